@@ -1,0 +1,100 @@
+#include "collection.h"
+
+#include <utility>
+
+#include "collectors.h"
+
+namespace edgemon {
+namespace {
+
+constexpr int64_t kNsPerSec = 1'000'000'000;
+constexpr int64_t kLogEveryNs = 60 * kNsPerSec;  // a failing channel is logged once a minute
+constexpr int64_t kMinRediscoveryNs = kNsPerSec;
+
+}  // namespace
+
+Collection::Collection(SysFs& fs, std::vector<std::unique_ptr<Collector>> collectors,
+                       CollectOptions options, WarnFn warn)
+    : fs_(fs), collectors_(std::move(collectors)), options_(options), warn_(std::move(warn)) {}
+
+Collection::~Collection() {
+  for (FileId f : opened_) fs_.Close(f);
+}
+
+void Collection::Discover() {
+  for (FileId f : opened_) fs_.Close(f);
+  opened_.clear();
+  table_.BeginPass();
+  BoardInfo board;
+  for (auto& c : collectors_) {
+    DiscoverContext ctx(fs_, table_, board, options_, opened_);
+    c->Discover(ctx);
+  }
+  AssignRailHierarchy(table_.channels());
+  inventory_.board = std::move(board);
+  inventory_.channels = table_.channels();
+  size_t n = inventory_.channels.size();
+  error_counts_.resize(n, 0);
+  last_log_ns_.resize(n, 0);
+  logged_count_.resize(n, 0);
+  failures_.resize(n, ReadError::kIo);
+  topology_ = TopologySignature();
+  ++generation_;
+  rediscover_ = false;
+}
+
+void Collection::Sample(int64_t boottime_ns, Frame& frame) {
+  if (rediscover_ && boottime_ns - last_discovery_ns_ >= kMinRediscoveryNs) {
+    last_discovery_ns_ = boottime_ns;
+    Discover();
+  }
+  frame.values.assign(inventory_.channels.size(), std::nullopt);
+  failed_.clear();
+  SampleContext ctx(fs_, boottime_ns, frame.values, failures_, failed_);
+  for (auto& c : collectors_) c->Sample(ctx);
+  if (ctx.rediscovery_requested()) rediscover_ = true;
+  for (ChannelId id : failed_) {
+    ++error_counts_[id];
+    ++total_errors_;
+    Log(id, failures_[id], boottime_ns);
+  }
+}
+
+void Collection::Log(ChannelId id, ReadError e, int64_t now_ns) {
+  if (!warn_) return;
+  bool first = logged_count_[id] == 0 && last_log_ns_[id] == 0;
+  if (!first && now_ns - last_log_ns_[id] < kLogEveryNs) return;
+  const Channel& c = inventory_.channels[id];
+  std::string msg = "channel " + c.Key() + " (" + c.device + "): " + std::string(ToString(e));
+  if (!first) {
+    msg += "; " + std::to_string(error_counts_[id] - logged_count_[id]) +
+           " failed reads since the last report";
+  }
+  warn_(msg);
+  last_log_ns_[id] = now_ns == 0 ? 1 : now_ns;
+  logged_count_[id] = error_counts_[id];
+}
+
+std::string Collection::TopologySignature() {
+  std::string sig;
+  for (auto& c : collectors_) {
+    for (const auto& dir : c->WatchedDirs()) {
+      sig += dir;
+      sig += ':';
+      for (const auto& name : fs_.List(dir)) {
+        sig += name;
+        sig += ',';
+      }
+      sig += ';';
+    }
+  }
+  return sig;
+}
+
+bool Collection::CheckTopology() {
+  if (TopologySignature() == topology_) return false;
+  Discover();
+  return true;
+}
+
+}  // namespace edgemon

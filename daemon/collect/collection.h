@@ -1,0 +1,74 @@
+// Collection: runs a set of collectors against one SysFs and produces the
+// Inventory and each tick's values.
+//
+// It owns discovery (and rediscovery when a collector reports a vanished
+// device or a watched directory changes), keeps channel ids stable across
+// rediscoveries, counts read errors per channel and logs each failing channel
+// once, then at most once a minute (rate-limited, through the warn callback).
+//
+// Thread safety: one thread (the sampler) calls everything but the const
+// accessors' results may be copied out under the caller's own lock.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "collector.h"
+
+namespace edgemon {
+
+class Collection {
+ public:
+  using WarnFn = std::function<void(const std::string&)>;
+
+  Collection(SysFs& fs, std::vector<std::unique_ptr<Collector>> collectors, CollectOptions options,
+             WarnFn warn);
+  ~Collection();
+  Collection(const Collection&) = delete;
+  Collection& operator=(const Collection&) = delete;
+
+  // (Re)discovers every collector. Channel ids of known channels are kept.
+  void Discover();
+  // Samples every collector into frame.values (resized to the inventory).
+  // Rediscovers first when the previous tick asked for it (at most once a
+  // second of `boottime_ns`). Does not touch frame.seq or the timestamps.
+  void Sample(int64_t boottime_ns, Frame& frame);
+  // Compares the watched directories with the last discovery and rediscovers
+  // when they changed. Returns true if it rediscovered. A few readdirs:
+  // call it every few seconds, not every tick.
+  bool CheckTopology();
+
+  const Inventory& inventory() const { return inventory_; }
+  // Incremented by every discovery; lets consumers notice inventory changes.
+  uint64_t generation() const { return generation_; }
+  // Read errors counted per channel since start.
+  const std::vector<uint64_t>& error_counts() const { return error_counts_; }
+  uint64_t total_errors() const { return total_errors_; }
+
+ private:
+  std::string TopologySignature();
+  void Log(ChannelId id, ReadError e, int64_t now_ns);
+
+  SysFs& fs_;
+  std::vector<std::unique_ptr<Collector>> collectors_;
+  CollectOptions options_;
+  WarnFn warn_;
+  ChannelTable table_;
+  Inventory inventory_;
+  std::vector<FileId> opened_;
+  std::string topology_;
+  uint64_t generation_ = 0;
+  bool rediscover_ = false;
+  int64_t last_discovery_ns_ = 0;
+
+  std::vector<uint64_t> error_counts_;
+  std::vector<int64_t> last_log_ns_;  // 0: never logged
+  std::vector<uint64_t> logged_count_;
+  std::vector<ReadError> failures_;
+  std::vector<ChannelId> failed_;
+  uint64_t total_errors_ = 0;
+};
+
+}  // namespace edgemon

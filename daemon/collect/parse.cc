@@ -1,0 +1,287 @@
+#include "parse.h"
+
+#include <algorithm>
+#include <charconv>
+#include <limits>
+
+namespace edgemon::parse {
+namespace {
+
+bool IsSpace(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\0'; }
+
+// Splits off the next line (without its '\n').
+std::string_view NextLine(std::string_view& text) {
+  auto pos = text.find('\n');
+  std::string_view line = text.substr(0, pos);
+  text.remove_prefix(pos == std::string_view::npos ? text.size() : pos + 1);
+  return line;
+}
+
+// Splits off the next whitespace-separated token.
+std::string_view NextToken(std::string_view& s) {
+  size_t i = 0;
+  while (i < s.size() && IsSpace(s[i])) ++i;
+  size_t j = i;
+  while (j < s.size() && !IsSpace(s[j])) ++j;
+  std::string_view tok = s.substr(i, j - i);
+  s.remove_prefix(j);
+  return tok;
+}
+
+template <typename T>
+std::optional<T> Number(std::string_view s) {
+  if (s.empty()) return std::nullopt;
+  if (s.front() == '+') s.remove_prefix(1);
+  T v{};
+  auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+  if (ec != std::errc() || ptr != s.data() + s.size()) return std::nullopt;
+  return v;
+}
+
+bool StartsWith(std::string_view s, std::string_view p) { return s.substr(0, p.size()) == p; }
+
+}  // namespace
+
+std::string_view Trim(std::string_view s) {
+  while (!s.empty() && IsSpace(s.front())) s.remove_prefix(1);
+  while (!s.empty() && IsSpace(s.back())) s.remove_suffix(1);
+  return s;
+}
+
+std::optional<int64_t> Int(std::string_view s) { return Number<int64_t>(Trim(s)); }
+std::optional<uint64_t> Uint(std::string_view s) { return Number<uint64_t>(Trim(s)); }
+
+std::optional<int64_t> LeadingInt(std::string_view s) { return Number<int64_t>(NextToken(s)); }
+
+std::optional<std::vector<int>> CpuList(std::string_view s, int max_cpus) {
+  s = Trim(s);
+  std::vector<int> out;
+  if (s.empty()) return out;  // an empty list is valid ("no CPU offline")
+  while (!s.empty()) {
+    auto comma = s.find(',');
+    std::string_view part = s.substr(0, comma);
+    s.remove_prefix(comma == std::string_view::npos ? s.size() : comma + 1);
+    auto dash = part.find('-');
+    auto lo = Number<int>(part.substr(0, dash));
+    auto hi = dash == std::string_view::npos ? lo : Number<int>(part.substr(dash + 1));
+    if (!lo || !hi || *lo < 0 || *hi < *lo || *hi >= max_cpus) return std::nullopt;
+    if (out.size() + static_cast<size_t>(*hi - *lo + 1) > static_cast<size_t>(max_cpus)) {
+      return std::nullopt;
+    }
+    for (int c = *lo; c <= *hi; ++c) out.push_back(c);
+  }
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  return out;
+}
+
+bool ProcStatCpus(std::string_view text, bool whole_file, std::vector<CpuTimes>& out) {
+  out.clear();
+  while (!text.empty()) {
+    bool last_line = text.find('\n') == std::string_view::npos;
+    std::string_view line = NextLine(text);
+    if (!StartsWith(line, "cpu")) return true;  // the cpu section is over
+    if (last_line && !whole_file) return false;  // this line may be cut
+    std::string_view rest = line;
+    std::string_view name = NextToken(rest);
+    CpuTimes t;
+    if (name.size() > 3) {
+      auto n = Number<int>(name.substr(3));
+      if (!n || *n < 0) continue;
+      t.cpu = *n;
+    }
+    // user nice system idle iowait irq softirq steal [guest guest_nice]
+    uint64_t v[8] = {};
+    int count = 0;
+    for (; count < 8; ++count) {
+      std::string_view tok = NextToken(rest);
+      if (tok.empty()) break;
+      auto x = Number<uint64_t>(tok);
+      if (!x) break;
+      v[count] = *x;
+    }
+    if (count < 4) continue;  // not a usable line
+    uint64_t idle = v[3] + v[4];
+    uint64_t busy = 0;
+    for (int i : {0, 1, 2, 5, 6, 7}) busy += v[i];
+    // Saturating sums: garbage counters must not wrap into plausible values.
+    if (busy < v[0] || idle < v[3]) continue;
+    t.busy = busy;
+    t.total = busy + idle;
+    if (t.total < busy) continue;
+    out.push_back(t);
+  }
+  return whole_file;
+}
+
+void Meminfo(std::string_view text, std::vector<MeminfoEntry>& out) {
+  out.clear();
+  while (!text.empty()) {
+    std::string_view line = NextLine(text);
+    auto colon = line.find(':');
+    if (colon == std::string_view::npos || colon == 0) continue;
+    std::string_view rest = line.substr(colon + 1);
+    auto v = Number<int64_t>(NextToken(rest));
+    if (!v || *v < 0) continue;
+    std::string_view unit = NextToken(rest);
+    int64_t kib = *v;
+    if (unit.empty()) {
+      // Page counts (HugePages_*) carry no unit: not a size.
+      continue;
+    }
+    if (unit != "kB") continue;
+    out.push_back({line.substr(0, colon), kib});
+  }
+}
+
+std::optional<LargestFree> BuddyinfoLargestFree(std::string_view text) {
+  // "Node 0, zone   Normal    3   5  ...  n10"
+  std::vector<int64_t> per_order;
+  bool any = false;
+  while (!text.empty()) {
+    std::string_view line = NextLine(text);
+    auto z = line.find("zone");
+    if (z == std::string_view::npos) continue;
+    std::string_view rest = line.substr(z + 4);
+    NextToken(rest);  // zone name
+    for (size_t order = 0;; ++order) {
+      std::string_view tok = NextToken(rest);
+      if (tok.empty()) break;
+      auto n = Number<int64_t>(tok);
+      if (!n || *n < 0 || order >= 64) break;
+      if (per_order.size() <= order) per_order.resize(order + 1, 0);
+      if (per_order[order] > std::numeric_limits<int64_t>::max() - *n) return std::nullopt;
+      per_order[order] += *n;
+      any = true;
+    }
+  }
+  if (!any) return std::nullopt;
+  for (size_t i = per_order.size(); i-- > 0;) {
+    if (per_order[i] > 0) return LargestFree{static_cast<int>(i), per_order[i]};
+  }
+  return LargestFree{0, 0};
+}
+
+std::vector<SwapEntry> Swaps(std::string_view text) {
+  std::vector<SwapEntry> out;
+  NextLine(text);  // header: Filename Type Size Used Priority
+  while (!text.empty()) {
+    std::string_view rest = NextLine(text);
+    SwapEntry e;
+    e.name = std::string(NextToken(rest));
+    e.type = std::string(NextToken(rest));
+    auto size = Number<int64_t>(NextToken(rest));
+    auto used = Number<int64_t>(NextToken(rest));
+    if (e.name.empty() || !size || !used || *size < 0 || *used < 0) continue;
+    e.size_kib = *size;
+    e.used_kib = *used;
+    out.push_back(std::move(e));
+  }
+  return out;
+}
+
+std::optional<std::string> L4tRelease(std::string_view text) {
+  std::string_view line = NextLine(text);
+  auto r = line.find("# R");
+  if (r == std::string_view::npos) return std::nullopt;
+  std::string_view rest = line.substr(r + 3);
+  size_t n = 0;
+  while (n < rest.size() && rest[n] >= '0' && rest[n] <= '9') ++n;
+  if (n == 0 || n > 4) return std::nullopt;
+  std::string out(rest.substr(0, n));
+  auto rev = line.find("REVISION:");
+  if (rev == std::string_view::npos) return out;
+  std::string_view rv = line.substr(rev + 9);
+  std::string_view tok = NextToken(rv);
+  while (!tok.empty() && (tok.back() == ',')) tok.remove_suffix(1);
+  for (char c : tok) {
+    if (!((c >= '0' && c <= '9') || c == '.')) return out;
+  }
+  if (tok.empty() || tok.size() > 16) return out;
+  return out + "." + std::string(tok);
+}
+
+std::optional<int64_t> NvpmodelStatus(std::string_view text) {
+  text = Trim(NextLine(text));
+  if (!StartsWith(text, "pmode:")) return std::nullopt;
+  auto v = Number<int64_t>(text.substr(6));
+  if (!v || *v < 0) return std::nullopt;
+  return v;
+}
+
+NvpmodelConf Nvpmodel(std::string_view text) {
+  NvpmodelConf conf;
+  auto value_of = [](std::string_view line, std::string_view key) -> std::string_view {
+    auto p = line.find(key);
+    if (p == std::string_view::npos) return {};
+    std::string_view rest = line.substr(p + key.size());
+    std::string_view tok = NextToken(rest);
+    while (!tok.empty() && tok.back() == '>') tok.remove_suffix(1);
+    return tok;
+  };
+  while (!text.empty()) {
+    std::string_view line = Trim(NextLine(text));
+    if (!StartsWith(line, "<")) continue;
+    if (line.find("POWER_MODEL") != std::string_view::npos) {
+      auto id = Number<int64_t>(value_of(line, "ID="));
+      std::string_view name = value_of(line, "NAME=");
+      if (id && *id >= 0 && !name.empty()) conf.modes.emplace_back(*id, std::string(name));
+    } else if (line.find("PM_CONFIG") != std::string_view::npos) {
+      auto id = Number<int64_t>(value_of(line, "DEFAULT="));
+      if (id && *id >= 0) conf.default_id = *id;
+    }
+  }
+  return conf;
+}
+
+std::optional<int64_t> PpDpmCurrentMhz(std::string_view text) {
+  while (!text.empty()) {
+    std::string_view line = NextLine(text);
+    if (line.find('*') == std::string_view::npos) continue;
+    auto colon = line.find(':');
+    if (colon == std::string_view::npos) continue;
+    std::string_view rest = line.substr(colon + 1);
+    std::string_view tok = NextToken(rest);
+    size_t n = 0;
+    while (n < tok.size() && tok[n] >= '0' && tok[n] <= '9') ++n;
+    auto v = Number<int64_t>(tok.substr(0, n));
+    if (!v) continue;
+    std::string_view unit = tok.substr(n);
+    if (unit == "Mhz" || unit == "MHz") return v;
+    if (unit == "Khz" || unit == "KHz" || unit == "kHz") return *v / 1000;
+  }
+  return std::nullopt;
+}
+
+std::vector<std::string> DtStrings(std::string_view text) {
+  std::vector<std::string> out;
+  while (!text.empty()) {
+    auto nul = text.find('\0');
+    std::string_view s = text.substr(0, nul);
+    text.remove_prefix(nul == std::string_view::npos ? text.size() : nul + 1);
+    s = Trim(s);
+    if (!s.empty()) out.emplace_back(s);
+  }
+  return out;
+}
+
+std::string CpuModel(std::string_view cpuinfo) {
+  std::string_view found[3];  // model name, Hardware, Processor
+  while (!cpuinfo.empty()) {
+    std::string_view line = NextLine(cpuinfo);
+    auto colon = line.find(':');
+    if (colon == std::string_view::npos) continue;
+    std::string_view key = Trim(line.substr(0, colon));
+    std::string_view val = Trim(line.substr(colon + 1));
+    if (val.empty()) continue;
+    if (key == "model name" && found[0].empty()) found[0] = val;
+    if (key == "Hardware" && found[1].empty()) found[1] = val;
+    if (key == "Processor" && found[2].empty()) found[2] = val;
+  }
+  for (auto f : found) {
+    if (!f.empty()) return std::string(f.substr(0, 256));
+  }
+  return {};
+}
+
+}  // namespace edgemon::parse

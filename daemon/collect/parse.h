@@ -1,0 +1,88 @@
+// Parsers for the text formats of sysfs and procfs.
+//
+// Every parser is strict and total: any input, however malformed, yields
+// either a value or "no value"; none throws, allocates without bound, or
+// reads outside its input. They are fuzzed (tests/fuzz/parse_fuzz.cc).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace edgemon::parse {
+
+std::string_view Trim(std::string_view s);
+
+// A whole file holding one integer: optional surrounding whitespace, optional
+// sign, decimal digits. Anything else, and overflow of int64, is nullopt.
+std::optional<int64_t> Int(std::string_view s);
+// As Int, but for unsigned counters up to 2^64-1.
+std::optional<uint64_t> Uint(std::string_view s);
+// The first whitespace-separated token as an integer ("32760 ma" -> 32760).
+std::optional<int64_t> LeadingInt(std::string_view s);
+
+// A kernel CPU list such as "0-3,5,7-8". nullopt when malformed or when it
+// names more than `max_cpus` CPUs.
+std::optional<std::vector<int>> CpuList(std::string_view s, int max_cpus = 8192);
+
+// Per-CPU jiffy counters from /proc/stat (cpu = -1 for the aggregate line).
+struct CpuTimes {
+  int cpu = -1;
+  uint64_t busy = 0;   // user+nice+system+irq+softirq+steal
+  uint64_t total = 0;  // busy + idle + iowait
+};
+// Parses the leading "cpu" lines of /proc/stat. Returns true when the cpu
+// section ended inside `text` (a later non-cpu line, or the end of a file
+// that was read whole); false means the buffer cut it short.
+bool ProcStatCpus(std::string_view text, bool whole_file, std::vector<CpuTimes>& out);
+
+// One "Key:   value kB" line of /proc/meminfo, value in KiB.
+struct MeminfoEntry {
+  std::string_view key;
+  int64_t kib = 0;
+};
+void Meminfo(std::string_view text, std::vector<MeminfoEntry>& out);
+
+// The largest free block in /proc/buddyinfo: the highest order with any free
+// block in any zone, and the count of such blocks over all zones.
+struct LargestFree {
+  int order = 0;
+  int64_t blocks = 0;
+};
+std::optional<LargestFree> BuddyinfoLargestFree(std::string_view text);
+
+// /proc/swaps rows (sizes in KiB).
+struct SwapEntry {
+  std::string name;
+  std::string type;
+  int64_t size_kib = 0;
+  int64_t used_kib = 0;
+};
+std::vector<SwapEntry> Swaps(std::string_view text);
+
+// "# R36 (release), REVISION: 4.3, ..." -> "36.4.3".
+std::optional<std::string> L4tRelease(std::string_view text);
+// "pmode:0002" -> 2.
+std::optional<int64_t> NvpmodelStatus(std::string_view text);
+// "< POWER_MODEL ID=0 NAME=MAXN >" lines of /etc/nvpmodel.conf, and the
+// "< PM_CONFIG DEFAULT=2 >" id (or -1).
+struct NvpmodelConf {
+  std::vector<std::pair<int64_t, std::string>> modes;
+  int64_t default_id = -1;
+};
+NvpmodelConf Nvpmodel(std::string_view text);
+
+// amdgpu pp_dpm_* tables ("1: 1000Mhz *"): the starred level in MHz.
+std::optional<int64_t> PpDpmCurrentMhz(std::string_view text);
+
+// Device-tree property strings (NUL-separated, NUL-terminated).
+std::vector<std::string> DtStrings(std::string_view text);
+
+// The CPU model named in /proc/cpuinfo ("model name", else "Hardware", else
+// "Processor"/"CPU part"); empty when none.
+std::string CpuModel(std::string_view cpuinfo);
+
+}  // namespace edgemon::parse

@@ -1,0 +1,165 @@
+#include "sysfs.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <climits>
+#include <cstdlib>
+
+namespace edgemon {
+namespace {
+
+std::string Prefixed(std::string_view prefix, std::string_view rel) {
+  std::string out(prefix);
+  if (!rel.empty()) {
+    out += '/';
+    out += rel;
+  }
+  return out;
+}
+
+}  // namespace
+
+// The one place that names the system trees.
+std::string SysPath(std::string_view rel) { return Prefixed("/sys", rel); }
+std::string ProcPath(std::string_view rel) { return Prefixed("/proc", rel); }
+std::string EtcPath(std::string_view rel) { return Prefixed("/etc", rel); }
+std::string VarLibPath(std::string_view rel) { return Prefixed("/var/lib", rel); }
+
+std::string JoinPath(std::string_view dir, std::string_view name) {
+  std::string out(dir);
+  if (out.empty() || out.back() != '/') out += '/';
+  out += name;
+  return out;
+}
+
+std::string_view BaseName(std::string_view path) {
+  while (path.size() > 1 && path.back() == '/') path.remove_suffix(1);
+  auto pos = path.rfind('/');
+  return pos == std::string_view::npos ? path : path.substr(pos + 1);
+}
+
+std::string_view DirName(std::string_view path) {
+  while (path.size() > 1 && path.back() == '/') path.remove_suffix(1);
+  auto pos = path.rfind('/');
+  if (pos == std::string_view::npos) return ".";
+  if (pos == 0) return "/";
+  return path.substr(0, pos);
+}
+
+RootedSysFs::RootedSysFs(std::string root) {
+  char buf[PATH_MAX];
+  if (::realpath(root.c_str(), buf) != nullptr) root = buf;
+  while (!root.empty() && root.back() == '/') root.pop_back();
+  root_ = std::move(root);
+}
+
+RootedSysFs::~RootedSysFs() {
+  for (auto& s : slots_) {
+    if (s.fd >= 0) ::close(s.fd);
+  }
+}
+
+std::string RootedSysFs::Real(const std::string& path) const { return root_ + path; }
+
+FileId RootedSysFs::Open(const std::string& path) {
+  int fd = ::open(Real(path).c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return -(errno != 0 ? errno : EIO);
+  FileId id;
+  if (!free_.empty()) {
+    id = free_.back();
+    free_.pop_back();
+  } else {
+    id = static_cast<FileId>(slots_.size());
+    slots_.emplace_back();
+  }
+  slots_[id] = Slot{fd, path};
+  return id;
+}
+
+void RootedSysFs::Close(FileId id) {
+  if (id < 0 || static_cast<size_t>(id) >= slots_.size() || slots_[id].fd < 0) return;
+  ::close(slots_[id].fd);
+  slots_[id] = Slot{};
+  free_.push_back(id);
+}
+
+ssize_t RootedSysFs::Read(FileId id, char* buf, size_t cap) {
+  if (id < 0 || static_cast<size_t>(id) >= slots_.size() || slots_[id].fd < 0) return -EBADF;
+  ssize_t n;
+  do {
+    n = ::pread(slots_[id].fd, buf, cap, 0);
+  } while (n < 0 && errno == EINTR);
+  return n < 0 ? -errno : n;
+}
+
+std::optional<std::string> RootedSysFs::ReadText(const std::string& path, size_t max_bytes) {
+  int fd = ::open(Real(path).c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return std::nullopt;
+  std::string out;
+  char buf[8192];
+  bool ok = true;
+  while (out.size() < max_bytes) {
+    ssize_t n = ::read(fd, buf, std::min(sizeof buf, max_bytes - out.size()));
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      ok = false;
+      break;
+    }
+    if (n == 0) break;
+    out.append(buf, static_cast<size_t>(n));
+  }
+  ::close(fd);
+  if (!ok) return std::nullopt;
+  return out;
+}
+
+std::vector<std::string> RootedSysFs::List(const std::string& dir) {
+  std::vector<std::string> names;
+  DIR* d = ::opendir(Real(dir).c_str());
+  if (d == nullptr) return names;
+  while (dirent* e = ::readdir(d)) {
+    std::string_view n = e->d_name;
+    if (n == "." || n == "..") continue;
+    names.emplace_back(n);
+  }
+  ::closedir(d);
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+std::optional<std::string> RootedSysFs::Resolve(const std::string& path) {
+  char buf[PATH_MAX];
+  if (::realpath(Real(path).c_str(), buf) == nullptr) return std::nullopt;
+  std::string_view real = buf;
+  if (root_.empty()) return std::string(real);
+  if (real.substr(0, root_.size()) != root_) return std::nullopt;
+  real.remove_prefix(root_.size());
+  if (real.empty()) return std::string("/");
+  if (real.front() != '/') return std::nullopt;  // a sibling of the root, not inside it
+  return std::string(real);
+}
+
+bool RootedSysFs::Exists(const std::string& path) {
+  struct stat st;
+  return ::stat(Real(path).c_str(), &st) == 0;
+}
+
+bool RootedSysFs::IsDir(const std::string& path) {
+  struct stat st;
+  return ::stat(Real(path).c_str(), &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+std::vector<std::string> RootedSysFs::OpenPaths() const {
+  std::vector<std::string> out;
+  for (const auto& s : slots_) {
+    if (s.fd >= 0) out.push_back(s.path);
+  }
+  return out;
+}
+
+}  // namespace edgemon

@@ -1,0 +1,94 @@
+// SysFs: the only door from edgemon to the monitored system's files.
+//
+// Every path a collector uses is a *logical* absolute path inside the
+// monitored system ("/sys/class/hwmon"), built with SysPath()/ProcPath()/...
+// A RootedSysFs prefixes them with a runtime root (`--root DIR`), which is how
+// tests, fixture boards and the board simulator are read. The literal system
+// prefixes appear in sysfs.cc only.
+//
+// Discovery uses List/ReadText/Resolve (they may walk and open files). Every
+// tick uses only Read on files opened once at discovery: pread at offset 0,
+// no open/close, no directory walk.
+//
+// Thread safety: a SysFs is used by one thread at a time (the sampler).
+#pragma once
+
+#include <sys/types.h>
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace edgemon {
+
+// Logical paths. `rel` has no leading slash: SysPath("class/hwmon").
+std::string SysPath(std::string_view rel);
+std::string ProcPath(std::string_view rel);
+std::string EtcPath(std::string_view rel);
+std::string VarLibPath(std::string_view rel);
+
+// Joins a logical directory and a relative name with one slash.
+std::string JoinPath(std::string_view dir, std::string_view name);
+// The last component of a path ("/sys/class/hwmon/hwmon3" -> "hwmon3").
+std::string_view BaseName(std::string_view path);
+// All but the last component ("/a/b/c" -> "/a/b").
+std::string_view DirName(std::string_view path);
+
+using FileId = int;  // >= 0: an open value file; < 0: -errno from Open
+
+class SysFs {
+ public:
+  virtual ~SysFs() = default;
+
+  // Opens a value file to be re-read every tick. Returns an id >= 0, or -errno.
+  virtual FileId Open(const std::string& path) = 0;
+  virtual void Close(FileId id) = 0;
+  // Reads up to `cap` bytes from offset 0. Returns the byte count or -errno.
+  virtual ssize_t Read(FileId id, char* buf, size_t cap) = 0;
+
+  // Reads a whole small file (at most `max_bytes`). nullopt on any error.
+  virtual std::optional<std::string> ReadText(const std::string& path,
+                                              size_t max_bytes = 1 << 20) = 0;
+  // Names in a directory, sorted, without "." and "..". Empty on error.
+  virtual std::vector<std::string> List(const std::string& dir) = 0;
+  // The canonical logical path (symlinks resolved, staying inside the root).
+  virtual std::optional<std::string> Resolve(const std::string& path) = 0;
+  virtual bool Exists(const std::string& path) = 0;
+  virtual bool IsDir(const std::string& path) = 0;
+};
+
+// The real implementation: logical paths below `root` ("/" on a live system).
+class RootedSysFs final : public SysFs {
+ public:
+  explicit RootedSysFs(std::string root);
+  ~RootedSysFs() override;
+  RootedSysFs(const RootedSysFs&) = delete;
+  RootedSysFs& operator=(const RootedSysFs&) = delete;
+
+  FileId Open(const std::string& path) override;
+  void Close(FileId id) override;
+  ssize_t Read(FileId id, char* buf, size_t cap) override;
+  std::optional<std::string> ReadText(const std::string& path, size_t max_bytes) override;
+  std::vector<std::string> List(const std::string& dir) override;
+  std::optional<std::string> Resolve(const std::string& path) override;
+  bool Exists(const std::string& path) override;
+  bool IsDir(const std::string& path) override;
+
+  const std::string& root() const { return root_; }
+  // Logical paths of the files currently open (for the benchmark's floor).
+  std::vector<std::string> OpenPaths() const;
+
+ private:
+  std::string Real(const std::string& path) const;
+
+  std::string root_;       // canonical, no trailing slash ("" for "/")
+  struct Slot {
+    int fd = -1;
+    std::string path;
+  };
+  std::vector<Slot> slots_;
+  std::vector<FileId> free_;
+};
+
+}  // namespace edgemon

@@ -1,0 +1,117 @@
+#include "parse.h"
+
+#include <gtest/gtest.h>
+
+namespace edgemon::parse {
+namespace {
+
+TEST(ParseInt, AcceptsKernelValueFiles) {
+  EXPECT_EQ(Int("45500\n"), 45500);
+  EXPECT_EQ(Int("-256000\n"), -256000);
+  EXPECT_EQ(Int("  7 \n"), 7);
+  EXPECT_EQ(Uint("18446744073709551615\n"), UINT64_MAX);
+}
+
+TEST(ParseInt, RejectsGarbageEmptyAndOverflow) {
+  EXPECT_FALSE(Int(""));
+  EXPECT_FALSE(Int("\n"));
+  EXPECT_FALSE(Int("12abc"));
+  EXPECT_FALSE(Int("abc"));
+  EXPECT_FALSE(Int("1 2"));
+  EXPECT_FALSE(Int("99999999999999999999"));
+  EXPECT_FALSE(Uint("-1"));
+}
+
+TEST(ParseCpuList, Ranges) {
+  EXPECT_EQ(CpuList("0-3,5\n"), (std::vector<int>{0, 1, 2, 3, 5}));
+  EXPECT_EQ(CpuList("\n"), std::vector<int>{});
+  EXPECT_FALSE(CpuList("3-1"));
+  EXPECT_FALSE(CpuList("0-999999999"));
+  EXPECT_FALSE(CpuList("a"));
+}
+
+TEST(ParseProcStat, CpuLinesAndCutBuffers) {
+  std::vector<CpuTimes> t;
+  std::string_view text =
+      "cpu  10 0 10 70 10 0 0 0 0 0\ncpu0 5 0 5 35 5 0 0 0 0 0\ncpu1 5 0 5 35 5 0 0 0 0 0\n"
+      "intr 1 2 3\n";
+  EXPECT_TRUE(ProcStatCpus(text, false, t));
+  ASSERT_EQ(t.size(), 3u);
+  EXPECT_EQ(t[0].cpu, -1);
+  EXPECT_EQ(t[0].busy, 20u);
+  EXPECT_EQ(t[0].total, 100u);
+  EXPECT_EQ(t[2].cpu, 1);
+  // Cut in the middle of the cpu section: the caller must read more.
+  EXPECT_FALSE(ProcStatCpus(text.substr(0, 40), false, t));
+}
+
+TEST(ParseMeminfo, KiBLinesOnly) {
+  std::vector<MeminfoEntry> e;
+  Meminfo("MemTotal:       15523100 kB\nHugePages_Total:       0\nNvMapMemUsed: 123 kB\n", e);
+  ASSERT_EQ(e.size(), 2u);
+  EXPECT_EQ(e[0].key, "MemTotal");
+  EXPECT_EQ(e[0].kib, 15523100);
+  EXPECT_EQ(e[1].key, "NvMapMemUsed");
+}
+
+TEST(ParseBuddyinfo, LargestNonEmptyOrderOverZones) {
+  auto lfb = BuddyinfoLargestFree(
+      "Node 0, zone      DMA      1      1      1      0      2      1      1      0      1      1      3\n"
+      "Node 0, zone   Normal    300    200    100     50     20      8      4      2      1      0      2\n");
+  ASSERT_TRUE(lfb);
+  EXPECT_EQ(lfb->order, 10);
+  EXPECT_EQ(lfb->blocks, 5);
+  EXPECT_FALSE(BuddyinfoLargestFree("garbage"));
+}
+
+TEST(ParseSwaps, Rows) {
+  auto s = Swaps(
+      "Filename\t\t\t\tType\t\tSize\t\tUsed\t\tPriority\n"
+      "/dev/zram0                              partition\t1982296\t\t1024\t\t5\n"
+      "/swapfile                               file\t\t2097148\t\t0\t\t-2\n");
+  ASSERT_EQ(s.size(), 2u);
+  EXPECT_EQ(s[0].name, "/dev/zram0");
+  EXPECT_EQ(s[0].size_kib, 1982296);
+  EXPECT_EQ(s[0].used_kib, 1024);
+  EXPECT_EQ(s[1].type, "file");
+}
+
+TEST(ParseL4t, Release) {
+  EXPECT_EQ(L4tRelease("# R36 (release), REVISION: 4.3, GCID: 38968081, BOARD: generic, EABI: "
+                       "aarch64, DATE: Wed Jan  8 01:49:37 UTC 2025\n"),
+            "36.4.3");
+  EXPECT_EQ(L4tRelease("# R32 (release), REVISION: 7.1, GCID: 29818004\n"), "32.7.1");
+  EXPECT_FALSE(L4tRelease("nonsense"));
+}
+
+TEST(ParseNvpmodel, StatusAndConf) {
+  EXPECT_EQ(NvpmodelStatus("pmode:0002\n"), 2);
+  EXPECT_FALSE(NvpmodelStatus("pmode:"));
+  auto conf = Nvpmodel(
+      "< POWER_MODEL ID=0 NAME=15W >\nCPU_ONLINE CORE_0 1\n< POWER_MODEL ID=1 NAME=25W >\n"
+      "< PM_CONFIG DEFAULT=1 >\n");
+  ASSERT_EQ(conf.modes.size(), 2u);
+  EXPECT_EQ(conf.modes[1].second, "25W");
+  EXPECT_EQ(conf.default_id, 1);
+}
+
+TEST(ParsePpDpm, StarredLevel) {
+  EXPECT_EQ(PpDpmCurrentMhz("0: 300Mhz\n1: 1000Mhz *\n"), 1000);
+  EXPECT_FALSE(PpDpmCurrentMhz("0: 300Mhz\n"));
+}
+
+TEST(ParseDt, Strings) {
+  using namespace std::string_literals;
+  auto v = DtStrings("nvidia,p3768-0000+p3767-0005\0nvidia,tegra234\0"s);
+  ASSERT_EQ(v.size(), 2u);
+  EXPECT_EQ(v[1], "nvidia,tegra234");
+}
+
+TEST(ParseCpuinfo, Model) {
+  EXPECT_EQ(CpuModel("processor\t: 0\nmodel name\t: Intel(R) Core(TM) i7\n"), "Intel(R) Core(TM) i7");
+  EXPECT_EQ(CpuModel("Hardware\t: NVIDIA Tegra\n"), "NVIDIA Tegra");
+  EXPECT_EQ(CpuModel(""), "");
+}
+
+}  // namespace
+}  // namespace edgemon::parse
