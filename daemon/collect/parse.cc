@@ -7,7 +7,9 @@
 namespace edgemon::parse {
 namespace {
 
-bool IsSpace(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\0'; }
+bool IsSpace(char c) {
+  return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\0';
+}
 
 // Splits off the next line (without its '\n').
 std::string_view NextLine(std::string_view& text) {
@@ -38,7 +40,9 @@ std::optional<T> Number(std::string_view s) {
   return v;
 }
 
-bool StartsWith(std::string_view s, std::string_view p) { return s.substr(0, p.size()) == p; }
+bool StartsWith(std::string_view s, std::string_view p) {
+  return s.substr(0, p.size()) == p;
+}
 
 }  // namespace
 
@@ -48,10 +52,16 @@ std::string_view Trim(std::string_view s) {
   return s;
 }
 
-std::optional<int64_t> Int(std::string_view s) { return Number<int64_t>(Trim(s)); }
-std::optional<uint64_t> Uint(std::string_view s) { return Number<uint64_t>(Trim(s)); }
+std::optional<int64_t> Int(std::string_view s) {
+  return Number<int64_t>(Trim(s));
+}
+std::optional<uint64_t> Uint(std::string_view s) {
+  return Number<uint64_t>(Trim(s));
+}
 
-std::optional<int64_t> LeadingInt(std::string_view s) { return Number<int64_t>(NextToken(s)); }
+std::optional<int64_t> LeadingInt(std::string_view s) {
+  return Number<int64_t>(NextToken(s));
+}
 
 std::optional<std::vector<int>> CpuList(std::string_view s, int max_cpus) {
   s = Trim(s);
@@ -80,7 +90,7 @@ bool ProcStatCpus(std::string_view text, bool whole_file, std::vector<CpuTimes>&
   while (!text.empty()) {
     bool last_line = text.find('\n') == std::string_view::npos;
     std::string_view line = NextLine(text);
-    if (!StartsWith(line, "cpu")) return true;  // the cpu section is over
+    if (!StartsWith(line, "cpu")) return true;   // the cpu section is over
     if (last_line && !whole_file) return false;  // this line may be cut
     std::string_view rest = line;
     std::string_view name = NextToken(rest);

@@ -25,10 +25,18 @@ std::string Prefixed(std::string_view prefix, std::string_view rel) {
 }  // namespace
 
 // The one place that names the system trees.
-std::string SysPath(std::string_view rel) { return Prefixed("/sys", rel); }
-std::string ProcPath(std::string_view rel) { return Prefixed("/proc", rel); }
-std::string EtcPath(std::string_view rel) { return Prefixed("/etc", rel); }
-std::string VarLibPath(std::string_view rel) { return Prefixed("/var/lib", rel); }
+std::string SysPath(std::string_view rel) {
+  return Prefixed("/sys", rel);
+}
+std::string ProcPath(std::string_view rel) {
+  return Prefixed("/proc", rel);
+}
+std::string EtcPath(std::string_view rel) {
+  return Prefixed("/etc", rel);
+}
+std::string VarLibPath(std::string_view rel) {
+  return Prefixed("/var/lib", rel);
+}
 
 std::string JoinPath(std::string_view dir, std::string_view name) {
   std::string out(dir);
@@ -64,7 +72,9 @@ RootedSysFs::~RootedSysFs() {
   }
 }
 
-std::string RootedSysFs::Real(const std::string& path) const { return root_ + path; }
+std::string RootedSysFs::Real(const std::string& path) const {
+  return root_ + path;
+}
 
 FileId RootedSysFs::Open(const std::string& path) {
   int fd = ::open(Real(path).c_str(), O_RDONLY | O_CLOEXEC);

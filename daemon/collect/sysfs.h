@@ -82,7 +82,7 @@ class RootedSysFs final : public SysFs {
  private:
   std::string Real(const std::string& path) const;
 
-  std::string root_;       // canonical, no trailing slash ("" for "/")
+  std::string root_;  // canonical, no trailing slash ("" for "/")
   struct Slot {
     int fd = -1;
     std::string path;

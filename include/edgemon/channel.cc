@@ -9,9 +9,9 @@ constexpr std::array<std::string_view, 11> kKindNames = {
     "cpu", "gpu", "emc", "memory", "swap", "thermal", "rail", "fan", "engine", "devfreq", "board"};
 
 constexpr std::array<std::string_view, 24> kFieldNames = {
-    "load",   "freq",    "freq_min", "freq_max",  "online",     "temp",     "power",   "voltage",
-    "current", "energy", "duty",     "speed",     "state",      "total",    "used",    "free",
-    "available", "buffers", "cached", "shared",   "lfb_blocks", "lfb_size", "devices", "mode"};
+    "load",      "freq",    "freq_min", "freq_max", "online",     "temp",     "power",   "voltage",
+    "current",   "energy",  "duty",     "speed",    "state",      "total",    "used",    "free",
+    "available", "buffers", "cached",   "shared",   "lfb_blocks", "lfb_size", "devices", "mode"};
 
 constexpr std::array<std::string_view, 13> kUnitNames = {
     "", "permille", "kHz", "mC", "mW", "mV", "mA", "mJ", "rpm", "KiB", "count", "bool", "id"};
@@ -68,11 +68,21 @@ Unit UnitOf(Field field) {
   return Unit::kNone;
 }
 
-std::string_view ToString(Kind kind) { return kKindNames.at(static_cast<size_t>(kind)); }
-std::string_view ToString(Field field) { return kFieldNames.at(static_cast<size_t>(field)); }
-std::string_view ToString(Unit unit) { return kUnitNames.at(static_cast<size_t>(unit)); }
-std::optional<Kind> KindFromString(std::string_view s) { return Lookup<Kind>(kKindNames, s); }
-std::optional<Field> FieldFromString(std::string_view s) { return Lookup<Field>(kFieldNames, s); }
+std::string_view ToString(Kind kind) {
+  return kKindNames.at(static_cast<size_t>(kind));
+}
+std::string_view ToString(Field field) {
+  return kFieldNames.at(static_cast<size_t>(field));
+}
+std::string_view ToString(Unit unit) {
+  return kUnitNames.at(static_cast<size_t>(unit));
+}
+std::optional<Kind> KindFromString(std::string_view s) {
+  return Lookup<Kind>(kKindNames, s);
+}
+std::optional<Field> FieldFromString(std::string_view s) {
+  return Lookup<Field>(kFieldNames, s);
+}
 
 const std::string* Channel::Attr(std::string_view key) const {
   for (const auto& [k, v] : attrs) {

@@ -40,30 +40,30 @@ enum class Kind : uint8_t {
 
 // What is measured. Each field has one fixed unit (see UnitOf).
 enum class Field : uint8_t {
-  kLoad,        // permille of busy time
-  kFreq,        // kHz, current
-  kFreqMin,     // kHz, current lower policy limit
-  kFreqMax,     // kHz, current upper policy limit
-  kOnline,      // 0/1
-  kTemp,        // millidegree C
-  kPower,       // mW
-  kVoltage,     // mV
-  kCurrent,     // mA
-  kEnergy,      // mJ, cumulative counter since discovery
-  kDuty,        // permille (fan PWM duty)
-  kSpeed,       // rpm
-  kState,       // 0/1 (engine clock enabled, railgate allowed, ...)
-  kTotal,       // KiB
-  kUsed,        // KiB
-  kFree,        // KiB
-  kAvailable,   // KiB
-  kBuffers,     // KiB
-  kCached,      // KiB
-  kShared,      // KiB (NvMapMemUsed: GPU/CPU shared nvmap memory)
-  kLfbBlocks,   // count of free blocks of the largest free size
-  kLfbSize,     // KiB, size of the largest free block
-  kDevices,     // count (zram devices)
-  kMode,        // id (nvpmodel power mode)
+  kLoad,       // permille of busy time
+  kFreq,       // kHz, current
+  kFreqMin,    // kHz, current lower policy limit
+  kFreqMax,    // kHz, current upper policy limit
+  kOnline,     // 0/1
+  kTemp,       // millidegree C
+  kPower,      // mW
+  kVoltage,    // mV
+  kCurrent,    // mA
+  kEnergy,     // mJ, cumulative counter since discovery
+  kDuty,       // permille (fan PWM duty)
+  kSpeed,      // rpm
+  kState,      // 0/1 (engine clock enabled, railgate allowed, ...)
+  kTotal,      // KiB
+  kUsed,       // KiB
+  kFree,       // KiB
+  kAvailable,  // KiB
+  kBuffers,    // KiB
+  kCached,     // KiB
+  kShared,     // KiB (NvMapMemUsed: GPU/CPU shared nvmap memory)
+  kLfbBlocks,  // count of free blocks of the largest free size
+  kLfbSize,    // KiB, size of the largest free block
+  kDevices,    // count (zram devices)
+  kMode,       // id (nvpmodel power mode)
 };
 
 enum class Unit : uint8_t {
@@ -118,7 +118,8 @@ struct Channel {
   std::string name;  // as the board labels it: "VDD_IN", "cpu-thermal", "cpu3"
   Field field = Field::kLoad;
   Unit unit = Unit::kNone;
-  std::string device;  // where it comes from: "ina3221 1-0040", "hwmon coretemp", "devfreq 17000000.gpu"
+  std::string
+      device;  // where it comes from: "ina3221 1-0040", "hwmon coretemp", "devfreq 17000000.gpu"
   std::string parent;  // rails: name of the rail this one is part of; "" for top-level
   uint32_t flags = kFlagNone;
   // Limits in the channel's unit, where the source declares them.
@@ -150,15 +151,15 @@ struct Frame {
 // Board identity, read at discovery (nvpmodel mode is also a channel since it
 // can change while the daemon runs).
 struct BoardInfo {
-  std::string model;         // device-tree model, or DMI product name
-  std::string soc;           // "tegra234", ... from the device-tree compatible list
-  std::string l4t;           // "36.4.3"; empty off Jetson
-  std::string jetpack;       // major JetPack generation derived from L4T ("6"); empty off Jetson
-  std::string nvpmodel;      // current power mode name, e.g. "MAXN"
-  std::string kernel;        // osrelease
-  std::string cpu_model;     // /proc/cpuinfo
+  std::string model;      // device-tree model, or DMI product name
+  std::string soc;        // "tegra234", ... from the device-tree compatible list
+  std::string l4t;        // "36.4.3"; empty off Jetson
+  std::string jetpack;    // major JetPack generation derived from L4T ("6"); empty off Jetson
+  std::string nvpmodel;   // current power mode name, e.g. "MAXN"
+  std::string kernel;     // osrelease
+  std::string cpu_model;  // /proc/cpuinfo
   std::string hostname;
-  int64_t nvpmodel_id = -1;  // -1 when unknown
+  int64_t nvpmodel_id = -1;                                     // -1 when unknown
   std::vector<std::pair<int64_t, std::string>> nvpmodel_modes;  // id -> name
 };
 

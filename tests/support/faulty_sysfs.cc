@@ -14,7 +14,9 @@ void FaultySysFs::Replace(const std::string& path, std::string content) {
   rules_[path] = Rule{Fault::kContent, 0, std::move(content)};
 }
 
-void FaultySysFs::Hide(const std::string& path) { hidden_.push_back(path); }
+void FaultySysFs::Hide(const std::string& path) {
+  hidden_.push_back(path);
+}
 
 void FaultySysFs::Clear(const std::string& path) {
   rules_.erase(path);
@@ -28,8 +30,8 @@ void FaultySysFs::ClearAll() {
 
 bool FaultySysFs::Hidden(const std::string& path) const {
   for (const auto& h : hidden_) {
-    if (path == h || (path.size() > h.size() && path.compare(0, h.size(), h) == 0 &&
-                      path[h.size()] == '/')) {
+    if (path == h ||
+        (path.size() > h.size() && path.compare(0, h.size(), h) == 0 && path[h.size()] == '/')) {
       return true;
     }
   }
@@ -93,7 +95,11 @@ std::optional<std::string> FaultySysFs::Resolve(const std::string& path) {
   return inner_.Resolve(path);
 }
 
-bool FaultySysFs::Exists(const std::string& path) { return !Hidden(path) && inner_.Exists(path); }
-bool FaultySysFs::IsDir(const std::string& path) { return !Hidden(path) && inner_.IsDir(path); }
+bool FaultySysFs::Exists(const std::string& path) {
+  return !Hidden(path) && inner_.Exists(path);
+}
+bool FaultySysFs::IsDir(const std::string& path) {
+  return !Hidden(path) && inner_.IsDir(path);
+}
 
 }  // namespace edgemon::testing

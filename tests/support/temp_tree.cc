@@ -37,7 +37,9 @@ void TempTree::Link(std::string_view logical, std::string_view target) {
   fs::create_symlink(std::string(target), p);
 }
 
-void TempTree::MakeDir(std::string_view logical) { fs::create_directories(Real(logical)); }
+void TempTree::MakeDir(std::string_view logical) {
+  fs::create_directories(Real(logical));
+}
 
 void TempTree::Remove(std::string_view logical) {
   std::error_code ec;
@@ -54,7 +56,11 @@ void TempTree::CopyFrom(const std::string& dir) {
                fs::copy_options::overwrite_existing);
 }
 
-std::string FixturesDir() { return EDGEMON_FIXTURES_DIR; }
-std::string Fixture(std::string_view name) { return FixturesDir() + "/" + std::string(name); }
+std::string FixturesDir() {
+  return EDGEMON_FIXTURES_DIR;
+}
+std::string Fixture(std::string_view name) {
+  return FixturesDir() + "/" + std::string(name);
+}
 
 }  // namespace edgemon::testing

@@ -56,8 +56,10 @@ TEST(ParseMeminfo, KiBLinesOnly) {
 
 TEST(ParseBuddyinfo, LargestNonEmptyOrderOverZones) {
   auto lfb = BuddyinfoLargestFree(
-      "Node 0, zone      DMA      1      1      1      0      2      1      1      0      1      1      3\n"
-      "Node 0, zone   Normal    300    200    100     50     20      8      4      2      1      0      2\n");
+      "Node 0, zone      DMA      1      1      1      0      2      1      1      0      1      1 "
+      "     3\n"
+      "Node 0, zone   Normal    300    200    100     50     20      8      4      2      1      0 "
+      "     2\n");
   ASSERT_TRUE(lfb);
   EXPECT_EQ(lfb->order, 10);
   EXPECT_EQ(lfb->blocks, 5);
@@ -108,7 +110,8 @@ TEST(ParseDt, Strings) {
 }
 
 TEST(ParseCpuinfo, Model) {
-  EXPECT_EQ(CpuModel("processor\t: 0\nmodel name\t: Intel(R) Core(TM) i7\n"), "Intel(R) Core(TM) i7");
+  EXPECT_EQ(CpuModel("processor\t: 0\nmodel name\t: Intel(R) Core(TM) i7\n"),
+            "Intel(R) Core(TM) i7");
   EXPECT_EQ(CpuModel("Hardware\t: NVIDIA Tegra\n"), "NVIDIA Tegra");
   EXPECT_EQ(CpuModel(""), "");
 }

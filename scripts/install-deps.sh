@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# Installs everything edgemon needs to build, test and benchmark, from
+# Debian 12 packages only. Idempotent and non-interactive.
+set -euo pipefail
+
+packages=(
+  build-essential cmake ninja-build pkg-config git
+  libcli11-dev nlohmann-json3-dev
+  libgtest-dev libgmock-dev libbenchmark-dev
+  clang libclang-rt-14-dev            # libFuzzer targets
+  prometheus-node-exporter curl python3 # side-by-side checks against node_exporter
+)
+
+SUDO=""
+if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
+
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ "${#missing[@]}" -eq 0 ]; then
+  echo "install-deps: all ${#packages[@]} packages already installed"
+  exit 0
+fi
+echo "install-deps: installing ${missing[*]}"
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -q
+# The node_exporter package starts a service where systemd runs; edgemon only
+# uses its binary, so keep it from starting anything during the install.
+$SUDO env RUNLEVEL=1 apt-get install -y -q --no-install-recommends "${missing[@]}"
