@@ -1,0 +1,97 @@
+// How long one full sample of a board takes, next to the floor: the same
+// value files read with bare pread and no parsing, and next to reopening
+// every file per read (what node_exporter does on each scrape).
+//
+//   build/bench/collect_bench [--benchmark_filter=agx-orin]
+#include <benchmark/benchmark.h>
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <string>
+#include <vector>
+
+#include "collection.h"
+#include "collectors.h"
+
+#ifndef EDGEMON_FIXTURES_DIR
+#error "EDGEMON_FIXTURES_DIR must name tests/fixtures"
+#endif
+
+namespace {
+
+const char* const kBoards[] = {
+    "agx-orin",    "orin-nano",  "xavier-nx",  "tx2",
+    "jetson-nano", "x86-laptop", "no-sensors", "node_exporter/node_exporter"};
+
+std::string Root(const char* board) {
+  return std::string(EDGEMON_FIXTURES_DIR) + "/" + board;
+}
+
+struct Board {
+  explicit Board(const char* name)
+      : fs(Root(name)), collection(fs, edgemon::MakeDefaultCollectors({}), {}, nullptr) {
+    collection.Discover();
+  }
+  edgemon::RootedSysFs fs;
+  edgemon::Collection collection;
+};
+
+void FullSample(benchmark::State& state, const char* name) {
+  Board b(name);
+  edgemon::Frame frame;
+  int64_t t = 1'000'000'000;
+  for (auto _ : state) {
+    b.collection.Sample(t, frame);
+    t += 1'000'000;
+    benchmark::DoNotOptimize(frame.values.data());
+  }
+  state.counters["channels"] = static_cast<double>(b.collection.inventory().channels.size());
+  state.counters["files"] = static_cast<double>(b.fs.OpenPaths().size());
+}
+
+// The floor: the files a sample reads, with fds kept open, pread and nothing else.
+void PreadFloor(benchmark::State& state, const char* name) {
+  Board b(name);
+  std::vector<int> fds;
+  for (const auto& p : b.fs.OpenPaths()) {
+    int fd = ::open((b.fs.root() + p).c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd >= 0) fds.push_back(fd);
+  }
+  std::vector<char> buf(1 << 16);
+  for (auto _ : state) {
+    for (int fd : fds) benchmark::DoNotOptimize(::pread(fd, buf.data(), buf.size(), 0));
+  }
+  for (int fd : fds) ::close(fd);
+  state.counters["files"] = static_cast<double>(fds.size());
+}
+
+// Reopening every file per read, node_exporter's way.
+void ReopenEach(benchmark::State& state, const char* name) {
+  Board b(name);
+  std::vector<std::string> paths;
+  for (const auto& p : b.fs.OpenPaths()) paths.push_back(b.fs.root() + p);
+  std::vector<char> buf(1 << 16);
+  for (auto _ : state) {
+    for (const auto& p : paths) {
+      int fd = ::open(p.c_str(), O_RDONLY | O_CLOEXEC);
+      if (fd < 0) continue;
+      benchmark::DoNotOptimize(::read(fd, buf.data(), buf.size()));
+      ::close(fd);
+    }
+  }
+  state.counters["files"] = static_cast<double>(paths.size());
+}
+
+int Register() {
+  for (const char* board : kBoards) {
+    benchmark::RegisterBenchmark((std::string("sample/") + board).c_str(), FullSample, board);
+    benchmark::RegisterBenchmark((std::string("floor_pread/") + board).c_str(), PreadFloor, board);
+    benchmark::RegisterBenchmark((std::string("reopen_each/") + board).c_str(), ReopenEach, board);
+  }
+  return 0;
+}
+const int kRegistered = Register();
+
+}  // namespace
+
+BENCHMARK_MAIN();
