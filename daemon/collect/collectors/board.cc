@@ -36,11 +36,16 @@ class BoardCollector final : public Collector {
         if (!strings.empty()) b.model = strings.front();
       }
       if (auto compat = fs.ReadText(JoinPath(dir, "compatible"), 4096)) {
+        // The most specific SoC entry: "tegra234" rather than the family "tegra23x".
+        bool specific = false;
         for (const auto& s : parse::DtStrings(*compat)) {
           auto comma = s.find(',');
           std::string_view chip =
               comma == std::string::npos ? s : std::string_view(s).substr(comma + 1);
-          if (chip.rfind("tegra", 0) == 0) b.soc = std::string(chip);
+          if (chip.rfind("tegra", 0) != 0) continue;
+          bool numeric = chip.size() > 5 && chip.find_first_not_of("0123456789", 5) == chip.npos;
+          if (b.soc.empty() || (numeric && !specific)) b.soc = std::string(chip);
+          specific = specific || numeric;
         }
       }
       if (!b.model.empty()) break;
