@@ -31,6 +31,7 @@ void Collection::Discover() {
     c->Discover(ctx);
   }
   AssignRailHierarchy(table_.channels());
+  energy_.Discover(table_);
   inventory_.board = std::move(board);
   inventory_.channels = table_.channels();
   size_t n = inventory_.channels.size();
@@ -53,10 +54,29 @@ void Collection::Sample(int64_t boottime_ns, Frame& frame) {
   SampleContext ctx(fs_, boottime_ns, frame.values, failures_, failed_);
   for (auto& c : collectors_) c->Sample(ctx);
   if (ctx.rediscovery_requested()) rediscover_ = true;
+  energy_.Observe(boottime_ns, frame.values);
+  energy_.Fill(frame.values);
+  CountFailures(boottime_ns);
+}
+
+void Collection::SampleFast(int64_t boottime_ns) {
+  if (rediscover_) return;  // the next frame rediscovers first
+  fast_values_.assign(inventory_.channels.size(), std::nullopt);
+  failed_.clear();
+  SampleContext ctx(fs_, boottime_ns, fast_values_, failures_, failed_);
+  for (auto& c : collectors_) {
+    if (c->FastPath()) c->Sample(ctx);
+  }
+  if (ctx.rediscovery_requested()) rediscover_ = true;
+  energy_.Observe(boottime_ns, fast_values_);
+  CountFailures(boottime_ns);
+}
+
+void Collection::CountFailures(int64_t now_ns) {
   for (ChannelId id : failed_) {
     ++error_counts_[id];
     ++total_errors_;
-    Log(id, failures_[id], boottime_ns);
+    Log(id, failures_[id], now_ns);
   }
 }
 

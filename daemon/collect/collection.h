@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "collector.h"
+#include "energy.h"
 
 namespace edgemon {
 
@@ -39,6 +40,14 @@ class Collection {
   // when they changed. Returns true if it rediscovered. A few readdirs:
   // call it every few seconds, not every tick.
   bool CheckTopology();
+  // Samples only the rail power collectors (FastPath) and feeds the energy
+  // integrator; nothing is published. Called between frames at the energy rate.
+  void SampleFast(int64_t boottime_ns);
+  // Continues energy counters from earlier values (key -> mJ).
+  void SeedEnergy(const std::map<std::string, int64_t>& mj_by_key) { energy_.Seed(mj_by_key); }
+  // Longest interval bridged by energy integration (default 3 s).
+  void set_max_energy_gap_ns(int64_t ns) { energy_.set_max_gap_ns(ns); }
+  const EnergyIntegrator& energy() const { return energy_; }
 
   const Inventory& inventory() const { return inventory_; }
   // Incremented by every discovery; lets consumers notice inventory changes.
@@ -50,12 +59,15 @@ class Collection {
  private:
   std::string TopologySignature();
   void Log(ChannelId id, ReadError e, int64_t now_ns);
+  void CountFailures(int64_t now_ns);
 
   SysFs& fs_;
   std::vector<std::unique_ptr<Collector>> collectors_;
   CollectOptions options_;
   WarnFn warn_;
   ChannelTable table_;
+  EnergyIntegrator energy_;
+  std::vector<Value> fast_values_;
   Inventory inventory_;
   std::vector<FileId> opened_;
   std::string topology_;

@@ -137,6 +137,9 @@ class Collector {
   // Directories whose listing changes when this collector's hardware appears
   // or vanishes; the sampler checks them every few seconds.
   virtual std::vector<std::string> WatchedDirs() const { return {}; }
+  // True for collectors of instantaneous rail power: the sampler also runs
+  // them between frames, at the energy rate, to integrate energy.
+  virtual bool FastPath() const { return false; }
 };
 
 // A file whose integer value, times num/den, is a channel's value.
