@@ -1,0 +1,169 @@
+#include "config.h"
+
+#include <toml++/toml.h>
+#include <cctype>
+#include <charconv>
+
+namespace edgemon {
+namespace {
+
+std::optional<int64_t> ScaledNumber(const std::string& s,
+                                    std::initializer_list<std::pair<const char*, int64_t>> units) {
+  size_t i = 0;
+  while (i < s.size() && std::isdigit(static_cast<unsigned char>(s[i]))) ++i;
+  if (i == 0) return std::nullopt;
+  int64_t n = 0;
+  auto [p, ec] = std::from_chars(s.data(), s.data() + i, n);
+  if (ec != std::errc() || p != s.data() + i) return std::nullopt;
+  std::string unit = s.substr(i);
+  while (!unit.empty() && unit.front() == ' ') unit.erase(0, 1);
+  for (const auto& [name, mul] : units) {
+    if (unit == name) {
+      int64_t out;
+      if (__builtin_mul_overflow(n, mul, &out)) return std::nullopt;
+      return out;
+    }
+  }
+  return std::nullopt;
+}
+
+struct Key {
+  const char* table;
+  const char* name;
+  enum Type { kString, kInt, kDuration, kBytes } type;
+  void* target;
+};
+
+}  // namespace
+
+std::optional<int64_t> ParseDurationMs(const std::string& s) {
+  return ScaledNumber(
+      s, {{"", 1000}, {"ms", 1}, {"s", 1000}, {"m", 60'000}, {"h", 3'600'000}, {"d", 86'400'000}});
+}
+
+std::optional<int64_t> ParseBytes(const std::string& s) {
+  return ScaledNumber(s, {{"", 1},
+                          {"B", 1},
+                          {"KiB", 1LL << 10},
+                          {"MiB", 1LL << 20},
+                          {"GiB", 1LL << 30},
+                          {"KB", 1000},
+                          {"MB", 1'000'000},
+                          {"GB", 1'000'000'000}});
+}
+
+std::string ApplyToml(const std::string& text, const std::string& source, Config& c) {
+  toml::table doc;
+  try {
+    doc = toml::parse(text, source);
+  } catch (const toml::parse_error& e) {
+    return source + ":" + std::to_string(e.source().begin.line) + ": " +
+           std::string(e.description());
+  }
+  int64_t retention_ms = c.retention_s * 1000, rollup_ms = c.rollup_period_s * 1000,
+          rollup_retention_ms = c.rollup_retention_s * 1000,
+          topology_ms = c.topology_check_s * 1000;
+  const Key keys[] = {
+      {"daemon", "root", Key::kString, &c.root},
+      {"daemon", "interval_ms", Key::kInt, &c.interval_ms},
+      {"daemon", "energy_rate_hz", Key::kInt, &c.energy_rate_hz},
+      {"daemon", "topology_check", Key::kDuration, &topology_ms},
+      {"daemon", "listen", Key::kString, &c.listen},
+      {"daemon", "nvml", Key::kString, &c.nvml},
+      {"daemon", "log_level", Key::kString, &c.log_level},
+      {"store", "path", Key::kString, &c.db_path},
+      {"store", "retention", Key::kDuration, &retention_ms},
+      {"store", "max_size", Key::kBytes, &c.max_db_bytes},
+      {"store", "rollup_period", Key::kDuration, &rollup_ms},
+      {"store", "rollup_retention", Key::kDuration, &rollup_retention_ms},
+      {"store", "commit_interval_ms", Key::kInt, &c.commit_interval_ms},
+  };
+  for (auto&& [table_name, table_node] : doc) {
+    const toml::table* table = table_node.as_table();
+    std::string tname(table_name.str());
+    if (table == nullptr) return source + ": key " + tname + ": expected a [table]";
+    for (auto&& [key_name, node] : *table) {
+      std::string kname(key_name.str());
+      std::string where = source + ": key " + tname + "." + kname;
+      const Key* key = nullptr;
+      for (const auto& k : keys) {
+        if (tname == k.table && kname == k.name) key = &k;
+      }
+      if (key == nullptr) return where + ": unknown key";
+      switch (key->type) {
+        case Key::kString: {
+          auto v = node.value<std::string>();
+          if (!v) return where + ": expected a string";
+          *static_cast<std::string*>(key->target) = *v;
+          break;
+        }
+        case Key::kInt: {
+          auto v = node.value<int64_t>();
+          if (!v || !node.is_integer()) return where + ": expected an integer";
+          *static_cast<int64_t*>(key->target) = *v;
+          break;
+        }
+        case Key::kDuration:
+        case Key::kBytes: {
+          std::optional<int64_t> v;
+          if (node.is_integer()) {
+            v = node.value<int64_t>();
+            if (v && key->type == Key::kDuration) v = *v * 1000;
+          } else if (auto s = node.value<std::string>()) {
+            v = key->type == Key::kDuration ? ParseDurationMs(*s) : ParseBytes(*s);
+          }
+          if (!v || *v < 0) {
+            return where + (key->type == Key::kDuration
+                                ? ": expected a duration such as \"90s\", \"24h\" or \"7d\""
+                                : ": expected a size such as \"512MiB\"");
+          }
+          *static_cast<int64_t*>(key->target) = *v;
+          break;
+        }
+      }
+    }
+  }
+  c.retention_s = retention_ms / 1000;
+  c.rollup_period_s = rollup_ms / 1000;
+  c.rollup_retention_s = rollup_retention_ms / 1000;
+  c.topology_check_s = topology_ms / 1000;
+  return {};
+}
+
+std::string Validate(const Config& c) {
+  if (c.root.empty() || c.root.front() != '/') return "key daemon.root: must be an absolute path";
+  if (c.interval_ms < 10 || c.interval_ms > 3'600'000) {
+    return "key daemon.interval_ms: must be between 10 and 3600000, got " +
+           std::to_string(c.interval_ms);
+  }
+  if (c.energy_rate_hz < 0 || c.energy_rate_hz > 1000) {
+    return "key daemon.energy_rate_hz: must be between 0 and 1000, got " +
+           std::to_string(c.energy_rate_hz);
+  }
+  if (c.topology_check_s < 1) return "key daemon.topology_check: must be at least 1s";
+  if (c.listen.rfind("unix:", 0) != 0 && c.listen.find(':') == std::string::npos) {
+    return "key daemon.listen: expected unix:/path or host:port, got \"" + c.listen + "\"";
+  }
+  if (c.nvml != "auto" && c.nvml != "on" && c.nvml != "off") {
+    return "key daemon.nvml: must be auto, on or off";
+  }
+  const char* levels[] = {"trace", "debug", "info", "warn", "error"};
+  bool level_ok = false;
+  for (auto* l : levels) level_ok = level_ok || c.log_level == l;
+  if (!level_ok) return "key daemon.log_level: must be trace, debug, info, warn or error";
+  if (c.db_path.empty()) return "key store.path: must not be empty";
+  if (c.retention_s < 60) return "key store.retention: must be at least 1m";
+  if (c.max_db_bytes < (1 << 20)) return "key store.max_size: must be at least 1MiB";
+  if (c.rollup_period_s < 1 || c.rollup_period_s > 86400) {
+    return "key store.rollup_period: must be between 1s and 1d";
+  }
+  if (c.rollup_retention_s < c.rollup_period_s) {
+    return "key store.rollup_retention: must be at least one rollup_period";
+  }
+  if (c.commit_interval_ms < 0 || c.commit_interval_ms > 600'000) {
+    return "key store.commit_interval_ms: must be between 0 and 600000";
+  }
+  return {};
+}
+
+}  // namespace edgemon

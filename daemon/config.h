@@ -1,0 +1,41 @@
+// The daemon's typed configuration: a TOML file (packaging/edgemond.toml
+// documents every key) overridden by command-line flags. Invalid input is
+// reported as one line naming the key and the reason.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+namespace edgemon {
+
+struct Config {
+  // [daemon]
+  std::string root = "/";         // prefixes /sys, /proc, /etc, /var/lib
+  int64_t interval_ms = 1000;     // frame period (tegrastats' default)
+  int64_t energy_rate_hz = 100;   // rail sampling for energy integration; 0 = frames only
+  int64_t topology_check_s = 10;  // how often watched directories are re-listed
+  std::string listen = "unix:/run/edgemon/edgemond.sock";
+  std::string nvml = "auto";       // auto | on | off
+  std::string log_level = "info";  // trace | debug | info | warn | error
+  // [store]
+  std::string db_path = "/var/lib/edgemon/edgemon.db";
+  int64_t retention_s = 7 * 86400;     // raw frames
+  int64_t max_db_bytes = 512LL << 20;  // whole file, honoured exactly
+  int64_t rollup_period_s = 60;        // downsampled tier: min/avg/max per period
+  int64_t rollup_retention_s = 365 * 86400;
+  int64_t commit_interval_ms = 5000;  // batched commits
+};
+
+// Parses "90", "90s", "500ms", "15m", "24h", "7d" into milliseconds.
+std::optional<int64_t> ParseDurationMs(const std::string& s);
+// Parses "1048576", "512KiB", "64MiB", "2GiB" into bytes.
+std::optional<int64_t> ParseBytes(const std::string& s);
+
+// Applies a TOML document to `config`. Unknown keys are errors (typos must
+// not pass silently). Returns an empty string on success, else one line.
+std::string ApplyToml(const std::string& text, const std::string& source, Config& config);
+// Checks ranges and combinations. Empty on success, else one line.
+std::string Validate(const Config& config);
+
+}  // namespace edgemon
