@@ -1,18 +1,220 @@
-// PLACEHOLDER: replaced by the real collector.
+// INA3221 power monitors through the upstream hwmon driver (JetPack 5+).
+//
+// Chips are found by their hwmon `name` ("ina3221") under /sys/class/hwmon,
+// and under /sys/bus/i2c/drivers/ina3221/<bus-addr>/hwmon/hwmonN (the hwmon
+// index is not stable across boots, so it is never used as an identity).
+// For each of the three channels K with a DT label that is not "NC":
+//   inK_input   bus voltage, mV          -> rail <label> voltage
+//   currK_input current, mA              -> rail <label> current
+//   V x I / 1000                         -> rail <label> power (derived)
+//   currK_max / currK_crit, mA           -> current limits
+// in4..6 (shunt voltages) and in7 ("sum of shunt voltages") are not rails.
+// A channel disabled with inK_enable = 0 is skipped. Rail parents and the
+// input-rail flag are set by AssignRailHierarchy after discovery.
+#include <algorithm>
+#include <cctype>
+
 #include "../collectors.h"
+#include "../parse.h"
 
 namespace edgemon {
 namespace {
 
+constexpr int kChannels = 3;
+// Bus voltage register: 13 bits x 8 mV plus sign (the driver sign-extends).
+constexpr int64_t kMaxBusMv = 32768;
+// Shunt register: +-163.8 mV; even a 0.2 mOhm shunt stays far below 1 kA.
+constexpr int64_t kMaxCurrentMa = 1'000'000;
+
+std::string Lower(std::string_view s) {
+  std::string out(s);
+  for (char& ch : out) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+  return out;
+}
+
+// L4T device trees label unused channels "NC" (shown as "(NC)" by some tools).
+bool IsUnusedLabel(std::string_view label) {
+  std::string l = Lower(parse::Trim(label));
+  return l.empty() || l == "nc" || l == "(nc)" || l == "n/c" ||
+         l.find("sum of shunt") != std::string::npos;
+}
+
+struct Rail {
+  FileId volt_file = -1;
+  FileId curr_file = -1;
+  ChannelId volt = 0;
+  ChannelId curr = 0;
+  ChannelId power = 0;
+  bool has_power = false;
+};
+
+struct ChipDir {
+  std::string dir;       // logical hwmonN directory
+  std::string entry;     // "hwmon3" (informational: not stable across boots)
+  std::string resolved;  // canonical path (dedup key, sort key)
+  std::string bus_addr;  // "1-0040"
+};
+
 class Ina3221Collector final : public Collector {
  public:
-  std::string_view Name() const override { return "power_ina3221"; }
-  void Discover(DiscoverContext&) override {}
-  void Sample(SampleContext&) override {}
+  std::string_view Name() const override { return "ina3221"; }
+  // Instantaneous rail power: also sampled between frames for energy.
+  bool FastPath() const override { return true; }
+
+  std::vector<std::string> WatchedDirs() const override {
+    return {SysPath("class/hwmon"), SysPath("bus/i2c/drivers/ina3221")};
+  }
+
+  void Discover(DiscoverContext& ctx) override {
+    rails_.clear();
+    for (const auto& chip : FindChips(ctx.fs())) AddChip(ctx, chip);
+  }
+
+  void Sample(SampleContext& ctx) override {
+    for (const auto& r : rails_) {
+      int64_t mv = 0;
+      int64_t ma = 0;
+      bool have_mv = false;
+      bool have_ma = false;
+      if (r.volt_file >= 0) {
+        if (auto v = ctx.ReadInt(r.volt_file, r.volt)) {
+          if (*v > kMaxBusMv || *v < -kMaxBusMv) {
+            ctx.Fail(r.volt, ReadError::kRange);
+          } else {
+            mv = *v;
+            have_mv = true;
+            ctx.Set(r.volt, mv);
+          }
+        }
+      }
+      if (r.curr_file >= 0) {
+        if (auto i = ctx.ReadInt(r.curr_file, r.curr)) {
+          if (*i > kMaxCurrentMa || *i < -kMaxCurrentMa) {
+            ctx.Fail(r.curr, ReadError::kRange);
+          } else {
+            ma = *i;
+            have_ma = true;
+            ctx.Set(r.curr, ma);
+          }
+        }
+      }
+      // Power only from two good reads; a failed one is counted on its own channel.
+      if (r.has_power && have_mv && have_ma) {
+        int64_t uw;
+        if (__builtin_mul_overflow(mv, ma, &uw)) {
+          ctx.Fail(r.power, ReadError::kRange);
+        } else {
+          ctx.Set(r.power, uw / 1000);
+        }
+      }
+    }
+  }
+
+ private:
+  static std::string BusAddr(SysFs& fs, const std::string& hwmon_dir, const std::string& resolved,
+                             std::string_view fallback) {
+    if (auto dev = fs.Resolve(JoinPath(hwmon_dir, "device"))) return std::string(BaseName(*dev));
+    // .../1-0040/hwmon/hwmonN without a device link.
+    std::string_view parent = DirName(resolved);
+    if (BaseName(parent) == "hwmon" && parent != SysPath("class/hwmon")) {
+      return std::string(BaseName(DirName(parent)));
+    }
+    return std::string(fallback);
+  }
+
+  static std::vector<ChipDir> FindChips(SysFs& fs) {
+    std::vector<ChipDir> chips;
+    auto add = [&](const std::string& dir, std::string_view fallback_addr) {
+      if (!fs.IsDir(dir)) return;
+      auto resolved = fs.Resolve(dir).value_or(dir);
+      for (const auto& c : chips) {
+        if (c.resolved == resolved) return;
+      }
+      chips.push_back(
+          {dir, std::string(BaseName(dir)), resolved, BusAddr(fs, dir, resolved, fallback_addr)});
+    };
+    const std::string klass = SysPath("class/hwmon");
+    for (const auto& entry : fs.List(klass)) {
+      const std::string dir = JoinPath(klass, entry);
+      auto name = fs.ReadText(JoinPath(dir, "name"), 256);
+      if (!name || parse::Trim(*name) != "ina3221") continue;
+      add(dir, entry);
+    }
+    const std::string driver = SysPath("bus/i2c/drivers/ina3221");
+    for (const auto& dev : fs.List(driver)) {
+      const std::string hwmon = JoinPath(JoinPath(driver, dev), "hwmon");
+      if (!fs.IsDir(hwmon)) continue;  // bind, unbind, uevent, module
+      for (const auto& h : fs.List(hwmon)) {
+        if (h.rfind("hwmon", 0) != 0) continue;
+        add(JoinPath(hwmon, h), dev);
+      }
+    }
+    std::sort(chips.begin(), chips.end(), [](const ChipDir& a, const ChipDir& b) {
+      return a.bus_addr != b.bus_addr ? a.bus_addr < b.bus_addr : a.resolved < b.resolved;
+    });
+    return chips;
+  }
+
+  void AddChip(DiscoverContext& ctx, const ChipDir& chip) {
+    const std::string device = "ina3221 " + chip.bus_addr;
+    for (int k = 1; k <= kChannels; ++k) {
+      const std::string n = std::to_string(k);
+      auto label = ctx.ReadLine(JoinPath(chip.dir, "in" + n + "_label"));
+      if (!label || IsUnusedLabel(*label)) continue;
+      auto enable = ctx.ReadInt(JoinPath(chip.dir, "in" + n + "_enable"));
+      if (enable && *enable == 0) continue;
+
+      Channel base;
+      base.kind = Kind::kRail;
+      base.name = *label;
+      base.device = device;
+      base.attrs.emplace_back("chip", "ina3221");
+      base.attrs.emplace_back("channel", n);
+      base.attrs.emplace_back("hwmon", chip.entry);
+      if (auto shunt = ctx.ReadInt(JoinPath(chip.dir, "shunt" + n + "_resistor"))) {
+        if (*shunt > 0) base.attrs.emplace_back("shunt_resistor_uohm", std::to_string(*shunt));
+      }
+
+      Rail r;
+      r.volt_file = ctx.Open(JoinPath(chip.dir, "in" + n + "_input"));
+      r.curr_file = ctx.Open(JoinPath(chip.dir, "curr" + n + "_input"));
+      if (r.volt_file < 0 && r.curr_file < 0) continue;
+      if (r.volt_file >= 0) {
+        Channel c = base;
+        c.field = Field::kVoltage;
+        c.attrs.emplace_back("sensor", "in" + n);
+        r.volt = ctx.Add(std::move(c));
+      }
+      if (r.curr_file >= 0) {
+        Channel c = base;
+        c.field = Field::kCurrent;
+        c.attrs.emplace_back("sensor", "curr" + n);
+        if (auto max = ctx.ReadInt(JoinPath(chip.dir, "curr" + n + "_max")); max && *max > 0) {
+          c.max = *max;
+        }
+        if (auto crit = ctx.ReadInt(JoinPath(chip.dir, "curr" + n + "_crit")); crit && *crit > 0) {
+          c.crit = *crit;
+        }
+        r.curr = ctx.Add(std::move(c));
+      }
+      if (r.volt_file >= 0 && r.curr_file >= 0) {
+        Channel c = base;
+        c.field = Field::kPower;
+        c.flags |= kFlagDerived;
+        r.power = ctx.Add(std::move(c));
+        r.has_power = true;
+      }
+      rails_.push_back(r);
+    }
+  }
+
+  std::vector<Rail> rails_;
 };
 
 }  // namespace
 
-std::unique_ptr<Collector> MakeIna3221Collector() { return std::make_unique<Ina3221Collector>(); }
+std::unique_ptr<Collector> MakeIna3221Collector() {
+  return std::make_unique<Ina3221Collector>();
+}
 
 }  // namespace edgemon
