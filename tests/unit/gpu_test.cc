@@ -155,6 +155,7 @@ struct Generation {
   const char* label;
   DevfreqSpec spec;
 };
+void PrintTo(const Generation& g, std::ostream* os) { *os << g.label; }
 
 class GpuGenerations : public ::testing::TestWithParam<Generation> {};
 
