@@ -14,6 +14,7 @@ Sampler::Sampler(Collection& collection, Clock& clock, SamplerOptions options)
 
 const Frame& Sampler::TickOnce() {
   frame_.seq = seq_++;
+  last_tick_mono_ = clock_.MonotonicNs();
   frame_.boottime_ns = clock_.BoottimeNs();
   int64_t rt = clock_.RealtimeNs();
   if (frames_.load() > 0 && rt <= last_realtime_) {
@@ -63,7 +64,10 @@ void Sampler::Stop() {
 }
 
 void Sampler::Run() {
-  int64_t next_frame = clock_.MonotonicNs();
+  // A frame taken just before (the daemon's first, stored before READY=1)
+  // sets the grid; otherwise start now.
+  int64_t next_frame =
+      frames_.load() > 0 ? last_tick_mono_ + frame_period_.load() : clock_.MonotonicNs();
   int64_t next_fast = 0;  // 0: not scheduled
   last_topology_check_ = next_frame;
   std::unique_lock<std::mutex> lock(mu_);

@@ -84,6 +84,7 @@ class Sampler {
   int64_t last_realtime_ = 0;
   int64_t last_boottime_ = 0;
   int64_t last_topology_check_ = 0;
+  int64_t last_tick_mono_ = 0;
 
   std::atomic<int64_t> frame_period_;
   std::atomic<int64_t> energy_period_;

@@ -1,23 +1,36 @@
 #!/usr/bin/env bash
-# Installs the dependencies, builds edgemon, and starts monitoring.
-#   scripts/quickstart.sh                 this machine
-#   scripts/quickstart.sh --sim BOARD     a Jetson fixture board (agx-orin, orin-nano, xavier-nx,
-#                                         tx2, jetson-nano, x86-laptop, no-sensors)
+# Installs the dependencies, builds edgemon, and starts monitoring:
+#   scripts/quickstart.sh                this machine
+#   scripts/quickstart.sh --sim BOARD    a simulated board whose values move (agx-orin, orin-nano,
+#                                        xavier-nx, tx2, jetson-nano, x86-laptop, no-sensors)
+# edgemond runs in the foreground and prints one line per second; its history
+# goes to build/edgemon.db. Ctrl-C stops it (and the simulator).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-root=/
+board=""
 if [ "${1:-}" = "--sim" ]; then
   board="${2:-orin-nano}"
-  root="tests/fixtures/$board"
-  [ -d "$root" ] || { echo "quickstart: no fixture board '$board' under tests/fixtures" >&2; exit 2; }
+  [ -d "tests/fixtures/$board" ] || { echo "quickstart: no board '$board' in tests/fixtures" >&2; exit 2; }
   shift 2 || shift $#
 fi
 
 scripts/install-deps.sh
 cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 cmake --build build -j"$(nproc)"
-build/daemon/edgemon-probe --root "$root"
+
+root=/
+db=build/edgemon.db
+if [ -n "$board" ]; then
+  root="$(mktemp -d /tmp/edgemon-sim.XXXXXX)/$board"
+  db="build/edgemon-$board.db"
+  build/daemon/sim/edgemon-sim --board "$board" --out "$root" --rate-hz 20 -q &
+  sim=$!
+  trap 'kill $sim 2>/dev/null; wait $sim 2>/dev/null; rm -rf "$(dirname "$root")"' EXIT
+  for _ in $(seq 50); do [ -f "$root/.edgemon-sim.json" ] && break; sleep 0.1; done
+fi
+
+build/daemon/edgemon-probe --root "$root" --nvml off --warmup-ms 500
 echo
-echo "quickstart: watching (Ctrl-C to stop)"
-exec build/daemon/edgemon-probe --root "$root" --watch "$@"
+echo "quickstart: edgemond on $root (Ctrl-C to stop)"
+build/daemon/edgemond --root "$root" --db "$db" --print --energy-rate-hz 50

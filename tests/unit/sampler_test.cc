@@ -152,3 +152,20 @@ TEST(Sampler, BoostLeaseEndsByItself) {
 
 }  // namespace
 }  // namespace edgemon
+
+namespace edgemon {
+namespace {
+
+TEST(Sampler, RunContinuesTheGridOfAFrameTakenBeforeIt) {
+  Rig rig(100 * kMs, 0, 3);
+  rig.sampler->TickOnce();  // the daemon's first frame, stored before READY=1
+  rig.clock.Advance(30 * kMs);
+  rig.sampler->Run();
+  const auto& f = rig.recorder->frames;
+  ASSERT_EQ(f.size(), 3u);
+  EXPECT_EQ(f[1].boottime_ns - f[0].boottime_ns, 100 * kMs);
+  EXPECT_EQ(f[2].boottime_ns - f[1].boottime_ns, 100 * kMs);
+}
+
+}  // namespace
+}  // namespace edgemon
