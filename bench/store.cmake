@@ -1,0 +1,5 @@
+# store_bench: bytes per frame, CPU per stored frame, downsample read time.
+# Included from bench/CMakeLists.txt.
+add_executable(store_bench ${CMAKE_CURRENT_LIST_DIR}/store_bench.cc)
+target_link_libraries(store_bench PRIVATE edgemon_store benchmark::benchmark)
+edgemon_warnings(store_bench)

@@ -1,0 +1,90 @@
+#include "frame_codec.h"
+
+#include <cstring>
+
+namespace edgemon::store {
+namespace {
+
+void PutVarint(uint64_t v, std::string& out) {
+  while (v >= 0x80) {
+    out.push_back(static_cast<char>((v & 0x7f) | 0x80));
+    v >>= 7;
+  }
+  out.push_back(static_cast<char>(v));
+}
+
+}  // namespace
+
+namespace codec_internal {
+
+bool SkipVarints(const uint8_t*& p, const uint8_t* end, uint64_t n) {
+  // Every varint ends with the one byte whose high bit is clear: count those,
+  // eight bytes at a time while far from the end.
+  while (n >= 8 && end - p >= 8) {
+    uint64_t w;
+    std::memcpy(&w, p, 8);
+    uint64_t ends = ~w & 0x8080808080808080ULL;
+    auto k = static_cast<uint64_t>(__builtin_popcountll(ends));
+    // Stop before the word that holds the n-th end: its tail bytes may
+    // already belong to the next varint.
+    if (k >= n) break;
+    n -= k;
+    p += 8;
+  }
+  while (n > 0) {
+    if (p == end) return false;
+    if ((*p++ & 0x80) == 0) --n;
+  }
+  return true;
+}
+
+}  // namespace codec_internal
+
+bool EncodeFrame(const std::vector<std::pair<uint32_t, int64_t>>& values, std::string& out) {
+  if (values.empty()) return true;
+  out.push_back(static_cast<char>(kFrameFormatV1));
+  uint64_t next = 0;
+  size_t i = 0;
+  while (i < values.size()) {
+    uint64_t first = values[i].first;
+    if (first < next) return false;
+    size_t j = i + 1;
+    while (j < values.size() && values[j].first == values[j - 1].first + 1) ++j;
+    if (j < values.size() && values[j].first <= values[j - 1].first) return false;
+    PutVarint(first - next, out);
+    PutVarint(j - i, out);
+    for (size_t k = i; k < j; ++k) PutVarint(codec_internal::ZigZag(values[k].second), out);
+    next = uint64_t{values[j - 1].first} + 1;
+    i = j;
+  }
+  return true;
+}
+
+bool FindValue(std::string_view blob, uint32_t id, std::optional<int64_t>& out) {
+  using namespace codec_internal;
+  out.reset();
+  auto* p = reinterpret_cast<const uint8_t*>(blob.data());
+  const uint8_t* end = p + blob.size();
+  if (p == end) return true;
+  if (*p++ != kFrameFormatV1) return false;
+  uint64_t next = 0;
+  while (p != end) {
+    uint64_t gap = 0, n = 0;
+    if (!ReadVarint(p, end, gap) || !ReadVarint(p, end, n)) return false;
+    if (n == 0 || gap > UINT32_MAX || n > UINT32_MAX) return false;
+    uint64_t first = next + gap;
+    if (id < first) return true;  // ids are increasing: absent
+    if (id < first + n) {
+      if (!SkipVarints(p, end, id - first)) return false;
+      uint64_t u = 0;
+      if (!ReadVarint(p, end, u)) return false;
+      out = UnZigZag(u);
+      return true;
+    }
+    if (!SkipVarints(p, end, n)) return false;
+    next = first + n;
+  }
+  return true;
+}
+
+}  // namespace edgemon::store

@@ -1,0 +1,97 @@
+// The compact encoding of one frame's values in a `frames.data` blob.
+//
+// A frame is a sparse map from store channel id to int64 value: an absent
+// value is simply not in the blob (missing is not zero). Layout, version 1:
+//
+//   byte 0          0x01, the format version
+//   then runs       varint gap, varint n, then n zigzag varint values
+//
+// A run covers the n consecutive ids starting at `next + gap`, where `next`
+// is 0 for the first run and one past the last id of the previous run. A
+// frame where every channel is present is one run: two bytes of header, then
+// one varint per value (1 byte for |v| < 64, 3 bytes for a temperature in
+// m°C, 4 for a frequency in kHz).
+//
+// Decoding is defensive: a truncated or malformed blob makes the decoder
+// return false, never read out of bounds.
+//
+// Thread safety: pure functions.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace edgemon::store {
+
+inline constexpr uint8_t kFrameFormatV1 = 1;
+
+// Appends the encoding of `values` (ids strictly increasing) to `out`.
+// Returns false (and leaves `out` unspecified) if the ids are not strictly
+// increasing.
+bool EncodeFrame(const std::vector<std::pair<uint32_t, int64_t>>& values, std::string& out);
+
+namespace codec_internal {
+
+inline uint64_t ZigZag(int64_t v) {
+  return (static_cast<uint64_t>(v) << 1) ^ static_cast<uint64_t>(v >> 63);
+}
+inline int64_t UnZigZag(uint64_t u) {
+  return static_cast<int64_t>(u >> 1) ^ -static_cast<int64_t>(u & 1);
+}
+
+// Reads one LEB128 varint; false on truncation or more than 64 bits.
+inline bool ReadVarint(const uint8_t*& p, const uint8_t* end, uint64_t& out) {
+  uint64_t v = 0;
+  for (int shift = 0; shift < 64; shift += 7) {
+    if (p == end) return false;
+    uint8_t b = *p++;
+    if (shift == 63 && (b & 0x7e) != 0) return false;  // would overflow
+    v |= static_cast<uint64_t>(b & 0x7f) << shift;
+    if ((b & 0x80) == 0) {
+      out = v;
+      return true;
+    }
+  }
+  return false;
+}
+
+// Skips n varints; false on truncation.
+bool SkipVarints(const uint8_t*& p, const uint8_t* end, uint64_t n);
+
+}  // namespace codec_internal
+
+// Calls f(id, value) for every value in id order. Returns false if the blob
+// is malformed (values already passed to f stay passed).
+template <typename F>
+bool ForEachValue(std::string_view blob, F&& f) {
+  using namespace codec_internal;
+  auto* p = reinterpret_cast<const uint8_t*>(blob.data());
+  const uint8_t* end = p + blob.size();
+  if (p == end) return true;  // a frame with no values
+  if (*p++ != kFrameFormatV1) return false;
+  uint64_t next = 0;
+  while (p != end) {
+    uint64_t gap = 0, n = 0;
+    if (!ReadVarint(p, end, gap) || !ReadVarint(p, end, n)) return false;
+    if (n == 0 || gap > UINT32_MAX || n > UINT32_MAX) return false;
+    uint64_t id = next + gap;
+    if (id + n > uint64_t{UINT32_MAX} + 1) return false;
+    for (uint64_t i = 0; i < n; ++i) {
+      uint64_t u = 0;
+      if (!ReadVarint(p, end, u)) return false;
+      f(static_cast<uint32_t>(id + i), UnZigZag(u));
+    }
+    next = id + n;
+  }
+  return true;
+}
+
+// Looks up one id without decoding the values before it. Returns false if
+// the blob is malformed; otherwise `out` is the value or nullopt (absent).
+bool FindValue(std::string_view blob, uint32_t id, std::optional<int64_t>& out);
+
+}  // namespace edgemon::store

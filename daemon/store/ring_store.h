@@ -1,0 +1,329 @@
+// RingStore: edgemon's history, a SQLite ring of frames with a downsampled
+// tier, energy counters that can be read back at any instant, and named
+// windows (markers around benchmark runs).
+//
+// DESIGN NOTE
+// ===========
+//
+// Files. One SQLite database in WAL mode (`<path>`, `<path>-wal`,
+// `<path>-shm`), synchronous=NORMAL (Debian's build defaults to FULL), page
+// size 4096, auto_vacuum=INCREMENTAL, application_id 'EDGM', schema version
+// in PRAGMA user_version (see kSchemaVersion and the migrations in
+// ring_store.cc). Tables:
+//
+//   meta(key, value)                 what the writer keeps exact: frames,
+//                                    rollup_rows, rollup_seq (I7) and
+//                                    channels_version (bumped with every
+//                                    channels write; readers cache by it)
+//   channels(id, key, kind, name,    one row per Channel::Key() ever seen;
+//     field, unit, device, parent,   `id` is store-local, dense, never
+//     flags, min, max, crit, trips,  reused; descriptions are updated in
+//     attrs, first_seen_ns)          place, rows are never deleted
+//   frames(seq, boottime_ns,         raw tier: one row per frame; `data` is a
+//     realtime_ns, data)             compact blob of (id, value) pairs with
+//                                    absent values left out (frame_codec.h);
+//                                    index frames_by_time(realtime_ns)
+//   rollup(channel, t_ns, count,     rollup tier: per channel and period
+//     min, max, sum) WITHOUT ROWID   (default 60 s) min/max/sum/count of the
+//                                    present values; avg = sum / count
+//   windows(id, label, start_ns,     named windows; end_ns NULL while open
+//     end_ns)
+//
+// Why one row per frame: a frame of ~145 channels costs ~475 bytes on disk
+// (blob ~430 B of varints, row header, seq/time columns, time index entry),
+// against ~25-40 B per value for a row per (time, channel). A rollup row is
+// ~32 B: one per channel and period keeps one channel's history a primary-key
+// range scan.
+//
+// Reads. Range/Latest decode the blobs of the frames found through
+// frames_by_time. Downsample with a step of at least one rollup period, or
+// over a range older than the raw tier, reads one channel's rollup rows plus
+// the raw frames after meta.rollup_seq (the open period); a finer step inside
+// the raw tier scans the raw frames in seq order and decodes only the one
+// value (FindValue). 24 h of 1 Hz frames to 1000 points: ~0.2 ms from the
+// rollup tier, ~30 ms forced from raw frames (store_bench).
+//
+// Invariants (numbers are referred to in ring_store.cc):
+//
+//   1. One writer. Only the writer thread writes, on its own connection. Every
+//      write is a transaction that leaves all invariants true, so a process
+//      killed at any instant (kill -9) leaves a database that opens, passes
+//      integrity_check and loses at most the frames that were still queued or
+//      in the batch being committed.
+//   2. seq is strictly increasing in insertion order and continues after a
+//      restart from MAX(seq)+1 (next_seq()). A frame's seq is
+//      max(frame.seq, next_seq()); rows are never reordered or rewritten.
+//      Timestamps are stored as the frame carries them.
+//   3. Missing is not zero: an absent value has no entry in the blob and
+//      reads back as nullopt; no sentinel is ever stored.
+//   4. A channel key maps to the same store id forever. A new inventory adds
+//      rows; it never deletes a channel or rewrites history.
+//   5. Raw retention: after every commit no frame has realtime_ns <
+//      newest.realtime_ns - raw_retention (newest = the last frame written).
+//      The same commit deletes rollup rows with t_ns < newest -
+//      rollup_retention and windows that ended before newest -
+//      max(raw_retention, rollup_retention); open windows are kept.
+//   6. Size: with max_bytes > 0 the database file never exceeds max_bytes.
+//      PRAGMA max_page_count = max_bytes / page_size makes SQLite refuse to
+//      grow the file past it (a write that would fails with SQLITE_FULL and
+//      rolls back; nothing is half-written). Before each batch the writer
+//      measures used pages (page_count - freelist_count) and, if the batch
+//      would not fit under 95% of the cap, deletes the oldest data in the
+//      same transaction until it does; deleted pages go to the freelist and
+//      are reused, so the file stops growing at the cap. The oldest data is
+//      taken from whichever tier holds the larger fraction of its own
+//      retention (raw frames by seq, or rollup periods), so both tiers
+//      shrink in proportion. If the cap is lowered below the file's size,
+//      Open() trims and runs incremental_vacuum to shrink the file first.
+//      The WAL is a separate file: the writer checkpoints it (PASSIVE,
+//      automatically) every min(1000, cap/16 pages) pages and SQLite truncates
+//      it to that size (journal_size_limit) when it restarts, so it holds
+//      about one checkpoint interval plus the largest transaction. A
+//      transaction holds at most batch_frames frames (and at most cap/16
+//      bytes of them), however long the queue. Measured with a 2 MiB cap and
+//      200-frame batches of 144 channels: WAL <= 0.75 MiB. Stats() reports
+//      db_bytes and wal_bytes.
+//   7. The rollup tier holds, for every closed period and channel, the exact
+//      min, max, sum and count of the values of the frames with seq <=
+//      meta.rollup_seq. The open period lives in the writer's memory; after
+//      a crash Open() rebuilds it from the raw frames with seq > rollup_seq
+//      (all of them while raw retention is at least one period). Close() writes the open
+//      period (later frames of the same period merge into the row).
+//   8. Energy counters (kFlagCounter) are stored non-decreasing: if a value
+//      is lower than the last stored one (the daemon restarted without
+//      seeding its integrator from LastCounters()), the store adds an offset
+//      so the stored series continues from the last stored value. The energy
+//      of any window is then CounterAt(t1) - CounterAt(t0).
+//   9. Readers never block the writer and never hold a long transaction:
+//      each read API call takes a pooled read connection, runs in one short
+//      read transaction (a consistent snapshot), and returns it.
+//  10. Files are never deleted. A file that is not an edgemon store (not
+//      SQLite, fails quick_check, foreign application_id or schema) is an
+//      error from Open(); with recreate_bad it is renamed (with its -wal and
+//      -shm) to `<path>.bad-<UTC time>` and a new store is created. A store
+//      written by a newer schema is always an error, never renamed.
+//
+// Writer states (WriterState):
+//
+//   kIdle ──(batch_frames queued, commit_interval elapsed, Flush, window
+//            op)──▶ kCommitting ──ok──▶ kIdle
+//   kCommitting ──SQLITE_FULL / I/O error──▶ kFailing: the batch is dropped
+//            and counted (dropped_batches, dropped_frames), on_event gets
+//            kWriteFailed at most once a minute; Append keeps accepting.
+//   kFailing ──a later commit succeeds──▶ kIdle, on_event gets kResumed.
+//   any ──Close()──▶ drains the queue, writes the open rollup period,
+//            checkpoints ──▶ kStopped (Append drops and counts).
+//
+// Append() never blocks on I/O: it copies the frame into an in-memory queue
+// (bounded by max_queued_frames; beyond it the new frame is dropped and
+// counted) under a mutex the writer holds only to swap the queue out.
+//
+// Thread safety: every public method may be called from any thread
+// concurrently, except that Close() and the destructor must not race with
+// other calls. Appends and SetInventory are applied in the order they were
+// made. on_event runs on the writer thread: it must not block for long and
+// must not call Flush(), Close() or the window methods (they wait for the
+// writer). Results are values owned by the caller.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "edgemon/channel.h"
+#include "status.h"
+
+namespace edgemon::store {
+
+inline constexpr int kSchemaVersion = 1;
+inline constexpr int32_t kApplicationId = 0x4544474d;  // 'EDGM'
+
+enum class WriterState : uint8_t { kIdle, kCommitting, kFailing, kStopped };
+std::string_view ToString(WriterState s);
+
+struct StoreEvent {
+  enum class Kind : uint8_t {
+    kWriteFailed,  // a batch could not be written (disk full, I/O error); rate-limited
+    kResumed,      // a commit succeeded after failures
+    kRecreated,    // Open() moved a bad file aside (message names the new path)
+  };
+  Kind kind;
+  std::string message;
+  uint64_t dropped_batches = 0;  // so far
+};
+
+struct RingStoreOptions {
+  // Raw tier: every frame, kept this long (by realtime_ns, relative to the
+  // newest frame written).
+  int64_t raw_retention_ns = 7 * 86400 * 1'000'000'000LL;
+  // Rollup tier: per-period min/avg/max per channel, kept this long.
+  int64_t rollup_period_ns = 60 * 1'000'000'000LL;
+  int64_t rollup_retention_ns = 365 * 86400 * 1'000'000'000LL;
+  // Hard cap on the database file in bytes (0 = none). At least 256 KiB.
+  int64_t max_bytes = 0;
+  // Commit when this many frames are queued, or commit_interval_ms after the
+  // first queued frame, or on Flush().
+  size_t batch_frames = 256;
+  int64_t commit_interval_ms = 5000;
+  // Frames queued beyond this are dropped (and counted) rather than grow
+  // memory while the disk stalls.
+  size_t max_queued_frames = 100'000;
+  // Rename a bad file aside and start afresh instead of failing Open().
+  bool recreate_bad = false;
+  // Idle read connections kept open for reuse.
+  size_t max_idle_readers = 4;
+  // Read connections map up to this many bytes of the file (0 = off).
+  int64_t reader_mmap_bytes = 256LL << 20;
+  // Called on the writer thread (and once from Open for kRecreated).
+  std::function<void(const StoreEvent&)> on_event;
+};
+
+// A channel as the store knows it. channel.id is the column index in the
+// result it comes with (so frame.Get(channel.id) works); store_id is the
+// store-local stable id.
+struct StoredChannel {
+  int64_t store_id = 0;
+  std::string key;  // Channel::Key() as stored
+  Channel channel;
+  int64_t first_seen_ns = 0;  // realtime when the store first saw it
+};
+
+// Frames read back: frames[i].values[c] is the value of channels[c].
+struct FrameSet {
+  std::vector<StoredChannel> channels;
+  std::vector<Frame> frames;
+  bool truncated = false;  // more frames matched than the limit
+};
+
+struct Bucket {
+  int64_t t_ns = 0;  // start of the step
+  int64_t min = 0;
+  double avg = 0;
+  int64_t max = 0;
+  int64_t count = 0;  // number of present values folded in
+};
+
+enum class Tier : uint8_t {
+  kAuto,    // raw if step < rollup period and the range is within the raw tier, else rollup
+  kRaw,     // raw frames only
+  kRollup,  // rollup rows (+ raw frames newer than the last rollup write)
+};
+
+struct Window {
+  int64_t id = 0;
+  std::string label;
+  int64_t start_ns = 0;
+  std::optional<int64_t> end_ns;  // nullopt while open
+};
+
+struct StoreStats {
+  int64_t db_bytes = 0;   // main file size on disk
+  int64_t wal_bytes = 0;  // -wal file size on disk
+  int64_t page_size = 0;
+  int64_t page_count = 0;
+  int64_t freelist_pages = 0;
+  int64_t max_bytes = 0;  // the configured cap (0 = none)
+  int64_t frames = 0;
+  std::optional<int64_t> oldest_ns;  // realtime of the oldest / newest raw frame
+  std::optional<int64_t> newest_ns;
+  std::optional<uint64_t> first_seq;
+  std::optional<uint64_t> last_seq;
+  int64_t rollup_rows = 0;
+  int64_t channels = 0;
+  int64_t windows = 0;
+  WriterState state = WriterState::kIdle;
+  uint64_t queued_frames = 0;
+  uint64_t commits = 0;
+  uint64_t failed_commits = 0;   // commit attempts that failed (incl. retried ones)
+  uint64_t dropped_batches = 0;  // batches given up
+  uint64_t dropped_frames = 0;   // frames lost: in dropped batches or queue overflow
+  uint64_t trimmed_frames = 0;   // raw frames deleted to honour max_bytes
+  uint64_t trimmed_rollup_rows = 0;
+  uint64_t expired_frames = 0;  // raw frames deleted by raw_retention
+  uint64_t counter_resets = 0;  // see invariant 8
+  std::string last_error;
+};
+
+class RingStore {
+ public:
+  // Opens or creates the store at `path` and starts its writer thread.
+  static Result<std::unique_ptr<RingStore>> Open(const std::string& path, RingStoreOptions options);
+  // Close()s.
+  ~RingStore();
+  RingStore(const RingStore&) = delete;
+  RingStore& operator=(const RingStore&) = delete;
+
+  // Drains the queue, writes the open rollup period, checkpoints and stops
+  // the writer. Idempotent. Returns the last write error, if any.
+  Status Close();
+
+  // ---- Writing (asynchronous, applied in call order) ----
+
+  // Declares the channels that following frames are indexed by (Frame
+  // values[i] belongs to the channel with id i). New keys get new store
+  // ids; known keys keep theirs (their description is updated).
+  void SetInventory(const Inventory& inventory);
+  // Queues a frame; returns the seq it will be stored under (0 if dropped:
+  // queue full or store closed). Never blocks on I/O.
+  uint64_t Append(Frame frame);
+  // Commits everything queued before this call. Returns the error of a
+  // batch that could not be written, if any.
+  Status Flush();
+  // The seq the next Append will get (at least MAX(seq)+1 of the file).
+  uint64_t next_seq() const;
+
+  // ---- Windows (synchronous: committed when they return) ----
+
+  Result<int64_t> BeginWindow(const std::string& label, int64_t start_ns);
+  Status EndWindow(int64_t id, int64_t end_ns);
+  Result<int64_t> AddWindow(const std::string& label, int64_t start_ns, int64_t end_ns);
+  Result<std::optional<Window>> GetWindow(int64_t id);
+  // Windows overlapping [from_ns, to_ns), by start time.
+  Result<std::vector<Window>> ListWindows(int64_t from_ns, int64_t to_ns);
+
+  // ---- Reading (committed data only; call Flush() first to see queued frames) ----
+
+  Result<std::vector<StoredChannel>> Channels();
+  // The newest frame (at most one), with all channels or the given keys.
+  Result<FrameSet> Latest(const std::vector<std::string>& keys = {});
+  // Frames with from_ns <= realtime_ns < to_ns in time order (seq order for
+  // equal times), at most `limit` of them (0 = no limit), oldest first.
+  // `keys` selects columns (empty = every channel). An unknown key is an
+  // error.
+  Result<FrameSet> Range(int64_t from_ns, int64_t to_ns, const std::vector<std::string>& keys,
+                         size_t limit);
+  // One channel downsampled to steps [from + k*step, from + (k+1)*step).
+  // Steps without a value are left out. From the rollup tier, each period's
+  // row counts in the step that holds the period's start.
+  Result<std::vector<Bucket>> Downsample(const std::string& key, int64_t from_ns, int64_t to_ns,
+                                         int64_t step_ns, Tier tier = Tier::kAuto);
+  // A counter channel's value at realtime t, interpolated linearly between
+  // the stored values around t (raw tier; the rollup tier, at period
+  // precision, for times older than the raw tier). nullopt outside the data.
+  Result<std::optional<double>> CounterAt(const std::string& key, int64_t realtime_ns);
+  // CounterAt(t1) - CounterAt(t0): energy in mJ for an energy channel.
+  Result<std::optional<double>> EnergyBetween(const std::string& key, int64_t t0_ns, int64_t t1_ns);
+  // The last stored value of every counter channel, to seed the energy
+  // integrator after a restart.
+  Result<std::map<std::string, int64_t>> LastCounters();
+  Result<StoreStats> Stats();
+  // PRAGMA integrity_check (reads the whole file).
+  Status IntegrityCheck();
+
+  // Test hook: sets PRAGMA max_page_count on the writer's connection (ring
+  // trimming is not applied to this limit), to simulate a full disk.
+  Status SetMaxPageCountForTesting(int64_t pages);
+
+  class Impl;
+
+ private:
+  explicit RingStore(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace edgemon::store

@@ -1,0 +1,1120 @@
+// RingStore against real SQLite files in a scratch directory: round trips,
+// seq continuity, inventory changes, both retentions, the rollup tier,
+// counters, windows, bad files, a full disk and kill -9.
+#include <fcntl.h>
+#include <signal.h>
+#include <sqlite3.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <random>
+#include <thread>
+
+#include <gtest/gtest.h>
+
+#include "frame_codec.h"
+#include "ring_store.h"
+
+namespace edgemon::store {
+namespace {
+
+constexpr int64_t kSec = 1'000'000'000;
+constexpr int64_t kT0 = 28'333'333 * 60 * kSec;  // a round minute (2023-11-14)
+
+class TempDir {
+ public:
+  TempDir() {
+    char tmpl[] = "/tmp/edgemon-store-test-XXXXXX";
+    char* p = mkdtemp(tmpl);
+    if (p) path_ = p;
+  }
+  ~TempDir() {
+    std::error_code ec;
+    std::filesystem::remove_all(path_, ec);
+  }
+  std::string File(const std::string& name) const { return path_ + "/" + name; }
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+};
+
+int64_t FileBytes(const std::string& path) {
+  struct stat st {};
+  return stat(path.c_str(), &st) == 0 ? static_cast<int64_t>(st.st_size) : -1;
+}
+
+std::string ReadAll(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+void WriteAll(const std::string& path, const std::string& bytes) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  out << bytes;
+}
+
+Channel Ch(ChannelId id, Kind kind, std::string name, Field field, uint32_t flags = 0) {
+  Channel c;
+  c.id = id;
+  c.kind = kind;
+  c.name = std::move(name);
+  c.field = field;
+  c.unit = UnitOf(field);
+  c.flags = flags;
+  return c;
+}
+
+Frame MakeFrame(int64_t realtime_ns, std::vector<Value> values, uint64_t seq = 0) {
+  Frame f;
+  f.seq = seq;
+  f.realtime_ns = realtime_ns;
+  f.boottime_ns = realtime_ns - kT0 + 42 * kSec;
+  f.values = std::move(values);
+  return f;
+}
+
+RingStoreOptions Fast() {
+  RingStoreOptions o;
+  o.batch_frames = 64;
+  o.commit_interval_ms = 5;
+  return o;
+}
+
+std::unique_ptr<RingStore> MustOpen(const std::string& path, RingStoreOptions o = Fast()) {
+  auto r = RingStore::Open(path, std::move(o));
+  if (!r.ok()) {
+    ADD_FAILURE() << "Open(" << path << "): " << r.error();
+    return nullptr;
+  }
+  return std::move(r.value());
+}
+
+// An AGX-Orin-like inventory of ~150 channels, with plausible values.
+Inventory BigInventory() {
+  Inventory inv;
+  auto add = [&](Kind k, std::string name, Field f, uint32_t flags = 0) {
+    inv.channels.push_back(
+        Ch(static_cast<ChannelId>(inv.channels.size()), k, std::move(name), f, flags));
+  };
+  for (int c = -1; c < 12; ++c) {
+    std::string n = c < 0 ? "cpu" : "cpu" + std::to_string(c);
+    for (Field f : {Field::kLoad, Field::kFreq, Field::kFreqMin, Field::kFreqMax, Field::kOnline}) {
+      add(Kind::kCpu, n, f);
+    }
+  }
+  for (Field f : {Field::kLoad, Field::kFreq, Field::kFreqMin, Field::kFreqMax, Field::kState}) {
+    add(Kind::kGpu, "gpu", f);
+  }
+  for (Field f : {Field::kFreq, Field::kFreqMin, Field::kFreqMax, Field::kLoad}) {
+    add(Kind::kEmc, "emc", f);
+  }
+  for (Field f : {Field::kTotal, Field::kUsed, Field::kFree, Field::kAvailable, Field::kBuffers,
+                  Field::kCached, Field::kShared, Field::kLfbBlocks, Field::kLfbSize}) {
+    add(Kind::kMemory, "ram", f);
+  }
+  for (Field f : {Field::kTotal, Field::kUsed, Field::kCached}) add(Kind::kSwap, "swap", f);
+  for (const char* z :
+       {"cpu-thermal", "gpu-thermal", "cv0-thermal", "cv1-thermal", "cv2-thermal", "soc0-thermal",
+        "soc1-thermal", "soc2-thermal", "tj-thermal", "tboard", "tdiode"}) {
+    add(Kind::kThermal, z, Field::kTemp);
+  }
+  for (const char* r : {"VDD_GPU_SOC", "VDD_CPU_CV", "VIN_SYS_5V0", "VDDQ_VDD2_1V8AO"}) {
+    add(Kind::kRail, r, Field::kPower);
+    add(Kind::kRail, r, Field::kVoltage);
+    add(Kind::kRail, r, Field::kCurrent);
+    add(Kind::kRail, r, Field::kEnergy, kFlagCounter | kFlagDerived);
+  }
+  for (const char* e :
+       {"NVENC", "NVDEC", "NVJPG", "NVJPG1", "VIC", "DLA0", "DLA1", "PVA0", "OFA", "APE", "SE"}) {
+    add(Kind::kEngine, e, Field::kState);
+    add(Kind::kEngine, e, Field::kFreq);
+  }
+  add(Kind::kFan, "pwmfan", Field::kDuty);
+  add(Kind::kFan, "pwmfan", Field::kSpeed);
+  add(Kind::kBoard, "nvpmodel", Field::kMode);
+  for (Field f : {Field::kFreq, Field::kFreqMin, Field::kFreqMax}) {
+    add(Kind::kDevfreq, "15340000.vic", f);
+    add(Kind::kDevfreq, "15480000.nvdec", f);
+  }
+  return inv;
+}
+
+std::vector<Value> BigValues(const Inventory& inv, uint64_t i, std::mt19937_64& rng) {
+  std::vector<Value> v(inv.channels.size());
+  for (const auto& c : inv.channels) {
+    int64_t x = 0;
+    auto r = [&](int64_t lo, int64_t hi) {
+      return lo + static_cast<int64_t>(rng() % static_cast<uint64_t>(hi - lo + 1));
+    };
+    switch (c.field) {
+      case Field::kLoad:
+        x = r(0, 1000);
+        break;
+      case Field::kFreq:
+        x = r(115200, 2201600);
+        break;
+      case Field::kFreqMin:
+        x = 115200;
+        break;
+      case Field::kFreqMax:
+        x = 2201600;
+        break;
+      case Field::kOnline:
+      case Field::kState:
+        x = r(0, 1);
+        break;
+      case Field::kTemp:
+        x = r(38000, 62000);
+        break;
+      case Field::kPower:
+        x = r(400, 15000);
+        break;
+      case Field::kVoltage:
+        x = r(4980, 5020);
+        break;
+      case Field::kCurrent:
+        x = r(80, 3000);
+        break;
+      case Field::kEnergy:
+        x = static_cast<int64_t>(i) * 5000 + 1'000'000;
+        break;
+      case Field::kTotal:
+        x = 63'000'000;
+        break;
+      case Field::kUsed:
+        x = r(4'000'000, 30'000'000);
+        break;
+      case Field::kDuty:
+        x = r(0, 1000);
+        break;
+      case Field::kSpeed:
+        x = r(0, 6000);
+        break;
+      case Field::kMode:
+        x = 0;
+        break;
+      default:
+        x = r(0, 60'000'000);
+        break;
+    }
+    v[c.id] = x;
+  }
+  return v;
+}
+
+// ---------------------------------------------------------------- codec
+
+TEST(FrameCodec, RoundTripsSparseValuesAndExtremes) {
+  std::vector<std::pair<uint32_t, int64_t>> in = {
+      {1, 0}, {2, -1}, {3, INT64_MIN}, {7, INT64_MAX}, {8, 45000}, {300, 2201600}, {301, -256000}};
+  std::string blob;
+  ASSERT_TRUE(EncodeFrame(in, blob));
+  std::vector<std::pair<uint32_t, int64_t>> out;
+  ASSERT_TRUE(ForEachValue(blob, [&](uint32_t id, int64_t v) { out.emplace_back(id, v); }));
+  EXPECT_EQ(out, in);
+  for (uint32_t id = 0; id < 310; ++id) {
+    std::optional<int64_t> v;
+    ASSERT_TRUE(FindValue(blob, id, v));
+    auto it = std::find_if(in.begin(), in.end(), [&](const auto& p) { return p.first == id; });
+    if (it == in.end()) {
+      EXPECT_FALSE(v) << id;
+    } else {
+      EXPECT_EQ(v, it->second) << id;
+    }
+  }
+  // A full frame of small values costs one byte each plus a 3-byte header.
+  std::vector<std::pair<uint32_t, int64_t>> dense;
+  for (uint32_t id = 1; id <= 100; ++id) dense.emplace_back(id, 5);
+  blob.clear();
+  ASSERT_TRUE(EncodeFrame(dense, blob));
+  EXPECT_EQ(blob.size(), 1u + 2u + 100u);
+  std::string empty;
+  ASSERT_TRUE(EncodeFrame({}, empty));
+  EXPECT_TRUE(empty.empty());
+  EXPECT_FALSE(EncodeFrame({{3, 1}, {3, 2}}, blob));
+}
+
+TEST(FrameCodec, MalformedBlobsAreRejectedWithoutOverrun) {
+  std::vector<std::pair<uint32_t, int64_t>> in;
+  for (uint32_t id = 1; id < 60; id += (id % 5 == 0) ? 3 : 1) in.emplace_back(id, id * 100003);
+  std::string blob;
+  ASSERT_TRUE(EncodeFrame(in, blob));
+  // Every truncation is either a clean prefix or rejected, never a crash.
+  for (size_t n = 1; n < blob.size(); ++n) {
+    std::string cut = blob.substr(0, n);
+    (void)ForEachValue(cut, [](uint32_t, int64_t) {});
+    std::optional<int64_t> v;
+    (void)FindValue(cut, 59, v);
+  }
+  EXPECT_FALSE(ForEachValue(std::string("\x02\x01\x01\x02", 4), [](uint32_t, int64_t) {}));
+  std::mt19937 rng(7);
+  for (int i = 0; i < 2000; ++i) {
+    std::string junk(rng() % 40, '\0');
+    for (auto& c : junk) c = static_cast<char>(rng());
+    (void)ForEachValue(junk, [](uint32_t, int64_t) {});
+    std::optional<int64_t> v;
+    (void)FindValue(junk, rng() % 100, v);
+  }
+}
+
+// ---------------------------------------------------------------- basics
+
+Inventory SmallInventory() {
+  Inventory inv;
+  inv.channels = {Ch(0, Kind::kCpu, "cpu0", Field::kLoad),
+                  Ch(1, Kind::kThermal, "cpu-thermal", Field::kTemp),
+                  Ch(2, Kind::kRail, "VDD_IN", Field::kPower, kFlagInputRail),
+                  Ch(3, Kind::kMemory, "ram", Field::kUsed)};
+  inv.channels[1].trips = {{"passive", 95000}, {"critical", 105000}};
+  inv.channels[1].max = 105000;
+  inv.channels[2].device = "ina3221 1-0040";
+  inv.channels[2].attrs = {{"label", "VDD_IN"}};
+  return inv;
+}
+
+TEST(RingStore, RoundTripKeepsAbsentValuesAbsentAndZeroZero) {
+  TempDir dir;
+  auto s = MustOpen(dir.File("a.db"));
+  ASSERT_TRUE(s);
+  s->SetInventory(SmallInventory());
+  EXPECT_EQ(s->Append(MakeFrame(kT0, {500, 45000, 0, INT64_MAX})), 1u);
+  EXPECT_EQ(s->Append(MakeFrame(kT0 + kSec, {std::nullopt, -5000, std::nullopt, 1})), 2u);
+  EXPECT_EQ(s->Append(MakeFrame(kT0 + 2 * kSec,
+                                {std::nullopt, std::nullopt, std::nullopt, std::nullopt})),
+            3u);
+  ASSERT_TRUE(s->Flush().ok());
+
+  auto all = s->Range(kT0, kT0 + 10 * kSec, {}, 0);
+  ASSERT_TRUE(all.ok()) << all.error();
+  ASSERT_EQ(all->channels.size(), 4u);
+  EXPECT_EQ(all->channels[0].key, "cpu/cpu0/load");
+  EXPECT_EQ(all->channels[1].channel.trips.size(), 2u);
+  EXPECT_EQ(all->channels[1].channel.trips[1].temp_mc, 105000);
+  EXPECT_EQ(all->channels[1].channel.max, 105000);
+  EXPECT_EQ(all->channels[2].channel.device, "ina3221 1-0040");
+  EXPECT_EQ(all->channels[2].channel.flags, kFlagInputRail);
+  ASSERT_EQ(all->channels[2].channel.attrs.size(), 1u);
+  EXPECT_EQ(all->channels[2].channel.attrs[0].second, "VDD_IN");
+  ASSERT_EQ(all->frames.size(), 3u);
+  const auto& f0 = all->frames[0];
+  EXPECT_EQ(f0.seq, 1u);
+  EXPECT_EQ(f0.realtime_ns, kT0);
+  EXPECT_EQ(f0.boottime_ns, 42 * kSec);
+  EXPECT_EQ(f0.values, (std::vector<Value>{500, 45000, 0, INT64_MAX}));
+  EXPECT_EQ(all->frames[1].values, (std::vector<Value>{std::nullopt, -5000, std::nullopt, 1}));
+  EXPECT_EQ(all->frames[2].values, std::vector<Value>(4));
+  EXPECT_FALSE(all->truncated);
+
+  // A subset, in the order asked for.
+  auto sub = s->Range(kT0, kT0 + 10 * kSec, {"rail/VDD_IN/power", "cpu/cpu0/load"}, 2);
+  ASSERT_TRUE(sub.ok()) << sub.error();
+  ASSERT_EQ(sub->channels.size(), 2u);
+  EXPECT_EQ(sub->channels[0].key, "rail/VDD_IN/power");
+  EXPECT_EQ(sub->channels[0].channel.id, 0u);
+  ASSERT_EQ(sub->frames.size(), 2u);
+  EXPECT_TRUE(sub->truncated);
+  EXPECT_EQ(sub->frames[0].values, (std::vector<Value>{0, 500}));
+  EXPECT_EQ(sub->frames[1].values, (std::vector<Value>{std::nullopt, std::nullopt}));
+
+  // Half-open range.
+  auto one = s->Range(kT0 + kSec, kT0 + 2 * kSec, {}, 0);
+  ASSERT_TRUE(one.ok());
+  ASSERT_EQ(one->frames.size(), 1u);
+  EXPECT_EQ(one->frames[0].seq, 2u);
+
+  auto latest = s->Latest({"thermal/cpu-thermal/temp"});
+  ASSERT_TRUE(latest.ok());
+  ASSERT_EQ(latest->frames.size(), 1u);
+  EXPECT_EQ(latest->frames[0].seq, 3u);
+
+  auto bad = s->Range(kT0, kT0 + kSec, {"cpu/cpu9/load"}, 0);
+  EXPECT_FALSE(bad.ok());
+  EXPECT_NE(bad.error().find("unknown channel"), std::string::npos);
+}
+
+TEST(RingStore, SeqContinuesAfterReopen) {
+  TempDir dir;
+  const auto path = dir.File("seq.db");
+  {
+    auto s = MustOpen(path);
+    ASSERT_TRUE(s);
+    s->SetInventory(SmallInventory());
+    for (int i = 0; i < 5; ++i) {
+      EXPECT_EQ(s->Append(MakeFrame(kT0 + i * kSec, {i, 1, 2, 3})), static_cast<uint64_t>(i + 1));
+    }
+    EXPECT_EQ(s->next_seq(), 6u);
+  }
+  {
+    auto s = MustOpen(path);
+    ASSERT_TRUE(s);
+    EXPECT_EQ(s->next_seq(), 6u);
+    s->SetInventory(SmallInventory());
+    EXPECT_EQ(s->Append(MakeFrame(kT0 + 10 * kSec, {1, 1, 1, 1})), 6u);
+    // A frame may carry a larger seq (the sampler's); a smaller one is raised.
+    EXPECT_EQ(s->Append(MakeFrame(kT0 + 11 * kSec, {1, 1, 1, 1}, 100)), 100u);
+    EXPECT_EQ(s->Append(MakeFrame(kT0 + 12 * kSec, {1, 1, 1, 1}, 50)), 101u);
+  }
+  auto s = MustOpen(path);
+  ASSERT_TRUE(s);
+  EXPECT_EQ(s->next_seq(), 102u);
+  auto st = s->Stats();
+  ASSERT_TRUE(st.ok());
+  EXPECT_EQ(st->frames, 8);
+  EXPECT_EQ(st->first_seq, 1u);
+  EXPECT_EQ(st->last_seq, 101u);
+  auto latest = s->Latest();
+  ASSERT_TRUE(latest.ok());
+  ASSERT_EQ(latest->frames.size(), 1u);
+  EXPECT_EQ(latest->frames[0].seq, 101u);
+  EXPECT_EQ(latest->frames[0].realtime_ns, kT0 + 12 * kSec);
+}
+
+TEST(RingStore, InventoryChangeKeepsHistoryAndIds) {
+  TempDir dir;
+  const auto path = dir.File("inv.db");
+  Inventory a;
+  a.channels = {Ch(0, Kind::kRail, "VDD_IN", Field::kPower),
+                Ch(1, Kind::kThermal, "cpu-thermal", Field::kTemp)};
+  a.channels[0].device = "ina3221 1-0040";
+  Inventory b;  // a new sensor first, the old ones moved and one re-described
+  b.channels = {Ch(0, Kind::kFan, "pwmfan", Field::kSpeed),
+                Ch(1, Kind::kRail, "VDD_IN", Field::kPower),
+                Ch(2, Kind::kThermal, "cpu-thermal", Field::kTemp)};
+  b.channels[1].device = "ina3221 1-0041";
+  {
+    auto s = MustOpen(path);
+    ASSERT_TRUE(s);
+    s->SetInventory(a);
+    s->Append(MakeFrame(kT0, {1, 2}));
+    s->SetInventory(b);
+    s->Append(MakeFrame(kT0 + kSec, {30, 10, 20}));
+  }
+  Inventory c;  // after a restart only the thermal zone remains
+  c.channels = {Ch(0, Kind::kThermal, "cpu-thermal", Field::kTemp)};
+  auto s = MustOpen(path);
+  ASSERT_TRUE(s);
+  s->SetInventory(c);
+  s->Append(MakeFrame(kT0 + 2 * kSec, {200}));
+  ASSERT_TRUE(s->Flush().ok());
+
+  auto chans = s->Channels();
+  ASSERT_TRUE(chans.ok());
+  ASSERT_EQ(chans->size(), 3u);
+  EXPECT_EQ((*chans)[0].key, "rail/VDD_IN/power");
+  EXPECT_EQ((*chans)[0].store_id, 1);
+  EXPECT_EQ((*chans)[0].channel.device, "ina3221 1-0041");  // updated in place
+  EXPECT_EQ((*chans)[1].key, "thermal/cpu-thermal/temp");
+  EXPECT_EQ((*chans)[1].store_id, 2);
+  EXPECT_EQ((*chans)[2].key, "fan/pwmfan/speed");
+  EXPECT_EQ((*chans)[2].store_id, 3);
+
+  auto r = s->Range(kT0, kT0 + 3 * kSec, {}, 0);
+  ASSERT_TRUE(r.ok()) << r.error();
+  ASSERT_EQ(r->frames.size(), 3u);
+  EXPECT_EQ(r->frames[0].values, (std::vector<Value>{1, 2, std::nullopt}));
+  EXPECT_EQ(r->frames[1].values, (std::vector<Value>{10, 20, 30}));
+  EXPECT_EQ(r->frames[2].values, (std::vector<Value>{std::nullopt, 200, std::nullopt}));
+}
+
+// ---------------------------------------------------------------- retention
+
+TEST(RingStore, DurationRetentionOfRawRollupAndWindows) {
+  TempDir dir;
+  auto o = Fast();
+  o.raw_retention_ns = 100 * kSec;
+  o.rollup_period_ns = 10 * kSec;
+  o.rollup_retention_ns = 300 * kSec;
+  auto s = MustOpen(dir.File("ret.db"), o);
+  ASSERT_TRUE(s);
+  Inventory inv;
+  inv.channels = {Ch(0, Kind::kCpu, "cpu", Field::kLoad)};
+  s->SetInventory(inv);
+  auto old_window = s->AddWindow("old", kT0 - 100 * kSec, kT0 - 50 * kSec);
+  auto open_window = s->BeginWindow("open", kT0 - 100 * kSec);
+  auto recent_window = s->AddWindow("recent", kT0 + 500 * kSec, kT0 + 550 * kSec);
+  ASSERT_TRUE(old_window.ok() && open_window.ok() && recent_window.ok());
+  for (int i = 0; i < 600; ++i) s->Append(MakeFrame(kT0 + i * kSec, {i}));
+  ASSERT_TRUE(s->Flush().ok());
+
+  const int64_t newest = kT0 + 599 * kSec;
+  auto st = s->Stats();
+  ASSERT_TRUE(st.ok());
+  EXPECT_EQ(st->newest_ns, newest);
+  EXPECT_EQ(st->oldest_ns, newest - 100 * kSec);  // exactly the retention
+  EXPECT_EQ(st->frames, 101);
+  EXPECT_EQ(st->expired_frames, 499u);
+  // Rollup rows of closed periods starting at or after newest - 300 s:
+  // t = 300, 310, ..., 580 (the period at 590 is still open).
+  EXPECT_EQ(st->rollup_rows, 29);
+  auto rows = s->Downsample("cpu/cpu/load", kT0, kT0 + 590 * kSec, 10 * kSec, Tier::kRollup);
+  ASSERT_TRUE(rows.ok()) << rows.error();
+  ASSERT_EQ(rows->size(), 29u);
+  EXPECT_EQ(rows->front().t_ns, kT0 + 300 * kSec);
+  EXPECT_EQ(rows->front().min, 300);
+  EXPECT_EQ(rows->front().max, 309);
+  // Windows: the one that ended long ago is gone, the open one stays.
+  auto w = s->ListWindows(INT64_MIN, INT64_MAX);
+  ASSERT_TRUE(w.ok());
+  ASSERT_EQ(w->size(), 2u);
+  EXPECT_EQ((*w)[0].label, "open");
+  EXPECT_EQ((*w)[1].label, "recent");
+  auto gone = s->GetWindow(*old_window);
+  ASSERT_TRUE(gone.ok());
+  EXPECT_FALSE(gone->has_value());
+}
+
+TEST(RingStore, MaxSizeIsNeverExceededAndOldestFramesGo) {
+  TempDir dir;
+  const auto path = dir.File("cap.db");
+  const int64_t cap = 2 << 20;
+  auto o = Fast();
+  o.max_bytes = cap;
+  o.batch_frames = 200;
+  auto s = MustOpen(path, o);
+  ASSERT_TRUE(s);
+  Inventory inv = BigInventory();
+  s->SetInventory(inv);
+  std::mt19937_64 rng(1);
+  const int kFrames = 12000;
+  int64_t max_db = 0, max_wal = 0;
+  for (int i = 0; i < kFrames; ++i) {
+    s->Append(MakeFrame(kT0 + i * kSec, BigValues(inv, static_cast<uint64_t>(i), rng)));
+    if (i % 500 == 499) {
+      ASSERT_TRUE(s->Flush().ok());
+      max_db = std::max(max_db, FileBytes(path));
+      max_wal = std::max(max_wal, FileBytes(path + "-wal"));
+      auto st = s->Stats();
+      ASSERT_TRUE(st.ok());
+      ASSERT_LE(st->page_count * st->page_size, cap);
+      ASSERT_LE(st->db_bytes, cap);
+    }
+  }
+  auto st = s->Stats();
+  ASSERT_TRUE(st.ok());
+  EXPECT_GT(st->trimmed_frames, 0u);
+  EXPECT_EQ(st->last_seq, static_cast<uint64_t>(kFrames));
+  ASSERT_TRUE(st->first_seq.has_value());
+  EXPECT_GT(*st->first_seq, 1u);
+  // The ring holds a contiguous tail of the frames.
+  EXPECT_EQ(st->frames, static_cast<int64_t>(*st->last_seq - *st->first_seq + 1));
+  EXPECT_GT(st->frames, 1000);
+  EXPECT_EQ(st->dropped_batches, 0u);
+  EXPECT_TRUE(s->IntegrityCheck().ok());
+  auto first = s->Range(kT0, kT0 + 10 * kSec, {}, 0);
+  ASSERT_TRUE(first.ok());
+  EXPECT_TRUE(first->frames.empty());  // the oldest frames were dropped
+  ASSERT_TRUE(s->Close().ok());
+  EXPECT_LE(FileBytes(path), cap);
+  EXPECT_LE(max_db, cap);
+  RecordProperty("max_wal_bytes", std::to_string(max_wal));
+  EXPECT_LT(max_wal, cap);
+
+  // Lowering the cap shrinks the file at the next open.
+  o.max_bytes = 1 << 20;
+  auto small = MustOpen(path, o);
+  ASSERT_TRUE(small);
+  EXPECT_LE(FileBytes(path), 1 << 20);
+  auto st2 = small->Stats();
+  ASSERT_TRUE(st2.ok());
+  EXPECT_LT(st2->frames, st->frames);
+  EXPECT_EQ(st2->last_seq, static_cast<uint64_t>(kFrames));
+  EXPECT_TRUE(small->IntegrityCheck().ok());
+}
+
+// ---------------------------------------------------------------- rollup
+
+struct Expect {
+  int64_t count = 0, min = INT64_MAX, max = INT64_MIN;
+  double sum = 0;
+};
+
+TEST(RingStore, RollupHoldsExactMinAvgMaxPerPeriod) {
+  TempDir dir;
+  const auto path = dir.File("roll.db");
+  Inventory inv;
+  inv.channels = {Ch(0, Kind::kThermal, "tj-thermal", Field::kTemp)};
+  std::map<int64_t, Expect> expect;  // by period start
+  auto value = [](int i) -> Value {
+    if (i % 7 == 3) return std::nullopt;
+    return (i * 37) % 101 - 50;
+  };
+  {
+    auto s = MustOpen(path);
+    ASSERT_TRUE(s);
+    s->SetInventory(inv);
+    for (int i = 0; i < 180; ++i) {
+      Value v = value(i);
+      s->Append(MakeFrame(kT0 + i * kSec, {v}));
+      if (!v) continue;
+      auto& e = expect[kT0 + (i / 60) * 60 * kSec];
+      e.count++;
+      e.min = std::min(e.min, *v);
+      e.max = std::max(e.max, *v);
+      e.sum += static_cast<double>(*v);
+    }
+    ASSERT_TRUE(s->Flush().ok());
+    // Two closed periods come from the rollup tier, the open one from raw.
+    for (Tier tier : {Tier::kRollup, Tier::kRaw, Tier::kAuto}) {
+      auto b = s->Downsample("thermal/tj-thermal/temp", kT0, kT0 + 180 * kSec, 60 * kSec, tier);
+      ASSERT_TRUE(b.ok()) << b.error();
+      ASSERT_EQ(b->size(), 3u);
+      for (const auto& bucket : *b) {
+        const auto& e = expect.at(bucket.t_ns);
+        EXPECT_EQ(bucket.count, e.count);
+        EXPECT_EQ(bucket.min, e.min);
+        EXPECT_EQ(bucket.max, e.max);
+        EXPECT_DOUBLE_EQ(bucket.avg, e.sum / static_cast<double>(e.count));
+      }
+    }
+  }
+  // Close wrote the open period: the table itself holds all three.
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READONLY, nullptr), SQLITE_OK);
+  sqlite3_stmt* st = nullptr;
+  ASSERT_EQ(sqlite3_prepare_v2(db, "SELECT t_ns, count, min, max, sum FROM rollup ORDER BY t_ns",
+                               -1, &st, nullptr),
+            SQLITE_OK);
+  int rows = 0;
+  while (sqlite3_step(st) == SQLITE_ROW) {
+    const auto& e = expect.at(sqlite3_column_int64(st, 0));
+    EXPECT_EQ(sqlite3_column_int64(st, 1), e.count);
+    EXPECT_EQ(sqlite3_column_int64(st, 2), e.min);
+    EXPECT_EQ(sqlite3_column_int64(st, 3), e.max);
+    EXPECT_EQ(static_cast<double>(sqlite3_column_int64(st, 4)), e.sum);
+    ++rows;
+  }
+  sqlite3_finalize(st);
+  sqlite3_close(db);
+  EXPECT_EQ(rows, 3);
+}
+
+TEST(RingStore, RollupRebuildsTheOpenPeriodAfterACrash) {
+  // Frames committed but the process gone before the period closed: the
+  // rows must still count every frame exactly once.
+  TempDir dir;
+  const auto path = dir.File("crash.db");
+  Inventory inv;
+  inv.channels = {Ch(0, Kind::kCpu, "cpu", Field::kLoad)};
+  pid_t pid = fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    auto r = RingStore::Open(path, Fast());
+    if (!r.ok()) _exit(2);
+    auto& s = *r.value();
+    s.SetInventory(inv);
+    for (int i = 0; i < 90; ++i) s.Append(MakeFrame(kT0 + i * kSec, {i}));
+    _exit(s.Flush().ok() ? 0 : 3);  // no Close: the open period is lost with the process
+  }
+  int status = 0;
+  waitpid(pid, &status, 0);
+  ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << status;
+  {
+    auto s = MustOpen(path);
+    ASSERT_TRUE(s);
+    s->SetInventory(inv);
+    for (int i = 90; i < 130; ++i) s->Append(MakeFrame(kT0 + i * kSec, {i}));
+  }
+  auto s = MustOpen(path);
+  ASSERT_TRUE(s);
+  auto b = s->Downsample("cpu/cpu/load", kT0, kT0 + 180 * kSec, 60 * kSec, Tier::kRollup);
+  ASSERT_TRUE(b.ok()) << b.error();
+  ASSERT_EQ(b->size(), 3u);
+  EXPECT_EQ((*b)[0].count, 60);
+  EXPECT_EQ((*b)[1].count, 60);
+  EXPECT_EQ((*b)[1].min, 60);
+  EXPECT_EQ((*b)[1].max, 119);
+  EXPECT_DOUBLE_EQ((*b)[1].avg, 89.5);
+  EXPECT_EQ((*b)[2].count, 10);
+}
+
+TEST(RingStore, DownsampleReadsRawOrRollupTier) {
+  TempDir dir;
+  auto o = Fast();
+  o.raw_retention_ns = 600 * kSec;
+  o.rollup_period_ns = 60 * kSec;
+  o.batch_frames = 500;
+  auto s = MustOpen(dir.File("ds.db"), o);
+  ASSERT_TRUE(s);
+  Inventory inv;
+  inv.channels = {Ch(0, Kind::kRail, "VDD_IN", Field::kPower)};
+  s->SetInventory(inv);
+  for (int i = 0; i < 3600; ++i) s->Append(MakeFrame(kT0 + i * kSec, {i}));
+  ASSERT_TRUE(s->Flush().ok());
+  const std::string key = "rail/VDD_IN/power";
+
+  // Fine steps inside the raw tier: from raw frames.
+  auto fine = s->Downsample(key, kT0 + 3300 * kSec, kT0 + 3600 * kSec, 10 * kSec);
+  ASSERT_TRUE(fine.ok()) << fine.error();
+  ASSERT_EQ(fine->size(), 30u);
+  for (size_t k = 0; k < fine->size(); ++k) {
+    const auto& b = (*fine)[k];
+    int64_t first = 3300 + static_cast<int64_t>(k) * 10;
+    EXPECT_EQ(b.t_ns, kT0 + first * kSec);
+    EXPECT_EQ(b.count, 10);
+    EXPECT_EQ(b.min, first);
+    EXPECT_EQ(b.max, first + 9);
+    EXPECT_DOUBLE_EQ(b.avg, static_cast<double>(first) + 4.5);
+  }
+  // The whole hour at 5-minute steps: the raw tier holds only 10 minutes, so
+  // this comes from the rollup tier (plus the open minute from raw).
+  auto coarse = s->Downsample(key, kT0, kT0 + 3600 * kSec, 300 * kSec);
+  ASSERT_TRUE(coarse.ok()) << coarse.error();
+  ASSERT_EQ(coarse->size(), 12u);
+  for (size_t k = 0; k < coarse->size(); ++k) {
+    const auto& b = (*coarse)[k];
+    int64_t first = static_cast<int64_t>(k) * 300;
+    EXPECT_EQ(b.count, 300);
+    EXPECT_EQ(b.min, first);
+    EXPECT_EQ(b.max, first + 299);
+    EXPECT_DOUBLE_EQ(b.avg, static_cast<double>(first) + 149.5);
+  }
+  // The raw tier alone no longer knows the first 50 minutes.
+  auto raw_only = s->Downsample(key, kT0, kT0 + 3600 * kSec, 300 * kSec, Tier::kRaw);
+  ASSERT_TRUE(raw_only.ok());
+  ASSERT_EQ(raw_only->size(), 3u);
+  EXPECT_EQ((*raw_only)[0].count, 1);  // frame 2999 = newest - 600 s
+  EXPECT_EQ((*raw_only)[0].min, 2999);
+  EXPECT_EQ((*raw_only)[1].count, 300);
+  // Fine steps over old times: the rollup rows, one per minute.
+  auto old = s->Downsample(key, kT0, kT0 + 300 * kSec, 10 * kSec);
+  ASSERT_TRUE(old.ok());
+  ASSERT_EQ(old->size(), 5u);
+  EXPECT_EQ((*old)[1].t_ns, kT0 + 60 * kSec);
+  EXPECT_EQ((*old)[1].count, 60);
+
+  EXPECT_FALSE(s->Downsample("rail/nope/power", kT0, kT0 + kSec, kSec).ok());
+  EXPECT_FALSE(s->Downsample(key, kT0, kT0 + kSec, 0).ok());
+  EXPECT_FALSE(s->Downsample(key, 0, INT64_MAX, 1).ok());  // too many steps
+}
+
+// ---------------------------------------------------------------- counters
+
+TEST(RingStore, CounterAtInterpolatesAndEnergyIsASubtraction) {
+  TempDir dir;
+  auto s = MustOpen(dir.File("energy.db"));
+  ASSERT_TRUE(s);
+  Inventory inv;
+  inv.channels = {Ch(0, Kind::kRail, "VDD_IN", Field::kEnergy, kFlagCounter | kFlagDerived),
+                  Ch(1, Kind::kRail, "VDD_IN", Field::kPower)};
+  s->SetInventory(inv);
+  // 1 W: the counter gains 1000 mJ per second; i = 5 is missing.
+  for (int i = 0; i <= 100; ++i) {
+    Value e = i == 5 ? std::nullopt : Value(1000 * i);
+    s->Append(MakeFrame(kT0 + i * kSec, {e, 1000}));
+  }
+  ASSERT_TRUE(s->Flush().ok());
+  const std::string key = "rail/VDD_IN/energy";
+  auto at = [&](int64_t t) {
+    auto r = s->CounterAt(key, t);
+    EXPECT_TRUE(r.ok()) << r.error();
+    return r.ok() ? *r : std::nullopt;
+  };
+  EXPECT_EQ(at(kT0 + 2500 * int64_t{1'000'000}), 2500.0);
+  EXPECT_EQ(at(kT0 + 3 * kSec), 3000.0);
+  EXPECT_EQ(at(kT0 + 5500 * int64_t{1'000'000}), 5500.0);  // across the missing sample
+  EXPECT_EQ(at(kT0), 0.0);
+  EXPECT_FALSE(at(kT0 - 1));
+  EXPECT_FALSE(at(kT0 + 100 * kSec + 1));
+  auto e = s->EnergyBetween(key, kT0 + kSec / 2, kT0 + 10 * kSec + kSec / 4);
+  ASSERT_TRUE(e.ok());
+  ASSERT_TRUE(e->has_value());
+  EXPECT_DOUBLE_EQ(**e, 9750.0);
+  EXPECT_FALSE(s->EnergyBetween(key, kT0 + 2 * kSec, kT0 + kSec).ok());
+  EXPECT_FALSE(s->CounterAt("rail/VDD_IN/power", kT0).ok());  // not a counter
+  EXPECT_FALSE(s->CounterAt("rail/nope/energy", kT0).ok());
+
+  // The daemon restarts without seeding its integrator: the counter starts
+  // again from 0, the store keeps it non-decreasing.
+  ASSERT_TRUE(s->Close().ok());
+  s = MustOpen(dir.File("energy.db"));
+  ASSERT_TRUE(s);
+  s->SetInventory(inv);
+  for (int i = 101; i <= 103; ++i) s->Append(MakeFrame(kT0 + i * kSec, {1000 * (i - 101), 1000}));
+  ASSERT_TRUE(s->Flush().ok());
+  EXPECT_EQ(at(kT0 + 101 * kSec), 100000.0);
+  EXPECT_EQ(at(kT0 + 103 * kSec), 102000.0);
+  auto across = s->EnergyBetween(key, kT0 + 99 * kSec, kT0 + 103 * kSec);
+  ASSERT_TRUE(across.ok());
+  EXPECT_EQ(**across, 3000.0);  // 99..100 and 101..103; nothing invented for the gap
+  auto st = s->Stats();
+  ASSERT_TRUE(st.ok());
+  EXPECT_EQ(st->counter_resets, 1u);
+  auto last = s->LastCounters();
+  ASSERT_TRUE(last.ok());
+  EXPECT_EQ(*last, (std::map<std::string, int64_t>{{key, 102000}}));
+}
+
+TEST(RingStore, CounterAtFallsBackToTheRollupTier) {
+  TempDir dir;
+  auto o = Fast();
+  o.raw_retention_ns = 120 * kSec;
+  o.rollup_period_ns = 60 * kSec;
+  auto s = MustOpen(dir.File("energy2.db"), o);
+  ASSERT_TRUE(s);
+  Inventory inv;
+  inv.channels = {Ch(0, Kind::kRail, "VDD_CPU_CV", Field::kEnergy, kFlagCounter)};
+  s->SetInventory(inv);
+  for (int i = 0; i < 600; ++i) s->Append(MakeFrame(kT0 + i * kSec, {2000 * i}));  // 2 W
+  ASSERT_TRUE(s->Flush().ok());
+  const std::string key = "rail/VDD_CPU_CV/energy";
+  // Period starts are exact (the first sample of each minute is at its start).
+  auto e = s->EnergyBetween(key, kT0 + 60 * kSec, kT0 + 180 * kSec);
+  ASSERT_TRUE(e.ok()) << e.error();
+  ASSERT_TRUE(e->has_value());
+  EXPECT_DOUBLE_EQ(**e, 240000.0);
+  // Inside a period: within one sample of the truth.
+  auto mid = s->CounterAt(key, kT0 + 90 * kSec);
+  ASSERT_TRUE(mid.ok());
+  ASSERT_TRUE(mid->has_value());
+  EXPECT_NEAR(**mid, 180000.0, 2000.0);
+  // From the rollup tier into the raw tier.
+  auto span = s->EnergyBetween(key, kT0 + 120 * kSec, kT0 + 590 * kSec);
+  ASSERT_TRUE(span.ok());
+  EXPECT_DOUBLE_EQ(**span, 2000.0 * 470);
+}
+
+// ---------------------------------------------------------------- windows
+
+TEST(RingStore, WindowsCrud) {
+  TempDir dir;
+  const auto path = dir.File("win.db");
+  int64_t a = 0, b = 0;
+  {
+    auto s = MustOpen(path);
+    ASSERT_TRUE(s);
+    auto ra = s->BeginWindow("resnet50 fp16", kT0 + 10 * kSec);
+    ASSERT_TRUE(ra.ok()) << ra.error();
+    a = *ra;
+    auto g = s->GetWindow(a);
+    ASSERT_TRUE(g.ok() && g->has_value());
+    EXPECT_EQ((*g)->label, "resnet50 fp16");
+    EXPECT_EQ((*g)->start_ns, kT0 + 10 * kSec);
+    EXPECT_FALSE((*g)->end_ns);
+    ASSERT_TRUE(s->EndWindow(a, kT0 + 20 * kSec).ok());
+    g = s->GetWindow(a);
+    ASSERT_TRUE(g.ok() && g->has_value());
+    EXPECT_EQ((*g)->end_ns, kT0 + 20 * kSec);
+    EXPECT_FALSE(s->EndWindow(a, kT0 + 30 * kSec).ok());  // already ended
+    EXPECT_FALSE(s->EndWindow(9999, kT0).ok());           // no such window
+    auto rb = s->AddWindow("idle", kT0 + 30 * kSec, kT0 + 40 * kSec);
+    ASSERT_TRUE(rb.ok());
+    b = *rb;
+    EXPECT_NE(a, b);
+    EXPECT_FALSE(s->AddWindow("backwards", kT0 + 5 * kSec, kT0).ok());
+    auto c = s->BeginWindow("open", kT0 + 50 * kSec);
+    ASSERT_TRUE(c.ok());
+    EXPECT_FALSE(s->EndWindow(*c, kT0).ok());  // before its start
+    auto none = s->GetWindow(12345);
+    ASSERT_TRUE(none.ok());
+    EXPECT_FALSE(none->has_value());
+  }
+  auto s = MustOpen(path);
+  ASSERT_TRUE(s);
+  auto list = s->ListWindows(kT0 + 15 * kSec, kT0 + 35 * kSec);  // overlapping
+  ASSERT_TRUE(list.ok());
+  ASSERT_EQ(list->size(), 2u);
+  EXPECT_EQ((*list)[0].id, a);
+  EXPECT_EQ((*list)[1].id, b);
+  auto later = s->ListWindows(kT0 + 45 * kSec, kT0 + 1000 * kSec);  // the open one
+  ASSERT_TRUE(later.ok());
+  ASSERT_EQ(later->size(), 1u);
+  EXPECT_EQ((*later)[0].label, "open");
+  EXPECT_TRUE(s->ListWindows(kT0, kT0 + 10 * kSec)->empty());
+  auto d = s->AddWindow("after reopen", kT0, kT0 + 1);
+  ASSERT_TRUE(d.ok());
+  EXPECT_GT(*d, b);  // ids are never reused
+}
+
+// ---------------------------------------------------------------- bad files
+
+TEST(RingStore, GarbageFileIsAnErrorOrMovedAside) {
+  TempDir dir;
+  const auto path = dir.File("bad.db");
+  std::string garbage(10000, '\0');
+  std::mt19937 rng(3);
+  for (auto& c : garbage) c = static_cast<char>(rng());
+  WriteAll(path, garbage);
+
+  auto r = RingStore::Open(path, Fast());
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.error().find("not an SQLite database"), std::string::npos) << r.error();
+  EXPECT_EQ(ReadAll(path), garbage);  // untouched
+
+  auto o = Fast();
+  o.recreate_bad = true;
+  std::vector<StoreEvent> events;
+  o.on_event = [&](const StoreEvent& e) { events.push_back(e); };
+  auto s = MustOpen(path, o);
+  ASSERT_TRUE(s);
+  ASSERT_EQ(events.size(), 1u);
+  EXPECT_EQ(events[0].kind, StoreEvent::Kind::kRecreated);
+  std::string moved;
+  for (const auto& e : std::filesystem::directory_iterator(dir.path())) {
+    if (e.path().filename().string().rfind("bad.db.bad-", 0) == 0) moved = e.path().string();
+  }
+  ASSERT_FALSE(moved.empty());
+  EXPECT_EQ(ReadAll(moved), garbage);
+  EXPECT_NE(events[0].message.find(moved), std::string::npos);
+  s->SetInventory(SmallInventory());
+  s->Append(MakeFrame(kT0, {1, 2, 3, 4}));
+  ASSERT_TRUE(s->Flush().ok());
+  EXPECT_TRUE(s->IntegrityCheck().ok());
+}
+
+TEST(RingStore, CorruptPagesForeignAndNewerFilesAreRefused) {
+  TempDir dir;
+  // A real store with damaged pages.
+  const auto path = dir.File("corrupt.db");
+  {
+    auto s = MustOpen(path);
+    ASSERT_TRUE(s);
+    Inventory inv = BigInventory();
+    s->SetInventory(inv);
+    std::mt19937_64 rng(5);
+    for (int i = 0; i < 400; ++i) s->Append(MakeFrame(kT0 + i * kSec, BigValues(inv, 0, rng)));
+  }
+  std::string bytes = ReadAll(path);
+  ASSERT_GT(bytes.size(), 40000u);
+  for (size_t i = 3 * 4096; i < 7 * 4096; ++i) bytes[i] = static_cast<char>(0xA5);
+  WriteAll(path, bytes);
+  auto r = RingStore::Open(path, Fast());
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.error().find("corrupt"), std::string::npos) << r.error();
+  EXPECT_EQ(ReadAll(path), bytes);
+
+  // Someone else's SQLite database.
+  const auto foreign = dir.File("foreign.db");
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(foreign.c_str(), &db), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(db, "CREATE TABLE songs(title TEXT); INSERT INTO songs VALUES('x')",
+                         nullptr, nullptr, nullptr),
+            SQLITE_OK);
+  sqlite3_close(db);
+  auto f = RingStore::Open(foreign, Fast());
+  ASSERT_FALSE(f.ok());
+  EXPECT_NE(f.error().find("foreign"), std::string::npos) << f.error();
+  auto o = Fast();
+  o.recreate_bad = true;
+  EXPECT_TRUE(MustOpen(foreign, o));
+  EXPECT_TRUE(std::any_of(std::filesystem::directory_iterator(dir.path()), {}, [](const auto& e) {
+    return e.path().filename().string().rfind("foreign.db.bad-", 0) == 0;
+  }));
+
+  // A store from a newer edgemon is never moved aside.
+  const auto newer = dir.File("newer.db");
+  { EXPECT_TRUE(MustOpen(newer)); }
+  ASSERT_EQ(sqlite3_open(newer.c_str(), &db), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(db, "PRAGMA user_version=99", nullptr, nullptr, nullptr), SQLITE_OK);
+  sqlite3_close(db);
+  auto n = RingStore::Open(newer, o);
+  ASSERT_FALSE(n.ok());
+  EXPECT_NE(n.error().find("newer"), std::string::npos) << n.error();
+  EXPECT_GT(FileBytes(newer), 0);
+}
+
+TEST(RingStore, OptionsAreValidated) {
+  TempDir dir;
+  auto o = Fast();
+  o.max_bytes = 1000;
+  EXPECT_FALSE(RingStore::Open(dir.File("x.db"), o).ok());
+  o = Fast();
+  o.rollup_period_ns = 0;
+  EXPECT_FALSE(RingStore::Open(dir.File("x.db"), o).ok());
+  o = Fast();
+  o.rollup_retention_ns = -1;
+  EXPECT_FALSE(RingStore::Open(dir.File("x.db"), o).ok());
+  o = Fast();
+  o.batch_frames = 0;
+  EXPECT_FALSE(RingStore::Open(dir.File("x.db"), o).ok());
+  EXPECT_FALSE(RingStore::Open(dir.File("no/such/dir/x.db"), Fast()).ok());
+}
+
+// ---------------------------------------------------------------- disk full
+
+TEST(RingStore, FullDiskDropsBatchesKeepsAcceptingAndResumes) {
+  TempDir dir;
+  auto o = Fast();
+  o.batch_frames = 100;
+  std::vector<StoreEvent> events;
+  std::mutex events_mu;
+  o.on_event = [&](const StoreEvent& e) {
+    std::lock_guard lk(events_mu);
+    events.push_back(e);
+  };
+  auto s = MustOpen(dir.File("full.db"), o);
+  ASSERT_TRUE(s);
+  Inventory inv = BigInventory();
+  s->SetInventory(inv);
+  std::mt19937_64 rng(9);
+  uint64_t i = 0;
+  auto write = [&](int n) {
+    uint64_t seq = 0;
+    for (int k = 0; k < n; ++k, ++i) {
+      seq = s->Append(MakeFrame(kT0 + static_cast<int64_t>(i) * kSec, BigValues(inv, i, rng)));
+      EXPECT_NE(seq, 0u);  // always accepted
+    }
+    return seq;
+  };
+  write(100);
+  ASSERT_TRUE(s->Flush().ok());
+  auto st = s->Stats();
+  ASSERT_TRUE(st.ok());
+  // The disk is full: not one more page.
+  ASSERT_TRUE(s->SetMaxPageCountForTesting(st->page_count).ok());
+  int failures = 0;
+  for (int round = 0; round < 6; ++round) {
+    write(100);
+    if (!s->Flush().ok()) ++failures;
+  }
+  EXPECT_GE(failures, 5);
+  st = s->Stats();
+  ASSERT_TRUE(st.ok());
+  EXPECT_GE(st->dropped_batches, 5u);
+  EXPECT_GE(st->dropped_frames, 500u);
+  EXPECT_EQ(st->state, WriterState::kFailing);
+  EXPECT_NE(st->last_error.find("full"), std::string::npos) << st->last_error;
+  {
+    std::lock_guard lk(events_mu);
+    ASSERT_EQ(events.size(), 1u);  // rate-limited: once a minute
+    EXPECT_EQ(events[0].kind, StoreEvent::Kind::kWriteFailed);
+    EXPECT_NE(events[0].message.find("disk full"), std::string::npos);
+  }
+  // Space returns.
+  ASSERT_TRUE(s->SetMaxPageCountForTesting(1 << 30).ok());
+  uint64_t last = write(50);
+  ASSERT_TRUE(s->Flush().ok());
+  st = s->Stats();
+  ASSERT_TRUE(st.ok());
+  EXPECT_EQ(st->state, WriterState::kIdle);
+  EXPECT_EQ(st->last_seq, last);
+  {
+    std::lock_guard lk(events_mu);
+    ASSERT_EQ(events.size(), 2u);
+    EXPECT_EQ(events[1].kind, StoreEvent::Kind::kResumed);
+  }
+  auto latest = s->Latest({"rail/VDD_CPU_CV/energy"});
+  ASSERT_TRUE(latest.ok());
+  ASSERT_EQ(latest->frames.size(), 1u);
+  EXPECT_EQ(latest->frames[0].seq, last);
+  EXPECT_TRUE(latest->frames[0].values[0].has_value());
+  EXPECT_TRUE(s->IntegrityCheck().ok());
+}
+
+// ---------------------------------------------------------------- concurrency
+
+TEST(RingStore, ReadersRunAlongsideTheWriter) {
+  TempDir dir;
+  auto s = MustOpen(dir.File("conc.db"));
+  ASSERT_TRUE(s);
+  Inventory inv = BigInventory();
+  s->SetInventory(inv);
+  std::mt19937_64 rng(11);
+  s->Append(MakeFrame(kT0 - kSec, BigValues(inv, 0, rng)));
+  ASSERT_TRUE(s->Flush().ok());
+  std::atomic<bool> done{false};
+  std::atomic<int> reads{0}, errors{0};
+  std::vector<std::thread> readers;
+  for (int r = 0; r < 3; ++r) {
+    readers.emplace_back([&] {
+      while (!done) {
+        auto a = s->Range(kT0, kT0 + 10000 * kSec, {"cpu/cpu/load"}, 100);
+        auto b = s->Downsample("thermal/tj-thermal/temp", kT0, kT0 + 10000 * kSec, 60 * kSec);
+        auto c = s->Stats();
+        if (!a.ok() || !b.ok() || !c.ok()) {
+          if (errors++ == 0) {
+            ADD_FAILURE() << (!a.ok() ? a.error() : !b.ok() ? b.error() : c.error());
+          }
+        }
+        ++reads;
+      }
+    });
+  }
+  for (int i = 0; i < 3000; ++i) {
+    s->Append(MakeFrame(kT0 + i * kSec, BigValues(inv, static_cast<uint64_t>(i), rng)));
+  }
+  ASSERT_TRUE(s->Flush().ok());
+  done = true;
+  for (auto& t : readers) t.join();
+  EXPECT_EQ(errors, 0);
+  EXPECT_GT(reads, 0);
+  auto st = s->Stats();
+  ASSERT_TRUE(st.ok());
+  EXPECT_EQ(st->frames, 3001);
+}
+
+// ---------------------------------------------------------------- kill -9
+
+TEST(RingStore, SurvivesKillDashNineDuringHeavyWrites) {
+  TempDir dir;
+  const auto path = dir.File("kill.db");
+  Inventory inv = BigInventory();
+  std::mt19937 rng(2024);
+  uint64_t prev_max = 0;
+  int64_t t_next = kT0;
+  for (int round = 0; round < 20; ++round) {
+    int fds[2];
+    ASSERT_EQ(pipe(fds), 0);
+    const int64_t t_start = t_next;
+    pid_t pid = fork();
+    ASSERT_GE(pid, 0);
+    if (pid == 0) {
+      close(fds[0]);
+      auto o = Fast();
+      o.batch_frames = 32;
+      o.commit_interval_ms = 2;
+      o.max_bytes = 4 << 20;  // the ring trims while it is killed, too
+      auto r = RingStore::Open(path, o);
+      if (!r.ok()) _exit(2);
+      auto& s = *r.value();
+      s.SetInventory(inv);
+      std::mt19937_64 vr(static_cast<uint64_t>(round));
+      for (uint64_t i = 0;; ++i) {
+        uint64_t seq = s.Append(
+            MakeFrame(t_start + static_cast<int64_t>(i) * (kSec / 100), BigValues(inv, i, vr)));
+        if (i % 50 == 49) {
+          if (!s.Flush().ok()) _exit(3);
+          // Acknowledge: every frame up to `seq` is committed.
+          if (write(fds[1], &seq, sizeof seq) != sizeof seq) _exit(4);
+        }
+      }
+    }
+    close(fds[1]);
+    // Let it write, then kill it at a random moment.
+    uint64_t acked = 0;
+    if (round % 4 != 3) {  // some rounds: wait for a first commit; others: kill at once-ish
+      ASSERT_EQ(read(fds[0], &acked, sizeof acked), static_cast<ssize_t>(sizeof acked));
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(5 + rng() % 60));
+    kill(pid, SIGKILL);
+    int status = 0;
+    waitpid(pid, &status, 0);
+    ASSERT_TRUE(WIFSIGNALED(status)) << "child exited by itself with " << WEXITSTATUS(status);
+    uint64_t v;
+    while (read(fds[0], &v, sizeof v) == static_cast<ssize_t>(sizeof v)) acked = v;
+    close(fds[0]);
+
+    auto s = MustOpen(path);
+    ASSERT_TRUE(s) << "round " << round;
+    ASSERT_TRUE(s->IntegrityCheck().ok()) << "round " << round;
+    auto st = s->Stats();
+    ASSERT_TRUE(st.ok());
+    uint64_t last = st->last_seq.value_or(0);
+    EXPECT_GE(last, acked) << "round " << round << ": an acknowledged commit was lost";
+    EXPECT_GE(last, prev_max) << "round " << round;
+    EXPECT_EQ(s->next_seq(), last + 1) << "round " << round;
+    prev_max = last;
+    t_next = st->newest_ns.value_or(t_next) + kSec;
+  }
+  EXPECT_GT(prev_max, 0u);
+}
+
+}  // namespace
+}  // namespace edgemon::store
