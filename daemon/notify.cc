@@ -19,7 +19,7 @@ void Notifier::Status(const std::string& status) {
 
 void Notifier::Watchdog(int64_t monotonic_ns) {
   if (watchdog_usec_ == 0) return;
-  int64_t half = static_cast<int64_t>(watchdog_usec_) * 500;
+  int64_t half = static_cast<int64_t>(watchdog_usec_.load()) * 500;
   if (monotonic_ns - last_watchdog_ns_.load() < half) return;
   last_watchdog_ns_.store(monotonic_ns);
   sd_notify(0, "WATCHDOG=1");
@@ -27,6 +27,14 @@ void Notifier::Watchdog(int64_t monotonic_ns) {
 
 void Notifier::Reloading(int64_t monotonic_ns) {
   sd_notifyf(0, "RELOADING=1\nMONOTONIC_USEC=%lld", static_cast<long long>(monotonic_ns / 1000));
+}
+
+void Notifier::FitWatchdogTo(int64_t frame_period_ns) {
+  if (watchdog_usec_ == 0) return;
+  uint64_t need = static_cast<uint64_t>(frame_period_ns / 1000) * 3;
+  if (need <= watchdog_usec_) return;
+  watchdog_usec_ = need;
+  sd_notifyf(0, "WATCHDOG_USEC=%llu", static_cast<unsigned long long>(need));
 }
 
 void Notifier::Stopping() {

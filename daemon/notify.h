@@ -21,11 +21,15 @@ class Notifier {
   // last one (call it every frame; cheap otherwise).
   void Watchdog(int64_t monotonic_ns);
   void Reloading(int64_t monotonic_ns);
+  // Liveness means frames flow, so the watchdog must outlast a frame period:
+  // when the unit's WatchdogSec is shorter than three periods, extends it
+  // (WATCHDOG_USEC=) to that.
+  void FitWatchdogTo(int64_t frame_period_ns);
   void Stopping();
   bool watchdog_enabled() const { return watchdog_usec_ > 0; }
 
  private:
-  uint64_t watchdog_usec_ = 0;
+  std::atomic<uint64_t> watchdog_usec_{0};
   std::atomic<int64_t> last_watchdog_ns_{0};
 };
 

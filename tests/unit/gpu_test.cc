@@ -155,7 +155,9 @@ struct Generation {
   const char* label;
   DevfreqSpec spec;
 };
-void PrintTo(const Generation& g, std::ostream* os) { *os << g.label; }
+void PrintTo(const Generation& g, std::ostream* os) {
+  *os << g.label;
+}
 
 class GpuGenerations : public ::testing::TestWithParam<Generation> {};
 

@@ -1,0 +1,287 @@
+// edgemond: the edgemon daemon. The composition root: it parses the typed
+// config, builds the SysFs seam, the collectors, the ring store and the
+// sampler, and passes references down. Signals are handled with a signalfd on
+// this (the main) thread; no work happens in a signal handler.
+//
+//   SIGTERM/SIGINT  STOPPING=1, stop sampling, flush the store, exit 0
+//   SIGHUP          re-read the config file; apply what can change live
+#include <poll.h>
+#include <sys/signalfd.h>
+#include <unistd.h>
+
+#include <CLI/CLI.hpp>
+#include <csignal>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+#include <thread>
+
+#include "collection.h"
+#include "collectors.h"
+#include "config.h"
+#include "edgemon/clock.h"
+#include "logging.h"
+#include "notify.h"
+#include "render.h"
+#include "ring_store.h"
+#include "sampler.h"
+
+namespace edgemon {
+namespace {
+
+constexpr int64_t kNsPerMs = 1'000'000;
+constexpr int kExitConfig = 2;
+
+struct Flags {
+  std::string config_path;
+  std::optional<std::string> root, db, listen, log_level;
+  std::optional<int64_t> interval_ms, energy_rate_hz;
+  bool print = false;
+  bool recreate_bad_db = false;
+};
+
+// Reads the config file (when given) and applies flags over it.
+std::string LoadConfig(const Flags& flags, Config& c) {
+  c = Config{};
+  if (!flags.config_path.empty()) {
+    std::ifstream in(flags.config_path);
+    if (!in) return "cannot read config file " + flags.config_path;
+    std::stringstream text;
+    text << in.rdbuf();
+    if (auto err = ApplyToml(text.str(), flags.config_path, c); !err.empty()) return err;
+  }
+  // Relative paths on the command line are relative to the working directory.
+  if (flags.root) c.root = std::filesystem::absolute(*flags.root).lexically_normal().string();
+  if (flags.db) c.db_path = std::filesystem::absolute(*flags.db).string();
+  if (flags.listen) c.listen = *flags.listen;
+  if (flags.log_level) c.log_level = *flags.log_level;
+  if (flags.interval_ms) c.interval_ms = *flags.interval_ms;
+  if (flags.energy_rate_hz) c.energy_rate_hz = *flags.energy_rate_hz;
+  return Validate(c);
+}
+
+int64_t EnergyPeriodNs(const Config& c) {
+  return c.energy_rate_hz > 0 ? 1'000'000'000 / c.energy_rate_hz : 0;
+}
+
+store::RingStoreOptions StoreOptions(const Config& c, bool recreate_bad,
+                                     std::shared_ptr<spdlog::logger> log) {
+  store::RingStoreOptions o;
+  o.raw_retention_ns = c.retention_s * 1'000'000'000;
+  o.rollup_period_ns = c.rollup_period_s * 1'000'000'000;
+  o.rollup_retention_ns = c.rollup_retention_s * 1'000'000'000;
+  o.max_bytes = c.max_db_bytes;
+  o.commit_interval_ms = c.commit_interval_ms;
+  o.recreate_bad = recreate_bad;
+  o.on_event = [log](const store::StoreEvent& e) {
+    switch (e.kind) {
+      case store::StoreEvent::Kind::kWriteFailed:
+        log->error("store: {} ({} batches dropped so far; sampling and live data continue)",
+                   e.message, e.dropped_batches);
+        break;
+      case store::StoreEvent::Kind::kResumed:
+        log->warn("store: writing again: {}", e.message);
+        break;
+      case store::StoreEvent::Kind::kRecreated:
+        log->warn("store: {}", e.message);
+        break;
+    }
+  };
+  return o;
+}
+
+// Hands every frame to the store; registers the inventory when it changes.
+class StoreSink final : public FrameSink {
+ public:
+  explicit StoreSink(store::RingStore& s) : store_(s) {}
+  void OnFrame(const Inventory& inv, uint64_t generation, const Frame& frame) override {
+    if (generation != generation_) {
+      store_.SetInventory(inv);
+      generation_ = generation;
+    }
+    store_.Append(frame);
+  }
+
+ private:
+  store::RingStore& store_;
+  uint64_t generation_ = 0;
+};
+
+// Prints one line per frame (edgemond --print), for a terminal.
+class PrintSink final : public FrameSink {
+ public:
+  void OnFrame(const Inventory& inv, uint64_t, const Frame& frame) override {
+    std::string line = RenderLine(inv, frame);
+    line += '\n';
+    std::fwrite(line.data(), 1, line.size(), stdout);
+    std::fflush(stdout);
+  }
+};
+
+std::string StatusLine(const Config& c, const Sampler& sampler, const Collection& collection,
+                       store::RingStore& st) {
+  char buf[256];
+  auto stats = st.Stats();
+  double mib = stats.ok() ? static_cast<double>(stats->db_bytes) / (1 << 20) : 0;
+  int64_t energy = sampler.energy_period_ns();
+  std::snprintf(
+      buf, sizeof buf,
+      "%.3g Hz, energy %s, %zu channels, %llu frames (%llu missed deadlines), store "
+      "%.1f of %.0f MiB",
+      1e9 / static_cast<double>(sampler.frame_period_ns()),
+      energy > 0 ? (std::to_string(1'000'000'000 / energy) + " Hz").c_str() : "with frames",
+      collection.inventory().channels.size(), static_cast<unsigned long long>(sampler.frames()),
+      static_cast<unsigned long long>(sampler.deadline_misses()), mib,
+      static_cast<double>(c.max_db_bytes) / (1 << 20));
+  return buf;
+}
+
+int Run(const Flags& flags) {
+  Config config;
+  if (auto err = LoadConfig(flags, config); !err.empty()) {
+    std::fprintf(stderr, "edgemond: %s\n", err.c_str());
+    return kExitConfig;
+  }
+  auto log = MakeLogger("edgemond", config.log_level);
+
+  // Signals are taken from a signalfd on this thread; block them before any
+  // other thread starts so every thread inherits the mask.
+  sigset_t mask;
+  sigemptyset(&mask);
+  sigaddset(&mask, SIGTERM);
+  sigaddset(&mask, SIGINT);
+  sigaddset(&mask, SIGHUP);
+  pthread_sigmask(SIG_BLOCK, &mask, nullptr);
+  int sfd = signalfd(-1, &mask, SFD_CLOEXEC);
+  if (sfd < 0) {
+    log->critical("signalfd: {}", std::strerror(errno));
+    return 1;
+  }
+
+  SystemClock clock;
+  Notifier notifier;
+  RootedSysFs fs(config.root);
+  CollectOptions collect;
+  collect.nvml = config.nvml == "on" || (config.nvml == "auto" && fs.root().empty());
+  Collection collection(fs, MakeDefaultCollectors(collect), collect,
+                        [log](const std::string& m) { log->warn("{}", m); });
+  collection.Discover();
+  collection.set_max_energy_gap_ns(3 * config.interval_ms * kNsPerMs);
+
+  auto opened =
+      store::RingStore::Open(config.db_path, StoreOptions(config, flags.recreate_bad_db, log));
+  if (!opened.ok()) {
+    log->critical("cannot open the store: {}", opened.error());
+    return 1;
+  }
+  std::unique_ptr<store::RingStore> st = std::move(opened.value());
+  if (auto counters = st->LastCounters(); counters.ok()) collection.SeedEnergy(*counters);
+
+  SamplerOptions so;
+  so.frame_period_ns = config.interval_ms * kNsPerMs;
+  so.energy_period_ns = EnergyPeriodNs(config);
+  so.topology_check_ns = config.topology_check_s * 1'000'000'000;
+  so.first_seq = st->next_seq();
+  Sampler sampler(collection, clock, so);
+  StoreSink store_sink(*st);
+  PrintSink print_sink;
+  sampler.AddSink(&store_sink);
+  if (flags.print) sampler.AddSink(&print_sink);
+  sampler.set_on_frame([&](const Frame&) { notifier.Watchdog(clock.MonotonicNs()); });
+  notifier.FitWatchdogTo(so.frame_period_ns);
+
+  const BoardInfo& b = collection.inventory().board;
+  log->info("monitoring {} ({}{}) under {}: {} channels, {} ms frames, energy {} Hz, store {}",
+            b.model.empty() ? b.hostname : b.model, b.kernel, b.l4t.empty() ? "" : ", L4T " + b.l4t,
+            config.root, collection.inventory().channels.size(), config.interval_ms,
+            config.energy_rate_hz, config.db_path);
+
+  // READY=1 only once the first frame is stored.
+  sampler.TickOnce();
+  if (auto s = st->Flush(); !s.ok()) log->error("first frame not stored: {}", s.message());
+  notifier.Ready(StatusLine(config, sampler, collection, *st));
+
+  std::thread sampling([&] { sampler.Run(); });
+  int exit_code = 0;
+  for (;;) {
+    pollfd p{sfd, POLLIN, 0};
+    int n = ::poll(&p, 1, 10'000);
+    if (n == 0) {
+      notifier.Status(StatusLine(config, sampler, collection, *st));
+      continue;
+    }
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      log->critical("poll: {}", std::strerror(errno));
+      exit_code = 1;
+      break;
+    }
+    signalfd_siginfo si{};
+    if (::read(sfd, &si, sizeof si) != sizeof si) continue;
+    if (si.ssi_signo == SIGHUP) {
+      notifier.Reloading(clock.MonotonicNs());
+      Config next;
+      if (auto err = LoadConfig(flags, next); !err.empty()) {
+        log->error("reload: {}; keeping the running configuration", err);
+      } else {
+        notifier.FitWatchdogTo(next.interval_ms * kNsPerMs);
+        sampler.Reconfigure(next.interval_ms * kNsPerMs, EnergyPeriodNs(next));
+        collection.set_max_energy_gap_ns(3 * next.interval_ms * kNsPerMs);
+        log->set_level(spdlog::level::from_str(next.log_level));
+        if (next.root != config.root || next.db_path != config.db_path ||
+            next.listen != config.listen || next.max_db_bytes != config.max_db_bytes ||
+            next.retention_s != config.retention_s) {
+          log->warn("reload: root, store and listen settings take effect at the next restart");
+        }
+        config.interval_ms = next.interval_ms;
+        config.energy_rate_hz = next.energy_rate_hz;
+        config.log_level = next.log_level;
+        log->info("reloaded: {} ms frames, energy {} Hz", next.interval_ms, next.energy_rate_hz);
+      }
+      notifier.Ready(StatusLine(config, sampler, collection, *st));
+      continue;
+    }
+    log->info("{} received: stopping", strsignal(static_cast<int>(si.ssi_signo)));
+    break;
+  }
+  notifier.Stopping();
+  sampler.Stop();
+  sampling.join();
+  if (auto s = st->Close(); !s.ok()) {
+    log->error("closing the store: {}", s.message());
+    exit_code = 1;
+  }
+  log->info("stopped after {} frames", sampler.frames());
+  ::close(sfd);
+  return exit_code;
+}
+
+}  // namespace
+}  // namespace edgemon
+
+int main(int argc, char** argv) {
+  CLI::App app{"edgemond: the edgemon telemetry daemon"};
+  edgemon::Flags flags;
+  app.set_version_flag("--version", std::string("edgemond ") + EDGEMON_VERSION);
+  app.add_option("--config", flags.config_path, "TOML config file (flags override it)");
+  app.add_option("--root", flags.root,
+                 "Root of the monitored system (prefixes /sys, /proc, /etc, /var/lib)");
+  app.add_option("--db", flags.db, "SQLite store path");
+  app.add_option("--interval-ms", flags.interval_ms, "Frame period in milliseconds");
+  app.add_option("--energy-rate-hz", flags.energy_rate_hz,
+                 "Rail sampling rate for energy integration (0: with frames only)");
+  app.add_option("--listen", flags.listen, "API address: unix:/path or host:port");
+  app.add_option("--log-level", flags.log_level, "trace, debug, info, warn or error");
+  app.add_flag("--print", flags.print, "Also print one line per frame on stdout");
+  app.add_flag("--recreate-bad-db", flags.recreate_bad_db,
+               "Rename a corrupt or foreign store aside and start a new one");
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    int rc = app.exit(e);
+    return rc == 0 ? 0 : edgemon::kExitConfig;
+  }
+  return edgemon::Run(flags);
+}
