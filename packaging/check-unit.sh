@@ -1,0 +1,181 @@
+#!/usr/bin/env bash
+# CI check of edgemon's systemd integration. Works without systemd as PID 1.
+#
+#   packaging/check-unit.sh BUILD_DIR
+#
+# 1. `systemd-analyze verify` of edgemond.service, alone and with the NVML
+#    drop-in, with ExecStart pointed at a program built in BUILD_DIR
+#    (daemon/edgemond, else daemon/edgemon-probe) and the man pages of
+#    Documentation= made visible through MANPATH. systemd 252 only WARNS
+#    about an unknown key or a bad value and still returns 0, so ANY output
+#    fails the check; a self-test first proves that a planted typo is
+#    reported on this systemd.
+# 2. `systemd-analyze security --offline=true`: fails when the overall
+#    exposure is above EDGEMON_MAX_EXPOSURE (default 2.0; the unit measures
+#    1.8 on systemd 252) or, with the NVML drop-in, above
+#    EDGEMON_MAX_EXPOSURE_NVML (default 2.2; measured 2.0).
+# 3. sysusers.d and tmpfiles.d files applied to a scratch root: group
+#    edgemon exists, /run/edgemon is 0750 root:edgemon, /var/lib/edgemon is
+#    0700 root:edgemon, and the unit's RuntimeDirectoryMode/StateDirectoryMode
+#    agree with them. (Needs root for the chown; skipped otherwise.)
+# 4. The man pages format without a single warning (man --warnings).
+#
+# Needs: systemd (systemd-analyze, systemd-sysusers, systemd-tmpfiles), man-db.
+set -euo pipefail
+
+if [ $# -ne 1 ]; then
+  echo "usage: $0 BUILD_DIR" >&2
+  exit 2
+fi
+build_dir=$(cd "$1" && pwd)
+pkg_dir=$(cd "$(dirname "$0")" && pwd)
+max_exposure=${EDGEMON_MAX_EXPOSURE:-2.0}
+max_exposure_nvml=${EDGEMON_MAX_EXPOSURE_NVML:-2.2}
+
+failures=0
+fail() {
+  echo "check-unit: FAIL: $*" >&2
+  failures=$((failures + 1))
+}
+pass() { echo "check-unit: ok: $*"; }
+
+for tool in systemd-analyze systemd-sysusers systemd-tmpfiles man; do
+  command -v "$tool" >/dev/null || { echo "check-unit: $tool not found" >&2; exit 2; }
+done
+
+exe=""
+for candidate in "$build_dir/daemon/edgemond" "$build_dir/daemon/edgemon-probe"; do
+  if [ -x "$candidate" ]; then
+    exe=$candidate
+    break
+  fi
+done
+if [ -z "$exe" ]; then
+  echo "check-unit: neither daemon/edgemond nor daemon/edgemon-probe is built in $build_dir" >&2
+  exit 2
+fi
+
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+# --- the unit under test -------------------------------------------------------
+unit_src="$pkg_dir/systemd/edgemond.service"
+mkdir -p "$tmp/plain" "$tmp/nvml/edgemond.service.d" "$tmp/typo"
+sed "s#^ExecStart=/usr/bin/edgemond #ExecStart=$exe #" "$unit_src" >"$tmp/plain/edgemond.service"
+if ! grep -q "^ExecStart=$exe " "$tmp/plain/edgemond.service"; then
+  echo "check-unit: no 'ExecStart=/usr/bin/edgemond ' line in $unit_src" >&2
+  exit 2
+fi
+cp "$tmp/plain/edgemond.service" "$tmp/nvml/edgemond.service"
+cp "$pkg_dir/systemd/edgemond-nvml.conf" "$tmp/nvml/edgemond.service.d/nvml.conf"
+# The self-test: a misspelt key that systemd must complain about.
+sed 's/^WatchdogSec=/WatchdogSecs=/' "$tmp/plain/edgemond.service" >"$tmp/typo/edgemond.service"
+
+# Documentation=man:edgemond(8) is checked by running man(1): serve ours.
+mkdir -p "$tmp/man/man1" "$tmp/man/man8"
+for page in "$pkg_dir"/man/*.[18]; do
+  cp "$page" "$tmp/man/man${page##*.}/"
+done
+system_manpath=$(manpath 2>/dev/null || true)
+export MANPATH="$tmp/man:$system_manpath"
+
+# --- 1. verify ---------------------------------------------------------------------
+verify() {  # DIR: prints systemd-analyze's output; returns its status
+  (cd "$1" && systemd-analyze verify ./edgemond.service 2>&1)
+}
+
+if out=$(verify "$tmp/typo") && [ -z "$out" ]; then
+  fail "self-test: systemd-analyze verify stayed silent about 'WatchdogSecs=': the check below would prove nothing"
+else
+  pass "self-test: a planted typo is reported ($(echo "$out" | head -n1))"
+fi
+
+for variant in plain nvml; do
+  rc=0
+  out=$(verify "$tmp/$variant") || rc=$?
+  if [ "$rc" -ne 0 ] || [ -n "$out" ]; then
+    fail "systemd-analyze verify ($variant, rc=$rc) printed:"
+    printf '    %s\n' "$out" >&2
+  else
+    pass "systemd-analyze verify ($variant): silent, rc=0 (ExecStart=$exe)"
+  fi
+done
+
+# --- 2. security exposure -------------------------------------------------------------
+security() {  # DIR MAX
+  local dir=$1 max=$2 out level
+  out=$(cd "$dir" && systemd-analyze security --offline=true --no-pager ./edgemond.service 2>&1) || true
+  echo "$out"
+  level=$(echo "$out" | sed -n 's/.*Overall exposure level for edgemond.service: \([0-9.]*\).*/\1/p')
+  if [ -z "$level" ]; then
+    fail "no 'Overall exposure level' line from systemd-analyze security ($dir)"
+    return
+  fi
+  # Compare in tenths, as systemd-analyze's --threshold does.
+  if [ "$(awk -v a="$level" -v b="$max" 'BEGIN { print (a * 10 <= b * 10 + 0.001) ? 1 : 0 }')" = 1 ]; then
+    pass "exposure $level <= $max ($(basename "$dir"))"
+  else
+    fail "exposure $level > $max ($(basename "$dir")): a setting was weakened"
+  fi
+}
+security "$tmp/plain" "$max_exposure"
+# The drop-in's table differs in two lines only: show the verdict.
+security "$tmp/nvml" "$max_exposure_nvml" >"$tmp/nvml-security.txt"
+grep -E 'check-unit|Overall' "$tmp/nvml-security.txt" || true
+
+# --- 3. sysusers.d / tmpfiles.d ------------------------------------------------------------
+root="$tmp/root"
+mkdir -p "$root/etc"
+rc=0
+out=$(systemd-sysusers --root="$root" "$pkg_dir/sysusers.d/edgemon.conf" 2>&1) || rc=$?
+if [ "$rc" -ne 0 ] || echo "$out" | grep -qv '^Creating group'; then
+  fail "systemd-sysusers (rc=$rc): $out"
+fi
+gid=$(awk -F: '$1 == "edgemon" { print $3 }' "$root/etc/group" 2>/dev/null || true)
+if [ -z "$gid" ]; then
+  fail "sysusers.d/edgemon.conf did not create group edgemon"
+else
+  pass "sysusers.d: group edgemon (gid $gid in the scratch root)"
+fi
+
+mode_of() {  # KEY: the value of KEY= in the unit
+  sed -n "s/^$1=//p" "$unit_src" | tail -n1
+}
+if [ "$(id -u)" -ne 0 ]; then
+  echo "check-unit: skip: applying tmpfiles.d needs root (chown)"
+elif [ -n "$gid" ]; then
+  rc=0
+  out=$(systemd-tmpfiles --root="$root" --create "$pkg_dir/tmpfiles.d/edgemon.conf" 2>&1) || rc=$?
+  if [ "$rc" -ne 0 ] || [ -n "$out" ]; then
+    fail "systemd-tmpfiles (rc=$rc): $out"
+  fi
+  for spec in "run/edgemon:$(mode_of RuntimeDirectoryMode)" \
+              "var/lib/edgemon:$(mode_of StateDirectoryMode)"; do
+    path=${spec%%:*}
+    want_mode=${spec#*:}
+    want_mode=${want_mode#0}
+    got=$(stat -c '%a %u %g' "$root/$path" 2>/dev/null || echo missing)
+    if [ "$got" = "$want_mode 0 $gid" ]; then
+      pass "tmpfiles.d: /$path is $want_mode root:edgemon, as the unit declares"
+    else
+      fail "tmpfiles.d: /$path is '$got', the unit wants mode $want_mode owner 0 group $gid"
+    fi
+  done
+fi
+
+# --- 4. man pages --------------------------------------------------------------------------
+for page in "$pkg_dir"/man/*.[18]; do
+  out=$(MANWIDTH=80 man --warnings -l "$page" 2>&1 >/dev/null) || true
+  if [ -n "$out" ]; then
+    fail "man --warnings $(basename "$page"):"
+    printf '    %s\n' "$out" >&2
+  else
+    pass "man --warnings $(basename "$page"): no warnings"
+  fi
+done
+
+if [ "$failures" -ne 0 ]; then
+  echo "check-unit: $failures check(s) failed" >&2
+  exit 1
+fi
+echo "check-unit: all checks passed"
