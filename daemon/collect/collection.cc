@@ -74,6 +74,9 @@ void Collection::SampleFast(int64_t boottime_ns) {
 
 void Collection::CountFailures(int64_t now_ns) {
   for (ChannelId id : failed_) {
+    // A gated sensor (powered down, reads -256 C) is a state, not a fault:
+    // absent, but neither counted nor logged.
+    if (failures_[id] == ReadError::kGated) continue;
     ++error_counts_[id];
     ++total_errors_;
     Log(id, failures_[id], now_ns);

@@ -220,6 +220,8 @@ TEST(ThermalCollector, GatedZonesAreMissingPmicIsConstantTripsAreLimits) {
   c.Sample(kSec, f);
   EXPECT_EQ(Get(c, f, Kind::kThermal, "cpu-thermal", Field::kTemp), 44562);
   EXPECT_FALSE(Get(c, f, Kind::kThermal, "gpu-thermal", Field::kTemp));
+  // Gated is a state, not a read error: nothing counted, nothing logged.
+  EXPECT_EQ(c.total_errors(), 0u);
   const Channel* cpu = c.inventory().Find(Kind::kThermal, "cpu-thermal", Field::kTemp);
   EXPECT_EQ(cpu->max, 99000);
   EXPECT_EQ(cpu->crit, 104500);
