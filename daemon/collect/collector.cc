@@ -125,11 +125,11 @@ std::optional<int64_t> SampleContext::ReadInt(FileId file, ChannelId id) {
 }
 
 std::optional<int64_t> SampleContext::ReadScaled(FileId file, ChannelId id, int64_t num,
-                                                 int64_t den) {
+                                                 int64_t den, int64_t lo, int64_t hi) {
   auto v = ReadInt(file, id);
   if (!v) return std::nullopt;
   int64_t out;
-  if (__builtin_mul_overflow(*v, num, &out) || den == 0) {
+  if (*v < lo || *v > hi || __builtin_mul_overflow(*v, num, &out) || den == 0) {
     Fail(id, ReadError::kRange);
     return std::nullopt;
   }
@@ -139,7 +139,7 @@ std::optional<int64_t> SampleContext::ReadScaled(FileId file, ChannelId id, int6
 }
 
 void SampleScaled(SampleContext& ctx, const std::vector<ScaledFile>& files) {
-  for (const auto& f : files) ctx.ReadScaled(f.file, f.channel, f.num, f.den);
+  for (const auto& f : files) ctx.ReadScaled(f.file, f.channel, f.num, f.den, f.lo, f.hi);
 }
 
 std::optional<ChannelId> AddScaled(DiscoverContext& ctx, Channel c, const std::string& path,

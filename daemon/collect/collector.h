@@ -11,6 +11,7 @@
 #pragma once
 
 #include <cstdint>
+#include <limits>
 #include <memory>
 #include <optional>
 #include <string>
@@ -111,7 +112,9 @@ class SampleContext {
   std::optional<int64_t> ReadInt(FileId file, ChannelId id);
   // Reads an integer, multiplies by num and divides by den (overflow: kRange),
   // and stores it. Returns the stored value.
-  std::optional<int64_t> ReadScaled(FileId file, ChannelId id, int64_t num, int64_t den);
+  std::optional<int64_t> ReadScaled(FileId file, ChannelId id, int64_t num, int64_t den,
+                                    int64_t lo = std::numeric_limits<int64_t>::min(),
+                                    int64_t hi = std::numeric_limits<int64_t>::max());
   // Asks for a rediscovery before the next tick (a device vanished).
   void RequestRediscovery() { rediscover_ = true; }
   bool rediscovery_requested() const { return rediscover_; }
@@ -142,12 +145,15 @@ class Collector {
   virtual bool FastPath() const { return false; }
 };
 
-// A file whose integer value, times num/den, is a channel's value.
+// A file whose integer value, times num/den, is a channel's value. A raw
+// value outside [lo, hi] is out of range (absent, counted).
 struct ScaledFile {
   FileId file = -1;
   ChannelId channel = 0;
   int64_t num = 1;
   int64_t den = 1;
+  int64_t lo = std::numeric_limits<int64_t>::min();
+  int64_t hi = std::numeric_limits<int64_t>::max();
 };
 
 // Reads each scaled file into its channel.

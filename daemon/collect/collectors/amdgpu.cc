@@ -22,27 +22,6 @@ namespace {
 
 constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
 
-// A value file read every tick: accepted when lo <= v <= hi, stored as v * num / den.
-struct RangedFile {
-  FileId file = -1;
-  ChannelId channel = 0;
-  int64_t lo = 0;
-  int64_t hi = kMax;
-  int64_t num = 1;
-  int64_t den = 1;
-};
-
-void SampleRanged(SampleContext& ctx, const RangedFile& f) {
-  auto v = ctx.ReadInt(f.file, f.channel);
-  if (!v) return;
-  int64_t out;
-  if (*v < f.lo || *v > f.hi || __builtin_mul_overflow(*v, f.num, &out)) {
-    ctx.Fail(f.channel, ReadError::kRange);
-    return;
-  }
-  ctx.Set(f.channel, out / f.den);
-}
-
 // "card0", "card12"; not connectors ("card0-DP-1") nor render nodes.
 bool IsCardName(std::string_view name) {
   if (name.size() <= 4 || name.substr(0, 4) != "card") return false;
@@ -93,7 +72,7 @@ class AmdgpuCollector final : public Collector {
         base.attrs.emplace_back("product", *product);
       }
 
-      files_.push_back({busy, ctx.Add(WithField(base, Field::kLoad)), 0, 100, 10, 1});
+      files_.push_back({busy, ctx.Add(WithField(base, Field::kLoad)), 10, 1, 0, 100});
       FileId sclk = ctx.Open(JoinPath(*device_dir, "pp_dpm_sclk"));
       if (sclk >= 0) sclk_.push_back({sclk, ctx.Add(WithField(base, Field::kFreq))});
       Add(ctx, WithField(base, Field::kUsed), JoinPath(*device_dir, "mem_info_vram_used"));
@@ -102,7 +81,7 @@ class AmdgpuCollector final : public Collector {
   }
 
   void Sample(SampleContext& ctx) override {
-    for (const auto& f : files_) SampleRanged(ctx, f);
+    SampleScaled(ctx, files_);
     for (const auto& s : sclk_) {
       // A multi-line table; the starred line is the current level.
       auto text = ctx.Read(s.file, s.channel);
@@ -139,10 +118,10 @@ class AmdgpuCollector final : public Collector {
   void Add(DiscoverContext& ctx, Channel c, const std::string& path) {
     FileId f = ctx.Open(path);
     if (f < 0) return;
-    files_.push_back({f, ctx.Add(std::move(c)), 0, kMax, 1, 1024});
+    files_.push_back({f, ctx.Add(std::move(c)), 1, 1024, 0, kMax});
   }
 
-  std::vector<RangedFile> files_;
+  std::vector<ScaledFile> files_;
   std::vector<TableFile> sclk_;
 };
 

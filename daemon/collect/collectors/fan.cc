@@ -28,27 +28,6 @@ namespace {
 constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
 constexpr int64_t kPwmMax = 255;
 
-// A value file read every tick: accepted when lo <= v <= hi, stored as v * num / den.
-struct RangedFile {
-  FileId file = -1;
-  ChannelId channel = 0;
-  int64_t lo = 0;
-  int64_t hi = kMax;
-  int64_t num = 1;
-  int64_t den = 1;
-};
-
-void SampleRanged(SampleContext& ctx, const RangedFile& f) {
-  auto v = ctx.ReadInt(f.file, f.channel);
-  if (!v) return;
-  int64_t out;
-  if (*v < f.lo || *v > f.hi || __builtin_mul_overflow(*v, f.num, &out)) {
-    ctx.Fail(f.channel, ReadError::kRange);
-    return;
-  }
-  ctx.Set(f.channel, out / f.den);
-}
-
 std::string Indexed(std::string_view base, size_t i) {
   return i == 0 ? std::string(base) : std::string(base) + std::to_string(i);
 }
@@ -78,9 +57,7 @@ class FanCollector final : public Collector {
     DiscoverLegacy(ctx, legacy);
   }
 
-  void Sample(SampleContext& ctx) override {
-    for (const auto& f : files_) SampleRanged(ctx, f);
-  }
+  void Sample(SampleContext& ctx) override { SampleScaled(ctx, files_); }
 
   std::vector<std::string> WatchedDirs() const override { return {SysPath("class/hwmon")}; }
 
@@ -169,13 +146,13 @@ class FanCollector final : public Collector {
     for (const char* name : names) {
       FileId f = ctx.Open(JoinPath(dir, name));
       if (f < 0) continue;
-      files_.push_back({f, ctx.Add(std::move(c)), lo, hi, num, den});
+      files_.push_back({f, ctx.Add(std::move(c)), num, den, lo, hi});
       return true;
     }
     return false;
   }
 
-  std::vector<RangedFile> files_;
+  std::vector<ScaledFile> files_;
 };
 
 }  // namespace

@@ -29,27 +29,6 @@ namespace {
 
 constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
 
-// A value file read every tick: accepted when lo <= v <= hi, stored as v * num / den.
-struct RangedFile {
-  FileId file = -1;
-  ChannelId channel = 0;
-  int64_t lo = 0;
-  int64_t hi = kMax;
-  int64_t num = 1;
-  int64_t den = 1;
-};
-
-void SampleRanged(SampleContext& ctx, const RangedFile& f) {
-  auto v = ctx.ReadInt(f.file, f.channel);
-  if (!v) return;
-  int64_t out;
-  if (*v < f.lo || *v > f.hi || __builtin_mul_overflow(*v, f.num, &out)) {
-    ctx.Fail(f.channel, ReadError::kRange);
-    return;
-  }
-  ctx.Set(f.channel, out / f.den);
-}
-
 bool EndsWith(std::string_view s, std::string_view suffix) {
   return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
 }
@@ -187,9 +166,7 @@ class GpuDevfreqCollector final : public Collector {
     }
   }
 
-  void Sample(SampleContext& ctx) override {
-    for (const auto& f : files_) SampleRanged(ctx, f);
-  }
+  void Sample(SampleContext& ctx) override { SampleScaled(ctx, files_); }
 
   std::vector<std::string> WatchedDirs() const override { return {SysPath("class/devfreq")}; }
 
@@ -205,10 +182,10 @@ class GpuDevfreqCollector final : public Collector {
            int64_t num, int64_t den) {
     FileId f = ctx.Open(path);
     if (f < 0) return;
-    files_.push_back({f, ctx.Add(std::move(c)), lo, hi, num, den});
+    files_.push_back({f, ctx.Add(std::move(c)), num, den, lo, hi});
   }
 
-  std::vector<RangedFile> files_;
+  std::vector<ScaledFile> files_;
 };
 
 }  // namespace
