@@ -75,6 +75,11 @@ store::RingStoreOptions StoreOptions(const Config& c, bool recreate_bad,
   o.max_bytes = c.max_db_bytes;
   o.commit_interval_ms = c.commit_interval_ms;
   o.recreate_bad = recreate_bad;
+  // A small resident set: queries are short and few, so a modest page cache
+  // and no memory-mapped reads (mapped pages count as resident).
+  o.cache_kib = 512;
+  o.reader_mmap_bytes = 0;
+  o.max_idle_readers = 2;
   o.on_event = [log](const store::StoreEvent& e) {
     switch (e.kind) {
       case store::StoreEvent::Kind::kWriteFailed:

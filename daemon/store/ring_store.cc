@@ -571,11 +571,11 @@ Status RingStore::Impl::Setup() {
   auto mode = w_->QueryText("PRAGMA journal_mode=WAL");
   if (!mode.ok()) return mode.status();
   if (*mode != "wal") return Status::Error("cannot enable WAL (journal_mode is " + *mode + ")");
-  if (Status s = w_->Exec(
-          "PRAGMA synchronous=NORMAL; PRAGMA temp_store=MEMORY; PRAGMA secure_delete=FAST");
-      !s.ok()) {
-    return s;
-  }
+  const std::string setup =
+      "PRAGMA synchronous=NORMAL; PRAGMA temp_store=MEMORY; PRAGMA secure_delete=FAST; "
+      "PRAGMA cache_size=-" +
+      std::to_string(std::max<int64_t>(64, options_.cache_kib));
+  if (Status s = w_->Exec(setup.c_str()); !s.ok()) return s;
   auto ps = w_->QueryInt("PRAGMA page_size");
   if (!ps.ok()) return ps.status();
   page_size_ = *ps;
@@ -1408,7 +1408,9 @@ Result<std::unique_ptr<sql::Conn>> RingStore::Impl::AcquireReader() {
   if (!c.ok()) return c.status();
   sqlite3_busy_timeout((*c)->db(), 5000);
   std::string pragmas = "PRAGMA query_only=1; PRAGMA mmap_size=" +
-                        std::to_string(std::max<int64_t>(0, options_.reader_mmap_bytes));
+                        std::to_string(std::max<int64_t>(0, options_.reader_mmap_bytes)) +
+                        "; PRAGMA cache_size=-" +
+                        std::to_string(std::max<int64_t>(64, options_.cache_kib));
   if (Status s = (*c)->Exec(pragmas.c_str()); !s.ok()) return s;
   return std::move(c.value());
 }

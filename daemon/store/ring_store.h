@@ -178,6 +178,9 @@ struct RingStoreOptions {
   // Idle read connections kept open for reuse.
   size_t max_idle_readers = 4;
   // Read connections map up to this many bytes of the file (0 = off).
+  // SQLite page cache per connection (writer and each reader), in KiB.
+  // SQLite's default is 2000 KiB; a small daemon can use less.
+  int64_t cache_kib = 2000;
   int64_t reader_mmap_bytes = 256LL << 20;
   // Called on the writer thread (and once from Open for kRecreated).
   std::function<void(const StoreEvent&)> on_event;
