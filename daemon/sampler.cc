@@ -32,6 +32,8 @@ const Frame& Sampler::TickOnce() {
 }
 
 int64_t Sampler::EffectiveEnergyPeriod(int64_t now) const {
+  // Nothing to integrate (no rail reports bare power): no fast wake-ups.
+  if (collection_.energy().rails() == 0) return 0;
   int64_t base = energy_period_.load();
   int64_t boost = now < boost_until_.load() ? boost_period_.load() : 0;
   if (base <= 0) return boost;
