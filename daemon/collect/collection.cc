@@ -1,5 +1,6 @@
 #include "collection.h"
 
+#include <algorithm>
 #include <utility>
 
 #include "collectors.h"
@@ -10,6 +11,7 @@ namespace {
 constexpr int64_t kNsPerSec = 1'000'000'000;
 constexpr int64_t kLogEveryNs = 60 * kNsPerSec;  // a failing channel is logged once a minute
 constexpr int64_t kMinRediscoveryNs = kNsPerSec;
+constexpr int64_t kMaxRediscoveryWaitNs = 60 * kNsPerSec;
 
 }  // namespace
 
@@ -45,15 +47,22 @@ void Collection::Discover() {
 }
 
 void Collection::Sample(int64_t boottime_ns, Frame& frame) {
-  if (rediscover_ && boottime_ns - last_discovery_ns_ >= kMinRediscoveryNs) {
+  if (rediscover_ && boottime_ns - last_discovery_ns_ >= rediscover_wait_ns_) {
     last_discovery_ns_ = boottime_ns;
     Discover();
+    // A file that stays gone (a sensor that answers ENODEV for good) must not
+    // cost a directory walk every second: back off up to a minute.
+    rediscover_wait_ns_ = std::min(rediscover_wait_ns_ * 2, kMaxRediscoveryWaitNs);
   }
   frame.values.assign(inventory_.channels.size(), std::nullopt);
   failed_.clear();
   SampleContext ctx(fs_, boottime_ns, frame.values, failures_, failed_);
   for (auto& c : collectors_) c->Sample(ctx);
-  if (ctx.rediscovery_requested()) rediscover_ = true;
+  if (ctx.rediscovery_requested()) {
+    rediscover_ = true;
+  } else {
+    rediscover_wait_ns_ = kMinRediscoveryNs;  // healthy again
+  }
   energy_.Observe(boottime_ns, frame.values);
   energy_.Fill(frame.values);
   CountFailures(boottime_ns);

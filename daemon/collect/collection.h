@@ -34,7 +34,8 @@ class Collection {
   void Discover();
   // Samples every collector into frame.values (resized to the inventory).
   // Rediscovers first when the previous tick asked for it (at most once a
-  // second of `boottime_ns`). Does not touch frame.seq or the timestamps.
+  // second of `boottime_ns`, backing off to once a minute while the request
+  // persists). Does not touch frame.seq or the timestamps.
   void Sample(int64_t boottime_ns, Frame& frame);
   // Compares the watched directories with the last discovery and rediscovers
   // when they changed. Returns true if it rediscovered. A few readdirs:
@@ -74,6 +75,7 @@ class Collection {
   uint64_t generation_ = 0;
   bool rediscover_ = false;
   int64_t last_discovery_ns_ = 0;
+  int64_t rediscover_wait_ns_ = 1'000'000'000;  // doubles while rediscoveries do not help
 
   std::vector<uint64_t> error_counts_;
   std::vector<int64_t> last_log_ns_;  // 0: never logged

@@ -334,5 +334,27 @@ TEST(Collection, VanishedFileTriggersRediscovery) {
   EXPECT_EQ(f.Get(0), 40000);
 }
 
+TEST(Collection, AFileGoneForGoodDoesNotCostAWalkEverySecond) {
+  TempTree t;
+  WriteZone(t, 0, "cpu-thermal", "40000\n");
+  WriteZone(t, 1, "nvme-thermal", "35000\n");
+  RootedSysFs inner(t.root());
+  FaultySysFs fs(inner);
+  Collection c(fs, One(MakeThermalCollector()), {}, nullptr);
+  c.Discover();
+  fs.FailWith("/sys/class/thermal/thermal_zone1/temp", ENXIO);  // asleep for good
+  Frame f;
+  uint64_t start = c.generation();
+  for (int i = 1; i <= 300; ++i) c.Sample(i * kSec, f);
+  // Backing off 1, 2, 4 ... 60 s: about ten rediscoveries in five minutes, not 300.
+  EXPECT_LE(c.generation() - start, 10u);
+  EXPECT_GE(c.generation() - start, 5u);
+  EXPECT_EQ(Get(c, f, Kind::kThermal, "cpu-thermal", Field::kTemp), 40000);
+  // Once the sensor answers again, it is read at the next tick.
+  fs.ClearAll();
+  c.Sample(301 * kSec, f);
+  EXPECT_EQ(Get(c, f, Kind::kThermal, "nvme-thermal", Field::kTemp), 35000);
+}
+
 }  // namespace
 }  // namespace edgemon
