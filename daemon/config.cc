@@ -69,6 +69,10 @@ std::string ApplyToml(const std::string& text, const std::string& source, Config
       {"daemon", "energy_rate_hz", Key::kInt, &c.energy_rate_hz},
       {"daemon", "topology_check", Key::kDuration, &topology_ms},
       {"daemon", "listen", Key::kString, &c.listen},
+      {"daemon", "tcp_listen", Key::kString, &c.tcp_listen},
+      {"daemon", "tls_cert", Key::kString, &c.tls_cert},
+      {"daemon", "tls_key", Key::kString, &c.tls_key},
+      {"daemon", "max_streams", Key::kInt, &c.max_streams},
       {"daemon", "nvml", Key::kString, &c.nvml},
       {"daemon", "log_level", Key::kString, &c.log_level},
       {"store", "path", Key::kString, &c.db_path},
@@ -143,6 +147,37 @@ std::string Validate(const Config& c) {
   if (c.topology_check_s < 1) return "key daemon.topology_check: must be at least 1s";
   if (c.listen.rfind("unix:", 0) != 0 && c.listen.find(':') == std::string::npos) {
     return "key daemon.listen: expected unix:/path or host:port, got \"" + c.listen + "\"";
+  }
+  if (c.listen.rfind("unix:", 0) == 0 && c.listen.size() <= 5) {
+    return "key daemon.listen: the unix socket path is empty";
+  }
+  if (!c.tcp_listen.empty()) {
+    auto colon = c.tcp_listen.rfind(':');
+    if (colon == std::string::npos || colon == 0 || colon + 1 == c.tcp_listen.size() ||
+        c.tcp_listen.rfind("unix:", 0) == 0) {
+      return "key daemon.tcp_listen: expected host:port, got \"" + c.tcp_listen + "\"";
+    }
+  }
+  if (!c.tcp_listen.empty() && c.listen.rfind("unix:", 0) != 0) {
+    return "key daemon.tcp_listen: daemon.listen is already a TCP address; use one of them";
+  }
+  if (c.tls_cert.empty() != c.tls_key.empty()) {
+    return "keys daemon.tls_cert and daemon.tls_key: set both or neither";
+  }
+  for (const std::string* addr : {&c.listen, &c.tcp_listen}) {
+    if (addr->empty() || addr->rfind("unix:", 0) == 0 || !c.tls_cert.empty()) continue;
+    std::string host = addr->substr(0, addr->rfind(':'));
+    if (!host.empty() && host.front() == '[') host = host.substr(1, host.size() - 2);
+    if (host != "localhost" && host != "::1" && host.rfind("127.", 0) != 0) {
+      return std::string("key daemon.") + (addr == &c.listen ? "listen" : "tcp_listen") + ": " +
+             *addr +
+             " is not a loopback address; refusing plain-text TCP (set daemon.tls_cert and "
+             "daemon.tls_key)";
+    }
+  }
+  if (c.max_streams < 1 || c.max_streams > 100'000) {
+    return "key daemon.max_streams: must be between 1 and 100000, got " +
+           std::to_string(c.max_streams);
   }
   if (c.nvml != "auto" && c.nvml != "on" && c.nvml != "off") {
     return "key daemon.nvml: must be auto, on or off";

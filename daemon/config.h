@@ -16,6 +16,10 @@ struct Config {
   int64_t energy_rate_hz = 100;   // rail sampling for energy integration; 0 = frames only
   int64_t topology_check_s = 10;  // how often watched directories are re-listed
   std::string listen = "unix:/run/edgemon/edgemond.sock";
+  std::string tcp_listen;          // "host:port"; "" = no TCP listener
+  std::string tls_cert;            // PEM certificate for TCP (required off loopback)
+  std::string tls_key;             // PEM private key, with tls_cert
+  int64_t max_streams = 256;       // concurrent Watch + Query streams
   std::string nvml = "auto";       // auto | on | off
   std::string log_level = "info";  // trace | debug | info | warn | error
   // [store]

@@ -3,7 +3,11 @@
 // sampler, and passes references down. Signals are handled with a signalfd on
 // this (the main) thread; no work happens in a signal handler.
 //
-//   SIGTERM/SIGINT  STOPPING=1, stop sampling, flush the store, exit 0
+// The API server (daemon/service) starts after the store and the first frame;
+// READY=1 is sent only once it listens.
+//
+//   SIGTERM/SIGINT  STOPPING=1, stop the API server (live streams finish with
+//                   UNAVAILABLE), stop sampling, flush the store, exit 0
 //   SIGHUP          re-read the config file; apply what can change live
 #include <poll.h>
 #include <sys/signalfd.h>
@@ -27,6 +31,9 @@
 #include "render.h"
 #include "ring_store.h"
 #include "sampler.h"
+#include "server.h"
+#include "service.h"
+#include "watch_hub.h"
 
 namespace edgemon {
 namespace {
@@ -192,7 +199,9 @@ int Run(const Flags& flags) {
   Sampler sampler(collection, clock, so);
   StoreSink store_sink(*st);
   PrintSink print_sink;
+  service::WatchHub hub(static_cast<size_t>(config.max_streams));
   sampler.AddSink(&store_sink);
+  sampler.AddSink(&hub);
   if (flags.print) sampler.AddSink(&print_sink);
   sampler.set_on_frame([&](const Frame&) { notifier.Watchdog(clock.MonotonicNs()); });
   notifier.FitWatchdogTo(so.frame_period_ns);
@@ -203,9 +212,30 @@ int Run(const Flags& flags) {
             config.root, collection.inventory().channels.size(), config.interval_ms,
             config.energy_rate_hz, config.db_path);
 
-  // READY=1 only once the first frame is stored.
+  // READY=1 only once the first frame is stored and the API listens.
   sampler.TickOnce();
   if (auto s = st->Flush(); !s.ok()) log->error("first frame not stored: {}", s.message());
+  service::ServiceOptions svc_opts;
+  svc_opts.daemon_version = EDGEMON_VERSION;
+  svc_opts.energy_rate_hz = static_cast<uint32_t>(config.energy_rate_hz);
+  service::TelemetryService api(hub, *st, clock, &sampler, &fs, svc_opts);
+  service::ApiServer server(api);
+  service::ServerOptions server_opts;
+  if (config.listen.rfind("unix:", 0) == 0) {
+    server_opts.unix_path = config.listen.substr(5);
+    server_opts.tcp_listen = config.tcp_listen;
+  } else {
+    server_opts.tcp_listen = config.listen;
+  }
+  server_opts.tls_cert = config.tls_cert;
+  server_opts.tls_key = config.tls_key;
+  if (auto err = server.Start(server_opts); !err.empty()) {
+    log->critical("API: {}", err);
+    (void)st->Close();
+    return 1;
+  }
+  log->info("API listening on {}{}", config.listen,
+            config.tcp_listen.empty() ? "" : " and " + config.tcp_listen);
   notifier.Ready(StatusLine(config, sampler, collection, *st));
 
   std::thread sampling([&] { sampler.Run(); });
@@ -236,7 +266,9 @@ int Run(const Flags& flags) {
         collection.set_max_energy_gap_ns(3 * next.interval_ms * kNsPerMs);
         log->set_level(spdlog::level::from_str(next.log_level));
         if (next.root != config.root || next.db_path != config.db_path ||
-            next.listen != config.listen || next.max_db_bytes != config.max_db_bytes ||
+            next.listen != config.listen || next.tcp_listen != config.tcp_listen ||
+            next.tls_cert != config.tls_cert || next.tls_key != config.tls_key ||
+            next.max_streams != config.max_streams || next.max_db_bytes != config.max_db_bytes ||
             next.retention_s != config.retention_s) {
           log->warn("reload: root, store and listen settings take effect at the next restart");
         }
@@ -252,6 +284,7 @@ int Run(const Flags& flags) {
     break;
   }
   notifier.Stopping();
+  server.Shutdown();
   sampler.Stop();
   sampling.join();
   if (auto s = st->Close(); !s.ok()) {

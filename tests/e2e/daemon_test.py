@@ -55,7 +55,7 @@ class Daemon:
     def __init__(self, tmp, db, root=None, extra=(), config=None, env=None, notify=None):
         self.log_path = os.path.join(tmp, f"edgemond-{time.time_ns()}.log")
         cmd = [ARGS.edgemond, "--root", root or os.path.join(ARGS.fixtures, "agx-orin"),
-               "--db", db, *extra]
+               "--db", db, "--listen", "unix:" + os.path.join(tmp, "api.sock"), *extra]
         if config is not None:
             cmd += ["--config", config]
         e = dict(os.environ)

@@ -54,5 +54,40 @@ TEST(Config, ErrorsNameTheKeyAndTheReason) {
   EXPECT_NE(Validate(bad).find("key daemon.listen"), std::string::npos);
 }
 
+TEST(Config, ApiKeys) {
+  Config c;
+  EXPECT_EQ(ApplyToml("[daemon]\ntcp_listen = \"127.0.0.1:7070\"\nmax_streams = 8\n", "f.toml", c),
+            "");
+  EXPECT_EQ(c.tcp_listen, "127.0.0.1:7070");
+  EXPECT_EQ(c.max_streams, 8);
+  EXPECT_EQ(Validate(c), "");
+  // Non-loopback TCP without TLS is refused, naming the key.
+  c.tcp_listen = "0.0.0.0:7070";
+  EXPECT_EQ(Validate(c),
+            "key daemon.tcp_listen: 0.0.0.0:7070 is not a loopback address; refusing plain-text "
+            "TCP (set daemon.tls_cert and daemon.tls_key)");
+  c.tls_cert = "/etc/edgemon/cert.pem";
+  EXPECT_EQ(Validate(c), "keys daemon.tls_cert and daemon.tls_key: set both or neither");
+  c.tls_key = "/etc/edgemon/key.pem";
+  EXPECT_EQ(Validate(c), "");
+  // The main listen address follows the same rule.
+  Config d;
+  d.listen = "192.168.1.5:7070";
+  EXPECT_NE(Validate(d).find("key daemon.listen: 192.168.1.5:7070 is not a loopback"),
+            std::string::npos);
+  d.listen = "[::1]:7070";
+  EXPECT_EQ(Validate(d), "");
+  d.listen = "unix:";
+  EXPECT_NE(Validate(d).find("key daemon.listen"), std::string::npos);
+  Config e;
+  e.tcp_listen = "7070";
+  EXPECT_NE(Validate(e).find("key daemon.tcp_listen: expected host:port"), std::string::npos);
+  e = Config{};
+  e.max_streams = 0;
+  EXPECT_EQ(Validate(e), "key daemon.max_streams: must be between 1 and 100000, got 0");
+  EXPECT_NE(ApplyToml("[daemon]\nmax_streams = \"many\"\n", "f.toml", e).find("max_streams"),
+            std::string::npos);
+}
+
 }  // namespace
 }  // namespace edgemon

@@ -1,0 +1,34 @@
+// Conversions between edgemon's model (include/edgemon/channel.h) and the
+// edgemon.v1 protobuf messages, and the channel selector shared by Watch,
+// GetLatest and Query.
+//
+// Thread safety: free functions over values; no shared state.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "edgemon/channel.h"
+#include "edgemon/v1/edgemon.pb.h"
+
+namespace edgemon::service {
+
+void ToProto(const Channel& c, v1::Channel* out);
+void ToProto(const BoardInfo& b, v1::BoardInfo* out);
+// Writes `frame` restricted to `subset` (ascending ids; empty = every
+// channel). Absent values are left out.
+void ToProto(const Frame& frame, const std::vector<ChannelId>& subset, uint64_t generation,
+             v1::Frame* out);
+// The flags of a channel as the proto spells them ("constant", "input", ...).
+std::vector<std::string> FlagNames(uint32_t flags);
+
+// Resolves a client's channel list against the inventory. Each entry is a
+// key "kind/name/field", a decimal channel id, or a pattern "kind/*" or
+// "kind/name/*". An empty list selects every channel, returned as an empty
+// vector. Returns ascending unique ids, or sets `error` to one line naming
+// the first entry that matched nothing.
+std::vector<ChannelId> SelectChannels(const Inventory& inventory,
+                                      const std::vector<std::string>& wanted, std::string& error);
+
+}  // namespace edgemon::service

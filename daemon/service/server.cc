@@ -1,0 +1,113 @@
+#include "server.h"
+
+#include <grp.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include <grpcpp/ext/proto_server_reflection_plugin.h>
+#include <grpcpp/health_check_service_interface.h>
+
+namespace edgemon::service {
+namespace {
+
+std::optional<std::string> ReadFile(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) return std::nullopt;
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+}  // namespace
+
+bool IsLoopback(const std::string& host_port) {
+  std::string host = host_port;
+  if (!host.empty() && host.front() == '[') {
+    host = host.substr(1, host.find(']') - 1);
+  } else if (auto colon = host.rfind(':'); colon != std::string::npos) {
+    host = host.substr(0, colon);
+  }
+  return host == "localhost" || host == "::1" || host.rfind("127.", 0) == 0;
+}
+
+ApiServer::~ApiServer() {
+  Shutdown(0);
+}
+
+std::string ApiServer::Start(const ServerOptions& o) {
+  grpc::EnableDefaultHealthCheckService(true);
+  grpc::reflection::InitProtoReflectionServerBuilderPlugin();
+  grpc::ServerBuilder builder;
+  builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
+  builder.SetMaxReceiveMessageSize(1 << 20);
+  builder.SetMaxSendMessageSize(o.max_message_bytes);
+  builder.RegisterService(&service_);
+  if (!o.unix_path.empty()) {
+    std::error_code ec;
+    auto dir = std::filesystem::path(o.unix_path).parent_path();
+    if (!dir.empty()) std::filesystem::create_directories(dir, ec);
+    if (ec) return "cannot create " + dir.string() + ": " + ec.message();
+    builder.AddListeningPort("unix:" + o.unix_path, grpc::InsecureServerCredentials());
+  }
+  int tcp_port = 0;
+  if (!o.tcp_listen.empty()) {
+    if (o.tls_cert.empty() != o.tls_key.empty()) return "TLS needs both a certificate and a key";
+    std::shared_ptr<grpc::ServerCredentials> creds;
+    if (!o.tls_cert.empty()) {
+      auto cert = ReadFile(o.tls_cert);
+      auto key = ReadFile(o.tls_key);
+      if (!cert) return "cannot read TLS certificate " + o.tls_cert;
+      if (!key) return "cannot read TLS key " + o.tls_key;
+      grpc::SslServerCredentialsOptions ssl;
+      ssl.pem_key_cert_pairs.push_back({*key, *cert});
+      creds = grpc::SslServerCredentials(ssl);
+    } else if (!IsLoopback(o.tcp_listen)) {
+      return "TCP listener " + o.tcp_listen +
+             " is not a loopback address; configure daemon.tls_cert and daemon.tls_key";
+    } else {
+      creds = grpc::InsecureServerCredentials();
+    }
+    builder.AddListeningPort(o.tcp_listen, creds, &tcp_port);
+  }
+  server_ = builder.BuildAndStart();
+  if (!server_) {
+    return "cannot listen on " + (o.unix_path.empty() ? "" : "unix:" + o.unix_path) +
+           (o.tcp_listen.empty() ? "" : " " + o.tcp_listen) + " (in use or not permitted)";
+  }
+  if (!o.tcp_listen.empty() && tcp_port == 0) {
+    server_->Shutdown();
+    server_.reset();
+    return "cannot listen on " + o.tcp_listen + " (in use or not permitted)";
+  }
+  if (!o.unix_path.empty()) {
+    if (::chmod(o.unix_path.c_str(), 0660) != 0) {
+      return "chmod " + o.unix_path + ": " + std::strerror(errno);
+    }
+    if (const group* g = ::getgrnam("edgemon")) {
+      if (::chown(o.unix_path.c_str(), static_cast<uid_t>(-1), g->gr_gid) != 0) {
+        return "chown " + o.unix_path + " to group edgemon: " + std::strerror(errno);
+      }
+    }
+  }
+  server_->GetHealthCheckService()->SetServingStatus("edgemon.v1.Telemetry", true);
+  return {};
+}
+
+void ApiServer::Shutdown(int grace_ms) {
+  service_.hub().Shutdown();
+  if (server_) {
+    server_->GetHealthCheckService()->SetServingStatus(false);
+    server_->Shutdown(std::chrono::system_clock::now() + std::chrono::milliseconds(grace_ms));
+    server_->Wait();
+    server_.reset();
+  }
+  service_.Stop();
+}
+
+}  // namespace edgemon::service

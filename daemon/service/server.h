@@ -1,0 +1,52 @@
+// ApiServer: builds the grpc::Server for the Telemetry service on a unix
+// socket (always) and an optional TCP listener, with the standard health
+// service and server reflection (grpc.reflection.v1alpha on gRPC 1.51).
+//
+// Transport rules (checked again here, besides Config's Validate):
+//   - the unix socket's parent directory is created (0755) and the socket is
+//     chmod 0660 after bind, with group "edgemon" when that group exists;
+//   - TCP on a non-loopback address requires TLS (cert and key files);
+//   - SO_REUSEPORT is off, so a second daemon on the same port fails to start.
+//
+// Thread safety: Start and Shutdown from one thread.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include <grpcpp/grpcpp.h>
+
+#include "service.h"
+
+namespace edgemon::service {
+
+struct ServerOptions {
+  std::string unix_path;   // "/run/edgemon/edgemond.sock"; "" = no unix socket
+  std::string tcp_listen;  // "127.0.0.1:7070"; "" = no TCP
+  std::string tls_cert;    // PEM files; both or neither
+  std::string tls_key;
+  int max_message_bytes = 16 << 20;
+};
+
+// True when `host_port`'s host is a loopback address or "localhost".
+bool IsLoopback(const std::string& host_port);
+
+class ApiServer {
+ public:
+  explicit ApiServer(TelemetryService& service) : service_(service) {}
+  ~ApiServer();
+
+  // Listens; returns "" on success, else one line saying what failed.
+  std::string Start(const ServerOptions& options);
+  // Finishes live watches, then shuts the server down (in-flight calls get
+  // `grace_ms` to finish, then are cancelled), then stops the service's worker.
+  void Shutdown(int grace_ms = 2000);
+
+  grpc::Server* server() { return server_.get(); }
+
+ private:
+  TelemetryService& service_;
+  std::unique_ptr<grpc::Server> server_;
+};
+
+}  // namespace edgemon::service

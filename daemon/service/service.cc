@@ -1,0 +1,737 @@
+#include "service.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <limits>
+#include <sstream>
+#include <unordered_map>
+
+#include "codec.h"
+
+namespace edgemon::service {
+namespace {
+
+using grpc::Status;
+using grpc::StatusCode;
+
+constexpr int64_t kNsPerMs = 1'000'000;
+constexpr int64_t kMaxIntervalMs = 3'600'000;
+constexpr size_t kMaxLabel = 256;
+
+Status Invalid(const std::string& m) {
+  return Status(StatusCode::INVALID_ARGUMENT, m);
+}
+Status Internal(const std::string& m) {
+  return Status(StatusCode::INTERNAL, m);
+}
+
+void ToProto(const store::Window& w, v1::Window* out) {
+  out->set_id(w.id);
+  out->set_label(w.label);
+  out->set_start_ns(w.start_ns);
+  out->set_end_ns(w.end_ns.value_or(0));
+}
+
+// A unary reactor finished with a fixed status.
+grpc::ServerUnaryReactor* Done(grpc::CallbackServerContext* ctx, const Status& s) {
+  auto* r = ctx->DefaultReactor();
+  r->Finish(s);
+  return r;
+}
+
+// Query: raw frames in pages, or one downsampled series per channel; each
+// chunk is fetched on the worker after the previous one was written.
+class QueryReactor final : public grpc::ServerWriteReactor<v1::QueryChunk> {
+ public:
+  QueryReactor(TelemetryService& svc, const v1::QueryRequest& req, std::vector<std::string> keys,
+               std::unordered_map<std::string, ChannelId> ids, uint32_t limit)
+      : svc_(svc),
+        next_from_(req.from_ns()),
+        to_(req.to_ns()),
+        step_(req.step_ns()),
+        keys_(std::move(keys)),
+        ids_(std::move(ids)),
+        rows_left_(limit) {
+    std::lock_guard lock(mu_);
+    PostLocked();
+  }
+
+  void OnWriteDone(bool ok) override {
+    std::lock_guard lock(mu_);
+    if (!ok) {
+      MaybeFinishLocked(Status(StatusCode::CANCELLED, "write failed"));
+    } else if (last_) {
+      MaybeFinishLocked(Status::OK);
+    } else {
+      PostLocked();
+    }
+  }
+
+  void OnCancel() override {
+    std::lock_guard lock(mu_);
+    MaybeFinishLocked(Status::CANCELLED);
+  }
+
+  void OnDone() override {
+    {
+      std::lock_guard lock(mu_);
+      done_ = true;
+      if (job_outstanding_) return;  // the job deletes us
+    }
+    svc_.hub().ReleaseStream();
+    delete this;
+  }
+
+ private:
+  void PostLocked() {
+    if (finish_called_) return;
+    job_outstanding_ = true;
+    if (!svc_.worker().Post([this] { Fetch(); })) {
+      job_outstanding_ = false;
+      MaybeFinishLocked(Status(StatusCode::RESOURCE_EXHAUSTED, "edgemond is busy; retry"));
+    }
+  }
+
+  // On the worker thread.
+  void Fetch() {
+    Status error;
+    bool cancelled;
+    {
+      std::lock_guard lock(mu_);
+      cancelled = finish_called_;
+    }
+    if (!cancelled) {
+      chunk_.Clear();
+      error = step_ > 0 ? FetchSeries() : FetchFrames();
+    }
+    bool self_delete = false;
+    {
+      std::lock_guard lock(mu_);
+      job_outstanding_ = false;
+      if (done_) {
+        self_delete = true;
+      } else if (!error.ok()) {
+        MaybeFinishLocked(error);
+      } else if (!finish_called_) {
+        StartWrite(&chunk_);
+      }
+    }
+    if (self_delete) {
+      svc_.hub().ReleaseStream();
+      delete this;
+    }
+  }
+
+  Status FetchFrames() {
+    size_t page = std::min<size_t>(svc_.options().frames_per_chunk, rows_left_);
+    auto set = svc_.store().Range(next_from_, to_, keys_, page);
+    if (!set.ok()) return Internal("query: " + set.error());
+    std::vector<ChannelId> col_ids;
+    for (const auto& sc : set->channels) {
+      auto it = ids_.find(sc.key);
+      col_ids.push_back(it == ids_.end() ? std::numeric_limits<ChannelId>::max() : it->second);
+    }
+    for (const auto& f : set->frames) {
+      auto* pf = chunk_.add_frames();
+      pf->set_seq(f.seq);
+      pf->set_boottime_ns(f.boottime_ns);
+      pf->set_realtime_ns(f.realtime_ns);
+      for (size_t c = 0; c < f.values.size() && c < col_ids.size(); ++c) {
+        if (!f.values[c] || col_ids[c] == std::numeric_limits<ChannelId>::max()) continue;
+        pf->add_ids(col_ids[c]);
+        pf->add_values(*f.values[c]);
+      }
+      next_from_ = f.realtime_ns + 1;
+    }
+    rows_left_ -= set->frames.size();
+    if (!set->truncated) {
+      last_ = true;
+    } else if (rows_left_ == 0) {
+      last_ = true;
+      chunk_.set_truncated(true);
+    }
+    return Status::OK;
+  }
+
+  Status FetchSeries() {
+    if (key_index_ >= keys_.size()) {
+      last_ = true;
+      return Status::OK;
+    }
+    const std::string& key = keys_[key_index_++];
+    auto buckets = svc_.store().Downsample(key, next_from_, to_, step_);
+    if (!buckets.ok()) return Internal("query " + key + ": " + buckets.error());
+    auto* s = chunk_.add_series();
+    s->set_id(ids_.at(key));
+    size_t n = std::min<size_t>(buckets->size(), rows_left_);
+    for (size_t i = 0; i < n; ++i) {
+      const auto& b = (*buckets)[i];
+      auto* pb = s->add_buckets();
+      pb->set_t_ns(b.t_ns);
+      pb->set_min(b.min);
+      pb->set_avg(b.avg);
+      pb->set_max(b.max);
+      pb->set_count(static_cast<uint64_t>(b.count));
+    }
+    if (n < buckets->size()) truncated_ = true;
+    if (key_index_ >= keys_.size()) {
+      last_ = true;
+      chunk_.set_truncated(truncated_);
+    }
+    return Status::OK;
+  }
+
+  void MaybeFinishLocked(const Status& s) {
+    if (finish_called_) return;
+    finish_called_ = true;
+    Finish(s);
+  }
+
+  TelemetryService& svc_;
+  int64_t next_from_;
+  const int64_t to_;
+  const int64_t step_;
+  const std::vector<std::string> keys_;
+  const std::unordered_map<std::string, ChannelId> ids_;
+  size_t rows_left_;
+  size_t key_index_ = 0;
+  bool truncated_ = false;
+  bool last_ = false;  // the chunk being written is the last one
+
+  std::mutex mu_;
+  v1::QueryChunk chunk_;
+  bool job_outstanding_ = false;  // guarded by mu_
+  bool finish_called_ = false;    // guarded by mu_
+  bool done_ = false;             // guarded by mu_
+};
+
+template <typename Msg>
+class RefusedStream final : public grpc::ServerWriteReactor<Msg> {
+ public:
+  explicit RefusedStream(const Status& s) { this->Finish(s); }
+  void OnDone() override { delete this; }
+};
+
+}  // namespace
+
+// ---- Worker ----
+
+Worker::Worker(size_t max_queued) : max_queued_(max_queued) {
+  thread_ = std::thread([this] {
+    for (;;) {
+      std::function<void()> job;
+      {
+        std::unique_lock lock(mu_);
+        cv_.wait(lock, [&] { return stop_ || !jobs_.empty(); });
+        if (jobs_.empty()) return;
+        job = std::move(jobs_.front());
+        jobs_.pop_front();
+      }
+      job();
+    }
+  });
+}
+
+Worker::~Worker() {
+  Stop();
+}
+
+bool Worker::Post(std::function<void()> job) {
+  {
+    std::lock_guard lock(mu_);
+    if (stop_ || jobs_.size() >= max_queued_) return false;
+    jobs_.push_back(std::move(job));
+  }
+  cv_.notify_one();
+  return true;
+}
+
+void Worker::Stop() {
+  {
+    std::lock_guard lock(mu_);
+    stop_ = true;
+  }
+  cv_.notify_one();
+  if (thread_.joinable()) thread_.join();
+}
+
+// ---- TelemetryService ----
+
+TelemetryService::TelemetryService(WatchHub& hub, store::RingStore& store, Clock& clock,
+                                   Sampler* sampler, SysFs* fs, ServiceOptions options)
+    : hub_(hub),
+      store_(store),
+      clock_(clock),
+      sampler_(sampler),
+      fs_(fs),
+      options_(std::move(options)),
+      worker_(options_.max_queued_jobs) {}
+
+TelemetryService::~TelemetryService() {
+  Stop();
+}
+
+void TelemetryService::Stop() {
+  worker_.Stop();
+}
+
+int64_t TelemetryService::frame_period_ns() const {
+  return sampler_ ? sampler_->frame_period_ns() : options_.frame_period_ns;
+}
+
+grpc::ServerUnaryReactor* TelemetryService::Defer(grpc::CallbackServerContext* ctx,
+                                                  std::function<Status()> job) {
+  auto* r = ctx->DefaultReactor();
+  if (!worker_.Post([r, job = std::move(job)] { r->Finish(job()); })) {
+    r->Finish(Status(StatusCode::RESOURCE_EXHAUSTED, "edgemond is busy; retry"));
+  }
+  return r;
+}
+
+grpc::ServerUnaryReactor* TelemetryService::GetDeviceInfo(grpc::CallbackServerContext* ctx,
+                                                          const v1::GetDeviceInfoRequest*,
+                                                          v1::DeviceInfo* resp) {
+  Snapshot s = hub_.Latest();
+  if (!s.inventory) return Done(ctx, Status(StatusCode::UNAVAILABLE, "no frame sampled yet"));
+  ToProto(s.inventory->board, resp->mutable_board());
+  for (const auto& c : s.inventory->channels) ToProto(c, resp->add_channels());
+  resp->set_generation(s.generation);
+  resp->set_daemon_version(options_.daemon_version);
+  resp->set_interval_ms(static_cast<uint32_t>(frame_period_ns() / kNsPerMs));
+  resp->set_energy_rate_hz(options_.energy_rate_hz);
+  resp->set_api_version(1);
+  return Done(ctx, Status::OK);
+}
+
+grpc::ServerUnaryReactor* TelemetryService::GetLatest(grpc::CallbackServerContext* ctx,
+                                                      const v1::GetLatestRequest* req,
+                                                      v1::Frame* resp) {
+  Snapshot s = hub_.Latest();
+  if (!s.frame) return Done(ctx, Status(StatusCode::UNAVAILABLE, "no frame sampled yet"));
+  if (static_cast<size_t>(req->channels_size()) > options_.max_channels_per_request) {
+    return Done(ctx, Invalid("channels: more than " +
+                             std::to_string(options_.max_channels_per_request) + " entries"));
+  }
+  std::string err;
+  auto subset = SelectChannels(
+      *s.inventory, std::vector<std::string>(req->channels().begin(), req->channels().end()), err);
+  if (!err.empty()) return Done(ctx, Invalid("channels: " + err));
+  ToProto(*s.frame, subset, s.generation, resp);
+  return Done(ctx, Status::OK);
+}
+
+grpc::ServerWriteReactor<v1::Frame>* TelemetryService::Watch(grpc::CallbackServerContext*,
+                                                             const v1::WatchRequest* req) {
+  using Refused = RefusedStream<v1::Frame>;
+  if (req->interval_ms() > kMaxIntervalMs) {
+    return new Refused(Invalid("interval_ms: must be 0 (every frame) to " +
+                               std::to_string(kMaxIntervalMs) + ", got " +
+                               std::to_string(req->interval_ms())));
+  }
+  if (static_cast<size_t>(req->channels_size()) > options_.max_channels_per_request) {
+    return new Refused(Invalid("channels: more than " +
+                               std::to_string(options_.max_channels_per_request) + " entries"));
+  }
+  Snapshot s = hub_.Latest();
+  std::vector<ChannelId> subset;
+  if (req->channels_size() > 0) {
+    if (!s.inventory) return new Refused(Status(StatusCode::UNAVAILABLE, "no frame sampled yet"));
+    std::string err;
+    subset = SelectChannels(
+        *s.inventory, std::vector<std::string>(req->channels().begin(), req->channels().end()),
+        err);
+    if (!err.empty()) return new Refused(Invalid("channels: " + err));
+  }
+  if (!hub_.TryAcquireStream()) {
+    return new Refused(Status(StatusCode::RESOURCE_EXHAUSTED,
+                              "too many open streams (limit " + std::to_string(hub_.max_streams()) +
+                                  "); close one and retry"));
+  }
+  return hub_.StartWatch(static_cast<int64_t>(req->interval_ms()) * kNsPerMs, std::move(subset));
+}
+
+grpc::ServerWriteReactor<v1::QueryChunk>* TelemetryService::Query(grpc::CallbackServerContext*,
+                                                                  const v1::QueryRequest* req) {
+  using Refused = RefusedStream<v1::QueryChunk>;
+  if (req->from_ns() >= req->to_ns()) {
+    return new Refused(Invalid("from_ns must be before to_ns (got " +
+                               std::to_string(req->from_ns()) +
+                               " >= " + std::to_string(req->to_ns()) + ")"));
+  }
+  if (req->step_ns() < 0 || (req->step_ns() > 0 && req->step_ns() < kNsPerMs)) {
+    return new Refused(Invalid("step_ns: must be 0 (raw frames) or at least 1000000 (1 ms), got " +
+                               std::to_string(req->step_ns())));
+  }
+  if (req->step_ns() > 0) {
+    // The store computes at most a million steps per channel.
+    // (to - from) can exceed int64 (from = INT64_MIN): compute in double, exact enough here.
+    const double steps = (static_cast<double>(req->to_ns()) - static_cast<double>(req->from_ns())) /
+                         static_cast<double>(req->step_ns());
+    if (steps > 1'000'000) {
+      return new Refused(Invalid("step_ns: " + std::to_string(req->step_ns()) +
+                                 " ns steps over this range exceed 1000000 steps; use a larger "
+                                 "step or a shorter range"));
+    }
+  }
+  if (req->limit() > options_.max_rows) {
+    return new Refused(Invalid("limit: at most " + std::to_string(options_.max_rows) +
+                               " rows, got " + std::to_string(req->limit())));
+  }
+  if (static_cast<size_t>(req->channels_size()) > options_.max_channels_per_request) {
+    return new Refused(Invalid("channels: more than " +
+                               std::to_string(options_.max_channels_per_request) + " entries"));
+  }
+  Snapshot s = hub_.Latest();
+  if (!s.inventory) return new Refused(Status(StatusCode::UNAVAILABLE, "no frame sampled yet"));
+  std::string err;
+  auto subset = SelectChannels(
+      *s.inventory, std::vector<std::string>(req->channels().begin(), req->channels().end()), err);
+  if (!err.empty()) return new Refused(Invalid("channels: " + err));
+  if (subset.empty()) {
+    for (const auto& c : s.inventory->channels) subset.push_back(c.id);
+  }
+  // Keys the store knows (a channel discovered moments ago may not be stored yet).
+  auto stored = store_.Channels();
+  if (!stored.ok()) return new Refused(Internal("query: " + stored.error()));
+  std::unordered_map<std::string, bool> known;
+  for (const auto& sc : *stored) known[sc.key] = true;
+  std::vector<std::string> keys;
+  std::unordered_map<std::string, ChannelId> ids;
+  for (ChannelId id : subset) {
+    std::string key = s.inventory->channels[id].Key();
+    if (!known.count(key)) continue;
+    ids[key] = id;
+    keys.push_back(std::move(key));
+  }
+  if (!hub_.TryAcquireStream()) {
+    return new Refused(Status(StatusCode::RESOURCE_EXHAUSTED,
+                              "too many open streams (limit " + std::to_string(hub_.max_streams()) +
+                                  "); close one and retry"));
+  }
+  uint32_t limit = req->limit() == 0 ? options_.default_rows : req->limit();
+  return new QueryReactor(*this, *req, std::move(keys), std::move(ids), limit);
+}
+
+grpc::ServerUnaryReactor* TelemetryService::BeginWindow(grpc::CallbackServerContext* ctx,
+                                                        const v1::BeginWindowRequest* req,
+                                                        v1::Window* resp) {
+  if (req->label().size() > kMaxLabel) {
+    return Done(ctx, Invalid("label: at most " + std::to_string(kMaxLabel) + " bytes"));
+  }
+  std::string label = req->label();
+  return Defer(ctx, [this, label, resp] {
+    int64_t start = clock_.RealtimeNs();
+    auto id = store_.BeginWindow(label, start);
+    if (!id.ok()) return Internal("begin window: " + id.error());
+    ToProto(store::Window{*id, label, start, std::nullopt}, resp);
+    return Status::OK;
+  });
+}
+
+grpc::ServerUnaryReactor* TelemetryService::EndWindow(grpc::CallbackServerContext* ctx,
+                                                      const v1::EndWindowRequest* req,
+                                                      v1::Window* resp) {
+  int64_t id = req->id();
+  return Defer(ctx, [this, id, resp] {
+    auto w = store_.GetWindow(id);
+    if (!w.ok()) return Internal("end window: " + w.error());
+    if (!*w) return Status(StatusCode::NOT_FOUND, "no window with id " + std::to_string(id));
+    if ((*w)->end_ns) {
+      return Status(StatusCode::FAILED_PRECONDITION,
+                    "window " + std::to_string(id) + " has already ended");
+    }
+    int64_t end = std::max(clock_.RealtimeNs(), (*w)->start_ns);
+    if (auto s = store_.EndWindow(id, end); !s.ok()) return Internal("end window: " + s.message());
+    store::Window done = **w;
+    done.end_ns = end;
+    ToProto(done, resp);
+    return Status::OK;
+  });
+}
+
+grpc::ServerUnaryReactor* TelemetryService::ListWindows(grpc::CallbackServerContext* ctx,
+                                                        const v1::ListWindowsRequest* req,
+                                                        v1::ListWindowsResponse* resp) {
+  int64_t from = req->from_ns();
+  int64_t to = req->to_ns() == 0 ? std::numeric_limits<int64_t>::max() : req->to_ns();
+  if (from >= to) {
+    return Done(ctx, Invalid("from_ns must be before to_ns (to_ns 0 = no end)"));
+  }
+  return Defer(ctx, [this, from, to, resp] {
+    auto ws = store_.ListWindows(from, to);
+    if (!ws.ok()) return Internal("list windows: " + ws.error());
+    for (const auto& w : *ws) ToProto(w, resp->add_windows());
+    return Status::OK;
+  });
+}
+
+grpc::ServerUnaryReactor* TelemetryService::Summarize(grpc::CallbackServerContext* ctx,
+                                                      const v1::SummarizeRequest* req,
+                                                      v1::Summary* resp) {
+  if (req->range_case() == v1::SummarizeRequest::kTime) {
+    int64_t from = req->time().from_ns(), to = req->time().to_ns();
+    if (from >= to) return Done(ctx, Invalid("time: from_ns must be before to_ns"));
+    return Defer(ctx, [this, from, to, resp] { return DoSummarize(from, to, resp); });
+  }
+  if (req->range_case() != v1::SummarizeRequest::kWindowId) {
+    return Done(ctx, Invalid("set window_id or time"));
+  }
+  int64_t id = req->window_id();
+  return Defer(ctx, [this, id, resp] {
+    auto w = store_.GetWindow(id);
+    if (!w.ok()) return Internal("summarize: " + w.error());
+    if (!*w) return Status(StatusCode::NOT_FOUND, "no window with id " + std::to_string(id));
+    int64_t end = (*w)->end_ns ? *(*w)->end_ns : clock_.RealtimeNs();
+    if (end <= (*w)->start_ns) end = (*w)->start_ns + 1;
+    if (!(*w)->end_ns) {
+      // An open window: include the frames queued so far.
+      if (auto s = store_.Flush(); !s.ok()) return Internal("summarize: " + s.message());
+    }
+    return DoSummarize((*w)->start_ns, end, resp);
+  });
+}
+
+Status TelemetryService::DoSummarize(int64_t from, int64_t to, v1::Summary* out) {
+  // Frames still queued for the batched writer belong to the range too.
+  if (auto flushed = store_.Flush(); !flushed.ok()) {
+    return Internal("summarize: storing queued frames: " + flushed.message());
+  }
+  out->set_from_ns(from);
+  out->set_to_ns(to);
+  double duration_s = static_cast<double>(to - from) / 1e9;
+  out->set_duration_s(duration_s);
+  auto channels = store_.Channels();
+  if (!channels.ok()) return Internal("summarize: " + channels.error());
+  auto stats = store_.Stats();
+  bool in_raw = stats.ok() && stats->oldest_ns && *stats->oldest_ns <= from;
+  store::Tier tier = in_raw ? store::Tier::kRaw : store::Tier::kAuto;
+  auto whole = [&](const std::string& key) -> std::optional<store::Bucket> {
+    auto b = store_.Downsample(key, from, to, to - from, tier);
+    if (!b.ok() || b->empty()) return std::nullopt;
+    return b->front();
+  };
+
+  // Rails, in inventory order; energy from the counters, power from the samples.
+  std::map<std::string, v1::RailSummary*> rails;
+  std::vector<std::string> rail_order;
+  auto rail = [&](const Channel& c) {
+    auto it = rails.find(c.name);
+    if (it != rails.end()) return it->second;
+    auto* r = out->add_rails();
+    r->set_name(c.name);
+    r->set_parent(c.parent);
+    rails[c.name] = r;
+    return r;
+  };
+  for (const auto& sc : *channels) {
+    const Channel& c = sc.channel;
+    if (c.kind == Kind::kRail && c.field == Field::kEnergy) {
+      auto e = store_.EnergyBetween(sc.key, from, to);
+      if (!e.ok() || !*e) continue;
+      auto* r = rail(c);
+      r->set_input(r->input() || c.Has(kFlagInputRail));
+      r->set_energy_mj(**e);
+      r->set_avg_power_mw(**e / duration_s);
+    }
+  }
+  for (const auto& sc : *channels) {
+    const Channel& c = sc.channel;
+    if (c.kind == Kind::kRail && c.field == Field::kPower) {
+      auto b = whole(sc.key);
+      if (!b) continue;
+      auto* r = rail(c);
+      r->set_input(r->input() || c.Has(kFlagInputRail));
+      r->set_peak_power_mw(b->max);
+      if (r->energy_mj() == 0) r->set_avg_power_mw(b->avg);
+    } else if (c.kind == Kind::kThermal && c.field == Field::kTemp && !c.Has(kFlagConstant)) {
+      auto b = whole(sc.key);
+      if (!b) continue;
+      auto first = store_.Range(from, to, {sc.key}, 1);
+      auto* t = out->add_temps();
+      t->set_name(c.name);
+      t->set_min_mc(b->min);
+      t->set_max_mc(b->max);
+      if (first.ok() && !first->frames.empty() && !first->frames[0].values.empty() &&
+          first->frames[0].values[0]) {
+        t->set_start_mc(*first->frames[0].values[0]);
+      } else {
+        t->set_start_mc(b->min);
+      }
+    }
+  }
+  // Samples and gaps from the frames' seq and time.
+  if (!channels->empty()) {
+    auto frames = store_.Range(from, to, {channels->front().key}, 0);
+    if (!frames.ok()) return Internal("summarize: " + frames.error());
+    // The period: the configured one, or the typical spacing of the stored
+    // frames when that is longer (history written at another rate).
+    int64_t period = frame_period_ns();
+    if (frames->frames.size() > 2) {
+      std::vector<int64_t> dts;
+      for (size_t i = 1; i < frames->frames.size(); ++i) {
+        dts.push_back(frames->frames[i].realtime_ns - frames->frames[i - 1].realtime_ns);
+      }
+      std::nth_element(dts.begin(), dts.begin() + static_cast<long>(dts.size() / 2), dts.end());
+      period = std::max(period, dts[dts.size() / 2]);
+    }
+    uint64_t gaps = 0;
+    for (size_t i = 1; i < frames->frames.size(); ++i) {
+      const Frame& a = frames->frames[i - 1];
+      const Frame& b = frames->frames[i];
+      if (b.seq > a.seq + 1) {
+        gaps += b.seq - a.seq - 1;
+      } else if (period > 0 && b.realtime_ns - a.realtime_ns > period + period / 2) {
+        gaps += static_cast<uint64_t>(
+                    std::llround(static_cast<double>(b.realtime_ns - a.realtime_ns) / period)) -
+                1;
+      }
+    }
+    out->set_samples(frames->frames.size());
+    out->set_gaps(gaps);
+    if (frames->frames.size() < 10) {
+      out->set_note("short range: " + std::to_string(frames->frames.size()) +
+                    " frames; averages and edges are uncertain at this sampling rate");
+    }
+  }
+  return Status::OK;
+}
+
+grpc::ServerUnaryReactor* TelemetryService::Boost(grpc::CallbackServerContext* ctx,
+                                                  const v1::BoostRequest* req,
+                                                  v1::BoostResponse* resp) {
+  if (!sampler_) return Done(ctx, Status(StatusCode::UNIMPLEMENTED, "no sampler"));
+  if (req->rate_hz() == 0) return Done(ctx, Invalid("rate_hz: must be 1 to 1000"));
+  if (req->duration_ms() == 0) return Done(ctx, Invalid("duration_ms: must be 1 to 3600000"));
+  uint32_t rate = std::min<uint32_t>(req->rate_hz(), 1000);
+  uint32_t dur_ms = std::min<uint32_t>(req->duration_ms(), 3'600'000);
+  int64_t dur_ns = static_cast<int64_t>(dur_ms) * kNsPerMs;
+  sampler_->Boost(1'000'000'000 / rate, clock_.MonotonicNs() + dur_ns);
+  uint32_t configured = options_.energy_rate_hz;
+  resp->set_rate_hz(std::max(rate, configured));
+  resp->set_until_ns(clock_.RealtimeNs() + dur_ns);
+  return Done(ctx, Status::OK);
+}
+
+grpc::ServerUnaryReactor* TelemetryService::ListProcesses(grpc::CallbackServerContext* ctx,
+                                                          const v1::ListProcessesRequest* req,
+                                                          v1::ListProcessesResponse* resp) {
+  if (!fs_) return Done(ctx, Status(StatusCode::UNIMPLEMENTED, "no process source"));
+  const std::string& sort = req->sort();
+  if (!sort.empty() && sort != "cpu" && sort != "mem" && sort != "pid" && sort != "name") {
+    return Done(ctx, Invalid("sort: must be cpu, mem, pid or name, got \"" + sort + "\""));
+  }
+  if (req->limit() > 10'000) return Done(ctx, Invalid("limit: at most 10000"));
+  v1::ListProcessesRequest copy = *req;
+  return Defer(ctx, [this, copy, resp] { return DoListProcesses(copy, resp); });
+}
+
+namespace {
+
+std::optional<uint64_t> ToU64(std::string_view s) {
+  uint64_t v = 0;
+  auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+  if (ec != std::errc() || p != s.data() + s.size()) return std::nullopt;
+  return v;
+}
+
+// The value after "Key:" in a /proc/PID/status text, first word.
+std::string StatusField(const std::string& text, std::string_view key) {
+  size_t pos = 0;
+  while (pos < text.size()) {
+    size_t eol = text.find('\n', pos);
+    if (eol == std::string::npos) eol = text.size();
+    std::string_view line(text.data() + pos, eol - pos);
+    if (line.size() > key.size() && line.substr(0, key.size()) == key && line[key.size()] == ':') {
+      std::istringstream in{std::string(line.substr(key.size() + 1))};
+      std::string word;
+      in >> word;
+      return word;
+    }
+    pos = eol + 1;
+  }
+  return {};
+}
+
+}  // namespace
+
+Status TelemetryService::DoListProcesses(const v1::ListProcessesRequest& req,
+                                         v1::ListProcessesResponse* out) {
+  int64_t now = clock_.MonotonicNs();
+  double dt_s = prev_proc_ns_ > 0 ? static_cast<double>(now - prev_proc_ns_) / 1e9 : 0;
+  long tck = ::sysconf(_SC_CLK_TCK);
+  if (tck <= 0) tck = 100;
+  // uid -> user name from the monitored root's passwd.
+  std::map<std::string, std::string> users;
+  if (auto pw = fs_->ReadText(EtcPath("passwd"), 1 << 20)) {
+    std::istringstream in(*pw);
+    std::string line;
+    while (std::getline(in, line)) {
+      std::istringstream f(line);
+      std::string name, x, uid;
+      if (std::getline(f, name, ':') && std::getline(f, x, ':') && std::getline(f, uid, ':')) {
+        users.emplace(uid, name);
+      }
+    }
+  }
+  std::map<int, uint64_t> ticks;
+  std::vector<v1::Process> procs;
+  for (const auto& entry : fs_->List(ProcPath(""))) {
+    auto pid = ToU64(entry);
+    if (!pid || *pid == 0 || *pid > 1u << 30) continue;
+    std::string dir = ProcPath(entry);
+    auto stat = fs_->ReadText(JoinPath(dir, "stat"), 4096);
+    if (!stat) continue;  // exited meanwhile
+    size_t open = stat->find('('), close = stat->rfind(')');
+    if (open == std::string::npos || close == std::string::npos || close < open) continue;
+    v1::Process p;
+    p.set_pid(static_cast<int32_t>(*pid));
+    p.set_name(stat->substr(open + 1, close - open - 1));
+    // Fields after ") ": state(3) ... utime(14) stime(15).
+    std::istringstream rest(stat->substr(close + 1));
+    std::string word;
+    uint64_t utime = 0, stime = 0;
+    for (int field = 3; field <= 15 && rest >> word; ++field) {
+      if (field == 14) utime = ToU64(word).value_or(0);
+      if (field == 15) stime = ToU64(word).value_or(0);
+    }
+    uint64_t t = utime + stime;
+    ticks[p.pid()] = t;
+    auto prev = prev_ticks_.find(p.pid());
+    if (dt_s > 0 && prev != prev_ticks_.end() && t >= prev->second) {
+      double share = static_cast<double>(t - prev->second) / static_cast<double>(tck) / dt_s;
+      p.set_cpu_permille(static_cast<uint32_t>(std::llround(share * 1000)));
+    }
+    if (auto st = fs_->ReadText(JoinPath(dir, "status"), 16384)) {
+      p.set_rss_kib(ToU64(StatusField(*st, "VmRSS")).value_or(0));
+      std::string uid = StatusField(*st, "Uid");
+      auto u = users.find(uid);
+      p.set_user(u != users.end() ? u->second : uid);
+    }
+    if (auto cmd = fs_->ReadText(JoinPath(dir, "cmdline"), 4096)) {
+      std::string c = *cmd;
+      while (!c.empty() && c.back() == '\0') c.pop_back();
+      std::replace(c.begin(), c.end(), '\0', ' ');
+      p.set_command(c);
+    }
+    procs.push_back(std::move(p));
+  }
+  prev_ticks_ = std::move(ticks);
+  prev_proc_ns_ = now;
+  const std::string sort = req.sort().empty() ? "cpu" : req.sort();
+  std::stable_sort(procs.begin(), procs.end(), [&](const v1::Process& a, const v1::Process& b) {
+    if (sort == "mem") return a.rss_kib() > b.rss_kib();
+    if (sort == "pid") return a.pid() < b.pid();
+    if (sort == "name") return a.name() < b.name();
+    if (a.cpu_permille() != b.cpu_permille()) return a.cpu_permille() > b.cpu_permille();
+    return a.pid() < b.pid();
+  });
+  size_t limit = req.limit() == 0 ? 50 : req.limit();
+  for (size_t i = 0; i < procs.size() && i < limit; ++i) *out->add_processes() = procs[i];
+  out->set_realtime_ns(clock_.RealtimeNs());
+  return Status::OK;
+}
+
+}  // namespace edgemon::service

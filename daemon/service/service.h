@@ -1,0 +1,126 @@
+// TelemetryService: edgemon.v1.Telemetry on the gRPC callback API.
+//
+// Reactions never block: Watch is served from the WatchHub; every RPC that
+// reads the store or the file system (Query, windows, Summarize,
+// ListProcesses) runs on the service's worker thread, and Query pages its
+// results one chunk at a time, fetching the next page only after the
+// previous chunk was written (transport back-pressure, bounded memory).
+// Every stream finishes exactly once.
+//
+// Bad input is refused before anything is read or written, with
+// INVALID_ARGUMENT or NOT_FOUND and a one-line message naming the field.
+//
+// Thread safety: gRPC calls the handlers from its threads; Stop() once,
+// after grpc::Server::Shutdown returned.
+#pragma once
+
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <map>
+#include <mutex>
+#include <string>
+#include <thread>
+
+#include "edgemon/clock.h"
+#include "edgemon/v1/edgemon.grpc.pb.h"
+#include "ring_store.h"
+#include "sampler.h"
+#include "sysfs.h"
+#include "watch_hub.h"
+
+namespace edgemon::service {
+
+struct ServiceOptions {
+  std::string daemon_version;
+  uint32_t energy_rate_hz = 0;              // configured rail rate, for DeviceInfo
+  int64_t frame_period_ns = 1'000'000'000;  // used when no sampler is given
+  uint32_t default_rows = 10'000;           // Query limit when the request says 0
+  uint32_t max_rows = 100'000;              // larger limits are INVALID_ARGUMENT
+  uint32_t frames_per_chunk = 500;          // raw Query page size
+  size_t max_channels_per_request = 4096;
+  size_t max_queued_jobs = 256;  // worker backlog; beyond it RESOURCE_EXHAUSTED
+};
+
+// Runs store and file-system work off gRPC's threads, in order.
+class Worker {
+ public:
+  explicit Worker(size_t max_queued);
+  ~Worker();
+  // False when the backlog is full or the worker stopped.
+  bool Post(std::function<void()> job);
+  void Stop();  // runs what is queued, then joins
+
+ private:
+  const size_t max_queued_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::deque<std::function<void()>> jobs_;  // guarded by mu_
+  bool stop_ = false;                       // guarded by mu_
+  std::thread thread_;
+};
+
+class TelemetryService final : public v1::Telemetry::CallbackService {
+ public:
+  // `sampler` and `fs` may be null (Boost / ListProcesses then answer
+  // UNIMPLEMENTED).
+  TelemetryService(WatchHub& hub, store::RingStore& store, Clock& clock, Sampler* sampler,
+                   SysFs* fs, ServiceOptions options);
+  ~TelemetryService() override;
+
+  // Stops the worker; call after the server has shut down.
+  void Stop();
+
+  grpc::ServerUnaryReactor* GetDeviceInfo(grpc::CallbackServerContext* ctx,
+                                          const v1::GetDeviceInfoRequest* req,
+                                          v1::DeviceInfo* resp) override;
+  grpc::ServerUnaryReactor* GetLatest(grpc::CallbackServerContext* ctx,
+                                      const v1::GetLatestRequest* req, v1::Frame* resp) override;
+  grpc::ServerWriteReactor<v1::Frame>* Watch(grpc::CallbackServerContext* ctx,
+                                             const v1::WatchRequest* req) override;
+  grpc::ServerWriteReactor<v1::QueryChunk>* Query(grpc::CallbackServerContext* ctx,
+                                                  const v1::QueryRequest* req) override;
+  grpc::ServerUnaryReactor* BeginWindow(grpc::CallbackServerContext* ctx,
+                                        const v1::BeginWindowRequest* req,
+                                        v1::Window* resp) override;
+  grpc::ServerUnaryReactor* EndWindow(grpc::CallbackServerContext* ctx,
+                                      const v1::EndWindowRequest* req, v1::Window* resp) override;
+  grpc::ServerUnaryReactor* ListWindows(grpc::CallbackServerContext* ctx,
+                                        const v1::ListWindowsRequest* req,
+                                        v1::ListWindowsResponse* resp) override;
+  grpc::ServerUnaryReactor* Summarize(grpc::CallbackServerContext* ctx,
+                                      const v1::SummarizeRequest* req, v1::Summary* resp) override;
+  grpc::ServerUnaryReactor* Boost(grpc::CallbackServerContext* ctx, const v1::BoostRequest* req,
+                                  v1::BoostResponse* resp) override;
+  grpc::ServerUnaryReactor* ListProcesses(grpc::CallbackServerContext* ctx,
+                                          const v1::ListProcessesRequest* req,
+                                          v1::ListProcessesResponse* resp) override;
+
+  WatchHub& hub() { return hub_; }
+  store::RingStore& store() { return store_; }
+  Worker& worker() { return worker_; }
+  const ServiceOptions& options() const { return options_; }
+  int64_t frame_period_ns() const;
+
+ private:
+  // Runs `job` on the worker and finishes the unary call with its status.
+  grpc::ServerUnaryReactor* Defer(grpc::CallbackServerContext* ctx,
+                                  std::function<grpc::Status()> job);
+  grpc::Status DoSummarize(int64_t from_ns, int64_t to_ns, v1::Summary* out);
+  grpc::Status DoListProcesses(const v1::ListProcessesRequest& req, v1::ListProcessesResponse* out);
+
+  WatchHub& hub_;
+  store::RingStore& store_;
+  Clock& clock_;
+  Sampler* sampler_;
+  SysFs* fs_;
+  const ServiceOptions options_;
+  Worker worker_;
+
+  // ListProcesses: CPU ticks per pid at the previous request (worker only).
+  std::map<int, uint64_t> prev_ticks_;
+  int64_t prev_proc_ns_ = 0;
+};
+
+}  // namespace edgemon::service

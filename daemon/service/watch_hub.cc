@@ -1,0 +1,201 @@
+#include "watch_hub.h"
+
+#include "codec.h"
+
+namespace edgemon::service {
+
+class WatchHub::Watcher final : public grpc::ServerWriteReactor<v1::Frame> {
+ public:
+  Watcher(WatchHub& hub, int64_t interval_ns, std::vector<ChannelId> subset)
+      : hub_(hub), interval_ns_(interval_ns), subset_(std::move(subset)) {}
+
+  // Called by the hub under subs_mu_.
+  void Offer(const Snapshot& s) {
+    std::lock_guard lock(mu_);
+    if (finish_called_ || !s.frame || !DueLocked(*s.frame)) return;
+    if (write_pending_) {
+      if (pending_.frame) hub_.coalesced_.fetch_add(1);
+      pending_ = s;
+      return;
+    }
+    WriteLocked(s);
+  }
+
+  void FinishWith(const grpc::Status& status) {
+    std::lock_guard lock(mu_);
+    MaybeFinishLocked(status);
+  }
+
+  void OnWriteDone(bool ok) override {
+    std::lock_guard lock(mu_);
+    write_pending_ = false;
+    if (!ok) {
+      MaybeFinishLocked(grpc::Status(grpc::StatusCode::CANCELLED, "write failed"));
+      return;
+    }
+    if (pending_.frame && !finish_called_) {
+      Snapshot s = std::move(pending_);
+      pending_ = {};
+      WriteLocked(s);
+    }
+  }
+
+  void OnCancel() override {
+    std::lock_guard lock(mu_);
+    MaybeFinishLocked(grpc::Status::CANCELLED);
+  }
+
+  void OnDone() override {
+    hub_.Unregister(this);
+    delete this;
+  }
+
+ private:
+  bool DueLocked(const Frame& f) const {
+    if (!sent_any_ || interval_ns_ == 0) return !sent_any_ || f.seq != last_seq_;
+    return f.boottime_ns - last_sent_ns_ >= interval_ns_ - interval_ns_ / 10;
+  }
+
+  void WriteLocked(const Snapshot& s) {
+    ToProto(*s.frame, subset_, s.generation, &out_);
+    sent_any_ = true;
+    last_sent_ns_ = s.frame->boottime_ns;
+    last_seq_ = s.frame->seq;
+    write_pending_ = true;
+    hub_.sent_.fetch_add(1);
+    StartWrite(&out_);
+  }
+
+  void MaybeFinishLocked(const grpc::Status& status) {
+    if (finish_called_) return;
+    finish_called_ = true;
+    pending_ = {};
+    Finish(status);
+  }
+
+  WatchHub& hub_;
+  const int64_t interval_ns_;
+  const std::vector<ChannelId> subset_;
+  std::mutex mu_;
+  v1::Frame out_;     // guarded by mu_; alive while a write is in flight
+  Snapshot pending_;  // guarded by mu_
+  bool write_pending_ = false;
+  bool finish_called_ = false;
+  bool sent_any_ = false;
+  int64_t last_sent_ns_ = 0;
+  uint64_t last_seq_ = 0;
+};
+
+namespace {
+
+// A reactor that finishes at once (stream refused or hub shut down).
+class Refused final : public grpc::ServerWriteReactor<v1::Frame> {
+ public:
+  explicit Refused(const grpc::Status& s) { Finish(s); }
+  void OnDone() override { delete this; }
+};
+
+}  // namespace
+
+WatchHub::WatchHub(size_t max_streams) : max_streams_(max_streams) {
+  dispatcher_ = std::thread([this] { Dispatch(); });
+}
+
+WatchHub::~WatchHub() {
+  Shutdown();
+}
+
+void WatchHub::OnFrame(const Inventory& inventory, uint64_t generation, const Frame& frame) {
+  if (!inventory_ || generation != generation_) {
+    inventory_ = std::make_shared<const Inventory>(inventory);
+    generation_ = generation;
+  }
+  Snapshot s{inventory_, generation, std::make_shared<const Frame>(frame)};
+  {
+    std::lock_guard lock(latest_mu_);
+    latest_ = std::move(s);
+    ++published_;
+  }
+  latest_cv_.notify_one();
+}
+
+Snapshot WatchHub::Latest() const {
+  std::lock_guard lock(latest_mu_);
+  return latest_;
+}
+
+bool WatchHub::TryAcquireStream() {
+  size_t n = active_streams_.load();
+  do {
+    if (n >= max_streams_) return false;
+  } while (!active_streams_.compare_exchange_weak(n, n + 1));
+  return true;
+}
+
+void WatchHub::ReleaseStream() {
+  active_streams_.fetch_sub(1);
+}
+
+grpc::ServerWriteReactor<v1::Frame>* WatchHub::StartWatch(int64_t interval_ns,
+                                                          std::vector<ChannelId> subset) {
+  std::lock_guard lock(subs_mu_);
+  if (shut_down_) {
+    ReleaseStream();
+    return new Refused(grpc::Status(grpc::StatusCode::UNAVAILABLE, "edgemond is stopping"));
+  }
+  auto* w = new Watcher(*this, interval_ns, std::move(subset));
+  subs_.insert(w);
+  // The newest frame at once, so a client sees data without waiting a period.
+  Snapshot s = Latest();
+  w->Offer(s);
+  return w;
+}
+
+void WatchHub::Unregister(Watcher* w) {
+  {
+    std::lock_guard lock(subs_mu_);
+    subs_.erase(w);
+  }
+  ReleaseStream();
+}
+
+size_t WatchHub::watchers() const {
+  std::lock_guard lock(subs_mu_);
+  return subs_.size();
+}
+
+void WatchHub::Dispatch() {
+  uint64_t seen = 0;
+  for (;;) {
+    Snapshot s;
+    {
+      std::unique_lock lock(latest_mu_);
+      latest_cv_.wait(lock, [&] { return stop_ || published_ != seen; });
+      if (stop_) return;
+      seen = published_;
+      s = latest_;
+    }
+    std::lock_guard lock(subs_mu_);
+    for (Watcher* w : subs_) w->Offer(s);
+  }
+}
+
+void WatchHub::Shutdown() {
+  {
+    std::lock_guard lock(subs_mu_);
+    if (!shut_down_) {
+      shut_down_ = true;
+      for (Watcher* w : subs_) {
+        w->FinishWith(grpc::Status(grpc::StatusCode::UNAVAILABLE, "edgemond is stopping"));
+      }
+    }
+  }
+  {
+    std::lock_guard lock(latest_mu_);
+    stop_ = true;
+  }
+  latest_cv_.notify_one();
+  if (dispatcher_.joinable()) dispatcher_.join();
+}
+
+}  // namespace edgemon::service

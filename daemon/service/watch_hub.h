@@ -1,0 +1,124 @@
+// WatchHub: fans the sampler's frames out to live Watch streams.
+//
+// DESIGN NOTE
+// ===========
+//
+// The sampler must never wait on a client (sampler.h, invariant 4). OnFrame,
+// on the sampler thread, only copies the frame into a new immutable
+// snapshot, swaps it into `latest_` under a mutex held for a pointer swap,
+// and wakes the hub's dispatcher thread. The dispatcher offers the snapshot
+// to every registered stream; a stream encodes and starts a write only when
+// it has no write in flight, so a slow or never-reading client holds at most
+// one frame being written plus one pending frame: delivery is latest-wins and
+// nothing queues.
+//
+// Live-stream states (one WatchReactor per Watch call):
+//
+//   kIdle ──Offer(frame due)──▶ kWriting: frame encoded into out_, StartWrite
+//   kWriting ──Offer(frame due)──▶ kWriting: pending_ = frame (replaces any
+//            older pending frame, which is counted as coalesced)
+//   kWriting ──OnWriteDone(ok), pending_──▶ kWriting (pending_ written)
+//   kWriting ──OnWriteDone(ok), no pending_──▶ kIdle
+//   any ──OnWriteDone(!ok) | OnCancel | Shutdown──▶ kFinished: Finish() is
+//            called exactly once (finish_called_ guards it); later Offers
+//            are ignored
+//   kFinished ──OnDone (gRPC, after Finish completed)──▶ unregistered from
+//            the hub, its stream slot released, deleted
+//
+// A frame is due when the stream has sent none yet or when its boottime is
+// at least interval - interval/10 after the last one sent (so a 2000 ms
+// watch on 1000 ms frames gets every second frame despite jitter);
+// interval 0 sends every frame.
+//
+// Locks: subs_mu_ (registry) is taken before a reactor's mu_, never after.
+// Reactions (OnWriteDone, OnCancel, OnDone) take only their own mu_, or
+// subs_mu_ alone in OnDone, and never block otherwise.
+//
+// Thread safety: every public method may be called from any thread.
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <set>
+#include <thread>
+#include <vector>
+
+#include <grpcpp/grpcpp.h>
+
+#include "edgemon/channel.h"
+#include "edgemon/v1/edgemon.pb.h"
+#include "sampler.h"
+
+namespace edgemon::service {
+
+// One published frame and the inventory it belongs to (both immutable).
+struct Snapshot {
+  std::shared_ptr<const Inventory> inventory;
+  uint64_t generation = 0;
+  std::shared_ptr<const Frame> frame;
+};
+
+class WatchHub final : public FrameSink {
+ public:
+  explicit WatchHub(size_t max_streams);
+  ~WatchHub() override;
+  WatchHub(const WatchHub&) = delete;
+  WatchHub& operator=(const WatchHub&) = delete;
+
+  // FrameSink, on the sampler thread: never blocks beyond a pointer swap.
+  void OnFrame(const Inventory& inventory, uint64_t generation, const Frame& frame) override;
+
+  // The newest snapshot (frame is null before the first frame).
+  Snapshot Latest() const;
+
+  // Stream slots, shared by Watch and Query: false when max_streams are open.
+  bool TryAcquireStream();
+  void ReleaseStream();
+  size_t active_streams() const { return active_streams_.load(); }
+  size_t max_streams() const { return max_streams_; }
+
+  // A reactor for one Watch call. `subset` as SelectChannels returns it.
+  // Takes a stream slot the caller has acquired; releases it in OnDone.
+  grpc::ServerWriteReactor<v1::Frame>* StartWatch(int64_t interval_ns,
+                                                  std::vector<ChannelId> subset);
+  // Finishes every live stream (UNAVAILABLE) and stops the dispatcher; new
+  // watches finish at once. Call before grpc::Server::Shutdown.
+  void Shutdown();
+
+  size_t watchers() const;
+  uint64_t frames_sent() const { return sent_.load(); }
+  uint64_t frames_coalesced() const { return coalesced_.load(); }
+
+  class Watcher;
+
+ private:
+  void Dispatch();
+  void Unregister(Watcher* w);
+
+  const size_t max_streams_;
+  std::atomic<size_t> active_streams_{0};
+  std::atomic<uint64_t> sent_{0};
+  std::atomic<uint64_t> coalesced_{0};
+
+  // Sampler side.
+  std::shared_ptr<const Inventory> inventory_;  // sampler thread only
+  uint64_t generation_ = 0;                     // sampler thread only
+  mutable std::mutex latest_mu_;
+  std::condition_variable latest_cv_;
+  Snapshot latest_;         // guarded by latest_mu_
+  uint64_t published_ = 0;  // guarded by latest_mu_: snapshots published
+  bool stop_ = false;       // guarded by latest_mu_
+
+  // Registry.
+  mutable std::mutex subs_mu_;
+  std::set<Watcher*> subs_;  // guarded by subs_mu_
+  bool shut_down_ = false;   // guarded by subs_mu_
+
+  std::thread dispatcher_;
+  friend class Watcher;
+};
+
+}  // namespace edgemon::service
