@@ -1,0 +1,165 @@
+#include "convert.h"
+
+#include <algorithm>
+
+namespace edgemon::client {
+
+std::optional<Unit> UnitFromString(std::string_view s) {
+  for (int u = static_cast<int>(Unit::kNone); u <= static_cast<int>(Unit::kId); ++u) {
+    if (ToString(static_cast<Unit>(u)) == s) return static_cast<Unit>(u);
+  }
+  return std::nullopt;
+}
+
+uint32_t FlagsFromProto(const google::protobuf::RepeatedPtrField<std::string>& flags) {
+  uint32_t out = kFlagNone;
+  for (const std::string& f : flags) {
+    if (f == "constant") out |= kFlagConstant;
+    if (f == "input") out |= kFlagInputRail;
+    if (f == "counter") out |= kFlagCounter;
+    if (f == "derived") out |= kFlagDerived;
+  }
+  return out;
+}
+
+std::optional<Channel> ChannelFromProto(const v1::Channel& pb) {
+  std::optional<Kind> kind = KindFromString(pb.kind());
+  std::optional<Field> field = FieldFromString(pb.field());
+  if (!kind || !field) return std::nullopt;
+  Channel c;
+  c.id = pb.id();
+  c.kind = *kind;
+  c.name = pb.name();
+  c.field = *field;
+  // The unit is fixed per field; trust the model, fall back to the wire.
+  c.unit = UnitOf(*field);
+  if (c.unit == Unit::kNone) c.unit = UnitFromString(pb.unit()).value_or(Unit::kNone);
+  c.device = pb.device();
+  c.parent = pb.parent();
+  c.flags = FlagsFromProto(pb.flags());
+  if (pb.has_min()) c.min = pb.min();
+  if (pb.has_max()) c.max = pb.max();
+  if (pb.has_crit()) c.crit = pb.crit();
+  for (const v1::TripPoint& t : pb.trips()) c.trips.push_back({t.type(), t.temp_mc()});
+  for (const auto& [k, v] : pb.attrs()) c.attrs.emplace_back(k, v);
+  std::sort(c.attrs.begin(), c.attrs.end());  // map order is unspecified
+  return c;
+}
+
+BoardInfo BoardFromProto(const v1::BoardInfo& pb) {
+  BoardInfo b;
+  b.model = pb.model();
+  b.soc = pb.soc();
+  b.l4t = pb.l4t();
+  b.jetpack = pb.jetpack();
+  b.nvpmodel = pb.nvpmodel();
+  b.nvpmodel_id = pb.nvpmodel_id();
+  b.kernel = pb.kernel();
+  b.cpu_model = pb.cpu_model();
+  b.hostname = pb.hostname();
+  for (const auto& [id, name] : pb.nvpmodel_modes()) b.nvpmodel_modes.emplace_back(id, name);
+  std::sort(b.nvpmodel_modes.begin(), b.nvpmodel_modes.end());
+  return b;
+}
+
+edgemon::client::DeviceInfo DeviceInfoFromProto(const v1::DeviceInfo& pb) {
+  edgemon::client::DeviceInfo info;
+  info.inventory.board = BoardFromProto(pb.board());
+  info.generation = pb.generation();
+  info.daemon_version = pb.daemon_version();
+  info.interval_ms = pb.interval_ms();
+  info.energy_rate_hz = pb.energy_rate_hz();
+  info.api_version = pb.api_version();
+  std::vector<Channel>& channels = info.inventory.channels;
+  for (const v1::Channel& c : pb.channels()) {
+    if (c.id() > kMaxChannelId) {
+      ++info.unknown_channels;
+      continue;
+    }
+    if (c.id() >= channels.size()) {
+      size_t old = channels.size();
+      channels.resize(c.id() + 1);
+      for (size_t i = old; i < channels.size(); ++i) channels[i].id = static_cast<ChannelId>(i);
+    }
+    std::optional<Channel> ch = ChannelFromProto(c);
+    if (ch) {
+      channels[c.id()] = std::move(*ch);
+    } else {
+      ++info.unknown_channels;
+    }
+  }
+  return info;
+}
+
+std::optional<Frame> FrameFromProto(const v1::Frame& pb) {
+  if (pb.ids_size() != pb.values_size()) return std::nullopt;
+  Frame f;
+  f.seq = pb.seq();
+  f.boottime_ns = pb.boottime_ns();
+  f.realtime_ns = pb.realtime_ns();
+  ChannelId top = 0;
+  for (ChannelId id : pb.ids()) {
+    if (id > kMaxChannelId) return std::nullopt;
+    top = std::max(top, id);
+  }
+  if (pb.ids_size() > 0) f.values.resize(static_cast<size_t>(top) + 1);
+  for (int i = 0; i < pb.ids_size(); ++i) f.values[pb.ids(i)] = pb.values(i);
+  return f;
+}
+
+v1::Frame FrameToProto(const Frame& frame, uint64_t generation) {
+  v1::Frame pb;
+  pb.set_seq(frame.seq);
+  pb.set_boottime_ns(frame.boottime_ns);
+  pb.set_realtime_ns(frame.realtime_ns);
+  pb.set_generation(generation);
+  for (size_t id = 0; id < frame.values.size(); ++id) {
+    if (!frame.values[id]) continue;
+    pb.add_ids(static_cast<uint32_t>(id));
+    pb.add_values(*frame.values[id]);
+  }
+  return pb;
+}
+
+Window WindowFromProto(const v1::Window& pb) {
+  return Window{pb.id(), pb.label(), pb.start_ns(), pb.end_ns()};
+}
+
+Summary SummaryFromProto(const v1::Summary& pb) {
+  Summary s;
+  s.from_ns = pb.from_ns();
+  s.to_ns = pb.to_ns();
+  s.duration_s = pb.duration_s();
+  s.samples = pb.samples();
+  s.gaps = pb.gaps();
+  s.note = pb.note();
+  for (const v1::RailSummary& r : pb.rails()) {
+    s.rails.push_back(
+        {r.name(), r.parent(), r.input(), r.energy_mj(), r.avg_power_mw(), r.peak_power_mw()});
+  }
+  for (const v1::TempSummary& t : pb.temps()) {
+    s.temps.push_back({t.name(), t.start_mc(), t.min_mc(), t.max_mc()});
+  }
+  for (const v1::FreqResidency& r : pb.residency()) {
+    FreqResidency fr;
+    fr.name = r.name();
+    for (const auto& [khz, share] : r.khz_share()) fr.khz_share.emplace_back(khz, share);
+    std::sort(fr.khz_share.begin(), fr.khz_share.end());
+    s.residency.push_back(std::move(fr));
+  }
+  return s;
+}
+
+Process ProcessFromProto(const v1::Process& pb) {
+  Process p;
+  p.pid = pb.pid();
+  p.user = pb.user();
+  p.name = pb.name();
+  p.command = pb.command();
+  p.cpu_permille = pb.cpu_permille();
+  p.rss_kib = pb.rss_kib();
+  if (pb.has_gpu_mem()) p.gpu_mem_kib = pb.gpu_mem_kib();
+  return p;
+}
+
+}  // namespace edgemon::client

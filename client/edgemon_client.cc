@@ -1,0 +1,413 @@
+#include "edgemon_client.h"
+
+#include <grpcpp/grpcpp.h>
+
+#include <algorithm>
+#include <atomic>
+#include <condition_variable>
+#include <mutex>
+#include <thread>
+
+#include "convert.h"
+#include "edgemon/v1/edgemon.grpc.pb.h"
+
+namespace edgemon::client {
+namespace {
+
+Status FromGrpc(const grpc::Status& s) {
+  return Status{static_cast<int>(s.error_code()), s.error_message()};
+}
+
+// Errors a retry cannot fix: the request itself or the server is wrong.
+bool IsPermanent(int code) {
+  return code == grpc::StatusCode::INVALID_ARGUMENT || code == grpc::StatusCode::NOT_FOUND ||
+         code == grpc::StatusCode::UNIMPLEMENTED || code == grpc::StatusCode::PERMISSION_DENIED ||
+         code == grpc::StatusCode::UNAUTHENTICATED || code == grpc::StatusCode::OUT_OF_RANGE;
+}
+
+}  // namespace
+
+std::string_view StatusCodeName(int code) {
+  static constexpr std::string_view kNames[] = {"OK",
+                                                "CANCELLED",
+                                                "UNKNOWN",
+                                                "INVALID_ARGUMENT",
+                                                "DEADLINE_EXCEEDED",
+                                                "NOT_FOUND",
+                                                "ALREADY_EXISTS",
+                                                "PERMISSION_DENIED",
+                                                "RESOURCE_EXHAUSTED",
+                                                "FAILED_PRECONDITION",
+                                                "ABORTED",
+                                                "OUT_OF_RANGE",
+                                                "UNIMPLEMENTED",
+                                                "INTERNAL",
+                                                "UNAVAILABLE",
+                                                "DATA_LOSS",
+                                                "UNAUTHENTICATED"};
+  if (code < 0 || code >= static_cast<int>(std::size(kNames))) return "UNKNOWN";
+  return kNames[code];
+}
+
+std::string Status::ToString() const {
+  if (ok()) return "OK";
+  std::string s(StatusCodeName(code));
+  if (!message.empty()) s += ": " + message;
+  return s;
+}
+
+std::string_view ToString(ConnectionState state) {
+  switch (state) {
+    case ConnectionState::kConnecting:
+      return "connecting";
+    case ConnectionState::kConnected:
+      return "connected";
+    case ConnectionState::kDisconnected:
+      return "disconnected";
+    case ConnectionState::kStopped:
+      return "stopped";
+  }
+  return "?";
+}
+
+struct Client::Impl {
+  std::string target;
+  std::shared_ptr<grpc::Channel> channel;
+  std::unique_ptr<v1::Telemetry::Stub> stub;
+  std::atomic<int64_t> timeout_ms{10'000};
+
+  void Prepare(grpc::ClientContext& ctx) const {
+    ctx.set_deadline(std::chrono::system_clock::now() +
+                     std::chrono::milliseconds(timeout_ms.load(std::memory_order_relaxed)));
+  }
+};
+
+namespace {
+
+class WatcherImpl final : public Watcher {
+ public:
+  WatcherImpl(v1::Telemetry::Stub* stub, const WatchOptions& options, FrameCallback on_frame,
+              StateCallback on_state, std::stop_token external)
+      : stub_(stub),
+        options_(options),
+        on_frame_(std::move(on_frame)),
+        on_state_(std::move(on_state)) {
+    options_.initial_backoff = std::max(options_.initial_backoff, std::chrono::milliseconds(1));
+    options_.max_backoff = std::max(options_.max_backoff, options_.initial_backoff);
+    request_.set_interval_ms(options.interval_ms);
+    for (const std::string& c : options.channels) request_.add_channels(c);
+    running_ = true;
+    thread_ = std::jthread([this, external](std::stop_token own) { Run(own, external); });
+  }
+
+  ~WatcherImpl() override { Stop(); }
+
+  void Stop() override {
+    std::lock_guard stop_lock(stop_mu_);  // Stop() may race with itself
+    if (!thread_.joinable()) return;
+    thread_.request_stop();
+    CancelCurrent();
+    thread_.join();
+  }
+
+  bool running() const override { return running_.load(); }
+  uint64_t attempts() const override { return attempts_.load(); }
+
+ private:
+  void CancelCurrent() {
+    std::lock_guard lock(mu_);
+    if (ctx_ != nullptr) ctx_->TryCancel();
+    cv_.notify_all();
+  }
+
+  void SetState(ConnectionState s, const Status& status) {
+    if (on_state_) on_state_(s, status);
+  }
+
+  void Run(std::stop_token own, std::stop_token external) {
+    auto stopped = [&] { return own.stop_requested() || external.stop_requested(); };
+    // Requests to stop from either token cancel the open stream.
+    std::stop_callback own_cb(own, [this] { CancelCurrent(); });
+    std::stop_callback ext_cb(external, [this] { CancelCurrent(); });
+    auto backoff = options_.initial_backoff;
+    Status final_status;
+    while (!stopped()) {
+      SetState(ConnectionState::kConnecting, {});
+      grpc::ClientContext ctx;
+      {
+        std::lock_guard lock(mu_);
+        ctx_ = &ctx;
+      }
+      ++attempts_;
+      bool got_frame = false;
+      grpc::Status gs;
+      if (!stopped()) {
+        std::unique_ptr<grpc::ClientReader<v1::Frame>> reader = stub_->Watch(&ctx, request_);
+        v1::Frame pb;
+        while (reader->Read(&pb)) {
+          if (!got_frame) {
+            got_frame = true;
+            backoff = options_.initial_backoff;
+            SetState(ConnectionState::kConnected, {});
+          }
+          std::optional<Frame> f = FrameFromProto(pb);
+          if (f && on_frame_) on_frame_(LiveFrame{std::move(*f), pb.generation()});
+        }
+        gs = reader->Finish();
+      }
+      {
+        std::lock_guard lock(mu_);
+        ctx_ = nullptr;
+      }
+      if (stopped()) break;
+      Status st = FromGrpc(gs);
+      if (st.ok()) st = {kUnavailable, "the stream ended"};
+      if (IsPermanent(st.code)) {
+        final_status = st;
+        break;
+      }
+      SetState(ConnectionState::kDisconnected, st);
+      {
+        std::unique_lock lock(mu_);
+        cv_.wait_for(lock, backoff, [&] { return stopped(); });
+      }
+      backoff = std::min(backoff * 2, options_.max_backoff);
+    }
+    running_ = false;
+    SetState(ConnectionState::kStopped, final_status);
+  }
+
+  v1::Telemetry::Stub* stub_;
+  WatchOptions options_;
+  FrameCallback on_frame_;
+  StateCallback on_state_;
+  v1::WatchRequest request_;
+  std::mutex stop_mu_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  grpc::ClientContext* ctx_ = nullptr;  // guarded by mu_
+  std::atomic<bool> running_{false};
+  std::atomic<uint64_t> attempts_{0};
+  std::jthread thread_;  // last: started after every other member exists
+};
+
+}  // namespace
+
+std::string Client::NormalizeTarget(std::string_view target) {
+  if (target.empty()) return "";
+  if (target.front() == '/') return "unix:" + std::string(target);
+  if (target.starts_with("unix:")) return target.size() > 5 ? std::string(target) : "";
+  if (target.starts_with("unix-abstract:") || target.starts_with("dns:") ||
+      target.starts_with("ipv4:") || target.starts_with("ipv6:")) {
+    return std::string(target);
+  }
+  // host:port, [v6]:port
+  size_t colon = target.rfind(':');
+  if (colon == std::string_view::npos || colon == 0 || colon + 1 == target.size()) return "";
+  std::string_view port = target.substr(colon + 1);
+  if (!std::all_of(port.begin(), port.end(), [](char c) { return c >= '0' && c <= '9'; })) {
+    return "";
+  }
+  if (port.size() > 5 || std::stoi(std::string(port)) > 65535) return "";
+  return std::string(target);
+}
+
+Result<std::unique_ptr<Client>> Client::Connect(std::string_view target) {
+  std::string normalized = NormalizeTarget(target);
+  if (normalized.empty()) {
+    return Status{kInvalidArgument, "bad target '" + std::string(target) +
+                                        "': expected unix:/path, /path or host:port"};
+  }
+  grpc::ChannelArguments args;
+  // gRPC's own reconnect backoff (1 s .. 120 s by default) would hide a
+  // daemon that comes back; keep it within the Watcher's 100 ms .. 5 s.
+  args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, 100);
+  args.SetInt(GRPC_ARG_MIN_RECONNECT_BACKOFF_MS, 100);
+  args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 5000);
+  args.SetMaxReceiveMessageSize(64 << 20);
+  auto impl = std::make_unique<Impl>();
+  impl->target = normalized;
+  impl->channel = grpc::CreateCustomChannel(normalized, grpc::InsecureChannelCredentials(), args);
+  if (!impl->channel) return Status{kInvalidArgument, "cannot create a channel to " + normalized};
+  impl->stub = v1::Telemetry::NewStub(impl->channel);
+  return std::unique_ptr<Client>(new Client(std::move(impl)));
+}
+
+Client::Client(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+Client::~Client() = default;
+
+const std::string& Client::target() const {
+  return impl_->target;
+}
+
+void Client::set_timeout(std::chrono::milliseconds timeout) {
+  impl_->timeout_ms.store(std::max<int64_t>(1, timeout.count()));
+}
+
+Result<edgemon::client::DeviceInfo> Client::DeviceInfo() {
+  grpc::ClientContext ctx;
+  impl_->Prepare(ctx);
+  v1::DeviceInfo pb;
+  grpc::Status s = impl_->stub->GetDeviceInfo(&ctx, v1::GetDeviceInfoRequest{}, &pb);
+  if (!s.ok()) return FromGrpc(s);
+  return DeviceInfoFromProto(pb);
+}
+
+Result<LiveFrame> Client::Latest(const std::vector<std::string>& channels) {
+  grpc::ClientContext ctx;
+  impl_->Prepare(ctx);
+  v1::GetLatestRequest req;
+  for (const std::string& c : channels) req.add_channels(c);
+  v1::Frame pb;
+  grpc::Status s = impl_->stub->GetLatest(&ctx, req, &pb);
+  if (!s.ok()) return FromGrpc(s);
+  std::optional<Frame> f = FrameFromProto(pb);
+  if (!f) return Status{grpc::StatusCode::INTERNAL, "malformed frame from the daemon"};
+  return LiveFrame{std::move(*f), pb.generation()};
+}
+
+Result<QueryResult> Client::Query(const QueryRequest& request) {
+  grpc::ClientContext ctx;
+  impl_->Prepare(ctx);
+  v1::QueryRequest req;
+  req.set_from_ns(request.from_ns);
+  req.set_to_ns(request.to_ns);
+  for (const std::string& c : request.channels) req.add_channels(c);
+  req.set_step_ns(request.step_ns);
+  req.set_limit(request.limit);
+  QueryResult out;
+  std::unique_ptr<grpc::ClientReader<v1::QueryChunk>> reader = impl_->stub->Query(&ctx, req);
+  v1::QueryChunk chunk;
+  bool malformed = false;
+  while (reader->Read(&chunk)) {
+    ++out.chunks;
+    for (const v1::Frame& pb : chunk.frames()) {
+      std::optional<Frame> f = FrameFromProto(pb);
+      if (f) {
+        out.frames.push_back(std::move(*f));
+      } else {
+        malformed = true;
+      }
+    }
+    for (const v1::Series& s : chunk.series()) {
+      Series series;
+      series.id = s.id();
+      series.buckets.reserve(s.buckets_size());
+      for (const v1::Bucket& b : s.buckets()) {
+        series.buckets.push_back({b.t_ns(), b.min(), b.avg(), b.max(), b.count()});
+      }
+      // A channel's buckets may continue over several chunks.
+      if (!out.series.empty() && out.series.back().id == series.id) {
+        auto& dst = out.series.back().buckets;
+        dst.insert(dst.end(), series.buckets.begin(), series.buckets.end());
+      } else {
+        out.series.push_back(std::move(series));
+      }
+    }
+    if (chunk.truncated()) out.truncated = true;
+  }
+  grpc::Status s = reader->Finish();
+  if (!s.ok()) return FromGrpc(s);
+  if (malformed) return Status{grpc::StatusCode::INTERNAL, "malformed frame from the daemon"};
+  return out;
+}
+
+Result<QueryResult> Client::Query(int64_t from_ns, int64_t to_ns,
+                                  const std::vector<std::string>& channels, int64_t step_ns,
+                                  uint32_t limit) {
+  return Query(QueryRequest{from_ns, to_ns, channels, step_ns, limit});
+}
+
+Result<Window> Client::BeginWindow(const std::string& label) {
+  grpc::ClientContext ctx;
+  impl_->Prepare(ctx);
+  v1::BeginWindowRequest req;
+  req.set_label(label);
+  v1::Window pb;
+  grpc::Status s = impl_->stub->BeginWindow(&ctx, req, &pb);
+  if (!s.ok()) return FromGrpc(s);
+  return WindowFromProto(pb);
+}
+
+Result<Window> Client::EndWindow(int64_t id) {
+  grpc::ClientContext ctx;
+  impl_->Prepare(ctx);
+  v1::EndWindowRequest req;
+  req.set_id(id);
+  v1::Window pb;
+  grpc::Status s = impl_->stub->EndWindow(&ctx, req, &pb);
+  if (!s.ok()) return FromGrpc(s);
+  return WindowFromProto(pb);
+}
+
+Result<std::vector<Window>> Client::ListWindows(int64_t from_ns, int64_t to_ns) {
+  grpc::ClientContext ctx;
+  impl_->Prepare(ctx);
+  v1::ListWindowsRequest req;
+  req.set_from_ns(from_ns);
+  req.set_to_ns(to_ns);
+  v1::ListWindowsResponse pb;
+  grpc::Status s = impl_->stub->ListWindows(&ctx, req, &pb);
+  if (!s.ok()) return FromGrpc(s);
+  std::vector<Window> out;
+  for (const v1::Window& w : pb.windows()) out.push_back(WindowFromProto(w));
+  return out;
+}
+
+Result<Summary> Client::SummarizeWindow(int64_t window_id) {
+  grpc::ClientContext ctx;
+  impl_->Prepare(ctx);
+  v1::SummarizeRequest req;
+  req.set_window_id(window_id);
+  v1::Summary pb;
+  grpc::Status s = impl_->stub->Summarize(&ctx, req, &pb);
+  if (!s.ok()) return FromGrpc(s);
+  return SummaryFromProto(pb);
+}
+
+Result<Summary> Client::Summarize(int64_t from_ns, int64_t to_ns) {
+  grpc::ClientContext ctx;
+  impl_->Prepare(ctx);
+  v1::SummarizeRequest req;
+  req.mutable_time()->set_from_ns(from_ns);
+  req.mutable_time()->set_to_ns(to_ns);
+  v1::Summary pb;
+  grpc::Status s = impl_->stub->Summarize(&ctx, req, &pb);
+  if (!s.ok()) return FromGrpc(s);
+  return SummaryFromProto(pb);
+}
+
+Result<BoostLease> Client::Boost(uint32_t rate_hz, uint32_t duration_ms) {
+  grpc::ClientContext ctx;
+  impl_->Prepare(ctx);
+  v1::BoostRequest req;
+  req.set_rate_hz(rate_hz);
+  req.set_duration_ms(duration_ms);
+  v1::BoostResponse pb;
+  grpc::Status s = impl_->stub->Boost(&ctx, req, &pb);
+  if (!s.ok()) return FromGrpc(s);
+  return BoostLease{pb.rate_hz(), pb.until_ns()};
+}
+
+Result<ProcessList> Client::ListProcesses(const std::string& sort, uint32_t limit) {
+  grpc::ClientContext ctx;
+  impl_->Prepare(ctx);
+  v1::ListProcessesRequest req;
+  req.set_sort(sort);
+  req.set_limit(limit);
+  v1::ListProcessesResponse pb;
+  grpc::Status s = impl_->stub->ListProcesses(&ctx, req, &pb);
+  if (!s.ok()) return FromGrpc(s);
+  ProcessList out;
+  out.realtime_ns = pb.realtime_ns();
+  for (const v1::Process& p : pb.processes()) out.processes.push_back(ProcessFromProto(p));
+  return out;
+}
+
+std::unique_ptr<Watcher> Client::Watch(const WatchOptions& options, FrameCallback on_frame,
+                                       StateCallback on_state, std::stop_token stop) {
+  return std::make_unique<WatcherImpl>(impl_->stub.get(), options, std::move(on_frame),
+                                       std::move(on_state), std::move(stop));
+}
+
+}  // namespace edgemon::client

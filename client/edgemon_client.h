@@ -1,0 +1,277 @@
+// edgemon's C++ client library: a thin, exception-free wrapper over the
+// edgemon.v1.Telemetry gRPC API (proto/edgemon/v1/edgemon.proto), used by
+// edgemon (--connect) and edgetop.
+//
+//   auto client = edgemon::client::Client::Connect("unix:/run/edgemon/edgemon.sock");
+//   if (!client.ok()) { ... client.status().message ... }
+//   auto info = (*client)->DeviceInfo();               // inventory, board, settings
+//   auto watch = (*client)->Watch({.interval_ms = 500}, on_frame, on_state);
+//   ...
+//   watch->Stop();                                     // or let it go out of scope
+//
+// Targets: "unix:/path", "/path" (a unix socket path), or "host:port".
+//
+// Every call returns a Status or a Result<T> carrying the gRPC status code and
+// message; nothing throws across this API (allocation failure aside).
+//
+// Thread safety: a Client is thread-safe: any number of threads may call its
+// methods at once (they share one gRPC channel). A Watcher runs its callbacks
+// on its own thread, one at a time and in order; Stop() and the destructor may
+// be called from any thread except the watcher's own callbacks. The value
+// types (Status, Result, DeviceInfo, ...) have no internal synchronisation.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <stop_token>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "edgemon/channel.h"
+
+namespace edgemon::client {
+
+// The outcome of a call: a gRPC status code (0 = OK, 3 = INVALID_ARGUMENT,
+// 5 = NOT_FOUND, 14 = UNAVAILABLE, ...) and its message.
+struct Status {
+  int code = 0;
+  std::string message;
+
+  bool ok() const { return code == 0; }
+  std::string ToString() const;  // "OK" or "UNAVAILABLE: connection refused"
+};
+
+// Common gRPC status codes, named (values as in grpc::StatusCode).
+inline constexpr int kOk = 0;
+inline constexpr int kCancelled = 1;
+inline constexpr int kInvalidArgument = 3;
+inline constexpr int kDeadlineExceeded = 4;
+inline constexpr int kNotFound = 5;
+inline constexpr int kResourceExhausted = 8;
+inline constexpr int kUnimplemented = 12;
+inline constexpr int kUnavailable = 14;
+
+std::string_view StatusCodeName(int code);
+
+// A value or a non-OK Status.
+template <typename T>
+class Result {
+ public:
+  Result(T value) : value_(std::move(value)) {}  // NOLINT: implicit by design
+  Result(Status status) : status_(std::move(status)) {
+    if (status_.ok()) status_ = {kUnavailable, "Result built from an OK status without a value"};
+  }
+
+  bool ok() const { return value_.has_value(); }
+  const Status& status() const { return status_; }
+  T& value() & { return *value_; }
+  const T& value() const& { return *value_; }
+  T&& value() && { return std::move(*value_); }
+  T& operator*() & { return *value_; }
+  const T& operator*() const& { return *value_; }
+  T* operator->() { return &*value_; }
+  const T* operator->() const { return &*value_; }
+
+ private:
+  std::optional<T> value_;
+  Status status_;
+};
+
+// GetDeviceInfo. inventory.channels is indexed by channel id (ids are dense);
+// a channel whose kind or field this client does not know (a newer daemon)
+// keeps its slot with an empty name and is counted in `unknown_channels`.
+struct DeviceInfo {
+  Inventory inventory;
+  uint64_t generation = 0;
+  std::string daemon_version;
+  uint32_t interval_ms = 0;
+  uint32_t energy_rate_hz = 0;
+  uint32_t api_version = 0;
+  size_t unknown_channels = 0;
+};
+
+// A frame as received: values indexed by channel id, plus the inventory
+// generation it belongs to (re-fetch DeviceInfo when it changes).
+struct LiveFrame {
+  Frame frame;
+  uint64_t generation = 0;
+};
+
+struct Bucket {
+  int64_t t_ns = 0;
+  int64_t min = 0;
+  double avg = 0;
+  int64_t max = 0;
+  uint64_t count = 0;
+};
+
+struct Series {
+  ChannelId id = 0;
+  std::vector<Bucket> buckets;
+};
+
+// Query: raw frames (step 0) or per-channel downsampled series (step > 0).
+struct QueryRequest {
+  int64_t from_ns = 0;                // realtime, inclusive
+  int64_t to_ns = 0;                  // realtime, exclusive
+  std::vector<std::string> channels;  // keys or patterns; empty = all
+  int64_t step_ns = 0;
+  uint32_t limit = 0;  // 0 = server default
+};
+
+struct QueryResult {
+  std::vector<Frame> frames;
+  std::vector<Series> series;
+  bool truncated = false;
+  size_t chunks = 0;
+};
+
+struct Window {
+  int64_t id = 0;
+  std::string label;
+  int64_t start_ns = 0;
+  int64_t end_ns = 0;  // 0 while open
+};
+
+struct RailSummary {
+  std::string name;
+  std::string parent;
+  bool input = false;
+  double energy_mj = 0;
+  double avg_power_mw = 0;
+  int64_t peak_power_mw = 0;
+};
+
+struct TempSummary {
+  std::string name;
+  int64_t start_mc = 0;
+  int64_t min_mc = 0;
+  int64_t max_mc = 0;
+};
+
+struct FreqResidency {
+  std::string name;
+  std::vector<std::pair<int64_t, double>> khz_share;  // sorted by frequency
+};
+
+struct Summary {
+  int64_t from_ns = 0;
+  int64_t to_ns = 0;
+  double duration_s = 0;
+  std::vector<RailSummary> rails;
+  std::vector<TempSummary> temps;
+  std::vector<FreqResidency> residency;
+  uint64_t samples = 0;
+  uint64_t gaps = 0;
+  std::string note;
+};
+
+struct BoostLease {
+  uint32_t rate_hz = 0;  // effective
+  int64_t until_ns = 0;  // realtime
+};
+
+struct Process {
+  int32_t pid = 0;
+  std::string user;
+  std::string name;
+  std::string command;
+  uint32_t cpu_permille = 0;
+  uint64_t rss_kib = 0;
+  std::optional<uint64_t> gpu_mem_kib;
+};
+
+struct ProcessList {
+  std::vector<Process> processes;
+  int64_t realtime_ns = 0;
+};
+
+// Connection state of a Watcher.
+enum class ConnectionState {
+  kConnecting,    // a stream is being opened
+  kConnected,     // the stream delivered its first frame
+  kDisconnected,  // the stream ended with an error; retrying after a backoff
+  kStopped,       // stopped by the caller, or a permanent error (see the Status)
+};
+std::string_view ToString(ConnectionState state);
+
+struct WatchOptions {
+  uint32_t interval_ms = 0;           // 0 = every frame
+  std::vector<std::string> channels;  // keys, "kind/*", "kind/name/*"; empty = all
+  // Reconnect backoff: starts at initial, doubles per failed attempt up to
+  // max; reset once a stream delivers a frame.
+  std::chrono::milliseconds initial_backoff{100};
+  std::chrono::milliseconds max_backoff{5000};
+};
+
+using FrameCallback = std::function<void(const LiveFrame&)>;
+// status: why the stream ended (kDisconnected, kStopped on error); OK otherwise.
+using StateCallback = std::function<void(ConnectionState, const Status&)>;
+
+// A running Watch. Reconnects by itself when the daemon goes away, until
+// stopped. Errors that retrying cannot fix (INVALID_ARGUMENT, NOT_FOUND,
+// UNIMPLEMENTED, PERMISSION_DENIED, UNAUTHENTICATED) stop it (kStopped with
+// the Status). After a reconnect the daemon may have restarted: channel ids
+// are stable only for one daemon's lifetime, so re-fetch DeviceInfo on
+// kConnected (and when LiveFrame::generation changes).
+class Watcher {
+ public:
+  virtual ~Watcher() = default;  // stops and joins
+  // Stops the stream and joins the thread. Idempotent. Not from a callback.
+  virtual void Stop() = 0;
+  virtual bool running() const = 0;
+  // Number of streams opened so far (1 + reconnect attempts).
+  virtual uint64_t attempts() const = 0;
+};
+
+class Client {
+ public:
+  // Creates the channel (no I/O: a daemon that is not up yet is not an error
+  // here; calls fail with UNAVAILABLE until it is). INVALID_ARGUMENT for an
+  // empty or malformed target.
+  static Result<std::unique_ptr<Client>> Connect(std::string_view target);
+
+  // "unix:/path" for "/path"; other forms unchanged; "" when malformed.
+  static std::string NormalizeTarget(std::string_view target);
+
+  ~Client();
+  Client(const Client&) = delete;
+  Client& operator=(const Client&) = delete;
+
+  const std::string& target() const;
+
+  // Deadline for unary calls and for a whole Query (default 10 s).
+  void set_timeout(std::chrono::milliseconds timeout);
+
+  Result<edgemon::client::DeviceInfo> DeviceInfo();
+  Result<LiveFrame> Latest(const std::vector<std::string>& channels = {});
+  Result<QueryResult> Query(const QueryRequest& request);
+  Result<QueryResult> Query(int64_t from_ns, int64_t to_ns,
+                            const std::vector<std::string>& channels, int64_t step_ns = 0,
+                            uint32_t limit = 0);
+  Result<Window> BeginWindow(const std::string& label);
+  Result<Window> EndWindow(int64_t id);
+  Result<std::vector<Window>> ListWindows(int64_t from_ns = 0, int64_t to_ns = 0);
+  Result<Summary> SummarizeWindow(int64_t window_id);
+  Result<Summary> Summarize(int64_t from_ns, int64_t to_ns);
+  Result<BoostLease> Boost(uint32_t rate_hz, uint32_t duration_ms);
+  Result<ProcessList> ListProcesses(const std::string& sort = "cpu", uint32_t limit = 0);
+
+  // Starts a Watch on its own thread. on_frame and on_state run on that
+  // thread. The stream also stops when `stop` is requested. The returned
+  // Watcher must not outlive this Client.
+  std::unique_ptr<Watcher> Watch(const WatchOptions& options, FrameCallback on_frame,
+                                 StateCallback on_state = {}, std::stop_token stop = {});
+
+ private:
+  struct Impl;
+  explicit Client(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace edgemon::client

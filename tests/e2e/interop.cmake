@@ -1,0 +1,26 @@
+# grpc_interop: a client that is not ours (Debian's python3-grpcio and
+# python3-protobuf, stubs generated at test time with grpc_python_plugin)
+# calls every RPC of edgemon.v1.Telemetry, health and reflection against a
+# running edgemond on a fixture board. Include from tests/CMakeLists.txt.
+# It also links the C++ client library into the unit tests (client_test.cc).
+set(EDGEMON_INTEROP_INCLUDED ON)
+if(EDGEMON_BUILD_TESTS)
+  # Debian's grpcio is installed for the system interpreter only (not pyenv).
+  find_program(EDGEMON_SYSTEM_PYTHON3 python3 PATHS /usr/bin NO_DEFAULT_PATH REQUIRED)
+  find_program(EDGEMON_GRPC_PYTHON_PLUGIN grpc_python_plugin REQUIRED)
+  add_test(NAME grpc_interop
+           COMMAND ${EDGEMON_SYSTEM_PYTHON3} ${CMAKE_CURRENT_LIST_DIR}/interop_test.py
+                   --edgemond $<TARGET_FILE:edgemond>
+                   --protoc $<TARGET_FILE:protobuf::protoc>
+                   --plugin ${EDGEMON_GRPC_PYTHON_PLUGIN}
+                   --proto-dir ${CMAKE_CURRENT_LIST_DIR}/../../proto
+                   --fixtures ${CMAKE_CURRENT_LIST_DIR}/../fixtures)
+  set_tests_properties(grpc_interop PROPERTIES TIMEOUT 180)
+  # tests/unit/client_test.cc (globbed into edgemon_tests) needs the client
+  # library and a daemon to run; the target name resolves whatever the order
+  # of add_subdirectory(client) and add_subdirectory(tests).
+  if(TARGET edgemon_tests)
+    target_link_libraries(edgemon_tests PRIVATE edgemon_client)
+    target_compile_definitions(edgemon_tests PRIVATE EDGEMON_EDGEMOND_PATH="$<TARGET_FILE:edgemond>")
+  endif()
+endif()
