@@ -16,6 +16,15 @@ if(EDGEMON_BUILD_TESTS)
                    --proto-dir ${CMAKE_CURRENT_LIST_DIR}/../../proto
                    --fixtures ${CMAKE_CURRENT_LIST_DIR}/../fixtures)
   set_tests_properties(grpc_interop PROPERTIES TIMEOUT 180)
+  # 200 concurrent Watch streams, 50 never reading: bounded memory, no missed deadline.
+  add_test(NAME grpc_watchers
+           COMMAND ${EDGEMON_SYSTEM_PYTHON3} ${CMAKE_CURRENT_LIST_DIR}/watchers_test.py
+                   --edgemond $<TARGET_FILE:edgemond>
+                   --protoc $<TARGET_FILE:protobuf::protoc>
+                   --plugin ${EDGEMON_GRPC_PYTHON_PLUGIN}
+                   --proto-dir ${CMAKE_CURRENT_LIST_DIR}/../../proto
+                   --fixtures ${CMAKE_CURRENT_LIST_DIR}/../fixtures)
+  set_tests_properties(grpc_watchers PROPERTIES TIMEOUT 180)
   # tests/unit/client_test.cc (globbed into edgemon_tests) needs the client
   # library and a daemon to run; the target name resolves whatever the order
   # of add_subdirectory(client) and add_subdirectory(tests).
