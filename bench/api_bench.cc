@@ -1,0 +1,194 @@
+// The API's cost, measured against a real edgemond on the AGX Orin fixture
+// over its unix socket: sample-to-client latency (p50/p99), CPU per watcher
+// at 10 Hz, and Query times over 1 h and 24 h of 1 Hz history (written into
+// the store first).
+//
+//   build/bench/api_bench build/daemon/edgemond
+#include <signal.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "collection.h"
+#include "collectors.h"
+#include "edgemon_client.h"
+#include "ring_store.h"
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+constexpr int64_t kSec = 1'000'000'000;
+
+int64_t NowRealtime() {
+  timespec ts{};
+  clock_gettime(CLOCK_REALTIME, &ts);
+  return int64_t{ts.tv_sec} * kSec + ts.tv_nsec;
+}
+
+// Nanoseconds on CPU of every thread of `pid`.
+int64_t CpuNs(pid_t pid) {
+  int64_t total = 0;
+  std::error_code ec;
+  for (const auto& e :
+       std::filesystem::directory_iterator("/proc/" + std::to_string(pid) + "/task", ec)) {
+    std::ifstream in(e.path() / "schedstat");
+    int64_t ns = 0;
+    in >> ns;
+    total += ns;
+  }
+  return total;
+}
+
+double Ms(Clock::duration d) {
+  return std::chrono::duration<double, std::milli>(d).count();
+}
+
+// Writes `frames` frames of the board's inventory at 1 s spacing, ending now.
+void WriteHistory(const std::string& root, const std::string& db, int frames) {
+  edgemon::RootedSysFs fs(root);
+  edgemon::Collection c(fs, edgemon::MakeDefaultCollectors({}), {}, nullptr);
+  c.Discover();
+  edgemon::Frame f;
+  c.Sample(kSec, f);
+  auto st = edgemon::store::RingStore::Open(db, {});
+  if (!st.ok()) {
+    std::fprintf(stderr, "api_bench: %s\n", st.error().c_str());
+    std::exit(1);
+  }
+  (*st)->SetInventory(c.inventory());
+  int64_t start = NowRealtime() - int64_t{frames} * kSec;
+  for (int i = 0; i < frames; ++i) {
+    f.seq = static_cast<uint64_t>(i);
+    f.realtime_ns = start + int64_t{i} * kSec;
+    f.boottime_ns = int64_t{i} * kSec;
+    for (auto& v : f.values) {
+      if (v) *v += (i % 7) - 3;
+    }
+    (*st)->Append(f);
+  }
+  (void)(*st)->Close();
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 2) {
+    std::fprintf(stderr, "usage: api_bench EDGEMOND [FIXTURE_ROOT]\n");
+    return 2;
+  }
+  const std::string edgemond = argv[1];
+  const std::string root = argc > 2 ? argv[2] : std::string(EDGEMON_FIXTURES_DIR) + "/agx-orin";
+  char tmpl[] = "/tmp/edgemon-api-bench-XXXXXX";
+  const std::string tmp = mkdtemp(tmpl);
+  const std::string db = tmp + "/e.db", sock = tmp + "/api.sock";
+  std::printf("writing 24 h of 1 Hz history (86400 frames) ...\n");
+  WriteHistory(root, db, 86400);
+
+  pid_t pid = fork();
+  if (pid == 0) {
+    execl(edgemond.c_str(), edgemond.c_str(), "--root", root.c_str(), "--db", db.c_str(),
+          "--listen", ("unix:" + sock).c_str(), "--interval-ms", "10", "--energy-rate-hz", "0",
+          "--log-level", "warn", static_cast<char*>(nullptr));
+    _exit(127);
+  }
+  auto client = edgemon::client::Client::Connect("unix:" + sock);
+  if (!client.ok()) return 1;
+  auto& c = **client;
+  for (int i = 0; i < 200 && !c.DeviceInfo().ok(); ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  auto info = c.DeviceInfo();
+  if (!info.ok()) {
+    std::fprintf(stderr, "api_bench: daemon not reachable\n");
+    kill(pid, SIGTERM);
+    return 1;
+  }
+  std::printf("edgemond: 100 Hz frames, %zu channels\n\n", info->inventory.channels.size());
+
+  // Sample-to-client latency: frame timestamp (taken as the tick starts) to receipt.
+  {
+    std::vector<double> lat;
+    std::atomic<bool> done{false};
+    auto w = c.Watch({}, [&](const edgemon::client::LiveFrame& f) {
+      if (lat.size() < 2000) {
+        lat.push_back(static_cast<double>(NowRealtime() - f.frame.realtime_ns) / 1e6);
+      } else {
+        done = true;
+      }
+    });
+    while (!done) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    w->Stop();
+    lat.erase(lat.begin(), lat.begin() + 100);  // warm-up
+    std::sort(lat.begin(), lat.end());
+    std::printf(
+        "sample-to-client latency, unix socket, all channels: p50 %.3f ms  p99 %.3f ms "
+        "(%zu frames)\n",
+        lat[lat.size() / 2], lat[lat.size() * 99 / 100], lat.size());
+  }
+
+  // CPU per watcher at 10 Hz: the daemon's CPU with 50 watchers minus without.
+  {
+    auto cpu_over = [&](double seconds) {
+      int64_t a = CpuNs(pid);
+      std::this_thread::sleep_for(std::chrono::duration<double>(seconds));
+      return static_cast<double>(CpuNs(pid) - a) / (seconds * 1e9);
+    };
+    double idle = cpu_over(5);
+    std::vector<std::unique_ptr<edgemon::client::Watcher>> ws;
+    std::atomic<uint64_t> got{0};
+    edgemon::client::WatchOptions o;
+    o.interval_ms = 100;
+    for (int i = 0; i < 50; ++i) ws.push_back(c.Watch(o, [&](const auto&) { ++got; }));
+    std::this_thread::sleep_for(std::chrono::seconds(1));
+    double busy = cpu_over(5);
+    ws.clear();
+    std::printf(
+        "CPU per watcher at 10 Hz (all channels): %.4f %% of a core "
+        "(daemon %.2f %% idle, %.2f %% with 50 watchers; %llu frames delivered)\n",
+        (busy - idle) * 100 / 50, idle * 100, busy * 100,
+        static_cast<unsigned long long>(got.load()));
+  }
+
+  // Query over the written history.
+  {
+    int64_t now = NowRealtime();
+    auto time_query = [&](const char* what, int64_t from, int64_t to,
+                          std::vector<std::string> channels, int64_t step, uint32_t limit) {
+      auto t0 = Clock::now();
+      auto r = c.Query(from, to, channels, step, limit);
+      auto t1 = Clock::now();
+      if (!r.ok()) {
+        std::printf("%-48s failed: %s\n", what, r.status().message.c_str());
+        return;
+      }
+      size_t values = 0;
+      for (const auto& f : r->frames) {
+        for (const auto& v : f.values) values += v.has_value();
+      }
+      for (const auto& s : r->series) values += s.buckets.size();
+      std::printf("%-48s %8.1f ms  (%zu frames, %zu series, %zu values, %zu chunks)\n", what,
+                  Ms(t1 - t0), r->frames.size(), r->series.size(), values, r->chunks);
+    };
+    int64_t hour_from = now - 3 * 3600 * kSec, hour_to = hour_from + 3600 * kSec;
+    time_query("Query 1 h, all channels, raw frames", hour_from, hour_to, {}, 0, 100000);
+    time_query("Query 24 h, one channel, raw frames", now - 86400 * kSec, now,
+               {"rail/VDD_GPU_SOC/power"}, 0, 100000);
+    time_query("Query 24 h, all channels, 1000 steps", now - 86400 * kSec, now, {},
+               86400 * kSec / 1000, 100000);
+  }
+
+  kill(pid, SIGTERM);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  std::filesystem::remove_all(tmp);
+  return 0;
+}
