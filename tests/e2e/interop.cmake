@@ -25,6 +25,15 @@ if(EDGEMON_BUILD_TESTS)
                    --proto-dir ${CMAKE_CURRENT_LIST_DIR}/../../proto
                    --fixtures ${CMAKE_CURRENT_LIST_DIR}/../fixtures)
   set_tests_properties(grpc_watchers PROPERTIES TIMEOUT 180)
+  # TCP: plain text on a non-loopback address is refused; TLS with a cert and key works.
+  add_test(NAME grpc_tls
+           COMMAND ${EDGEMON_SYSTEM_PYTHON3} ${CMAKE_CURRENT_LIST_DIR}/tls_test.py
+                   --edgemond $<TARGET_FILE:edgemond>
+                   --protoc $<TARGET_FILE:protobuf::protoc>
+                   --plugin ${EDGEMON_GRPC_PYTHON_PLUGIN}
+                   --proto-dir ${CMAKE_CURRENT_LIST_DIR}/../../proto
+                   --fixtures ${CMAKE_CURRENT_LIST_DIR}/../fixtures)
+  set_tests_properties(grpc_tls PROPERTIES TIMEOUT 180)
   # tests/unit/client_test.cc (globbed into edgemon_tests) needs the client
   # library and a daemon to run; the target name resolves whatever the order
   # of add_subdirectory(client) and add_subdirectory(tests).
