@@ -6,6 +6,7 @@
 #include <charconv>
 #include <cmath>
 #include <limits>
+#include <map>
 #include <sstream>
 #include <unordered_map>
 
@@ -560,6 +561,30 @@ Status TelemetryService::DoSummarize(int64_t from, int64_t to, v1::Summary* out)
       } else {
         t->set_start_mc(b->min);
       }
+    }
+  }
+  // Frequency residency of the CPU cores, GPUs and EMC: the share of the
+  // range's samples spent at each frequency.
+  for (const auto& sc : *channels) {
+    const Channel& c = sc.channel;
+    if (c.field != Field::kFreq ||
+        (c.kind != Kind::kCpu && c.kind != Kind::kGpu && c.kind != Kind::kEmc)) {
+      continue;
+    }
+    auto samples = store_.Range(from, to, {sc.key}, 0);
+    if (!samples.ok()) continue;
+    std::map<int64_t, uint64_t> at;
+    uint64_t n = 0;
+    for (const auto& f : samples->frames) {
+      if (f.values.empty() || !f.values[0]) continue;
+      ++at[*f.values[0]];
+      ++n;
+    }
+    if (n == 0) continue;
+    auto* r = out->add_residency();
+    r->set_name(c.name);
+    for (const auto& [khz, count] : at) {
+      (*r->mutable_khz_share())[khz] = static_cast<double>(count) / static_cast<double>(n);
     }
   }
   // Samples and gaps from the frames' seq and time.

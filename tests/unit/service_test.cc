@@ -94,6 +94,7 @@ class ServiceTest : public ::testing::Test {
     ChannelId e = Find(Kind::kRail, "VIN_SYS_5V0", Field::kEnergy).id;
     ChannelId p = Find(Kind::kRail, "VIN_SYS_5V0", Field::kPower).id;
     ChannelId t = Find(Kind::kThermal, "CPU-therm", Field::kTemp).id;
+    ChannelId g = Find(Kind::kGpu, "gpu", Field::kFreq).id;
     uint64_t seq = store_->next_seq();
     for (int i = 0; i < 100; ++i) {
       if (i == 15) continue;
@@ -105,6 +106,7 @@ class ServiceTest : public ::testing::Test {
       f.values[e] = 5000LL * i;
       f.values[p] = 4000 + (i % 10) * 200;
       f.values[t] = 40000 + 100 * i;
+      f.values[g] = i % 10 < 3 ? 1300500 : 624750;
       store_->Append(f);
     }
     EXPECT_TRUE(store_->Flush().ok());
@@ -575,6 +577,15 @@ TEST_F(ServiceTest, SummarizeKnownRange) {
   EXPECT_EQ(temp->start_mc(), 41000);
   EXPECT_EQ(temp->min_mc(), 41000);
   EXPECT_EQ(temp->max_mc(), 41900);
+  // GPU residency: frames 10-12 at 1300.5 MHz, 13, 14 and 16-19 at 624.75 MHz.
+  const v1::FreqResidency* gpu = nullptr;
+  for (const auto& x : s.residency()) {
+    if (x.name() == "gpu") gpu = &x;
+  }
+  ASSERT_NE(gpu, nullptr);
+  ASSERT_EQ(gpu->khz_share_size(), 2);
+  EXPECT_NEAR(gpu->khz_share().at(1300500), 3.0 / 9, 1e-12);
+  EXPECT_NEAR(gpu->khz_share().at(624750), 6.0 / 9, 1e-12);
   EXPECT_EQ(s.samples(), 9u);  // frames 10..19 without 15
   EXPECT_EQ(s.gaps(), 1u);
   EXPECT_NE(s.note().find("9 frames"), std::string::npos) << s.note();
