@@ -37,6 +37,11 @@ void TempTree::Link(std::string_view logical, std::string_view target) {
   fs::create_symlink(std::string(target), p);
 }
 
+void TempTree::LinkRelative(std::string_view logical, std::string_view target) {
+  fs::path link(logical);
+  Link(logical, fs::path(target).lexically_relative(link.parent_path()).string());
+}
+
 void TempTree::MakeDir(std::string_view logical) {
   fs::create_directories(Real(logical));
 }

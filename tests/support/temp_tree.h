@@ -22,6 +22,9 @@ class TempTree {
   void Write(std::string_view logical, std::string_view content);
   // Creates a symlink at `logical` pointing to `target` (taken verbatim).
   void Link(std::string_view logical, std::string_view target);
+  // Creates a symlink at `logical` to the logical path `target`, written
+  // relative to the link's directory (as sysfs writes its links).
+  void LinkRelative(std::string_view logical, std::string_view target);
   void MakeDir(std::string_view logical);
   void Remove(std::string_view logical);  // file, link or whole directory
   void Rename(std::string_view from, std::string_view to);

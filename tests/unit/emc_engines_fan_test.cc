@@ -23,11 +23,6 @@ using testing::FaultySysFs;
 using testing::Harness;
 using testing::TempTree;
 
-void LinkRel(TempTree& t, const std::string& link, const std::string& target) {
-  namespace fs = std::filesystem;
-  t.Link(link, fs::path(target).lexically_relative(fs::path(link).parent_path()).string());
-}
-
 std::string Line(int64_t v) {
   return std::to_string(v) + "\n";
 }
@@ -108,7 +103,7 @@ TEST(Emc, ThorBwmgrDevfreqAndBpmpActmon) {
   t.Write(df + "/cur_freq", Line(4266000000));
   t.Write(df + "/min_freq", Line(665600000));
   t.Write(df + "/max_freq", Line(4266000000));
-  LinkRel(t, "/sys/class/devfreq/bwmgr", df);
+  t.LinkRelative("/sys/class/devfreq/bwmgr", df);
   t.Write("/sys/kernel/debug/bpmp/debug/actmon/mc_all_avg_activity", Line(106650000));  // 25 %
   RootedSysFs fs(t.root());
   Harness h(fs, MakeEmcCollector());
@@ -298,8 +293,8 @@ std::string AddHwmon(TempTree& t, const std::string& index, const std::string& d
                      const std::string& name) {
   const std::string dir = device_dir + "/hwmon/" + index;
   t.Write(dir + "/name", name + "\n");
-  LinkRel(t, dir + "/device", device_dir);
-  LinkRel(t, "/sys/class/hwmon/" + index, dir);
+  t.LinkRelative(dir + "/device", device_dir);
+  t.LinkRelative("/sys/class/hwmon/" + index, dir);
   return dir;
 }
 

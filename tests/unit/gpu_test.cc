@@ -28,12 +28,6 @@ using testing::FaultySysFs;
 using testing::Harness;
 using testing::TempTree;
 
-// A symlink at `link` to the logical path `target`, written relative (as sysfs does).
-void LinkRel(TempTree& t, const std::string& link, const std::string& target) {
-  namespace fs = std::filesystem;
-  t.Link(link, fs::path(target).lexically_relative(fs::path(link).parent_path()).string());
-}
-
 std::string Nul(const std::string& s) {
   return s + std::string(1, '\0');
 }
@@ -64,12 +58,12 @@ void AddDevfreq(TempTree& t, const DevfreqSpec& s, const DevfreqValues& v,
   t.Write(df + "/max_freq", std::to_string(v.max_hz) + "\n");
   t.Write(df + "/governor", "nvhost_podgov\n");
   if (!available.empty()) t.Write(df + "/available_frequencies", available);
-  LinkRel(t, df + "/device", s.device_dir);
-  LinkRel(t, "/sys/class/devfreq/" + s.entry, df);
+  t.LinkRelative(df + "/device", s.device_dir);
+  t.LinkRelative("/sys/class/devfreq/" + s.entry, df);
   if (!s.node_dir.empty()) {
     t.Write(s.node_dir + "/name", Nul(s.node_name));
     t.Write(s.node_dir + "/compatible", Nul("nvidia,gpu"));
-    LinkRel(t, s.device_dir + "/of_node", s.node_dir);
+    t.LinkRelative(s.device_dir + "/of_node", s.node_dir);
   }
 }
 
@@ -420,13 +414,13 @@ void AddAmdCard(TempTree& t, const std::string& card, const std::string& pci) {
   t.Write(dev + "/mem_info_vram_total", "17163091968\n");
   t.Write(dev + "/uevent", "DRIVER=amdgpu\nPCI_SLOT_NAME=" + pci + "\n");
   const std::string drm = dev + "/drm/" + card;
-  LinkRel(t, drm + "/device", dev);
-  LinkRel(t, "/sys/class/drm/" + card, drm);
+  t.LinkRelative(drm + "/device", dev);
+  t.LinkRelative("/sys/class/drm/" + card, drm);
   // A connector and a render node beside the card.
   t.Write(drm + "/" + card + "-DP-1/status", "connected\n");
-  LinkRel(t, "/sys/class/drm/" + card + "-DP-1", drm + "/" + card + "-DP-1");
+  t.LinkRelative("/sys/class/drm/" + card + "-DP-1", drm + "/" + card + "-DP-1");
   t.Write(dev + "/drm/renderD128/dev", "226:128\n");
-  LinkRel(t, "/sys/class/drm/renderD128", dev + "/drm/renderD128");
+  t.LinkRelative("/sys/class/drm/renderD128", dev + "/drm/renderD128");
 }
 
 TEST(Amdgpu, ScratchTreeValuesAndBadInput) {
