@@ -23,6 +23,7 @@
 #include <string>
 #include <vector>
 
+#include "orin_inventory.h"
 #include "ring_store.h"
 
 namespace {
@@ -61,62 +62,6 @@ class Scratch {
 Scratch& scratch() {
   static Scratch s;
   return s;
-}
-
-// Channels of an AGX Orin as edgemon's collectors declare them.
-Inventory OrinInventory() {
-  Inventory inv;
-  auto add = [&](Kind k, std::string name, Field f, uint32_t flags = 0) {
-    Channel c;
-    c.id = static_cast<ChannelId>(inv.channels.size());
-    c.kind = k;
-    c.name = std::move(name);
-    c.field = f;
-    c.unit = edgemon::UnitOf(f);
-    c.flags = flags;
-    inv.channels.push_back(std::move(c));
-  };
-  for (int c = -1; c < 12; ++c) {
-    std::string n = c < 0 ? "cpu" : "cpu" + std::to_string(c);
-    for (Field f : {Field::kLoad, Field::kFreq, Field::kFreqMin, Field::kFreqMax, Field::kOnline}) {
-      add(Kind::kCpu, n, f);
-    }
-  }
-  for (Field f : {Field::kLoad, Field::kFreq, Field::kFreqMin, Field::kFreqMax, Field::kState}) {
-    add(Kind::kGpu, "gpu", f);
-  }
-  for (Field f : {Field::kFreq, Field::kFreqMin, Field::kFreqMax, Field::kLoad}) {
-    add(Kind::kEmc, "emc", f);
-  }
-  for (Field f : {Field::kTotal, Field::kUsed, Field::kFree, Field::kAvailable, Field::kBuffers,
-                  Field::kCached, Field::kShared, Field::kLfbBlocks, Field::kLfbSize}) {
-    add(Kind::kMemory, "ram", f);
-  }
-  for (Field f : {Field::kTotal, Field::kUsed, Field::kCached}) add(Kind::kSwap, "swap", f);
-  for (const char* z :
-       {"cpu-thermal", "gpu-thermal", "cv0-thermal", "cv1-thermal", "cv2-thermal", "soc0-thermal",
-        "soc1-thermal", "soc2-thermal", "tj-thermal", "tboard", "tdiode"}) {
-    add(Kind::kThermal, z, Field::kTemp);
-  }
-  for (const char* r : {"VDD_GPU_SOC", "VDD_CPU_CV", "VIN_SYS_5V0", "VDDQ_VDD2_1V8AO"}) {
-    add(Kind::kRail, r, Field::kPower);
-    add(Kind::kRail, r, Field::kVoltage);
-    add(Kind::kRail, r, Field::kCurrent);
-    add(Kind::kRail, r, Field::kEnergy, edgemon::kFlagCounter | edgemon::kFlagDerived);
-  }
-  for (const char* e :
-       {"NVENC", "NVDEC", "NVJPG", "NVJPG1", "VIC", "DLA0", "DLA1", "PVA0", "OFA", "APE", "SE"}) {
-    add(Kind::kEngine, e, Field::kState);
-    add(Kind::kEngine, e, Field::kFreq);
-  }
-  add(Kind::kFan, "pwmfan", Field::kDuty);
-  add(Kind::kFan, "pwmfan", Field::kSpeed);
-  add(Kind::kBoard, "nvpmodel", Field::kMode);
-  for (Field f : {Field::kFreq, Field::kFreqMin, Field::kFreqMax}) {
-    add(Kind::kDevfreq, "15340000.vic", f);
-    add(Kind::kDevfreq, "15480000.nvdec", f);
-  }
-  return inv;
 }
 
 // Realistic magnitudes and movement: loads jump, frequencies step among OPPs,
@@ -295,7 +240,7 @@ void BM_StoreFrames(benchmark::State& state) {
     state.SkipWithError("open failed");
     return;
   }
-  Inventory inv = OrinInventory();
+  Inventory inv = edgemon::testing::OrinLikeInventory();
   s->SetInventory(inv);
   FrameMaker maker(inv);
   int64_t t = kT0;
@@ -361,7 +306,7 @@ Day& day() {
     {
       auto s = Open(r.path, o);
       if (!s) return r;
-      Inventory inv = OrinInventory();
+      Inventory inv = edgemon::testing::OrinLikeInventory();
       s->SetInventory(inv);
       FrameMaker maker(inv);
       for (int i = 0; i < 86400; ++i) s->Append(maker.Next(kT0 + i * kSec));

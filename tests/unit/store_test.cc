@@ -20,6 +20,7 @@
 #include <gtest/gtest.h>
 
 #include "frame_codec.h"
+#include "orin_inventory.h"
 #include "ring_store.h"
 
 namespace edgemon::store {
@@ -95,56 +96,6 @@ std::unique_ptr<RingStore> MustOpen(const std::string& path, RingStoreOptions o 
     return nullptr;
   }
   return std::move(r.value());
-}
-
-// An AGX-Orin-like inventory of ~150 channels, with plausible values.
-Inventory BigInventory() {
-  Inventory inv;
-  auto add = [&](Kind k, std::string name, Field f, uint32_t flags = 0) {
-    inv.channels.push_back(
-        Ch(static_cast<ChannelId>(inv.channels.size()), k, std::move(name), f, flags));
-  };
-  for (int c = -1; c < 12; ++c) {
-    std::string n = c < 0 ? "cpu" : "cpu" + std::to_string(c);
-    for (Field f : {Field::kLoad, Field::kFreq, Field::kFreqMin, Field::kFreqMax, Field::kOnline}) {
-      add(Kind::kCpu, n, f);
-    }
-  }
-  for (Field f : {Field::kLoad, Field::kFreq, Field::kFreqMin, Field::kFreqMax, Field::kState}) {
-    add(Kind::kGpu, "gpu", f);
-  }
-  for (Field f : {Field::kFreq, Field::kFreqMin, Field::kFreqMax, Field::kLoad}) {
-    add(Kind::kEmc, "emc", f);
-  }
-  for (Field f : {Field::kTotal, Field::kUsed, Field::kFree, Field::kAvailable, Field::kBuffers,
-                  Field::kCached, Field::kShared, Field::kLfbBlocks, Field::kLfbSize}) {
-    add(Kind::kMemory, "ram", f);
-  }
-  for (Field f : {Field::kTotal, Field::kUsed, Field::kCached}) add(Kind::kSwap, "swap", f);
-  for (const char* z :
-       {"cpu-thermal", "gpu-thermal", "cv0-thermal", "cv1-thermal", "cv2-thermal", "soc0-thermal",
-        "soc1-thermal", "soc2-thermal", "tj-thermal", "tboard", "tdiode"}) {
-    add(Kind::kThermal, z, Field::kTemp);
-  }
-  for (const char* r : {"VDD_GPU_SOC", "VDD_CPU_CV", "VIN_SYS_5V0", "VDDQ_VDD2_1V8AO"}) {
-    add(Kind::kRail, r, Field::kPower);
-    add(Kind::kRail, r, Field::kVoltage);
-    add(Kind::kRail, r, Field::kCurrent);
-    add(Kind::kRail, r, Field::kEnergy, kFlagCounter | kFlagDerived);
-  }
-  for (const char* e :
-       {"NVENC", "NVDEC", "NVJPG", "NVJPG1", "VIC", "DLA0", "DLA1", "PVA0", "OFA", "APE", "SE"}) {
-    add(Kind::kEngine, e, Field::kState);
-    add(Kind::kEngine, e, Field::kFreq);
-  }
-  add(Kind::kFan, "pwmfan", Field::kDuty);
-  add(Kind::kFan, "pwmfan", Field::kSpeed);
-  add(Kind::kBoard, "nvpmodel", Field::kMode);
-  for (Field f : {Field::kFreq, Field::kFreqMin, Field::kFreqMax}) {
-    add(Kind::kDevfreq, "15340000.vic", f);
-    add(Kind::kDevfreq, "15480000.nvdec", f);
-  }
-  return inv;
 }
 
 std::vector<Value> BigValues(const Inventory& inv, uint64_t i, std::mt19937_64& rng) {
@@ -480,7 +431,7 @@ TEST(RingStore, MaxSizeIsNeverExceededAndOldestFramesGo) {
   o.batch_frames = 200;
   auto s = MustOpen(path, o);
   ASSERT_TRUE(s);
-  Inventory inv = BigInventory();
+  Inventory inv = edgemon::testing::OrinLikeInventory();
   s->SetInventory(inv);
   std::mt19937_64 rng(1);
   const int kFrames = 12000;
@@ -876,7 +827,7 @@ TEST(RingStore, CorruptPagesForeignAndNewerFilesAreRefused) {
   {
     auto s = MustOpen(path);
     ASSERT_TRUE(s);
-    Inventory inv = BigInventory();
+    Inventory inv = edgemon::testing::OrinLikeInventory();
     s->SetInventory(inv);
     std::mt19937_64 rng(5);
     for (int i = 0; i < 400; ++i) s->Append(MakeFrame(kT0 + i * kSec, BigValues(inv, 0, rng)));
@@ -951,7 +902,7 @@ TEST(RingStore, FullDiskDropsBatchesKeepsAcceptingAndResumes) {
   };
   auto s = MustOpen(dir.File("full.db"), o);
   ASSERT_TRUE(s);
-  Inventory inv = BigInventory();
+  Inventory inv = edgemon::testing::OrinLikeInventory();
   s->SetInventory(inv);
   std::mt19937_64 rng(9);
   uint64_t i = 0;
@@ -1014,7 +965,7 @@ TEST(RingStore, ReadersRunAlongsideTheWriter) {
   TempDir dir;
   auto s = MustOpen(dir.File("conc.db"));
   ASSERT_TRUE(s);
-  Inventory inv = BigInventory();
+  Inventory inv = edgemon::testing::OrinLikeInventory();
   s->SetInventory(inv);
   std::mt19937_64 rng(11);
   s->Append(MakeFrame(kT0 - kSec, BigValues(inv, 0, rng)));
@@ -1055,7 +1006,7 @@ TEST(RingStore, ReadersRunAlongsideTheWriter) {
 TEST(RingStore, SurvivesKillDashNineDuringHeavyWrites) {
   TempDir dir;
   const auto path = dir.File("kill.db");
-  Inventory inv = BigInventory();
+  Inventory inv = edgemon::testing::OrinLikeInventory();
   std::mt19937 rng(2024);
   uint64_t prev_max = 0;
   int64_t t_next = kT0;
