@@ -12,6 +12,8 @@ packages=(
   libgtest-dev libgmock-dev libbenchmark-dev
   clang libclang-rt-14-dev            # libFuzzer targets
   prometheus-node-exporter curl python3 # side-by-side checks against node_exporter
+  libncurses-dev tmux                   # edgetop and its real-terminal test
+  libcpp-httplib-dev prometheus         # /metrics and the real Prometheus server test
 )
 
 SUDO=""

@@ -1,0 +1,64 @@
+// The edgemon command line: shared pieces of its subcommands.
+//
+// main.cc builds one CLI11 app with the global options (--connect, --timeout)
+// and asks each group of subcommands to register itself. A subcommand's parse
+// callback stores the function that runs it in Registry::run; main.cc runs it
+// after parsing and exits with its result.
+#pragma once
+
+#include <chrono>
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "edgemon_client.h"
+
+namespace CLI {
+class App;
+}
+
+namespace edgemon::cli {
+
+// Exit codes (sysexits.h values where one fits).
+inline constexpr int kExitOk = 0;
+inline constexpr int kExitFailure = 1;       // the operation failed (a server-side error)
+inline constexpr int kExitUsage = 2;         // bad flags or arguments
+inline constexpr int kExitDataErr = 65;      // bad input data (a file, a regex, a time)
+inline constexpr int kExitUnavailable = 69;  // the daemon cannot be reached
+inline constexpr int kExitSoftware = 70;     // an internal error
+inline constexpr int kExitCantCreate = 73;   // an output file or directory cannot be written
+inline constexpr int kExitNoExec = 126;      // the wrapped command exists but cannot run
+inline constexpr int kExitNotFound = 127;    // the wrapped command does not exist
+
+// The default daemon address (the packaged daemon's unix socket); the
+// environment variable EDGEMON_CONNECT overrides it, --connect overrides both.
+inline constexpr const char* kDefaultTarget = "unix:/run/edgemon/edgemond.sock";
+
+struct Globals {
+  std::string connect;                       // as given (unix:/path, /path, host:port)
+  std::chrono::milliseconds timeout{10000};  // per unary call
+};
+
+struct Registry {
+  Globals globals;
+  std::function<int()> run;  // set by the chosen subcommand's callback
+};
+
+// Connects to globals.connect. On failure prints "edgemon: cannot reach the
+// daemon at X: <why>" to stderr and returns nullptr. The first call that
+// needs the daemon (DeviceInfo) is made here, so an unreachable daemon is
+// reported once, clearly, before any output.
+std::unique_ptr<client::Client> ConnectOrReport(const Globals& globals);
+
+// Prints "edgemon: <what>: <status>" to stderr and returns the exit code that
+// fits the status (kExitUnavailable for UNAVAILABLE/DEADLINE_EXCEEDED,
+// kExitUsage for INVALID_ARGUMENT, kExitFailure otherwise).
+int ReportStatus(std::string_view what, const client::Status& status);
+
+// Subcommand groups, one source file each.
+void AddSnapshotCommands(CLI::App& app, Registry& registry);  // now, sensors (snapshot.cc)
+void AddWatchCommands(CLI::App& app, Registry& registry);     // watch, tegrastats (watch.cc)
+void AddQueryCommand(CLI::App& app, Registry& registry);      // query (query.cc)
+void AddRecordCommands(CLI::App& app, Registry& registry);    // record, attach, mark (record.cc)
+
+}  // namespace edgemon::cli

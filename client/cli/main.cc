@@ -1,0 +1,48 @@
+// edgemon: the command line client of edgemond.
+#include <CLI/CLI.hpp>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+
+#include "cli.h"
+
+#ifndef EDGEMON_VERSION
+#define EDGEMON_VERSION "unknown"
+#endif
+
+int main(int argc, char** argv) {
+  using namespace edgemon::cli;
+  Registry registry;
+  const char* env = std::getenv("EDGEMON_CONNECT");
+  registry.globals.connect = (env && *env) ? env : kDefaultTarget;
+
+  CLI::App app{"edgemon: read telemetry from edgemond, locally or from another host"};
+  app.set_version_flag("--version", std::string("edgemon ") + EDGEMON_VERSION);
+  app.require_subcommand(1);
+  app.fallthrough();
+  app.add_option("--connect", registry.globals.connect,
+                 "Daemon address: unix:/path, /path or host:port (default: $EDGEMON_CONNECT, "
+                 "else " +
+                     std::string(kDefaultTarget) + ")");
+  int timeout_ms = static_cast<int>(registry.globals.timeout.count());
+  app.add_option("--timeout-ms", timeout_ms, "Deadline of each call to the daemon")
+      ->check(CLI::Range(1, 3600 * 1000));
+
+  AddSnapshotCommands(app, registry);
+  AddWatchCommands(app, registry);
+  AddQueryCommand(app, registry);
+  AddRecordCommands(app, registry);
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    const int rc = app.exit(e);
+    return rc == 0 ? kExitOk : kExitUsage;
+  }
+  registry.globals.timeout = std::chrono::milliseconds(timeout_ms);
+  if (!registry.run) {
+    std::fprintf(stderr, "edgemon: no command given (see --help)\n");
+    return kExitUsage;
+  }
+  return registry.run();
+}

@@ -1,0 +1,1 @@
+# Tests of the cli area (included from tests/CMakeLists.txt).

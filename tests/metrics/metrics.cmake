@@ -1,0 +1,1 @@
+# Tests of the metrics area (included from tests/CMakeLists.txt).

@@ -1,0 +1,1 @@
+# Tests of edgemon record/attach/mark (included from tests/CMakeLists.txt).

@@ -1,0 +1,1 @@
+# Tests of the tui area (included from tests/CMakeLists.txt).
