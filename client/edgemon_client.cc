@@ -5,7 +5,9 @@
 #include <algorithm>
 #include <atomic>
 #include <condition_variable>
+#include <fstream>
 #include <mutex>
+#include <sstream>
 #include <thread>
 
 #include "convert.h"
@@ -23,6 +25,18 @@ bool IsPermanent(int code) {
   return code == grpc::StatusCode::INVALID_ARGUMENT || code == grpc::StatusCode::NOT_FOUND ||
          code == grpc::StatusCode::UNIMPLEMENTED || code == grpc::StatusCode::PERMISSION_DENIED ||
          code == grpc::StatusCode::UNAUTHENTICATED || code == grpc::StatusCode::OUT_OF_RANGE;
+}
+
+void AddBearer(grpc::ClientContext& ctx, const std::string& token) {
+  if (!token.empty()) ctx.AddMetadata("authorization", "Bearer " + token);
+}
+
+std::optional<std::string> ReadWhole(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) return std::nullopt;
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
 }
 
 }  // namespace
@@ -75,10 +89,12 @@ struct Client::Impl {
   std::shared_ptr<grpc::Channel> channel;
   std::unique_ptr<v1::Telemetry::Stub> stub;
   std::atomic<int64_t> timeout_ms{10'000};
+  std::string bearer_token;
 
   void Prepare(grpc::ClientContext& ctx) const {
     ctx.set_deadline(std::chrono::system_clock::now() +
                      std::chrono::milliseconds(timeout_ms.load(std::memory_order_relaxed)));
+    AddBearer(ctx, bearer_token);
   }
 };
 
@@ -86,9 +102,10 @@ namespace {
 
 class WatcherImpl final : public Watcher {
  public:
-  WatcherImpl(v1::Telemetry::Stub* stub, const WatchOptions& options, FrameCallback on_frame,
-              StateCallback on_state, std::stop_token external)
+  WatcherImpl(v1::Telemetry::Stub* stub, std::string bearer_token, const WatchOptions& options,
+              FrameCallback on_frame, StateCallback on_state, std::stop_token external)
       : stub_(stub),
+        bearer_token_(std::move(bearer_token)),
         options_(options),
         on_frame_(std::move(on_frame)),
         on_state_(std::move(on_state)) {
@@ -134,6 +151,7 @@ class WatcherImpl final : public Watcher {
     while (!stopped()) {
       SetState(ConnectionState::kConnecting, {});
       grpc::ClientContext ctx;
+      AddBearer(ctx, bearer_token_);
       {
         std::lock_guard lock(mu_);
         ctx_ = &ctx;
@@ -178,6 +196,7 @@ class WatcherImpl final : public Watcher {
   }
 
   v1::Telemetry::Stub* stub_;
+  std::string bearer_token_;
   WatchOptions options_;
   FrameCallback on_frame_;
   StateCallback on_state_;
@@ -213,6 +232,27 @@ std::string Client::NormalizeTarget(std::string_view target) {
 }
 
 Result<std::unique_ptr<Client>> Client::Connect(std::string_view target) {
+  return Connect(target, ConnectOptions{});
+}
+
+std::optional<std::string> Client::ReadTokenFile(const std::string& path, std::string* error) {
+  auto text = ReadWhole(path);
+  if (!text) {
+    *error = "cannot read token file " + path;
+    return std::nullopt;
+  }
+  std::string t = text->substr(0, text->find('\n'));
+  const char* ws = " \t\r";
+  size_t begin = t.find_first_not_of(ws);
+  if (begin == std::string::npos) {
+    *error = "token file " + path + " is empty";
+    return std::nullopt;
+  }
+  return t.substr(begin, t.find_last_not_of(ws) + 1 - begin);
+}
+
+Result<std::unique_ptr<Client>> Client::Connect(std::string_view target,
+                                                const ConnectOptions& options) {
   std::string normalized = NormalizeTarget(target);
   if (normalized.empty()) {
     return Status{kInvalidArgument, "bad target '" + std::string(target) +
@@ -227,7 +267,24 @@ Result<std::unique_ptr<Client>> Client::Connect(std::string_view target) {
   args.SetMaxReceiveMessageSize(64 << 20);
   auto impl = std::make_unique<Impl>();
   impl->target = normalized;
-  impl->channel = grpc::CreateCustomChannel(normalized, grpc::InsecureChannelCredentials(), args);
+  std::shared_ptr<grpc::ChannelCredentials> creds = grpc::InsecureChannelCredentials();
+  if (options.tls || !options.tls_ca_file.empty()) {
+    if (normalized.starts_with("unix")) {
+      return Status{kInvalidArgument, "TLS is for TCP targets, not " + normalized};
+    }
+    grpc::SslCredentialsOptions ssl;
+    if (!options.tls_ca_file.empty()) {
+      auto roots = ReadWhole(options.tls_ca_file);
+      if (!roots) return Status{kInvalidArgument, "cannot read CA file " + options.tls_ca_file};
+      ssl.pem_root_certs = *roots;
+    }
+    if (!options.tls_server_name.empty()) {
+      args.SetSslTargetNameOverride(options.tls_server_name);
+    }
+    creds = grpc::SslCredentials(ssl);
+  }
+  impl->bearer_token = options.bearer_token;
+  impl->channel = grpc::CreateCustomChannel(normalized, creds, args);
   if (!impl->channel) return Status{kInvalidArgument, "cannot create a channel to " + normalized};
   impl->stub = v1::Telemetry::NewStub(impl->channel);
   return std::unique_ptr<Client>(new Client(std::move(impl)));
@@ -406,8 +463,8 @@ Result<ProcessList> Client::ListProcesses(const std::string& sort, uint32_t limi
 
 std::unique_ptr<Watcher> Client::Watch(const WatchOptions& options, FrameCallback on_frame,
                                        StateCallback on_state, std::stop_token stop) {
-  return std::make_unique<WatcherImpl>(impl_->stub.get(), options, std::move(on_frame),
-                                       std::move(on_state), std::move(stop));
+  return std::make_unique<WatcherImpl>(impl_->stub.get(), impl_->bearer_token, options,
+                                       std::move(on_frame), std::move(on_state), std::move(stop));
 }
 
 }  // namespace edgemon::client

@@ -229,12 +229,30 @@ class Watcher {
   virtual uint64_t attempts() const = 0;
 };
 
+// How to reach a TCP listener that needs more than plain text.
+struct ConnectOptions {
+  // TLS: set `tls` (roots from the system) or name a PEM file of roots.
+  bool tls = false;
+  std::string tls_ca_file;      // implies tls
+  std::string tls_server_name;  // overrides the name checked in the certificate
+  // Sent as "authorization: Bearer <token>" on every call when not empty.
+  std::string bearer_token;
+};
+
 class Client {
  public:
   // Creates the channel (no I/O: a daemon that is not up yet is not an error
   // here; calls fail with UNAVAILABLE until it is). INVALID_ARGUMENT for an
   // empty or malformed target.
   static Result<std::unique_ptr<Client>> Connect(std::string_view target);
+  // The same with TLS and/or a bearer token. INVALID_ARGUMENT also when the
+  // CA file cannot be read, or TLS is asked for on a unix socket.
+  static Result<std::unique_ptr<Client>> Connect(std::string_view target,
+                                                 const ConnectOptions& options);
+
+  // Reads a bearer token file (its first line, trimmed). nullopt and *error
+  // when it cannot be read or is empty.
+  static std::optional<std::string> ReadTokenFile(const std::string& path, std::string* error);
 
   // "unix:/path" for "/path"; other forms unchanged; "" when malformed.
   static std::string NormalizeTarget(std::string_view target);

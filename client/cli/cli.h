@@ -37,6 +37,8 @@ inline constexpr const char* kDefaultTarget = "unix:/run/edgemon/edgemond.sock";
 struct Globals {
   std::string connect;                       // as given (unix:/path, /path, host:port)
   std::chrono::milliseconds timeout{10000};  // per unary call
+  client::ConnectOptions tls_and_token;      // --tls, --tls-ca, --tls-server-name
+  std::string token_file;                    // --token-file (or $EDGEMON_TOKEN_FILE)
 };
 
 struct Registry {

@@ -7,7 +7,17 @@
 namespace edgemon::cli {
 
 std::unique_ptr<client::Client> ConnectOrReport(const Globals& globals) {
-  auto connected = client::Client::Connect(globals.connect);
+  client::ConnectOptions options = globals.tls_and_token;
+  if (!globals.token_file.empty()) {
+    std::string error;
+    auto token = client::Client::ReadTokenFile(globals.token_file, &error);
+    if (!token) {
+      std::fprintf(stderr, "edgemon: %s\n", error.c_str());
+      return nullptr;
+    }
+    options.bearer_token = *token;
+  }
+  auto connected = client::Client::Connect(globals.connect, options);
   if (!connected.ok()) {
     std::fprintf(stderr, "edgemon: bad daemon address '%s': %s\n", globals.connect.c_str(),
                  connected.status().message.c_str());

@@ -24,6 +24,16 @@ int main(int argc, char** argv) {
                  "Daemon address: unix:/path, /path or host:port (default: $EDGEMON_CONNECT, "
                  "else " +
                      std::string(kDefaultTarget) + ")");
+  const char* token_env = std::getenv("EDGEMON_TOKEN_FILE");
+  if (token_env != nullptr) registry.globals.token_file = token_env;
+  app.add_flag("--tls", registry.globals.tls_and_token.tls,
+               "Use TLS to a host:port daemon, trusting the system's roots");
+  app.add_option("--tls-ca", registry.globals.tls_and_token.tls_ca_file,
+                 "Use TLS, trusting the CA certificates in this PEM file");
+  app.add_option("--tls-server-name", registry.globals.tls_and_token.tls_server_name,
+                 "Name to check in the daemon's certificate (default: the host)");
+  app.add_option("--token-file", registry.globals.token_file,
+                 "File holding the daemon's bearer token (default: $EDGEMON_TOKEN_FILE)");
   int timeout_ms = static_cast<int>(registry.globals.timeout.count());
   app.add_option("--timeout-ms", timeout_ms, "Deadline of each call to the daemon")
       ->check(CLI::Range(1, 3600 * 1000));

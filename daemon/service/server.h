@@ -25,8 +25,16 @@ struct ServerOptions {
   std::string tcp_listen;  // "127.0.0.1:7070"; "" = no TCP
   std::string tls_cert;    // PEM files; both or neither
   std::string tls_key;
+  // When set, every call over TCP must carry "authorization: Bearer <token>"
+  // (UNAUTHENTICATED otherwise). The unix socket relies on its file mode.
+  std::string bearer_token;
   int max_message_bytes = 16 << 20;
 };
+
+// Reads a bearer token file: the first line, surrounding whitespace removed.
+// Returns "" on success (token in *token), else one line saying what is wrong
+// (unreadable, empty, shorter than 16 bytes, or readable by others).
+std::string LoadBearerToken(const std::string& path, std::string* token);
 
 // True when `host_port`'s host is a loopback address or "localhost".
 bool IsLoopback(const std::string& host_port);
