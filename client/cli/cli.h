@@ -46,10 +46,10 @@ struct Registry {
   std::function<int()> run;  // set by the chosen subcommand's callback
 };
 
-// Connects to globals.connect. On failure prints "edgemon: cannot reach the
-// daemon at X: <why>" to stderr and returns nullptr. The first call that
-// needs the daemon (DeviceInfo) is made here, so an unreachable daemon is
-// reported once, clearly, before any output.
+// Creates a client for globals.connect with its TLS and token options (no
+// I/O yet: an unreachable daemon shows at the first call). On a malformed
+// address, CA file or token file prints "edgemon: ..." to stderr and returns
+// nullptr.
 std::unique_ptr<client::Client> ConnectOrReport(const Globals& globals);
 
 // Prints "edgemon: <what>: <status>" to stderr and returns the exit code that

@@ -1,6 +1,283 @@
-// Placeholder: filled in by the subcommand's implementation.
+// edgemon query: history from the daemon's ring store, as a table, CSV or
+// JSON. Raw frames by default; --step gives min/avg/max per bucket.
+#include <CLI/CLI.hpp>
+#include <cstdio>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
 #include "cli.h"
+#include "render.h"
+#include "session.h"
+#include "timespec.h"
 
 namespace edgemon::cli {
-void AddQueryCommand(CLI::App&, Registry&) {}
+namespace {
+
+struct QueryFlags {
+  std::string since;
+  std::string until;
+  std::string last;
+  std::string step;
+  std::vector<std::string> channels;
+  uint32_t limit = 0;
+  std::string format = "table";
+};
+
+constexpr size_t kWideColumns = 6;  // a table with more channels is printed long
+
+std::string Csv(const std::string& s) {
+  if (s.find_first_of(",\"\n") == std::string::npos) return s;
+  std::string out = "\"";
+  for (char c : s) out += c == '"' ? std::string("\"\"") : std::string(1, c);
+  return out + "\"";
+}
+
+std::string Pad(std::string s, size_t width) {
+  if (s.size() < width) s.append(width - s.size(), ' ');
+  return s;
+}
+
+std::string Number(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.3f", v);
+  std::string s = buf;
+  while (s.back() == '0') s.pop_back();
+  if (s.back() == '.') s.pop_back();
+  return s;
+}
+
+int Emit(const std::string& out) {
+  std::fwrite(out.data(), 1, out.size(), stdout);
+  return std::fflush(stdout) == 0 ? kExitOk : kExitCantCreate;
+}
+
+std::string RenderFrames(const Inventory& inv, const std::vector<ChannelId>& selected,
+                         bool all_selected, const client::QueryResult& r, const QueryFlags& f) {
+  // With every channel selected, columns that have no value in the range are left out.
+  std::vector<const Channel*> cols;
+  for (ChannelId id : selected) {
+    bool any = !all_selected;
+    for (size_t i = 0; i < r.frames.size() && !any; ++i) any = r.frames[i].Get(id).has_value();
+    if (any) cols.push_back(&inv.channels[id]);
+  }
+  std::string out;
+  if (f.format == "csv") {
+    out += "time,realtime_ns";
+    for (const Channel* c : cols) out += "," + Csv(c->Key());
+    out += "\n";
+    for (const Frame& fr : r.frames) {
+      out += LocalTime(fr.realtime_ns) + "," + std::to_string(fr.realtime_ns);
+      for (const Channel* c : cols) {
+        Value v = fr.Get(c->id);
+        out += "," + (v ? std::to_string(*v) : std::string());
+      }
+      out += "\n";
+    }
+  } else if (f.format == "json") {
+    nlohmann::json channels = nlohmann::json::object();
+    for (const Channel* c : cols) channels[c->Key()] = {{"unit", ToString(c->unit)}};
+    nlohmann::json frames = nlohmann::json::array();
+    for (const Frame& fr : r.frames) {
+      nlohmann::json values = nlohmann::json::object();
+      for (const Channel* c : cols) {
+        Value v = fr.Get(c->id);
+        values[c->Key()] = v ? nlohmann::json(*v) : nlohmann::json(nullptr);
+      }
+      frames.push_back({{"seq", fr.seq},
+                        {"realtime_ns", fr.realtime_ns},
+                        {"boottime_ns", fr.boottime_ns},
+                        {"values", std::move(values)}});
+    }
+    out =
+        nlohmann::json{{"channels", channels}, {"frames", frames}, {"truncated", r.truncated}}.dump(
+            2) +
+        "\n";
+  } else if (cols.size() <= kWideColumns) {
+    std::vector<size_t> width;
+    out += Pad("TIME", 24);
+    for (const Channel* c : cols) {
+      width.push_back(std::max<size_t>(c->Key().size(), 12) + 2);
+      out += Pad(c->Key(), width.back());
+    }
+    while (!out.empty() && out.back() == ' ') out.pop_back();
+    out += "\n";
+    for (const Frame& fr : r.frames) {
+      out += Pad(LocalTime(fr.realtime_ns), 24);
+      for (size_t i = 0; i < cols.size(); ++i) {
+        out += Pad(FormatValue(*cols[i], fr.Get(cols[i]->id)), width[i]);
+      }
+      while (!out.empty() && out.back() == ' ') out.pop_back();
+      out += "\n";
+    }
+  } else {
+    size_t key_width = 8;
+    for (const Channel* c : cols) key_width = std::max(key_width, c->Key().size() + 2);
+    out += Pad("TIME", 24) + Pad("CHANNEL", key_width) + "VALUE\n";
+    for (const Frame& fr : r.frames) {
+      const std::string t = LocalTime(fr.realtime_ns);
+      for (const Channel* c : cols) {
+        Value v = fr.Get(c->id);
+        if (!v) continue;
+        out += Pad(t, 24) + Pad(c->Key(), key_width) + FormatValue(*c, v) + "\n";
+      }
+    }
+  }
+  return out;
+}
+
+std::string RenderSeries(const Inventory& inv, const client::QueryResult& r, const QueryFlags& f) {
+  std::string out;
+  auto channel = [&](ChannelId id) -> const Channel* {
+    return id < inv.channels.size() && !inv.channels[id].name.empty() ? &inv.channels[id] : nullptr;
+  };
+  if (f.format == "csv") {
+    out += "time,realtime_ns,channel,unit,min,avg,max,count\n";
+    for (const auto& s : r.series) {
+      const Channel* c = channel(s.id);
+      if (c == nullptr) continue;
+      for (const auto& b : s.buckets) {
+        out += LocalTime(b.t_ns) + "," + std::to_string(b.t_ns) + "," + Csv(c->Key()) + "," +
+               std::string(ToString(c->unit)) + "," + std::to_string(b.min) + "," + Number(b.avg) +
+               "," + std::to_string(b.max) + "," + std::to_string(b.count) + "\n";
+      }
+    }
+  } else if (f.format == "json") {
+    nlohmann::json series = nlohmann::json::array();
+    for (const auto& s : r.series) {
+      const Channel* c = channel(s.id);
+      if (c == nullptr) continue;
+      nlohmann::json buckets = nlohmann::json::array();
+      for (const auto& b : s.buckets) {
+        buckets.push_back(
+            {{"t_ns", b.t_ns}, {"min", b.min}, {"avg", b.avg}, {"max", b.max}, {"count", b.count}});
+      }
+      series.push_back({{"channel", c->Key()}, {"unit", ToString(c->unit)}, {"buckets", buckets}});
+    }
+    out = nlohmann::json{{"series", series}, {"truncated", r.truncated}}.dump(2) + "\n";
+  } else {
+    size_t key_width = 8;
+    for (const auto& s : r.series) {
+      if (const Channel* c = channel(s.id)) key_width = std::max(key_width, c->Key().size() + 2);
+    }
+    out += Pad("TIME", 24) + Pad("CHANNEL", key_width) + Pad("MIN", 14) + Pad("AVG", 14) +
+           Pad("MAX", 14) + "N\n";
+    for (const auto& s : r.series) {
+      const Channel* c = channel(s.id);
+      if (c == nullptr) continue;
+      for (const auto& b : s.buckets) {
+        // The average keeps its fraction: shown in the channel's own unit.
+        out += Pad(LocalTime(b.t_ns), 24) + Pad(c->Key(), key_width) +
+               Pad(FormatValue(*c, b.min), 14) +
+               Pad(Number(b.avg) + " " + std::string(ToString(c->unit)), 14) +
+               Pad(FormatValue(*c, b.max), 14) + std::to_string(b.count) + "\n";
+      }
+    }
+  }
+  return out;
+}
+
+int RunQuery(const Registry& registry, const QueryFlags& f) {
+  const int64_t now = RealtimeNowNs();
+  int64_t from = 0;
+  int64_t to = now;
+  if (!f.last.empty()) {
+    auto d = ParseDurationNs(f.last);
+    if (!d || *d <= 0) {
+      std::fprintf(stderr, "edgemon query: --last: not a duration: '%s' (e.g. 90s, 10m, 2h)\n",
+                   f.last.c_str());
+      return kExitDataErr;
+    }
+    from = now - *d;
+  } else {
+    const std::string since = f.since.empty() ? std::string("-10m") : f.since;
+    auto t = ParseTimeNs(since, now);
+    if (!t) {
+      std::fprintf(stderr,
+                   "edgemon query: --since: not a time: '%s' (e.g. -10m, 2026-11-23T10:00:00, "
+                   "unix seconds)\n",
+                   since.c_str());
+      return kExitDataErr;
+    }
+    from = *t;
+    if (!f.until.empty()) {
+      auto u = ParseTimeNs(f.until, now);
+      if (!u) {
+        std::fprintf(stderr, "edgemon query: --until: not a time: '%s'\n", f.until.c_str());
+        return kExitDataErr;
+      }
+      to = *u;
+    }
+  }
+  if (to <= from) {
+    std::fprintf(stderr, "edgemon query: the range is empty (--until is not after --since)\n");
+    return kExitDataErr;
+  }
+  int64_t step = 0;
+  if (!f.step.empty()) {
+    auto s = ParseDurationNs(f.step);
+    if (!s || *s <= 0) {
+      std::fprintf(stderr, "edgemon query: --step: not a duration: '%s' (e.g. 1s, 1m)\n",
+                   f.step.c_str());
+      return kExitDataErr;
+    }
+    step = *s;
+  }
+
+  int rc = kExitOk;
+  auto session = OpenSession(registry.globals, &rc);
+  if (!session) return rc;
+  const std::vector<std::string> patterns = SplitList(f.channels);
+  std::string error;
+  const auto ids = SelectChannels(session->info.inventory, patterns, &error);
+  if (!error.empty()) {
+    std::fprintf(stderr, "edgemon query: %s\n", error.c_str());
+    return kExitUsage;
+  }
+  client::QueryRequest req;
+  req.from_ns = from;
+  req.to_ns = to;
+  req.step_ns = step;
+  req.limit = f.limit;
+  if (!patterns.empty()) req.channels = KeysOf(session->info.inventory, ids);
+  auto result = session->client->Query(req);
+  if (!result.ok()) return ReportStatus("query", result.status());
+  if (result->truncated) {
+    std::fprintf(stderr,
+                 "edgemon query: the result was cut at the limit (%zu %s); narrow the range or "
+                 "raise --limit\n",
+                 step > 0 ? result->series.size() : result->frames.size(),
+                 step > 0 ? "series" : "frames");
+  }
+  if (result->frames.empty() && result->series.empty()) {
+    std::fprintf(stderr, "edgemon query: no data between %s and %s\n", LocalTime(from).c_str(),
+                 LocalTime(to).c_str());
+  }
+  const Inventory& inv = session->info.inventory;
+  return Emit(step > 0 ? RenderSeries(inv, *result, f)
+                       : RenderFrames(inv, ids, patterns.empty(), *result, f));
+}
+
+}  // namespace
+
+void AddQueryCommand(CLI::App& app, Registry& registry) {
+  auto f = std::make_shared<QueryFlags>();
+  CLI::App* q = app.add_subcommand("query", "Print history from the daemon's store");
+  auto* since = q->add_option("--since", f->since,
+                              "Start: -10m, 2026-11-23T10:00:00, unix seconds (default -10m)");
+  auto* until = q->add_option("--until", f->until, "End (default now)");
+  q->add_option("--last", f->last, "The last DURATION (10m, 90s, 1h) up to now")
+      ->excludes(since)
+      ->excludes(until);
+  q->add_option("--channels", f->channels,
+                "Only these channels: keys, ids or globs (rail/*, */power), comma-separated")
+      ->delimiter(',');
+  q->add_option("--step", f->step, "Downsample to min/avg/max per STEP (1s, 1m); default raw");
+  q->add_option("--limit", f->limit, "At most N frames (default: the daemon's limit)");
+  q->add_option("--format", f->format, "table, csv or json")
+      ->check(CLI::IsMember({"table", "csv", "json"}));
+  q->callback([&registry, f] { registry.run = [&registry, f] { return RunQuery(registry, *f); }; });
+}
+
 }  // namespace edgemon::cli

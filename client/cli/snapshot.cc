@@ -1,6 +1,166 @@
-// Placeholder: filled in by the subcommand's implementation.
+// edgemon now: one snapshot (a table grouped by kind, or JSON).
+// edgemon sensors: the inventory with units, limits, parents and flags.
+#include <CLI/CLI.hpp>
+#include <cstdio>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
 #include "cli.h"
+#include "render.h"
+#include "session.h"
 
 namespace edgemon::cli {
-void AddSnapshotCommands(CLI::App&, Registry&) {}
+namespace {
+
+struct SnapshotOptions {
+  bool json = false;
+  std::vector<std::string> channels;
+};
+
+std::string FlagList(const Channel& c) {
+  std::string out;
+  auto add = [&out](const char* s) { out += out.empty() ? s : std::string(",") + s; };
+  if (c.Has(kFlagInputRail)) add("input");
+  if (c.Has(kFlagConstant)) add("constant");
+  if (c.Has(kFlagCounter)) add("counter");
+  if (c.Has(kFlagDerived)) add("derived");
+  return out;
+}
+
+std::string Limits(const Channel& c) {
+  std::string out;
+  auto add = [&](const char* what, const std::optional<int64_t>& v) {
+    if (!v) return;
+    if (!out.empty()) out += ' ';
+    out += std::string(what) + " " + CompactValue(c, v);
+  };
+  add("min", c.min);
+  add("max", c.max);
+  add("crit", c.crit);
+  for (const auto& t : c.trips) {
+    if (!out.empty()) out += ' ';
+    out += (t.type.empty() ? std::string("trip") : t.type) + " " + CompactValue(c, t.temp_mc);
+  }
+  return out;
+}
+
+int RunNow(const Registry& registry, const SnapshotOptions& o) {
+  int rc = kExitOk;
+  auto session = OpenSession(registry.globals, &rc);
+  if (!session) return rc;
+  std::string error;
+  const auto ids = SelectChannels(session->info.inventory, SplitList(o.channels), &error);
+  if (!error.empty()) {
+    std::fprintf(stderr, "edgemon now: %s\n", error.c_str());
+    return kExitUsage;
+  }
+  auto latest = session->client->Latest(o.channels.empty() ? std::vector<std::string>{}
+                                                           : KeysOf(session->info.inventory, ids));
+  if (!latest.ok()) return ReportStatus("now", latest.status());
+  if (latest->generation != session->info.generation) {  // the daemon restarted in between
+    auto info = session->client->DeviceInfo();
+    if (!info.ok()) return ReportStatus("now", info.status());
+    session->info = std::move(info).value();
+  }
+  const Inventory inv = Subset(session->info.inventory, ids);
+  std::string out =
+      o.json ? ToJson(inv, latest->frame, {}).dump(2) + "\n" : RenderTable(inv, latest->frame, {});
+  std::fwrite(out.data(), 1, out.size(), stdout);
+  return std::fflush(stdout) == 0 ? kExitOk : kExitCantCreate;
+}
+
+int RunSensors(const Registry& registry, const SnapshotOptions& o) {
+  int rc = kExitOk;
+  auto session = OpenSession(registry.globals, &rc);
+  if (!session) return rc;
+  std::string error;
+  const auto ids = SelectChannels(session->info.inventory, SplitList(o.channels), &error);
+  if (!error.empty()) {
+    std::fprintf(stderr, "edgemon sensors: %s\n", error.c_str());
+    return kExitUsage;
+  }
+  const Inventory inv = Subset(session->info.inventory, ids);
+  std::string out;
+  if (o.json) {
+    nlohmann::json j = ToJson(inv, Frame{}, {});
+    j.erase("values");
+    j.erase("seq");
+    j.erase("boottime_ns");
+    j.erase("realtime_ns");
+    for (auto& c : j["channels"]) {
+      c.erase("value");
+      c.erase("errors");
+      c["key"] =
+          std::string(c["kind"]) + "/" + std::string(c["name"]) + "/" + std::string(c["field"]);
+    }
+    j["daemon"] = {{"version", session->info.daemon_version},
+                   {"interval_ms", session->info.interval_ms},
+                   {"energy_rate_hz", session->info.energy_rate_hz},
+                   {"api_version", session->info.api_version}};
+    out = j.dump(2) + "\n";
+  } else {
+    const BoardInfo& b = inv.board;
+    out += "board:  " + (b.model.empty() ? std::string("(unknown)") : b.model);
+    if (!b.soc.empty()) out += " (" + b.soc + ")";
+    if (!b.l4t.empty()) out += ", L4T " + b.l4t;
+    out += "\ndaemon: edgemond " + session->info.daemon_version + ", every " +
+           std::to_string(session->info.interval_ms) + " ms, energy at " +
+           std::to_string(session->info.energy_rate_hz) + " Hz\n";
+    char line[512];
+    for (int k = 0; k <= static_cast<int>(Kind::kBoard); ++k) {
+      const Kind kind = static_cast<Kind>(k);
+      bool header = false;
+      for (const Channel& c : inv.channels) {
+        if (c.kind != kind) continue;
+        if (!header) {
+          out += "\n[" + std::string(ToString(kind)) + "]\n";
+          std::snprintf(line, sizeof line, "  %-36s %-8s %-26s %s\n", "CHANNEL", "UNIT", "SOURCE",
+                        "LIMITS / PARENT / FLAGS");
+          out += line;
+          header = true;
+        }
+        std::string extra = Limits(c);
+        if (!c.parent.empty()) extra += (extra.empty() ? "" : "  ") + std::string("< ") + c.parent;
+        if (std::string f = FlagList(c); !f.empty()) {
+          extra += (extra.empty() ? "" : "  ") + std::string("[") + f + "]";
+        }
+        std::snprintf(line, sizeof line, "  %-36s %-8s %-26s %s", c.Key().c_str(),
+                      std::string(ToString(c.unit)).c_str(), c.device.c_str(), extra.c_str());
+        std::string l = line;
+        while (!l.empty() && l.back() == ' ') l.pop_back();
+        out += l + "\n";
+      }
+    }
+  }
+  std::fwrite(out.data(), 1, out.size(), stdout);
+  return std::fflush(stdout) == 0 ? kExitOk : kExitCantCreate;
+}
+
+}  // namespace
+
+void AddSnapshotCommands(CLI::App& app, Registry& registry) {
+  auto now_opts = std::make_shared<SnapshotOptions>();
+  CLI::App* now = app.add_subcommand("now", "Print one snapshot of every channel, grouped by kind");
+  now->add_flag("--json", now_opts->json, "JSON for scripts (board, channels, values by key)");
+  now->add_option("--channels", now_opts->channels,
+                  "Only these channels: keys, ids or globs (rail/*, */power), comma-separated")
+      ->delimiter(',');
+  now->callback([&registry, now_opts] {
+    registry.run = [&registry, now_opts] { return RunNow(registry, *now_opts); };
+  });
+
+  auto sensors_opts = std::make_shared<SnapshotOptions>();
+  CLI::App* sensors =
+      app.add_subcommand("sensors", "List the daemon's channels with units, limits and flags");
+  sensors->add_flag("--json", sensors_opts->json, "JSON for scripts");
+  sensors
+      ->add_option("--channels", sensors_opts->channels,
+                   "Only these channels: keys, ids or globs, comma-separated")
+      ->delimiter(',');
+  sensors->callback([&registry, sensors_opts] {
+    registry.run = [&registry, sensors_opts] { return RunSensors(registry, *sensors_opts); };
+  });
+}
+
 }  // namespace edgemon::cli

@@ -1,6 +1,180 @@
-// Placeholder: filled in by the subcommand's implementation.
+// edgemon watch: a line per interval (text or JSON lines).
+// edgemon tegrastats: lines in tegrastats' own format (tegrastats_format.h).
+#include <CLI/CLI.hpp>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
 #include "cli.h"
+#include "render.h"
+#include "session.h"
+#include "tegrastats_format.h"
 
 namespace edgemon::cli {
-void AddWatchCommands(CLI::App&, Registry&) {}
+namespace {
+
+struct WatchFlags {
+  bool json = false;
+  uint32_t interval_ms = 0;
+  std::vector<std::string> channels;
+  uint64_t count = 0;
+};
+
+// Without --channels, the text line shows what a person scans for: CPU and
+// GPU load, memory, EMC, rail power and temperatures.
+bool DefaultLineChannel(const Channel& c, bool has_cpu_total) {
+  switch (c.kind) {
+    case Kind::kCpu:
+      return c.field == Field::kLoad && (c.name == "cpu" || !has_cpu_total);
+    case Kind::kGpu:
+      return c.field == Field::kLoad || c.field == Field::kFreq;
+    case Kind::kEmc:
+      return c.field == Field::kLoad;
+    case Kind::kMemory:
+      return c.name == "ram" && c.field == Field::kUsed;
+    case Kind::kRail:
+      return c.field == Field::kPower;
+    case Kind::kThermal:
+      return c.field == Field::kTemp;
+    default:
+      return false;
+  }
+}
+
+int RunWatch(const Registry& registry, const WatchFlags& f) {
+  InstallStopSignals();
+  int rc = kExitOk;
+  auto session = OpenSession(registry.globals, &rc);
+  if (!session) return rc;
+  const std::vector<std::string> patterns = SplitList(f.channels);
+  std::string error;
+  std::vector<ChannelId> first = SelectChannels(session->info.inventory, patterns, &error);
+  if (!error.empty()) {
+    std::fprintf(stderr, "edgemon watch: %s\n", error.c_str());
+    return kExitUsage;
+  }
+  client::WatchOptions options;
+  options.interval_ms = f.interval_ms;
+  if (!patterns.empty()) options.channels = KeysOf(session->info.inventory, first);
+
+  std::vector<const Channel*> shown;
+  Inventory inventory;
+  StreamHooks hooks;
+  hooks.on_inventory = [&](const client::DeviceInfo& info) {
+    inventory = info.inventory;
+    std::string err;
+    std::vector<ChannelId> ids = SelectChannels(inventory, patterns, &err);
+    shown.clear();
+    bool has_total = inventory.Find(Kind::kCpu, "cpu", Field::kLoad) != nullptr;
+    for (ChannelId id : ids) {
+      const Channel& c = inventory.channels[id];
+      if (f.json || !patterns.empty() || DefaultLineChannel(c, has_total)) shown.push_back(&c);
+    }
+  };
+  hooks.on_frame = [&](const client::LiveFrame& lf) -> std::optional<int> {
+    std::string line;
+    if (f.json) {
+      nlohmann::json values = nlohmann::json::object();
+      for (const Channel* c : shown) {
+        Value v = lf.frame.Get(c->id);
+        values[c->Key()] = v ? nlohmann::json(*v) : nlohmann::json(nullptr);
+      }
+      nlohmann::json j = {{"seq", lf.frame.seq},
+                          {"realtime_ns", lf.frame.realtime_ns},
+                          {"boottime_ns", lf.frame.boottime_ns},
+                          {"values", std::move(values)}};
+      line = j.dump();
+    } else {
+      line = LocalTime(lf.frame.realtime_ns).substr(11);  // HH:MM:SS.mmm
+      for (const Channel* c : shown) {
+        line += " " + c->name;
+        if (c->kind == Kind::kGpu || c->kind == Kind::kEmc || !patterns.empty()) {
+          line += "." + std::string(ToString(c->field));
+        }
+        line += "=" + CompactValue(*c, lf.frame.Get(c->id));
+      }
+    }
+    if (!WriteLine(stdout, line)) return kExitOk;  // the reader went away
+    return std::nullopt;
+  };
+  return RunStream(*session, options, f.count, hooks);
+}
+
+struct TegrastatsFlags {
+  uint32_t interval_ms = 1000;
+  std::string logfile;
+  uint64_t count = 0;
+};
+
+int RunTegrastats(const Registry& registry, const TegrastatsFlags& f) {
+  InstallStopSignals();
+  std::FILE* out = stdout;
+  if (!f.logfile.empty()) {
+    out = std::fopen(f.logfile.c_str(), "a");
+    if (out == nullptr) {
+      std::fprintf(stderr, "edgemon tegrastats: cannot open %s: %s\n", f.logfile.c_str(),
+                   std::strerror(errno));
+      return kExitCantCreate;
+    }
+  }
+  int rc = kExitOk;
+  auto session = OpenSession(registry.globals, &rc);
+  if (session) {
+    client::WatchOptions options;
+    options.interval_ms = f.interval_ms;
+    std::unique_ptr<TegrastatsFormatter> formatter;
+    StreamHooks hooks;
+    hooks.on_inventory = [&](const client::DeviceInfo& info) {
+      if (formatter == nullptr) {
+        formatter =
+            std::make_unique<TegrastatsFormatter>(info.inventory, StyleFor(info.inventory.board));
+      } else {
+        formatter->Rebind(info.inventory);
+      }
+    };
+    hooks.on_frame = [&](const client::LiveFrame& lf) -> std::optional<int> {
+      if (WriteLine(out, formatter->Format(lf.frame))) return std::nullopt;
+      if (out == stdout) return kExitOk;  // the reader went away
+      std::fprintf(stderr, "edgemon tegrastats: cannot write %s: %s\n", f.logfile.c_str(),
+                   std::strerror(errno));
+      return kExitCantCreate;
+    };
+    rc = RunStream(*session, options, f.count, hooks);
+  }
+  if (out != stdout && std::fclose(out) != 0 && rc == kExitOk) rc = kExitCantCreate;
+  return rc;
+}
+
+}  // namespace
+
+void AddWatchCommands(CLI::App& app, Registry& registry) {
+  auto wf = std::make_shared<WatchFlags>();
+  CLI::App* watch = app.add_subcommand("watch", "Print a line per interval until interrupted");
+  watch->add_flag("--json", wf->json, "One JSON object per line (values by key, raw units)");
+  watch
+      ->add_option("--interval", wf->interval_ms,
+                   "Milliseconds between lines (default: every daemon sample)")
+      ->check(CLI::Range(0u, 3600u * 1000u));
+  watch
+      ->add_option("--channels", wf->channels,
+                   "Only these channels: keys, ids or globs (rail/*,thermal/*), comma-separated")
+      ->delimiter(',');
+  watch->add_option("--count", wf->count, "Stop after N lines");
+  watch->callback(
+      [&registry, wf] { registry.run = [&registry, wf] { return RunWatch(registry, *wf); }; });
+
+  auto tf = std::make_shared<TegrastatsFlags>();
+  CLI::App* tegra = app.add_subcommand(
+      "tegrastats", "Print lines in tegrastats' format for this board (a drop-in for tegrastats)");
+  tegra->add_option("--interval", tf->interval_ms, "Milliseconds between lines (default 1000)")
+      ->check(CLI::Range(1u, 3600u * 1000u));
+  tegra->add_option("--logfile", tf->logfile, "Append the lines to FILE (flushed after each)");
+  tegra->add_option("--count", tf->count, "Stop after N lines");
+  tegra->callback(
+      [&registry, tf] { registry.run = [&registry, tf] { return RunTegrastats(registry, *tf); }; });
+}
+
 }  // namespace edgemon::cli

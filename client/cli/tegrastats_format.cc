@@ -1,0 +1,299 @@
+#include "tegrastats_format.h"
+
+#include <time.h>
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <cstdio>
+#include <ctime>
+#include <string_view>
+
+namespace edgemon::cli {
+namespace {
+
+int L4tMajor(const std::string& l4t) {
+  int major = 0;
+  for (char c : l4t) {
+    if (c < '0' || c > '9') break;
+    major = major * 10 + (c - '0');
+    if (major > 1000) break;
+  }
+  return major;
+}
+
+std::string Word(std::string_view s) {
+  std::string out(s);
+  for (char& c : out) {
+    const bool word = (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9');
+    if (!word) c = '_';
+  }
+  return out.empty() ? std::string("_") : out;
+}
+
+// 1 s resolution in MHz, as tegrastats prints clocks (1036800 kHz -> 1036).
+int64_t Mhz(int64_t khz) {
+  return khz / 1000;
+}
+
+// Permille to a whole percent, rounded half up.
+int64_t Percent(int64_t permille) {
+  return permille >= 0 ? (permille + 5) / 10 : 0;
+}
+
+int64_t Mb(int64_t kib) {
+  return kib / 1024;
+}
+
+// "59.75", "44.562", "32", "-3.5": milli-degrees without trailing zeros.
+std::string Celsius(int64_t mc) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%s%lld.%03lld", mc < 0 ? "-" : "",
+                static_cast<long long>((mc < 0 ? -mc : mc) / 1000),
+                static_cast<long long>((mc < 0 ? -mc : mc) % 1000));
+  std::string s = buf;
+  while (s.back() == '0') s.pop_back();
+  if (s.back() == '.') s.pop_back();
+  return s;
+}
+
+// A size in KiB as tegrastats prints the largest free block: "4MB", "512kB".
+std::string BlockSize(int64_t kib) {
+  if (kib >= 1024 && kib % 1024 == 0) return std::to_string(kib / 1024) + "MB";
+  return std::to_string(kib) + "kB";
+}
+
+// Engines in the order tegrastats prints them, with the label per style.
+struct EngineName {
+  std::string_view clock;  // edgemon's channel name (upper-case clock name)
+  std::string_view jp6;    // R36+ label
+};
+constexpr std::array<EngineName, 14> kEngines = {{
+    {"NVENC", "NVENC"},
+    {"NVENC1", "NVENC1"},
+    {"MSENC", "MSENC"},
+    {"NVDEC", "NVDEC"},
+    {"NVDEC1", "NVDEC1"},
+    {"NVJPG", "NVJPG"},
+    {"NVJPG1", "NVJPG1"},
+    {"VIC", "VIC"},
+    {"OFA", "OFA"},
+    {"DLA0", "NVDLA0"},
+    {"DLA1", "NVDLA1"},
+    {"PVA0", "PVA0_FREQ"},
+    {"PVA1", "PVA1_FREQ"},
+    {"APE", "APE"},
+}};
+
+}  // namespace
+
+TegrastatsStyle StyleFor(const BoardInfo& board) {
+  TegrastatsStyle s;
+  const int major = L4tMajor(board.l4t);
+  const bool orin_or_later = board.soc == "tegra234" || board.soc == "tegra264" ||
+                             board.soc.rfind("tegra23", 0) == 0 ||
+                             board.soc.rfind("tegra26", 0) == 0;
+  const bool older_tegra =
+      board.soc == "tegra210" || board.soc == "tegra186" || board.soc == "tegra194";
+  int gen = 36;  // not a Jetson, or unknown: the newest format
+  if (major > 0) {
+    gen = major <= 32 ? 32 : (major < 36 ? 35 : 36);
+  } else if (older_tegra) {
+    gen = 32;
+  }
+  s.timestamp = gen >= 35;
+  s.rail_units = gen >= 35;
+  s.gpc_brackets = gen >= 35 && orin_or_later;
+  s.engines_off = gen >= 36;
+  s.vic_freq = gen == 35;
+  return s;
+}
+
+std::string TegrastatsTempName(const std::string& zone_type) {
+  std::string_view s = zone_type;
+  if (size_t dash = s.find('-'); dash != std::string_view::npos && dash > 0) s = s.substr(0, dash);
+  constexpr std::string_view kTegra = "_tegra";
+  if (s.size() > kTegra.size() && s.substr(s.size() - kTegra.size()) == kTegra) {
+    s.remove_suffix(kTegra.size());
+  }
+  return Word(s);
+}
+
+TegrastatsFormatter::TegrastatsFormatter(const Inventory& inventory, TegrastatsStyle style)
+    : style_(style) {
+  Rebind(inventory);
+}
+
+const Channel* TegrastatsFormatter::Find(Kind kind, const std::string& name, Field field) const {
+  return inventory_.Find(kind, name, field);
+}
+
+void TegrastatsFormatter::Rebind(const Inventory& inventory) {
+  inventory_ = inventory;
+  cores_.clear();
+  temps_.clear();
+  rails_.clear();
+  engines_.clear();
+
+  // Printed names, to tell duplicates apart; temperatures and rails apart
+  // (AGX Xavier prints both "GPU@30.5C" and the rail "GPU 463/463").
+  std::map<std::string, int> seen_temps, seen_rails;
+  auto unique = [](std::map<std::string, int>& seen, std::string label) {
+    int n = seen[label]++;
+    return n == 0 ? label : label + std::to_string(n);
+  };
+  for (const Channel& c : inventory_.channels) {
+    if (c.name.empty()) continue;  // a kind or field this client does not know
+    if (c.kind == Kind::kCpu && c.name.size() > 3 && c.name.rfind("cpu", 0) == 0 &&
+        std::all_of(c.name.begin() + 3, c.name.end(),
+                    [](char ch) { return ch >= '0' && ch <= '9'; })) {
+      const int index = std::stoi(c.name.substr(3));
+      auto it = std::find_if(cores_.begin(), cores_.end(),
+                             [&](const Core& k) { return k.index == index; });
+      if (it == cores_.end()) {
+        cores_.push_back(Core{index});
+        it = cores_.end() - 1;
+      }
+      if (c.field == Field::kOnline) it->online = &c;
+      if (c.field == Field::kLoad) it->load = &c;
+      if (c.field == Field::kFreq) it->freq = &c;
+    } else if (c.kind == Kind::kThermal && c.field == Field::kTemp) {
+      temps_.push_back({unique(seen_temps, TegrastatsTempName(c.name)), c.id});
+    } else if (c.kind == Kind::kRail && c.field == Field::kPower) {
+      rails_.push_back({unique(seen_rails, Word(c.name)), c.id});
+    }
+  }
+  std::sort(cores_.begin(), cores_.end(),
+            [](const Core& a, const Core& b) { return a.index < b.index; });
+  for (const auto& e : kEngines) {
+    const std::string clock(e.clock);
+    Engine engine;
+    engine.state = Find(Kind::kEngine, clock, Field::kState);
+    engine.freq = Find(Kind::kEngine, clock, Field::kFreq);
+    if (engine.state == nullptr && engine.freq == nullptr) continue;
+    engine.always = e.clock == "APE";
+    engine.label = style_.engines_off                      ? std::string(e.jp6)
+                   : (style_.vic_freq && e.clock == "VIC") ? std::string("VIC_FREQ")
+                                                           : clock;
+    engines_.push_back(std::move(engine));
+  }
+  // Averages of rails that are gone are dropped.
+  for (auto it = rail_avg_.begin(); it != rail_avg_.end();) {
+    const bool kept = std::any_of(rails_.begin(), rails_.end(),
+                                  [&](const Named& r) { return r.label == it->first; });
+    it = kept ? std::next(it) : rail_avg_.erase(it);
+  }
+}
+
+std::string TegrastatsFormatter::Format(const Frame& frame) {
+  std::string out;
+  auto add = [&out](const std::string& part) {
+    if (!out.empty()) out += ' ';
+    out += part;
+  };
+  auto get = [&frame](const Channel* c) -> Value {
+    return c == nullptr ? std::nullopt : frame.Get(c->id);
+  };
+
+  if (style_.timestamp && frame.realtime_ns > 0) {
+    const time_t t = static_cast<time_t>(frame.realtime_ns / 1'000'000'000);
+    struct tm tm;
+    char buf[32];
+    if (localtime_r(&t, &tm) != nullptr &&
+        std::strftime(buf, sizeof buf, "%m-%d-%Y %H:%M:%S", &tm)) {
+      add(buf);
+    }
+  }
+
+  // RAM used/totalMB (lfb NxSIZE)
+  const Value ram_total = get(Find(Kind::kMemory, "ram", Field::kTotal));
+  const Value ram_used = get(Find(Kind::kMemory, "ram", Field::kUsed));
+  if (ram_total && ram_used) {
+    std::string ram =
+        "RAM " + std::to_string(Mb(*ram_used)) + "/" + std::to_string(Mb(*ram_total)) + "MB";
+    const Value blocks = get(Find(Kind::kMemory, "ram", Field::kLfbBlocks));
+    const Value size = get(Find(Kind::kMemory, "ram", Field::kLfbSize));
+    if (blocks && size) ram += " (lfb " + std::to_string(*blocks) + "x" + BlockSize(*size) + ")";
+    add(ram);
+  }
+  // SWAP used/totalMB (cached XMB), when there is swap.
+  const Value swap_total = get(Find(Kind::kSwap, "swap", Field::kTotal));
+  const Value swap_used = get(Find(Kind::kSwap, "swap", Field::kUsed));
+  if (swap_total && swap_used && *swap_total > 0) {
+    std::string swap =
+        "SWAP " + std::to_string(Mb(*swap_used)) + "/" + std::to_string(Mb(*swap_total)) + "MB";
+    if (Value cached = get(Find(Kind::kSwap, "swap", Field::kCached))) {
+      swap += " (cached " + std::to_string(Mb(*cached)) + "MB)";
+    }
+    add(swap);
+  }
+  // CPU [load%@MHz,off,...]: only when every core is known to be off or has a load.
+  if (!cores_.empty()) {
+    std::string cpu = "CPU [";
+    bool complete = true;
+    for (size_t i = 0; i < cores_.size() && complete; ++i) {
+      const Core& k = cores_[i];
+      const Value online = get(k.online);
+      const Value load = get(k.load);
+      const Value freq = get(k.freq);
+      if (i > 0) cpu += ',';
+      if (online && *online == 0) {
+        cpu += "off";
+      } else if (load) {
+        cpu += std::to_string(Percent(*load)) + "%";
+        if (freq) cpu += "@" + std::to_string(Mhz(*freq));
+      } else if (!online && !freq) {
+        cpu += "off";  // nothing known about the core: gone
+      } else {
+        complete = false;
+      }
+    }
+    if (complete) add(cpu + "]");
+  }
+  // EMC_FREQ load%@MHz (or load% without the clock, as tegrastats does without root).
+  if (Value load = get(Find(Kind::kEmc, "emc", Field::kLoad))) {
+    std::string emc = "EMC_FREQ " + std::to_string(Percent(*load)) + "%";
+    if (Value freq = get(Find(Kind::kEmc, "emc", Field::kFreq))) {
+      emc += "@" + std::to_string(Mhz(*freq));
+    }
+    add(emc);
+  }
+  // GR3D_FREQ load%@MHz, or @[MHz] on Orin.
+  if (Value load = get(Find(Kind::kGpu, "gpu", Field::kLoad))) {
+    std::string gr3d = "GR3D_FREQ " + std::to_string(Percent(*load)) + "%";
+    if (Value freq = get(Find(Kind::kGpu, "gpu", Field::kFreq))) {
+      gr3d += style_.gpc_brackets ? "@[" + std::to_string(Mhz(*freq)) + "]"
+                                  : "@" + std::to_string(Mhz(*freq));
+    }
+    add(gr3d);
+  }
+  // Engines: "NAME MHz" while running; "NAME off" when idle (R36+).
+  for (const Engine& e : engines_) {
+    const Value state = get(e.state);
+    const Value freq = get(e.freq);
+    const bool idle = state && *state == 0;
+    if (idle && !e.always) {
+      if (style_.engines_off) add(e.label + " off");
+      continue;
+    }
+    if (freq) add(e.label + " " + std::to_string(Mhz(*freq)));
+  }
+  // Temperatures name@XC.
+  for (const Named& t : temps_) {
+    if (Value v = frame.Get(t.id)) add(t.label + "@" + Celsius(*v) + "C");
+  }
+  // Rails NAME cur/avg (mW).
+  for (const Named& r : rails_) {
+    const Value v = frame.Get(r.id);
+    if (!v) continue;
+    Average& a = rail_avg_[r.label];
+    a.sum += static_cast<double>(*v);
+    ++a.count;
+    const int64_t avg = static_cast<int64_t>(std::llround(a.sum / static_cast<double>(a.count)));
+    const char* unit = style_.rail_units ? "mW" : "";
+    add(r.label + " " + std::to_string(*v) + unit + "/" + std::to_string(avg) + unit);
+  }
+  return out;
+}
+
+}  // namespace edgemon::cli

@@ -1,0 +1,453 @@
+#!/usr/bin/python3
+"""End-to-end test of edgemon's reading subcommands (now, sensors, watch,
+tegrastats, query) against real programs: edgemon-sim materialises a moving
+fixture board, edgemond samples it into a real SQLite store and serves it on
+a unix socket and on loopback TCP, and the edgemon binary is run as a user
+would run it. Expected values come from the fixture files (MemTotal, the
+board's rails) and the simulator's sidecar (each rail's waveform bounds),
+never from edgemon's own output.
+
+  cli_e2e.py --edgemon build/client/cli/edgemon --edgemond build/daemon/edgemond \
+      --sim build/daemon/sim/edgemon-sim --fixtures tests/fixtures
+
+The last line is "N passed, M failed"; the exit status is non-zero on failure.
+"""
+import argparse
+import csv
+import io
+import json
+import os
+import re
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import traceback
+
+ARGS = None
+
+# tegrastats' published format, as public tegrastats parsers match it (the
+# patterns of jetson-stats' tegra_parse and the exporters derived from it).
+RAM_RE = re.compile(r"RAM (\d+)/(\d+)(\w)B( ?)\(lfb (\d+)x(\d+)(\w)B\)")
+SWAP_RE = re.compile(r"SWAP (\d+)/(\d+)(\w)B( ?)\(cached (\d+)(\w)B\)")
+CPU_RE = re.compile(r"CPU \[(.*?)\]")
+CORE_RE = re.compile(r"^(\d+)%@(\d+)$")
+EMC_RE = re.compile(r"EMC_FREQ (\d+)%(@(\d+))?")
+GR3D_RE = re.compile(r"GR3D_FREQ (\d+)%(@\[?(\d+))?")
+TEMP_RE = re.compile(r"\b(\w+)@(-?[0-9.]+)C\b")
+RAIL_MW_RE = re.compile(r"\b(\w+) (\d+)mW/(\d+)mW\b")
+RAIL_OLD_RE = re.compile(r"\b(\w+) ([0-9.]+)/([0-9.]+)\b")
+TIME_RE = re.compile(r"^\d\d-\d\d-\d{4} \d\d:\d\d:\d\d ")
+
+
+def expect(cond, msg):
+    if not cond:
+        raise AssertionError(msg)
+
+
+def free_port():
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def fixture_meminfo_kib(board, key):
+    with open(os.path.join(ARGS.fixtures, board, "proc", "meminfo")) as f:
+        for line in f:
+            if line.startswith(key + ":"):
+                return int(line.split()[1])
+    raise AssertionError(f"{key} not in the {board} fixture's meminfo")
+
+
+def fixture_cores(board):
+    base = os.path.join(ARGS.fixtures, board, "sys", "devices", "system", "cpu")
+    return sorted(int(n[3:]) for n in os.listdir(base) if re.fullmatch(r"cpu\d+", n))
+
+
+class Board:
+    """edgemon-sim on a fixture + edgemond on a unix socket and loopback TCP."""
+
+    def __init__(self, tmp, board):
+        self.board = board
+        self.dir = os.path.join(tmp, board)
+        os.makedirs(self.dir)
+        root = os.path.join(self.dir, "root")
+        self.sim_log = open(os.path.join(self.dir, "sim.log"), "w")
+        self.sim = subprocess.Popen(
+            [ARGS.sim, "--board", board, "--out", root, "--fixtures", ARGS.fixtures,
+             "--rate-hz", "20", "--period-s", "10", "-q"],
+            stdout=self.sim_log, stderr=subprocess.STDOUT)
+        sidecar = os.path.join(root, ".edgemon-sim.json")
+        deadline = time.time() + 20
+        while not os.path.exists(sidecar):
+            if self.sim.poll() is not None or time.time() > deadline:
+                raise RuntimeError(f"edgemon-sim did not start for {board}")
+            time.sleep(0.05)
+        with open(sidecar) as f:
+            self.sidecar = json.load(f)
+        self.port = free_port()
+        config = os.path.join(self.dir, "edgemond.toml")
+        with open(config, "w") as f:
+            f.write(f'[daemon]\ntcp_listen = "127.0.0.1:{self.port}"\n'
+                    "[store]\ncommit_interval_ms = 200\n")
+        self.sock = os.path.join(self.dir, "edgemond.sock")
+        self.log_path = os.path.join(self.dir, "edgemond.log")
+        self.log = open(self.log_path, "w")
+        self.cmd = [ARGS.edgemond, "--config", config, "--root", root, "--db",
+                    os.path.join(self.dir, "edgemon.db"), "--listen", "unix:" + self.sock,
+                    "--interval-ms", "200"]
+        self.start_daemon()
+        # Let a few frames (with CPU loads) reach the store.
+        time.sleep(1.5)
+
+    def start_daemon(self):
+        env = dict(os.environ)
+        env.pop("NOTIFY_SOCKET", None)
+        self.daemon = subprocess.Popen(self.cmd, stdout=subprocess.DEVNULL, stderr=self.log,
+                                       env=env)
+        deadline = time.time() + 20
+        while not os.path.exists(self.sock):
+            if self.daemon.poll() is not None or time.time() > deadline:
+                raise RuntimeError(f"edgemond did not start:\n{self.output()}")
+            time.sleep(0.05)
+
+    def stop_daemon(self):
+        self.daemon.terminate()
+        self.daemon.wait(timeout=25)
+        deadline = time.time() + 5
+        while os.path.exists(self.sock) and time.time() < deadline:
+            time.sleep(0.05)
+
+    def output(self):
+        self.log.flush()
+        with open(self.log_path) as f:
+            return f.read()[-3000:]
+
+    def edgemon(self, *args, connect=None, timeout=30, check=True):
+        target = connect or ("unix:" + self.sock)
+        r = subprocess.run([ARGS.edgemon, "--connect", target, *args], capture_output=True,
+                           text=True, timeout=timeout)
+        if check and r.returncode != 0:
+            raise AssertionError(f"edgemon {' '.join(args)}: exit {r.returncode}: {r.stderr}")
+        return r
+
+    def rails(self):
+        return sorted(self.sidecar["rails"].keys())
+
+    def rail_bounds(self, name):
+        r = self.sidecar["rails"][name]
+        base, amp = r["base_mw"], abs(r["amplitude"])
+        slack = max(5.0, 0.01 * base)  # V x I rounding of the simulated files
+        return base * (1 - amp) - slack, base * (1 + amp) + slack
+
+    def stop(self):
+        for p in (self.daemon, self.sim):
+            if p.poll() is None:
+                p.terminate()
+                try:
+                    p.wait(timeout=20)
+                except subprocess.TimeoutExpired:
+                    p.kill()
+                    p.wait()
+        self.log.close()
+        self.sim_log.close()
+
+
+class Checks:
+    def __init__(self):
+        self.passed = 0
+        self.failed = []
+
+    def run(self, name, fn, *args):
+        try:
+            fn(*args)
+            self.passed += 1
+            print(f"PASS {name}", flush=True)
+        except Exception as e:  # noqa: BLE001 - report every failure and go on
+            self.failed.append(name)
+            print(f"FAIL {name}: {type(e).__name__}: {e}", flush=True)
+            if not isinstance(e, AssertionError):
+                traceback.print_exc(limit=3)
+
+
+# ------------------------------------------------------------------ checks
+def check_now_json(b):
+    out = json.loads(b.edgemon("now", "--json").stdout)
+    values = out["values"]
+    expect(values.get("memory/ram/total") == fixture_meminfo_kib(b.board, "MemTotal"),
+           f"memory/ram/total {values.get('memory/ram/total')} != fixture MemTotal")
+    for rail in b.rails():
+        key = f"rail/{rail}/power"
+        expect(key in values, f"{key} missing from now --json")
+        lo, hi = b.rail_bounds(rail)
+        expect(values[key] is not None and lo <= values[key] <= hi,
+               f"{key} = {values[key]} outside the waveform's [{lo:.0f}, {hi:.0f}] mW")
+    expect(out["board"]["model"], "no board model")
+
+
+def check_now_table(b):
+    out = b.edgemon("now").stdout
+    expect("[rail]" in out and "[memory]" in out, "now: no [rail]/[memory] groups")
+    for rail in b.rails():
+        expect(re.search(rf"^\s+{re.escape(rail)}\b.*power=\d+\.\d+ W", out, re.M),
+               f"now: no power in watts for {rail}")
+    only = b.edgemon("now", "--channels", "rail/*").stdout
+    expect("[rail]" in only and "[memory]" not in only, "now --channels rail/* kept other kinds")
+
+
+def check_sensors(b):
+    out = b.edgemon("sensors").stdout
+    for rail in b.rails():
+        expect(re.search(rf"rail/{re.escape(rail)}/power\s+mW\b", out),
+               f"sensors: rail/{rail}/power with unit mW missing")
+    j = json.loads(b.edgemon("sensors", "--json").stdout)
+    by_key = {c["key"]: c for c in j["channels"]}
+    expect(by_key["memory/ram/total"]["unit"] == "KiB", "ram total unit is not KiB")
+    for rail in b.rails():
+        expect(by_key[f"rail/{rail}/power"]["unit"] == "mW", f"{rail} power unit")
+    expect(all("value" not in c for c in j["channels"]), "sensors --json carries values")
+
+
+def check_watch(b):
+    r = b.edgemon("watch", "--count", "3", "--json", "--interval", "200")
+    lines = r.stdout.strip().splitlines()
+    expect(len(lines) == 3, f"watch --count 3 printed {len(lines)} lines")
+    frames = [json.loads(line) for line in lines]
+    seqs = [f["seq"] for f in frames]
+    expect(seqs == sorted(seqs) and len(set(seqs)) == 3, f"seqs not increasing: {seqs}")
+    for f in frames:
+        total = f["values"].get("memory/ram/total")
+        expect(total == fixture_meminfo_kib(b.board, "MemTotal"), f"watch ram total {total}")
+    r = b.edgemon("watch", "--count", "2", "--json", "--channels", "rail/*,thermal/*")
+    for line in r.stdout.strip().splitlines():
+        keys = json.loads(line)["values"].keys()
+        expect(keys and all(k.startswith(("rail/", "thermal/")) for k in keys),
+               f"filter leaked: {sorted(keys)[:5]}")
+        for rail in b.rails():
+            expect(f"rail/{rail}/power" in keys, f"rail/{rail}/power not in the filtered watch")
+    text = b.edgemon("watch", "--count", "2").stdout.strip().splitlines()
+    expect(len(text) == 2, "watch text: not 2 lines")
+    for rail in b.rails():
+        expect(re.search(rf"\b{re.escape(rail)}=\d+\.\d+W", text[0]), f"watch text: no {rail}=W")
+
+
+def parse_tegrastats(line):
+    p = {"timestamp": bool(TIME_RE.search(line))}
+    m = RAM_RE.search(line)
+    p["ram"] = (int(m.group(1)), int(m.group(2))) if m else None
+    m = CPU_RE.search(line)
+    p["cpus"] = None
+    if m:
+        cores = []
+        for item in m.group(1).split(","):
+            if item == "off":
+                cores.append(None)
+            else:
+                c = CORE_RE.match(item)
+                expect(c, f"CPU entry {item!r} does not parse")
+                cores.append((int(c.group(1)), int(c.group(2))))
+        p["cpus"] = cores
+    p["temps"] = dict((n, float(v)) for n, v in TEMP_RE.findall(line))
+    rails = RAIL_MW_RE.findall(line)
+    p["units"] = bool(rails)
+    if not rails:
+        rails = RAIL_OLD_RE.findall(line)
+    p["rails"] = {n: (int(c), int(a)) for n, c, a in rails}
+    p["gr3d"] = GR3D_RE.search(line)
+    p["emc"] = EMC_RE.search(line)
+    return p
+
+
+def check_tegrastats(b, connect=None):
+    r = b.edgemon("tegrastats", "--interval", "200", "--count", "4", connect=connect)
+    lines = r.stdout.strip().splitlines()
+    expect(len(lines) == 4, f"tegrastats --count 4 printed {len(lines)} lines")
+    jetpack4 = b.board == "jetson-nano"
+    mem_total_mb = fixture_meminfo_kib(b.board, "MemTotal") // 1024
+    cores = fixture_cores(b.board)
+    sums = {}
+    for i, line in enumerate(lines):
+        p = parse_tegrastats(line)
+        expect(p["timestamp"] != jetpack4, f"timestamp present={p['timestamp']} on {b.board}")
+        expect(p["units"] != jetpack4, f"rail mW units={p['units']} on {b.board}: {line}")
+        expect(p["ram"] and p["ram"][1] == mem_total_mb,
+               f"RAM total {p['ram']} != fixture MemTotal {mem_total_mb} MB")
+        expect(p["cpus"] is not None and len(p["cpus"]) == len(cores),
+               f"CPU block {p['cpus']} vs {len(cores)} cores")
+        expect(p["gr3d"] is not None, "no GR3D_FREQ")
+        expect(p["emc"] is not None, "no EMC_FREQ")
+        expect(set(p["rails"]) == set(b.rails()),
+               f"rails {sorted(p['rails'])} != the board's {b.rails()}")
+        expect(all(t > -100 for t in p["temps"].values()), f"a -256C crept in: {p['temps']}")
+        expect(p["temps"], "no temperatures")
+        for name, (cur, avg) in p["rails"].items():
+            lo, hi = b.rail_bounds(name)
+            expect(lo <= cur <= hi, f"{name} {cur} mW outside [{lo:.0f}, {hi:.0f}]")
+            sums[name] = sums.get(name, 0) + cur
+            expect(abs(avg - sums[name] / (i + 1)) <= 1,
+                   f"{name} avg {avg} is not the mean of the readings so far")
+
+
+def check_tegrastats_logfile(b):
+    log = os.path.join(b.dir, "tegrastats.log")
+    with open(log, "w") as f:
+        f.write("kept line\n")
+    p = subprocess.Popen([ARGS.edgemon, "--connect", "unix:" + b.sock, "tegrastats",
+                          "--interval", "200", "--logfile", log],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.time() + 10
+    while time.time() < deadline:
+        with open(log) as f:
+            if len(f.read().splitlines()) >= 4:
+                break
+        time.sleep(0.1)
+    p.send_signal(signal.SIGINT)
+    out, err = p.communicate(timeout=10)
+    expect(p.returncode == 0, f"SIGINT: exit {p.returncode}: {err}")
+    expect(out == "", "logfile mode printed to stdout")
+    with open(log) as f:
+        lines = f.read().splitlines()
+    expect(lines[0] == "kept line", "the logfile was not appended to")
+    expect(len(lines) >= 4, f"only {len(lines)} lines in the log")
+    for line in lines[1:]:
+        expect(parse_tegrastats(line)["ram"], f"log line does not parse: {line!r}")
+    # SIGTERM too.
+    p = subprocess.Popen([ARGS.edgemon, "--connect", "unix:" + b.sock, "tegrastats",
+                          "--interval", "200"], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    time.sleep(0.8)
+    p.terminate()
+    p.communicate(timeout=10)
+    expect(p.returncode == 0, f"SIGTERM: exit {p.returncode}")
+
+
+def check_query_csv(b, connect=None):
+    r = b.edgemon("query", "--last", "5s", "--format", "csv", "--channels", "rail/*/power",
+                  connect=connect)
+    rows = list(csv.DictReader(io.StringIO(r.stdout)))
+    expect(len(rows) >= 5, f"query --last 5s: {len(rows)} rows at a 200 ms interval")
+    now_ns = time.time_ns()
+    for row in rows:
+        t = int(row["realtime_ns"])
+        expect(now_ns - 8e9 <= t <= now_ns + 1e9, f"row at {t} outside the last 5 s")
+        for rail in b.rails():
+            v = row.get(f"rail/{rail}/power")
+            expect(v not in (None, ""), f"no {rail} in a row")
+            lo, hi = b.rail_bounds(rail)
+            expect(lo <= int(v) <= hi, f"{rail} {v} outside [{lo:.0f}, {hi:.0f}]")
+    r = b.edgemon("query", "--last", "5s", "--step", "1s", "--format", "json",
+                  "--channels", "memory/ram/total", connect=connect)
+    j = json.loads(r.stdout)
+    expect(j["series"] and j["series"][0]["channel"] == "memory/ram/total", "no ram series")
+    total = fixture_meminfo_kib(b.board, "MemTotal")
+    for bucket in j["series"][0]["buckets"]:
+        expect(bucket["min"] == bucket["max"] == total, f"ram bucket {bucket} != {total}")
+    table = b.edgemon("query", "--last", "3s", "--channels", "memory/ram/total").stdout
+    expect(re.search(r"GiB|MiB", table), "query table without units")
+
+
+def check_errors(b):
+    nowhere = os.path.join(b.dir, "nothing.sock")
+    for cmd in (["now"], ["sensors"], ["watch", "--count", "1"], ["tegrastats", "--count", "1"],
+                ["query", "--last", "1m"]):
+        r = b.edgemon(*cmd, connect="unix:" + nowhere, check=False, timeout=20)
+        expect(r.returncode == 69, f"{cmd}: unreachable daemon: exit {r.returncode}")
+        lines = r.stderr.strip().splitlines()
+        expect(len(lines) == 1 and "cannot reach the daemon" in lines[0] and nowhere in lines[0],
+               f"{cmd}: message {r.stderr!r}")
+        expect(r.stdout == "", f"{cmd}: printed output without a daemon")
+    port = free_port()
+    r = b.edgemon("now", connect=f"127.0.0.1:{port}", check=False)
+    expect(r.returncode == 69, f"closed TCP port: exit {r.returncode}")
+    for cmd in (["now", "--bogus"], ["watch", "--interval", "abc"], ["query", "--format", "xml"],
+                ["query", "--last", "5m", "--since", "-1h"], ["frobnicate"]):
+        r = b.edgemon(*cmd, check=False)
+        expect(r.returncode == 2, f"{cmd}: exit {r.returncode}, want 2")
+        expect(r.stderr.strip(), f"{cmd}: no message")
+    r = b.edgemon("watch", "--channels", "gpu/nosuch/*", "--count", "1", check=False)
+    expect(r.returncode == 2 and "gpu/nosuch/*" in r.stderr, f"unknown channel: {r.returncode}")
+    r = b.edgemon("query", "--since", "yesterday-ish", check=False)
+    expect(r.returncode == 65 and "not a time" in r.stderr, f"bad --since: {r.returncode}")
+
+
+def check_watch_survives_restart(b):
+    """watch keeps going across a daemon restart, saying so on stderr."""
+    out_path = os.path.join(b.dir, "watch.out")
+    with open(out_path, "w") as out:
+        p = subprocess.Popen([ARGS.edgemon, "--connect", "unix:" + b.sock, "watch", "--json",
+                              "--channels", "memory/*"],
+                             stdout=out, stderr=subprocess.PIPE, text=True)
+
+        def lines():
+            with open(out_path) as f:
+                return [json.loads(x) for x in f.read().splitlines()]
+
+        def wait_lines(n):
+            deadline = time.time() + 15
+            while len(lines()) < n and time.time() < deadline:
+                time.sleep(0.1)
+            return len(lines())
+
+        try:
+            expect(wait_lines(2) >= 2, "no lines before the restart")
+            b.stop_daemon()
+            before = len(lines())
+            time.sleep(0.5)
+            b.start_daemon()
+            expect(wait_lines(before + 3) >= before + 3, "no lines after the daemon came back")
+        finally:
+            p.send_signal(signal.SIGINT)
+            _, err = p.communicate(timeout=10)
+    expect(p.returncode == 0, f"watch exit {p.returncode}: {err}")
+    expect("lost the daemon" in err and "reconnected" in err, f"stderr: {err!r}")
+    total = fixture_meminfo_kib(b.board, "MemTotal")
+    expect(all(x["values"]["memory/ram/total"] == total for x in lines()), "ram total changed")
+
+
+def check_tcp(b):
+    target = f"127.0.0.1:{b.port}"
+    out = json.loads(b.edgemon("now", "--json", connect=target).stdout)
+    expect(out["values"]["memory/ram/total"] == fixture_meminfo_kib(b.board, "MemTotal"),
+           "TCP now: ram total")
+    check_tegrastats(b, connect=target)
+    check_query_csv(b, connect=target)
+
+
+def main():
+    global ARGS
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--edgemon", required=True)
+    ap.add_argument("--edgemond", required=True)
+    ap.add_argument("--sim", required=True)
+    ap.add_argument("--fixtures", required=True)
+    ARGS = ap.parse_args()
+    checks = Checks()
+    with tempfile.TemporaryDirectory(prefix="edgemon-cli-") as tmp:
+        for board in ("agx-orin", "jetson-nano"):
+            try:
+                b = Board(tmp, board)
+            except Exception as e:  # noqa: BLE001
+                checks.failed.append(f"{board} start")
+                print(f"FAIL {board} start: {e}", flush=True)
+                continue
+            try:
+                checks.run(f"{board} now --json", check_now_json, b)
+                checks.run(f"{board} now table", check_now_table, b)
+                checks.run(f"{board} sensors", check_sensors, b)
+                checks.run(f"{board} watch", check_watch, b)
+                checks.run(f"{board} tegrastats", check_tegrastats, b)
+                checks.run(f"{board} tegrastats --logfile + signals", check_tegrastats_logfile, b)
+                checks.run(f"{board} query", check_query_csv, b)
+                checks.run(f"{board} errors and exit codes", check_errors, b)
+                checks.run(f"{board} over loopback TCP", check_tcp, b)
+                checks.run(f"{board} watch across a daemon restart",
+                           check_watch_survives_restart, b)
+            finally:
+                b.stop()
+    print(f"{checks.passed} passed, {len(checks.failed)} failed", flush=True)
+    return 1 if checks.failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
