@@ -21,6 +21,7 @@ using grpc::StatusCode;
 constexpr int64_t kNsPerMs = 1'000'000;
 constexpr int64_t kMaxIntervalMs = 3'600'000;
 constexpr size_t kMaxLabel = 256;
+constexpr int64_t kRecentNs = 60 * 1000 * kNsPerMs;  // queries reaching this far back flush first
 
 Status Invalid(const std::string& m) {
   return Status(StatusCode::INVALID_ARGUMENT, m);
@@ -106,7 +107,15 @@ class QueryReactor final : public grpc::ServerWriteReactor<v1::QueryChunk> {
     }
     if (!cancelled) {
       chunk_.Clear();
-      error = step_ > 0 ? FetchSeries() : FetchFrames();
+      // A range that reaches the last minute may hold frames still queued
+      // for the batched writer: commit them first, once per query.
+      if (!flushed_ && to_ > svc_.clock().RealtimeNs() - kRecentNs) {
+        if (auto s = svc_.store().Flush(); !s.ok()) {
+          error = Internal("query: storing queued frames: " + s.message());
+        }
+      }
+      flushed_ = true;
+      if (error.ok()) error = step_ > 0 ? FetchSeries() : FetchFrames();
     }
     bool self_delete = false;
     {
@@ -198,6 +207,7 @@ class QueryReactor final : public grpc::ServerWriteReactor<v1::QueryChunk> {
   const std::vector<std::string> keys_;
   const std::unordered_map<std::string, ChannelId> ids_;
   size_t rows_left_;
+  bool flushed_ = false;  // worker thread only
   size_t key_index_ = 0;
   bool truncated_ = false;
   bool last_ = false;  // the chunk being written is the last one

@@ -99,6 +99,7 @@ class TelemetryService final : public v1::Telemetry::CallbackService {
 
   WatchHub& hub() { return hub_; }
   store::RingStore& store() { return store_; }
+  Clock& clock() { return clock_; }
   Worker& worker() { return worker_; }
   const ServiceOptions& options() const { return options_; }
   int64_t frame_period_ns() const;
