@@ -1,8 +1,12 @@
 #include "config.h"
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <toml++/toml.h>
+
 #include <cctype>
 #include <charconv>
+#include <cstring>
 
 namespace edgemon {
 namespace {
@@ -52,6 +56,49 @@ std::optional<int64_t> ParseBytes(const std::string& s) {
                           {"GB", 1'000'000'000}});
 }
 
+std::optional<HostPort> ParseHostPort(const std::string& s, std::string* why) {
+  HostPort hp;
+  std::string port = s;
+  if (size_t colon = s.rfind(':'); colon != std::string::npos) {
+    hp.host = s.substr(0, colon);
+    port = s.substr(colon + 1);
+    if (!hp.host.empty() && hp.host.front() == '[') {
+      if (hp.host.size() < 3 || hp.host.back() != ']') {
+        *why = "expected [IPv6 address]:port";
+        return std::nullopt;
+      }
+      hp.host = hp.host.substr(1, hp.host.size() - 2);
+    } else if (hp.host.find(':') != std::string::npos) {
+      *why = "an IPv6 address needs brackets: [addr]:port";
+      return std::nullopt;
+    }
+  }
+  int n = 0;
+  auto [p, ec] = std::from_chars(port.data(), port.data() + port.size(), n);
+  if (port.empty() || ec != std::errc() || p != port.data() + port.size() || n < 1 || n > 65535) {
+    *why = "expected host:port with a port between 1 and 65535";
+    return std::nullopt;
+  }
+  hp.port = n;
+  if (hp.host.empty()) hp.host = "127.0.0.1";
+  if (hp.host == "localhost") {
+    hp.loopback = true;
+    return hp;
+  }
+  unsigned char addr[sizeof(in6_addr)];
+  if (inet_pton(AF_INET, hp.host.c_str(), addr) == 1) {
+    hp.loopback = addr[0] == 127;
+  } else if (inet_pton(AF_INET6, hp.host.c_str(), addr) == 1) {
+    in6_addr a6;
+    std::memcpy(&a6, addr, sizeof a6);
+    hp.loopback = IN6_IS_ADDR_LOOPBACK(&a6);
+  } else {
+    *why = "the host must be an IP address or localhost";
+    return std::nullopt;
+  }
+  return hp;
+}
+
 std::string ApplyToml(const std::string& text, const std::string& source, Config& c) {
   toml::table doc;
   try {
@@ -72,6 +119,8 @@ std::string ApplyToml(const std::string& text, const std::string& source, Config
       {"daemon", "tcp_listen", Key::kString, &c.tcp_listen},
       {"daemon", "tls_cert", Key::kString, &c.tls_cert},
       {"daemon", "tls_key", Key::kString, &c.tls_key},
+      {"daemon", "tcp_token_file", Key::kString, &c.tcp_token_file},
+      {"daemon", "metrics_listen", Key::kString, &c.metrics_listen},
       {"daemon", "max_streams", Key::kInt, &c.max_streams},
       {"daemon", "nvml", Key::kString, &c.nvml},
       {"daemon", "log_level", Key::kString, &c.log_level},
@@ -164,6 +213,10 @@ std::string Validate(const Config& c) {
   if (c.tls_cert.empty() != c.tls_key.empty()) {
     return "keys daemon.tls_cert and daemon.tls_key: set both or neither";
   }
+  if (!c.tcp_token_file.empty() && c.tcp_listen.empty() && c.listen.rfind("unix:", 0) == 0) {
+    return "key daemon.tcp_token_file: there is no TCP listener to protect (set "
+           "daemon.tcp_listen)";
+  }
   for (const std::string* addr : {&c.listen, &c.tcp_listen}) {
     if (addr->empty() || addr->rfind("unix:", 0) == 0 || !c.tls_cert.empty()) continue;
     std::string host = addr->substr(0, addr->rfind(':'));
@@ -174,6 +227,9 @@ std::string Validate(const Config& c) {
              " is not a loopback address; refusing plain-text TCP (set daemon.tls_cert and "
              "daemon.tls_key)";
     }
+  }
+  if (std::string why; !c.metrics_listen.empty() && !ParseHostPort(c.metrics_listen, &why)) {
+    return "key daemon.metrics_listen: " + why + ", got \"" + c.metrics_listen + "\"";
   }
   if (c.max_streams < 1 || c.max_streams > 100'000) {
     return "key daemon.max_streams: must be between 1 and 100000, got " +

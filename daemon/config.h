@@ -19,6 +19,8 @@ struct Config {
   std::string tcp_listen;          // "host:port"; "" = no TCP listener
   std::string tls_cert;            // PEM certificate for TCP (required off loopback)
   std::string tls_key;             // PEM private key, with tls_cert
+  std::string tcp_token_file;      // file holding a bearer token TCP clients must send
+  std::string metrics_listen;      // Prometheus /metrics: "host:port" or a port; "" = off
   int64_t max_streams = 256;       // concurrent Watch + Query streams
   std::string nvml = "auto";       // auto | on | off
   std::string log_level = "info";  // trace | debug | info | warn | error
@@ -35,6 +37,18 @@ struct Config {
 std::optional<int64_t> ParseDurationMs(const std::string& s);
 // Parses "1048576", "512KiB", "64MiB", "2GiB" into bytes.
 std::optional<int64_t> ParseBytes(const std::string& s);
+
+// A parsed daemon.metrics_listen: "host:port", "[v6addr]:port", or a port
+// alone ("9469" or ":9469"), which binds 127.0.0.1. The host must be an IP
+// literal or "localhost" (no name lookups at start). A non-loopback host is
+// the explicit opt-in to serve the metrics off the machine.
+struct HostPort {
+  std::string host;  // without brackets
+  int port = 0;
+  bool loopback = false;
+};
+// nullopt and *why (one phrase) when `s` is not a valid address.
+std::optional<HostPort> ParseHostPort(const std::string& s, std::string* why);
 
 // Applies a TOML document to `config`. Unknown keys are errors (typos must
 // not pass silently). Returns an empty string on success, else one line.

@@ -26,6 +26,7 @@
 #include "collectors.h"
 #include "config.h"
 #include "edgemon/clock.h"
+#include "listener.h"
 #include "logging.h"
 #include "notify.h"
 #include "render.h"
@@ -33,6 +34,7 @@
 #include "sampler.h"
 #include "server.h"
 #include "service.h"
+#include "source.h"
 #include "watch_hub.h"
 
 namespace edgemon {
@@ -47,6 +49,7 @@ struct Flags {
   std::optional<int64_t> interval_ms, energy_rate_hz;
   bool print = false;
   bool recreate_bad_db = false;
+  std::optional<std::string> metrics_listen;
 };
 
 // Reads the config file (when given) and applies flags over it.
@@ -63,6 +66,7 @@ std::string LoadConfig(const Flags& flags, Config& c) {
   if (flags.root) c.root = std::filesystem::absolute(*flags.root).lexically_normal().string();
   if (flags.db) c.db_path = std::filesystem::absolute(*flags.db).string();
   if (flags.listen) c.listen = *flags.listen;
+  if (flags.metrics_listen) c.metrics_listen = *flags.metrics_listen;
   if (flags.log_level) c.log_level = *flags.log_level;
   if (flags.interval_ms) c.interval_ms = *flags.interval_ms;
   if (flags.energy_rate_hz) c.energy_rate_hz = *flags.energy_rate_hz;
@@ -203,6 +207,9 @@ int Run(const Flags& flags) {
   sampler.AddSink(&store_sink);
   sampler.AddSink(&hub);
   if (flags.print) sampler.AddSink(&print_sink);
+  // Prometheus /metrics: scrapes read the latest frame from memory, never sysfs.
+  metrics::MetricsSource metrics_source(collection, &sampler, st.get(), {EDGEMON_VERSION});
+  if (!config.metrics_listen.empty()) sampler.AddSink(&metrics_source);
   sampler.set_on_frame([&](const Frame&) { notifier.Watchdog(clock.MonotonicNs()); });
   notifier.FitWatchdogTo(so.frame_period_ns);
 
@@ -215,6 +222,28 @@ int Run(const Flags& flags) {
   // READY=1 only once the first frame is stored and the API listens.
   sampler.TickOnce();
   if (auto s = st->Flush(); !s.ok()) log->error("first frame not stored: {}", s.message());
+  metrics::MetricsListener metrics_listener(
+      [&metrics_source](metrics::Format f) { return metrics_source.Render(f); });
+  if (!config.metrics_listen.empty()) {
+    std::string why;
+    auto addr = ParseHostPort(config.metrics_listen, &why);  // Validate() accepted it
+    metrics::ListenerOptions mo;
+    mo.host = addr->host;
+    mo.port = addr->port;
+    if (auto err = metrics_listener.Start(mo); !err.empty()) {
+      log->critical("key daemon.metrics_listen: {}", err);
+      (void)st->Close();
+      return 1;
+    }
+    if (addr->loopback) {
+      log->info("metrics: http://{}/metrics", config.metrics_listen);
+    } else {
+      log->warn(
+          "metrics: http://{}/metrics is not a loopback address: anyone who can reach it "
+          "can read this board's telemetry",
+          config.metrics_listen);
+    }
+  }
   service::ServiceOptions svc_opts;
   svc_opts.daemon_version = EDGEMON_VERSION;
   svc_opts.energy_rate_hz = static_cast<uint32_t>(config.energy_rate_hz);
@@ -229,6 +258,14 @@ int Run(const Flags& flags) {
   }
   server_opts.tls_cert = config.tls_cert;
   server_opts.tls_key = config.tls_key;
+  if (!config.tcp_token_file.empty()) {
+    if (auto err = service::LoadBearerToken(config.tcp_token_file, &server_opts.bearer_token);
+        !err.empty()) {
+      log->critical("key daemon.tcp_token_file: {}", err);
+      (void)st->Close();
+      return 2;
+    }
+  }
   if (auto err = server.Start(server_opts); !err.empty()) {
     log->critical("API: {}", err);
     (void)st->Close();
@@ -268,6 +305,8 @@ int Run(const Flags& flags) {
         if (next.root != config.root || next.db_path != config.db_path ||
             next.listen != config.listen || next.tcp_listen != config.tcp_listen ||
             next.tls_cert != config.tls_cert || next.tls_key != config.tls_key ||
+            next.tcp_token_file != config.tcp_token_file ||
+            next.metrics_listen != config.metrics_listen ||
             next.max_streams != config.max_streams || next.max_db_bytes != config.max_db_bytes ||
             next.retention_s != config.retention_s) {
           log->warn("reload: root, store and listen settings take effect at the next restart");
@@ -285,6 +324,7 @@ int Run(const Flags& flags) {
   }
   notifier.Stopping();
   server.Shutdown();
+  metrics_listener.Stop();
   sampler.Stop();
   sampling.join();
   if (auto s = st->Close(); !s.ok()) {
@@ -311,6 +351,9 @@ int main(int argc, char** argv) {
   app.add_option("--energy-rate-hz", flags.energy_rate_hz,
                  "Rail sampling rate for energy integration (0: with frames only)");
   app.add_option("--listen", flags.listen, "API address: unix:/path or host:port");
+  app.add_option("--metrics-listen", flags.metrics_listen,
+                 "Serve Prometheus /metrics on host:port (a port alone: 127.0.0.1); off by "
+                 "default");
   app.add_option("--log-level", flags.log_level, "trace, debug, info, warn or error");
   app.add_flag("--print", flags.print, "Also print one line per frame on stdout");
   app.add_flag("--recreate-bad-db", flags.recreate_bad_db,

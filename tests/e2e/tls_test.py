@@ -27,6 +27,7 @@ def main():
     ap = argparse.ArgumentParser()
     for a in ("--edgemond", "--protoc", "--plugin", "--proto-dir", "--fixtures"):
         ap.add_argument(a, required=True)
+    ap.add_argument("--edgemon", help="the edgemon command, to check --token-file")
     args = ap.parse_args()
     interop_test.ARGS = args
     passed, failures = 0, []
@@ -99,6 +100,70 @@ def main():
             rc = d.wait(timeout=30)
             log.close()
         check(rc == 0, f"edgemond with TLS exited {rc}")
+
+        # 3. A bearer token on loopback TCP: calls without it or with a wrong
+        # one get UNAUTHENTICATED; the unix socket needs none.
+        token = os.path.join(tmp, "token")
+        with open(token, "w") as f:
+            f.write("s3cret-token-0123456789\n")
+        os.chmod(token, 0o644)
+        port = free_port()
+        cfg = os.path.join(tmp, "token.toml")
+        with open(cfg, "w") as f:
+            f.write(f'[daemon]\ntcp_listen = "127.0.0.1:{port}"\ntcp_token_file = "{token}"\n')
+        r = subprocess.run(base + ["--config", cfg], capture_output=True, text=True, timeout=30)
+        check(r.returncode == 2 and "accessible to others" in r.stderr,
+              f"world-readable token file: exit {r.returncode}, {r.stderr.strip()}")
+        os.chmod(token, 0o600)
+        log = open(os.path.join(tmp, "token.log"), "w")
+        d = subprocess.Popen(base + ["--config", cfg], stdout=subprocess.DEVNULL, stderr=log)
+        try:
+            chan = grpc.insecure_channel(f"127.0.0.1:{port}")
+            stub = rpc.TelemetryStub(chan)
+            good = [("authorization", "Bearer s3cret-token-0123456789")]
+            info = None
+            deadline = time.time() + 20
+            while info is None and time.time() < deadline:
+                try:
+                    info = stub.GetDeviceInfo(pb.GetDeviceInfoRequest(), timeout=2, metadata=good)
+                except grpc.RpcError:
+                    time.sleep(0.2)
+            check(info is not None and len(info.channels) > 100, "the right token was refused")
+            for what, md in (("no token", None),
+                             ("a wrong token", [("authorization", "Bearer s3cret-token-012345678X")]),
+                             ("a token prefix", [("authorization", "Bearer s3cret")])):
+                try:
+                    stub.GetLatest(pb.GetLatestRequest(), timeout=3, metadata=md)
+                    check(False, f"a call with {what} was served")
+                except grpc.RpcError as e:
+                    check(e.code() == grpc.StatusCode.UNAUTHENTICATED,
+                          f"{what}: {e.code()}, want UNAUTHENTICATED")
+            try:
+                frames = stub.Watch(pb.WatchRequest(), timeout=3)
+                next(iter(frames))
+                check(False, "a Watch stream without the token was served")
+            except grpc.RpcError as e:
+                check(e.code() == grpc.StatusCode.UNAUTHENTICATED, f"Watch without token: {e.code()}")
+            local = grpc.insecure_channel("unix:" + os.path.join(tmp, "api.sock"))
+            latest = rpc.TelemetryStub(local).GetLatest(pb.GetLatestRequest(), timeout=5)
+            check(len(latest.ids) > 100, "the unix socket should not need the token")
+            if args.edgemon:
+                base_cli = [args.edgemon, "--connect", f"127.0.0.1:{port}"]
+                r = subprocess.run(base_cli + ["--token-file", token, "sensors", "--json"],
+                                   capture_output=True, text=True, timeout=30)
+                check(r.returncode == 0 and "VDD_CPU_CV" in r.stdout,
+                      f"edgemon --token-file: exit {r.returncode} {r.stderr.strip()}")
+                r = subprocess.run(base_cli + ["sensors"], capture_output=True, text=True,
+                                   timeout=30)
+                check(r.returncode != 0 and "UNAUTHENTICATED" in r.stderr,
+                      f"edgemon without the token: exit {r.returncode} {r.stderr.strip()}")
+            chan.close()
+            local.close()
+        finally:
+            d.terminate()
+            rc = d.wait(timeout=30)
+            log.close()
+        check(rc == 0, f"edgemond with a token exited {rc}")
     for f in failures:
         print("FAIL", f)
     print(f"{passed} passed, {len(failures)} failed")

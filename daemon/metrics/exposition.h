@@ -1,0 +1,135 @@
+// The Prometheus exposition of edgemon's channels: a pure function of the
+// inventory, the latest frame and the daemon's health counters, rendered in
+// the Prometheus text format 0.0.4 or OpenMetrics 1.0.0.
+//
+// Naming (base units, Prometheus conventions):
+//
+//   kind/name/field        metric                                  labels
+//   rail/*/power           edgemon_rail_power_watts                rail, device, input
+//   rail/*/voltage         edgemon_rail_voltage_volts              rail, device, input
+//   rail/*/current         edgemon_rail_current_amperes            rail, device, input
+//   rail/*/energy          edgemon_rail_energy_joules_total        rail, device, input (counter)
+//   thermal/*/temp         edgemon_temperature_celsius             zone, device
+//   cpu/*/freq             edgemon_cpu_frequency_hertz             cpu ("cpu" = all cores)
+//   cpu/*/load             edgemon_cpu_load_ratio                  cpu
+//   memory/ram/used        edgemon_memory_used_bytes               memory
+//   fan/*/duty, speed      edgemon_fan_duty_ratio, edgemon_fan_speed_rpm   fan, device
+//   engine/*/state         edgemon_engine_enabled                  engine, device
+//   board/nvpmodel/mode    edgemon_nvpmodel_mode
+//   (board identity)       edgemon_board_info 1                    model, soc, l4t, jetpack, ...
+//
+// and generally edgemon_<kind>_<field>_<unit> with one label named after the
+// kind (gpu, emc, swap, devfreq, ...) holding the channel name, plus
+// `device` where the channel names one. Scales: mW/mV/mA/mJ/m°C/permille
+// divide by 1000, kHz multiplies by 1000, KiB by 1024; values are printed as
+// exact decimals of the integers read (5123 mW -> 5.123).
+//
+// An absent value is omitted (never 0). Channels flagged kFlagConstant (a
+// sensor known to report a fixed value) are not exported: they are not
+// measurements. Label values are escaped (\\, \", \n) and invalid UTF-8 is
+// replaced by U+FFFD; metric names are sanitised to [a-zA-Z0-9_].
+//
+// Daemon health: edgemon_samples_total, edgemon_energy_samples_total,
+// edgemon_deadline_misses_total, edgemon_read_errors_total{channel},
+// edgemon_frame_interval_seconds, edgemon_energy_interval_seconds,
+// edgemon_last_frame_timestamp_seconds, edgemon_channels,
+// edgemon_store_bytes, edgemon_store_max_bytes, edgemon_store_frames,
+// edgemon_store_dropped_frames_total, edgemon_store_failed_commits_total,
+// edgemon_build_info{version}.
+//
+// Thread safety: an Exposition is immutable after construction; Render may
+// be called from any number of threads at once.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "edgemon/channel.h"
+
+namespace edgemon::metrics {
+
+enum class Format {
+  kPrometheus,   // text/plain; version=0.0.4
+  kOpenMetrics,  // application/openmetrics-text; version=1.0.0
+};
+
+// OpenMetrics when the Accept header lists application/openmetrics-text
+// (with a q above 0) ahead of or above text/plain; else the 0.0.4 text format.
+Format NegotiateFormat(std::string_view accept);
+std::string_view ContentType(Format format);
+
+struct StoreHealth {
+  int64_t bytes = 0;      // database + WAL on disk
+  int64_t max_bytes = 0;  // the configured cap (0 = none)
+  int64_t frames = 0;     // raw frames held
+  uint64_t dropped_frames = 0;
+  uint64_t failed_commits = 0;
+};
+
+// The daemon's own counters; every field is optional (absent: not exported).
+struct Health {
+  std::string version;
+  std::optional<uint64_t> frames;
+  std::optional<uint64_t> energy_samples;
+  std::optional<uint64_t> deadline_misses;
+  std::optional<int64_t> frame_period_ns;
+  std::optional<int64_t> energy_period_ns;
+  std::span<const uint64_t> read_errors;  // by channel id; empty: not exported
+  std::optional<StoreHealth> store;
+};
+
+// Escapes a label value for both text formats (\\, \", \n) and replaces
+// invalid UTF-8 with U+FFFD.
+std::string EscapeLabelValue(std::string_view v);
+// Maps anything to a valid metric name fragment: [a-zA-Z0-9_], not starting
+// with a digit (a leading digit gets a '_' in front).
+std::string SanitizeName(std::string_view s);
+// value / 10^3 (shift = -3), value * 1000 or * 1024, as an exact decimal.
+std::string FormatMilli(int64_t v);
+
+// The rendering plan of one inventory: families, escaped label sets and
+// scales are worked out once; Render only formats values.
+class Exposition {
+ public:
+  explicit Exposition(const Inventory& inventory);
+
+  // `frame` may be null (before the first frame): channel metrics are then
+  // left out and only the board info and health are rendered.
+  std::string Render(const Frame* frame, const Health& health, Format format) const;
+
+  size_t families() const { return families_.size(); }
+
+ private:
+  enum class Scale : uint8_t { kOne, kMilli, kKilo, kKibi };
+  enum class Type : uint8_t { kGauge, kCounter };
+  struct Sample {
+    ChannelId id;
+    std::string labels;  // "{rail=\"VDD_IN\",device=\"...\"}" or ""
+  };
+  struct Family {
+    std::string name;  // without _total for counters
+    std::string unit;  // OpenMetrics UNIT ("" when the name carries none)
+    std::string help;
+    Type type = Type::kGauge;
+    Scale scale = Scale::kOne;
+    std::vector<Sample> samples;
+  };
+
+  std::vector<Family> families_;
+  std::vector<std::pair<std::string, std::string>> board_labels_;  // escaped, nvpmodel excluded
+  std::string nvpmodel_name_;                                      // escaped, from discovery
+  std::optional<ChannelId> nvpmodel_channel_;
+  std::vector<std::pair<int64_t, std::string>> nvpmodel_modes_;  // id -> escaped name
+  std::vector<std::pair<ChannelId, std::string>> error_labels_;  // escaped channel keys
+  size_t channels_ = 0;
+};
+
+// One-shot convenience: Exposition(inventory).Render(...).
+std::string RenderExposition(const Inventory& inventory, const Frame* frame, const Health& health,
+                             Format format);
+
+}  // namespace edgemon::metrics

@@ -1,0 +1,81 @@
+// MetricsListener: the HTTP endpoint for Prometheus, on cpp-httplib.
+//
+//   GET|HEAD /metrics  the exposition (OpenMetrics when the Accept header asks
+//                      for application/openmetrics-text, else text 0.0.4)
+//   other methods on /metrics  405 with "Allow: GET, HEAD"
+//   any other path     404
+//
+// Bounds: `threads` workers serve connections (a keep-alive connection holds
+// its worker until it goes idle for `keep_alive_s`); at most `max_queued`
+// accepted connections wait for a worker, after which the accept thread
+// stops accepting (new connections wait in the kernel's backlog). Every
+// read and write has a timeout, so a slow or silent client frees its worker
+// after at most `timeout_ms` per operation. Request lines and header lines
+// are capped by cpp-httplib (8 KiB each); more than `max_headers` headers or
+// any body is refused (431, 413).
+//
+// A scrape calls `render` on a worker thread; the render function must not
+// block on the sampler (MetricsSource copies under a pointer-swap lock).
+//
+// Thread safety: Start and Stop from one thread; counters from any.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <thread>
+
+#include "exposition.h"
+
+namespace httplib {
+class Server;
+}
+
+namespace edgemon::metrics {
+
+struct ListenerOptions {
+  std::string host = "127.0.0.1";  // an IP literal or localhost, without brackets
+  int port = 0;                    // 0: any free port (see port())
+  size_t threads = 4;
+  size_t max_queued = 16;
+  int timeout_ms = 5000;  // each read or write
+  int keep_alive_s = 2;
+  size_t keep_alive_max_requests = 100;
+  size_t max_headers = 64;
+};
+
+class MetricsListener {
+ public:
+  using RenderFn = std::function<std::string(Format)>;
+
+  explicit MetricsListener(RenderFn render);
+  ~MetricsListener();  // Stop()
+  MetricsListener(const MetricsListener&) = delete;
+  MetricsListener& operator=(const MetricsListener&) = delete;
+
+  // Binds and starts serving on a thread of its own. Empty on success, else
+  // one line saying why (address in use, not available, ...).
+  std::string Start(const ListenerOptions& options);
+  // Stops accepting, finishes the requests in progress, joins. Idempotent.
+  void Stop();
+
+  int port() const { return port_; }
+  uint64_t scrapes() const { return scrapes_.load(); }
+  uint64_t refused() const { return refused_.load(); }  // 404, 405, 413, 431
+
+  class Pool;
+  struct PoolState;
+
+ private:
+  RenderFn render_;
+  std::unique_ptr<httplib::Server> server_;
+  std::shared_ptr<PoolState> state_;  // shared with the pool (owned by server_)
+  std::thread thread_;
+  int port_ = 0;
+  std::atomic<uint64_t> scrapes_{0};
+  std::atomic<uint64_t> refused_{0};
+};
+
+}  // namespace edgemon::metrics

@@ -1,0 +1,105 @@
+#include "source.h"
+
+#include <chrono>
+#include <utility>
+
+namespace edgemon::metrics {
+namespace {
+
+int64_t SteadyNs() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+}  // namespace
+
+MetricsSource::MetricsSource(const Collection& collection, const Sampler* sampler,
+                             store::RingStore* store, Options options)
+    : collection_(collection), sampler_(sampler), store_(store), options_(std::move(options)) {}
+
+void MetricsSource::OnFrame(const Inventory& inventory, uint64_t generation, const Frame& frame) {
+  bool new_inventory = !inventory_ || generation != generation_;
+  if (new_inventory) {
+    inventory_ = std::make_shared<const Inventory>(inventory);
+    generation_ = generation;
+  }
+  // Error counts are copied only when they changed (rarely, on a healthy board).
+  if (new_inventory || !errors_ || collection_.total_errors() != errors_total_) {
+    errors_ = std::make_shared<const std::vector<uint64_t>>(collection_.error_counts());
+    errors_total_ = collection_.total_errors();
+  }
+  auto f = std::make_shared<const Frame>(frame);
+  std::shared_ptr<const Frame> old;
+  {
+    std::lock_guard lk(latest_mu_);
+    old = std::move(latest_.frame);  // freed outside the lock
+    latest_.inventory = inventory_;
+    latest_.generation = generation_;
+    latest_.frame = std::move(f);
+    latest_.errors = errors_;
+  }
+}
+
+std::shared_ptr<const Exposition> MetricsSource::PlanFor(const Snapshot& s) {
+  std::lock_guard lk(plan_mu_);
+  if (!plan_ || plan_generation_ != s.generation) {
+    plan_ = std::make_shared<const Exposition>(*s.inventory);
+    plan_generation_ = s.generation;
+  }
+  return plan_;
+}
+
+std::optional<StoreHealth> MetricsSource::StoreStats() {
+  if (store_ == nullptr) return std::nullopt;
+  int64_t now = SteadyNs();
+  {
+    std::lock_guard lk(cache_mu_);
+    if (store_cache_ && now - store_cache_at_ns_ < options_.store_stats_ttl_ns) return store_cache_;
+  }
+  std::unique_lock refresh(store_mu_, std::try_to_lock);
+  if (refresh.owns_lock()) {
+    auto st = store_->Stats();
+    std::lock_guard lk(cache_mu_);
+    if (st.ok()) {
+      StoreHealth h;
+      h.bytes = st->db_bytes + st->wal_bytes;
+      h.max_bytes = st->max_bytes;
+      h.frames = st->frames;
+      h.dropped_frames = st->dropped_frames;
+      h.failed_commits = st->failed_commits;
+      store_cache_ = h;
+    }
+    store_cache_at_ns_ = now;  // a failing Stats() is not retried by every scrape
+    return store_cache_;
+  }
+  std::lock_guard lk(cache_mu_);
+  return store_cache_;
+}
+
+std::string MetricsSource::Render(Format format) {
+  Snapshot s;
+  {
+    std::lock_guard lk(latest_mu_);
+    s = latest_;
+  }
+  Health h;
+  h.version = options_.version;
+  if (sampler_ != nullptr) {
+    h.frames = sampler_->frames();
+    h.energy_samples = sampler_->fast_samples();
+    h.deadline_misses = sampler_->deadline_misses();
+    h.frame_period_ns = sampler_->frame_period_ns();
+    int64_t energy = sampler_->energy_period_ns();
+    h.energy_period_ns = energy > 0 ? energy : *h.frame_period_ns;
+  }
+  if (s.errors) h.read_errors = *s.errors;
+  h.store = StoreStats();
+  if (!s.inventory) {
+    // Before the first frame: health only.
+    return Exposition(Inventory{}).Render(nullptr, h, format);
+  }
+  return PlanFor(s)->Render(s.frame.get(), h, format);
+}
+
+}  // namespace edgemon::metrics

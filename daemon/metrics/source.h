@@ -1,0 +1,77 @@
+// MetricsSource: what a /metrics scrape renders, kept in memory.
+//
+// On the sampler thread (FrameSink::OnFrame) it copies the frame, and the
+// per-channel read-error counts when they changed, into an immutable
+// snapshot and swaps it in under a mutex held for a pointer swap: sampling
+// never waits on a scrape. A scrape (Render, any thread) takes the snapshot
+// pointer, the sampler's atomic counters and the store's statistics (cached,
+// refreshed at most every `store_stats_ttl_ns` by the scrape that finds them
+// stale; other scrapes meanwhile use the cached copy) and renders them with
+// an Exposition cached per inventory generation. Nothing here reads sysfs.
+//
+// Thread safety: OnFrame on the sampler thread; Render from any thread.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "collection.h"
+#include "exposition.h"
+#include "ring_store.h"
+#include "sampler.h"
+
+namespace edgemon::metrics {
+
+class MetricsSource final : public FrameSink {
+ public:
+  struct Options {
+    std::string version;
+    int64_t store_stats_ttl_ns = 5'000'000'000;
+  };
+  // `sampler` and `store` may be null (their metrics are then left out).
+  // All references must outlive this object.
+  MetricsSource(const Collection& collection, const Sampler* sampler, store::RingStore* store,
+                Options options);
+
+  void OnFrame(const Inventory& inventory, uint64_t generation, const Frame& frame) override;
+
+  std::string Render(Format format);
+
+ private:
+  struct Snapshot {
+    std::shared_ptr<const Inventory> inventory;
+    uint64_t generation = 0;
+    std::shared_ptr<const Frame> frame;
+    std::shared_ptr<const std::vector<uint64_t>> errors;
+  };
+  std::shared_ptr<const Exposition> PlanFor(const Snapshot& s);
+  std::optional<StoreHealth> StoreStats();
+
+  const Collection& collection_;
+  const Sampler* sampler_;
+  store::RingStore* store_;
+  const Options options_;
+
+  // Sampler thread only.
+  std::shared_ptr<const Inventory> inventory_;
+  uint64_t generation_ = 0;
+  uint64_t errors_total_ = 0;
+  std::shared_ptr<const std::vector<uint64_t>> errors_;
+
+  mutable std::mutex latest_mu_;
+  Snapshot latest_;  // guarded by latest_mu_
+
+  std::mutex plan_mu_;
+  uint64_t plan_generation_ = 0;            // guarded by plan_mu_
+  std::shared_ptr<const Exposition> plan_;  // guarded by plan_mu_
+
+  std::mutex store_mu_;  // held while refreshing; try_lock'ed by scrapes
+  std::mutex cache_mu_;
+  std::optional<StoreHealth> store_cache_;  // guarded by cache_mu_
+  int64_t store_cache_at_ns_ = 0;           // guarded by cache_mu_ (steady clock)
+};
+
+}  // namespace edgemon::metrics

@@ -1,0 +1,282 @@
+// The /metrics HTTP listener on real sockets (cpp-httplib client and raw
+// sockets), the MetricsSource on a real fixture board, and the
+// daemon.metrics_listen address parser.
+#include <arpa/inet.h>
+#include <gtest/gtest.h>
+#include <httplib.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <thread>
+#include <vector>
+
+#include "collection.h"
+#include "collectors.h"
+#include "config.h"
+#include "listener.h"
+#include "sampler.h"
+#include "source.h"
+#include "sysfs.h"
+#include "temp_tree.h"
+
+namespace edgemon::metrics {
+namespace {
+
+using namespace std::chrono_literals;
+
+std::string Body(Format f) {
+  return f == Format::kOpenMetrics ? "m 1\n# EOF\n" : "m 1\n";
+}
+
+int ConnectRaw(int port) {
+  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_port = htons(static_cast<uint16_t>(port));
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  EXPECT_EQ(::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a), 0);
+  return fd;
+}
+
+// Waits until the server closes `fd`; returns how long it took.
+std::chrono::milliseconds WaitClosed(int fd, std::chrono::milliseconds limit) {
+  auto start = std::chrono::steady_clock::now();
+  char buf[256];
+  for (;;) {
+    pollfd p{fd, POLLIN, 0};
+    auto left = limit - std::chrono::duration_cast<std::chrono::milliseconds>(
+                            std::chrono::steady_clock::now() - start);
+    if (left <= 0ms) break;
+    if (::poll(&p, 1, static_cast<int>(left.count())) <= 0) break;
+    ssize_t n = ::read(fd, buf, sizeof buf);
+    if (n <= 0) break;  // closed (a 4xx/408 body before the close is read and skipped)
+  }
+  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() -
+                                                               start);
+}
+
+TEST(MetricsListenerTest, ServesMetricsOnlyAndTheRightMethods) {
+  MetricsListener l(Body);
+  ASSERT_EQ(l.Start({.host = "127.0.0.1", .port = 0}), "");
+  ASSERT_GT(l.port(), 0);
+  httplib::Client c("127.0.0.1", l.port());
+
+  auto r = c.Get("/metrics");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 200);
+  EXPECT_EQ(r->body, "m 1\n");
+  EXPECT_EQ(r->get_header_value("Content-Type"), "text/plain; version=0.0.4; charset=utf-8");
+
+  r = c.Get("/metrics",
+            {{"Accept", "application/openmetrics-text;version=1.0.0,text/plain;q=0.5"}});
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->body, "m 1\n# EOF\n");
+  EXPECT_EQ(r->get_header_value("Content-Type"),
+            "application/openmetrics-text; version=1.0.0; charset=utf-8");
+
+  for (const char* path : {"/", "/metricsx", "/metrics/x", "/api/v1/query", "/../etc/passwd"}) {
+    r = c.Get(path);
+    ASSERT_TRUE(r) << path;
+    EXPECT_EQ(r->status, 404) << path;
+  }
+  r = c.Post("/metrics", "x", "text/plain");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 405);
+  EXPECT_EQ(r->get_header_value("Allow"), "GET, HEAD");
+  r = c.Delete("/metrics");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 405);
+  r = c.Head("/metrics");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 200);
+  EXPECT_EQ(r->body, "");
+
+  // Too many header fields.
+  httplib::Headers many;
+  for (int i = 0; i < 100; ++i) many.emplace("X-H" + std::to_string(i), "v");
+  r = c.Get("/metrics", many);
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 431);
+
+  EXPECT_EQ(l.scrapes(), 3u);  // two GETs and the HEAD
+  EXPECT_GE(l.refused(), 8u);
+  l.Stop();
+  l.Stop();  // idempotent
+  EXPECT_FALSE(c.Get("/metrics"));
+}
+
+TEST(MetricsListenerTest, SilentAndSlowClientsAreDroppedWhileOthersAreServed) {
+  MetricsListener l(Body);
+  ASSERT_EQ(l.Start({.host = "127.0.0.1", .port = 0, .threads = 2, .timeout_ms = 300}), "");
+  int silent = ConnectRaw(l.port());
+  int partial = ConnectRaw(l.port());
+  const char head[] = "GET /metrics HTTP/1.1\r\nHost: x\r\n";  // never finished
+  ASSERT_EQ(::write(partial, head, sizeof head - 1), static_cast<ssize_t>(sizeof head - 1));
+  std::this_thread::sleep_for(50ms);
+
+  // Both workers may be held by the two slow clients for at most the
+  // timeout; a scrape still gets through.
+  httplib::Client c("127.0.0.1", l.port());
+  c.set_read_timeout(5, 0);
+  auto r = c.Get("/metrics");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 200);
+
+  EXPECT_LT(WaitClosed(silent, 3000ms), 2000ms);
+  EXPECT_LT(WaitClosed(partial, 3000ms), 2000ms);
+  ::close(silent);
+  ::close(partial);
+}
+
+TEST(MetricsListenerTest, ConcurrencyIsBoundedAndEveryClientIsServed) {
+  std::atomic<int> active{0}, peak{0};
+  MetricsListener l([&](Format f) {
+    int now = ++active;
+    int p = peak.load();
+    while (now > p && !peak.compare_exchange_weak(p, now)) {
+    }
+    std::this_thread::sleep_for(2ms);
+    --active;
+    return Body(f);
+  });
+  ASSERT_EQ(l.Start({.host = "127.0.0.1", .port = 0, .threads = 3, .max_queued = 4}), "");
+  std::atomic<int> ok{0}, failed{0};
+  std::vector<std::thread> clients;
+  for (int i = 0; i < 40; ++i) {
+    clients.emplace_back([&] {
+      for (int k = 0; k < 5; ++k) {
+        httplib::Client c("127.0.0.1", l.port());
+        c.set_connection_timeout(10, 0);
+        c.set_read_timeout(10, 0);
+        auto r = c.Get("/metrics");
+        (r && r->status == 200 ? ok : failed)++;
+      }
+    });
+  }
+  for (auto& t : clients) t.join();
+  EXPECT_EQ(ok.load(), 200);
+  EXPECT_EQ(failed.load(), 0);
+  EXPECT_LE(peak.load(), 3);
+  EXPECT_EQ(l.scrapes(), 200u);
+}
+
+TEST(MetricsListenerTest, StopsPromptlyWithAnIdleKeepAliveConnection) {
+  MetricsListener l(Body);
+  ASSERT_EQ(l.Start({.host = "127.0.0.1", .port = 0, .keep_alive_s = 2}), "");
+  httplib::Client c("127.0.0.1", l.port());
+  c.set_keep_alive(true);
+  ASSERT_TRUE(c.Get("/metrics"));
+  auto start = std::chrono::steady_clock::now();
+  l.Stop();
+  EXPECT_LT(std::chrono::steady_clock::now() - start, 4s);
+}
+
+TEST(MetricsListenerTest, BindErrorsAreOneLine) {
+  MetricsListener a(Body);
+  ASSERT_EQ(a.Start({.host = "127.0.0.1", .port = 0}), "");
+  MetricsListener b(Body);
+  std::string err = b.Start({.host = "127.0.0.1", .port = a.port()});
+  EXPECT_EQ(err.rfind("cannot listen on 127.0.0.1:" + std::to_string(a.port()), 0), 0u) << err;
+  EXPECT_EQ(err.find('\n'), std::string::npos);
+  MetricsListener c(Body);
+  err = c.Start({.host = "192.0.2.1", .port = 9});  // TEST-NET-1: not an address of this host
+  EXPECT_EQ(err.rfind("cannot listen on 192.0.2.1:9", 0), 0u) << err;
+}
+
+TEST(MetricsSourceTest, RendersTheLatestFrameOfARealFixtureBoard) {
+  std::string root = edgemon::testing::Fixture("agx-orin");
+  std::ifstream in(edgemon::testing::FixturesDir() + "/expected/agx-orin.json");
+  auto expected = nlohmann::json::parse(in);
+
+  RootedSysFs fs(root);
+  CollectOptions opts;
+  Collection collection(fs, MakeDefaultCollectors(opts), opts, [](const std::string&) {});
+  collection.Discover();
+  SystemClock clock;
+  SamplerOptions so;
+  so.frame_period_ns = 1'000'000'000;
+  Sampler sampler(collection, clock, so);
+  MetricsSource source(collection, &sampler, nullptr, {.version = "test"});
+
+  // Before the first frame: health and board info only.
+  std::string before = source.Render(Format::kPrometheus);
+  EXPECT_EQ(before.find("edgemon_rail_power_watts"), std::string::npos);
+
+  sampler.AddSink(&source);
+  sampler.TickOnce();
+  std::string text = source.Render(Format::kPrometheus);
+
+  int64_t gpu_soc_mw = expected["values"]["rail/VDD_GPU_SOC/power"].get<int64_t>();
+  std::string want =
+      "edgemon_rail_power_watts{rail=\"VDD_GPU_SOC\",device=\"ina3221 1-0040\","
+      "input=\"false\"} " +
+      FormatMilli(gpu_soc_mw) + "\n";
+  EXPECT_NE(text.find(want), std::string::npos) << want << "\n" << text;
+  int64_t tj = expected["values"]["thermal/tj-therm/temp"].get<int64_t>();
+  EXPECT_NE(text.find("edgemon_temperature_celsius{zone=\"tj-therm\",device=\"thermal_zone10\"} " +
+                      FormatMilli(tj) + "\n"),
+            std::string::npos);
+  for (const auto& key : expected["absent"]) {
+    std::string zone = key.get<std::string>();  // thermal/<zone>/temp
+    zone = zone.substr(8, zone.size() - 13);
+    EXPECT_EQ(text.find("zone=\"" + zone + "\""), std::string::npos) << zone;
+  }
+  EXPECT_NE(text.find("edgemon_samples_total 1\n"), std::string::npos);
+  EXPECT_NE(text.find("edgemon_deadline_misses_total 0\n"), std::string::npos);
+  EXPECT_NE(text.find("edgemon_build_info{version=\"test\"} 1\n"), std::string::npos);
+  EXPECT_NE(text.find("nvpmodel=\"" + expected["board"]["nvpmodel"].get<std::string>() + "\""),
+            std::string::npos);
+  EXPECT_EQ(text.find("edgemon_store_bytes"), std::string::npos);  // no store given
+}
+
+TEST(MetricsConfigTest, ParsesListenAddresses) {
+  std::string why;
+  auto a = ParseHostPort("127.0.0.1:9469", &why);
+  ASSERT_TRUE(a);
+  EXPECT_EQ(a->host, "127.0.0.1");
+  EXPECT_EQ(a->port, 9469);
+  EXPECT_TRUE(a->loopback);
+  a = ParseHostPort("9469", &why);  // a port alone: loopback
+  ASSERT_TRUE(a);
+  EXPECT_EQ(a->host, "127.0.0.1");
+  EXPECT_TRUE(a->loopback);
+  a = ParseHostPort(":9469", &why);
+  ASSERT_TRUE(a);
+  EXPECT_EQ(a->host, "127.0.0.1");
+  a = ParseHostPort("[::1]:9469", &why);
+  ASSERT_TRUE(a);
+  EXPECT_EQ(a->host, "::1");
+  EXPECT_TRUE(a->loopback);
+  a = ParseHostPort("localhost:1", &why);
+  ASSERT_TRUE(a && a->loopback);
+  a = ParseHostPort("0.0.0.0:9469", &why);  // explicit: served off the machine
+  ASSERT_TRUE(a);
+  EXPECT_FALSE(a->loopback);
+  a = ParseHostPort("[::]:9469", &why);
+  ASSERT_TRUE(a);
+  EXPECT_FALSE(a->loopback);
+  for (const char* bad :
+       {"", "host", "127.0.0.1:", "127.0.0.1:0", "127.0.0.1:65536", "127.0.0.1:x", "::1:9469",
+        "[::1:9469", "example.com:9469", "127.0.0.1:94 69", "unix:/tmp/x"}) {
+    why.clear();
+    EXPECT_FALSE(ParseHostPort(bad, &why)) << bad;
+    EXPECT_FALSE(why.empty()) << bad;
+  }
+  Config c;
+  c.metrics_listen = "127.0.0.1:99999";
+  EXPECT_EQ(Validate(c).rfind("key daemon.metrics_listen: ", 0), 0u) << Validate(c);
+  Config t;
+  EXPECT_EQ(ApplyToml("[daemon]\nmetrics_listen = \"[::1]:9469\"\n", "t.toml", t), "");
+  EXPECT_EQ(t.metrics_listen, "[::1]:9469");
+  EXPECT_EQ(Validate(t), "");
+  EXPECT_EQ(Config{}.metrics_listen, "");  // off by default
+}
+
+}  // namespace
+}  // namespace edgemon::metrics
