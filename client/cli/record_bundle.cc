@@ -1,0 +1,177 @@
+// samples.csv and trace.json of an edgemon record/attach bundle.
+#include <map>
+#include <set>
+#include <sstream>
+
+#include "record_report.h"
+
+namespace edgemon::cli::record {
+
+namespace {
+
+// Microseconds since the epoch with the nanoseconds kept: "1732363200123456.789".
+std::string Micros(int64_t ns) {
+  bool neg = ns < 0;
+  uint64_t a = neg ? static_cast<uint64_t>(-(ns + 1)) + 1 : static_cast<uint64_t>(ns);
+  std::string frac = std::to_string(a % 1000);
+  frac.insert(0, 3 - frac.size(), '0');
+  return (neg ? "-" : "") + std::to_string(a / 1000) + "." + frac;
+}
+
+std::string Quote(std::string_view s) {
+  return nlohmann::json(std::string(s)).dump();
+}
+
+// CSV cell: quoted when it holds a comma, quote or newline.
+std::string CsvCell(const std::string& s) {
+  if (s.find_first_of(",\"\n\r") == std::string::npos) return s;
+  std::string out = "\"";
+  for (char c : s) {
+    if (c == '"') out += '"';
+    out += c;
+  }
+  return out + "\"";
+}
+
+struct Track {
+  ChannelId id = 0;
+  int pid = 0;
+  std::string name;
+  std::string unit;  // the args key
+  double scale = 1;  // value x scale = shown value
+};
+
+std::vector<Track> Tracks(const Inventory& inventory) {
+  std::vector<Track> out;
+  std::map<std::string, int> seen;
+  auto unique = [&](int pid, std::string name, const Channel& c) {
+    std::string key = std::to_string(pid) + "/" + name;
+    if (seen[key]++ > 0) name += " (" + c.device + ")";
+    return name;
+  };
+  for (const auto& c : inventory.channels) {
+    if (c.name.empty() || c.Has(kFlagConstant)) continue;
+    if (c.kind == Kind::kRail && c.field == Field::kPower) {
+      out.push_back({c.id, 1, unique(1, c.name, c), "W", 1e-3});
+    } else if (c.kind == Kind::kThermal && c.field == Field::kTemp) {
+      out.push_back({c.id, 2, unique(2, c.name, c), "C", 1e-3});
+    } else if (c.field == Field::kFreq &&
+               (c.kind == Kind::kCpu || c.kind == Kind::kGpu || c.kind == Kind::kEmc)) {
+      out.push_back({c.id, 3, unique(3, c.name, c), "MHz", 1e-3});
+    }
+  }
+  return out;
+}
+
+nlohmann::json EnergyArgs(const client::Summary& s) {
+  nlohmann::json e = nlohmann::json::object();
+  for (const auto& r : s.rails) e[r.name] = r.energy_mj / 1000.0;
+  return e;
+}
+
+}  // namespace
+
+std::string SamplesCsv(const std::vector<Frame>& frames, const Inventory& inventory) {
+  std::vector<const Channel*> cols;
+  for (const auto& c : inventory.channels) {
+    if (c.name.empty() || c.Has(kFlagConstant)) continue;
+    bool any = false;
+    for (const auto& f : frames) {
+      if (f.Get(c.id)) {
+        any = true;
+        break;
+      }
+    }
+    if (any) cols.push_back(&c);
+  }
+  std::ostringstream o;
+  o << "realtime_ns,seq";
+  for (const Channel* c : cols) {
+    o << "," << CsvCell(c->Key() + "[" + std::string(ToString(c->unit)) + "]");
+  }
+  o << "\n";
+  for (const auto& f : frames) {
+    o << f.realtime_ns << "," << f.seq;
+    for (const Channel* c : cols) {
+      o << ",";
+      if (auto v = f.Get(c->id)) o << *v;
+    }
+    o << "\n";
+  }
+  return o.str();
+}
+
+std::string TraceJson(const Report& report, const std::vector<Frame>& frames,
+                      const Inventory& inventory) {
+  std::ostringstream o;
+  bool first = true;
+  auto emit = [&](const std::string& event) {
+    o << (first ? "\n" : ",\n") << event;
+    first = false;
+  };
+  o << "{\"displayTimeUnit\":\"ms\",\"otherData\":{\"generator\":\"edgemon " << report.mode
+    << "\",\"clock\":\"realtime (Unix epoch), ts in microseconds\",\"board\":"
+    << Quote(report.board_model) << "},\"traceEvents\":[";
+  const char* process_names[] = {"", "power rails (W)", "temperatures (C)", "clocks (MHz)",
+                                 "edgemon run"};
+  for (int pid = 1; pid <= 4; ++pid) {
+    emit("{\"ph\":\"M\",\"pid\":" + std::to_string(pid) +
+         ",\"tid\":0,\"name\":\"process_name\",\"args\":{\"name\":" + Quote(process_names[pid]) +
+         "}}");
+    emit("{\"ph\":\"M\",\"pid\":" + std::to_string(pid) +
+         ",\"tid\":0,\"name\":\"process_sort_index\",\"args\":{\"sort_index\":" +
+         std::to_string(pid) + "}}");
+  }
+  for (const auto& t : Tracks(inventory)) {
+    for (const auto& f : frames) {
+      auto v = f.Get(t.id);
+      if (!v) continue;
+      emit("{\"ph\":\"C\",\"pid\":" + std::to_string(t.pid) + ",\"name\":" + Quote(t.name) +
+           ",\"ts\":" + Micros(f.realtime_ns) + ",\"args\":{\"" + t.unit +
+           "\":" + Fixed(static_cast<double>(*v) * t.scale, 3) + "}}");
+    }
+  }
+  // Slices: the measured range (with --pre/--post), the run, the marks.
+  auto slice = [&](int tid, const std::string& name, int64_t from, int64_t to,
+                   const nlohmann::json& args) {
+    emit("{\"ph\":\"X\",\"pid\":4,\"tid\":" + std::to_string(tid) + ",\"name\":" + Quote(name) +
+         ",\"ts\":" + Micros(from) + ",\"dur\":" + Micros(std::max<int64_t>(to - from, 0)) +
+         ",\"args\":" + args.dump() + "}");
+  };
+  auto thread = [&](int tid, const std::string& name) {
+    emit("{\"ph\":\"M\",\"pid\":4,\"tid\":" + std::to_string(tid) +
+         ",\"name\":\"thread_name\",\"args\":{\"name\":" + Quote(name) + "}}");
+  };
+  thread(1, report.mode == "attach" ? "range" : "run");
+  const client::Summary& s = report.summary;
+  if (s.from_ns < report.run_start_ns || s.to_ns > report.run_end_ns) {
+    slice(1, "measured range", s.from_ns, s.to_ns,
+          {{"duration_s", s.duration_s}, {"energy_j", EnergyArgs(s)}});
+  }
+  nlohmann::json run_args = {{"label", report.label}, {"window_id", report.window_id}};
+  if (!report.command.empty()) {
+    std::string cmd;
+    for (const auto& a : report.command) cmd += (cmd.empty() ? "" : " ") + a;
+    run_args["command"] = cmd;
+  }
+  if (report.exit_code) run_args["exit_code"] = *report.exit_code;
+  if (report.signal) run_args["signal"] = *report.signal;
+  if (s.from_ns == report.run_start_ns && s.to_ns == report.run_end_ns) {
+    run_args["energy_j"] = EnergyArgs(s);
+  }
+  slice(1, report.label.empty() ? report.mode : report.label, report.run_start_ns,
+        report.run_end_ns, run_args);
+  std::map<std::string, int> tids;
+  for (const auto& p : report.phases) {
+    auto [it, added] = tids.emplace(p.name, static_cast<int>(tids.size()) + 2);
+    if (added) thread(it->second, "mark " + p.name);
+    nlohmann::json args = {{"window_id", p.window_id}};
+    if (p.summary) args["energy_j"] = EnergyArgs(*p.summary);
+    if (!p.end_ns) args["ended"] = false;
+    slice(it->second, p.name, p.start_ns, p.end_ns ? p.end_ns : report.run_end_ns, args);
+  }
+  o << "\n]}\n";
+  return o.str();
+}
+
+}  // namespace edgemon::cli::record

@@ -1,0 +1,162 @@
+// edgemon record/attach: the pure pieces of a run's report, kept apart from
+// the process and daemon handling in record.cc so they can be unit-tested.
+//
+//   RailTree        the rails as a tree: the input rail on top, its sub-rails
+//                   indented, and the unmeasured remainder of every parent
+//   RenderSummary   the human-readable summary printed after a run
+//   SummaryJson     summary.json of the bundle
+//   SamplesCsv      samples.csv: one row per stored frame, one column per channel
+//   TraceJson       trace.json: Chrome trace-event JSON (counter tracks per
+//                   rail, temperature and clock; slices for the run and marks)
+//   ItemCounter     --items-from REGEX over the wrapped command's output
+//   ParseDuration / ParseTimePoint   "5m", "90s", "-10m", ISO 8601, @unix: the
+//                   fallback after timespec.h (the command line's shared syntax),
+//                   for "@UNIX.NANOS" (exact to the ns) and UTC-by-default ISO times
+//
+// All times are the daemon's realtime (Unix epoch ns). Thread safety: plain
+// functions and values; an ItemCounter is used by one thread.
+#pragma once
+
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <regex>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "edgemon/channel.h"
+#include "edgemon_client.h"
+
+namespace edgemon::cli::record {
+
+// A sub-window opened by `edgemon mark begin NAME` inside a recorded run.
+struct Phase {
+  int64_t window_id = 0;
+  std::string name;
+  int64_t start_ns = 0;
+  int64_t end_ns = 0;  // 0: never ended (the summary then stops at the run's end)
+  std::optional<client::Summary> summary;
+};
+
+struct Report {
+  std::string mode = "record";  // "record" or "attach"
+  std::string label;
+  std::vector<std::string> command;  // record only
+  std::optional<int> exit_code;      // the command's exit status
+  std::optional<int> signal;         // or the signal that killed it
+  int64_t window_id = 0;             // 0: none (a plain time range)
+  int64_t run_start_ns = 0;          // the window (or the range) itself
+  int64_t run_end_ns = 0;
+  double pre_s = 0;  // the summary covers [run_start - pre, run_end + post]
+  double post_s = 0;
+  client::Summary summary;
+  std::vector<Phase> phases;
+  std::optional<double> items;     // --items N or the last --items-from match
+  std::string items_source;        // "--items" or the regex
+  uint32_t boost_rate_hz = 0;      // effective rail sampling rate during the run (0: no boost)
+  std::vector<std::string> notes;  // what went wrong along the way (daemon restart, ...)
+  // From DeviceInfo.
+  std::string target;
+  std::string board_model;
+  std::string daemon_version;
+  uint32_t interval_ms = 0;
+  uint32_t energy_rate_hz = 0;
+};
+
+// One line of the rail tree.
+struct RailRow {
+  std::string name;  // the rail, or "other (PARENT - sub-rails)" for a remainder
+  int depth = 0;     // 0 = top level
+  bool input = false;
+  bool remainder = false;
+  double energy_mj = 0;
+  double avg_power_mw = 0;
+  std::optional<int64_t> peak_power_mw;  // none for a remainder
+};
+
+// The rails as a tree: input rails first, then other top-level rails in the
+// order given; each rail's sub-rails (RailSummary::parent == its name) follow
+// it one level deeper, then a remainder row (parent minus the sum of its
+// sub-rails' energy) where it has any. A rail whose parent is not in the list
+// is top level. Never sums top-level rails.
+std::vector<RailRow> RailTree(const std::vector<client::RailSummary>& rails, double duration_s);
+
+// The board's total energy: the input rail's, if there is exactly one.
+std::optional<double> TotalEnergyMj(const std::vector<client::RailSummary>& rails);
+
+// Frequency residency with identical rows merged ("cpu0-3").
+struct ResidencyRow {
+  std::string names;
+  std::vector<std::pair<int64_t, double>> khz_share;  // sorted by frequency
+  int64_t max_khz = 0;                                // the hardware maximum, or the highest seen
+  double below_max_share = 0;                         // share of samples below max_khz
+};
+std::vector<ResidencyRow> GroupResidency(const std::vector<client::FreqResidency>& residency,
+                                         const Inventory& inventory);
+
+// Thermal zones whose maximum in the range reached their passive/hot trip
+// point (Channel::max of thermal temp channels): "cpu-thermal 96.0 C >= trip 95.0 C".
+std::vector<std::string> ThermalTrips(const std::vector<client::TempSummary>& temps,
+                                      const Inventory& inventory);
+
+// The uncertainty notes of a summary: the daemon's own note, plus a warning
+// when the run is shorter than 50 sampling periods of the rail integrator
+// (or of the frames where no rail rate is known), and one for gaps.
+std::vector<std::string> UncertaintyNotes(const client::Summary& summary, uint32_t interval_ms,
+                                          uint32_t energy_rate_hz);
+
+std::string RenderSummary(const Report& report, const Inventory& inventory);
+nlohmann::json SummaryJson(const Report& report, const Inventory& inventory);
+
+// CSV: "realtime_ns,seq,<key>[<unit>],..." for every channel that is not
+// constant and has a value in some frame; empty cells for absent values.
+std::string SamplesCsv(const std::vector<Frame>& frames, const Inventory& inventory);
+
+// Chrome trace-event JSON ({"traceEvents": [...], "displayTimeUnit": "ms"}),
+// ts in microseconds since the Unix epoch (the daemon's realtime, as PyTorch
+// profiler traces use). Counter tracks ("ph":"C"): one per rail in W (pid 1),
+// per thermal zone in C (pid 2), per CPU/GPU/EMC clock in MHz (pid 3); slices
+// ("ph":"X", pid 4): the run on tid 1, each mark name on its own tid.
+std::string TraceJson(const Report& report, const std::vector<Frame>& frames,
+                      const Inventory& inventory);
+
+// --items-from: feeds the command's output through; every complete line is
+// matched with std::regex_search and the last match wins. The value is the
+// first capture group (the whole match without one), read as a number
+// (thousands separators "," and "_" removed).
+class ItemCounter {
+ public:
+  explicit ItemCounter(std::regex re) : re_(std::move(re)) {}
+  void Feed(std::string_view chunk);
+  void Finish();  // matches a last line without a newline
+  std::optional<double> value() const { return value_; }
+  uint64_t matches() const { return matches_; }
+
+ private:
+  void MatchLine(const std::string& line);
+  std::regex re_;
+  std::string partial_;
+  std::optional<double> value_;
+  uint64_t matches_ = 0;
+};
+
+// Compiles an --items-from pattern (ECMAScript); nullopt and *error on a bad one.
+std::optional<std::regex> CompileItemsRegex(const std::string& pattern, std::string* error);
+
+// "250ms", "90s", "5m", "2h", "1d", "1.5s", "3" (seconds) -> ns; nullopt when malformed.
+std::optional<int64_t> ParseDuration(std::string_view text);
+// A point in time (Unix epoch ns): "now", "-5m" / "+30s" (relative to now_ns),
+// "@1700000000.5" (Unix seconds), or ISO 8601 "2026-11-23T12:00:00[.fff][Z|+hh:mm]"
+// (no zone: UTC) also with a space instead of "T".
+std::optional<int64_t> ParseTimePoint(std::string_view text, int64_t now_ns);
+
+// The mark label of a sub-window of window `parent`: "<parent>:<name>".
+std::string MarkLabel(int64_t parent, std::string_view name);
+// The mark name in a label of a sub-window of `parent`, or nullopt.
+std::optional<std::string> MarkName(std::string_view label, int64_t parent);
+
+// Formats a number with `decimals` digits after the point.
+std::string Fixed(double value, int decimals);
+
+}  // namespace edgemon::cli::record

@@ -1,0 +1,546 @@
+#!/usr/bin/python3
+"""End-to-end test of `edgemon record`, `edgemon attach` and `edgemon mark`.
+
+Starts edgemon-sim (a simulated Jetson whose rail power follows analytic
+sines, written to a JSON sidecar) and edgemond on a unix socket in a temp
+directory, for two boards: agx-orin (no board input rail) and orin-nano
+(VDD_IN with sub-rails). Then runs the real edgemon binary and checks its
+output against the simulator's analytic energy, not against itself:
+
+  * each rail's energy over the window is within 1 % of the exact integral;
+  * the window's edges are within one rail sampling period of the command's
+    own start and exit stamps;
+  * trace.json is valid JSON with one counter track per rail whose values
+    follow the analytic power;
+  * exit codes: 7 propagated, 127 not found, 126 not executable, 128+signal,
+    2 for unknown flags, 69 (and the command not run) without a daemon;
+  * marks from inside the command show up as phases with their own energy;
+  * --items N and --items-from REGEX give energy per item;
+  * attach --window gives the record's energies again;
+  * edgemond killed and restarted mid-recording: the stored data is still
+    summarized, with a note.
+
+  record_e2e.py --edgemon build/client/cli/edgemon --edgemond build/daemon/edgemond \
+      --sim build/daemon/sim/edgemon-sim --fixtures tests/fixtures
+
+The last line is "N passed, M failed"; the exit status is non-zero on failure.
+"""
+import argparse
+import json
+import math
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import traceback
+
+ARGS = None
+INTERVAL_MS = 100      # edgemond frame period
+ENERGY_RATE_HZ = 50    # edgemond rail integration rate: the sample period is 20 ms
+SIM_RATE_HZ = 200      # simulator value updates
+
+
+def expect(cond, msg):
+    if not cond:
+        raise AssertionError(msg)
+
+
+class Board:
+    """edgemon-sim + edgemond for one fixture board."""
+
+    def __init__(self, tmp, board, tcp=False):
+        self.tmp = os.path.join(tmp, board)
+        os.makedirs(self.tmp)
+        self.root = os.path.join(self.tmp, "root")
+        self.sock = os.path.join(self.tmp, "edgemond.sock")
+        self.target = "unix:" + self.sock
+        if tcp:  # a "remote" board: plain TCP on loopback, as from another host
+            with socket.socket() as probe:
+                probe.bind(("127.0.0.1", 0))
+                self.port = probe.getsockname()[1]
+            self.target = f"127.0.0.1:{self.port}"
+        self.db = os.path.join(self.tmp, "store.db")
+        self.sim_log = open(os.path.join(self.tmp, "sim.log"), "w")
+        self.sim = subprocess.Popen(
+            [ARGS.sim, "--board", board, "--out", self.root, "--rate-hz", str(SIM_RATE_HZ),
+             "--fixtures", ARGS.fixtures, "--quiet"],
+            stdout=self.sim_log, stderr=subprocess.STDOUT)
+        sidecar = os.path.join(self.root, ".edgemon-sim.json")
+        deadline = time.time() + 15
+        while not os.path.exists(sidecar):
+            if self.sim.poll() is not None or time.time() > deadline:
+                raise RuntimeError(f"edgemon-sim wrote no sidecar for {board}")
+            time.sleep(0.02)
+        with open(sidecar) as f:
+            self.sidecar = json.load(f)
+        self.daemon = None
+        self.start_daemon()
+
+    def start_daemon(self):
+        self.log = open(os.path.join(self.tmp, "edgemond.log"), "a")
+        env = dict(os.environ)
+        env.pop("NOTIFY_SOCKET", None)
+        self.daemon = subprocess.Popen(
+            [ARGS.edgemond, "--root", self.root, "--db", self.db, "--listen", self.target,
+             "--interval-ms", str(INTERVAL_MS), "--energy-rate-hz", str(ENERGY_RATE_HZ)],
+            stdout=subprocess.DEVNULL, stderr=self.log, env=env)
+        deadline = time.time() + 15
+        while not self.listening():
+            if self.daemon.poll() is not None or time.time() > deadline:
+                raise RuntimeError("edgemond does not listen:\n" + self.daemon_log())
+            time.sleep(0.02)
+        time.sleep(0.5)  # a few frames before anything is measured
+
+    def listening(self):
+        if self.target.startswith("unix:"):
+            return os.path.exists(self.sock)
+        try:
+            socket.create_connection(("127.0.0.1", self.port), timeout=1).close()
+            return True
+        except OSError:
+            return False
+
+    def kill_daemon(self):
+        self.daemon.send_signal(signal.SIGKILL)
+        self.daemon.wait()
+        self.log.close()
+        try:
+            os.unlink(self.sock)
+        except FileNotFoundError:
+            pass
+
+    def daemon_log(self):
+        with open(os.path.join(self.tmp, "edgemond.log")) as f:
+            return f.read()[-3000:]
+
+    def stop(self):
+        for p in (self.daemon, self.sim):
+            if p is not None and p.poll() is None:
+                p.terminate()
+                try:
+                    p.wait(timeout=20)
+                except subprocess.TimeoutExpired:
+                    p.kill()
+                    p.wait()
+
+    # The simulator's truth (daemon/sim/waveform.h).
+    def t(self, realtime_ns):
+        return (realtime_ns - self.sidecar["start_realtime_ns"]) / 1e9
+
+    def energy_mj(self, rail, from_ns, to_ns):
+        p = self.sidecar["rails"][rail]
+        period = self.sidecar["period_s"]
+        w = 2 * math.pi / period
+        t0, t1 = self.t(from_ns), self.t(to_ns)
+        return p["base_mw"] * ((t1 - t0) - p["amplitude"] * period / (2 * math.pi) *
+                               (math.cos(w * t1 + p["phase"]) - math.cos(w * t0 + p["phase"])))
+
+    def power_mw(self, rail, realtime_ns):
+        p = self.sidecar["rails"][rail]
+        w = 2 * math.pi / self.sidecar["period_s"]
+        return p["base_mw"] * (1 + p["amplitude"] * math.sin(w * self.t(realtime_ns) + p["phase"]))
+
+    def edgemon(self, *args, env=None, timeout=60):
+        e = dict(os.environ)
+        e["PATH"] = os.path.dirname(ARGS.edgemon) + ":" + e.get("PATH", "/usr/bin:/bin")
+        if env:
+            e.update(env)
+        return subprocess.run([ARGS.edgemon, "--connect", self.target, *args],
+                              capture_output=True, text=True, timeout=timeout, env=e,
+                              cwd=self.tmp)
+
+
+def load(path):
+    with open(path) as f:
+        return json.load(f)
+
+
+def check_rail_energies(board, summary, tolerance=0.01):
+    rails = {r["name"]: r for r in summary["rails"]}
+    want = set(board.sidecar["rails"])
+    expect(set(rails) == want, f"rails {sorted(rails)}, simulator has {sorted(want)}")
+    lines = []
+    for name in sorted(want):
+        truth = board.energy_mj(name, summary["range"]["from_ns"], summary["range"]["to_ns"])
+        got = rails[name]["energy_j"] * 1000
+        err = (got - truth) / truth if truth else 0
+        lines.append(f"{name} {got:.1f} mJ vs {truth:.1f} ({err * 100:+.3f} %)")
+        expect(abs(got - truth) <= tolerance * truth + 2,
+               f"{name}: {got:.1f} mJ, analytic {truth:.1f} mJ ({err * 100:+.2f} %)")
+    print("    " + "; ".join(lines))
+
+
+class Checks:
+    def __init__(self):
+        self.passed = 0
+        self.failed = []
+
+    def run(self, name, fn, *args):
+        try:
+            fn(*args)
+            self.passed += 1
+            print(f"PASS {name}", flush=True)
+        except Exception as e:  # noqa: BLE001 - report every failure and go on
+            self.failed.append(name)
+            print(f"FAIL {name}: {type(e).__name__}: {e}", flush=True)
+            if not isinstance(e, AssertionError):
+                traceback.print_exc(limit=3)
+
+
+# ---- The checks ----
+
+def record_sleep(board):
+    """record -- sleep 3: energies vs the analytic integral, edges vs the command's stamps."""
+    out = os.path.join(board.tmp, "sleep3")
+    stamps = os.path.join(board.tmp, "stamps")
+    before = time.time_ns()
+    r = board.edgemon("record", "--out", out, "--", "sh", "-c",
+                      f"date +%s%N > {stamps}.start; sleep 3; date +%s%N > {stamps}.end")
+    after = time.time_ns()
+    expect(r.returncode == 0, f"exit {r.returncode}: {r.stderr}")
+    s = load(os.path.join(out, "summary.json"))
+    check_rail_energies(board, s)
+    w = s["window"]
+    with open(stamps + ".start") as f:
+        cmd_start = int(f.read())
+    with open(stamps + ".end") as f:
+        cmd_end = int(f.read())
+    period_ns = 1e9 / ENERGY_RATE_HZ
+    print(f"    window start {(w['start_ns'] - cmd_start) / 1e6:+.2f} ms from the command's start,"
+          f" end {(w['end_ns'] - cmd_end) / 1e6:+.2f} ms from its exit")
+    expect(before <= w["start_ns"] <= cmd_start, "window starts after the command's first stamp")
+    expect(cmd_end <= w["end_ns"] <= after, "window ends before the command's last stamp")
+    expect(cmd_start - w["start_ns"] <= period_ns,
+           f"start {(cmd_start - w['start_ns']) / 1e6:.1f} ms before the command, over one period")
+    expect(w["end_ns"] - cmd_end <= period_ns,
+           f"end {(w['end_ns'] - cmd_end) / 1e6:.1f} ms after the command, over one period")
+    expect(3.0 <= s["run"]["duration_s"] < 3.0 + 2 * period_ns / 1e9 + 0.2, s["run"])
+    expect(s["exit_code"] == 0 and s["samples"] >= 25, f"samples {s['samples']}")
+    # The summary on stderr: the tree and the total (or the lack of one).
+    if any(r["input"] for r in s["rails"]):
+        expect(s["total_energy_j"] == next(x for x in s["rails"] if x["input"])["energy_j"],
+               "total is not the input rail's energy")
+        expect("other (VDD_IN - sub-rails)" in r.stderr, r.stderr)
+        rest = [x for x in s["rail_tree"] if x["remainder"]][0]["energy_j"]
+        subs = sum(x["energy_j"] for x in s["rails"] if x["parent"] == "VDD_IN")
+        expect(abs(rest - (s["total_energy_j"] - subs)) < 1e-9, "remainder != input - sub-rails")
+    else:
+        expect(s["total_energy_j"] is None, "a total without an input rail")
+        expect("not a total" in r.stderr, r.stderr)
+    board.last_record = s
+
+    # trace.json: valid, one counter track per rail, values on the analytic power.
+    trace = load(os.path.join(out, "trace.json"))
+    tracks = {}
+    for e in trace["traceEvents"]:
+        if e["ph"] == "C" and e["pid"] == 1:
+            tracks.setdefault(e["name"], []).append(e)
+    expect(sorted(tracks) == sorted(x["name"] for x in s["rails"]),
+           f"counter tracks {sorted(tracks)}")
+    worst = 0
+    for name, events in tracks.items():
+        expect(len(events) >= 25, f"{name}: {len(events)} counter events")
+        for e in events:
+            truth = board.power_mw(name, int(e["ts"] * 1000)) / 1000
+            worst = max(worst, abs(e["args"]["W"] - truth) / truth)
+    print(f"    trace: {len(tracks)} rail tracks, worst deviation from P(t) {worst * 100:.2f} %")
+    # Units (W, not mW) and time base (us since the epoch): a sample-time skew
+    # under load moves a value by a few per cent at most.
+    expect(worst < 0.05, f"a counter value {worst * 100:.1f} % off the analytic power")
+    run = [e for e in trace["traceEvents"] if e["ph"] == "X" and e["pid"] == 4]
+    expect(len(run) == 1 and abs(run[0]["dur"] - s["run"]["duration_s"] * 1e6) < 1, run)
+    # samples.csv: a row per frame in the range, a column per rail power.
+    with open(os.path.join(out, "samples.csv")) as f:
+        rows = f.read().splitlines()
+    expect(len(rows) - 1 == s["samples"], f"{len(rows) - 1} CSV rows, {s['samples']} samples")
+    for name in tracks:
+        expect(f"rail/{name}/power[mW]" in rows[0].split(","), f"no column for {name}")
+
+
+def attach_window(board):
+    """attach --window ID (and the same range by time) gives the record's energies."""
+    s = board.last_record
+    r = board.edgemon("attach", "--window", str(s["window"]["id"]), "--json",
+                      "--out", os.path.join(board.tmp, "attach"))
+    expect(r.returncode == 0, f"exit {r.returncode}: {r.stderr}")
+    a = json.loads(r.stdout)
+    want = {x["name"]: x["energy_j"] for x in s["rails"]}
+    got = {x["name"]: x["energy_j"] for x in a["rails"]}
+    expect(set(got) == set(want), f"{got} vs {want}")
+    for k in want:
+        expect(abs(got[k] - want[k]) <= 1e-9 * max(1, want[k]), f"{k}: {got[k]} vs {want[k]}")
+    expect(os.path.exists(os.path.join(board.tmp, "attach", "trace.json")), "no attach bundle")
+    w = s["window"]
+    r = board.edgemon("attach", "--from", f"@{w['start_ns'] // 10**9}.{w['start_ns'] % 10**9:09d}",
+                      "--to", f"@{w['end_ns'] // 10**9}.{w['end_ns'] % 10**9:09d}", "--json")
+    expect(r.returncode == 0, f"exit {r.returncode}: {r.stderr}")
+    t = json.loads(r.stdout)
+    for x in t["rails"]:
+        expect(abs(x["energy_j"] - want[x["name"]]) <= 1e-9 * max(1, want[x["name"]]),
+               f"--from/--to {x['name']}: {x['energy_j']} vs {want[x['name']]}")
+    r = board.edgemon("attach", "--last", "2s")
+    expect(r.returncode == 0 and "Energy" in r.stdout, f"--last: {r.returncode} {r.stderr}")
+
+
+def exit_codes(board):
+    r = board.edgemon("record", "--", "sh", "-c", "exit 7")
+    expect(r.returncode == 7, f"exit 7 -> {r.returncode}: {r.stderr}")
+    expect("exit 7" in r.stderr and "Energy" in r.stderr, "no summary for a failing command")
+    r = board.edgemon("record", "--", "no-such-command-edgemon-test", "x")
+    expect(r.returncode == 127, f"not found -> {r.returncode}")
+    expect("command not found" in r.stderr, r.stderr)
+    script = os.path.join(board.tmp, "not-executable.sh")
+    with open(script, "w") as f:
+        f.write("#!/bin/sh\nexit 0\n")
+    os.chmod(script, 0o644)
+    r = board.edgemon("record", "--", script)
+    expect(r.returncode == 126 and "cannot execute" in r.stderr, f"{r.returncode} {r.stderr}")
+    # A crash: the summary still comes, the exit status is 128 + the signal.
+    out = os.path.join(board.tmp, "crash")
+    r = board.edgemon("record", "--out", out, "--", "sh", "-c", "sleep 0.5; kill -SEGV $$")
+    expect(r.returncode == 128 + signal.SIGSEGV, f"SIGSEGV -> {r.returncode}: {r.stderr}")
+    expect("killed by signal 11" in r.stderr, r.stderr)
+    expect(load(os.path.join(out, "summary.json"))["signal"] == 11, "signal not in summary.json")
+
+
+def bad_input(board):
+    r = board.edgemon("record", "--no-such-flag", "--", "true")
+    expect(r.returncode == 2, f"unknown flag -> {r.returncode}")
+    r = board.edgemon("attach")
+    expect(r.returncode == 2 and "--window" in r.stderr, f"attach without a range -> {r.returncode}")
+    r = board.edgemon("attach", "--from", "yesterday")
+    expect(r.returncode == 65 and "bad time" in r.stderr, f"bad time -> {r.returncode} {r.stderr}")
+    r = board.edgemon("record", "--items-from", "([", "--", "true")
+    expect(r.returncode == 65, f"bad regex -> {r.returncode}")
+    # No daemon: refuse to start the command.
+    marker = os.path.join(board.tmp, "ran")
+    r = subprocess.run([ARGS.edgemon, "--connect", "unix:" + os.path.join(board.tmp, "nothing"),
+                        "record", "--", "touch", marker], capture_output=True, text=True,
+                       timeout=30)
+    expect(r.returncode == 69, f"no daemon -> {r.returncode}")
+    expect("cannot reach the daemon" in r.stderr and "not starting" in r.stderr, r.stderr)
+    expect(not os.path.exists(marker), "the command ran without a daemon")
+
+
+def marks(board):
+    out = os.path.join(board.tmp, "marks")
+    r = board.edgemon("record", "--label", "phased", "--out", out, "--", "sh", "-c",
+                      "sleep 0.3; edgemon mark begin warm; sleep 1; edgemon mark end warm; "
+                      "edgemon mark begin timed; sleep 0.7; edgemon mark end timed")
+    expect(r.returncode == 0, f"exit {r.returncode}: {r.stderr}")
+    s = load(os.path.join(out, "summary.json"))
+    phases = {p["name"]: p for p in s["phases"]}
+    expect(sorted(phases) == ["timed", "warm"], f"phases {sorted(phases)}")
+    for name, dur in (("warm", 1.0), ("timed", 0.7)):
+        p = phases[name]
+        expect(dur <= p["duration_s"] < dur + 0.5, f"{name}: {p['duration_s']} s")
+        expect(s["window"]["start_ns"] <= p["start_ns"] < p["end_ns"] <= s["window"]["end_ns"],
+               f"{name} outside the run")
+        for x in p["rails"]:
+            truth = board.energy_mj(x["name"], p["start_ns"], p["end_ns"])
+            expect(abs(x["energy_j"] * 1000 - truth) <= 0.01 * truth + 2,
+                   f"{name}/{x['name']}: {x['energy_j'] * 1000:.1f} mJ vs {truth:.1f}")
+    expect("warm" in r.stderr and "timed" in r.stderr, "phases not in the printed summary")
+    trace = load(os.path.join(out, "trace.json"))
+    names = [e["name"] for e in trace["traceEvents"] if e["ph"] == "X"]
+    expect(sorted(names) == ["phased", "timed", "warm"], f"slices {names}")
+    r = board.edgemon("mark", "end", "never-begun", env={"EDGEMON_WINDOW": "1"})
+    expect(r.returncode == 1 and "no open mark" in r.stderr, f"{r.returncode} {r.stderr}")
+
+
+def remote_mark(board):
+    """--connect host:port: the command runs here, the board is measured there; the
+    command's `edgemon mark` reaches the same daemon through EDGEMON_CONNECT."""
+    expect(not board.target.startswith("unix:"), board.target)
+    out = os.path.join(board.tmp, "remote")
+    r = board.edgemon("record", "--out", out, "--", "sh", "-c",
+                      'test "$EDGEMON_CONNECT" = "' + board.target + '" || exit 9; '
+                      "edgemon mark begin inner; sleep 0.6; edgemon mark end inner")
+    expect(r.returncode == 0, f"exit {r.returncode}: {r.stderr}")
+    s = load(os.path.join(out, "summary.json"))
+    expect([p["name"] for p in s["phases"]] == ["inner"], s["phases"])
+    p = s["phases"][0]
+    for x in p["rails"]:
+        truth = board.energy_mj(x["name"], p["start_ns"], p["end_ns"])
+        expect(abs(x["energy_j"] * 1000 - truth) <= 0.01 * truth + 2,
+               f"inner/{x['name']}: {x['energy_j'] * 1000:.1f} mJ vs {truth:.1f}")
+    check_rail_energies(board, s)
+
+
+def items(board):
+    out = os.path.join(board.tmp, "items")
+    r = board.edgemon("record", "--items", "100", "--out", out, "--", "sleep", "1")
+    expect(r.returncode == 0, r.stderr)
+    s = load(os.path.join(out, "summary.json"))
+    for x in s["rails"]:
+        per = s["items"]["energy_j_per_item_by_rail"][x["name"]]
+        expect(abs(per - x["energy_j"] / 100) < 1e-12, f"{x['name']}: {per}")
+    if s["total_energy_j"] is not None:
+        expect(abs(s["items"]["energy_j_per_item"] - s["total_energy_j"] / 100) < 1e-12,
+               s["items"])
+        expect(abs(s["items"]["items_per_j"] * s["total_energy_j"] - 100) < 1e-6, s["items"])
+        expect("mJ/item" in r.stderr and "items/J" in r.stderr, r.stderr)
+    # --items-from over the command's output, which passes through unchanged.
+    text = "warmup: 10 images\nthroughput 1,234 images in 1 s\ndone\n"
+    out2 = os.path.join(board.tmp, "items2")
+    r = board.edgemon("record", "--items-from", r"([0-9,]+) images", "--out", out2, "--",
+                      "printf", text.replace("%", "%%"))
+    expect(r.returncode == 0, r.stderr)
+    expect(r.stdout == text, f"stdout changed: {r.stdout!r}")
+    s = load(os.path.join(out2, "summary.json"))
+    expect(s["items"]["count"] == 1234, s["items"])
+
+
+def rate_boost(board):
+    out = os.path.join(board.tmp, "boost")
+    r = board.edgemon("record", "--rate", "200", "--pre", "0.5s", "--post", "0.5s", "--out", out,
+                      "--", "sleep", "1.5")
+    expect(r.returncode == 0, r.stderr)
+    s = load(os.path.join(out, "summary.json"))
+    expect(s["boost_rate_hz"] == 200, f"boost {s['boost_rate_hz']}")
+    rng = s["range"]
+    expect(abs((s["window"]["start_ns"] - rng["from_ns"]) / 1e9 - 0.5) < 1e-6 and
+           abs((rng["to_ns"] - s["window"]["end_ns"]) / 1e9 - 0.5) < 1e-6, rng)
+    check_rail_energies(board, s)
+
+
+def signal_forwarding(board):
+    """SIGTERM sent to edgemon reaches the command; edgemon exits 128+15 with a summary."""
+    e = dict(os.environ)
+    p = subprocess.Popen([ARGS.edgemon, "--connect", board.target, "record", "--out",
+                          os.path.join(board.tmp, "term"), "--", "sleep", "30"],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=e)
+    time.sleep(1.0)
+    p.send_signal(signal.SIGTERM)
+    _, err = p.communicate(timeout=30)
+    expect(p.returncode == 128 + signal.SIGTERM, f"exit {p.returncode}: {err}")
+    expect("killed by signal 15" in err, err)
+
+
+def terminal_ctrl_c(board):
+    """Ctrl-C in a real terminal (tmux): the command gets SIGINT from the terminal,
+    edgemon survives it, prints the summary and exits 130."""
+    tmux = shutil.which("tmux")
+    expect(tmux is not None, "tmux is not installed (scripts/install-deps.sh installs it)")
+    out = os.path.join(board.tmp, "ctrl-c")
+    sock = os.path.join(board.tmp, "tmux.sock")
+    t = [tmux, "-S", sock, "-f", "/dev/null"]
+    # bash reports the exit status itself: tmux 3.3a sometimes marks a pane
+    # dead (its pty closed) without recording the status. bash waits out a
+    # terminal SIGINT that its foreground child handles, so it keeps going.
+    cmd = (f"bash -c '{ARGS.edgemon} --connect {board.target} record --out {out} -- sleep 30;"
+           " echo EDGEMON_EXIT=$?'")
+    subprocess.run(t + ["new-session", "-d", "-s", "rec", "-x", "160", "-y", "60", cmd],
+                   check=True)
+    try:
+        subprocess.run(t + ["set-option", "-t", "rec", "remain-on-exit", "on"], check=True)
+        time.sleep(1.5)
+        subprocess.run(t + ["send-keys", "-t", "rec", "C-c"], check=True)
+        deadline = time.time() + 30
+        state = ""
+        while time.time() < deadline:
+            state = subprocess.run(t + ["display-message", "-p", "-t", "rec",
+                                        "#{pane_dead} #{pane_dead_status} #{pane_dead_signal}"],
+                                   capture_output=True, text=True).stdout.split()
+            if state and state[0] == "1":
+                break
+            time.sleep(0.1)
+        screen = subprocess.run(t + ["capture-pane", "-p", "-t", "rec", "-S", "-100"],
+                                capture_output=True, text=True).stdout
+        expect(state[:1] == ["1"] and "EDGEMON_EXIT=130" in screen,
+               f"pane state {state}:\n{screen}")
+        expect("killed by signal 2" in screen and "Energy" in screen, screen)
+        s = load(os.path.join(out, "summary.json"))
+        expect(s["signal"] == 2 and 1.0 < s["run"]["duration_s"] < 10, s["run"])
+        expect(not any("forwarded" in n for n in s["notes"]),
+               f"the terminal's SIGINT was forwarded again: {s['notes']}")
+    finally:
+        subprocess.run(t + ["kill-server"], capture_output=True)
+
+
+def daemon_restart(board):
+    """edgemond killed (SIGKILL) and restarted mid-recording: the stored data is summarized."""
+    out = os.path.join(board.tmp, "restart")
+    e = dict(os.environ)
+    p = subprocess.Popen([ARGS.edgemon, "--connect", board.target, "record", "--out", out,
+                          "--", "sleep", "5"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                         text=True, env=e)
+    time.sleep(1.0)
+    board.kill_daemon()
+    time.sleep(2.0)
+    board.start_daemon()
+    _, err = p.communicate(timeout=60)
+    expect(p.returncode == 0, f"exit {p.returncode}: {err}")
+    s = load(os.path.join(out, "summary.json"))
+    print("    notes: " + " | ".join(s["notes"]))
+    expect(any("unreachable" in n for n in s["notes"]), f"no note of the outage: {s['notes']}")
+    expect("unreachable" in err, "the outage is not in the printed summary")
+    # 2 s of 5 s were not sampled: fewer frames than the period implies, and it says so.
+    expected = s["range"]["duration_s"] * 1000 / INTERVAL_MS
+    expect(0 < s["samples"] < 0.8 * expected, f"samples {s['samples']} of ~{expected:.0f}")
+    expect(any("not sampled or not stored" in n for n in s["uncertainty"]), s["uncertainty"])
+    expect(abs(s["run"]["duration_s"] - 5) < 0.5, s["run"])
+    for x in s["rails"]:
+        whole = board.energy_mj(x["name"], s["range"]["from_ns"], s["range"]["to_ns"])
+        expect(0 < x["energy_j"] * 1000 < whole,
+               f"{x['name']}: {x['energy_j'] * 1000:.0f} mJ, the whole window is {whole:.0f}")
+
+
+def main():
+    global ARGS
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--edgemon", required=True)
+    p.add_argument("--edgemond", required=True)
+    p.add_argument("--sim", required=True)
+    p.add_argument("--fixtures", required=True)
+    p.add_argument("--keep", action="store_true", help="keep the temp dir")
+    ARGS = p.parse_args()
+    for k in ("edgemon", "edgemond", "sim", "fixtures"):
+        setattr(ARGS, k, os.path.abspath(getattr(ARGS, k)))
+
+    checks = Checks()
+    tmp = tempfile.mkdtemp(prefix="edgemon-record-")
+    boards = []
+    try:
+        for name in ("orin-nano", "agx-orin"):
+            b = Board(tmp, name, tcp=(name == "agx-orin"))
+            boards.append(b)
+            b.last_record = None
+            checks.run(f"{name}: record -- sleep 3 (energy vs analytic, edges)", record_sleep, b)
+            if b.last_record:
+                checks.run(f"{name}: attach --window / --from --to", attach_window, b)
+        checks.run("agx-orin over TCP: a local command measured remotely, with a mark",
+                   remote_mark, boards[1])
+        nano = boards[0]
+        checks.run("exit codes (7, 127, 126, SIGSEGV)", exit_codes, nano)
+        checks.run("bad input (flags, range, time, regex, no daemon)", bad_input, nano)
+        checks.run("mark begin/end from inside the command", marks, nano)
+        checks.run("--items and --items-from", items, nano)
+        checks.run("--rate --pre --post", rate_boost, nano)
+        checks.run("SIGTERM forwarded to the command", signal_forwarding, nano)
+        checks.run("Ctrl-C in a terminal (tmux)", terminal_ctrl_c, nano)
+        checks.run("edgemond killed and restarted mid-recording", daemon_restart, nano)
+    except Exception as e:  # noqa: BLE001
+        checks.failed.append(f"setup: {e}")
+        traceback.print_exc()
+    finally:
+        for b in boards:
+            if checks.failed:
+                print(f"--- edgemond log tail ({b.tmp}) ---\n" + b.daemon_log())
+            b.stop()
+        if ARGS.keep:
+            print(f"kept {tmp}")
+        else:
+            shutil.rmtree(tmp, ignore_errors=True)
+    for f in checks.failed:
+        print(f"failed: {f}")
+    print(f"{checks.passed} passed, {len(checks.failed)} failed")
+    return 1 if checks.failed or checks.passed == 0 else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

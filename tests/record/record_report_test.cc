@@ -1,0 +1,316 @@
+// The pure pieces of edgemon record/attach: the rail tree and its remainder,
+// summary.json, samples.csv, the Chrome trace JSON, --items-from and times.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "record_report.h"
+
+namespace edgemon::cli::record {
+namespace {
+
+client::RailSummary Rail(std::string name, std::string parent, bool input, double mj,
+                         int64_t peak = 0) {
+  client::RailSummary r;
+  r.name = std::move(name);
+  r.parent = std::move(parent);
+  r.input = input;
+  r.energy_mj = mj;
+  r.avg_power_mw = mj / 2.0;  // a 2 s range
+  r.peak_power_mw = peak;
+  return r;
+}
+
+// An Orin Nano-like tree: VDD_IN with two sub-rails, listed sub-rails first.
+std::vector<client::RailSummary> NanoRails() {
+  return {Rail("VDD_CPU_GPU_CV", "VDD_IN", false, 3000, 1800),
+          Rail("VDD_SOC", "VDD_IN", false, 2500, 1300), Rail("VDD_IN", "", true, 9000, 5100)};
+}
+
+TEST(RailTree, InputOnTopSubRailsIndentedAndRemainder) {
+  auto rows = RailTree(NanoRails(), 2.0);
+  ASSERT_EQ(rows.size(), 4u);
+  EXPECT_EQ(rows[0].name, "VDD_IN");
+  EXPECT_EQ(rows[0].depth, 0);
+  EXPECT_TRUE(rows[0].input);
+  EXPECT_EQ(rows[1].name, "VDD_CPU_GPU_CV");
+  EXPECT_EQ(rows[1].depth, 1);
+  EXPECT_EQ(rows[2].name, "VDD_SOC");
+  EXPECT_EQ(rows[3].name, "other (VDD_IN - sub-rails)");
+  EXPECT_TRUE(rows[3].remainder);
+  EXPECT_EQ(rows[3].depth, 1);
+  EXPECT_DOUBLE_EQ(rows[3].energy_mj, 9000 - 3000 - 2500);
+  EXPECT_DOUBLE_EQ(rows[3].avg_power_mw, (9000 - 3000 - 2500) / 2.0);
+  EXPECT_FALSE(rows[3].peak_power_mw.has_value());
+  EXPECT_EQ(TotalEnergyMj(NanoRails()), 9000);
+}
+
+TEST(RailTree, NoInputRailMeansNoTotalAndNoRemainder) {
+  // AGX Orin: three top-level rails, none of them the board's input.
+  std::vector<client::RailSummary> rails = {Rail("VDD_GPU_SOC", "", false, 4000),
+                                            Rail("VDD_CPU_CV", "", false, 1000),
+                                            Rail("VIN_SYS_5V0", "", false, 3000)};
+  auto rows = RailTree(rails, 2.0);
+  ASSERT_EQ(rows.size(), 3u);
+  for (const auto& r : rows) {
+    EXPECT_EQ(r.depth, 0);
+    EXPECT_FALSE(r.remainder);
+  }
+  EXPECT_FALSE(TotalEnergyMj(rails).has_value());
+}
+
+TEST(RailTree, NestedParentsAndUnknownParentAndCycle) {
+  // RAPL-like: psys (input) > package-0 > core; a rail naming an absent parent
+  // is top level; a parent cycle still lists every rail once.
+  std::vector<client::RailSummary> rails = {Rail("core", "package-0", false, 100),
+                                            Rail("package-0", "psys", false, 300),
+                                            Rail("psys", "", true, 1000),
+                                            Rail("dram", "gone", false, 50),
+                                            Rail("a", "b", false, 1),
+                                            Rail("b", "a", false, 2)};
+  auto rows = RailTree(rails, 1.0);
+  std::vector<std::string> names;
+  for (const auto& r : rows) names.push_back(std::string(r.depth * 2, ' ') + r.name);
+  std::vector<std::string> want = {"psys",
+                                   "  package-0",
+                                   "    core",
+                                   "    other (package-0 - sub-rails)",
+                                   "  other (psys - sub-rails)",
+                                   "dram",
+                                   "a",
+                                   "  b",
+                                   "  other (a - sub-rails)"};
+  EXPECT_EQ(names, want);
+  EXPECT_DOUBLE_EQ(rows[3].energy_mj, 200);
+  EXPECT_DOUBLE_EQ(rows[4].energy_mj, 700);
+}
+
+Inventory SmallInventory() {
+  Inventory inv;
+  inv.board.model = "Test Board";
+  auto add = [&](Kind kind, std::string name, Field field, Unit unit, uint32_t flags = 0) {
+    Channel c;
+    c.id = static_cast<ChannelId>(inv.channels.size());
+    c.kind = kind;
+    c.name = std::move(name);
+    c.field = field;
+    c.unit = unit;
+    c.flags = flags;
+    c.device = "dev";
+    inv.channels.push_back(c);
+    return &inv.channels.back();
+  };
+  add(Kind::kRail, "VDD_IN", Field::kPower, Unit::kMilliwatt, kFlagInputRail);         // 0
+  add(Kind::kRail, "VDD_SOC", Field::kPower, Unit::kMilliwatt);                        // 1
+  add(Kind::kThermal, "cpu-thermal", Field::kTemp, Unit::kMilliCelsius)->max = 95000;  // 2
+  add(Kind::kCpu, "cpu0", Field::kFreq, Unit::kKhz)->max = 2000000;                    // 3
+  add(Kind::kCpu, "cpu1", Field::kFreq, Unit::kKhz)->max = 2000000;                    // 4
+  add(Kind::kThermal, "PMIC-Die", Field::kTemp, Unit::kMilliCelsius, kFlagConstant);   // 5
+  add(Kind::kRail, "VDD_IN", Field::kEnergy, Unit::kMillijoule, kFlagCounter);         // 6
+  return inv;
+}
+
+std::vector<Frame> SomeFrames() {
+  std::vector<Frame> frames;
+  for (int i = 0; i < 3; ++i) {
+    Frame f;
+    f.seq = 10 + i;
+    f.realtime_ns = 1'700'000'000'000'000'000 + i * 100'000'000LL + 7;
+    f.values.resize(7);
+    f.values[0] = 5000 + i;
+    f.values[1] = i == 1 ? std::optional<int64_t>() : std::optional<int64_t>(1200);
+    f.values[2] = 45000 + i * 500;
+    f.values[3] = 2000000;
+    f.values[4] = 1000000;
+    f.values[5] = 100000;
+    f.values[6] = 100 * i;
+    frames.push_back(f);
+  }
+  return frames;
+}
+
+Report SomeReport() {
+  Report r;
+  r.label = "bench";
+  r.command = {"sh", "-c", "exit 7"};
+  r.exit_code = 7;
+  r.window_id = 42;
+  r.run_start_ns = 1'700'000'000'000'000'000;
+  r.run_end_ns = r.run_start_ns + 2'000'000'000;
+  r.summary.from_ns = r.run_start_ns;
+  r.summary.to_ns = r.run_end_ns;
+  r.summary.duration_s = 2.0;
+  r.summary.rails = NanoRails();
+  r.summary.temps = {{"cpu-thermal", 45000, 44000, 96000}};
+  r.summary.residency = {{"cpu0", {{1000000, 0.25}, {2000000, 0.75}}},
+                         {"cpu1", {{1000000, 0.25}, {2000000, 0.75}}}};
+  r.summary.samples = 20;
+  r.interval_ms = 100;
+  r.energy_rate_hz = 50;
+  client::Summary phase;
+  phase.duration_s = 1.0;
+  phase.rails = {Rail("VDD_IN", "", true, 4000)};
+  r.phases.push_back(
+      {43, "warm", r.run_start_ns + 100'000'000, r.run_start_ns + 1'100'000'000, phase});
+  r.items = 100;
+  r.items_source = "--items";
+  return r;
+}
+
+TEST(SummaryJson, EnergiesTreeItemsPhasesAndThrottling) {
+  auto inv = SmallInventory();
+  auto j = SummaryJson(SomeReport(), inv);
+  EXPECT_EQ(j["exit_code"], 7);
+  EXPECT_EQ(j["window"]["id"], 42);
+  EXPECT_DOUBLE_EQ(j["total_energy_j"].get<double>(), 9.0);
+  EXPECT_EQ(j["total_rail"], "VDD_IN");
+  ASSERT_EQ(j["rails"].size(), 3u);
+  EXPECT_DOUBLE_EQ(j["rails"][0]["energy_j"].get<double>(), 3.0);
+  EXPECT_EQ(j["rail_tree"][3]["remainder"], true);
+  EXPECT_DOUBLE_EQ(j["rail_tree"][3]["energy_j"].get<double>(), 3.5);
+  EXPECT_DOUBLE_EQ(j["items"]["energy_j_per_item"].get<double>(), 9.0 / 100);
+  EXPECT_DOUBLE_EQ(j["items"]["items_per_j"].get<double>(), 100 / 9.0);
+  EXPECT_DOUBLE_EQ(j["items"]["energy_j_per_item_by_rail"]["VDD_SOC"].get<double>(), 2.5 / 100);
+  ASSERT_EQ(j["phases"].size(), 1u);
+  EXPECT_EQ(j["phases"][0]["name"], "warm");
+  EXPECT_DOUBLE_EQ(j["phases"][0]["total_energy_j"].get<double>(), 4.0);
+  // cpu0 and cpu1 share one residency: merged, 25 % below the 2 GHz maximum.
+  ASSERT_EQ(j["clocks_below_max"].size(), 1u);
+  EXPECT_EQ(j["clocks_below_max"][0]["names"], "cpu0-1");
+  EXPECT_DOUBLE_EQ(j["clocks_below_max"][0]["below_max_share"].get<double>(), 0.25);
+  // 96 C reached the 95 C passive trip.
+  ASSERT_EQ(j["thermal_trips"].size(), 1u);
+  // 2 s at 50 Hz is 100 periods: no short-run note.
+  for (const auto& n : j["uncertainty"]) {
+    EXPECT_EQ(n.get<std::string>().find("short run"), std::string::npos) << n;
+  }
+}
+
+TEST(SummaryText, ShowsTreeTotalPerItemAndShortRunNote) {
+  auto inv = SmallInventory();
+  Report r = SomeReport();
+  r.energy_rate_hz = 10;  // 2 s = 20 periods: short
+  std::string text = RenderSummary(r, inv);
+  EXPECT_NE(text.find("  VDD_IN "), std::string::npos) << text;
+  EXPECT_NE(text.find("    VDD_SOC "), std::string::npos) << text;
+  EXPECT_NE(text.find("other (VDD_IN - sub-rails)"), std::string::npos) << text;
+  EXPECT_NE(text.find("total: 9.000 J"), std::string::npos) << text;
+  EXPECT_NE(text.find("90.000 mJ/item"), std::string::npos) << text;
+  EXPECT_NE(text.find("short run"), std::string::npos) << text;
+  EXPECT_NE(text.find("exit 7"), std::string::npos) << text;
+  EXPECT_NE(text.find("thermal throttling likely: cpu-thermal"), std::string::npos) << text;
+  // Never a sum of the input and its sub-rails (9 + 3 + 2.5 = 14.5).
+  EXPECT_EQ(text.find("14.5"), std::string::npos) << text;
+}
+
+TEST(SamplesCsv, ColumnsPerChannelEmptyCellsForAbsentValues) {
+  auto inv = SmallInventory();
+  std::string csv = SamplesCsv(SomeFrames(), inv);
+  std::istringstream in(csv);
+  std::string header, row0, row1;
+  std::getline(in, header);
+  std::getline(in, row0);
+  std::getline(in, row1);
+  EXPECT_EQ(header,
+            "realtime_ns,seq,rail/VDD_IN/power[mW],rail/VDD_SOC/power[mW],"
+            "thermal/cpu-thermal/temp[mC],cpu/cpu0/freq[kHz],cpu/cpu1/freq[kHz],"
+            "rail/VDD_IN/energy[mJ]");
+  EXPECT_EQ(row0, "1700000000000000007,10,5000,1200,45000,2000000,1000000,0");
+  EXPECT_EQ(row1, "1700000000100000007,11,5001,,45500,2000000,1000000,100");
+}
+
+TEST(TraceJson, ValidChromeJsonWithOneCounterTrackPerRailAndSlices) {
+  auto inv = SmallInventory();
+  auto frames = SomeFrames();
+  std::string text = TraceJson(SomeReport(), frames, inv);
+  auto j = nlohmann::json::parse(text);  // throws on invalid JSON
+  std::map<std::string, int> counters;   // pid/name -> events
+  std::vector<nlohmann::json> slices;
+  for (const auto& e : j["traceEvents"]) {
+    if (e["ph"] == "C") {
+      ++counters[std::to_string(e["pid"].get<int>()) + "/" + e["name"].get<std::string>()];
+      ASSERT_TRUE(e["ts"].is_number());
+      ASSERT_EQ(e["args"].size(), 1u);
+    }
+    if (e["ph"] == "X") slices.push_back(e);
+  }
+  EXPECT_EQ(counters["1/VDD_IN"], 3);
+  EXPECT_EQ(counters["1/VDD_SOC"], 2);  // absent in one frame: no event
+  EXPECT_EQ(counters["2/cpu-thermal"], 3);
+  EXPECT_EQ(counters["3/cpu0"], 3);
+  EXPECT_EQ(counters.count("2/PMIC-Die"), 0u);  // constant
+  EXPECT_EQ(counters.size(), 5u);
+  // The first VDD_IN value in W, at the frame's time in microseconds.
+  for (const auto& e : j["traceEvents"]) {
+    if (e["ph"] == "C" && e["name"] == "VDD_IN") {
+      EXPECT_DOUBLE_EQ(e["args"]["W"].get<double>(), 5.0);
+      EXPECT_DOUBLE_EQ(e["ts"].get<double>(), 1'700'000'000'000'000.007);
+      break;
+    }
+  }
+  ASSERT_EQ(slices.size(), 2u);
+  EXPECT_EQ(slices[0]["name"], "bench");
+  EXPECT_DOUBLE_EQ(slices[0]["dur"].get<double>(), 2e6);
+  EXPECT_EQ(slices[1]["name"], "warm");
+  EXPECT_DOUBLE_EQ(slices[1]["args"]["energy_j"]["VDD_IN"].get<double>(), 4.0);
+  EXPECT_NE(slices[0]["tid"], slices[1]["tid"]);
+}
+
+TEST(ItemCounter, LastMatchFirstGroupAcrossChunks) {
+  std::string err;
+  auto re = CompileItemsRegex(R"(images: ([0-9,]+))", &err);
+  ASSERT_TRUE(re) << err;
+  ItemCounter c(*re);
+  c.Feed("warmup images: 10\nima");
+  c.Feed("ges: 1,200 done\nno match here\n");
+  EXPECT_EQ(c.value(), 1200);
+  c.Feed("images: 1,500");  // no newline yet
+  EXPECT_EQ(c.value(), 1200);
+  c.Finish();
+  EXPECT_EQ(c.value(), 1500);
+  EXPECT_EQ(c.matches(), 3u);
+}
+
+TEST(ItemCounter, WholeMatchWithoutGroupAndNonNumbersIgnored) {
+  auto re = CompileItemsRegex(R"([0-9.]+(?= qps))", nullptr);
+  ASSERT_TRUE(re);
+  ItemCounter c(*re);
+  c.Feed("throughput 812.5 qps\r\nthroughput n/a qps\n");
+  EXPECT_DOUBLE_EQ(*c.value(), 812.5);
+  std::string err;
+  EXPECT_FALSE(CompileItemsRegex("([", &err));
+  EXPECT_FALSE(err.empty());
+}
+
+TEST(ParseTime, DurationsAndTimePoints) {
+  EXPECT_EQ(ParseDuration("250ms"), 250'000'000);
+  EXPECT_EQ(ParseDuration("1.5s"), 1'500'000'000);
+  EXPECT_EQ(ParseDuration("3"), 3'000'000'000);
+  EXPECT_EQ(ParseDuration("5m"), 300'000'000'000);
+  EXPECT_EQ(ParseDuration("2h"), 7'200'000'000'000);
+  EXPECT_FALSE(ParseDuration("5x"));
+  EXPECT_FALSE(ParseDuration("-5m"));
+  EXPECT_FALSE(ParseDuration(""));
+  const int64_t now = 1'700'000'000'000'000'000;
+  EXPECT_EQ(ParseTimePoint("now", now), now);
+  EXPECT_EQ(ParseTimePoint("-5m", now), now - 300'000'000'000);
+  EXPECT_EQ(ParseTimePoint("@1700000000.25", now), 1'700'000'000'250'000'000);
+  // 1700000000 = 2023-11-14T22:13:20Z
+  EXPECT_EQ(ParseTimePoint("2023-11-14T22:13:20Z", now), 1'700'000'000'000'000'000);
+  EXPECT_EQ(ParseTimePoint("2023-11-14 22:13:20.5", now), 1'700'000'000'500'000'000);
+  EXPECT_EQ(ParseTimePoint("2023-11-15T00:13:20+02:00", now), 1'700'000'000'000'000'000);
+  EXPECT_FALSE(ParseTimePoint("2023-13-14T22:13:20Z", now));
+  EXPECT_FALSE(ParseTimePoint("yesterday", now));
+  EXPECT_FALSE(ParseTimePoint("2023-11-14T22:13:20Zjunk", now));
+}
+
+TEST(MarkLabel, RoundTrip) {
+  EXPECT_EQ(MarkLabel(12, "warm up"), "12:warm up");
+  EXPECT_EQ(MarkName("12:warm up", 12), "warm up");
+  EXPECT_FALSE(MarkName("121:x", 12));
+  EXPECT_FALSE(MarkName("12:", 12));
+}
+
+}  // namespace
+}  // namespace edgemon::cli::record
