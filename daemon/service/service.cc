@@ -627,8 +627,17 @@ Status TelemetryService::DoSummarize(int64_t from, int64_t to, v1::Summary* out)
     out->set_samples(frames->frames.size());
     out->set_gaps(gaps);
     if (frames->frames.size() < 10) {
-      out->set_note("short range: " + std::to_string(frames->frames.size()) +
-                    " frames; averages and edges are uncertain at this sampling rate");
+      // Energy comes from counters integrated at the rail rate; only what is
+      // read from frames (peaks, temperatures, clocks) is coarse here.
+      std::string n = std::to_string(frames->frames.size());
+      out->set_note(options_.energy_rate_hz > 0
+                        ? "short range: " + n +
+                              " frames; peak power, temperatures and clock residency are "
+                              "coarse (energy is integrated at " +
+                              std::to_string(options_.energy_rate_hz) + " Hz)"
+                        : "short range: " + n +
+                              " frames; energy, averages and edges are uncertain at this "
+                              "sampling rate");
     }
   }
   return Status::OK;
