@@ -19,12 +19,12 @@ import json
 import os
 import re
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
 import time
-import traceback
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "e2e"))
+from harness import Checks, expect, free_port  # noqa: E402 (shared by the e2e scripts)
 
 ARGS = None
 
@@ -40,17 +40,6 @@ TEMP_RE = re.compile(r"\b(\w+)@(-?[0-9.]+)C\b")
 RAIL_MW_RE = re.compile(r"\b(\w+) (\d+)mW/(\d+)mW\b")
 RAIL_OLD_RE = re.compile(r"\b(\w+) ([0-9.]+)/([0-9.]+)\b")
 TIME_RE = re.compile(r"^\d\d-\d\d-\d{4} \d\d:\d\d:\d\d ")
-
-
-def expect(cond, msg):
-    if not cond:
-        raise AssertionError(msg)
-
-
-def free_port():
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def fixture_meminfo_kib(board, key):
@@ -153,23 +142,6 @@ class Board:
                     p.wait()
         self.log.close()
         self.sim_log.close()
-
-
-class Checks:
-    def __init__(self):
-        self.passed = 0
-        self.failed = []
-
-    def run(self, name, fn, *args):
-        try:
-            fn(*args)
-            self.passed += 1
-            print(f"PASS {name}", flush=True)
-        except Exception as e:  # noqa: BLE001 - report every failure and go on
-            self.failed.append(name)
-            print(f"FAIL {name}: {type(e).__name__}: {e}", flush=True)
-            if not isinstance(e, AssertionError):
-                traceback.print_exc(limit=3)
 
 
 # ------------------------------------------------------------------ checks

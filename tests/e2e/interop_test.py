@@ -22,6 +22,7 @@ import sys
 import tempfile
 import time
 import traceback
+from harness import Checks, expect  # noqa: E402 (shared by the e2e scripts)
 
 ARGS = None
 GRPC_PROTO = "/usr/share/grpc-proto"
@@ -95,29 +96,6 @@ class Daemon:
                 self.proc.wait()
         self.log.close()
         return self.proc.returncode
-
-
-class Checks:
-    def __init__(self):
-        self.passed = 0
-        self.failed = []
-
-    def run(self, name, fn, *args):
-        try:
-            fn(*args)
-            self.passed += 1
-            print(f"PASS {name}", flush=True)
-        except Exception as e:  # noqa: BLE001 - report every failure and go on
-            self.failed.append(name)
-            detail = e.details() if hasattr(e, "details") and callable(e.details) else ""
-            print(f"FAIL {name}: {type(e).__name__}: {e} {detail}", flush=True)
-            if not isinstance(e, AssertionError):
-                traceback.print_exc(limit=3)
-
-
-def expect(cond, msg):
-    if not cond:
-        raise AssertionError(msg)
 
 
 def expect_code(fn, codes, what):

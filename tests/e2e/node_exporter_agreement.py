@@ -10,11 +10,11 @@ import argparse
 import json
 import os
 import re
-import socket
 import subprocess
 import sys
 import time
 import urllib.request
+from harness import free_port  # noqa: E402 (shared by the e2e scripts)
 
 TREES = [
     "node_exporter/node_exporter",
@@ -27,12 +27,6 @@ TREES = [
 
 LINE = re.compile(r'^([a-zA-Z_:][a-zA-Z0-9_:]*)(\{(.*)\})?\s+(\S+)$')
 LABEL = re.compile(r'(\w+)="((?:[^"\\]|\\.)*)"')
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def scrape(node_exporter, root):

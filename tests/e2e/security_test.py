@@ -25,6 +25,7 @@ import tempfile
 import time
 
 import interop_test  # stub generation and the Daemon helper, shared with the interop test
+from harness import free_port  # noqa: E402 (shared by the e2e scripts)
 
 SKIP = 77  # ctest's SKIP_RETURN_CODE for this test: only when not root
 
@@ -39,12 +40,6 @@ try:
 except grpc.RpcError as e:
     print(e.code().name, e.details())
 """
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def tree_digest(root):

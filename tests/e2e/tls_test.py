@@ -8,19 +8,13 @@ serves TLS, and a plain-text client is turned away. Traffic goes to
 """
 import argparse
 import os
-import socket
 import subprocess
 import sys
 import tempfile
 import time
 
 import interop_test  # stub generation, shared with the interop test
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+from harness import free_port  # noqa: E402 (shared by the e2e scripts)
 
 
 def main():

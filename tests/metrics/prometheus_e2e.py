@@ -31,7 +31,6 @@ import json
 import math
 import os
 import shutil
-import socket
 import statistics
 import subprocess
 import sys
@@ -42,18 +41,14 @@ import traceback
 import urllib.error
 import urllib.parse
 import urllib.request
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "e2e"))
+from harness import Checks, expect, free_port  # noqa: E402 (shared by the e2e scripts)
 
 ARGS = None
 BOARDS = ["agx-orin", "orin-nano", "x86-laptop"]
 INTERVAL_MS = 100
 SIM_RATE_HZ = 20
 SIM_PERIOD_S = 10
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def http(url, method="GET", headers=None, timeout=5):
@@ -211,28 +206,6 @@ class Prometheus:
         except subprocess.TimeoutExpired:
             self.proc.kill()
         self.log.close()
-
-
-class Checks:
-    def __init__(self):
-        self.passed = 0
-        self.failed = []
-
-    def run(self, name, fn, *args):
-        try:
-            fn(*args)
-            self.passed += 1
-            print(f"PASS {name}", flush=True)
-        except Exception as e:  # noqa: BLE001 - report every failure and go on
-            self.failed.append(name)
-            print(f"FAIL {name}: {type(e).__name__}: {e}", flush=True)
-            if not isinstance(e, AssertionError):
-                traceback.print_exc(limit=3)
-
-
-def expect(cond, msg):
-    if not cond:
-        raise AssertionError(msg)
 
 
 def frame_times(prom, board, at, window="15s"):

@@ -37,16 +37,13 @@ import sys
 import tempfile
 import time
 import traceback
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "e2e"))
+from harness import Checks, expect  # noqa: E402 (shared by the e2e scripts)
 
 ARGS = None
 INTERVAL_MS = 100      # edgemond frame period
 ENERGY_RATE_HZ = 50    # edgemond rail integration rate: the sample period is 20 ms
 SIM_RATE_HZ = 200      # simulator value updates
-
-
-def expect(cond, msg):
-    if not cond:
-        raise AssertionError(msg)
 
 
 class Board:
@@ -172,23 +169,6 @@ def check_rail_energies(board, summary, tolerance=0.01):
         expect(abs(got - truth) <= tolerance * truth + 2,
                f"{name}: {got:.1f} mJ, analytic {truth:.1f} mJ ({err * 100:+.2f} %)")
     print("    " + "; ".join(lines))
-
-
-class Checks:
-    def __init__(self):
-        self.passed = 0
-        self.failed = []
-
-    def run(self, name, fn, *args):
-        try:
-            fn(*args)
-            self.passed += 1
-            print(f"PASS {name}", flush=True)
-        except Exception as e:  # noqa: BLE001 - report every failure and go on
-            self.failed.append(name)
-            print(f"FAIL {name}: {type(e).__name__}: {e}", flush=True)
-            if not isinstance(e, AssertionError):
-                traceback.print_exc(limit=3)
 
 
 # ---- The checks ----
