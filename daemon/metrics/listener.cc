@@ -110,7 +110,7 @@ std::string MetricsListener::Start(const ListenerOptions& o) {
 
   const size_t max_headers = o.max_headers;
   server->set_pre_routing_handler(
-      [this, max_headers](const httplib::Request& req, httplib::Response& res) {
+      [max_headers](const httplib::Request& req, httplib::Response& res) {
         if (req.headers.size() > max_headers) {
           res.status = 431;
           res.set_content("too many header fields\n", "text/plain");

@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# Builds edgemon under a sanitizer and runs its tests there:
+#   scripts/sanitize.sh asan   AddressSanitizer + UndefinedBehaviorSanitizer, the whole
+#                              test suite (unit, end-to-end, interop, terminal, Prometheus)
+#   scripts/sanitize.sh tsan   ThreadSanitizer, the tests of the threaded core: the sampler,
+#                              the store's writer thread, the live hub and the energy path
+# Any report fails the run (halt_on_error). Build dirs: build-asan, build-tsan.
+# Debian's gRPC, protobuf and SQLite are not instrumented: ASan still checks
+# every access our code makes; TSan runs only tests whose threads are ours.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+mode=${1:-asan}
+jobs=${EDGEMON_JOBS:-$(nproc)}
+case "$mode" in
+  asan)
+    dir=build-asan
+    flags="address,undefined"
+    export ASAN_OPTIONS="halt_on_error=1:abort_on_error=1:detect_leaks=1:strict_string_checks=1:detect_stack_use_after_return=1:check_initialization_order=1"
+    export UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1"
+    # Leaks inside the uninstrumented gRPC/protobuf runtime at exit are theirs.
+    export LSAN_OPTIONS="suppressions=$PWD/scripts/lsan.supp:print_suppressions=0"
+    # Tests whose assertions are figures a sanitizer changes (RSS flat within
+    # 4 MiB while ASan's quarantine holds freed memory; zero missed deadlines
+    # at 800 Hz under ASan's slowdown). They run in the normal build.
+    filter=(-E '^(grpc_watchers|FastServiceTest\.NeverReadingClientsDoNotHurtSampling)$')
+    ;;
+  tsan)
+    dir=build-tsan
+    flags="thread"
+    export TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1"
+    filter=(-R "^tsan\.(Sampler|RingStore|Energy|Collection|SimRun|WatchHub)\.")
+    ;;
+  *)
+    echo "usage: $0 asan|tsan" >&2
+    exit 2
+    ;;
+esac
+
+cmake -S . -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DEDGEMON_SANITIZE="$flags" \
+  -DEDGEMON_BUILD_BENCH=OFF -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g" >/dev/null
+if [ "$mode" = tsan ]; then
+  cmake --build "$dir" -j"$jobs" --target edgemon_tsan_tests
+else
+  cmake --build "$dir" -j"$jobs"
+fi
+ctest --test-dir "$dir" --output-on-failure -j"$jobs" "${filter[@]}"
+echo "sanitize: $mode clean"
