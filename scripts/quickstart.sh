@@ -3,8 +3,10 @@
 #   scripts/quickstart.sh                this machine
 #   scripts/quickstart.sh --sim BOARD    a simulated board whose values move (agx-orin, orin-nano,
 #                                        xavier-nx, tx2, jetson-nano, x86-laptop, no-sensors)
-# edgemond runs in the foreground and prints one line per second; its history
-# goes to build/edgemon.db. Ctrl-C stops it (and the simulator).
+# edgemond runs in the background (history in build/edgemon*.db, API on
+# build/edgemond*.sock) and edgetop shows it in this terminal; q quits and
+# stops everything. Without a terminal, edgemond runs in the foreground and
+# prints one line per second instead (Ctrl-C stops it).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -30,7 +32,22 @@ if [ -n "$board" ]; then
   for _ in $(seq 50); do [ -f "$root/.edgemon-sim.json" ] && break; sleep 0.1; done
 fi
 
+sock="$PWD/build/edgemond${board:+-$board}.sock"
 build/daemon/edgemon-probe --root "$root" --nvml off --warmup-ms 500
 echo
-echo "quickstart: edgemond on $root (Ctrl-C to stop)"
-build/daemon/edgemond --root "$root" --db "$db" --print --energy-rate-hz 50
+echo "quickstart: edgemond on $root, API on unix:$sock; from another terminal:"
+echo "  build/client/cli/edgemon --connect unix:$sock now"
+echo "  build/client/cli/edgemon --connect unix:$sock record -- sleep 3"
+echo "  build/tui/edgetop --connect unix:$sock"
+if [ ! -t 0 ] || [ ! -t 1 ]; then
+  build/daemon/edgemond --root "$root" --db "$db" --listen "unix:$sock" --print \
+    --energy-rate-hz 50
+  exit
+fi
+build/daemon/edgemond --root "$root" --db "$db" --listen "unix:$sock" --energy-rate-hz 50 \
+  2>build/edgemond.log &
+daemon=$!
+trap 'kill $daemon 2>/dev/null; wait $daemon 2>/dev/null; [ -z "${sim:-}" ] || { kill $sim 2>/dev/null; wait $sim 2>/dev/null; rm -rf "$(dirname "$root")"; }' EXIT
+for _ in $(seq 100); do [ -S "$sock" ] && break; sleep 0.1; done
+sleep 2
+build/tui/edgetop --connect "unix:$sock"
