@@ -52,9 +52,11 @@ inline constexpr int kCancelled = 1;
 inline constexpr int kInvalidArgument = 3;
 inline constexpr int kDeadlineExceeded = 4;
 inline constexpr int kNotFound = 5;
+inline constexpr int kPermissionDenied = 7;
 inline constexpr int kResourceExhausted = 8;
 inline constexpr int kUnimplemented = 12;
 inline constexpr int kUnavailable = 14;
+inline constexpr int kUnauthenticated = 16;
 
 std::string_view StatusCodeName(int code);
 

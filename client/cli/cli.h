@@ -27,6 +27,7 @@ inline constexpr int kExitDataErr = 65;      // bad input data (a file, a regex,
 inline constexpr int kExitUnavailable = 69;  // the daemon cannot be reached
 inline constexpr int kExitSoftware = 70;     // an internal error
 inline constexpr int kExitCantCreate = 73;   // an output file or directory cannot be written
+inline constexpr int kExitNoPerm = 77;       // the daemon refused us (token, socket permissions)
 inline constexpr int kExitNoExec = 126;      // the wrapped command exists but cannot run
 inline constexpr int kExitNotFound = 127;    // the wrapped command does not exist
 
@@ -54,8 +55,16 @@ std::unique_ptr<client::Client> ConnectOrReport(const Globals& globals);
 
 // Prints "edgemon: <what>: <status>" to stderr and returns the exit code that
 // fits the status (kExitUnavailable for UNAVAILABLE/DEADLINE_EXCEEDED,
-// kExitUsage for INVALID_ARGUMENT, kExitFailure otherwise).
+// kExitUsage for INVALID_ARGUMENT, kExitNoPerm for UNAUTHENTICATED and
+// PERMISSION_DENIED, kExitFailure otherwise).
 int ReportStatus(std::string_view what, const client::Status& status);
+
+// The first call to the daemon failed: prints "<who>: cannot reach the
+// daemon at T: <status><suffix>" (or "the daemon refused us at T: ..." for
+// UNAUTHENTICATED / PERMISSION_DENIED) and returns kExitUnavailable,
+// kExitNoPerm or kExitFailure.
+int ReportFirstCall(std::string_view who, const std::string& target, const client::Status& status,
+                    std::string_view suffix = "");
 
 // Subcommand groups, one source file each.
 void AddSnapshotCommands(CLI::App& app, Registry& registry);  // now, sensors (snapshot.cc)

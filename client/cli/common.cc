@@ -37,9 +37,24 @@ int ReportStatus(std::string_view what, const client::Status& status) {
       return kExitUnavailable;
     case client::kInvalidArgument:
       return kExitUsage;
+    case client::kUnauthenticated:
+    case client::kPermissionDenied:
+      return kExitNoPerm;
     default:
       return kExitFailure;
   }
+}
+
+int ReportFirstCall(std::string_view who, const std::string& target, const client::Status& status,
+                    std::string_view suffix) {
+  const bool refused =
+      status.code == client::kUnauthenticated || status.code == client::kPermissionDenied;
+  const bool unreachable =
+      status.code == client::kUnavailable || status.code == client::kDeadlineExceeded;
+  std::fprintf(stderr, "%.*s: %s %s: %s%.*s\n", static_cast<int>(who.size()), who.data(),
+               refused ? "the daemon refused us at" : "cannot reach the daemon at", target.c_str(),
+               status.ToString().c_str(), static_cast<int>(suffix.size()), suffix.data());
+  return refused ? kExitNoPerm : unreachable ? kExitUnavailable : kExitFailure;
 }
 
 }  // namespace edgemon::cli

@@ -520,13 +520,8 @@ int RunRecord(const Globals& globals, const RecordOptions& o) {
   if (!c) return kExitUsage;
   auto info = c->DeviceInfo();
   if (!info.ok()) {
-    std::fprintf(stderr,
-                 "edgemon record: cannot reach the daemon at %s: %s; not starting the command\n",
-                 c->target().c_str(), info.status().ToString().c_str());
-    return info.status().code == client::kUnavailable ||
-                   info.status().code == client::kDeadlineExceeded
-               ? kExitUnavailable
-               : kExitFailure;
+    return ReportFirstCall("edgemon record", c->target(), info.status(),
+                           "; not starting the command");
   }
   if (!o.out.empty() && !MakeOutDir(o.out)) return kExitCantCreate;
   Report report;
@@ -725,12 +720,7 @@ int RunAttach(const Globals& globals, const AttachOptions& o) {
   if (!c) return kExitUsage;
   auto info = c->DeviceInfo();
   if (!info.ok()) {
-    std::fprintf(stderr, "edgemon attach: cannot reach the daemon at %s: %s\n", c->target().c_str(),
-                 info.status().ToString().c_str());
-    return info.status().code == client::kUnavailable ||
-                   info.status().code == client::kDeadlineExceeded
-               ? kExitUnavailable
-               : kExitFailure;
+    return ReportFirstCall("edgemon attach", c->target(), info.status());
   }
   FillDevice(report, *info, c->target());
   client::Result<client::Summary> summary = client::Status{client::kUnavailable, ""};

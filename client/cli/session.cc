@@ -34,7 +34,7 @@ std::optional<Session> OpenSession(const Globals& globals, int* exit_code) {
   }
   auto info = c->DeviceInfo();
   if (!info.ok()) {
-    *exit_code = ReportStatus("cannot reach the daemon at " + c->target(), info.status());
+    *exit_code = ReportFirstCall("edgemon", c->target(), info.status());
     return std::nullopt;
   }
   return Session{std::move(c), std::move(info).value()};

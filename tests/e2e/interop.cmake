@@ -28,7 +28,7 @@ if(EDGEMON_BUILD_TESTS)
   # TCP: plain text on a non-loopback address is refused; TLS with a cert and key works.
   add_test(NAME grpc_tls
            COMMAND ${EDGEMON_SYSTEM_PYTHON3} ${CMAKE_CURRENT_LIST_DIR}/tls_test.py
-                   --edgemond $<TARGET_FILE:edgemond>
+                   --edgemond $<TARGET_FILE:edgemond> --edgemon $<TARGET_FILE:edgemon>
                    --protoc $<TARGET_FILE:protobuf::protoc>
                    --plugin ${EDGEMON_GRPC_PYTHON_PLUGIN}
                    --proto-dir ${CMAKE_CURRENT_LIST_DIR}/../../proto

@@ -149,7 +149,7 @@ def main():
                       f"edgemon --token-file: exit {r.returncode} {r.stderr.strip()}")
                 r = subprocess.run(base_cli + ["sensors"], capture_output=True, text=True,
                                    timeout=30)
-                check(r.returncode != 0 and "UNAUTHENTICATED" in r.stderr,
+                check(r.returncode == 77 and "UNAUTHENTICATED" in r.stderr,
                       f"edgemon without the token: exit {r.returncode} {r.stderr.strip()}")
             chan.close()
             local.close()
