@@ -24,7 +24,7 @@ import sys
 import tempfile
 import time
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "e2e"))
-from harness import Checks, expect, free_port  # noqa: E402 (shared by the e2e scripts)
+from harness import Checks, expect, free_port, start_sim, stop_process  # noqa: E402 (shared by the e2e scripts)
 
 ARGS = None
 
@@ -64,18 +64,8 @@ class Board:
         os.makedirs(self.dir)
         root = os.path.join(self.dir, "root")
         self.sim_log = open(os.path.join(self.dir, "sim.log"), "w")
-        self.sim = subprocess.Popen(
-            [ARGS.sim, "--board", board, "--out", root, "--fixtures", ARGS.fixtures,
-             "--rate-hz", "20", "--period-s", "10", "-q"],
-            stdout=self.sim_log, stderr=subprocess.STDOUT)
-        sidecar = os.path.join(root, ".edgemon-sim.json")
-        deadline = time.time() + 20
-        while not os.path.exists(sidecar):
-            if self.sim.poll() is not None or time.time() > deadline:
-                raise RuntimeError(f"edgemon-sim did not start for {board}")
-            time.sleep(0.05)
-        with open(sidecar) as f:
-            self.sidecar = json.load(f)
+        self.sim, self.sidecar = start_sim(ARGS.sim, board, root, ARGS.fixtures, self.sim_log,
+                                           ["--rate-hz", "20", "--period-s", "10"])
         self.port = free_port()
         config = os.path.join(self.dir, "edgemond.toml")
         with open(config, "w") as f:
@@ -133,13 +123,7 @@ class Board:
 
     def stop(self):
         for p in (self.daemon, self.sim):
-            if p.poll() is None:
-                p.terminate()
-                try:
-                    p.wait(timeout=20)
-                except subprocess.TimeoutExpired:
-                    p.kill()
-                    p.wait()
+            stop_process(p)
         self.log.close()
         self.sim_log.close()
 

@@ -32,3 +32,36 @@ def free_port():
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
+
+
+def start_sim(sim, board, out, fixtures, log, extra=(), timeout=20):
+    """Starts edgemon-sim for `board` into `out`; waits for its sidecar.
+    Returns (process, the sidecar's JSON: start time and every waveform)."""
+    import json
+    import os
+    import subprocess
+    import time
+    proc = subprocess.Popen([sim, "--board", board, "--out", out, "--fixtures", fixtures, "-q",
+                             *extra], stdout=log, stderr=subprocess.STDOUT)
+    sidecar = os.path.join(out, ".edgemon-sim.json")
+    deadline = time.time() + timeout
+    while not os.path.exists(sidecar):
+        if proc.poll() is not None or time.time() > deadline:
+            proc.kill()
+            raise RuntimeError(f"edgemon-sim wrote no sidecar for {board}")
+        time.sleep(0.02)
+    with open(sidecar) as f:
+        return proc, json.load(f)
+
+
+def stop_process(proc, timeout=20):
+    """SIGTERM, then SIGKILL after `timeout` seconds; returns the exit status."""
+    import subprocess
+    if proc is not None and proc.poll() is None:
+        proc.terminate()
+        try:
+            proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+    return None if proc is None else proc.returncode

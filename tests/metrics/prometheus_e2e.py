@@ -42,7 +42,7 @@ import urllib.error
 import urllib.parse
 import urllib.request
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "e2e"))
-from harness import Checks, expect, free_port  # noqa: E402 (shared by the e2e scripts)
+from harness import Checks, expect, free_port, start_sim, stop_process  # noqa: E402 (shared by the e2e scripts)
 
 ARGS = None
 BOARDS = ["agx-orin", "orin-nano", "x86-laptop"]
@@ -79,18 +79,9 @@ class Board:
         self.root = os.path.join(tmp, name)
         self.port = free_port()
         self.log = open(os.path.join(tmp, f"{name}.log"), "w")
-        self.sim = subprocess.Popen(
-            [ARGS.sim, "--board", name, "--out", self.root, "--rate-hz", str(SIM_RATE_HZ),
-             "--period-s", str(SIM_PERIOD_S), "--seed", str(seed), "--fixtures", ARGS.fixtures,
-             "-q"], stdout=self.log, stderr=self.log)
-        sidecar = os.path.join(self.root, ".edgemon-sim.json")
-        deadline = time.time() + 20
-        while not os.path.exists(sidecar):
-            if self.sim.poll() is not None or time.time() > deadline:
-                raise RuntimeError(f"edgemon-sim {name} did not start")
-            time.sleep(0.05)
-        with open(sidecar) as f:
-            self.model = json.load(f)
+        self.sim, self.model = start_sim(
+            ARGS.sim, name, self.root, ARGS.fixtures, self.log,
+            ["--rate-hz", str(SIM_RATE_HZ), "--period-s", str(SIM_PERIOD_S), "--seed", str(seed)])
         self.sock = os.path.join(tmp, f"{name}.sock")
         env = dict(os.environ)
         env.pop("NOTIFY_SOCKET", None)
@@ -147,13 +138,7 @@ class Board:
 
     def stop(self):
         for p in (self.daemon, self.sim):
-            if p.poll() is None:
-                p.terminate()
-                try:
-                    p.wait(timeout=20)
-                except subprocess.TimeoutExpired:
-                    p.kill()
-                    p.wait()
+            stop_process(p)
         self.channel.close()
         self.log.close()
         return self.daemon.returncode

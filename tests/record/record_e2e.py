@@ -38,7 +38,7 @@ import tempfile
 import time
 import traceback
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "e2e"))
-from harness import Checks, expect  # noqa: E402 (shared by the e2e scripts)
+from harness import Checks, expect, start_sim, stop_process  # noqa: E402 (shared by the e2e scripts)
 
 ARGS = None
 INTERVAL_MS = 100      # edgemond frame period
@@ -62,18 +62,8 @@ class Board:
             self.target = f"127.0.0.1:{self.port}"
         self.db = os.path.join(self.tmp, "store.db")
         self.sim_log = open(os.path.join(self.tmp, "sim.log"), "w")
-        self.sim = subprocess.Popen(
-            [ARGS.sim, "--board", board, "--out", self.root, "--rate-hz", str(SIM_RATE_HZ),
-             "--fixtures", ARGS.fixtures, "--quiet"],
-            stdout=self.sim_log, stderr=subprocess.STDOUT)
-        sidecar = os.path.join(self.root, ".edgemon-sim.json")
-        deadline = time.time() + 15
-        while not os.path.exists(sidecar):
-            if self.sim.poll() is not None or time.time() > deadline:
-                raise RuntimeError(f"edgemon-sim wrote no sidecar for {board}")
-            time.sleep(0.02)
-        with open(sidecar) as f:
-            self.sidecar = json.load(f)
+        self.sim, self.sidecar = start_sim(ARGS.sim, board, self.root, ARGS.fixtures,
+                                           self.sim_log, ["--rate-hz", str(SIM_RATE_HZ)])
         self.daemon = None
         self.start_daemon()
 
@@ -116,13 +106,7 @@ class Board:
 
     def stop(self):
         for p in (self.daemon, self.sim):
-            if p is not None and p.poll() is None:
-                p.terminate()
-                try:
-                    p.wait(timeout=20)
-                except subprocess.TimeoutExpired:
-                    p.kill()
-                    p.wait()
+            stop_process(p)
 
     # The simulator's truth (daemon/sim/waveform.h).
     def t(self, realtime_ns):
