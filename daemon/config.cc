@@ -99,7 +99,38 @@ std::optional<HostPort> ParseHostPort(const std::string& s, std::string* why) {
   return hp;
 }
 
+namespace {
+std::string ApplyTomlLines(const std::string& text, const std::string& source, Config& c);
+std::string ValidateLines(const Config& c);
+
+// Errors quote the file's own bytes (a key, a value, the parser's view of a
+// token): keep them one printable line.
+std::string OneLine(std::string s) {
+  std::string out;
+  out.reserve(s.size());
+  for (char ch : s) {
+    if (ch == '\n') {
+      out += "\\n";
+    } else if (static_cast<unsigned char>(ch) < 0x20 || ch == 0x7f) {
+      out += '?';
+    } else {
+      out += ch;
+    }
+  }
+  return out;
+}
+}  // namespace
+
 std::string ApplyToml(const std::string& text, const std::string& source, Config& c) {
+  return OneLine(ApplyTomlLines(text, source, c));
+}
+
+std::string Validate(const Config& c) {
+  return OneLine(ValidateLines(c));
+}
+
+namespace {
+std::string ApplyTomlLines(const std::string& text, const std::string& source, Config& c) {
   toml::table doc;
   try {
     doc = toml::parse(text, source);
@@ -183,7 +214,7 @@ std::string ApplyToml(const std::string& text, const std::string& source, Config
   return {};
 }
 
-std::string Validate(const Config& c) {
+std::string ValidateLines(const Config& c) {
   if (c.root.empty() || c.root.front() != '/') return "key daemon.root: must be an absolute path";
   if (c.interval_ms < 10 || c.interval_ms > 3'600'000) {
     return "key daemon.interval_ms: must be between 10 and 3600000, got " +
@@ -256,5 +287,7 @@ std::string Validate(const Config& c) {
   }
   return {};
 }
+
+}  // namespace
 
 }  // namespace edgemon

@@ -89,5 +89,23 @@ TEST(Config, ApiKeys) {
             std::string::npos);
 }
 
+TEST(Config, ErrorsStayOneLineWhateverTheFileHolds) {
+  // The parser quotes the offending bytes; a newline or control byte there
+  // must not split the error (found by config_fuzz).
+  Config c;
+  std::string text("11101101=n\n\n\n\n", 14);
+  text += std::string(4, '\0') + "\n=\n\n119";
+  std::string err = ApplyToml(text, "f.toml", c);
+  ASSERT_FALSE(err.empty());
+  EXPECT_EQ(err.find('\n'), std::string::npos) << err;
+  EXPECT_NE(err.find("f.toml:1:"), std::string::npos) << err;
+  EXPECT_NE(err.find("\\n"), std::string::npos) << err;  // shown escaped
+  Config bad;
+  bad.tcp_listen = "host\nname:7070";
+  err = Validate(bad);
+  ASSERT_FALSE(err.empty());
+  EXPECT_EQ(err.find('\n'), std::string::npos) << err;
+}
+
 }  // namespace
 }  // namespace edgemon
