@@ -35,6 +35,7 @@
 #include "server.h"
 #include "service.h"
 #include "source.h"
+#include "store_sink.h"
 #include "watch_hub.h"
 
 namespace edgemon {
@@ -107,23 +108,6 @@ store::RingStoreOptions StoreOptions(const Config& c, bool recreate_bad,
   };
   return o;
 }
-
-// Hands every frame to the store; registers the inventory when it changes.
-class StoreSink final : public FrameSink {
- public:
-  explicit StoreSink(store::RingStore& s) : store_(s) {}
-  void OnFrame(const Inventory& inv, uint64_t generation, const Frame& frame) override {
-    if (generation != generation_) {
-      store_.SetInventory(inv);
-      generation_ = generation;
-    }
-    store_.Append(frame);
-  }
-
- private:
-  store::RingStore& store_;
-  uint64_t generation_ = 0;
-};
 
 // Prints one line per frame (edgemond --print), for a terminal.
 class PrintSink final : public FrameSink {

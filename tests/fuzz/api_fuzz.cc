@@ -24,26 +24,13 @@
 #include "sampler.h"
 #include "server.h"
 #include "service.h"
+#include "store_sink.h"
 #include "temp_tree.h"
 #include "watch_hub.h"
 
 namespace {
 
 using namespace edgemon;
-
-class StoreSink final : public FrameSink {
- public:
-  explicit StoreSink(store::RingStore& s) : store_(s) {}
-  void OnFrame(const Inventory& inv, uint64_t generation, const Frame& frame) override {
-    if (generation != generation_) store_.SetInventory(inv);
-    generation_ = generation;
-    store_.Append(frame);
-  }
-
- private:
-  store::RingStore& store_;
-  uint64_t generation_ = 0;
-};
 
 struct World {
   World() {
