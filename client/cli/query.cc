@@ -229,12 +229,9 @@ int RunQuery(const Registry& registry, const QueryFlags& f) {
   auto session = OpenSession(registry.globals, &rc);
   if (!session) return rc;
   const std::vector<std::string> patterns = SplitList(f.channels);
-  std::string error;
-  const auto ids = SelectChannels(session->info.inventory, patterns, &error);
-  if (!error.empty()) {
-    std::fprintf(stderr, "edgemon query: %s\n", error.c_str());
-    return kExitUsage;
-  }
+  const auto selected = SelectOrReport("query", session->info.inventory, patterns);
+  if (!selected) return kExitUsage;
+  const std::vector<ChannelId>& ids = *selected;
   client::QueryRequest req;
   req.from_ns = from;
   req.to_ns = to;

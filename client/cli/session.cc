@@ -57,6 +57,19 @@ std::vector<std::string> SplitList(const std::vector<std::string>& items) {
   return out;
 }
 
+std::optional<std::vector<ChannelId>> SelectOrReport(std::string_view command,
+                                                     const Inventory& inventory,
+                                                     const std::vector<std::string>& patterns) {
+  std::string error;
+  std::vector<ChannelId> ids = SelectChannels(inventory, patterns, &error);
+  if (!error.empty()) {
+    std::fprintf(stderr, "edgemon %.*s: %s\n", static_cast<int>(command.size()), command.data(),
+                 error.c_str());
+    return std::nullopt;
+  }
+  return ids;
+}
+
 std::vector<ChannelId> SelectChannels(const Inventory& inventory,
                                       const std::vector<std::string>& patterns,
                                       std::string* error) {

@@ -8,6 +8,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "cli.h"
@@ -36,6 +37,12 @@ std::vector<std::string> SplitList(const std::vector<std::string>& items);
 // returns {}.
 std::vector<ChannelId> SelectChannels(const Inventory& inventory,
                                       const std::vector<std::string>& patterns, std::string* error);
+
+// SelectChannels for subcommand `command`: on a pattern that matches nothing
+// prints "edgemon <command>: <why>" to stderr and returns nullopt (exit 2).
+std::optional<std::vector<ChannelId>> SelectOrReport(std::string_view command,
+                                                     const Inventory& inventory,
+                                                     const std::vector<std::string>& patterns);
 
 // The keys of `ids`, for a request the daemon resolves itself.
 std::vector<std::string> KeysOf(const Inventory& inventory, const std::vector<ChannelId>& ids);

@@ -49,21 +49,17 @@ int RunNow(const Registry& registry, const SnapshotOptions& o) {
   int rc = kExitOk;
   auto session = OpenSession(registry.globals, &rc);
   if (!session) return rc;
-  std::string error;
-  const auto ids = SelectChannels(session->info.inventory, SplitList(o.channels), &error);
-  if (!error.empty()) {
-    std::fprintf(stderr, "edgemon now: %s\n", error.c_str());
-    return kExitUsage;
-  }
+  const auto ids = SelectOrReport("now", session->info.inventory, SplitList(o.channels));
+  if (!ids) return kExitUsage;
   auto latest = session->client->Latest(o.channels.empty() ? std::vector<std::string>{}
-                                                           : KeysOf(session->info.inventory, ids));
+                                                           : KeysOf(session->info.inventory, *ids));
   if (!latest.ok()) return ReportStatus("now", latest.status());
   if (latest->generation != session->info.generation) {  // the daemon restarted in between
     auto info = session->client->DeviceInfo();
     if (!info.ok()) return ReportStatus("now", info.status());
     session->info = std::move(info).value();
   }
-  const Inventory inv = Subset(session->info.inventory, ids);
+  const Inventory inv = Subset(session->info.inventory, *ids);
   std::string out =
       o.json ? ToJson(inv, latest->frame, {}).dump(2) + "\n" : RenderTable(inv, latest->frame, {});
   std::fwrite(out.data(), 1, out.size(), stdout);
@@ -74,13 +70,9 @@ int RunSensors(const Registry& registry, const SnapshotOptions& o) {
   int rc = kExitOk;
   auto session = OpenSession(registry.globals, &rc);
   if (!session) return rc;
-  std::string error;
-  const auto ids = SelectChannels(session->info.inventory, SplitList(o.channels), &error);
-  if (!error.empty()) {
-    std::fprintf(stderr, "edgemon sensors: %s\n", error.c_str());
-    return kExitUsage;
-  }
-  const Inventory inv = Subset(session->info.inventory, ids);
+  const auto ids = SelectOrReport("sensors", session->info.inventory, SplitList(o.channels));
+  if (!ids) return kExitUsage;
+  const Inventory inv = Subset(session->info.inventory, *ids);
   std::string out;
   if (o.json) {
     nlohmann::json j = ToJson(inv, Frame{}, {});

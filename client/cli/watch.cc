@@ -50,15 +50,11 @@ int RunWatch(const Registry& registry, const WatchFlags& f) {
   auto session = OpenSession(registry.globals, &rc);
   if (!session) return rc;
   const std::vector<std::string> patterns = SplitList(f.channels);
-  std::string error;
-  std::vector<ChannelId> first = SelectChannels(session->info.inventory, patterns, &error);
-  if (!error.empty()) {
-    std::fprintf(stderr, "edgemon watch: %s\n", error.c_str());
-    return kExitUsage;
-  }
+  const auto first = SelectOrReport("watch", session->info.inventory, patterns);
+  if (!first) return kExitUsage;
   client::WatchOptions options;
   options.interval_ms = f.interval_ms;
-  if (!patterns.empty()) options.channels = KeysOf(session->info.inventory, first);
+  if (!patterns.empty()) options.channels = KeysOf(session->info.inventory, *first);
 
   std::vector<const Channel*> shown;
   Inventory inventory;
