@@ -5,12 +5,11 @@
 #include <algorithm>
 #include <atomic>
 #include <condition_variable>
-#include <fstream>
 #include <mutex>
-#include <sstream>
 #include <thread>
 
 #include "convert.h"
+#include "edgemon/secret_file.h"
 #include "edgemon/v1/edgemon.grpc.pb.h"
 
 namespace edgemon::client {
@@ -29,14 +28,6 @@ bool IsPermanent(int code) {
 
 void AddBearer(grpc::ClientContext& ctx, const std::string& token) {
   if (!token.empty()) ctx.AddMetadata("authorization", "Bearer " + token);
-}
-
-std::optional<std::string> ReadWhole(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) return std::nullopt;
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
 }
 
 }  // namespace
@@ -236,19 +227,17 @@ Result<std::unique_ptr<Client>> Client::Connect(std::string_view target) {
 }
 
 std::optional<std::string> Client::ReadTokenFile(const std::string& path, std::string* error) {
-  auto text = ReadWhole(path);
+  auto text = ReadWholeFile(path);
   if (!text) {
     *error = "cannot read token file " + path;
     return std::nullopt;
   }
-  std::string t = text->substr(0, text->find('\n'));
-  const char* ws = " \t\r";
-  size_t begin = t.find_first_not_of(ws);
-  if (begin == std::string::npos) {
+  std::string token = FirstLineTrimmed(*text);
+  if (token.empty()) {
     *error = "token file " + path + " is empty";
     return std::nullopt;
   }
-  return t.substr(begin, t.find_last_not_of(ws) + 1 - begin);
+  return token;
 }
 
 Result<std::unique_ptr<Client>> Client::Connect(std::string_view target,
@@ -274,7 +263,7 @@ Result<std::unique_ptr<Client>> Client::Connect(std::string_view target,
     }
     grpc::SslCredentialsOptions ssl;
     if (!options.tls_ca_file.empty()) {
-      auto roots = ReadWhole(options.tls_ca_file);
+      auto roots = ReadWholeFile(options.tls_ca_file);
       if (!roots) return Status{kInvalidArgument, "cannot read CA file " + options.tls_ca_file};
       ssl.pem_root_certs = *roots;
     }

@@ -7,22 +7,14 @@
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 
 #include <grpcpp/ext/proto_server_reflection_plugin.h>
 #include <grpcpp/health_check_service_interface.h>
 
+#include "edgemon/secret_file.h"
+
 namespace edgemon::service {
 namespace {
-
-std::optional<std::string> ReadFile(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) return std::nullopt;
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
 
 // Checks "authorization: Bearer <token>" on each call; runs on gRPC's own
 // thread (IsBlocking false): a constant-time comparison, no I/O.
@@ -70,15 +62,9 @@ std::string LoadBearerToken(const std::string& path, std::string* token) {
   if ((st.st_mode & S_IRWXO) != 0) {
     return "token file " + path + " is accessible to others (chmod o-rwx)";
   }
-  auto text = ReadFile(path);
+  auto text = ReadWholeFile(path);
   if (!text) return "cannot read token file " + path;
-  std::string t = text->substr(0, text->find('\n'));
-  const char* ws = " \t\r";
-  t.erase(0, t.find_first_not_of(ws));
-  if (auto end = t.find_last_not_of(ws); end != std::string::npos)
-    t.erase(end + 1);
-  else
-    t.clear();
+  std::string t = FirstLineTrimmed(*text);
   if (t.size() < 16) return "token file " + path + ": the token must be at least 16 bytes";
   *token = std::move(t);
   return {};
@@ -118,8 +104,8 @@ std::string ApiServer::Start(const ServerOptions& o) {
     if (o.tls_cert.empty() != o.tls_key.empty()) return "TLS needs both a certificate and a key";
     std::shared_ptr<grpc::ServerCredentials> creds;
     if (!o.tls_cert.empty()) {
-      auto cert = ReadFile(o.tls_cert);
-      auto key = ReadFile(o.tls_key);
+      auto cert = ReadWholeFile(o.tls_cert);
+      auto key = ReadWholeFile(o.tls_key);
       if (!cert) return "cannot read TLS certificate " + o.tls_cert;
       if (!key) return "cannot read TLS key " + o.tls_key;
       grpc::SslServerCredentialsOptions ssl;
