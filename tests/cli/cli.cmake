@@ -5,15 +5,10 @@
 # published format), time/duration parsing, channel selection.
 # cli_e2e: edgemon-sim + edgemond (unix socket and loopback TCP), then
 # `edgemon now/sensors/watch/tegrastats/query` against them, exit codes.
-file(GLOB EDGEMON_CLI_TESTS CONFIGURE_DEPENDS ${CMAKE_CURRENT_LIST_DIR}/*_test.cc)
-add_executable(edgemon_cli_tests ${EDGEMON_CLI_TESTS})
-target_link_libraries(edgemon_cli_tests PRIVATE edgemon_cli GTest::gtest_main)
-edgemon_warnings(edgemon_cli_tests)
-gtest_discover_tests(edgemon_cli_tests PROPERTIES TIMEOUT 60)
+edgemon_area_tests(edgemon_cli_tests ${CMAKE_CURRENT_LIST_DIR} 60 edgemon_cli)
 
-find_program(EDGEMON_CLI_PYTHON3 python3 PATHS /usr/bin NO_DEFAULT_PATH REQUIRED)
 add_test(NAME cli_e2e
-         COMMAND ${EDGEMON_CLI_PYTHON3} ${CMAKE_CURRENT_LIST_DIR}/cli_e2e.py
+         COMMAND ${EDGEMON_SYSTEM_PYTHON3} ${CMAKE_CURRENT_LIST_DIR}/cli_e2e.py
                  --edgemon $<TARGET_FILE:edgemon>
                  --edgemond $<TARGET_FILE:edgemond>
                  --sim $<TARGET_FILE:edgemon-sim>

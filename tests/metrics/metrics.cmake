@@ -5,13 +5,9 @@ find_program(EDGEMON_PROMTOOL promtool REQUIRED)
 find_program(EDGEMON_PROMETHEUS prometheus REQUIRED)
 find_program(EDGEMON_GRPC_PYTHON_PLUGIN grpc_python_plugin REQUIRED)
 
-file(GLOB EDGEMON_METRICS_TESTS CONFIGURE_DEPENDS ${CMAKE_CURRENT_LIST_DIR}/*_test.cc)
-add_executable(edgemon_metrics_tests ${EDGEMON_METRICS_TESTS})
-target_link_libraries(edgemon_metrics_tests PRIVATE edgemon_metrics edgemon_testing
-  PkgConfig::HTTPLIB nlohmann_json::nlohmann_json GTest::gtest_main)
+edgemon_area_tests(edgemon_metrics_tests ${CMAKE_CURRENT_LIST_DIR} 120 edgemon_metrics
+  edgemon_testing PkgConfig::HTTPLIB nlohmann_json::nlohmann_json)
 target_compile_definitions(edgemon_metrics_tests PRIVATE EDGEMON_PROMTOOL="${EDGEMON_PROMTOOL}")
-edgemon_warnings(edgemon_metrics_tests)
-gtest_discover_tests(edgemon_metrics_tests PROPERTIES TIMEOUT 120)
 
 # Prometheus 2.42 (Debian) scrapes three edgemond on three edgemon-sim boards;
 # values, increase() of the energy counter vs Summarize, promtool, 404,
