@@ -1,6 +1,7 @@
 #include "sampler.h"
 
 #include <algorithm>
+#include <cstdlib>
 
 namespace edgemon {
 namespace {
@@ -40,8 +41,14 @@ const Frame& Sampler::Take(bool live, int64_t due_mono_ns) {
   const int64_t mono = clock_.MonotonicNs();
   if (!live) last_tick_mono_ = mono;
   frame_.boottime_ns = clock_.BoottimeNs();
-  const int64_t late = due_mono_ns > 0 && mono > due_mono_ns ? mono - due_mono_ns : 0;
-  const int64_t scheduled = frame_.boottime_ns - late;
+  // The boottime the frame was due at: its monotonic deadline plus the time
+  // suspended (boottime - monotonic), kept as long as it moves by less than
+  // the two reads' own jitter, so that frames due a period apart are
+  // scheduled exactly a period apart.
+  const int64_t offset = frame_.boottime_ns - mono;
+  if (std::abs(offset - boot_offset_) > kBootOffsetJitterNs) boot_offset_ = offset;
+  const int64_t scheduled =
+      due_mono_ns > 0 && mono >= due_mono_ns ? due_mono_ns + boot_offset_ : frame_.boottime_ns;
   int64_t rt = clock_.RealtimeNs();
   if (frames_.load() + live_.load() > 0 && rt <= last_realtime_) {
     // The wall clock went backwards: keep stored time monotonic.

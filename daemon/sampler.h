@@ -153,6 +153,8 @@ class Sampler {
   int64_t last_boottime_ = 0;
   int64_t last_topology_check_ = 0;
   int64_t last_tick_mono_ = 0;
+  int64_t boot_offset_ = 0;  // CLOCK_BOOTTIME - CLOCK_MONOTONIC (time suspended)
+  static constexpr int64_t kBootOffsetJitterNs = 1'000'000;
 
   std::atomic<int64_t> frame_period_;
   std::atomic<int64_t> energy_period_;

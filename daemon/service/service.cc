@@ -362,7 +362,16 @@ grpc::ServerWriteReactor<v1::Frame>* TelemetryService::Watch(grpc::CallbackServe
                               "too many open streams (limit " + std::to_string(hub_.max_streams()) +
                                   "); close one and retry"));
   }
-  return hub_.StartWatch(static_cast<int64_t>(req->interval_ms()) * kNsPerMs, std::move(subset));
+  const int64_t interval_ns = static_cast<int64_t>(req->interval_ms()) * kNsPerMs;
+  std::function<void()> release;
+  if (sampler_ != nullptr && interval_ns > 0 && interval_ns < sampler_->frame_period_ns()) {
+    // Faster than frames: a live-rate lease for as long as the stream lasts.
+    // (No lease when the table is full: the watch then gets stored frames.)
+    if (uint64_t id = sampler_->Lease(0, LeaseKind::kLive, interval_ns, Sampler::kNoExpiry)) {
+      release = [sampler = sampler_, id] { sampler->Release(id); };
+    }
+  }
+  return hub_.StartWatch(interval_ns, std::move(subset), std::move(release));
 }
 
 grpc::ServerWriteReactor<v1::QueryChunk>* TelemetryService::Query(grpc::CallbackServerContext*,

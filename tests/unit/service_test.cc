@@ -727,6 +727,46 @@ TEST_F(ServiceTest, SummaryStatesTheRailRatesThatHeld) {
   EXPECT_FALSE(old.has_max_rail_rate_hz());
 }
 
+class SlowServiceTest : public ServiceTest {
+ protected:
+  SlowServiceTest() { frame_period_ns_ = 400'000'000; }  // 2.5 Hz
+};
+
+// A watch faster than the frames holds a live lease while it lasts: the
+// daemon samples live frames at its interval, and stores only its frames.
+TEST_F(SlowServiceTest, WatchFasterThanFramesGetsLiveFramesWhileItLasts) {
+  StartSampling();
+  {
+    grpc::ClientContext ctx;
+    v1::WatchRequest req;
+    req.set_interval_ms(100);
+    req.add_channels("cpu/*");
+    auto reader = stub_->Watch(&ctx, req);
+    std::vector<v1::Frame> frames;
+    v1::Frame f;
+    while (frames.size() < 9 && reader->Read(&f)) frames.push_back(f);
+    ASSERT_EQ(frames.size(), 9u);
+    EXPECT_EQ(sampler_->live_period_ns(), 100'000'000);
+    EXPECT_GT(sampler_->live_frames(), 0u);
+    // Frames closer than the frame period arrived (a slow machine may
+    // coalesce some, never all), none closer than half the interval.
+    int64_t closest = std::numeric_limits<int64_t>::max();
+    for (size_t i = 2; i < frames.size(); ++i) {
+      int64_t dt = frames[i].boottime_ns() - frames[i - 1].boottime_ns();
+      closest = std::min(closest, dt);
+      EXPECT_GE(dt, 50'000'000) << i;
+    }
+    EXPECT_LT(closest, frame_period_ns_);
+    ctx.TryCancel();
+    (void)reader->Finish();
+  }
+  // The stream ended: so did its lease.
+  for (int i = 0; i < 500 && sampler_->live_period_ns() != 0; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  EXPECT_EQ(sampler_->live_period_ns(), 0);
+}
+
 TEST_F(ServiceTest, HealthServing) {
   // grpc.health.v1 on the wire: HealthCheckRequest{string service = 1} and
   // HealthCheckResponse{enum status = 1}; StringValue / Int32Value share
