@@ -104,8 +104,8 @@ class Sampler {
   // Adds a lease (id 0) asking for `period_ns` until the monotonic clock
   // reaches `until_ns` (kNoExpiry: until released), or renews lease `id`
   // (period and expiry replaced; other leases untouched). Renewing an id that
-  // has expired adds a new lease. Returns the lease's id, 0 when kMaxLeases
-  // leases are live or `id` belongs to a lease of another kind.
+  // has expired, or that is not a lease of this kind, adds a new lease.
+  // Returns the lease's id; 0 when kMaxLeases leases are live.
   uint64_t Lease(uint64_t id, LeaseKind kind, int64_t period_ns, int64_t until_ns);
   void Release(uint64_t id);
   // The effective rail sampling rates over realtime [from_ns, to_ns), as far
