@@ -254,6 +254,18 @@ TEST(Sampler, LiveLeaseAddsLiveFramesNotStoredOnes) {
   EXPECT_EQ(rig.sampler->live_period_ns(), 0);
 }
 
+TEST(Sampler, TheLeaseTableIsBoundedAndExpiredLeasesMakeRoom) {
+  Rig rig(100 * kMs, 0, 1);
+  const int64_t t0 = rig.clock.MonotonicNs();
+  for (size_t i = 0; i < Sampler::kMaxLeases; ++i) {
+    ASSERT_NE(rig.sampler->Lease(0, LeaseKind::kEnergy, 10 * kMs, t0 + 100 * kMs), 0u) << i;
+  }
+  EXPECT_EQ(rig.sampler->Lease(0, LeaseKind::kEnergy, 1 * kMs, t0 + 100 * kMs), 0u);
+  EXPECT_EQ(rig.sampler->energy_period_ns(), 10 * kMs);  // the refused one changed nothing
+  rig.clock.Advance(200 * kMs);
+  EXPECT_NE(rig.sampler->Lease(0, LeaseKind::kEnergy, 1 * kMs, t0 + 1000 * kMs), 0u);
+}
+
 TEST(Sampler, LiveRateIsCappedAndOnlyFasterThanFrames) {
   Rig rig(1000 * kMs, 0, 1);
   uint64_t slow = rig.sampler->Lease(0, LeaseKind::kLive, 2000 * kMs, Sampler::kNoExpiry);
