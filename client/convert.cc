@@ -133,6 +133,8 @@ Summary SummaryFromProto(const v1::Summary& pb) {
   s.samples = pb.samples();
   s.gaps = pb.gaps();
   s.note = pb.note();
+  if (pb.has_min_rail_rate_hz()) s.min_rail_rate_hz = pb.min_rail_rate_hz();
+  if (pb.has_max_rail_rate_hz()) s.max_rail_rate_hz = pb.max_rail_rate_hz();
   for (const v1::RailSummary& r : pb.rails()) {
     s.rails.push_back(
         {r.name(), r.parent(), r.input(), r.energy_mj(), r.avg_power_mw(), r.peak_power_mw()});

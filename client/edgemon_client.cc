@@ -423,16 +423,17 @@ Result<Summary> Client::Summarize(int64_t from_ns, int64_t to_ns) {
   return SummaryFromProto(pb);
 }
 
-Result<BoostLease> Client::Boost(uint32_t rate_hz, uint32_t duration_ms) {
+Result<BoostLease> Client::Boost(uint32_t rate_hz, uint32_t duration_ms, uint64_t lease_id) {
   grpc::ClientContext ctx;
   impl_->Prepare(ctx);
   v1::BoostRequest req;
   req.set_rate_hz(rate_hz);
   req.set_duration_ms(duration_ms);
+  req.set_lease_id(lease_id);
   v1::BoostResponse pb;
   grpc::Status s = impl_->stub->Boost(&ctx, req, &pb);
   if (!s.ok()) return FromGrpc(s);
-  return BoostLease{pb.rate_hz(), pb.until_ns()};
+  return BoostLease{pb.rate_hz(), pb.until_ns(), pb.lease_id()};
 }
 
 Result<ProcessList> Client::ListProcesses(const std::string& sort, uint32_t limit) {

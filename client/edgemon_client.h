@@ -171,11 +171,16 @@ struct Summary {
   uint64_t samples = 0;
   uint64_t gaps = 0;
   std::string note;
+  // The effective rail sampling rates that held over the range (unknown
+  // before the daemon's rate log begins).
+  std::optional<double> min_rail_rate_hz;
+  std::optional<double> max_rail_rate_hz;
 };
 
 struct BoostLease {
-  uint32_t rate_hz = 0;  // effective
-  int64_t until_ns = 0;  // realtime
+  uint32_t rate_hz = 0;   // effective now, all leases included
+  int64_t until_ns = 0;   // realtime this lease ends
+  uint64_t lease_id = 0;  // renew with Boost(..., lease_id)
 };
 
 struct Process {
@@ -279,7 +284,8 @@ class Client {
   Result<std::vector<Window>> ListWindows(int64_t from_ns = 0, int64_t to_ns = 0);
   Result<Summary> SummarizeWindow(int64_t window_id);
   Result<Summary> Summarize(int64_t from_ns, int64_t to_ns);
-  Result<BoostLease> Boost(uint32_t rate_hz, uint32_t duration_ms);
+  // A new lease (lease_id 0), or a renewal of the lease with that id.
+  Result<BoostLease> Boost(uint32_t rate_hz, uint32_t duration_ms, uint64_t lease_id = 0);
   Result<ProcessList> ListProcesses(const std::string& sort = "cpu", uint32_t limit = 0);
 
   // Starts a Watch on its own thread. on_frame and on_state run on that

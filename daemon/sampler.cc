@@ -1,8 +1,21 @@
 #include "sampler.h"
 
 #include <algorithm>
+#include <cstdlib>
 
 namespace edgemon {
+namespace {
+
+// The effective rail sampling rate: the fastest of frames, fast (energy)
+// samples and live frames, every one of which reads the rails.
+double RailRateHz(int64_t frame_period, int64_t fast_period, int64_t live_period) {
+  int64_t p = frame_period;
+  if (fast_period > 0) p = std::min(p, fast_period);
+  if (live_period > 0) p = std::min(p, live_period);
+  return p > 0 ? 1e9 / static_cast<double>(p) : 0;
+}
+
+}  // namespace
 
 Sampler::Sampler(Collection& collection, Clock& clock, SamplerOptions options)
     : collection_(collection),
@@ -10,14 +23,34 @@ Sampler::Sampler(Collection& collection, Clock& clock, SamplerOptions options)
       options_(options),
       seq_(options.first_seq),
       frame_period_(options.frame_period_ns),
-      energy_period_(options.energy_period_ns) {}
+      energy_period_(options.energy_period_ns) {
+  PlanAndLog(clock.MonotonicNs());
+}
 
 const Frame& Sampler::TickOnce() {
-  frame_.seq = seq_++;
-  last_tick_mono_ = clock_.MonotonicNs();
+  return Take(false, 0);
+}
+
+const Frame& Sampler::Take(bool live, int64_t due_mono_ns) {
+  // Live frames are not stored: they keep the newest stored frame's seq.
+  if (!live) {
+    frame_.seq = seq_++;
+  } else if (frames_.load() > 0) {
+    frame_.seq = seq_ - 1;
+  }
+  const int64_t mono = clock_.MonotonicNs();
+  if (!live) last_tick_mono_ = mono;
   frame_.boottime_ns = clock_.BoottimeNs();
+  // The boottime the frame was due at: its monotonic deadline plus the time
+  // suspended (boottime - monotonic), kept as long as it moves by less than
+  // the two reads' own jitter, so that frames due a period apart are
+  // scheduled exactly a period apart.
+  const int64_t offset = frame_.boottime_ns - mono;
+  if (std::abs(offset - boot_offset_) > kBootOffsetJitterNs) boot_offset_ = offset;
+  const int64_t scheduled =
+      due_mono_ns > 0 && mono >= due_mono_ns ? due_mono_ns + boot_offset_ : frame_.boottime_ns;
   int64_t rt = clock_.RealtimeNs();
-  if (frames_.load() > 0 && rt <= last_realtime_) {
+  if (frames_.load() + live_.load() > 0 && rt <= last_realtime_) {
     // The wall clock went backwards: keep stored time monotonic.
     rt = last_realtime_ + std::max<int64_t>(1, frame_.boottime_ns - last_boottime_);
   }
@@ -25,31 +58,129 @@ const Frame& Sampler::TickOnce() {
   last_realtime_ = rt;
   last_boottime_ = frame_.boottime_ns;
   collection_.Sample(frame_.boottime_ns, frame_);
-  for (FrameSink* s : sinks_) s->OnFrame(collection_.inventory(), collection_.generation(), frame_);
-  frames_.fetch_add(1);
-  if (on_frame_) on_frame_(frame_);
+  for (FrameSink* s : sinks_) {
+    if (!live || s->WantsLive()) {
+      s->OnScheduledFrame(collection_.inventory(), collection_.generation(), frame_, scheduled);
+    }
+  }
+  if (live) {
+    live_.fetch_add(1);
+  } else {
+    frames_.fetch_add(1);
+    if (on_frame_) on_frame_(frame_);
+  }
   return frame_;
 }
 
-int64_t Sampler::EffectiveEnergyPeriod(int64_t now) const {
+Sampler::Plan Sampler::PlanAt(int64_t now) const {
+  Plan plan;
+  std::lock_guard lock(leases_mu_);
+  for (auto it = leases_.begin(); it != leases_.end();) {
+    const LeaseEntry& l = it->second;
+    if (l.until_ns <= now) {
+      it = leases_.erase(it);
+      continue;
+    }
+    int64_t& p = l.kind == LeaseKind::kEnergy ? plan.energy_period : plan.live_period;
+    p = p == 0 ? l.period_ns : std::min(p, l.period_ns);
+    plan.next_expiry = std::min(plan.next_expiry, l.until_ns);
+    ++it;
+  }
+  if (plan.live_period > 0) {
+    plan.live_period = std::max(plan.live_period, kMinLivePeriodNs);
+    // A live rate no faster than frames needs no live frames.
+    if (plan.live_period >= frame_period_.load()) plan.live_period = 0;
+  }
+  return plan;
+}
+
+int64_t Sampler::EffectiveEnergyPeriod(const Plan& plan) const {
   // Nothing to integrate (no rail reports bare power): no fast wake-ups.
   if (collection_.energy().rails() == 0) return 0;
   int64_t base = energy_period_.load();
-  int64_t boost = now < boost_until_.load() ? boost_period_.load() : 0;
+  int64_t boost = plan.energy_period;
   if (base <= 0) return boost;
   if (boost <= 0) return base;
   return std::min(base, boost);
 }
 
 int64_t Sampler::energy_period_ns() const {
-  return EffectiveEnergyPeriod(clock_.MonotonicNs());
+  return EffectiveEnergyPeriod(PlanAt(clock_.MonotonicNs()));
 }
 
-void Sampler::Boost(int64_t period_ns, int64_t until_ns) {
-  boost_period_.store(period_ns);
-  boost_until_.store(until_ns);
-  std::lock_guard<std::mutex> lock(mu_);
+int64_t Sampler::live_period_ns() const {
+  return PlanAt(clock_.MonotonicNs()).live_period;
+}
+
+uint64_t Sampler::Lease(uint64_t id, LeaseKind kind, int64_t period_ns, int64_t until_ns) {
+  const int64_t now = clock_.MonotonicNs();
+  {
+    std::lock_guard lock(leases_mu_);
+    auto it = id != 0 ? leases_.find(id) : leases_.end();
+    if (it != leases_.end() && it->second.kind == kind && it->second.until_ns > now) {
+      it->second.period_ns = period_ns;
+      it->second.until_ns = until_ns;
+    } else {
+      if (it != leases_.end()) leases_.erase(it);
+      if (leases_.size() >= kMaxLeases) {
+        std::erase_if(leases_, [now](const auto& kv) { return kv.second.until_ns <= now; });
+        if (leases_.size() >= kMaxLeases) return 0;
+      }
+      id = next_lease_id_++;
+      leases_.emplace(id, LeaseEntry{kind, period_ns, until_ns});
+    }
+  }
+  Replan();
+  return id;
+}
+
+void Sampler::Release(uint64_t id) {
+  {
+    std::lock_guard lock(leases_mu_);
+    leases_.erase(id);
+  }
+  Replan();
+}
+
+void Sampler::Replan() {
+  // The rate log changes when the lease does, not when the loop next wakes.
+  PlanAndLog(clock_.MonotonicNs());
+  std::lock_guard lock(mu_);
   cv_.notify_all();  // re-plan the next wake-up
+}
+
+Sampler::Plan Sampler::PlanAndLog(int64_t now) {
+  // One lock around both, so the log never records a plan older than one
+  // already logged.
+  std::lock_guard lock(rates_mu_);
+  Plan plan = PlanAt(now);
+  LogRateLocked(RailRateHz(frame_period_.load(), EffectiveEnergyPeriod(plan), plan.live_period));
+  return plan;
+}
+
+void Sampler::LogRateLocked(double hz) {
+  if (!rates_.empty() && rates_.back().second == hz) return;
+  // Kept in time order whatever the wall clock does.
+  const int64_t now = std::max(clock_.RealtimeNs(), rates_.empty() ? 0 : rates_.back().first);
+  if (rates_.size() >= kMaxRateLog) {
+    rates_.erase(rates_.begin(), rates_.begin() + static_cast<long>(kMaxRateLog / 2));
+  }
+  rates_.emplace_back(now, hz);
+}
+
+std::optional<RateRange> Sampler::RatesBetween(int64_t from_ns, int64_t to_ns) const {
+  std::lock_guard lock(rates_mu_);
+  if (rates_.empty() || to_ns <= rates_.front().first || from_ns >= to_ns) return std::nullopt;
+  // The rate in force at from_ns: the last change at or before it.
+  auto it = std::upper_bound(rates_.begin(), rates_.end(), from_ns,
+                             [](int64_t t, const auto& e) { return t < e.first; });
+  if (it != rates_.begin()) --it;
+  RateRange r{it->second, it->second};
+  for (; it != rates_.end() && it->first < to_ns; ++it) {
+    r.min_hz = std::min(r.min_hz, it->second);
+    r.max_hz = std::max(r.max_hz, it->second);
+  }
+  return r;
 }
 
 void Sampler::Reconfigure(int64_t frame_period_ns, int64_t energy_period_ns) {
@@ -70,16 +201,33 @@ void Sampler::Run() {
   // sets the grid; otherwise start now.
   int64_t next_frame =
       frames_.load() > 0 ? last_tick_mono_ + frame_period_.load() : clock_.MonotonicNs();
-  int64_t next_fast = 0;  // 0: not scheduled
+  int64_t anchor = next_frame - frame_period_.load();  // the newest frame's deadline
+  int64_t next_fast = 0;                               // 0: not scheduled
+  int64_t next_live = 0;                               // 0: not scheduled
+  int64_t planned_live = 0;                            // the live period next_live was planned with
   last_topology_check_ = next_frame;
   std::unique_lock<std::mutex> lock(mu_);
   while (!stop_) {
     lock.unlock();
     int64_t now = clock_.MonotonicNs();
     const int64_t period = frame_period_.load();
-    const int64_t fast_period = EffectiveEnergyPeriod(now);
+    const Plan plan = PlanAndLog(now);
+    const int64_t fast_period = EffectiveEnergyPeriod(plan);
+    const int64_t live_period = plan.live_period;
+    // Live ticks keep to the grid of the newest frame's deadline.
+    auto plan_live = [&] {
+      return live_period <= 0
+                 ? 0
+                 : anchor + (std::max<int64_t>(0, now - anchor) / live_period + 1) * live_period;
+    };
+    if (live_period <= 0 || next_live == 0 || live_period != planned_live) next_live = plan_live();
+    planned_live = live_period;
+    // A live tick or fast sample that would land right on the frame is the frame's.
+    const bool live_before_frame =
+        live_period > 0 && next_live != 0 && next_live < next_frame - live_period / 4;
     if (now >= next_frame) {
-      TickOnce();
+      anchor = next_frame;
+      Take(false, next_frame);
       now = clock_.MonotonicNs();
       next_frame += period;
       if (next_frame <= now) {  // late: skip the deadlines we missed, count them
@@ -88,10 +236,16 @@ void Sampler::Run() {
         next_frame += missed * period;
       }
       next_fast = fast_period > 0 ? now + fast_period : 0;
+      next_live = plan_live();
       if (now - last_topology_check_ >= options_.topology_check_ns) {
         last_topology_check_ = now;
         collection_.CheckTopology();
       }
+    } else if (live_before_frame && now >= next_live) {
+      Take(true, next_live);
+      now = clock_.MonotonicNs();
+      next_live += live_period;
+      if (next_live <= now) next_live += ((now - next_live) / live_period + 1) * live_period;
     } else if (fast_period > 0 && next_fast == 0) {
       next_fast = now + fast_period;  // a boost just started
     } else if (fast_period > 0 && now >= next_fast) {
@@ -103,10 +257,13 @@ void Sampler::Run() {
       next_fast = 0;
     }
     int64_t wake = next_frame;
-    // A fast sample that would land right on the frame is the frame's.
     if (fast_period > 0 && next_fast != 0 && next_fast < next_frame - fast_period / 4) {
-      wake = next_fast;
+      wake = std::min(wake, next_fast);
     }
+    if (live_period > 0 && next_live != 0 && next_live < next_frame - live_period / 4) {
+      wake = std::min(wake, next_live);
+    }
+    wake = std::min(wake, plan.next_expiry);  // a lease ending changes the rate
     lock.lock();
     if (stop_) break;
     if (clock_.MonotonicNs() < wake) clock_.WaitUntil(wake, lock, cv_);

@@ -13,15 +13,33 @@
 //      advances with boottime until the wall clock catches up.
 //   4. Sampling never waits on a client or a sink: sinks must not block.
 //
-// Thread safety: Run() on one thread; Stop(), Boost() and the stats
-// accessors from any thread; TickOnce() only when Run() is not running.
+// Rate leases: every caller that wants a faster rate holds its own lease
+// (Lease), with its own period and expiry. An energy lease (Boost) raises
+// the rail sampling rate; a live lease (a Watch faster than frames) adds
+// live frames between stored ones, for the sinks that ask for them
+// (FrameSink::WantsLive), never for the store. The sampler runs at the
+// fastest rate any unexpired lease asks for, wakes when the earliest lease
+// ends and falls to the fastest remaining one; live frames are at most
+// 100 Hz whatever the number of leases. Live ticks keep to a grid anchored
+// at the last frame's deadline, so they never bunch against frames.
+//
+// Every change of the effective rail sampling rate (configured, boosted,
+// live or frame rate, whichever is fastest) goes into an in-memory log, so
+// a summary states the rate that actually held over its range (RatesBetween).
+//
+// Thread safety: Run() on one thread; Stop(), Lease(), Release(),
+// RatesBetween() and the stats accessors from any thread; TickOnce() only
+// when Run() is not running.
 #pragma once
 
 #include <atomic>
 #include <condition_variable>
 #include <cstdint>
 #include <functional>
+#include <limits>
+#include <map>
 #include <mutex>
+#include <optional>
 #include <vector>
 
 #include "collection.h"
@@ -35,6 +53,27 @@ class FrameSink {
   // Called on the sampler thread after every frame. Must not block.
   // `generation` changes whenever the inventory changed.
   virtual void OnFrame(const Inventory& inventory, uint64_t generation, const Frame& frame) = 0;
+  // What the sampler calls: OnFrame with the CLOCK_BOOTTIME the frame was
+  // scheduled for (its boottime_ns less the wake-up lateness, so free of
+  // jitter). The default forgets it.
+  virtual void OnScheduledFrame(const Inventory& inventory, uint64_t generation, const Frame& frame,
+                                int64_t /*scheduled_ns*/) {
+    OnFrame(inventory, generation, frame);
+  }
+  // True for sinks that also take live frames (sampled for a live lease,
+  // not stored; they carry the seq of the newest stored frame).
+  virtual bool WantsLive() const { return false; }
+};
+
+enum class LeaseKind {
+  kEnergy,  // rail sampling (energy integration) rate
+  kLive,    // live frames between stored frames
+};
+
+// The lowest and highest effective rail sampling rates over a time range.
+struct RateRange {
+  double min_hz = 0;
+  double max_hz = 0;
 };
 
 struct SamplerOptions {
@@ -58,21 +97,50 @@ class Sampler {
   void Run();
   void Stop();
 
-  // Raises the energy rate to `period_ns` until the monotonic clock reaches
-  // `until_ns` (a lease that ends by itself). The faster of the configured
-  // and boosted rates applies.
-  void Boost(int64_t period_ns, int64_t until_ns);
+  static constexpr int64_t kNoExpiry = std::numeric_limits<int64_t>::max();
+  static constexpr int64_t kMinLivePeriodNs = 10'000'000;  // live frames: at most 100 Hz
+  static constexpr size_t kMaxLeases = 4096;
+
+  // Adds a lease (id 0) asking for `period_ns` until the monotonic clock
+  // reaches `until_ns` (kNoExpiry: until released), or renews lease `id`
+  // (period and expiry replaced; other leases untouched). Renewing an id that
+  // has expired, or that is not a lease of this kind, adds a new lease.
+  // Returns the lease's id; 0 when kMaxLeases leases are live.
+  uint64_t Lease(uint64_t id, LeaseKind kind, int64_t period_ns, int64_t until_ns);
+  void Release(uint64_t id);
+  // The effective rail sampling rates over realtime [from_ns, to_ns), as far
+  // as the log reaches back (the sampler's start); nullopt outside it.
+  std::optional<RateRange> RatesBetween(int64_t from_ns, int64_t to_ns) const;
   // Changes the frame and energy periods (SIGHUP reload); thread-safe.
   void Reconfigure(int64_t frame_period_ns, int64_t energy_period_ns);
 
   uint64_t frames() const { return frames_.load(); }
   uint64_t fast_samples() const { return fast_.load(); }
+  uint64_t live_frames() const { return live_.load(); }
   uint64_t deadline_misses() const { return misses_.load(); }
   int64_t frame_period_ns() const { return frame_period_.load(); }
   int64_t energy_period_ns() const;  // the effective one, boost included
+  int64_t live_period_ns() const;    // 0: no live frames between stored ones
 
  private:
-  int64_t EffectiveEnergyPeriod(int64_t now) const;
+  struct LeaseEntry {
+    LeaseKind kind;
+    int64_t period_ns;
+    int64_t until_ns;
+  };
+  // What the leases ask for at monotonic `now` (expired ones are dropped).
+  struct Plan {
+    int64_t energy_period = 0;  // 0: none
+    int64_t live_period = 0;    // 0: none
+    int64_t next_expiry = kNoExpiry;
+  };
+  Plan PlanAt(int64_t now) const;
+  int64_t EffectiveEnergyPeriod(const Plan& plan) const;
+  const Frame& Take(bool live, int64_t due_mono_ns);
+  // PlanAt, and the rate it gives into the log.
+  Plan PlanAndLog(int64_t now);
+  void LogRateLocked(double hz);  // rates_mu_ held
+  void Replan();                  // after a lease changed: log the rate, wake the loop
 
   Collection& collection_;
   Clock& clock_;
@@ -85,13 +153,22 @@ class Sampler {
   int64_t last_boottime_ = 0;
   int64_t last_topology_check_ = 0;
   int64_t last_tick_mono_ = 0;
+  int64_t boot_offset_ = 0;  // CLOCK_BOOTTIME - CLOCK_MONOTONIC (time suspended)
+  static constexpr int64_t kBootOffsetJitterNs = 1'000'000;
 
   std::atomic<int64_t> frame_period_;
   std::atomic<int64_t> energy_period_;
-  std::atomic<int64_t> boost_period_{0};
-  std::atomic<int64_t> boost_until_{0};
   std::atomic<uint64_t> frames_{0};
   std::atomic<uint64_t> fast_{0};
+  std::atomic<uint64_t> live_{0};
+
+  mutable std::mutex leases_mu_;
+  mutable std::map<uint64_t, LeaseEntry> leases_;  // guarded by leases_mu_
+  uint64_t next_lease_id_ = 1;                     // guarded by leases_mu_
+
+  static constexpr size_t kMaxRateLog = 65536;
+  mutable std::mutex rates_mu_;                    // taken before leases_mu_
+  std::vector<std::pair<int64_t, double>> rates_;  // guarded by rates_mu_: (realtime, Hz) changes
   std::atomic<uint64_t> misses_{0};
 
   std::mutex mu_;

@@ -282,15 +282,18 @@ int WaitChild(const Child& child, record::ItemCounter* items, int64_t* exit_ns) 
 
 // ---- Talking to the daemon ----
 
-// Rail sampling boost and daemon reachability while the command runs.
+// Rail sampling boost and daemon reachability while the command runs. The
+// boost is this run's own lease (`lease_id`), renewed by its id and ended
+// at Stop, so it neither shortens nor outlives other clients' leases.
 class Monitor {
  public:
   Monitor(const std::string& target, std::chrono::milliseconds timeout, uint32_t rate_hz,
-          std::string probe_key)
+          uint64_t lease_id, std::string probe_key)
       : target_(target),
         timeout_(timeout),
         client_(Fresh(target, timeout)),
         rate_hz_(rate_hz),
+        lease_id_(lease_id),
         probe_key_(std::move(probe_key)) {
     thread_ = std::jthread([this](std::stop_token st) { Run(st); });
   }
@@ -299,6 +302,8 @@ class Monitor {
     if (thread_.joinable()) {
       thread_.request_stop();
       thread_.join();
+      // End the lease now (a renewal 1 ms long) rather than at its expiry.
+      if (rate_hz_ > 0 && lease_id_ != 0 && client_) (void)client_->Boost(rate_hz_, 1, lease_id_);
     }
   }
   uint32_t effective_rate() const { return effective_.load(); }
@@ -327,9 +332,10 @@ class Monitor {
     while (!st.stop_requested() && client_) {
       bool ok = true;
       if (rate_hz_ > 0 && std::chrono::steady_clock::now() >= next_boost) {
-        auto b = client_->Boost(rate_hz_, kBoostLeaseMs);
+        auto b = client_->Boost(rate_hz_, kBoostLeaseMs, lease_id_);
         if (b.ok()) {
           effective_ = b->rate_hz;
+          lease_id_ = b->lease_id;  // a new one if the daemon lost ours
           next_boost =
               std::chrono::steady_clock::now() + std::chrono::milliseconds(kBoostLeaseMs / 3);
         } else {
@@ -367,6 +373,7 @@ class Monitor {
   const std::chrono::milliseconds timeout_;
   std::unique_ptr<client::Client> client_;
   const uint32_t rate_hz_;
+  uint64_t lease_id_;  // Run's thread, then Stop's after the join
   const std::string probe_key_;
   std::atomic<uint32_t> effective_{0};
   std::atomic<bool> renew_failed_{false};
@@ -537,10 +544,12 @@ int RunRecord(const Globals& globals, const RecordOptions& o) {
   }
 
   std::optional<Monitor> monitor;
+  uint64_t lease_id = 0;
   if (o.rate_hz > 0) {
     auto b = c->Boost(o.rate_hz, kBoostLeaseMs);
     if (!b.ok()) return ReportStatus("record: boost", b.status());
     report.boost_rate_hz = b->rate_hz;
+    lease_id = b->lease_id;
   }
   int64_t before = NowNs();
   auto window = c->BeginWindow(report.label);
@@ -572,7 +581,7 @@ int RunRecord(const Globals& globals, const RecordOptions& o) {
     return ReportExecError(o.command[0], spawn_err);
   }
   g_child = child.pid;
-  monitor.emplace(c->target(), globals.timeout, o.rate_hz, ProbeKey(info->inventory));
+  monitor.emplace(c->target(), globals.timeout, o.rate_hz, lease_id, ProbeKey(info->inventory));
 
   record::ItemCounter counter(re ? *re : std::regex());
   int64_t exit_local = 0;
@@ -658,6 +667,15 @@ int RunRecord(const Globals& globals, const RecordOptions& o) {
     return rc;
   }
   report.summary = *summary;
+  if (const auto& held = report.summary.min_rail_rate_hz;
+      o.rate_hz > 0 && held && *held + 0.5 < o.rate_hz) {
+    report.notes.push_back(
+        "--rate " + std::to_string(o.rate_hz) +
+        " Hz was asked for; the rail rate that held over the range went down "
+        "to " +
+        record::RateHz(*held) +
+        (*pre > 0 ? " (the boost starts with the command, not with --pre)" : ""));
+  }
   AddPhases(*c, report, deadline);
   std::string text = record::RenderSummary(report, again->inventory);
   std::fflush(stdout);

@@ -201,6 +201,33 @@ std::vector<std::string> ThermalTrips(const std::vector<client::TempSummary>& te
   return out;
 }
 
+std::string RateHz(double hz) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%g Hz", hz);
+  return buf;
+}
+
+std::string HeldRailRates(const client::Summary& s) {
+  if (!s.min_rail_rate_hz || !s.max_rail_rate_hz) return "";
+  if (*s.min_rail_rate_hz == *s.max_rail_rate_hz) return RateHz(*s.min_rail_rate_hz);
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%g to %g Hz", *s.min_rail_rate_hz, *s.max_rail_rate_hz);
+  return buf;
+}
+
+namespace {
+
+// The rail rate the uncertainty notes reckon with: the lowest that held, or
+// (from a daemon that keeps no rate log) the boost or the configured rate.
+uint32_t NotesRate(const Report& report) {
+  if (report.summary.min_rail_rate_hz) {
+    return static_cast<uint32_t>(std::max(1.0, std::floor(*report.summary.min_rail_rate_hz)));
+  }
+  return std::max(report.boost_rate_hz, report.energy_rate_hz);
+}
+
+}  // namespace
+
 std::vector<std::string> UncertaintyNotes(const client::Summary& summary, uint32_t interval_ms,
                                           uint32_t energy_rate_hz) {
   std::vector<std::string> out;
@@ -353,10 +380,12 @@ std::string RenderSummary(const Report& report, const Inventory& inventory) {
 
   o << "\nSamples   " << s.samples << " frames";
   if (report.interval_ms) o << " every " << report.interval_ms << " ms";
-  uint32_t rate = std::max(report.boost_rate_hz, report.energy_rate_hz);
-  if (rate) o << ", rails integrated at " << rate << " Hz";
+  // The rates that held over the range, never the one asked for.
+  if (std::string held = HeldRailRates(s); !held.empty()) o << ", rails integrated at " << held;
   o << ", " << s.gaps << " gaps\n";
-  for (const auto& n : UncertaintyNotes(s, report.interval_ms, rate)) o << "Note: " << n << "\n";
+  for (const auto& n : UncertaintyNotes(s, report.interval_ms, NotesRate(report))) {
+    o << "Note: " << n << "\n";
+  }
   for (const auto& n : report.notes) o << "Note: " << n << "\n";
   return o.str();
 }
@@ -378,6 +407,9 @@ nlohmann::json SummaryJson(const Report& report, const Inventory& inventory) {
   j["interval_ms"] = report.interval_ms;
   j["energy_rate_hz"] = report.energy_rate_hz;
   j["boost_rate_hz"] = report.boost_rate_hz;
+  j["rail_rate_hz"] = s.min_rail_rate_hz && s.max_rail_rate_hz
+                          ? json{{"min", *s.min_rail_rate_hz}, {"max", *s.max_rail_rate_hz}}
+                          : json(nullptr);
   j["window"] = report.window_id ? json{{"id", report.window_id},
                                         {"start_ns", report.run_start_ns},
                                         {"end_ns", report.run_end_ns}}
@@ -432,8 +464,7 @@ nlohmann::json SummaryJson(const Report& report, const Inventory& inventory) {
   j["thermal_trips"] = ThermalTrips(s.temps, inventory);
   j["samples"] = s.samples;
   j["gaps"] = s.gaps;
-  uint32_t rate = std::max(report.boost_rate_hz, report.energy_rate_hz);
-  j["uncertainty"] = UncertaintyNotes(s, report.interval_ms, rate);
+  j["uncertainty"] = UncertaintyNotes(s, report.interval_ms, NotesRate(report));
   j["notes"] = report.notes;
   json phases = json::array();
   for (const auto& p : report.phases) {

@@ -106,6 +106,12 @@ std::vector<std::string> ThermalTrips(const std::vector<client::TempSummary>& te
 std::vector<std::string> UncertaintyNotes(const client::Summary& summary, uint32_t interval_ms,
                                           uint32_t energy_rate_hz);
 
+// "100 Hz", "0.5 Hz".
+std::string RateHz(double hz);
+// The rail sampling rates that held over the summary's range, as the daemon
+// logged them: "100 Hz", "100 to 1000 Hz"; empty when unknown.
+std::string HeldRailRates(const client::Summary& summary);
+
 std::string RenderSummary(const Report& report, const Inventory& inventory);
 nlohmann::json SummaryJson(const Report& report, const Inventory& inventory);
 

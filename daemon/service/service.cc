@@ -20,6 +20,7 @@ using grpc::StatusCode;
 
 constexpr int64_t kNsPerMs = 1'000'000;
 constexpr int64_t kMaxIntervalMs = 3'600'000;
+constexpr uint32_t kMaxBoostHz = 1000;
 constexpr size_t kMaxLabel = 256;
 constexpr int64_t kRecentNs = 60 * 1000 * kNsPerMs;  // queries reaching this far back flush first
 
@@ -361,7 +362,16 @@ grpc::ServerWriteReactor<v1::Frame>* TelemetryService::Watch(grpc::CallbackServe
                               "too many open streams (limit " + std::to_string(hub_.max_streams()) +
                                   "); close one and retry"));
   }
-  return hub_.StartWatch(static_cast<int64_t>(req->interval_ms()) * kNsPerMs, std::move(subset));
+  const int64_t interval_ns = static_cast<int64_t>(req->interval_ms()) * kNsPerMs;
+  std::function<void()> release;
+  if (sampler_ != nullptr && interval_ns > 0 && interval_ns < sampler_->frame_period_ns()) {
+    // Faster than frames: a live-rate lease for as long as the stream lasts.
+    // (No lease when the table is full: the watch then gets stored frames.)
+    if (uint64_t id = sampler_->Lease(0, LeaseKind::kLive, interval_ns, Sampler::kNoExpiry)) {
+      release = [sampler = sampler_, id] { sampler->Release(id); };
+    }
+  }
+  return hub_.StartWatch(interval_ns, std::move(subset), std::move(release));
 }
 
 grpc::ServerWriteReactor<v1::QueryChunk>* TelemetryService::Query(grpc::CallbackServerContext*,
@@ -514,6 +524,11 @@ Status TelemetryService::DoSummarize(int64_t from, int64_t to, v1::Summary* out)
   out->set_to_ns(to);
   double duration_s = static_cast<double>(to - from) / 1e9;
   out->set_duration_s(duration_s);
+  // The rail sampling rates that held, from the sampler's rate log.
+  if (auto rates = sampler_ != nullptr ? sampler_->RatesBetween(from, to) : std::nullopt) {
+    out->set_min_rail_rate_hz(rates->min_hz);
+    out->set_max_rail_rate_hz(rates->max_hz);
+  }
   auto channels = store_.Channels();
   if (!channels.ok()) return Internal("summarize: " + channels.error());
   auto stats = store_.Stats();
@@ -647,15 +662,28 @@ grpc::ServerUnaryReactor* TelemetryService::Boost(grpc::CallbackServerContext* c
                                                   const v1::BoostRequest* req,
                                                   v1::BoostResponse* resp) {
   if (!sampler_) return Done(ctx, Status(StatusCode::UNIMPLEMENTED, "no sampler"));
-  if (req->rate_hz() == 0) return Done(ctx, Invalid("rate_hz: must be 1 to 1000"));
-  if (req->duration_ms() == 0) return Done(ctx, Invalid("duration_ms: must be 1 to 3600000"));
-  uint32_t rate = std::min<uint32_t>(req->rate_hz(), 1000);
-  uint32_t dur_ms = std::min<uint32_t>(req->duration_ms(), 3'600'000);
-  int64_t dur_ns = static_cast<int64_t>(dur_ms) * kNsPerMs;
-  sampler_->Boost(1'000'000'000 / rate, clock_.MonotonicNs() + dur_ns);
-  uint32_t configured = options_.energy_rate_hz;
-  resp->set_rate_hz(std::max(rate, configured));
+  const uint32_t rate = req->rate_hz();
+  if (rate == 0 || rate > kMaxBoostHz) {
+    return Done(ctx, Invalid("rate_hz: must be 1 to 1000, got " + std::to_string(rate)));
+  }
+  const uint32_t dur_ms = req->duration_ms();
+  if (dur_ms == 0 || dur_ms > kMaxIntervalMs) {
+    return Done(ctx, Invalid("duration_ms: must be 1 to 3600000, got " + std::to_string(dur_ms)));
+  }
+  const int64_t dur_ns = static_cast<int64_t>(dur_ms) * kNsPerMs;
+  const uint64_t id = sampler_->Lease(req->lease_id(), LeaseKind::kEnergy, 1'000'000'000 / rate,
+                                      clock_.MonotonicNs() + dur_ns);
+  if (id == 0) {
+    return Done(ctx, Status(StatusCode::RESOURCE_EXHAUSTED,
+                            "too many rate leases; retry when some have expired"));
+  }
+  // Effective now: the fastest of every live lease and the configured rate.
+  const int64_t period = sampler_->energy_period_ns();
+  resp->set_rate_hz(period > 0
+                        ? static_cast<uint32_t>(std::llround(1e9 / static_cast<double>(period)))
+                        : std::max(rate, options_.energy_rate_hz));
   resp->set_until_ns(clock_.RealtimeNs() + dur_ns);
+  resp->set_lease_id(id);
   return Done(ctx, Status::OK);
 }
 

@@ -3,16 +3,31 @@
 #include "codec.h"
 
 namespace edgemon::service {
+bool WatchSpacing::Due(uint64_t seq, int64_t scheduled_ns) const {
+  if (!sent_any_) return true;
+  if (interval_ns_ == 0) return seq != last_seq_;
+  return scheduled_ns - last_due_ns_ >= interval_ns_;
+}
+
+void WatchSpacing::Sent(uint64_t seq, int64_t scheduled_ns) {
+  sent_any_ = true;
+  last_due_ns_ = scheduled_ns;
+  last_seq_ = seq;
+}
 
 class WatchHub::Watcher final : public grpc::ServerWriteReactor<v1::Frame> {
  public:
-  Watcher(WatchHub& hub, int64_t interval_ns, std::vector<ChannelId> subset)
-      : hub_(hub), interval_ns_(interval_ns), subset_(std::move(subset)) {}
+  Watcher(WatchHub& hub, int64_t interval_ns, std::vector<ChannelId> subset,
+          std::function<void()> on_done)
+      : hub_(hub),
+        spacing_(interval_ns),
+        subset_(std::move(subset)),
+        on_done_(std::move(on_done)) {}
 
   // Called by the hub under subs_mu_.
   void Offer(const Snapshot& s) {
     std::lock_guard lock(mu_);
-    if (finish_called_ || !s.frame || !DueLocked(*s.frame)) return;
+    if (finish_called_ || !s.frame || !spacing_.Due(s.frame->seq, s.scheduled_ns)) return;
     if (write_pending_) {
       if (pending_.frame) hub_.coalesced_.fetch_add(1);
       pending_ = s;
@@ -47,20 +62,14 @@ class WatchHub::Watcher final : public grpc::ServerWriteReactor<v1::Frame> {
 
   void OnDone() override {
     hub_.Unregister(this);
+    if (on_done_) on_done_();
     delete this;
   }
 
  private:
-  bool DueLocked(const Frame& f) const {
-    if (!sent_any_ || interval_ns_ == 0) return !sent_any_ || f.seq != last_seq_;
-    return f.boottime_ns - last_sent_ns_ >= interval_ns_ - interval_ns_ / 10;
-  }
-
   void WriteLocked(const Snapshot& s) {
     ToProto(*s.frame, subset_, s.generation, &out_);
-    sent_any_ = true;
-    last_sent_ns_ = s.frame->boottime_ns;
-    last_seq_ = s.frame->seq;
+    spacing_.Sent(s.frame->seq, s.scheduled_ns);
     write_pending_ = true;
     hub_.sent_.fetch_add(1);
     StartWrite(&out_);
@@ -74,16 +83,14 @@ class WatchHub::Watcher final : public grpc::ServerWriteReactor<v1::Frame> {
   }
 
   WatchHub& hub_;
-  const int64_t interval_ns_;
+  WatchSpacing spacing_;  // guarded by mu_
   const std::vector<ChannelId> subset_;
+  const std::function<void()> on_done_;
   std::mutex mu_;
   v1::Frame out_;     // guarded by mu_; alive while a write is in flight
   Snapshot pending_;  // guarded by mu_
   bool write_pending_ = false;
   bool finish_called_ = false;
-  bool sent_any_ = false;
-  int64_t last_sent_ns_ = 0;
-  uint64_t last_seq_ = 0;
 };
 
 namespace {
@@ -91,8 +98,16 @@ namespace {
 // A reactor that finishes at once (stream refused or hub shut down).
 class Refused final : public grpc::ServerWriteReactor<v1::Frame> {
  public:
-  explicit Refused(const grpc::Status& s) { Finish(s); }
-  void OnDone() override { delete this; }
+  Refused(const grpc::Status& s, std::function<void()> on_done) : on_done_(std::move(on_done)) {
+    Finish(s);
+  }
+  void OnDone() override {
+    if (on_done_) on_done_();
+    delete this;
+  }
+
+ private:
+  const std::function<void()> on_done_;
 };
 
 }  // namespace
@@ -106,11 +121,16 @@ WatchHub::~WatchHub() {
 }
 
 void WatchHub::OnFrame(const Inventory& inventory, uint64_t generation, const Frame& frame) {
+  OnScheduledFrame(inventory, generation, frame, frame.boottime_ns);
+}
+
+void WatchHub::OnScheduledFrame(const Inventory& inventory, uint64_t generation, const Frame& frame,
+                                int64_t scheduled_ns) {
   if (!inventory_ || generation != generation_) {
     inventory_ = std::make_shared<const Inventory>(inventory);
     generation_ = generation;
   }
-  Snapshot s{inventory_, generation, std::make_shared<const Frame>(frame)};
+  Snapshot s{inventory_, generation, std::make_shared<const Frame>(frame), scheduled_ns};
   {
     std::lock_guard lock(latest_mu_);
     latest_ = std::move(s);
@@ -137,13 +157,15 @@ void WatchHub::ReleaseStream() {
 }
 
 grpc::ServerWriteReactor<v1::Frame>* WatchHub::StartWatch(int64_t interval_ns,
-                                                          std::vector<ChannelId> subset) {
+                                                          std::vector<ChannelId> subset,
+                                                          std::function<void()> on_done) {
   std::lock_guard lock(subs_mu_);
   if (shut_down_) {
     ReleaseStream();
-    return new Refused(grpc::Status(grpc::StatusCode::UNAVAILABLE, "edgemond is stopping"));
+    return new Refused(grpc::Status(grpc::StatusCode::UNAVAILABLE, "edgemond is stopping"),
+                       std::move(on_done));
   }
-  auto* w = new Watcher(*this, interval_ns, std::move(subset));
+  auto* w = new Watcher(*this, interval_ns, std::move(subset), std::move(on_done));
   subs_.insert(w);
   // The newest frame at once, so a client sees data without waiting a period.
   Snapshot s = Latest();

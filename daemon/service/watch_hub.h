@@ -25,10 +25,20 @@
 //   kFinished ──OnDone (gRPC, after Finish completed)──▶ unregistered from
 //            the hub, its stream slot released, deleted
 //
-// A frame is due when the stream has sent none yet or when its boottime is
-// at least interval - interval/10 after the last one sent (so a 2000 ms
-// watch on 1000 ms frames gets every second frame despite jitter);
-// interval 0 sends every frame.
+// A frame is due when the stream has sent none yet or when the time it was
+// scheduled for (Snapshot::scheduled_ns, free of wake-up jitter) is at least
+// the interval after that of the last one sent: delivered frames are never
+// closer than the interval and, frames being one sampling period apart, at
+// most one period further (a 1000 ms watch on 100 ms frames gets every
+// tenth). Interval 0 sends every stored frame (a new seq).
+//
+// Live rate: a watch whose interval is shorter than the frame period holds
+// a live lease on the sampler (Sampler::Lease, LeaseKind::kLive) for as long
+// as the stream lasts: the sampler then publishes live frames at that rate
+// (never faster than every 10 ms, one live rate for all watchers) to this
+// hub only, not to the store. The lease is released in OnDone (the
+// `on_done` given to StartWatch), so it ends with the stream whatever ends
+// the stream.
 //
 // Locks: subs_mu_ (registry) is taken before a reactor's mu_, never after.
 // Reactions (OnWriteDone, OnCancel, OnDone) take only their own mu_, or
@@ -40,6 +50,7 @@
 #include <atomic>
 #include <condition_variable>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <set>
@@ -54,11 +65,27 @@
 
 namespace edgemon::service {
 
+// The spacing rule of one Watch stream (the design note's "due") over
+// frames' seq and scheduled time. Not thread-safe: its stream's lock guards it.
+class WatchSpacing {
+ public:
+  explicit WatchSpacing(int64_t interval_ns) : interval_ns_(interval_ns) {}
+  bool Due(uint64_t seq, int64_t scheduled_ns) const;
+  void Sent(uint64_t seq, int64_t scheduled_ns);
+
+ private:
+  int64_t interval_ns_;
+  bool sent_any_ = false;
+  int64_t last_due_ns_ = 0;
+  uint64_t last_seq_ = 0;
+};
+
 // One published frame and the inventory it belongs to (both immutable).
 struct Snapshot {
   std::shared_ptr<const Inventory> inventory;
   uint64_t generation = 0;
   std::shared_ptr<const Frame> frame;
+  int64_t scheduled_ns = 0;  // CLOCK_BOOTTIME the frame was scheduled for
 };
 
 class WatchHub final : public FrameSink {
@@ -69,7 +96,11 @@ class WatchHub final : public FrameSink {
   WatchHub& operator=(const WatchHub&) = delete;
 
   // FrameSink, on the sampler thread: never blocks beyond a pointer swap.
+  // A frame not from a schedule: it counts as scheduled at its boottime.
   void OnFrame(const Inventory& inventory, uint64_t generation, const Frame& frame) override;
+  void OnScheduledFrame(const Inventory& inventory, uint64_t generation, const Frame& frame,
+                        int64_t scheduled_ns) override;
+  bool WantsLive() const override { return true; }
 
   // The newest snapshot (frame is null before the first frame).
   Snapshot Latest() const;
@@ -81,9 +112,11 @@ class WatchHub final : public FrameSink {
   size_t max_streams() const { return max_streams_; }
 
   // A reactor for one Watch call. `subset` as SelectChannels returns it.
-  // Takes a stream slot the caller has acquired; releases it in OnDone.
+  // Takes a stream slot the caller has acquired; releases it in OnDone,
+  // and then calls `on_done` (if set; also when the watch is refused).
   grpc::ServerWriteReactor<v1::Frame>* StartWatch(int64_t interval_ns,
-                                                  std::vector<ChannelId> subset);
+                                                  std::vector<ChannelId> subset,
+                                                  std::function<void()> on_done = {});
   // Finishes every live stream (UNAVAILABLE) and stops the dispatcher; new
   // watches finish at once. Call before grpc::Server::Shutdown.
   void Shutdown();

@@ -303,6 +303,58 @@ def check_query_csv(b, connect=None):
     expect(re.search(r"GiB|MiB", table), "query table without units")
 
 
+def check_intervals_faster_than_frames(b):
+    """A second edgemond on the same board at 1000 ms frames: `tegrastats
+    --interval 500` prints a line every 500 ms (a live-rate lease), and
+    `watch --interval 500` frames are 500 ms apart, never closer."""
+    d = os.path.join(b.dir, "slow")
+    os.makedirs(d, exist_ok=True)
+    sock = os.path.join(d, "edgemond.sock")
+    config = os.path.join(d, "edgemond.toml")
+    with open(config, "w") as f:
+        f.write("[store]\ncommit_interval_ms = 200\n")
+    root = b.cmd[b.cmd.index("--root") + 1]
+    env = dict(os.environ)
+    env.pop("NOTIFY_SOCKET", None)
+    with open(os.path.join(d, "edgemond.log"), "w") as log:
+        daemon = subprocess.Popen([ARGS.edgemond, "--config", config, "--root", root, "--db",
+                                   os.path.join(d, "edgemon.db"), "--listen", "unix:" + sock,
+                                   "--interval-ms", "1000"],
+                                  stdout=subprocess.DEVNULL, stderr=log, env=env)
+        try:
+            deadline = time.time() + 20
+            while not os.path.exists(sock):
+                expect(daemon.poll() is None and time.time() < deadline, "edgemond did not start")
+                time.sleep(0.05)
+            time.sleep(1.2)  # a stored frame or two
+            # tegrastats: the arrival times of 9 lines.
+            p = subprocess.Popen([ARGS.edgemon, "--connect", "unix:" + sock, "tegrastats",
+                                  "--interval", "500", "--count", "9"],
+                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+            arrivals = []
+            for line in p.stdout:
+                expect(parse_tegrastats(line.rstrip("\n"))["ram"], f"bad line {line!r}")
+                arrivals.append(time.monotonic())
+            p.wait(timeout=30)
+            expect(len(arrivals) == 9, f"tegrastats --count 9 printed {len(arrivals)} lines")
+            gaps = sorted(b2 - a for a, b2 in zip(arrivals[1:], arrivals[2:]))
+            # 500 ms lines, not the 1000 ms frames: the median gap is nearer 500.
+            median = gaps[len(gaps) // 2]
+            expect(median < 0.75, f"tegrastats --interval 500 on 1000 ms frames: median gap "
+                   f"{median * 1000:.0f} ms (gaps {[round(g * 1000) for g in gaps]})")
+            # watch --json: the frames' own times are 500 ms apart, never closer
+            # (less a wake-up's lateness), never a frame period further.
+            r = b.edgemon("watch", "--json", "--interval", "500", "--count", "8",
+                          connect="unix:" + sock)
+            times = [json.loads(line)["boottime_ns"] for line in r.stdout.strip().splitlines()]
+            expect(len(times) == 8, f"watch --count 8 printed {len(times)} lines")
+            dts = [(b2 - a) / 1e6 for a, b2 in zip(times[1:], times[2:])]
+            expect(all(450 <= dt < 1000 for dt in dts), f"watch --interval 500 gaps (ms): {dts}")
+            expect(sorted(dts)[len(dts) // 2] < 750, f"watch --interval 500 gaps (ms): {dts}")
+        finally:
+            stop_process(daemon)
+
+
 def check_errors(b):
     nowhere = os.path.join(b.dir, "nothing.sock")
     for cmd in (["now"], ["sensors"], ["watch", "--count", "1"], ["tegrastats", "--count", "1"],
@@ -394,6 +446,8 @@ def main():
                 checks.run(f"{board} watch", check_watch, b)
                 checks.run(f"{board} tegrastats", check_tegrastats, b)
                 checks.run(f"{board} tegrastats --logfile + signals", check_tegrastats_logfile, b)
+                checks.run(f"{board} intervals faster than frames",
+                           check_intervals_faster_than_frames, b)
                 checks.run(f"{board} query", check_query_csv, b)
                 checks.run(f"{board} errors and exit codes", check_errors, b)
                 checks.run(f"{board} over loopback TCP", check_tcp, b)

@@ -372,6 +372,35 @@ def rate_boost(board):
     check_rail_energies(board, s)
 
 
+def concurrent_rates(board):
+    """Two records at once, --rate 1000 and --rate 5: each holds its own lease,
+    so the first keeps 1000 Hz throughout, and each report states the rates
+    that held (the daemon's log), not the one it asked for."""
+    fast_out = os.path.join(board.tmp, "rate-fast")
+    slow_out = os.path.join(board.tmp, "rate-slow")
+    fast = subprocess.Popen([ARGS.edgemon, "--connect", board.target, "record", "--rate", "1000",
+                             "--out", fast_out, "--", "sleep", "2.5"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    time.sleep(0.5)
+    r = board.edgemon("record", "--rate", "5", "--out", slow_out, "--", "sleep", "0.3")
+    expect(r.returncode == 0, r.stderr)
+    _, err = fast.communicate(timeout=60)
+    expect(fast.returncode == 0, err)
+    s = load(os.path.join(fast_out, "summary.json"))
+    expect(s["rail_rate_hz"] == {"min": 1000, "max": 1000},
+           f"--rate 1000 beside --rate 5: rates held {s['rail_rate_hz']}")
+    expect("rails integrated at 1000 Hz," in err, err)
+    # The slow run lay inside the fast one: 1000 Hz held for it too.
+    s = load(os.path.join(slow_out, "summary.json"))
+    expect(s["rail_rate_hz"] == {"min": 1000, "max": 1000}, s["rail_rate_hz"])
+    # With the leases gone, the configured rate holds again and is what a report says.
+    time.sleep(0.3)
+    plain = os.path.join(board.tmp, "rate-none")
+    r = board.edgemon("record", "--out", plain, "--", "sleep", "0.3")
+    s = load(os.path.join(plain, "summary.json"))
+    expect(s["rail_rate_hz"] == {"min": ENERGY_RATE_HZ, "max": ENERGY_RATE_HZ}, s["rail_rate_hz"])
+
+
 def signal_forwarding(board):
     """SIGTERM sent to edgemon reaches the command; edgemon exits 128+15 with a summary."""
     e = dict(os.environ)
@@ -485,6 +514,7 @@ def main():
         checks.run("mark begin/end from inside the command", marks, nano)
         checks.run("--items and --items-from", items, nano)
         checks.run("--rate --pre --post", rate_boost, nano)
+        checks.run("two records at once with their own --rate", concurrent_rates, nano)
         checks.run("SIGTERM forwarded to the command", signal_forwarding, nano)
         checks.run("Ctrl-C in a terminal (tmux)", terminal_ctrl_c, nano)
         checks.run("edgemond killed and restarted mid-recording", daemon_restart, nano)

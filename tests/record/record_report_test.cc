@@ -204,6 +204,32 @@ TEST(SummaryText, ShowsTreeTotalPerItemAndShortRunNote) {
   EXPECT_EQ(text.find("14.5"), std::string::npos) << text;
 }
 
+// The report states the rail rates that held (the daemon's log), never the
+// boost that was asked for; unknown is said as such, not as a rate.
+TEST(SummaryText, StatesTheRailRatesThatHeldNotTheRequest) {
+  auto inv = SmallInventory();
+  Report r = SomeReport();
+  r.boost_rate_hz = 1000;  // asked for
+  r.summary.min_rail_rate_hz = 100;
+  r.summary.max_rail_rate_hz = 1000;
+  std::string text = RenderSummary(r, inv);
+  EXPECT_NE(text.find("rails integrated at 100 to 1000 Hz,"), std::string::npos) << text;
+  auto j = SummaryJson(r, inv);
+  EXPECT_DOUBLE_EQ(j["rail_rate_hz"]["min"].get<double>(), 100);
+  EXPECT_DOUBLE_EQ(j["rail_rate_hz"]["max"].get<double>(), 1000);
+  // 2 s at the lowest rate held (100 Hz) is 200 periods: no short-run note.
+  for (const auto& n : j["uncertainty"]) {
+    EXPECT_EQ(n.get<std::string>().find("short run"), std::string::npos) << n;
+  }
+  r.summary.min_rail_rate_hz = r.summary.max_rail_rate_hz = 0.5;
+  EXPECT_NE(RenderSummary(r, inv).find("rails integrated at 0.5 Hz,"), std::string::npos);
+  r.summary.min_rail_rate_hz.reset();
+  r.summary.max_rail_rate_hz.reset();
+  text = RenderSummary(r, inv);
+  EXPECT_EQ(text.find("integrated at 1000"), std::string::npos) << text;
+  EXPECT_TRUE(SummaryJson(r, inv)["rail_rate_hz"].is_null());
+}
+
 TEST(SamplesCsv, ColumnsPerChannelEmptyCellsForAbsentValues) {
   auto inv = SmallInventory();
   std::string csv = SamplesCsv(SomeFrames(), inv);

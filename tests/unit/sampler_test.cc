@@ -142,12 +142,139 @@ TEST(Sampler, EnergyRateSamplesRailsBetweenFrames) {
 
 TEST(Sampler, BoostLeaseEndsByItself) {
   Rig rig(100 * kMs, 0, 21);
-  rig.sampler->Boost(10 * kMs, rig.clock.MonotonicNs() + 1000 * kMs);
+  rig.sampler->Lease(0, LeaseKind::kEnergy, 10 * kMs, rig.clock.MonotonicNs() + 1000 * kMs);
   rig.sampler->Run();
   // Fast samples only during the first second of the two.
   EXPECT_GE(rig.sampler->fast_samples(), 85u);
   EXPECT_LE(rig.sampler->fast_samples(), 95u);
   EXPECT_EQ(rig.sampler->energy_period_ns(), 0);
+}
+
+// A short slow lease taken after a long fast one neither cancels nor slows
+// it: each lease keeps its own rate and expiry.
+TEST(Sampler, EachLeaseKeepsItsOwnRateAndExpiry) {
+  Rig rig(100 * kMs, 0, 21);
+  const int64_t t0 = rig.clock.MonotonicNs();
+  uint64_t fast =
+      rig.sampler->Lease(0, LeaseKind::kEnergy, 1 * kMs, t0 + 1000 * kMs);  // 1 kHz, 1 s
+  uint64_t slow =
+      rig.sampler->Lease(0, LeaseKind::kEnergy, 1000 * kMs, t0 + 1 * kMs);  // 1 Hz, 1 ms
+  ASSERT_NE(fast, 0u);
+  ASSERT_NE(slow, 0u);
+  EXPECT_NE(fast, slow);
+  EXPECT_EQ(rig.sampler->energy_period_ns(), 1 * kMs);
+  rig.sampler->Run();
+  // 1 kHz for the first of the two seconds (less the ticks that were frames).
+  EXPECT_GE(rig.sampler->fast_samples(), 950u);
+  EXPECT_LE(rig.sampler->fast_samples(), 1000u);
+  EXPECT_EQ(rig.sampler->energy_period_ns(), 0);
+}
+
+TEST(Sampler, RenewingALeaseExtendsThatLeaseAlone) {
+  Rig rig(100 * kMs, 50 * kMs, 1);  // configured: 20 Hz
+  const int64_t t0 = rig.clock.MonotonicNs();
+  uint64_t a = rig.sampler->Lease(0, LeaseKind::kEnergy, 10 * kMs, t0 + 500 * kMs);
+  uint64_t b = rig.sampler->Lease(0, LeaseKind::kEnergy, 5 * kMs, t0 + 200 * kMs);
+  EXPECT_EQ(rig.sampler->Lease(a, LeaseKind::kEnergy, 10 * kMs, t0 + 1000 * kMs), a);
+  EXPECT_EQ(rig.sampler->energy_period_ns(), 5 * kMs);  // the fastest live lease
+  rig.clock.Advance(300 * kMs);
+  EXPECT_EQ(rig.sampler->energy_period_ns(), 10 * kMs);  // b expired; a was renewed
+  rig.clock.Advance(800 * kMs);
+  EXPECT_EQ(rig.sampler->energy_period_ns(), 50 * kMs);  // back to the configured rate
+  // Renewing an expired lease gives a new one.
+  uint64_t again = rig.sampler->Lease(b, LeaseKind::kEnergy, 5 * kMs, t0 + 2000 * kMs);
+  EXPECT_NE(again, 0u);
+  EXPECT_NE(again, b);
+  EXPECT_EQ(rig.sampler->energy_period_ns(), 5 * kMs);
+  rig.sampler->Release(again);
+  EXPECT_EQ(rig.sampler->energy_period_ns(), 50 * kMs);
+}
+
+// The rate log says which rail rates held over a range, lease by lease.
+TEST(Sampler, RateLogHasTheRatesThatHeld) {
+  Rig rig(100 * kMs, 0, 31);
+  const int64_t rt0 = rig.clock.RealtimeNs();
+  const int64_t t0 = rig.clock.MonotonicNs();
+  rig.sampler->Lease(0, LeaseKind::kEnergy, 1 * kMs, t0 + 1000 * kMs);   // 1 kHz for 1 s
+  rig.sampler->Lease(0, LeaseKind::kEnergy, 10 * kMs, t0 + 2000 * kMs);  // 100 Hz for 2 s
+  rig.sampler->Run();                                                    // 3 s
+  auto whole = rig.sampler->RatesBetween(rt0, rt0 + 3000 * kMs);
+  ASSERT_TRUE(whole);
+  EXPECT_DOUBLE_EQ(whole->min_hz, 10);  // frames alone in the last second
+  EXPECT_DOUBLE_EQ(whole->max_hz, 1000);
+  auto second = rig.sampler->RatesBetween(rt0 + 1000 * kMs, rt0 + 2000 * kMs);
+  ASSERT_TRUE(second);
+  EXPECT_DOUBLE_EQ(second->min_hz, 100);
+  EXPECT_DOUBLE_EQ(second->max_hz, 100);
+  auto third = rig.sampler->RatesBetween(rt0 + 2500 * kMs, rt0 + 2600 * kMs);
+  ASSERT_TRUE(third);
+  EXPECT_DOUBLE_EQ(third->max_hz, 10);
+  // Before the sampler existed: unknown, not zero.
+  EXPECT_FALSE(rig.sampler->RatesBetween(rt0 - 5000 * kMs, rt0 - 4000 * kMs));
+}
+
+// A stream that records every frame it is given, live ones included.
+class LiveRecorder final : public FrameSink {
+ public:
+  void OnFrame(const Inventory&, uint64_t, const Frame&) override {}
+  void OnScheduledFrame(const Inventory&, uint64_t, const Frame& f, int64_t scheduled) override {
+    frames.push_back(f);
+    scheduled_ns.push_back(scheduled);
+  }
+  bool WantsLive() const override { return true; }
+  std::vector<Frame> frames;
+  std::vector<int64_t> scheduled_ns;
+};
+
+// A live lease adds frames between stored ones for the sinks that want them,
+// on the grid of the frames' deadlines; the store's sinks see only frames.
+TEST(Sampler, LiveLeaseAddsLiveFramesNotStoredOnes) {
+  Rig rig(1000 * kMs, 0, 4);
+  rig.collector->cost_ns = 3 * kMs;
+  LiveRecorder live;
+  rig.sampler->AddSink(&live);
+  uint64_t id = rig.sampler->Lease(0, LeaseKind::kLive, 500 * kMs, Sampler::kNoExpiry);
+  ASSERT_NE(id, 0u);
+  EXPECT_EQ(rig.sampler->live_period_ns(), 500 * kMs);
+  rig.sampler->Run();
+  const auto& stored = rig.recorder->frames;
+  ASSERT_EQ(stored.size(), 4u);
+  for (size_t i = 1; i < stored.size(); ++i) EXPECT_EQ(stored[i].seq, stored[i - 1].seq + 1);
+  // 4 frames 1 s apart and a live one between each pair.
+  ASSERT_EQ(live.frames.size(), 7u);
+  EXPECT_EQ(rig.sampler->live_frames(), 3u);
+  for (size_t i = 1; i < live.frames.size(); ++i) {
+    EXPECT_EQ(live.scheduled_ns[i] - live.scheduled_ns[i - 1], 500 * kMs) << i;
+    EXPECT_EQ(live.frames[i].boottime_ns - live.frames[i - 1].boottime_ns, 500 * kMs) << i;
+  }
+  // A live frame carries the seq of the stored frame before it.
+  EXPECT_EQ(live.frames[1].seq, live.frames[0].seq);
+  EXPECT_EQ(live.frames[2].seq, live.frames[0].seq + 1);
+  rig.sampler->Release(id);
+  EXPECT_EQ(rig.sampler->live_period_ns(), 0);
+}
+
+TEST(Sampler, TheLeaseTableIsBoundedAndExpiredLeasesMakeRoom) {
+  Rig rig(100 * kMs, 0, 1);
+  const int64_t t0 = rig.clock.MonotonicNs();
+  for (size_t i = 0; i < Sampler::kMaxLeases; ++i) {
+    ASSERT_NE(rig.sampler->Lease(0, LeaseKind::kEnergy, 10 * kMs, t0 + 100 * kMs), 0u) << i;
+  }
+  EXPECT_EQ(rig.sampler->Lease(0, LeaseKind::kEnergy, 1 * kMs, t0 + 100 * kMs), 0u);
+  EXPECT_EQ(rig.sampler->energy_period_ns(), 10 * kMs);  // the refused one changed nothing
+  rig.clock.Advance(200 * kMs);
+  EXPECT_NE(rig.sampler->Lease(0, LeaseKind::kEnergy, 1 * kMs, t0 + 1000 * kMs), 0u);
+}
+
+TEST(Sampler, LiveRateIsCappedAndOnlyFasterThanFrames) {
+  Rig rig(1000 * kMs, 0, 1);
+  uint64_t slow = rig.sampler->Lease(0, LeaseKind::kLive, 2000 * kMs, Sampler::kNoExpiry);
+  EXPECT_EQ(rig.sampler->live_period_ns(), 0);  // frames are faster already
+  uint64_t fast = rig.sampler->Lease(0, LeaseKind::kLive, 1 * kMs, Sampler::kNoExpiry);
+  EXPECT_EQ(rig.sampler->live_period_ns(), Sampler::kMinLivePeriodNs);
+  rig.sampler->Release(fast);
+  rig.sampler->Release(slow);
+  EXPECT_EQ(rig.sampler->live_period_ns(), 0);
 }
 
 }  // namespace

@@ -10,6 +10,7 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <thread>
 
 #include "collection.h"
@@ -636,19 +637,134 @@ TEST_F(ServiceTest, WindowsLifecycle) {
   }
 }
 
-TEST_F(ServiceTest, BoostIsClampedAndLeased) {
+// Boost(rate, duration[, lease id]) through the stub.
+grpc::Status Boost(v1::Telemetry::Stub& stub, uint32_t hz, uint32_t ms, v1::BoostResponse* out,
+                   uint64_t lease_id = 0) {
   grpc::ClientContext ctx;
   v1::BoostRequest r;
-  r.set_rate_hz(5000);
-  r.set_duration_ms(200);
+  r.set_rate_hz(hz);
+  r.set_duration_ms(ms);
+  r.set_lease_id(lease_id);
+  return stub.Boost(&ctx, r, out);
+}
+
+TEST_F(ServiceTest, BoostRefusesRatesOutOfRangeInsteadOfClamping) {
+  v1::BoostResponse b;
+  for (uint32_t hz : {0u, 1001u, 5000u}) {
+    grpc::Status s = Boost(*stub_, hz, 200, &b);
+    EXPECT_EQ(s.error_code(), StatusCode::INVALID_ARGUMENT) << hz;
+    EXPECT_NE(s.error_message().find("must be 1 to 1000"), std::string::npos) << s.error_message();
+  }
+  EXPECT_EQ(Boost(*stub_, 100, 3'600'001, &b).error_code(), StatusCode::INVALID_ARGUMENT);
+  EXPECT_EQ(sampler_->energy_period_ns(), 0);  // nothing was leased
+}
+
+TEST_F(ServiceTest, BoostIsLeasedAndEndsByItself) {
   v1::BoostResponse b;
   int64_t now = clock_.RealtimeNs();
-  ASSERT_TRUE(stub_->Boost(&ctx, r, &b).ok());
+  ASSERT_TRUE(Boost(*stub_, 1000, 200, &b).ok());
   EXPECT_EQ(b.rate_hz(), 1000u);
+  EXPECT_NE(b.lease_id(), 0u);
   EXPECT_GE(b.until_ns(), now + 200'000'000);
   EXPECT_EQ(sampler_->energy_period_ns(), 1'000'000);
   std::this_thread::sleep_for(std::chrono::milliseconds(300));
   EXPECT_EQ(sampler_->energy_period_ns(), 0);  // the lease expired by itself
+}
+
+// Two callers: a 1 ms boost at 1 Hz neither cancels nor slows an hour's
+// boost at 1 kHz; renewing one lease by its id leaves the other alone.
+TEST_F(ServiceTest, BoostLeasesArePerCaller) {
+  v1::BoostResponse hour, blip;
+  ASSERT_TRUE(Boost(*stub_, 1000, 3'600'000, &hour).ok());
+  ASSERT_TRUE(Boost(*stub_, 1, 1, &blip).ok());
+  EXPECT_NE(hour.lease_id(), blip.lease_id());
+  EXPECT_EQ(blip.rate_hz(), 1000u);  // the effective rate, every lease included
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));  // the 1 ms lease is over
+  EXPECT_EQ(sampler_->energy_period_ns(), 1'000'000);
+  // The hour's lease renewed at a lower rate: only that lease changes.
+  v1::BoostResponse renewed;
+  ASSERT_TRUE(Boost(*stub_, 10, 3'600'000, &renewed, hour.lease_id()).ok());
+  EXPECT_EQ(renewed.lease_id(), hour.lease_id());
+  EXPECT_EQ(sampler_->energy_period_ns(), 100'000'000);
+  v1::BoostResponse other;
+  ASSERT_TRUE(Boost(*stub_, 500, 3'600'000, &other).ok());
+  ASSERT_TRUE(Boost(*stub_, 10, 1, &renewed, hour.lease_id()).ok());  // shortened
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  EXPECT_EQ(sampler_->energy_period_ns(), 2'000'000);  // the other lease holds
+}
+
+// A summary states the rail rates that held over its range, not a request.
+TEST_F(ServiceTest, SummaryStatesTheRailRatesThatHeld) {
+  const int64_t before_start = clock_.RealtimeNs() - 3600 * kSec;
+  StartSampling();
+  const int64_t t0 = clock_.RealtimeNs();
+  v1::BoostResponse b;
+  ASSERT_TRUE(Boost(*stub_, 1000, 100, &b).ok());
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  const int64_t after_lease = clock_.RealtimeNs();
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  const int64_t t1 = clock_.RealtimeNs();
+  auto summarize = [&](int64_t from, int64_t to) {
+    grpc::ClientContext ctx;
+    v1::SummarizeRequest r;
+    r.mutable_time()->set_from_ns(from);
+    r.mutable_time()->set_to_ns(to);
+    v1::Summary sum;
+    EXPECT_TRUE(stub_->Summarize(&ctx, r, &sum).ok());
+    return sum;
+  };
+  v1::Summary all = summarize(t0, t1);
+  ASSERT_TRUE(all.has_min_rail_rate_hz());
+  ASSERT_TRUE(all.has_max_rail_rate_hz());
+  EXPECT_DOUBLE_EQ(all.min_rail_rate_hz(), 50);  // the 20 ms frames
+  EXPECT_DOUBLE_EQ(all.max_rail_rate_hz(), 1000);
+  v1::Summary later = summarize(after_lease, t1);
+  EXPECT_DOUBLE_EQ(later.min_rail_rate_hz(), 50);
+  EXPECT_DOUBLE_EQ(later.max_rail_rate_hz(), 50);
+  // Before the daemon started: unknown, not 0.
+  v1::Summary old = summarize(before_start, before_start + kSec);
+  EXPECT_FALSE(old.has_min_rail_rate_hz());
+  EXPECT_FALSE(old.has_max_rail_rate_hz());
+}
+
+class SlowServiceTest : public ServiceTest {
+ protected:
+  SlowServiceTest() { frame_period_ns_ = 400'000'000; }  // 2.5 Hz
+};
+
+// A watch faster than the frames holds a live lease while it lasts: the
+// daemon samples live frames at its interval, and stores only its frames.
+TEST_F(SlowServiceTest, WatchFasterThanFramesGetsLiveFramesWhileItLasts) {
+  StartSampling();
+  {
+    grpc::ClientContext ctx;
+    v1::WatchRequest req;
+    req.set_interval_ms(100);
+    req.add_channels("cpu/*");
+    auto reader = stub_->Watch(&ctx, req);
+    std::vector<v1::Frame> frames;
+    v1::Frame f;
+    while (frames.size() < 9 && reader->Read(&f)) frames.push_back(f);
+    ASSERT_EQ(frames.size(), 9u);
+    EXPECT_EQ(sampler_->live_period_ns(), 100'000'000);
+    EXPECT_GT(sampler_->live_frames(), 0u);
+    // Frames closer than the frame period arrived (a slow machine may
+    // coalesce some, never all), none closer than half the interval.
+    int64_t closest = std::numeric_limits<int64_t>::max();
+    for (size_t i = 2; i < frames.size(); ++i) {
+      int64_t dt = frames[i].boottime_ns() - frames[i - 1].boottime_ns();
+      closest = std::min(closest, dt);
+      EXPECT_GE(dt, 50'000'000) << i;
+    }
+    EXPECT_LT(closest, frame_period_ns_);
+    ctx.TryCancel();
+    (void)reader->Finish();
+  }
+  // The stream ended: so did its lease.
+  for (int i = 0; i < 500 && sampler_->live_period_ns() != 0; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  EXPECT_EQ(sampler_->live_period_ns(), 0);
 }
 
 TEST_F(ServiceTest, HealthServing) {

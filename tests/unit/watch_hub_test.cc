@@ -1,12 +1,17 @@
 // WatchHub's sampler side and stream slots under concurrency, without gRPC
 // streams, so ThreadSanitizer sees only edgemon's own threads
-// (scripts/sanitize.sh tsan runs these).
+// (scripts/sanitize.sh tsan runs these); and a stream's spacing rule on the
+// frames a sampler takes on fake time.
 #include <gtest/gtest.h>
 
 #include <atomic>
 #include <thread>
 #include <vector>
 
+#include "collection.h"
+#include "fake_clock.h"
+#include "sampler.h"
+#include "temp_tree.h"
 #include "watch_hub.h"
 
 namespace edgemon::service {
@@ -98,6 +103,115 @@ TEST(WatchHub, StreamSlotsStopAtTheCapAndComeBack) {
   EXPECT_EQ(hub.active_streams(), 3u);
   for (int i = 0; i < 3; ++i) hub.ReleaseStream();
   hub.Shutdown();
+}
+
+constexpr int64_t kMs = 1'000'000;
+
+// Fake time whose wake-ups are late by a repeating pattern of delays, as a
+// loaded machine's are.
+class LateWakeClock final : public Clock {
+ public:
+  int64_t MonotonicNs() override { return fake.MonotonicNs(); }
+  int64_t BoottimeNs() override { return fake.BoottimeNs(); }
+  int64_t RealtimeNs() override { return fake.RealtimeNs(); }
+  void WaitUntil(int64_t deadline_ns, std::unique_lock<std::mutex>& lock,
+                 std::condition_variable& cv) override {
+    fake.WaitUntil(deadline_ns, lock, cv);
+    fake.Advance(kLate[n_++ % std::size(kLate)]);
+  }
+  testing::FakeClock fake;
+
+ private:
+  static constexpr int64_t kLate[] = {0, 7 * kMs, 2 * kMs, 0, 9 * kMs, 1 * kMs};
+  size_t n_ = 0;
+};
+
+struct Sched {
+  Frame frame;
+  int64_t scheduled_ns = 0;
+};
+
+// Every frame the sampler publishes (live ones too); stops after `n` frames.
+class Tap final : public FrameSink {
+ public:
+  Tap(Sampler*& sampler, size_t n) : sampler_(sampler), n_(n) {}
+  void OnFrame(const Inventory&, uint64_t, const Frame&) override {}
+  void OnScheduledFrame(const Inventory&, uint64_t, const Frame& f, int64_t scheduled) override {
+    frames.push_back({f, scheduled});
+    if (frames.size() >= n_) sampler_->Stop();
+  }
+  bool WantsLive() const override { return true; }
+  std::vector<Sched> frames;
+
+ private:
+  Sampler*& sampler_;
+  size_t n_;
+};
+
+// The frames a stream with `interval_ns` sends out of a sampler's frames
+// (frame period `period_ns`, a live lease at `live_ns` when non-zero).
+std::vector<Sched> Delivered(int64_t period_ns, int64_t live_ns, int64_t interval_ns,
+                             size_t frames) {
+  LateWakeClock clock;
+  testing::TempTree tree;
+  RootedSysFs fs{tree.root()};
+  Collection collection(fs, {}, CollectOptions{}, nullptr);
+  collection.Discover();
+  SamplerOptions o;
+  o.frame_period_ns = period_ns;
+  Sampler sampler(collection, clock, o);
+  Sampler* raw = &sampler;
+  Tap tap(raw, frames);
+  sampler.AddSink(&tap);
+  if (live_ns > 0) sampler.Lease(0, LeaseKind::kLive, live_ns, Sampler::kNoExpiry);
+  sampler.Run();
+  WatchSpacing spacing(interval_ns);
+  std::vector<Sched> sent;
+  for (const Sched& f : tap.frames) {
+    if (!spacing.Due(f.frame.seq, f.scheduled_ns)) continue;
+    spacing.Sent(f.frame.seq, f.scheduled_ns);
+    sent.push_back(f);
+  }
+  return sent;
+}
+
+// 100 ms frames, 1000 ms interval: every tenth frame, never 900 ms apart,
+// whatever the wake-up jitter.
+TEST(WatchSpacing, NeverCloserThanTheIntervalNorAPeriodFurther) {
+  auto sent = Delivered(100 * kMs, 0, 1000 * kMs, 101);
+  ASSERT_EQ(sent.size(), 11u);
+  for (size_t i = 1; i < sent.size(); ++i) {
+    EXPECT_EQ(sent[i].scheduled_ns - sent[i - 1].scheduled_ns, 1000 * kMs) << i;
+    int64_t dt = sent[i].frame.boottime_ns - sent[i - 1].frame.boottime_ns;
+    EXPECT_GT(dt, 1000 * kMs - 10 * kMs) << i;  // the wake-up lateness alone
+    EXPECT_LT(dt, 1000 * kMs + 10 * kMs) << i;
+  }
+}
+
+// A 500 ms watch of 1000 ms frames with its live lease: every 500 ms.
+TEST(WatchSpacing, LiveFramesGiveTheWatchItsInterval) {
+  auto sent = Delivered(1000 * kMs, 500 * kMs, 500 * kMs, 21);
+  ASSERT_EQ(sent.size(), 21u);
+  for (size_t i = 1; i < sent.size(); ++i) {
+    EXPECT_EQ(sent[i].scheduled_ns - sent[i - 1].scheduled_ns, 500 * kMs) << i;
+  }
+}
+
+// An interval that does not divide the frame period: never closer than it,
+// never more than one sampling period further.
+TEST(WatchSpacing, UnevenIntervalsStayWithinOnePeriod) {
+  auto sent = Delivered(1000 * kMs, 300 * kMs, 300 * kMs, 40);
+  ASSERT_GE(sent.size(), 20u);
+  for (size_t i = 1; i < sent.size(); ++i) {
+    int64_t dt = sent[i].scheduled_ns - sent[i - 1].scheduled_ns;
+    EXPECT_GE(dt, 300 * kMs) << i;
+    EXPECT_LT(dt, 600 * kMs) << i;
+  }
+  // And with interval 0, stored frames only (one per new seq).
+  auto stored = Delivered(1000 * kMs, 300 * kMs, 0, 40);
+  for (size_t i = 1; i < stored.size(); ++i) {
+    EXPECT_EQ(stored[i].frame.seq, stored[i - 1].frame.seq + 1);
+  }
 }
 
 }  // namespace
