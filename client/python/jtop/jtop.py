@@ -290,7 +290,7 @@ class jtop(threading.Thread):  # noqa: N801 - jetson-stats' name
         for name, g in s.gpus.items():
             ch = self._channel("gpu/%s/freq" % name)
             out[name] = {
-                "type": "discrete" if (ch is not None and ch.device.startswith("nvml"))
+                "type": "discrete" if name.startswith("nvml")
                 else "integrated",
                 "status": {"railgate": None, "tpc_pg_mask": None, "3d_scaling": None,
                            "load": _pct(g.load)},
