@@ -150,10 +150,12 @@ def test_measure_energy_within_1_percent_of_the_analytic_integral(board):
     if not board.sidecar.get("rails"):
         pytest.skip("%s has no rails" % board.name)
     c = edgemon.connect(board.target)
+    t0 = time.monotonic()
     with c.measure("sleep-1.5s", rate_hz=200) as m:
         time.sleep(1.5)
+    elapsed = time.monotonic() - t0
     r = m.result
-    assert 1.5 <= r.duration_s < 1.7
+    assert 1.5 <= r.duration_s <= elapsed + 0.01, (r.duration_s, elapsed)
     check_energy(board, r, 0.01)
     inputs = [x for x in r.rails.values() if x.input]
     if len(inputs) == 1:
@@ -177,10 +179,12 @@ def test_measure_energy_within_1_percent_of_the_analytic_integral(board):
 
 def test_a_50_ms_window(nano):
     c = edgemon.connect(nano.target)
+    t0 = time.monotonic()
     with c.measure("50ms", rate_hz=200) as m:
         time.sleep(0.05)
+    elapsed = time.monotonic() - t0
     r = m.result
-    assert 0.05 <= r.duration_s < 0.08
+    assert 0.05 <= r.duration_s <= elapsed + 0.01, (r.duration_s, elapsed)
     print("50 ms window: %s" % ", ".join(
         "%s %.2f mJ vs %.2f" % (n, e * 1000, nano.energy_mj(n, r.summary.from_ns,
                                                               r.summary.to_ns))
