@@ -339,3 +339,27 @@ def test_sources_parse_as_python_3_6():
     for path in files:
         with open(path) as f:
             ast.parse(f.read(), path, feature_version=(3, 6))
+
+
+def test_pip_install_offline_in_a_venv_with_system_packages(tmp_path):
+    import shutil
+    if shutil.which("protoc") is None or shutil.which("grpc_python_plugin") is None:
+        pytest.skip("protoc or grpc_python_plugin missing")
+    venv = str(tmp_path / "venv")
+    subprocess.check_call([sys.executable, "-m", "venv", "--system-site-packages", venv])
+    src = str(tmp_path / "src")
+    shutil.copytree(SRC, src, ignore=shutil.ignore_patterns("build", "*.egg-info",
+                                                             "__pycache__"))
+    env = dict(os.environ)
+    env.pop("PYTHONPATH", None)
+    env["EDGEMON_PROTO_DIR"] = os.path.join(SRC, "..", "..", "proto")
+    r = subprocess.run([os.path.join(venv, "bin", "pip"), "install", "--no-index", src],
+                       stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                       universal_newlines=True, env=env, cwd=str(tmp_path))
+    assert r.returncode == 0, r.stdout
+    r = subprocess.run([os.path.join(venv, "bin", "python"), "-c",
+                        "import edgemon, jtop, edgemon.v1.edgemon_pb2_grpc; "
+                        "print(edgemon.__file__)"],
+                       stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                       universal_newlines=True, env=env, cwd=str(tmp_path))
+    assert r.returncode == 0 and venv in r.stdout, r.stdout
