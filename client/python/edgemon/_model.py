@@ -97,7 +97,16 @@ class DeviceInfo(NamedTuple):
     api_version: int
 
     def by_key(self) -> Dict[str, Channel]:
-        return {c.key: c for c in self.channels}
+        """The channels by key (built once per DeviceInfo)."""
+        cache = _BY_KEY.get(id(self))
+        if cache is None or cache[0] is not self:
+            cache = (self, {c.key: c for c in self.channels})
+            _BY_KEY.clear()
+            _BY_KEY[id(self)] = cache
+        return cache[1]
+
+
+_BY_KEY = {}  # type: Dict[int, Any]
 
 
 def device_from_proto(d: Any) -> DeviceInfo:
@@ -191,6 +200,22 @@ class NameMap(dict):
             return default
 
 
+_BY_ID = {}  # type: Dict[int, Any]
+
+
+def _by_id(device: DeviceInfo) -> Dict[int, Channel]:
+    cache = _BY_ID.get(id(device))
+    if cache is None or cache[0] is not device:
+        cache = (device, {c.id: c for c in device.channels})
+        _BY_ID.clear()
+        _BY_ID[id(device)] = cache
+    return cache[1]
+
+
+# The names by kind of the latest DeviceInfo seen (an inventory changes rarely).
+_NAMES_CACHE = {}  # type: Dict[int, Any]
+
+
 def _cpu_index(name: str) -> int:
     digits = name[3:] if name.startswith("cpu") else ""
     return int(digits) if digits.isdigit() else -1
@@ -210,15 +235,14 @@ class Snapshot(object):
         self.boottime_ns = frame.boottime_ns  # type: int
         self.generation = frame.generation  # type: int
         self.device = device
-        channels = device.channels
-        by_id = {c.id: c for c in channels}
+        by_id = _by_id(device)
         raw = {}  # type: Dict[str, int]
         for i, v in zip(frame.ids, frame.values):
             c = by_id.get(i)
             if c is not None:
                 raw[c.key] = v
         self.raw = raw
-        self._by_key = {c.key: c for c in channels}
+        self._by_key = device.by_key()
 
     @property
     def time(self) -> datetime.datetime:
@@ -246,11 +270,17 @@ class Snapshot(object):
         return self.get("%s/%s/%s" % (kind, name, field))
 
     def _names(self, kind: str) -> List[str]:
-        seen = []  # type: List[str]
-        for c in self.device.channels:
-            if c.kind == kind and c.name not in seen:
-                seen.append(c.name)
-        return seen
+        names = _NAMES_CACHE.get(id(self.device))
+        if names is None or names[0] is not self.device:
+            by_kind = {}  # type: Dict[str, List[str]]
+            for c in self.device.channels:
+                lst = by_kind.setdefault(c.kind, [])
+                if c.name not in lst:
+                    lst.append(c.name)
+            names = (self.device, by_kind)
+            _NAMES_CACHE.clear()
+            _NAMES_CACHE[id(self.device)] = names
+        return names[1].get(kind, [])
 
     @property
     def rails(self) -> Dict[str, Rail]:

@@ -219,10 +219,7 @@ class jtop(threading.Thread):  # noqa: N801 - jetson-stats' name
         }
 
     def _channel(self, key: str) -> Any:
-        for c in self._device.channels:
-            if c.key == key:
-                return c
-        return None
+        return self._device.by_key().get(key)
 
     @property
     def cpu(self) -> Dict[str, Any]:
