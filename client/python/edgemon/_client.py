@@ -3,7 +3,7 @@ import datetime
 import os
 import threading
 import time
-from typing import Any, Callable, Dict, Iterable, Iterator, List, Optional, Sequence, Union
+from typing import Any, Callable, Iterator, List, Optional, Sequence, Union
 
 import grpc
 
@@ -181,7 +181,7 @@ class Client(object):
 
     def channels(self) -> List[Any]:
         """Every channel (``edgemon.Channel``) with its key, unit and limits."""
-        return list(self.device(refresh=False if self._device else True).channels)
+        return list(self.device(refresh=self._device is None).channels)
 
     def latest(self, channels: Sequence[str] = ()) -> Snapshot:
         """The newest frame as a :class:`Snapshot` (optionally only some channel keys)."""

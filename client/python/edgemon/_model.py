@@ -7,7 +7,7 @@ part of the attribute name (``power_w``, ``freq_hz``). A value the daemon could
 not read is ``None``, never 0.
 """
 import datetime
-from typing import Any, Dict, Iterator, List, Mapping, NamedTuple, Optional, Tuple
+from typing import Any, Dict, List, Mapping, NamedTuple, Optional, Tuple
 
 # unit -> (SI unit, factor from the channel's unit to SI)
 SI = {
@@ -98,15 +98,33 @@ class DeviceInfo(NamedTuple):
 
     def by_key(self) -> Dict[str, Channel]:
         """The channels by key (built once per DeviceInfo)."""
-        cache = _BY_KEY.get(id(self))
-        if cache is None or cache[0] is not self:
-            cache = (self, {c.key: c for c in self.channels})
-            _BY_KEY.clear()
-            _BY_KEY[id(self)] = cache
-        return cache[1]
+        return _memo(_BY_KEY, self, lambda d: {c.key: c for c in d.channels})
 
 
+# Lookups built from the latest DeviceInfo seen (an inventory changes rarely);
+# DeviceInfo is an immutable tuple, so they are kept beside it by identity.
 _BY_KEY = {}  # type: Dict[int, Any]
+_BY_ID = {}  # type: Dict[int, Any]
+_NAMES = {}  # type: Dict[int, Any]
+
+
+def _memo(cache: Dict[int, Any], device: Any, build: Any) -> Any:
+    """build(device), computed once for the latest device seen."""
+    hit = cache.get(id(device))
+    if hit is None or hit[0] is not device:
+        hit = (device, build(device))
+        cache.clear()
+        cache[id(device)] = hit
+    return hit[1]
+
+
+def _names_by_kind(device: Any) -> Dict[str, List[str]]:
+    by_kind = {}  # type: Dict[str, List[str]]
+    for c in device.channels:
+        names = by_kind.setdefault(c.kind, [])
+        if c.name not in names:
+            names.append(c.name)
+    return by_kind
 
 
 def device_from_proto(d: Any) -> DeviceInfo:
@@ -200,20 +218,8 @@ class NameMap(dict):
             return default
 
 
-_BY_ID = {}  # type: Dict[int, Any]
-
-
 def _by_id(device: DeviceInfo) -> Dict[int, Channel]:
-    cache = _BY_ID.get(id(device))
-    if cache is None or cache[0] is not device:
-        cache = (device, {c.id: c for c in device.channels})
-        _BY_ID.clear()
-        _BY_ID[id(device)] = cache
-    return cache[1]
-
-
-# The names by kind of the latest DeviceInfo seen (an inventory changes rarely).
-_NAMES_CACHE = {}  # type: Dict[int, Any]
+    return _memo(_BY_ID, device, lambda d: {c.id: c for c in d.channels})
 
 
 def _cpu_index(name: str) -> int:
@@ -270,17 +276,7 @@ class Snapshot(object):
         return self.get("%s/%s/%s" % (kind, name, field))
 
     def _names(self, kind: str) -> List[str]:
-        names = _NAMES_CACHE.get(id(self.device))
-        if names is None or names[0] is not self.device:
-            by_kind = {}  # type: Dict[str, List[str]]
-            for c in self.device.channels:
-                lst = by_kind.setdefault(c.kind, [])
-                if c.name not in lst:
-                    lst.append(c.name)
-            names = (self.device, by_kind)
-            _NAMES_CACHE.clear()
-            _NAMES_CACHE[id(self.device)] = names
-        return names[1].get(kind, [])
+        return _memo(_NAMES, self.device, _names_by_kind).get(kind, [])
 
     @property
     def rails(self) -> Dict[str, Rail]:
@@ -420,12 +416,6 @@ class BucketRow(NamedTuple):
     avg: float
     max: float
     count: int
-
-
-def iter_frames(chunks: Iterator[Any]) -> Iterator[Any]:
-    for ch in chunks:
-        for f in ch.frames:
-            yield f
 
 
 def decode_frame_values(frame: Any, by_id: Mapping[int, Channel]) -> Dict[str, float]:

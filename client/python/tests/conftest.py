@@ -3,7 +3,6 @@
 Run by ctest (python.cmake) with EDGEMON_TEST_EDGEMOND, EDGEMON_TEST_SIM,
 EDGEMON_TEST_CLI, EDGEMON_TEST_FIXTURES set and PYTHONPATH=build/python."""
 import json
-import math
 import os
 import shutil
 import subprocess
@@ -15,7 +14,7 @@ import pytest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "..", "..", "tests", "e2e"))
-from harness import start_sim, stop_process  # noqa: E402 (shared by the e2e scripts)
+from harness import analytic_energy_mj, start_sim, stop_process  # noqa: E402 (shared by the e2e scripts)
 
 INTERVAL_MS = 100     # edgemond frame period
 ENERGY_RATE_HZ = 50   # edgemond rail integration rate
@@ -75,17 +74,9 @@ class Board(object):
     def now_json(self):
         return json.loads(self.cli("now", "--json"))
 
-    # The simulator's truth (daemon/sim/waveform.h), as tests/record/record_e2e.py.
-    def t(self, realtime_ns):
-        return (realtime_ns - self.sidecar["start_realtime_ns"]) / 1e9
-
     def energy_mj(self, rail, from_ns, to_ns):
-        p = self.sidecar["rails"][rail]
-        period = self.sidecar["period_s"]
-        w = 2 * math.pi / period
-        t0, t1 = self.t(from_ns), self.t(to_ns)
-        return p["base_mw"] * ((t1 - t0) - p["amplitude"] * period / (2 * math.pi) *
-                               (math.cos(w * t1 + p["phase"]) - math.cos(w * t0 + p["phase"])))
+        """The simulator's analytic energy (mJ)."""
+        return analytic_energy_mj(self.sidecar, rail, from_ns, to_ns)
 
     def env(self):
         e = dict(os.environ)

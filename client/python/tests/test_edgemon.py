@@ -1,6 +1,5 @@
 """The edgemon package against a real edgemond on simulated boards."""
 import ast
-import csv
 import json
 import os
 import subprocess
@@ -134,6 +133,17 @@ def test_query_raw_and_downsampled(board):
         assert len(rows.to_pandas()) == len(rows)
 
 
+def timed_measure(client, seconds):
+    """measure() around a sleep; the window covers the sleep and no more than the block."""
+    t0 = time.monotonic()
+    with client.measure("sleep-%gs" % seconds, rate_hz=200) as m:
+        time.sleep(seconds)
+    elapsed = time.monotonic() - t0
+    r = m.result
+    assert seconds <= r.duration_s <= elapsed + 0.01, (r.duration_s, elapsed)
+    return r
+
+
 def check_energy(board, result, tolerance, slack_mj=2.0):
     s = result.summary
     want = set(board.sidecar["rails"])
@@ -149,13 +159,7 @@ def check_energy(board, result, tolerance, slack_mj=2.0):
 def test_measure_energy_within_1_percent_of_the_analytic_integral(board):
     if not board.sidecar.get("rails"):
         pytest.skip("%s has no rails" % board.name)
-    c = edgemon.connect(board.target)
-    t0 = time.monotonic()
-    with c.measure("sleep-1.5s", rate_hz=200) as m:
-        time.sleep(1.5)
-    elapsed = time.monotonic() - t0
-    r = m.result
-    assert 1.5 <= r.duration_s <= elapsed + 0.01, (r.duration_s, elapsed)
+    r = timed_measure(edgemon.connect(board.target), 1.5)
     check_energy(board, r, 0.01)
     inputs = [x for x in r.rails.values() if x.input]
     if len(inputs) == 1:
@@ -178,13 +182,7 @@ def test_measure_energy_within_1_percent_of_the_analytic_integral(board):
 
 
 def test_a_50_ms_window(nano):
-    c = edgemon.connect(nano.target)
-    t0 = time.monotonic()
-    with c.measure("50ms", rate_hz=200) as m:
-        time.sleep(0.05)
-    elapsed = time.monotonic() - t0
-    r = m.result
-    assert 0.05 <= r.duration_s <= elapsed + 0.01, (r.duration_s, elapsed)
+    r = timed_measure(edgemon.connect(nano.target), 0.05)
     print("50 ms window: %s" % ", ".join(
         "%s %.2f mJ vs %.2f" % (n, e * 1000, nano.energy_mj(n, r.summary.from_ns,
                                                               r.summary.to_ns))
