@@ -140,7 +140,7 @@ def timed_measure(client, seconds):
         time.sleep(seconds)
     elapsed = time.monotonic() - t0
     r = m.result
-    assert seconds <= r.duration_s <= elapsed + 0.01, (r.duration_s, elapsed)
+    assert seconds - 0.01 <= r.duration_s <= elapsed + 0.01, (r.duration_s, elapsed)
     return r
 
 
@@ -236,7 +236,7 @@ def test_marks_decorator_and_the_record_bundle(nano, tmp_path):
         return 7
     assert work() == 7
     res = work.last_result()
-    assert res.label == "decorated" and 0.2 <= res.duration_s < 0.4
+    assert res.label == "decorated" and 0.19 <= res.duration_s < 0.5
     assert res.total_energy_j > 0
     done.append(res)
 
