@@ -14,6 +14,7 @@ packages=(
   prometheus-node-exporter curl python3 # side-by-side checks against node_exporter
   libncurses-dev tmux                   # edgetop and its real-terminal test
   libcpp-httplib-dev prometheus         # /metrics and the real Prometheus server test
+  python3-pytest python3-setuptools python3-venv  # the Python packages: tests, pip install
 )
 
 SUDO=""

@@ -65,3 +65,17 @@ def stop_process(proc, timeout=20):
             proc.kill()
             proc.wait()
     return None if proc is None else proc.returncode
+
+
+def analytic_energy_mj(sidecar, rail, from_ns, to_ns):
+    """The simulator's exact energy of `rail` over [from_ns, to_ns] in mJ: the
+    integral of base * (1 + amplitude * sin(w t + phase)) (daemon/sim/waveform.h),
+    from the sidecar edgemon-sim writes."""
+    import math
+    p = sidecar["rails"][rail]
+    period = sidecar["period_s"]
+    w = 2 * math.pi / period
+    t0 = (from_ns - sidecar["start_realtime_ns"]) / 1e9
+    t1 = (to_ns - sidecar["start_realtime_ns"]) / 1e9
+    return p["base_mw"] * ((t1 - t0) - p["amplitude"] * period / (2 * math.pi) *
+                           (math.cos(w * t1 + p["phase"]) - math.cos(w * t0 + p["phase"])))

@@ -38,7 +38,7 @@ import tempfile
 import time
 import traceback
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "e2e"))
-from harness import Checks, expect, start_sim, stop_process  # noqa: E402 (shared by the e2e scripts)
+from harness import Checks, analytic_energy_mj, expect, start_sim, stop_process  # noqa: E402 (shared by the e2e scripts)
 
 ARGS = None
 INTERVAL_MS = 100      # edgemond frame period
@@ -113,12 +113,7 @@ class Board:
         return (realtime_ns - self.sidecar["start_realtime_ns"]) / 1e9
 
     def energy_mj(self, rail, from_ns, to_ns):
-        p = self.sidecar["rails"][rail]
-        period = self.sidecar["period_s"]
-        w = 2 * math.pi / period
-        t0, t1 = self.t(from_ns), self.t(to_ns)
-        return p["base_mw"] * ((t1 - t0) - p["amplitude"] * period / (2 * math.pi) *
-                               (math.cos(w * t1 + p["phase"]) - math.cos(w * t0 + p["phase"])))
+        return analytic_energy_mj(self.sidecar, rail, from_ns, to_ns)
 
     def power_mw(self, rail, realtime_ns):
         p = self.sidecar["rails"][rail]

@@ -1,0 +1,137 @@
+#!/usr/bin/python3
+"""The Python client's costs, against edgemond on a simulated Orin Nano
+(edgemon-sim), with the packages from the build tree (build/python):
+
+  * `import edgemon` time (a fresh interpreter, median of 7);
+  * latest() round trip (median and p99 of 300 calls over the unix socket);
+  * watch(interval=0.01) at 100 Hz for 5 s: the client's CPU share of one core;
+  * measure() overhead on a 0-second body (enter + exit: BeginWindow and
+    EndWindow, plus Boost with rate_hz; the summary is fetched later, on use);
+  * the jtop shim at 1 Hz: CPU per sample and RSS of a process that only
+    reads jetson.stats once a second for 10 s.
+
+  bench/python_bench.py --build build [--seconds 5]
+"""
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "tests", "e2e"))
+from harness import start_sim, stop_process  # noqa: E402
+
+JTOP_CHILD = r"""
+import os, resource, sys, time
+from jtop import jtop
+n = int(sys.argv[1])
+with jtop(interval=1.0) as jetson:
+    jetson.ok()
+    c0 = time.process_time()
+    for _ in range(n):
+        jetson.ok()
+        s = jetson.stats
+    c1 = time.process_time()
+rss = 0
+with open("/proc/self/status") as f:
+    for line in f:
+        if line.startswith("VmHWM:"):
+            rss = int(line.split()[1])
+print((c1 - c0) / n * 1000, rss / 1024.0)
+"""
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--build", default="build")
+    ap.add_argument("--seconds", type=float, default=5.0)
+    ap.add_argument("--jtop-samples", type=int, default=10)
+    args = ap.parse_args()
+    build = os.path.abspath(args.build)
+    pypath = os.path.join(build, "python")
+    sys.path.insert(0, pypath)
+    env = dict(os.environ, PYTHONPATH=pypath)
+    fixtures = os.path.join(HERE, "..", "tests", "fixtures")
+    with tempfile.TemporaryDirectory(prefix="edgemon-pybench-") as tmp:
+        log = open(os.path.join(tmp, "log"), "w")
+        sim, _ = start_sim(os.path.join(build, "daemon", "sim", "edgemon-sim"), "orin-nano",
+                           os.path.join(tmp, "root"), fixtures, log, ["--rate-hz", "200"])
+        sock = os.path.join(tmp, "s.sock")
+        daemon = subprocess.Popen(
+            [os.path.join(build, "daemon", "edgemond"), "--root", os.path.join(tmp, "root"),
+             "--db", os.path.join(tmp, "db"), "--listen", "unix:" + sock,
+             "--interval-ms", "10"], stdout=subprocess.DEVNULL, stderr=log)
+        try:
+            while not os.path.exists(sock):
+                time.sleep(0.02)
+            time.sleep(0.5)
+            run(args, env, "unix:" + sock)
+        finally:
+            stop_process(daemon)
+            stop_process(sim)
+
+
+def run(args, env, target):
+    # 1. import time
+    times = []
+    for _ in range(7):
+        out = subprocess.check_output(
+            [sys.executable, "-c", "import time; t = time.perf_counter(); import edgemon; "
+             "print(time.perf_counter() - t)"], env=env, universal_newlines=True)
+        times.append(float(out) * 1000)
+    print("import edgemon:                 %.1f ms (median of 7 fresh interpreters)"
+          % statistics.median(times))
+
+    import edgemon
+    c = edgemon.connect(target)
+    c.device()
+    c.latest()
+    # 2. latest()
+    lat = []
+    for _ in range(300):
+        t = time.perf_counter()
+        c.latest()
+        lat.append((time.perf_counter() - t) * 1000)
+    lat.sort()
+    print("latest() round trip:            %.3f ms median, %.3f ms p99 (300 calls, %d channels)"
+          % (statistics.median(lat), lat[int(len(lat) * 0.99)], len(c.channels())))
+
+    # 3. watch at 100 Hz
+    w = c.watch(interval=0.01)
+    next(w)
+    n, c0, t0 = 0, time.process_time(), time.monotonic()
+    for snap in w:
+        n += 1
+        snap.get("rail/VDD_IN/power")
+        if time.monotonic() - t0 >= args.seconds:
+            break
+    cpu, wall = time.process_time() - c0, time.monotonic() - t0
+    w.close()
+    print("watch(interval=0.01):           %.1f snapshots/s, client CPU %.1f %% of a core "
+          "(%.3f ms per snapshot)" % (n / wall, cpu / wall * 100, cpu / n * 1000))
+
+    # 4. measure() overhead on an empty body
+    for rate in (None, 200):
+        over = []
+        for _ in range(50):
+            t = time.perf_counter()
+            with c.measure("empty", rate_hz=rate):
+                pass
+            over.append((time.perf_counter() - t) * 1000)
+        over.sort()
+        print("measure(rate_hz=%-4s) overhead:  %.2f ms median, %.2f ms max (0-second body, 50 runs)"
+              % (rate, statistics.median(over), over[-1]))
+
+    # 5. the jtop shim at 1 Hz
+    envj = dict(env, EDGEMON_CONNECT=target)
+    out = subprocess.check_output([sys.executable, "-c", JTOP_CHILD, str(args.jtop_samples)],
+                                  env=envj, universal_newlines=True).split()
+    print("jtop shim at 1 Hz:              %.2f ms CPU per sample, %.1f MiB RSS (peak; "
+          "jetson-stats' client: 0.55 ms, 29 MB)" % (float(out[0]), float(out[1])))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,417 @@
+"""result.save(dir): summary.json, samples.csv and trace.json in the formats
+``edgemon record --out`` writes (client/cli/record_report.cc and
+record_bundle.cc), so the same tools read both."""
+import json
+import math
+import os
+from typing import Any, Dict, List, Optional, Tuple
+
+# Chrome trace processes, as the edgemon command numbers them.
+_PROCESS_NAMES = ["", "power rails (W)", "temperatures (C)", "clocks (MHz)", "edgemon run"]
+
+
+def fixed(value: float, decimals: int) -> str:
+    """printf("%.*f") without a "-0" (record_report's Fixed)."""
+    if not math.isfinite(value):
+        return "nan"
+    s = "%.*f" % (decimals, value)
+    if s.startswith("-0") and s.strip("-0.") == "":
+        s = s[1:]
+    return s
+
+
+def _dump(v: Any) -> str:
+    return json.dumps(v, ensure_ascii=False)
+
+
+def micros(ns: int) -> str:
+    """Microseconds since the epoch with the ns kept: "1732363200123456.789"."""
+    neg = ns < 0
+    a = -ns if neg else ns
+    return "%s%d.%03d" % ("-" if neg else "", a // 1000, a % 1000)
+
+
+def total_energy_mj(rails: List[Any]) -> Optional[float]:
+    total = None
+    for r in rails:
+        if not r.input:
+            continue
+        if total is not None:
+            return None  # two inputs: not one board total
+        total = r.energy_mj
+    return total
+
+
+def rail_tree(rails: List[Any], duration_s: float) -> List[Dict[str, Any]]:
+    names = set(r.name for r in rails)
+    out = []  # type: List[Dict[str, Any]]
+    done = set()  # type: set
+
+    def avg(mj: float) -> float:
+        return mj / duration_s if duration_s > 0 else 0.0
+
+    def visit(r: Any, depth: int) -> None:
+        if r.name in done:
+            return
+        done.add(r.name)
+        out.append({"name": r.name, "depth": depth, "input": r.input, "remainder": False,
+                    "energy_mj": r.energy_mj, "avg_power_mw": r.avg_power_mw})
+        children, n = 0.0, 0
+        for c in rails:
+            if c.parent != r.name or c.name == r.name or c.name in done:
+                continue
+            children += c.energy_mj
+            n += 1
+            visit(c, depth + 1)
+        if n > 0:
+            rest = r.energy_mj - children
+            out.append({"name": "other (%s - sub-rails)" % r.name, "depth": depth + 1,
+                        "input": False, "remainder": True, "energy_mj": rest,
+                        "avg_power_mw": avg(rest)})
+
+    def top(r: Any) -> bool:
+        return not r.parent or r.parent == r.name or r.parent not in names
+
+    for r in rails:
+        if top(r) and r.input:
+            visit(r, 0)
+    for r in rails:
+        if top(r):
+            visit(r, 0)
+    for r in rails:
+        visit(r, 0)
+    return out
+
+
+def _join_names(names: List[str]) -> str:
+    if len(names) == 1:
+        return names[0]
+
+    def split(n: str) -> Optional[Tuple[str, int]]:
+        i = len(n)
+        while i > 0 and n[i - 1].isdigit():
+            i -= 1
+        if i == len(n) or i == 0 or len(n) - i > 6:
+            return None
+        return n[:i], int(n[i:])
+
+    first = split(names[0])
+    run = first is not None
+    for k, n in enumerate(names):
+        if not run:
+            break
+        p = split(n)
+        run = p is not None and first is not None and p[0] == first[0] and p[1] == first[1] + k
+    if run and first is not None:
+        return "%s-%d" % (names[0], first[1] + len(names) - 1)
+    return ",".join(names)
+
+
+def _find(device: Any, field: str, name: str, kinds: Tuple[str, ...]) -> Any:
+    for c in device.channels:
+        if c.field == field and c.name == name and c.kind in kinds:
+            return c
+    return None
+
+
+def group_residency(residency: List[Any], device: Any) -> List[Dict[str, Any]]:
+    out = []  # type: List[Dict[str, Any]]
+    members = []  # type: List[List[str]]
+    for r in residency:
+        shares = sorted((int(k), v) for k, v in r.khz_share.items())
+        max_khz = 0
+        c = _find(device, "freq", r.name, ("cpu", "gpu", "emc"))
+        if c is not None and c.max is not None:
+            max_khz = c.raw_limit("max")
+        for khz, _ in shares:
+            max_khz = max(max_khz, khz)
+        below = sum((share for khz, share in shares if khz < max_khz), 0.0)
+        for i, g in enumerate(out):
+            if g["khz_share"] == shares and g["max_khz"] == max_khz:
+                members[i].append(r.name)
+                break
+        else:
+            out.append({"khz_share": shares, "max_khz": max_khz, "below_max_share": below})
+            members.append([r.name])
+    for g, m in zip(out, members):
+        g["names"] = _join_names(m)
+    return out
+
+
+def thermal_trips(temps: List[Any], device: Any) -> List[str]:
+    out = []
+    for t in temps:
+        c = _find(device, "temp", t.name, ("thermal",))
+        if c is None or c.max is None or t.max_mc < c.raw_limit("max"):
+            continue
+        out.append("%s %s C >= trip %s C" % (t.name, fixed(t.max_mc / 1000.0, 1),
+                                               fixed(c.raw_limit("max") / 1000.0, 1)))
+    return out
+
+
+def uncertainty_notes(s: Any, interval_ms: int, energy_rate_hz: int) -> List[str]:
+    out = []
+    if s.note:
+        out.append(s.note)
+    period_s = 1.0 / energy_rate_hz if energy_rate_hz > 0 else interval_ms / 1000.0
+    if period_s > 0 and s.duration_s < 50 * period_s:
+        out.append("short run: %s s is %s rail sampling periods (%s ms); energy edges and peaks "
+                   "are uncertain below 50 periods (use --rate or a longer run)" %
+                   (fixed(s.duration_s, 3), fixed(s.duration_s / period_s, 1),
+                    fixed(period_s * 1000, 1)))
+    if s.gaps > 0:
+        out.append("%d frames missing in the range: energy is not bridged over gaps longer "
+                   "than the daemon's limit" % s.gaps)
+    if interval_ms > 0 and s.duration_s >= 1.0 and s.duration_s * 1000 >= 5.0 * interval_ms:
+        expected = s.duration_s * 1000.0 / interval_ms
+        if s.samples < 0.8 * expected:
+            out.append("the store holds %d frames for this %s s range, about %s expected at %d "
+                       "ms: part of it was not sampled or not stored (daemon stopped?); the "
+                       "energy covers the stored part only" %
+                       (s.samples, fixed(s.duration_s, 3), fixed(expected, 0), interval_ms))
+    if not s.rails:
+        out.append("no rail energy in this range (no power rails stored)")
+    return out
+
+
+def _rails_json(rails: List[Any]) -> List[Dict[str, Any]]:
+    return [{"name": r.name, "parent": r.parent, "input": r.input,
+             "energy_j": r.energy_mj / 1000.0, "avg_power_w": r.avg_power_mw / 1000.0,
+             "peak_power_w": r.peak_power_mw / 1000.0} for r in rails]
+
+
+def summary_json(result: Any, device: Any, target: str, notes: List[str]) -> Dict[str, Any]:
+    s = result.summary
+    j = {}  # type: Dict[str, Any]
+    j["format"] = "edgemon-record"
+    j["version"] = 1
+    j["mode"] = "record"
+    j["label"] = result.label
+    j["command"] = []
+    j["exit_code"] = None
+    j["signal"] = None
+    j["target"] = target
+    j["board"] = device.board.model
+    j["daemon_version"] = device.daemon_version
+    interval_ms = int(round(device.interval_s * 1000))
+    j["interval_ms"] = interval_ms
+    j["energy_rate_hz"] = device.energy_rate_hz
+    j["boost_rate_hz"] = result.boost_rate_hz
+    j["window"] = ({"id": result.window_id, "start_ns": result.start_ns,
+                    "end_ns": result.end_ns} if result.window_id else None)
+    j["run"] = {"start_ns": result.start_ns, "end_ns": result.end_ns,
+                "duration_s": (result.end_ns - result.start_ns) / 1e9}
+    j["range"] = {"from_ns": s.from_ns, "to_ns": s.to_ns, "duration_s": s.duration_s,
+                  "pre_s": 0.0, "post_s": 0.0}
+    j["rails"] = _rails_json(s.rails)
+    j["rail_tree"] = [{"name": r["name"], "depth": r["depth"], "input": r["input"],
+                       "remainder": r["remainder"], "energy_j": r["energy_mj"] / 1000.0,
+                       "avg_power_w": r["avg_power_mw"] / 1000.0}
+                      for r in rail_tree(list(s.rails), s.duration_s)]
+    total = total_energy_mj(list(s.rails))
+    j["total_energy_j"] = total / 1000.0 if total is not None else None
+    inputs = [r.name for r in s.rails if r.input]
+    j["total_rail"] = inputs[-1] if total is not None else None
+    j["temps"] = [{"name": t.name, "start_c": t.start_mc / 1000.0, "min_c": t.min_mc / 1000.0,
+                   "max_c": t.max_mc / 1000.0} for t in s.temps]
+    j["residency"] = [{"name": r.name,
+                       "khz_share": [[int(k), v] for k, v in sorted(r.khz_share.items())]}
+                      for r in s.residency]
+    j["clocks_below_max"] = [{"names": g["names"], "max_khz": g["max_khz"],
+                              "below_max_share": g["below_max_share"]}
+                             for g in group_residency(list(s.residency), device)]
+    j["thermal_trips"] = thermal_trips(list(s.temps), device)
+    j["samples"] = s.samples
+    j["gaps"] = s.gaps
+    rate = max(result.boost_rate_hz, device.energy_rate_hz)
+    j["uncertainty"] = uncertainty_notes(s, interval_ms, rate)
+    j["notes"] = notes
+    phases = []
+    for p in result.phases:
+        pj = {"name": p.name, "window_id": p.window_id, "start_ns": p.start_ns,
+              "end_ns": p.end_ns}  # type: Dict[str, Any]
+        if p.summary is not None:
+            ps = p.summary.summary
+            pj["duration_s"] = ps.duration_s
+            pj["rails"] = _rails_json(ps.rails)
+            pt = total_energy_mj(list(ps.rails))
+            pj["total_energy_j"] = pt / 1000.0 if pt is not None else None
+            pj["samples"] = ps.samples
+        phases.append(pj)
+    j["phases"] = phases
+    if result.items is not None:
+        items = float(result.items)
+        ij = {"count": items, "source": "items="}  # type: Dict[str, Any]
+        ij["energy_j_per_item_by_rail"] = {
+            r.name: (r.energy_mj / 1000.0 / items if items > 0 else None) for r in s.rails}
+        if total is not None and items > 0:
+            ij["energy_j_per_item"] = total / 1000.0 / items
+            ij["items_per_j"] = items / (total / 1000.0) if total > 0 else None
+        else:
+            ij["energy_j_per_item"] = None
+            ij["items_per_j"] = None
+        j["items"] = ij
+    else:
+        j["items"] = None
+    return j
+
+
+def _columns(frames: List[Any], device: Any) -> List[Any]:
+    present = set()
+    for f in frames:
+        present.update(f.ids)
+    return [c for c in device.channels if c.name and not c.constant and c.id in present]
+
+
+def _csv_cell(s: str) -> str:
+    if not any(ch in s for ch in ",\"\n\r"):
+        return s
+    return '"' + s.replace('"', '""') + '"'
+
+
+def samples_csv(frames: List[Any], device: Any) -> str:
+    cols = _columns(frames, device)
+    lines = ["realtime_ns,seq" + "".join("," + _csv_cell("%s[%s]" % (c.key, c.unit))
+                                         for c in cols)]
+    for f in frames:
+        vals = dict(zip(f.ids, f.values))
+        row = "%d,%d" % (f.realtime_ns, f.seq)
+        for c in cols:
+            v = vals.get(c.id)
+            row += "," + ("" if v is None else str(v))
+        lines.append(row)
+    return "\n".join(lines) + "\n"
+
+
+def _tracks(device: Any) -> List[Tuple[int, int, str, str, float]]:
+    out = []
+    seen = {}  # type: Dict[str, int]
+    for c in device.channels:
+        if not c.name or c.constant:
+            continue
+        if c.kind == "rail" and c.field == "power":
+            pid, unit = 1, "W"
+        elif c.kind == "thermal" and c.field == "temp":
+            pid, unit = 2, "C"
+        elif c.field == "freq" and c.kind in ("cpu", "gpu", "emc"):
+            pid, unit = 3, "MHz"
+        else:
+            continue
+        name = c.name
+        k = "%d/%s" % (pid, name)
+        seen[k] = seen.get(k, 0) + 1
+        if seen[k] > 1:
+            name += " (%s)" % c.device
+        out.append((c.id, pid, name, unit, 1e-3))
+    return out
+
+
+def _energy_args(s: Any) -> Dict[str, float]:
+    return {r.name: r.energy_mj / 1000.0 for r in s.rails}
+
+
+def trace_json(result: Any, frames: List[Any], device: Any) -> str:
+    events = []  # type: List[str]
+    head = ('{"displayTimeUnit":"ms","otherData":{"generator":"edgemon record",'
+            '"clock":"realtime (Unix epoch), ts in microseconds","board":%s},"traceEvents":['
+            % _dump(device.board.model))
+    for pid in range(1, 5):
+        events.append('{"ph":"M","pid":%d,"tid":0,"name":"process_name","args":{"name":%s}}'
+                      % (pid, _dump(_PROCESS_NAMES[pid])))
+        events.append('{"ph":"M","pid":%d,"tid":0,"name":"process_sort_index",'
+                      '"args":{"sort_index":%d}}' % (pid, pid))
+    values = [dict(zip(f.ids, f.values)) for f in frames]
+    for cid, pid, name, unit, scale in _tracks(device):
+        for f, vals in zip(frames, values):
+            v = vals.get(cid)
+            if v is None:
+                continue
+            events.append('{"ph":"C","pid":%d,"name":%s,"ts":%s,"args":{"%s":%s}}' %
+                          (pid, _dump(name), micros(f.realtime_ns), unit, fixed(v * scale, 3)))
+
+    def args_dump(a: Dict[str, Any]) -> str:
+        return json.dumps(a, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
+
+    def slice_(tid: int, name: str, start: int, end: int, args: Dict[str, Any]) -> None:
+        events.append('{"ph":"X","pid":4,"tid":%d,"name":%s,"ts":%s,"dur":%s,"args":%s}' %
+                      (tid, _dump(name), micros(start), micros(max(end - start, 0)),
+                       args_dump(args)))
+
+    def thread(tid: int, name: str) -> None:
+        events.append('{"ph":"M","pid":4,"tid":%d,"name":"thread_name","args":{"name":%s}}'
+                      % (tid, _dump(name)))
+
+    thread(1, "run")
+    s = result.summary
+    if s.from_ns < result.start_ns or s.to_ns > result.end_ns:
+        slice_(1, "measured range", s.from_ns, s.to_ns,
+               {"duration_s": s.duration_s, "energy_j": _energy_args(s)})
+    run_args = {"label": result.label, "window_id": result.window_id}  # type: Dict[str, Any]
+    if s.from_ns == result.start_ns and s.to_ns == result.end_ns:
+        run_args["energy_j"] = _energy_args(s)
+    slice_(1, result.label or "record", result.start_ns, result.end_ns, run_args)
+    tids = {}  # type: Dict[str, int]
+    for p in result.phases:
+        if p.name not in tids:
+            tids[p.name] = len(tids) + 2
+            thread(tids[p.name], "mark " + p.name)
+        a = {"window_id": p.window_id}  # type: Dict[str, Any]
+        if p.summary is not None:
+            a["energy_j"] = _energy_args(p.summary.summary)
+        if not p.end_ns:
+            a["ended"] = False
+        slice_(tids[p.name], p.name, p.start_ns, p.end_ns or result.end_ns, a)
+    return head + "".join(("\n" if i == 0 else ",\n") + e for i, e in enumerate(events)) + \
+        "\n]}\n"
+
+
+def frames_between(client: Any, from_ns: int, to_ns: int) -> Tuple[List[Any], str]:
+    """Raw frames of [from, to] in chunks (as the edgemon command reads them)."""
+    import grpc
+    from .v1 import edgemon_pb2 as pb
+    out = []  # type: List[Any]
+    at = from_ns
+    for _ in range(100):
+        if at > to_ns:
+            break
+        got, truncated = [], False
+        try:
+            for ch in client._stub.Query(pb.QueryRequest(from_ns=at, to_ns=to_ns + 1,
+                                                         limit=100000),
+                                         timeout=client.timeout, metadata=client._metadata):
+                got.extend(ch.frames)
+                truncated = truncated or ch.truncated
+        except grpc.RpcError as e:
+            return out, "%s: %s" % (e.code().name, e.details())
+        out.extend(got)
+        if not truncated or not got:
+            break
+        at = out[-1].realtime_ns + 1
+    return out, ""
+
+
+def save(result: Any, directory: str) -> None:
+    from . import _errors
+    client, device = result._client, result._device
+    if client is None or device is None:
+        raise _errors.Error("edgemon: this result has no client to read its samples from")
+    try:
+        os.makedirs(directory, exist_ok=True)
+    except OSError as e:
+        raise _errors.Error("edgemon: cannot create the output directory %s: %s" %
+                            (directory, e.strerror)) from None
+    frames, err = frames_between(client, result.summary.from_ns, result.summary.to_ns)
+    notes = ["samples not read: " + err] if err else []
+    files = {
+        "summary.json": json.dumps(summary_json(result, device, client.target, notes),
+                                   indent=2, sort_keys=True, ensure_ascii=False) + "\n",
+        "samples.csv": samples_csv(frames, device),
+        "trace.json": trace_json(result, frames, device),
+    }
+    for name, text in files.items():
+        path = os.path.join(directory, name)
+        try:
+            with open(path, "w", encoding="utf-8") as f:
+                f.write(text)
+        except OSError as e:
+            raise _errors.Error("edgemon: cannot write %s: %s" % (path, e.strerror)) from None

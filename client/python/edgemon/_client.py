@@ -1,0 +1,353 @@
+"""The edgemon client: a thin, typed layer over the edgemon.v1 gRPC API."""
+import datetime
+import os
+import threading
+import time
+from typing import Any, Callable, Iterator, List, Optional, Sequence, Union
+
+import grpc
+
+from . import _errors
+from ._model import (BucketRow, DeviceInfo, Row, Rows, Snapshot, decode_frame_values,
+                     device_from_proto)
+from .v1 import edgemon_pb2 as pb
+from .v1 import edgemon_pb2_grpc as pb_grpc
+
+# The packaged daemon's socket; $EDGEMON_CONNECT overrides it (as for the edgemon command).
+DEFAULT_TARGET = "unix:/run/edgemon/edgemond.sock"
+
+TimeLike = Union[None, int, float, str, datetime.datetime, datetime.timedelta]
+
+
+def now_ns() -> int:
+    """Wall time in ns (time.time_ns where the Python has it)."""
+    f = getattr(time, "time_ns", None)
+    return f() if f is not None else int(time.time() * 1e9)
+
+
+def normalize_target(target: str) -> str:
+    """"unix:/path" for "/path"; host:port checked; "" when malformed (as the C++ client)."""
+    if not target:
+        return ""
+    if target.startswith("/"):
+        return "unix:" + target
+    if target.startswith("unix:"):
+        return target if len(target) > 5 else ""
+    for prefix in ("unix-abstract:", "dns:", "ipv4:", "ipv6:"):
+        if target.startswith(prefix):
+            return target
+    colon = target.rfind(":")
+    if colon <= 0 or colon + 1 == len(target):
+        return ""
+    port = target[colon + 1:]
+    if not port.isdigit() or len(port) > 5 or int(port) > 65535:
+        return ""
+    return target
+
+
+def read_token_file(path: str) -> str:
+    """The first line of a token file, trimmed; InvalidArgument when unreadable or empty."""
+    try:
+        with open(path, "rb") as f:
+            text = f.read().decode("utf-8", "replace")
+    except OSError as e:
+        raise _errors.InvalidArgument("edgemon: cannot read token file %s: %s" %
+                                      (path, e.strerror)) from None
+    token = text.splitlines()[0].strip() if text else ""
+    if not token:
+        raise _errors.InvalidArgument("edgemon: token file %s is empty" % path)
+    return token
+
+
+def as_ns(t: TimeLike, now: Optional[int] = None) -> int:
+    """A point in time as Unix ns: a datetime (naive = UTC), a timedelta or a
+    negative number of seconds (that long ago), a positive number (Unix
+    seconds), "now", "-5m"/"-30s"/"-2h" or an ISO 8601 string."""
+    now = now_ns() if now is None else now
+    if t is None or (isinstance(t, str) and t == "now"):
+        return now
+    if isinstance(t, datetime.timedelta):
+        return now - int(t.total_seconds() * 1e9)
+    if isinstance(t, datetime.datetime):
+        if t.tzinfo is None:
+            t = t.replace(tzinfo=datetime.timezone.utc)
+        return int(round(t.timestamp() * 1e6)) * 1000
+    if isinstance(t, (int, float)) and not isinstance(t, bool):
+        return now + int(t * 1e9) if t <= 0 else int(t * 1e9)
+    if isinstance(t, str):
+        s = t.strip()
+        units = {"ms": 1e-3, "s": 1, "m": 60, "h": 3600, "d": 86400}
+        for u in ("ms", "s", "m", "h", "d"):
+            if s.endswith(u) and s[:-len(u)].lstrip("+-").replace(".", "", 1).isdigit():
+                v = float(s[:-len(u)]) * units[u]
+                return now + int(v * 1e9)
+        try:
+            d = datetime.datetime.strptime(s.replace("Z", "+0000").replace("T", " "),
+                                           "%Y-%m-%d %H:%M:%S%z" if ("+" in s[10:] or
+                                                                      "Z" in s) else
+                                           "%Y-%m-%d %H:%M:%S")
+        except ValueError:
+            raise _errors.InvalidArgument(
+                "edgemon: bad time %r: expected a datetime, seconds, '-5m' or ISO 8601" % t) \
+                from None
+        return as_ns(d, now)
+    raise _errors.InvalidArgument("edgemon: bad time %r" % (t,))
+
+
+class Client(object):
+    """A connection to edgemond. Thread-safe; cheap to create (no I/O until
+    the first call). Use :func:`edgemon.connect` to make one."""
+
+    def __init__(self, address: Optional[str] = None, token_file: Optional[str] = None,
+                 tls: Union[bool, str] = False, tls_server_name: Optional[str] = None,
+                 timeout: float = 10.0) -> None:
+        if address is None:
+            address = os.environ.get("EDGEMON_CONNECT") or DEFAULT_TARGET
+        target = normalize_target(address)
+        if not target:
+            raise _errors.InvalidArgument(
+                "edgemon: bad address '%s': expected unix:/path, /path or host:port" % address)
+        self.target = target
+        self.timeout = timeout
+        if token_file is None:
+            token_file = os.environ.get("EDGEMON_TOKEN_FILE") or None
+        self._metadata = None  # type: Optional[List[Any]]
+        if token_file:
+            self._metadata = [("authorization", "Bearer " + read_token_file(token_file))]
+        options = [("grpc.initial_reconnect_backoff_ms", 100),
+                   ("grpc.min_reconnect_backoff_ms", 100),
+                   ("grpc.max_reconnect_backoff_ms", 1000),
+                   ("grpc.max_receive_message_length", 64 << 20)]
+        if tls:
+            if target.startswith("unix"):
+                raise _errors.InvalidArgument("edgemon: TLS is for TCP targets, not " + target)
+            roots = None
+            if isinstance(tls, str):
+                try:
+                    with open(tls, "rb") as f:
+                        roots = f.read()
+                except OSError as e:
+                    raise _errors.InvalidArgument("edgemon: cannot read CA file %s: %s" %
+                                                  (tls, e.strerror)) from None
+            if tls_server_name:
+                options.append(("grpc.ssl_target_name_override", tls_server_name))
+            self._channel = grpc.secure_channel(target, grpc.ssl_channel_credentials(roots),
+                                                options)
+        else:
+            self._channel = grpc.insecure_channel(target, options)
+        self._stub = pb_grpc.TelemetryStub(self._channel)
+        self._device = None  # type: Optional[DeviceInfo]
+        self._lock = threading.Lock()
+        self._local = threading.local()
+
+    # -- plumbing ---------------------------------------------------------------
+    def _call(self, what: str, method: Callable[..., Any], request: Any,
+              timeout: Optional[float] = None) -> Any:
+        try:
+            return method(request, timeout=self.timeout if timeout is None else timeout,
+                          metadata=self._metadata)
+        except grpc.RpcError as e:
+            raise _errors.from_rpc_error(what, self.target, e) from None
+
+    def close(self) -> None:
+        """Closes the channel (also done by ``with``)."""
+        self._channel.close()
+
+    def __enter__(self) -> "Client":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return "<edgemon.Client %s>" % self.target
+
+    # -- calls -----------------------------------------------------------------------
+    def device(self, refresh: bool = True) -> DeviceInfo:
+        """Board identity, the daemon's settings and the channel inventory."""
+        if refresh or self._device is None:
+            d = device_from_proto(self._call("device info", self._stub.GetDeviceInfo,
+                                             pb.GetDeviceInfoRequest()))
+            with self._lock:
+                self._device = d
+        assert self._device is not None
+        return self._device
+
+    def _device_for(self, generation: int) -> DeviceInfo:
+        d = self._device
+        if d is None or (generation and d.generation != generation):
+            d = self.device()
+        return d
+
+    def channels(self) -> List[Any]:
+        """Every channel (``edgemon.Channel``) with its key, unit and limits."""
+        return list(self.device(refresh=self._device is None).channels)
+
+    def latest(self, channels: Sequence[str] = ()) -> Snapshot:
+        """The newest frame as a :class:`Snapshot` (optionally only some channel keys)."""
+        f = self._call("latest", self._stub.GetLatest,
+                       pb.GetLatestRequest(channels=list(channels)))
+        return Snapshot(f, self._device_for(f.generation))
+
+    def watch(self, interval: float = 0.1, channels: Sequence[str] = ()) -> Iterator[Snapshot]:
+        """Live snapshots at most one per ``interval`` seconds (the client's own
+        rate; a slow reader gets fresh frames, never a queue). Stop by leaving
+        the loop; ``close()`` on the iterator ends the stream at once."""
+        if interval < 0:
+            raise _errors.InvalidArgument("edgemon: watch interval must be >= 0, not %r"
+                                          % (interval,))
+        req = pb.WatchRequest(interval_ms=int(round(interval * 1000)), channels=list(channels))
+        self._device_for(0)
+        try:
+            stream = self._stub.Watch(req, metadata=self._metadata)
+        except grpc.RpcError as e:
+            raise _errors.from_rpc_error("watch", self.target, e) from None
+        return _Watch(self, stream)
+
+    def query(self, since: TimeLike, until: TimeLike = None, channels: Sequence[str] = (),
+              step: Union[None, float, datetime.timedelta] = None, limit: int = 0) -> Rows:
+        """Stored history from ``since`` to ``until`` (default now): raw frames
+        as :class:`Row` or, with ``step`` (seconds), min/avg/max per step and
+        channel as :class:`BucketRow`. ``.to_pandas()`` on the result."""
+        now = now_ns()
+        from_ns, to_ns_ = as_ns(since, now), as_ns(until, now)
+        if isinstance(step, datetime.timedelta):
+            step = step.total_seconds()
+        req = pb.QueryRequest(from_ns=from_ns, to_ns=to_ns_, channels=list(channels),
+                              step_ns=int((step or 0) * 1e9), limit=limit)
+        device = self._device_for(0)
+        by_id = {c.id: c for c in device.channels}
+        out = Rows()
+        try:
+            for chunk in self._stub.Query(req, timeout=self.timeout, metadata=self._metadata):
+                for f in chunk.frames:
+                    if f.generation and f.generation != device.generation:
+                        device = self.device()
+                        by_id = {c.id: c for c in device.channels}
+                    out.append(Row(f.realtime_ns, f.seq, decode_frame_values(f, by_id)))
+                for s in chunk.series:
+                    c = by_id.get(s.id)
+                    if c is None:
+                        continue
+                    for b in s.buckets:
+                        out.append(BucketRow(b.t_ns, c.key, b.min * c.scale, b.avg * c.scale,
+                                             b.max * c.scale, b.count))
+        except grpc.RpcError as e:
+            raise _errors.from_rpc_error("query", self.target, e) from None
+        return out
+
+    def processes(self, sort: str = "cpu", limit: int = 0) -> List[Any]:
+        """A top-style process list (``edgemon.v1.Process`` messages)."""
+        r = self._call("processes", self._stub.ListProcesses,
+                       pb.ListProcessesRequest(sort=sort, limit=limit))
+        return list(r.processes)
+
+    def boost(self, rate_hz: int, duration: float = 10.0) -> int:
+        """Raises the rail sampling rate for ``duration`` s; returns the effective rate."""
+        r = self._call("boost", self._stub.Boost,
+                       pb.BoostRequest(rate_hz=int(rate_hz), duration_ms=int(duration * 1000)))
+        return r.rate_hz
+
+    def begin_window(self, label: str) -> Any:
+        return self._call("begin window", self._stub.BeginWindow,
+                          pb.BeginWindowRequest(label=label))
+
+    def end_window(self, window_id: int) -> Any:
+        return self._call("end window", self._stub.EndWindow, pb.EndWindowRequest(id=window_id))
+
+    def windows(self, since: TimeLike = None, until: TimeLike = None) -> List[Any]:
+        """Windows (``edgemon.v1.Window``) that overlap the range (all when none given)."""
+        req = pb.ListWindowsRequest(from_ns=as_ns(since) if since is not None else 0,
+                                    to_ns=as_ns(until) if until is not None else 0)
+        return list(self._call("list windows", self._stub.ListWindows, req).windows)
+
+    def summarize(self, window_id: Optional[int] = None, since: TimeLike = None,
+                  until: TimeLike = None, from_ns: Optional[int] = None,
+                  to_ns: Optional[int] = None) -> Any:
+        """The daemon's ``Summary`` of a window or a time range (the raw message);
+        ``from_ns``/``to_ns`` give the range in Unix ns instead of ``since``/``until``."""
+        if window_id is not None:
+            req = pb.SummarizeRequest(window_id=window_id)
+        else:
+            now = now_ns()
+            req = pb.SummarizeRequest(time=pb.TimeRange(
+                from_ns=from_ns if from_ns is not None else as_ns(since, now),
+                to_ns=to_ns if to_ns is not None else as_ns(until, now)))
+        return self._call("summarize", self._stub.Summarize, req)
+
+    # -- windows -----------------------------------------------------------------------
+    def measure(self, label: str, rate_hz: Optional[int] = None,
+                items: Optional[float] = None) -> "Any":
+        """A context manager measuring its body as a daemon window:
+
+            with client.measure("resnet50-fp16", rate_hz=200) as m:
+                run()
+            m.result.total_energy_j
+
+        ``rate_hz`` raises the rail sampling rate while the body runs (a lease
+        the daemon ends by itself). ``items`` sets the count for
+        ``result.per_item()``."""
+        from ._measure import Measurement
+        return Measurement(self, label, rate_hz, items)
+
+    def mark(self, name: str) -> "Any":
+        """A phase inside the current ``measure`` (a window of its own, shown
+        under ``result.phases`` and in the bundle as ``edgemon mark`` phases)."""
+        from ._measure import Mark
+        return Mark(self, name)
+
+    def _stack(self) -> List[Any]:
+        s = getattr(self._local, "stack", None)
+        if s is None:
+            s = self._local.stack = []
+        return s
+
+
+class _Watch(object):
+    """The iterator of Client.watch()."""
+
+    def __init__(self, client: Client, stream: Any) -> None:
+        self._client = client
+        self._stream = stream
+
+    def __iter__(self) -> "_Watch":
+        return self
+
+    def __next__(self) -> Snapshot:
+        try:
+            f = next(self._stream)
+        except grpc.RpcError as e:
+            if e.code() == grpc.StatusCode.CANCELLED:
+                raise StopIteration from None
+            raise _errors.from_rpc_error("watch", self._client.target, e) from None
+        return Snapshot(f, self._client._device_for(f.generation))
+
+    def close(self) -> None:
+        """Ends the stream."""
+        self._stream.cancel()
+
+    def __enter__(self) -> "_Watch":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+    def __del__(self) -> None:
+        try:
+            self._stream.cancel()
+        except Exception:  # noqa: BLE001 - interpreter shutdown
+            pass
+
+
+def connect(address: Optional[str] = None, *, token_file: Optional[str] = None,
+            tls: Union[bool, str] = False, tls_server_name: Optional[str] = None,
+            timeout: float = 10.0) -> Client:
+    """Connects to edgemond (no I/O yet: an unreachable daemon shows at the first call).
+
+    ``address``: "unix:/path", "/path" or "host:port"; default ``$EDGEMON_CONNECT``,
+    else unix:/run/edgemon/edgemond.sock (the rule of the ``edgemon`` command).
+    ``token_file``: the bearer token (default ``$EDGEMON_TOKEN_FILE``).
+    ``tls``: True for the system's roots, or the path of a CA PEM file.
+    ``timeout``: seconds per call."""
+    return Client(address, token_file=token_file, tls=tls, tls_server_name=tls_server_name,
+                  timeout=timeout)

@@ -1,0 +1,48 @@
+"""The exceptions of the edgemon package: one per kind of failure, each
+carrying the daemon's own message, never a raw gRPC traceback."""
+from typing import Optional
+
+
+class Error(Exception):
+    """Base of every edgemon error. ``code`` is the gRPC status name
+    ("UNAVAILABLE", ...) or None for errors raised by this package itself."""
+
+    def __init__(self, message: str, code: Optional[str] = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.code = code
+
+
+class Unavailable(Error):
+    """The daemon cannot be reached (not running, wrong address, timed out)."""
+
+
+class PermissionDenied(Error):
+    """The daemon refused us: a wrong or missing token, socket permissions."""
+
+
+class InvalidArgument(Error):
+    """A bad argument: an unknown channel, a malformed address or time, ..."""
+
+
+class NotFound(Error):
+    """The daemon has no such thing (a window id, ...)."""
+
+
+def from_rpc_error(what: str, target: str, err: "object") -> Error:
+    """The edgemon exception for a grpc.RpcError raised by call ``what``."""
+    import grpc
+    code = err.code() if hasattr(err, "code") else None
+    details = err.details() if hasattr(err, "details") else str(err)
+    name = code.name if code is not None else "UNKNOWN"
+    message = "edgemon: %s at %s: %s: %s" % (what, target, name, details or "(no message)")
+    if code in (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED):
+        return Unavailable(message, name)
+    if code in (grpc.StatusCode.PERMISSION_DENIED, grpc.StatusCode.UNAUTHENTICATED):
+        return PermissionDenied(message, name)
+    if code in (grpc.StatusCode.INVALID_ARGUMENT, grpc.StatusCode.OUT_OF_RANGE,
+                grpc.StatusCode.FAILED_PRECONDITION):
+        return InvalidArgument(message, name)
+    if code == grpc.StatusCode.NOT_FOUND:
+        return NotFound(message, name)
+    return Error(message, name)

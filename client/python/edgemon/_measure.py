@@ -1,0 +1,315 @@
+"""measure(), mark() and the result of a measured window."""
+import functools
+import threading
+import time
+from typing import Any, Callable, Dict, List, NamedTuple, Optional, TypeVar
+
+from . import _errors
+
+_BOOST_LEASE_S = 10.0
+
+
+class RailEnergy(NamedTuple):
+    name: str
+    parent: str
+    input: bool
+    energy_j: float
+    avg_power_w: float
+    peak_power_w: float
+
+
+class TempRange(NamedTuple):
+    """Degrees Celsius at the start, and the minimum and maximum in the window."""
+    start_c: float
+    min_c: float
+    max_c: float
+
+
+class PerItem(NamedTuple):
+    energy_j: float       # J per item (the input rail's)
+    items_per_j: Optional[float]
+
+
+class Phase(NamedTuple):
+    """A ``client.mark()`` inside a measurement."""
+    name: str
+    window_id: int
+    start_ns: int
+    end_ns: Optional[int]
+    summary: Optional["Result"]
+
+
+class Result(object):
+    """The daemon's summary of a window, in SI units.
+
+    ``energy_j``: J per rail; ``total_energy_j``: the board input rail's (its
+    sub-rails are part of it, never added; None without exactly one input
+    rail); ``avg_power_w``/``peak_power_w``: the input rail's (or, without one,
+    None); ``rails``: every rail's :class:`RailEnergy`; ``temperatures``:
+    :class:`TempRange` by zone; ``clock_residency``: {clock: {Hz: share}}."""
+
+    def __init__(self, summary: Any, label: str = "", window_id: int = 0,
+                 start_ns: int = 0, end_ns: int = 0, phases: Optional[List[Phase]] = None,
+                 items: Optional[float] = None, boost_rate_hz: int = 0,
+                 client: Any = None, device: Any = None) -> None:
+        self.summary = summary
+        self.label = label
+        self.window_id = window_id
+        self.start_ns = start_ns or summary.from_ns
+        self.end_ns = end_ns or summary.to_ns
+        self.phases = phases or []
+        self.items = items
+        self.boost_rate_hz = boost_rate_hz
+        self._client = client
+        self._device = device
+        self.rails = {r.name: RailEnergy(r.name, r.parent, r.input, r.energy_mj / 1000.0,
+                                         r.avg_power_mw / 1000.0, r.peak_power_mw / 1000.0)
+                      for r in summary.rails}
+
+    @property
+    def duration_s(self) -> float:
+        return self.summary.duration_s
+
+    @property
+    def energy_j(self) -> Dict[str, float]:
+        return {n: r.energy_j for n, r in self.rails.items()}
+
+    @property
+    def input_rail(self) -> Optional[str]:
+        """The name of the board's input rail, when there is exactly one."""
+        inputs = [r.name for r in self.rails.values() if r.input]
+        return inputs[0] if len(inputs) == 1 else None
+
+    @property
+    def total_energy_j(self) -> Optional[float]:
+        n = self.input_rail
+        return self.rails[n].energy_j if n else None
+
+    @property
+    def avg_power_w(self) -> Optional[float]:
+        n = self.input_rail
+        return self.rails[n].avg_power_w if n else None
+
+    @property
+    def peak_power_w(self) -> Optional[float]:
+        n = self.input_rail
+        return self.rails[n].peak_power_w if n else None
+
+    @property
+    def temperatures(self) -> Dict[str, TempRange]:
+        return {t.name: TempRange(t.start_mc / 1000.0, t.min_mc / 1000.0, t.max_mc / 1000.0)
+                for t in self.summary.temps}
+
+    @property
+    def clock_residency(self) -> Dict[str, Dict[int, float]]:
+        return {r.name: {int(k) * 1000: v for k, v in sorted(r.khz_share.items())}
+                for r in self.summary.residency}
+
+    @property
+    def samples(self) -> int:
+        return self.summary.samples
+
+    @property
+    def gaps(self) -> int:
+        return self.summary.gaps
+
+    @property
+    def note(self) -> str:
+        return self.summary.note
+
+    def per_item(self, n: Optional[float] = None) -> PerItem:
+        """Energy per item of the input rail (J/item) and items per J for ``n``
+        items (default: the ``items`` given to measure())."""
+        n = self.items if n is None else n
+        total = self.total_energy_j
+        if not n or n <= 0:
+            raise _errors.InvalidArgument("edgemon: per_item needs a positive item count")
+        if total is None:
+            raise _errors.Error("edgemon: no board input rail: no total energy per item "
+                                "(see energy_j by rail)")
+        return PerItem(total / n, n / total if total > 0 else None)
+
+    def save(self, directory: str) -> None:
+        """Writes summary.json, samples.csv and trace.json, the bundle of
+        ``edgemon record --out``."""
+        from . import _bundle
+        _bundle.save(self, directory)
+
+    def __repr__(self) -> str:
+        total = self.total_energy_j
+        return "<edgemon.Result %r %.3f s %s>" % (
+            self.label, self.duration_s,
+            "%.3f J" % total if total is not None else "no input rail")
+
+
+def _wait_for_frame_after(client: Any, t_ns: int, interval_s: float, deadline: float) -> None:
+    """Waits until the store holds a frame at or after t_ns (the counters'
+    interpolation at the window's end needs one)."""
+    from ._client import now_ns
+    delay = (t_ns - now_ns()) / 1e9 + interval_s
+    if delay > 0:
+        time.sleep(delay)
+    while time.monotonic() < deadline:
+        s = client.summarize(from_ns=t_ns, to_ns=t_ns + 3600 * 10**9)
+        if s.samples > 0:
+            return
+        time.sleep(max(0.02, interval_s / 4))
+
+
+class _Booster(object):
+    """Renews a rate boost every third of its lease until stopped."""
+
+    def __init__(self, client: Any, rate_hz: int) -> None:
+        self.client = client
+        self.rate_hz = rate_hz
+        self.effective = client.boost(rate_hz, _BOOST_LEASE_S)
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="edgemon-boost", daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        while not self._stop.wait(_BOOST_LEASE_S / 3):
+            try:
+                self.effective = self.client.boost(self.rate_hz, _BOOST_LEASE_S)
+            except _errors.Error:
+                pass  # the daemon away for a moment: the next renewal tries again
+
+    def stop(self) -> None:
+        self._stop.set()
+
+
+class Measurement(object):
+    """The context manager of ``client.measure()``; ``.result`` after the block."""
+
+    def __init__(self, client: Any, label: str, rate_hz: Optional[int],
+                 items: Optional[float]) -> None:
+        self.client = client
+        self.label = label
+        self.rate_hz = rate_hz
+        self.items = items
+        self.window = None  # type: Any
+        self.end_ns = 0
+        self.marks = []  # type: List[Any]
+        self._booster = None  # type: Optional[_Booster]
+        self._result = None  # type: Optional[Result]
+
+    def __enter__(self) -> "Measurement":
+        if self.rate_hz:
+            self._booster = _Booster(self.client, self.rate_hz)
+        try:
+            self.window = self.client.begin_window(self.label)
+        except Exception:
+            if self._booster:
+                self._booster.stop()
+            raise
+        self.client._stack().append(self)
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        stack = self.client._stack()
+        if stack and stack[-1] is self:
+            stack.pop()
+        try:
+            ended = self.client.end_window(self.window.id)
+            self.end_ns = ended.end_ns
+        finally:
+            if self._booster:
+                self._booster.stop()
+
+    @property
+    def window_id(self) -> int:
+        return self.window.id if self.window is not None else 0
+
+    @property
+    def result(self) -> Result:
+        """The summary (fetched on first use, once the daemon has stored a
+        frame after the window's end)."""
+        if self._result is None:
+            if not self.end_ns:
+                raise _errors.Error("edgemon: the measurement %r has not ended" % self.label)
+            c = self.client
+            device = c.device()
+            _wait_for_frame_after(c, self.end_ns, device.interval_s, time.monotonic() + 15)
+            summary = c.summarize(window_id=self.window.id)
+            phases = []
+            for m in self.marks:
+                s = c.summarize(window_id=m.window.id) if m.end_ns else None
+                phases.append(Phase(m.name, m.window.id, m.window.start_ns, m.end_ns or None,
+                                    Result(s, m.name, m.window.id) if s is not None else None))
+            boost = self._booster.effective if self._booster else 0
+            if boost and boost <= device.energy_rate_hz:
+                boost = 0  # the boost did not raise the rate
+            self._result = Result(summary, self.label, self.window.id, self.window.start_ns,
+                                  self.end_ns, phases, self.items, boost, c, device)
+        return self._result
+
+
+class Mark(object):
+    """The context manager of ``client.mark()``."""
+
+    def __init__(self, client: Any, name: str) -> None:
+        self.client = client
+        self.name = name
+        self.window = None  # type: Any
+        self.end_ns = 0
+        self.parent = None  # type: Optional[Measurement]
+
+    def __enter__(self) -> "Mark":
+        stack = self.client._stack()
+        self.parent = stack[-1] if stack else None
+        label = ("%d:%s" % (self.parent.window_id, self.name)) if self.parent else self.name
+        self.window = self.client.begin_window(label)
+        if self.parent is not None:
+            self.parent.marks.append(self)
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.end_ns = self.client.end_window(self.window.id).end_ns
+
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def measured(label: Optional[str] = None, rate_hz: Optional[int] = None,
+             client: Any = None, results: Optional[List[Result]] = None) -> Callable[[F], F]:
+    """A decorator measuring every call of the function as a window:
+
+        @edgemon.measured("inference", rate_hz=200)
+        def infer(batch): ...
+
+    The latest result is ``infer.last_result`` (fetched on use); ``results``,
+    if given, collects every call's Measurement."""
+    def wrap(fn: F) -> F:
+        name = label or getattr(fn, "__name__", "measured")
+
+        @functools.wraps(fn)
+        def inner(*args: Any, **kwargs: Any) -> Any:
+            c = client if client is not None else _default_client()
+            with c.measure(name, rate_hz=rate_hz) as m:
+                out = fn(*args, **kwargs)
+            inner.last_measurement = m  # type: ignore[attr-defined]
+            if results is not None:
+                results.append(m)  # type: ignore[arg-type]
+            return out
+
+        def last_result() -> Result:
+            m = getattr(inner, "last_measurement", None)
+            if m is None:
+                raise _errors.Error("edgemon: %s has not been called yet" % name)
+            return m.result
+        inner.last_result = last_result  # type: ignore[attr-defined]
+        return inner  # type: ignore[return-value]
+    return wrap
+
+
+_default = None  # type: Any
+_default_lock = threading.Lock()
+
+
+def _default_client() -> Any:
+    global _default
+    with _default_lock:
+        if _default is None:
+            from ._client import connect
+            _default = connect()
+        return _default

@@ -1,0 +1,504 @@
+"""The jtop class: jetson-stats' client API over edgemon."""
+import datetime
+import os
+import platform
+import socket
+import struct
+import threading
+import time
+from typing import Any, Callable, Dict, List, Optional, Tuple
+
+import edgemon
+
+from .core import Fan, JetsonClocks, JtopException, NVPModel, _no_control
+
+_STRIP = ("-thermal", "_thermal", "-therm", "_therm")
+
+
+def _short(name: str) -> str:
+    """Thermal zone names as jtop shows them: "cpu-thermal" -> "cpu"."""
+    for s in _STRIP:
+        if name.endswith(s):
+            return name[:-len(s)]
+    return name
+
+
+def _i(v: Optional[float]) -> Optional[int]:
+    return None if v is None else int(round(v))
+
+
+def _pct(v: Optional[float]) -> Optional[float]:
+    return None if v is None else v * 100.0
+
+
+def _khz(v: Optional[float]) -> Optional[int]:
+    return None if v is None else int(round(v / 1000.0))
+
+
+def _engine_group(name: str) -> str:
+    if name.startswith("NV") or name.startswith("DLA") or name.startswith("PVA"):
+        base = name.rstrip("0123456789")
+        if name.startswith("NV"):
+            return base
+    return name
+
+
+def _interfaces() -> Dict[str, str]:
+    """IPv4 address by interface name (SIOCGIFADDR), loopback left out."""
+    out = {}  # type: Dict[str, str]
+    try:
+        import fcntl
+        names = [n for _, n in socket.if_nameindex()]
+    except (ImportError, OSError):
+        return out
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
+        for n in names:
+            if n == "lo":
+                continue
+            try:
+                packed = fcntl.ioctl(s.fileno(), 0x8915, struct.pack("256s", n[:15].encode()))
+                out[n] = socket.inet_ntoa(packed[20:24])
+            except OSError:
+                continue
+    return out
+
+
+class jtop(threading.Thread):  # noqa: N801 - jetson-stats' name
+    """jetson-stats' ``jtop`` over edgemond.
+
+    ``interval`` is this client's own period in seconds (other clients keep
+    theirs). Use as a context manager, or ``start()`` ... ``close()``;
+    ``ok()`` waits for the next sample and is False once closed."""
+
+    def __init__(self, interval: float = 1.0, address: Optional[str] = None) -> None:
+        super().__init__(name="jtop-edgemon", daemon=True)
+        if interval <= 0:
+            raise JtopException("interval must be > 0 seconds, not %r" % (interval,))
+        self._interval = float(interval)
+        self._address = address
+        self._client = None  # type: Any
+        self._device = None  # type: Any
+        self._snap = None  # type: Any
+        self._first = None  # type: Any
+        self._observers = []  # type: List[Callable[[Any], None]]
+        self._cond = threading.Condition()
+        self._count = 0
+        self._seen = 0
+        self._stop_event = threading.Event()
+        self._error = None  # type: Optional[BaseException]
+        self._jtop_started = False
+        self._processes = None  # type: Optional[Tuple[int, List[List[Any]]]]
+
+    # -- life cycle -----------------------------------------------------------------
+    def attach(self, observer: Callable[[Any], None]) -> None:
+        """Calls ``observer(jetson)`` after every new sample."""
+        self._observers.append(observer)
+
+    def detach(self, observer: Callable[[Any], None]) -> None:
+        self._observers.remove(observer)
+
+    def start(self) -> None:
+        """Connects to edgemond and starts sampling; JtopException when it cannot."""
+        if self._jtop_started:
+            return
+        try:
+            self._client = edgemon.connect(self._address)
+            self._device = self._client.device()
+            self._snap = self._first = self._client.latest()
+        except edgemon.Error as e:
+            raise JtopException("jtop (edgemon): %s" % e.message) from None
+        self._jtop_started = True
+        with self._cond:
+            self._count = 1
+        super().start()
+
+    def run(self) -> None:
+        next_t = time.monotonic() + self._interval
+        while not self._stop_event.wait(max(0.0, next_t - time.monotonic())):
+            next_t += self._interval
+            if next_t < time.monotonic():
+                next_t = time.monotonic() + self._interval
+            try:
+                snap = self._client.latest()
+                if snap.generation != self._device.generation:
+                    self._device = self._client.device()
+            except edgemon.Error as e:
+                self._error = JtopException("jtop (edgemon): %s" % e.message)
+                with self._cond:
+                    self._cond.notify_all()
+                return
+            with self._cond:
+                self._snap = snap
+                self._processes = None
+                self._count += 1
+                self._cond.notify_all()
+            for ob in list(self._observers):
+                ob(self)
+
+    def ok(self, spin: bool = False) -> bool:
+        """Waits for the next sample (``spin``: do not wait); False once closed.
+        Raises JtopException when the daemon went away."""
+        if not self._jtop_started:
+            self.start()
+        with self._cond:
+            while not spin and self._seen >= self._count and self._error is None \
+                    and not self._stop_event.is_set():
+                self._cond.wait(self._interval * 4 + 1)
+            self._seen = self._count
+        if self._error is not None:
+            raise self._error
+        return not self._stop_event.is_set()
+
+    def loop_for_ever(self) -> None:
+        """Starts (if needed) and runs the attached observers until close() or Ctrl-C."""
+        try:
+            while self.ok():
+                pass
+        except KeyboardInterrupt:
+            pass
+        finally:
+            self.close()
+
+    def close(self) -> None:
+        """Stops sampling and closes the connection."""
+        self._stop_event.set()
+        with self._cond:
+            self._cond.notify_all()
+        if self._jtop_started and self.is_alive() and threading.current_thread() is not self:
+            self.join(self._interval + 5)
+        if self._client is not None:
+            self._client.close()
+
+    def __enter__(self) -> "jtop":
+        self.start()
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+    def restore(self, max_counter: int = 10) -> None:
+        raise _no_control("restore the board's settings", "`sudo jetson_clocks --restore`")
+
+    def _need(self) -> Any:
+        if self._snap is None:
+            raise JtopException("jtop is not started: use `with jtop() as jetson:` or start()")
+        return self._snap
+
+    # -- properties --------------------------------------------------------------------
+    @property
+    def interval(self) -> float:
+        """This client's sampling period in seconds."""
+        return self._interval
+
+    @property
+    def uptime(self) -> datetime.timedelta:
+        return datetime.timedelta(seconds=self._need().boottime_ns / 1e9)
+
+    @property
+    def board(self) -> Dict[str, Dict[str, str]]:
+        b = self._device.board if self._device else None
+        if b is None:
+            self._need()
+        dist = ""
+        try:
+            with open("/etc/os-release") as f:
+                for line in f:
+                    if line.startswith("PRETTY_NAME="):
+                        dist = line.split("=", 1)[1].strip().strip('"')
+        except OSError:
+            pass
+        return {
+            "platform": {"Machine": platform.machine(), "System": platform.system(),
+                         "Distribution": dist, "Release": platform.release(),
+                         "Python": platform.python_version()},
+            "hardware": {"Model": b.model, "699-level Part Number": "", "P-Number": "",
+                         "Module": b.model, "SoC": b.soc, "CUDA Arch BIN": "",
+                         "Serial Number": "", "L4T": b.l4t, "Jetpack": b.jetpack},
+            "libraries": {"CUDA": "", "OpenCV": "", "OpenCV-Cuda": False, "cuDNN": "",
+                          "TensorRT": "", "VPI": "", "Vulkan": ""},
+        }
+
+    def _channel(self, key: str) -> Any:
+        return self._device.by_key().get(key)
+
+    @property
+    def cpu(self) -> Dict[str, Any]:
+        s = self._need()
+        cores = []
+        for c in s.cpus:
+            freq_ch = self._channel("cpu/%s/freq" % c.name)
+            info = {"min": _khz(freq_ch.min) if freq_ch else None,
+                    "max": _khz(freq_ch.max) if freq_ch else None,
+                    "cur": _khz(c.freq_hz)}
+            online = c.online if c.online is not None else c.load is not None
+            load = _pct(c.load)
+            cores.append({
+                "online": online,
+                "governor": freq_ch.attrs.get("governor", "") if freq_ch else "",
+                "freq": {"min": _khz(c.freq_min_hz), "max": _khz(c.freq_max_hz),
+                         "cur": _khz(c.freq_hz)},
+                "info_freq": info,
+                "idle_state": {},
+                "model": self._device.board.cpu_model,
+                "user": load if online else None, "nice": None, "system": None,
+                "idle": (100.0 - load) if (online and load is not None) else None,
+            })
+        total = s.cpu.load if s.cpu is not None else None
+        return {"total": {"user": _pct(total), "nice": None, "system": None,
+                          "idle": None if total is None else 100.0 - total * 100.0},
+                "cpu": cores}
+
+    @property
+    def memory(self) -> Dict[str, Any]:
+        s = self._need()
+        out = {}  # type: Dict[str, Any]
+        m = s.memory
+        if m is not None:
+            def kib(v: Optional[float]) -> Optional[int]:
+                return None if v is None else int(v // 1024)
+            out["RAM"] = {"tot": kib(m.total_bytes), "used": kib(m.used_bytes),
+                          "free": kib(m.free_bytes), "buffers": kib(m.buffers_bytes),
+                          "cached": kib(m.cached_bytes), "shared": kib(m.shared_bytes),
+                          "lfb": _i(s.get("memory/ram/lfb_blocks"))}
+        sw = s.swap.get("swap")
+        if sw is not None:
+            out["SWAP"] = {"tot": _i(sw.total_bytes / 1024) if sw.total_bytes is not None
+                           else None,
+                           "used": _i(sw.used_bytes / 1024) if sw.used_bytes is not None
+                           else None,
+                           "cached": _i(sw.cached_bytes / 1024) if sw.cached_bytes is not None
+                           else None,
+                           "table": {}}
+        e = s.emc
+        if e is not None:
+            ch = self._channel("emc/%s/freq" % e.name)
+            out["EMC"] = {"online": e.freq_hz is not None or e.load is not None,
+                          "val": _i(_pct(e.load)), "cur": _khz(e.freq_hz),
+                          "max": _khz(ch.max) if ch is not None and ch.max is not None
+                          else _khz(e.freq_max_hz),
+                          "min": _khz(ch.min) if ch is not None and ch.min is not None
+                          else _khz(e.freq_min_hz)}
+        return out
+
+    @property
+    def gpu(self) -> Dict[str, Any]:
+        s = self._need()
+        out = {}
+        for name, g in s.gpus.items():
+            ch = self._channel("gpu/%s/freq" % name)
+            out[name] = {
+                "type": "discrete" if name.startswith("nvml")
+                else "integrated",
+                "status": {"railgate": None, "tpc_pg_mask": None, "3d_scaling": None,
+                           "load": _pct(g.load)},
+                "freq": {"governor": ch.attrs.get("governor", "") if ch else "",
+                         "cur": _khz(g.freq_hz), "max": _khz(g.freq_max_hz),
+                         "min": _khz(g.freq_min_hz), "GPC": []},
+                "power_control": "",
+            }
+        return out
+
+    @property
+    def engine(self) -> Dict[str, Dict[str, Dict[str, Any]]]:
+        s = self._need()
+        out = {}  # type: Dict[str, Dict[str, Dict[str, Any]]]
+        for name, e in s.engines.items():
+            d = {"online": bool(e.on) if e.on is not None else e.freq_hz is not None,
+                 "cur": _khz(e.freq_hz)}  # type: Dict[str, Any]
+            ch = self._channel("engine/%s/freq" % name)
+            if ch is not None and ch.min is not None:
+                d["min"] = _khz(ch.min)
+            if ch is not None and ch.max is not None:
+                d["max"] = _khz(ch.max)
+            out.setdefault(_engine_group(name), {})[name] = d
+        return out
+
+    @property
+    def fan(self) -> Fan:
+        s = self._need()
+        out = Fan()
+        for name, f in s.fans.items():
+            out[name] = {"speed": [_pct(f.duty)] if f.duty is not None else [],
+                         "rpm": [_i(f.speed_rpm)] if f.speed_rpm is not None else [],
+                         "profile": "", "governor": "", "control": ""}
+        return out
+
+    @property
+    def temperature(self) -> Dict[str, Dict[str, Any]]:
+        s = self._need()
+        out = {}
+        for name, t in dict(s.temperatures).items():
+            out[_short(name)] = {"online": t is not None, "temp": t}
+        return out
+
+    def _rail_avg(self, name: str) -> Optional[float]:
+        """mW averaged over the time since this client started (energy counters
+        when the rail has one)."""
+        first, snap = self._first, self._snap
+        key = "rail/%s/energy" % name
+        e0, e1 = first.get_raw(key), snap.get_raw(key)
+        dt = (snap.realtime_ns - first.realtime_ns) / 1e9
+        if e0 is not None and e1 is not None and dt > 0 and e1 >= e0:
+            return (e1 - e0) / dt
+        return snap.get_raw("rail/%s/power" % name)
+
+    @property
+    def power(self) -> Dict[str, Any]:
+        s = self._need()
+        rails = {}
+        for name, r in s.rails.items():
+            d = {"online": r.power_w is not None, "type": "", "status": "ok",
+                 "volt": _i(s.get_raw("rail/%s/voltage" % name)),
+                 "curr": _i(s.get_raw("rail/%s/current" % name)),
+                 "power": _i(s.get_raw("rail/%s/power" % name)),
+                 "avg": _i(self._rail_avg(name))}  # type: Dict[str, Any]
+            ch = self._channel("rail/%s/power" % name)
+            if ch is not None:
+                d["type"] = ch.device.split(" ")[0].upper() if ch.device else ""
+            cur = self._channel("rail/%s/current" % name)
+            if cur is not None and cur.max is not None:
+                d["warn"] = cur.raw_limit("max")
+            if cur is not None and cur.crit is not None:
+                d["crit"] = cur.raw_limit("crit")
+            if r.power_w is None:
+                d["status"] = "offline"
+            rails[name] = d
+        inp = s.input_rail
+        if inp is not None:
+            t = dict(rails[inp.name])
+            t["name"] = inp.name
+        else:
+            # No input rail: the top-level rails added (sub-rails never counted twice).
+            top = [n for n, r in s.rails.items() if not r.parent or r.parent not in s.rails]
+            def total(k: str) -> Optional[int]:
+                vals = [rails[n][k] for n in top if rails[n][k] is not None]
+                return sum(vals) if vals else None
+            t = {"online": bool(top), "power": total("power"), "avg": total("avg"),
+                 "name": "+".join(top) if top else ""}
+        return {"rail": rails, "tot": t}
+
+    @property
+    def processes(self) -> List[List[Any]]:
+        """GPU processes: [pid, user, gpu, type, priority, state, cpu %, memory kB,
+        GPU memory kB, name]."""
+        self._need()
+        cached = self._processes
+        if cached is not None and cached[0] == self._count:
+            return cached[1]
+        try:
+            procs = self._client.processes(sort="mem", limit=0)
+        except edgemon.Error as e:
+            raise JtopException("jtop (edgemon): %s" % e.message) from None
+        out = [[p.pid, p.user, "I", "Graphic", None, None, p.cpu_permille / 10.0, p.rss_kib,
+                p.gpu_mem_kib, p.name] for p in procs if p.has_gpu_mem]
+        self._processes = (self._count, out)
+        return out
+
+    @property
+    def nvpmodel(self) -> Optional[NVPModel]:
+        b = self._device.board if self._device else None
+        if b is None or not b.nvpmodel:
+            return None
+        mode = self._snap.nvpmodel_id if self._snap is not None else None
+        if mode is None:
+            mode = b.nvpmodel_id
+        name = b.nvpmodel_modes.get(mode, b.nvpmodel) if mode is not None else b.nvpmodel
+        return NVPModel(name, mode, b.nvpmodel_modes)
+
+    @nvpmodel.setter
+    def nvpmodel(self, value: Any) -> None:
+        raise _no_control("set nvpmodel %s" % (value,), "`sudo nvpmodel -m ID`")
+
+    @property
+    def jetson_clocks(self) -> Optional[JetsonClocks]:
+        s = self._need()
+        cpus = [c for c in s.cpus if c.online is not False]
+        pinned = [c.freq_min_hz == c.freq_max_hz for c in cpus
+                  if c.freq_min_hz is not None and c.freq_max_hz is not None]
+        g = s.gpu
+        if g is not None and g.freq_min_hz is not None and g.freq_max_hz is not None:
+            pinned.append(g.freq_min_hz == g.freq_max_hz)
+        if not pinned:
+            return None
+        return JetsonClocks(all(pinned))
+
+    @jetson_clocks.setter
+    def jetson_clocks(self, value: Any) -> None:
+        raise _no_control("switch jetson_clocks %s" % ("on" if value else "off"),
+                          "`sudo jetson_clocks`")
+
+    @property
+    def disk(self) -> Dict[str, Any]:
+        """The root file system of this host, in GB."""
+        st = os.statvfs("/")
+        g = 1024.0 ** 3
+        return {"total": st.f_blocks * st.f_frsize / g,
+                "used": (st.f_blocks - st.f_bfree) * st.f_frsize / g,
+                "available": st.f_bfree * st.f_frsize / g,
+                "available_no_root": st.f_bavail * st.f_frsize / g,
+                "unit": "G"}
+
+    @property
+    def local_interfaces(self) -> Dict[str, Any]:
+        host = self._device.board.hostname if self._device else ""
+        return {"hostname": host or socket.gethostname(), "interfaces": _interfaces()}
+
+    @property
+    def stats(self) -> Dict[str, Any]:
+        """The flat dictionary of the jtop logger: time, uptime, CPUn (%, or
+        'OFF'), RAM, SWAP (fractions), EMC, GPU (%), engines (kHz or 'OFF'),
+        'Fan <name><i>' (%), 'Temp <zone>' (C), 'Power <rail>' and 'Power TOT'
+        (mW), jetson_clocks, 'nvp model'."""
+        s = self._need()
+        out = {"time": datetime.datetime.now(), "uptime": self.uptime}  # type: Dict[str, Any]
+        for i, c in enumerate(s.cpus):
+            online = c.online if c.online is not None else c.load is not None
+            out["CPU%d" % (i + 1)] = int(round(c.load * 100)) if (online and c.load is not None) \
+                else "OFF"
+        m = s.memory
+        if m is not None and m.total_bytes and m.used_bytes is not None:
+            out["RAM"] = m.used_bytes / m.total_bytes
+        sw = s.swap.get("swap")
+        if sw is not None and sw.total_bytes and sw.used_bytes is not None:
+            out["SWAP"] = sw.used_bytes / sw.total_bytes
+        e = s.emc
+        if e is not None and e.load is not None:
+            out["EMC"] = int(round(e.load * 100))
+        gpus = s.gpus
+        for name, g in gpus.items():
+            if g.load is not None:
+                out["GPU" if len(gpus) == 1 else "GPU " + name] = g.load * 100.0
+        for group in self.engine.values():
+            for name, d in group.items():
+                out[name] = d["cur"] if d["online"] and d["cur"] is not None else "OFF"
+        for name, f in self.fan.items():
+            for i, sp in enumerate(f["speed"]):
+                out["Fan %s%d" % (name, i)] = sp
+        for name, t in self.temperature.items():
+            if t["online"]:
+                out["Temp %s" % name] = t["temp"]
+        p = self.power
+        for name, r in p["rail"].items():
+            if r["online"]:
+                out["Power %s" % name] = r["power"]
+        if p["tot"].get("power") is not None:
+            out["Power TOT"] = p["tot"]["power"]
+        jc = self.jetson_clocks
+        if jc is not None:
+            out["jetson_clocks"] = "ON" if jc else "OFF"
+        nvp = self.nvpmodel
+        if nvp is not None:
+            out["nvp model"] = nvp.name
+        return out
+
+    def json(self, stats: bool = False) -> str:
+        """The properties (or ``stats``) as JSON text."""
+        import json as _json
+        if stats:
+            return _json.dumps(self.stats, default=str)
+        d = {k: getattr(self, k) for k in ("board", "cpu", "memory", "gpu", "engine", "fan",
+                                           "temperature", "power", "disk",
+                                           "local_interfaces")}
+        d["uptime"] = self.uptime.total_seconds()
+        d["interval"] = self.interval
+        return _json.dumps(d, default=str)

@@ -1,0 +1,16 @@
+# pytest over the edgemon and jtop packages against edgemond on simulated
+# boards (client/python/tests). Included from client/python/CMakeLists.txt.
+find_program(EDGEMON_SYSTEM_PYTHON3_FOR_PYTEST python3 PATHS /usr/bin NO_DEFAULT_PATH)
+execute_process(COMMAND ${EDGEMON_SYSTEM_PYTHON3_FOR_PYTEST} -c "import pytest"
+                RESULT_VARIABLE edgemon_no_pytest OUTPUT_QUIET ERROR_QUIET)
+if(edgemon_no_pytest)
+  message(WARNING "edgemon: /usr/bin/python3 has no pytest (package python3-pytest): "
+                  "the Python client tests are not registered")
+  return()
+endif()
+add_test(NAME python_client
+         COMMAND ${EDGEMON_SYSTEM_PYTHON3_FOR_PYTEST} -m pytest -q -rs -p no:cacheprovider
+                 ${CMAKE_CURRENT_LIST_DIR})
+set_tests_properties(python_client PROPERTIES
+  TIMEOUT 600
+  ENVIRONMENT "PYTHONPATH=${EDGEMON_PYTHON_DIR};PYTHONDONTWRITEBYTECODE=1;EDGEMON_TEST_EDGEMOND=$<TARGET_FILE:edgemond>;EDGEMON_TEST_SIM=$<TARGET_FILE:edgemon-sim>;EDGEMON_TEST_CLI=$<TARGET_FILE:edgemon>;EDGEMON_TEST_FIXTURES=${PROJECT_SOURCE_DIR}/tests/fixtures")

@@ -1,0 +1,363 @@
+"""The edgemon package against a real edgemond on simulated boards."""
+import ast
+import json
+import os
+import subprocess
+import sys
+import time
+
+import pytest
+
+import edgemon
+from edgemon import _versions
+
+PKG = os.path.dirname(os.path.abspath(edgemon.__file__))
+SRC = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
+
+
+def same_frame(board, client, tries=40):
+    """`edgemon now --json` and client.latest() of the same frame (same seq)."""
+    for _ in range(tries):
+        j = board.now_json()
+        s = client.latest()
+        if s.seq == j["seq"]:
+            return j, s
+        time.sleep(0.01)
+    pytest.fail("no common frame between the CLI and latest()")
+
+
+def test_device_and_channels_agree_with_the_cli(board):
+    c = edgemon.connect(board.target)
+    d = c.device()
+    j = board.now_json()
+    assert d.board.model == j["board"]["model"]
+    assert d.board.hostname == j["board"]["hostname"]
+    assert d.interval_s == pytest.approx(0.1)
+    assert d.api_version == 1
+    keys = {ch["name"] and "%s/%s/%s" % (ch["kind"], ch["name"], ch["field"])
+            for ch in j["channels"]}
+    assert {ch.key for ch in c.channels()} == keys
+    units = {"%s/%s/%s" % (ch["kind"], ch["name"], ch["field"]): ch["unit"]
+             for ch in j["channels"]}
+    for ch in c.channels():
+        assert ch.unit == units[ch.key]
+        assert ch.si_unit and ch.scale > 0
+
+
+def test_latest_agrees_with_edgemon_now_json(board):
+    c = edgemon.connect(board.target)
+    j, s = same_frame(board, c)
+    want = {k: v for k, v in j["values"].items() if v is not None}
+    assert s.raw == want
+    for key, v in j["values"].items():
+        ch = c.device(refresh=False).by_key()[key]
+        if v is None:
+            assert s.get(key) is None      # missing is None, never 0
+        else:
+            assert s.get(key) == pytest.approx(v * ch.scale)
+
+
+def test_typed_views_in_si_units(board):
+    c = edgemon.connect(board.target)
+    s = c.latest()
+    def si(key, scale):
+        raw = s.get_raw(key)
+        return None if raw is None else pytest.approx(raw * scale)
+    for name, r in s.rails.items():
+        assert r.power_w == si("rail/%s/power" % name, 1e-3)
+        assert s.get("rail/%s/power" % name) == r.power_w
+    inputs = [r for r in s.rails.values() if r.input]
+    assert (s.input_rail is not None) == (len(inputs) == 1)
+    for name, t in s.temperatures.items():
+        assert t == si("thermal/%s/temp" % name, 1e-3)
+        short = name.replace("-thermal", "")
+        assert s.temperatures[short] == t
+    for i, cpu in enumerate(s.cpus):
+        assert cpu.name == "cpu%d" % i or cpu.name.startswith("cpu")
+        if cpu.load is not None:
+            assert 0.0 <= cpu.load <= 1.0
+            assert cpu.load == pytest.approx(s.get_raw("cpu/%s/load" % cpu.name) / 1000.0)
+        if cpu.freq_hz is not None:
+            assert cpu.freq_hz == s.get_raw("cpu/%s/freq" % cpu.name) * 1000
+    if s.gpu is not None and s.gpu.freq_hz is not None:
+        assert s.gpu.freq_hz == s.get_raw("gpu/%s/freq" % s.gpu.name) * 1000
+    if s.memory is not None and s.memory.total_bytes is not None:
+        assert s.memory.total_bytes == s.get_raw("memory/ram/total") * 1024
+    assert s.get("rail/NO_SUCH_RAIL/power") is None
+
+
+def test_missing_values_are_none_never_zero(board):
+    c = edgemon.connect(board.target)
+    keys = [ch.key for ch in c.channels() if not ch.constant]
+    one = keys[0]
+    s = c.latest(channels=[one])
+    assert set(s.raw) <= {one}
+    for k in keys[1:]:
+        assert s.get(k) is None
+    assert all(v is None for k, v in s.to_dict()["values"].items() if k != one)
+
+
+def test_watch_at_the_clients_own_rate(board):
+    c = edgemon.connect(board.target)
+    got = []
+    w = c.watch(interval=0.25)
+    for snap in w:
+        got.append(snap)
+        if len(got) == 4:
+            break
+    w.close()
+    seqs = [s.seq for s in got]
+    assert seqs == sorted(set(seqs))
+    gaps = [(b.realtime_ns - a.realtime_ns) / 1e9 for a, b in zip(got, got[1:])]
+    assert min(gaps) >= 0.15, gaps   # never every 100 ms frame at a 250 ms interval
+    assert all(isinstance(s, edgemon.Snapshot) and s.raw for s in got)
+
+
+def test_query_raw_and_downsampled(board):
+    c = edgemon.connect(board.target)
+    time.sleep(0.3)
+    rows = c.query(-1.0)
+    assert len(rows) >= 5
+    assert all(isinstance(r, edgemon.Row) for r in rows)
+    assert [r.seq for r in rows] == sorted(r.seq for r in rows)
+    key = next(ch.key for ch in c.channels() if ch.kind == "cpu" and ch.field == "load")
+    rows = c.query("-2s", channels=[key], step=0.5)
+    assert rows and all(isinstance(r, edgemon.BucketRow) and r.key == key for r in rows)
+    assert all(r.min <= r.avg <= r.max and 0 <= r.max <= 1 for r in rows)
+    try:
+        import pandas  # noqa: F401
+    except ImportError:
+        with pytest.raises(ImportError):
+            rows.to_pandas()
+    else:
+        assert len(rows.to_pandas()) == len(rows)
+
+
+def timed_measure(client, seconds):
+    """measure() around a sleep; the window covers the sleep and no more than the block."""
+    t0 = time.monotonic()
+    with client.measure("sleep-%gs" % seconds, rate_hz=200) as m:
+        time.sleep(seconds)
+    elapsed = time.monotonic() - t0
+    r = m.result
+    assert seconds - 0.01 <= r.duration_s <= elapsed + 0.01, (r.duration_s, elapsed)
+    return r
+
+
+def check_energy(board, result, tolerance, slack_mj=2.0):
+    s = result.summary
+    want = set(board.sidecar["rails"])
+    assert set(result.energy_j) == want
+    for name in want:
+        truth = board.energy_mj(name, s.from_ns, s.to_ns)
+        got = result.energy_j[name] * 1000
+        assert abs(got - truth) <= tolerance * truth + slack_mj, \
+            "%s: %.2f mJ, analytic %.2f mJ (%+.3f %%)" % (name, got, truth,
+                                                           (got - truth) / truth * 100)
+
+
+def test_measure_energy_within_1_percent_of_the_analytic_integral(board):
+    if not board.sidecar.get("rails"):
+        pytest.skip("%s has no rails" % board.name)
+    r = timed_measure(edgemon.connect(board.target), 1.5)
+    check_energy(board, r, 0.01)
+    inputs = [x for x in r.rails.values() if x.input]
+    if len(inputs) == 1:
+        # The total is the input rail's, never the sum with its sub-rails.
+        assert r.total_energy_j == r.energy_j[inputs[0].name]
+        assert r.total_energy_j < sum(r.energy_j.values())
+        assert r.avg_power_w == pytest.approx(r.total_energy_j / r.duration_s, rel=1e-3)
+        assert r.peak_power_w >= r.avg_power_w
+        per = r.per_item(300)
+        assert per.energy_j == pytest.approx(r.total_energy_j / 300)
+        assert per.items_per_j == pytest.approx(300 / r.total_energy_j)
+    else:
+        assert r.total_energy_j is None and r.avg_power_w is None
+        with pytest.raises(edgemon.Error):
+            r.per_item(10)
+    assert r.temperatures and all(t.min_c <= t.max_c for t in r.temperatures.values())
+    for name, shares in r.clock_residency.items():
+        assert sum(shares.values()) == pytest.approx(1.0, abs=1e-6)
+        assert all(hz >= 1e6 for hz in shares)   # Hz, not kHz
+
+
+def test_a_50_ms_window(nano):
+    r = timed_measure(edgemon.connect(nano.target), 0.05)
+    print("50 ms window: %s" % ", ".join(
+        "%s %.2f mJ vs %.2f" % (n, e * 1000, nano.energy_mj(n, r.summary.from_ns,
+                                                              r.summary.to_ns))
+        for n, e in sorted(r.energy_j.items())))
+    check_energy(nano, r, 0.01, slack_mj=2.0)
+
+
+def test_marks_decorator_and_the_record_bundle(nano, tmp_path):
+    c = edgemon.connect(nano.target)
+    with c.measure("phased", items=40) as m:
+        with c.mark("warmup"):
+            time.sleep(0.3)
+        with c.mark("run"):
+            time.sleep(0.4)
+    r = m.result
+    assert [p.name for p in r.phases] == ["warmup", "run"]
+    for p in r.phases:
+        assert p.summary is not None and p.end_ns > p.start_ns
+        assert p.summary.total_energy_j < r.total_energy_j
+    out = str(tmp_path / "py")
+    r.save(out)
+    # The same window through `edgemon attach --window ID --out`: the same bundle.
+    ref = str(tmp_path / "cli")
+    nano.cli("attach", "--window", str(r.window_id), "--items", "40", "--out", ref)
+    a = json.load(open(os.path.join(out, "summary.json")))
+    b = json.load(open(os.path.join(ref, "summary.json")))
+    assert set(a) == set(b)
+    for key in ("format", "version", "rails", "rail_tree", "total_energy_j", "total_rail",
+                "temps", "residency", "clocks_below_max", "thermal_trips", "samples", "gaps",
+                "range", "window", "board", "interval_ms", "energy_rate_hz"):
+        assert a[key] == b[key], key
+    assert [p["name"] for p in a["phases"]] == [p["name"] for p in b["phases"]]
+    for pa, pb in zip(a["phases"], b["phases"]):
+        assert pa == pb
+    assert a["items"]["energy_j_per_item"] == b["items"]["energy_j_per_item"]
+    with open(os.path.join(out, "samples.csv")) as f1, \
+            open(os.path.join(ref, "samples.csv")) as f2:
+        assert f1.read() == f2.read()
+    ta = json.load(open(os.path.join(out, "trace.json")))
+    tb = json.load(open(os.path.join(ref, "trace.json")))
+    counters = [e for e in ta["traceEvents"] if e["ph"] == "C"]
+    assert counters == [e for e in tb["traceEvents"] if e["ph"] == "C"]
+    slices = {e["name"] for e in ta["traceEvents"] if e["ph"] == "X"}
+    assert {"phased", "warmup", "run"} <= slices
+
+    done = []
+
+    @edgemon.measured("decorated", client=c)
+    def work():
+        time.sleep(0.2)
+        return 7
+    assert work() == 7
+    res = work.last_result()
+    assert res.label == "decorated" and 0.19 <= res.duration_s < 0.5
+    assert res.total_energy_j > 0
+    done.append(res)
+
+
+def test_errors_are_typed_with_the_daemons_message(nano, tmp_path):
+    with pytest.raises(edgemon.InvalidArgument):
+        edgemon.connect("no-port-here")
+    gone = edgemon.connect("unix:" + str(tmp_path / "nothing.sock"), timeout=2)
+    with pytest.raises(edgemon.Unavailable) as e:
+        gone.latest()
+    assert e.value.__cause__ is None and e.value.__suppress_context__
+    assert str(e.value).startswith("edgemon: latest at unix:")
+    c = edgemon.connect(nano.target)
+    with pytest.raises(edgemon.InvalidArgument) as e:
+        c.boost(0)
+    assert "UNAVAILABLE" not in str(e.value) and isinstance(e.value, edgemon.Error)
+    with pytest.raises(edgemon.Error) as e:
+        c.latest(channels=["no/such/channel"])
+    assert "no/such/channel" in str(e.value)
+    with pytest.raises(edgemon.InvalidArgument):
+        c.watch(interval=-1)
+    with pytest.raises(edgemon.InvalidArgument):
+        c.query("yesterday-ish")
+    with pytest.raises(edgemon.InvalidArgument):
+        edgemon.connect(nano.target, token_file=str(tmp_path / "no-token"))
+    with pytest.raises(edgemon.InvalidArgument):
+        edgemon.connect(nano.target, tls=True)
+
+
+def test_wrong_token_is_permission_denied(tmp_path):
+    from conftest import tool
+    import socket
+    token = tmp_path / "token"
+    token.write_text("right-token-0123456789\n")
+    os.chmod(str(token), 0o600)
+    wrong = tmp_path / "wrong"
+    wrong.write_text("wrong-token-0123456789\n")
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    cfg = tmp_path / "token.toml"
+    cfg.write_text('[daemon]\ntcp_listen = "127.0.0.1:%d"\ntcp_token_file = "%s"\n'
+                   % (port, token))
+    d = subprocess.Popen([tool("edgemond"), "--root",
+                          os.path.join(tool("fixtures"), "agx-orin"), "--db",
+                          str(tmp_path / "e.db"), "--listen", "unix:" + str(tmp_path / "s"),
+                          "--config", str(cfg)],
+                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        good = edgemon.connect("127.0.0.1:%d" % port, token_file=str(token), timeout=2)
+        deadline = time.time() + 20
+        while True:
+            try:
+                good.device()
+                break
+            except edgemon.Unavailable:
+                assert time.time() < deadline, "edgemond does not listen on TCP"
+                time.sleep(0.2)
+        bad = edgemon.connect("127.0.0.1:%d" % port, token_file=str(wrong))
+        with pytest.raises(edgemon.PermissionDenied) as e:
+            bad.latest()
+        assert "UNAUTHENTICATED" in str(e.value)
+        with pytest.raises(edgemon.PermissionDenied):
+            edgemon.connect("127.0.0.1:%d" % port).device()
+    finally:
+        d.terminate()
+        d.wait(timeout=30)
+
+
+def test_default_address_rule(monkeypatch):
+    monkeypatch.delenv("EDGEMON_CONNECT", raising=False)
+    assert edgemon.connect().target == "unix:/run/edgemon/edgemond.sock"
+    monkeypatch.setenv("EDGEMON_CONNECT", "/tmp/x.sock")
+    assert edgemon.connect().target == "unix:/tmp/x.sock"
+    assert edgemon.connect("localhost:7070").target == "localhost:7070"
+
+
+def test_old_grpcio_or_protobuf_fail_at_import_with_one_line(monkeypatch):
+    import grpc
+    monkeypatch.setattr(grpc, "__version__", "1.10.0")
+    with pytest.raises(ImportError) as e:
+        _versions.check()
+    msg = str(e.value)
+    assert "\n" not in msg and "grpcio >= 1.24" in msg and "1.10.0" in msg
+
+
+def sources():
+    for base in (PKG, os.path.join(os.path.dirname(PKG), "jtop")):
+        for root, _, files in os.walk(base):
+            for f in files:
+                if f.endswith(".py"):
+                    yield os.path.join(root, f)
+
+
+def test_sources_parse_as_python_3_6():
+    files = list(sources())
+    assert len(files) >= 10
+    for path in files:
+        with open(path) as f:
+            ast.parse(f.read(), path, feature_version=(3, 6))
+
+
+def test_pip_install_offline_in_a_venv_with_system_packages(tmp_path):
+    import shutil
+    if shutil.which("protoc") is None or shutil.which("grpc_python_plugin") is None:
+        pytest.skip("protoc or grpc_python_plugin missing")
+    venv = str(tmp_path / "venv")
+    subprocess.check_call([sys.executable, "-m", "venv", "--system-site-packages", venv])
+    src = str(tmp_path / "src")
+    shutil.copytree(SRC, src, ignore=shutil.ignore_patterns("build", "*.egg-info",
+                                                             "__pycache__"))
+    env = dict(os.environ)
+    env.pop("PYTHONPATH", None)
+    env["EDGEMON_PROTO_DIR"] = os.path.join(SRC, "..", "..", "proto")
+    r = subprocess.run([os.path.join(venv, "bin", "pip"), "install", "--no-index", src],
+                       stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                       universal_newlines=True, env=env, cwd=str(tmp_path))
+    assert r.returncode == 0, r.stdout
+    r = subprocess.run([os.path.join(venv, "bin", "python"), "-c",
+                        "import edgemon, jtop, edgemon.v1.edgemon_pb2_grpc; "
+                        "print(edgemon.__file__)"],
+                       stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                       universal_newlines=True, env=env, cwd=str(tmp_path))
+    assert r.returncode == 0 and venv in r.stdout, r.stdout

@@ -1,0 +1,263 @@
+"""The jtop compatibility package: shapes from jetson-stats' documentation
+(4.2 and later), its documented kind of scripts run unchanged, and the parts
+where edgemon does better (true average, named total, own interval)."""
+import csv
+import datetime
+import os
+import subprocess
+import sys
+import time
+
+import pytest
+
+import edgemon
+from jtop import JtopException, jtop
+
+EXAMPLES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "examples")
+NUM = (int, float)
+
+
+class Opt(object):
+    """A value of these types, or None (edgemon does not know it)."""
+
+    def __init__(self, *types):
+        self.types = types
+
+
+# The properties as jetson-stats documents them (keys, nesting, types, units:
+# kHz, kB, mW, mV, mA, C, %). "*": any name; "key?": may be absent.
+SCHEMA = {
+    "board": {
+        "platform": {"Machine": str, "System": str, "Distribution": str, "Release": str,
+                     "Python": str},
+        "hardware": {"Model": str, "699-level Part Number": str, "P-Number": str,
+                     "Module": str, "SoC": str, "CUDA Arch BIN": str, "Serial Number": str,
+                     "L4T": str, "Jetpack": str},
+        "libraries": {"CUDA": str, "OpenCV": str, "OpenCV-Cuda": bool, "cuDNN": str,
+                      "TensorRT": str, "VPI": str, "Vulkan": str},
+    },
+    "cpu": {
+        "total": {"user": Opt(float), "nice": Opt(float), "system": Opt(float),
+                  "idle": Opt(float)},
+        "cpu": [{"online": bool, "governor": str,
+                 "freq": {"min": Opt(int), "max": Opt(int), "cur": Opt(int)},
+                 "info_freq": {"min": Opt(int), "max": Opt(int), "cur": Opt(int)},
+                 "idle_state": dict, "model": str, "user": Opt(float), "nice": Opt(float),
+                 "system": Opt(float), "idle": Opt(float)}],
+    },
+    "memory": {
+        "RAM?": {"tot": int, "used": int, "free": int, "buffers": int, "cached": int,
+                 "shared": Opt(int), "lfb": Opt(int)},
+        "SWAP?": {"tot": int, "used": int, "cached": Opt(int), "table": dict},
+        "EMC?": {"online": bool, "val": Opt(int), "cur": Opt(int), "max": Opt(int),
+                 "min": Opt(int)},
+    },
+    "gpu": {"*": {"type": str,
+                  "status": {"railgate": Opt(bool), "tpc_pg_mask": Opt(bool),
+                             "3d_scaling": Opt(bool), "load": Opt(float)},
+                  "freq": {"governor": str, "cur": Opt(int), "max": Opt(int), "min": Opt(int),
+                           "GPC": list},
+                  "power_control": str}},
+    "engine": {"*": {"*": {"online": bool, "cur": Opt(int), "min?": int, "max?": int}}},
+    "fan": {"*": {"speed": [float], "rpm": [int], "profile": str, "governor": str,
+                  "control": str}},
+    "temperature": {"*": {"online": bool, "temp": Opt(float)}},
+    "power": {
+        "rail": {"*": {"online": bool, "type": str, "status": str, "volt": Opt(int),
+                       "curr": Opt(int), "power": Opt(int), "avg": Opt(int), "warn?": int,
+                       "crit?": int}},
+        "tot": {"online": bool, "power": Opt(int), "avg": Opt(int), "name": str,
+                "type?": str, "status?": str, "volt?": Opt(int), "curr?": Opt(int),
+                "warn?": int, "crit?": int},
+    },
+    "processes": [[int, str, str, str, Opt(int), Opt(str), float, int, int, str]],
+    "disk": {"total": float, "used": float, "available": float, "available_no_root": float,
+             "unit": str},
+    "local_interfaces": {"hostname": str, "interfaces": {"*": str}},
+    "uptime": datetime.timedelta,
+    "interval": float,
+}
+
+
+def check(value, schema, path):
+    if isinstance(schema, Opt):
+        assert value is None or isinstance(value, schema.types), (path, value)
+    elif isinstance(schema, type):
+        ok = isinstance(value, schema) and not (schema is int and isinstance(value, bool))
+        if schema is float:
+            ok = isinstance(value, NUM) and not isinstance(value, bool)
+        assert ok, "%s: %r is not %s" % (path, value, schema.__name__)
+    elif isinstance(schema, list):
+        assert isinstance(value, list), (path, value)
+        if len(schema) == 1:
+            for i, v in enumerate(value):
+                check(v, schema[0], "%s[%d]" % (path, i))
+        else:  # a row of fixed fields
+            for row_i, row in []:
+                pass
+            assert len(value) == len(schema), (path, value)
+            for i, (v, s) in enumerate(zip(value, schema)):
+                check(v, s, "%s[%d]" % (path, i))
+    elif isinstance(schema, dict):
+        assert isinstance(value, dict), (path, value)
+        if "*" in schema:
+            for k, v in value.items():
+                assert isinstance(k, str)
+                check(v, schema["*"], "%s[%r]" % (path, k))
+            return
+        required = {k for k in schema if not k.endswith("?")}
+        allowed = {k.rstrip("?") for k in schema}
+        assert required <= set(value), "%s: missing %s" % (path, required - set(value))
+        assert set(value) <= allowed, "%s: unknown %s" % (path, set(value) - allowed)
+        for k, v in value.items():
+            s = schema[k] if k in schema else schema[k + "?"]
+            check(v, s, "%s[%r]" % (path, k))
+
+
+def test_every_property_has_jtops_documented_shape(board, monkeypatch):
+    monkeypatch.setenv("EDGEMON_CONNECT", board.target)
+    with jtop(interval=0.2) as jetson:
+        assert jetson.ok()
+        for name, schema in SCHEMA.items():
+            if name == "processes":
+                check([p for p in jetson.processes], [schema[0]], name)
+                continue
+            check(getattr(jetson, name), schema, name)
+        assert jetson.interval == 0.2
+        s = jetson.stats
+        assert isinstance(s["time"], datetime.datetime)
+        assert isinstance(s["uptime"], datetime.timedelta)
+        snap = edgemon.connect(board.target).latest()
+        for i, c in enumerate(snap.cpus):
+            assert "CPU%d" % (i + 1) in s
+        for k, v in s.items():
+            if k.startswith("Temp "):
+                assert isinstance(v, float) and -40 < v < 150
+            if k.startswith("Power "):
+                assert isinstance(v, int)
+        # Offline stays offline in jtop's way, never -256 or 0.
+        for name, t in jetson.temperature.items():
+            assert t["temp"] is None if not t["online"] else t["temp"] != -256
+        if snap.nvpmodel_id is not None:
+            assert s["nvp model"] == str(jetson.nvpmodel)
+            assert jetson.nvpmodel.id == snap.nvpmodel_id
+
+
+def test_power_avg_is_the_time_average_and_tot_names_its_rail(nano, monkeypatch):
+    monkeypatch.setenv("EDGEMON_CONNECT", nano.target)
+    c = edgemon.connect(nano.target)
+    with jtop(interval=0.25) as jetson:
+        start = jetson._first.realtime_ns
+        for _ in range(8):
+            assert jetson.ok()
+        power = jetson.power
+        end = jetson._snap.realtime_ns
+        assert power["tot"]["name"] == "VDD_IN"
+        assert power["tot"]["power"] == power["rail"]["VDD_IN"]["power"]
+        # Truth: the simulator's analytic energy over the client's life.
+        want = nano.energy_mj("VDD_IN", start, end) / ((end - start) / 1e9)
+        got = power["rail"]["VDD_IN"]["avg"]
+        assert abs(got - want) <= 0.01 * want + 1, (got, want)
+        s = c.summarize(from_ns=start, to_ns=end)
+        vdd = [r for r in s.rails if r.name == "VDD_IN"][0]
+        assert abs(got - vdd.avg_power_mw) <= 0.01 * vdd.avg_power_mw + 1
+
+
+def test_each_client_has_its_own_interval(nano, monkeypatch):
+    monkeypatch.setenv("EDGEMON_CONNECT", nano.target)
+    with jtop(interval=0.1) as fast, jtop(interval=0.5) as slow:
+        t0 = time.monotonic()
+        n_fast = 0
+        while time.monotonic() - t0 < 1.0:
+            assert fast.ok()
+            n_fast += 1
+        n_slow = 0
+        t0 = time.monotonic()
+        while time.monotonic() - t0 < 1.0:
+            assert slow.ok()
+            n_slow += 1
+        assert fast.interval == 0.1 and slow.interval == 0.5
+        assert n_fast >= 6 and n_slow <= 4 and n_fast > 2 * n_slow, (n_fast, n_slow)
+
+
+def test_setters_raise_jtop_exception_at_once(nano, monkeypatch):
+    monkeypatch.setenv("EDGEMON_CONNECT", nano.target)
+    with jtop(interval=0.5) as jetson:
+        t0 = time.monotonic()
+        with pytest.raises(JtopException, match="no control operations"):
+            jetson.jetson_clocks = True
+        with pytest.raises(JtopException, match="nvpmodel"):
+            jetson.nvpmodel = 0
+        with pytest.raises(JtopException, match="fan speed"):
+            jetson.fan.speed = 100
+        with pytest.raises(JtopException):
+            jetson.nvpmodel.set_nvpmodel_id(1)
+        with pytest.raises(AttributeError):
+            jetson.stats = {}
+        assert time.monotonic() - t0 < 1.0
+        assert jetson.ok()
+
+
+def test_no_daemon_is_a_jtop_exception(tmp_path, monkeypatch):
+    monkeypatch.setenv("EDGEMON_CONNECT", "unix:" + str(tmp_path / "none.sock"))
+    with pytest.raises(JtopException, match="UNAVAILABLE"):
+        with jtop():
+            pass
+
+
+def run_example(board, name, *args):
+    r = subprocess.run([sys.executable, os.path.join(EXAMPLES, name)] + list(args),
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                       universal_newlines=True, timeout=60, env=board.env(),
+                       cwd=board.tmp)
+    assert r.returncode == 0, r.stderr
+    assert "Traceback" not in r.stderr, r.stderr
+    return r.stdout
+
+
+def test_the_logger_script_runs_unchanged_and_power_tot_is_the_input_rail(board, tmp_path):
+    out = str(tmp_path / ("log-%s.csv" % board.name))
+    run_example(board, "jtop_logger.py", "--file", out, "--samples", "3")
+    with open(out) as f:
+        rows = list(csv.DictReader(f))
+    assert len(rows) == 3
+    snap = edgemon.connect(board.target).latest()
+    assert "CPU1" in rows[0] and "time" in rows[0] and "uptime" in rows[0]
+    inputs = [r for r in snap.rails.values() if r.input]
+    if len(inputs) == 1:
+        col = "Power " + inputs[0].name
+        for row in rows:
+            assert row["Power TOT"] == row[col]
+    for name, rail in snap.rails.items():
+        if rail.power_w is not None:
+            assert "Power " + name in rows[0]
+
+
+def test_the_documented_kind_of_scripts_run_unchanged(board):
+    out = run_example(board, "jtop_callback.py", "3")
+    assert out.count("'time':") == 3 and "callbacks: 3" in out
+    out = run_example(board, "jtop_properties.py")
+    for part in ("board", "cpu", "memory", "gpu", "engine", "fan", "temperature", "power",
+                 "processes", "disk", "local interfaces"):
+        assert "*** %s ***" % part in out
+    snap = edgemon.connect(board.target).latest()
+    out = run_example(board, "jtop_cpu.py")
+    assert out.count("CPU") == len(snap.cpus)
+    out = run_example(board, "jtop_memory.py")
+    assert ("RAM:" in out) == (snap.memory is not None)
+    out = run_example(board, "jtop_engine.py")
+    for name in snap.engines:
+        assert "/%s:" % name in out
+    out = run_example(board, "jtop_fan.py")
+    for name in snap.fans:
+        assert name + ":" in out
+    if snap.fans:
+        assert "no control operations" in out
+    out = run_example(board, "jtop_processes.py")
+    assert "processes on the GPU" in out
+
+
+def test_the_three_line_energy_example(nano):
+    out = run_example(nano, "energy_per_inference.py")
+    assert out.strip().endswith("J per inference")
+    assert float(out.split()[0]) > 0
