@@ -11,15 +11,14 @@
 //   SIGHUP          re-read the config file; apply what can change live
 #include <poll.h>
 #include <sys/signalfd.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
 #include <csignal>
 #include <cstdio>
 #include <filesystem>
-#include <fstream>
 #include <iostream>
-#include <sstream>
 #include <thread>
 
 #include "collection.h"
@@ -29,6 +28,7 @@
 #include "listener.h"
 #include "logging.h"
 #include "notify.h"
+#include "owner_lock.h"
 #include "render.h"
 #include "ring_store.h"
 #include "sampler.h"
@@ -57,15 +57,22 @@ struct Flags {
 std::string LoadConfig(const Flags& flags, Config& c) {
   c = Config{};
   if (!flags.config_path.empty()) {
-    std::ifstream in(flags.config_path);
-    if (!in) return "cannot read config file " + flags.config_path;
-    std::stringstream text;
-    text << in.rdbuf();
-    if (auto err = ApplyToml(text.str(), flags.config_path, c); !err.empty()) return err;
+    std::string text;
+    if (auto err = ReadConfigFile(flags.config_path, &text); !err.empty()) return err;
+    if (auto err = ApplyToml(text, flags.config_path, c); !err.empty()) return err;
   }
+  if (flags.root && flags.root->empty()) return "flag --root: must not be empty";
+  if (flags.db && flags.db->empty()) return "flag --db: must not be empty";
   // Relative paths on the command line are relative to the working directory.
-  if (flags.root) c.root = std::filesystem::absolute(*flags.root).lexically_normal().string();
-  if (flags.db) c.db_path = std::filesystem::absolute(*flags.db).string();
+  std::error_code ec;
+  if (flags.root) {
+    c.root = std::filesystem::absolute(*flags.root, ec).lexically_normal().string();
+    if (ec) return "flag --root: " + ec.message();
+  }
+  if (flags.db) {
+    c.db_path = std::filesystem::absolute(*flags.db, ec).string();
+    if (ec) return "flag --db: " + ec.message();
+  }
   if (flags.listen) c.listen = *flags.listen;
   if (flags.metrics_listen) c.metrics_listen = *flags.metrics_listen;
   if (flags.log_level) c.log_level = *flags.log_level;
@@ -139,6 +146,9 @@ std::string StatusLine(const Config& c, const Sampler& sampler, const Collection
 }
 
 int Run(const Flags& flags) {
+  // Everything the daemon creates (the store, its lock, the socket before its
+  // chmod to 0660) is private to its user unless it widens a mode itself.
+  ::umask(0077);
   Config config;
   if (auto err = LoadConfig(flags, config); !err.empty()) {
     std::fprintf(stderr, "edgemond: %s\n", err.c_str());
@@ -170,6 +180,11 @@ int Run(const Flags& flags) {
   collection.Discover();
   collection.set_max_energy_gap_ns(3 * config.interval_ms * kNsPerMs);
 
+  OwnerLock owner;
+  if (auto err = owner.Acquire(config.db_path); !err.empty()) {
+    log->critical("{}", err);
+    return kExitConfig;
+  }
   auto opened =
       store::RingStore::Open(config.db_path, StoreOptions(config, flags.recreate_bad_db, log));
   if (!opened.ok()) {
