@@ -25,6 +25,7 @@
 #include "collectors.h"
 #include "config.h"
 #include "edgemon/clock.h"
+#include "flight_recorder.h"
 #include "listener.h"
 #include "logging.h"
 #include "notify.h"
@@ -145,6 +146,46 @@ std::string StatusLine(const Config& c, const Sampler& sampler, const Collection
   return buf;
 }
 
+// The flight recorder beside the API socket ("<socket>.flight", on the
+// runtime directory's tmpfs): first the frames a crashed predecessor sampled
+// but never committed go into the store, then the ring records this run.
+// Without a unix socket there is no runtime directory to put it in.
+std::unique_ptr<FlightRecorder> OpenFlightRecorder(const Config& c, const Collection& collection,
+                                                   store::RingStore& st, spdlog::logger& log) {
+  if (c.listen.rfind("unix:", 0) != 0) return nullptr;
+  const std::string path = c.listen.substr(5) + ".flight";
+  std::error_code ec;
+  auto dir = std::filesystem::path(path).parent_path();
+  if (!dir.empty() && std::filesystem::create_directories(dir, ec)) {
+    std::filesystem::permissions(dir, std::filesystem::perms(0755), ec);
+  }
+  const Inventory& inv = collection.inventory();
+  // Room for four store batches (256 frames each) of this inventory.
+  std::string err;
+  auto flight = FlightRecorder::Open(path, FlightRingBytes(inv.channels.size(), 4 * 256), &err);
+  if (!flight) {
+    log.warn("{}: frames not yet committed are lost if the daemon is killed", err);
+    return nullptr;
+  }
+  size_t other = 0;
+  auto frames = flight->Recover(InventoryHash(inv), st.next_seq(), &other);
+  if (!frames.empty()) {
+    st.SetInventory(inv);
+    for (auto& f : frames) st.Append(std::move(f));
+    if (auto s = st.Flush(); !s.ok()) {
+      log.error("flight recorder: replaying {} frames: {}", frames.size(), s.message());
+    } else {
+      log.warn("flight recorder: stored {} frames the previous run sampled but did not commit",
+               frames.size());
+    }
+  }
+  if (other > 0) {
+    log.warn("flight recorder: dropped {} frames recorded under another inventory", other);
+  }
+  flight->Reset();
+  return flight;
+}
+
 int Run(const Flags& flags) {
   // Everything the daemon creates (the store, its lock, the socket before its
   // chmod to 0660) is private to its user unless it widens a mode itself.
@@ -192,6 +233,7 @@ int Run(const Flags& flags) {
     return 1;
   }
   std::unique_ptr<store::RingStore> st = std::move(opened.value());
+  std::unique_ptr<FlightRecorder> flight = OpenFlightRecorder(config, collection, *st, *log);
   if (auto counters = st->LastCounters(); counters.ok()) collection.SeedEnergy(*counters);
 
   SamplerOptions so;
@@ -204,6 +246,7 @@ int Run(const Flags& flags) {
   PrintSink print_sink;
   service::WatchHub hub(static_cast<size_t>(config.max_streams));
   sampler.AddSink(&store_sink);
+  if (flight) sampler.AddSink(flight.get());
   sampler.AddSink(&hub);
   if (flags.print) sampler.AddSink(&print_sink);
   // Prometheus /metrics: scrapes read the latest frame from memory, never sysfs.
