@@ -16,6 +16,12 @@ namespace edgemon::client {
 namespace {
 
 Status FromGrpc(const grpc::Status& s) {
+  // A unix socket whose mode shuts us out fails at connect(2) with EACCES,
+  // which gRPC reports as UNAVAILABLE: it is a refusal, and no retry helps.
+  if (s.error_code() == grpc::StatusCode::UNAVAILABLE &&
+      s.error_message().find("Permission denied") != std::string::npos) {
+    return Status{grpc::StatusCode::PERMISSION_DENIED, s.error_message()};
+  }
   return Status{static_cast<int>(s.error_code()), s.error_message()};
 }
 

@@ -1,10 +1,15 @@
 #include "config.h"
 
 #include <arpa/inet.h>
+#include <fcntl.h>
 #include <netinet/in.h>
+#include <sys/stat.h>
 #include <toml++/toml.h>
+#include <unistd.h>
 
+#include <algorithm>
 #include <cctype>
+#include <cerrno>
 #include <charconv>
 #include <cstring>
 
@@ -99,6 +104,35 @@ std::optional<HostPort> ParseHostPort(const std::string& s, std::string* why) {
   return hp;
 }
 
+std::string ReadConfigFile(const std::string& path, std::string* text) {
+  // O_NONBLOCK: opening a FIFO must not wait for a writer.
+  int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0) return "cannot read config file " + path + ": " + std::strerror(errno);
+  struct stat st {};
+  std::string err;
+  if (::fstat(fd, &st) != 0) {
+    err = "cannot read config file " + path + ": " + std::strerror(errno);
+  } else if (!S_ISREG(st.st_mode)) {
+    err = "config file " + path + " is not a regular file";
+  } else if (st.st_size > kMaxConfigBytes) {
+    err = "config file " + path + " is larger than " + std::to_string(kMaxConfigBytes) + " bytes";
+  }
+  text->clear();
+  char buf[16384];
+  while (err.empty()) {
+    ssize_t n = ::read(fd, buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) err = "cannot read config file " + path + ": " + std::strerror(errno);
+    if (n <= 0) break;
+    text->append(buf, static_cast<size_t>(n));
+    if (static_cast<int64_t>(text->size()) > kMaxConfigBytes) {
+      err = "config file " + path + " is larger than " + std::to_string(kMaxConfigBytes) + " bytes";
+    }
+  }
+  ::close(fd);
+  return err;
+}
+
 namespace {
 std::string ApplyTomlLines(const std::string& text, const std::string& source, Config& c);
 std::string ValidateLines(const Config& c);
@@ -121,7 +155,63 @@ std::string OneLine(std::string s) {
 }
 }  // namespace
 
+// The TOML parser recurses per nesting level (arrays, inline tables) and the
+// parsed tree is freed recursively (dotted keys and [a.b.c] headers): a few
+// bytes per level can exhaust the stack. Our keys are two levels deep, so a
+// document is refused before parsing when, outside strings and comments,
+// brackets and braces nest, or a key has dotted parts, deeper than
+// kMaxConfigDepth. Returns "" or the first offending line.
+std::string CheckTomlShape(const std::string& text, const std::string& source) {
+  int depth = 0, dots = 0, line = 1;
+  bool in_value = false;  // after '=' on this line, where dots may be numbers
+  for (size_t i = 0; i < text.size(); ++i) {
+    char ch = text[i];
+    if (ch == '"' || ch == '\'') {
+      bool multi = text.compare(i, 3, std::string(3, ch)) == 0;
+      std::string close = multi ? std::string(3, ch) : std::string(1, ch);
+      size_t j = i + close.size();
+      while (j < text.size() && text.compare(j, close.size(), close) != 0) {
+        if (text[j] == '\n') {
+          if (!multi) break;
+          ++line;
+        }
+        if (ch == '"' && text[j] == '\\') ++j;
+        ++j;
+      }
+      i = std::min(text.size(), j + close.size()) - 1;
+      continue;
+    }
+    if (ch == '#') {
+      while (i + 1 < text.size() && text[i + 1] != '\n') ++i;
+      continue;
+    }
+    if (ch == '\n') {
+      ++line;
+      dots = 0;
+      if (depth == 0) in_value = false;
+      continue;
+    }
+    if (ch == '=') in_value = true;
+    if (ch == '[' || ch == '{') ++depth;
+    if ((ch == ']' || ch == '}') && depth > 0) --depth;
+    if (ch == ',' && depth > 0) dots = 0;
+    if (ch == '.' && !(in_value && depth == 0 && i > 0 &&
+                       std::isdigit(static_cast<unsigned char>(text[i - 1])))) {
+      ++dots;
+    }
+    if (depth > kMaxConfigDepth || dots >= kMaxConfigDepth) {
+      return source + ":" + std::to_string(line) + ": nested deeper than " +
+             std::to_string(kMaxConfigDepth) + " levels";
+    }
+  }
+  return {};
+}
+
 std::string ApplyToml(const std::string& text, const std::string& source, Config& c) {
+  if (static_cast<int64_t>(text.size()) > kMaxConfigBytes) {
+    return source + ": larger than " + std::to_string(kMaxConfigBytes) + " bytes";
+  }
+  if (auto err = CheckTomlShape(text, source); !err.empty()) return OneLine(err);
   return OneLine(ApplyTomlLines(text, source, c));
 }
 
@@ -192,7 +282,10 @@ std::string ApplyTomlLines(const std::string& text, const std::string& source, C
           std::optional<int64_t> v;
           if (node.is_integer()) {
             v = node.value<int64_t>();
-            if (v && key->type == Key::kDuration) v = *v * 1000;
+            int64_t ms = 0;
+            if (v && key->type == Key::kDuration) {
+              v = __builtin_mul_overflow(*v, 1000, &ms) ? std::nullopt : std::optional(ms);
+            }
           } else if (auto s = node.value<std::string>()) {
             v = key->type == Key::kDuration ? ParseDurationMs(*s) : ParseBytes(*s);
           }
@@ -224,7 +317,9 @@ std::string ValidateLines(const Config& c) {
     return "key daemon.energy_rate_hz: must be between 0 and 1000, got " +
            std::to_string(c.energy_rate_hz);
   }
-  if (c.topology_check_s < 1) return "key daemon.topology_check: must be at least 1s";
+  if (c.topology_check_s < 1 || c.topology_check_s > 86400) {
+    return "key daemon.topology_check: must be between 1s and 1d";
+  }
   if (c.listen.rfind("unix:", 0) != 0 && c.listen.find(':') == std::string::npos) {
     return "key daemon.listen: expected unix:/path or host:port, got \"" + c.listen + "\"";
   }
@@ -250,9 +345,12 @@ std::string ValidateLines(const Config& c) {
   }
   for (const std::string* addr : {&c.listen, &c.tcp_listen}) {
     if (addr->empty() || addr->rfind("unix:", 0) == 0 || !c.tls_cert.empty()) continue;
-    std::string host = addr->substr(0, addr->rfind(':'));
-    if (!host.empty() && host.front() == '[') host = host.substr(1, host.size() - 2);
-    if (host != "localhost" && host != "::1" && host.rfind("127.", 0) != 0) {
+    // An IP literal judged by its value, or "localhost"; any other name could
+    // resolve anywhere ("127.0.0.1.example.test"), and an empty host binds
+    // every address.
+    std::string why;
+    auto hp = addr->front() == ':' ? std::nullopt : ParseHostPort(*addr, &why);
+    if (!hp || !hp->loopback) {
       return std::string("key daemon.") + (addr == &c.listen ? "listen" : "tcp_listen") + ": " +
              *addr +
              " is not a loopback address; refusing plain-text TCP (set daemon.tls_cert and "
@@ -274,13 +372,22 @@ std::string ValidateLines(const Config& c) {
   for (auto* l : levels) level_ok = level_ok || c.log_level == l;
   if (!level_ok) return "key daemon.log_level: must be trace, debug, info, warn or error";
   if (c.db_path.empty()) return "key store.path: must not be empty";
-  if (c.retention_s < 60) return "key store.retention: must be at least 1m";
-  if (c.max_db_bytes < (1 << 20)) return "key store.max_size: must be at least 1MiB";
+  // Upper bounds keep every later product in nanoseconds inside int64.
+  constexpr int64_t kTenYears = 3650LL * 86400;
+  if (c.retention_s < 60 || c.retention_s > kTenYears) {
+    return "key store.retention: must be between 1m and 3650d";
+  }
+  if (c.max_db_bytes < (1 << 20) || c.max_db_bytes > (1LL << 40)) {
+    return "key store.max_size: must be between 1MiB and 1TiB";
+  }
   if (c.rollup_period_s < 1 || c.rollup_period_s > 86400) {
     return "key store.rollup_period: must be between 1s and 1d";
   }
   if (c.rollup_retention_s < c.rollup_period_s) {
     return "key store.rollup_retention: must be at least one rollup_period";
+  }
+  if (c.rollup_retention_s > kTenYears) {
+    return "key store.rollup_retention: must be at most 3650d";
   }
   if (c.commit_interval_ms < 0 || c.commit_interval_ms > 600'000) {
     return "key store.commit_interval_ms: must be between 0 and 600000";

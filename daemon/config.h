@@ -50,8 +50,16 @@ struct HostPort {
 // nullopt and *why (one phrase) when `s` is not a valid address.
 std::optional<HostPort> ParseHostPort(const std::string& s, std::string* why);
 
-// Applies a TOML document to `config`. Unknown keys are errors (typos must
-// not pass silently). Returns an empty string on success, else one line.
+// Reads a config file: a regular file (not a directory, FIFO or device) of
+// at most kMaxConfigBytes. Returns "" and the bytes in *text, else one line.
+inline constexpr int64_t kMaxConfigBytes = 1 << 20;
+std::string ReadConfigFile(const std::string& path, std::string* text);
+
+// Applies a TOML document to `config`. The document's shape is checked
+// before it is parsed (at most kMaxConfigBytes, nesting and dotted keys at
+// most kMaxConfigDepth deep), so a hostile file cannot exhaust the stack. Unknown keys are errors
+// (typos must not pass silently). Returns an empty string on success, else one line.
+inline constexpr int kMaxConfigDepth = 8;
 std::string ApplyToml(const std::string& text, const std::string& source, Config& config);
 // Checks ranges and combinations. Empty on success, else one line.
 std::string Validate(const Config& config);

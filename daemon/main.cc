@@ -11,24 +11,25 @@
 //   SIGHUP          re-read the config file; apply what can change live
 #include <poll.h>
 #include <sys/signalfd.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
 #include <csignal>
 #include <cstdio>
 #include <filesystem>
-#include <fstream>
 #include <iostream>
-#include <sstream>
 #include <thread>
 
 #include "collection.h"
 #include "collectors.h"
 #include "config.h"
 #include "edgemon/clock.h"
+#include "flight_recorder.h"
 #include "listener.h"
 #include "logging.h"
 #include "notify.h"
+#include "owner_lock.h"
 #include "render.h"
 #include "ring_store.h"
 #include "sampler.h"
@@ -57,15 +58,22 @@ struct Flags {
 std::string LoadConfig(const Flags& flags, Config& c) {
   c = Config{};
   if (!flags.config_path.empty()) {
-    std::ifstream in(flags.config_path);
-    if (!in) return "cannot read config file " + flags.config_path;
-    std::stringstream text;
-    text << in.rdbuf();
-    if (auto err = ApplyToml(text.str(), flags.config_path, c); !err.empty()) return err;
+    std::string text;
+    if (auto err = ReadConfigFile(flags.config_path, &text); !err.empty()) return err;
+    if (auto err = ApplyToml(text, flags.config_path, c); !err.empty()) return err;
   }
+  if (flags.root && flags.root->empty()) return "flag --root: must not be empty";
+  if (flags.db && flags.db->empty()) return "flag --db: must not be empty";
   // Relative paths on the command line are relative to the working directory.
-  if (flags.root) c.root = std::filesystem::absolute(*flags.root).lexically_normal().string();
-  if (flags.db) c.db_path = std::filesystem::absolute(*flags.db).string();
+  std::error_code ec;
+  if (flags.root) {
+    c.root = std::filesystem::absolute(*flags.root, ec).lexically_normal().string();
+    if (ec) return "flag --root: " + ec.message();
+  }
+  if (flags.db) {
+    c.db_path = std::filesystem::absolute(*flags.db, ec).string();
+    if (ec) return "flag --db: " + ec.message();
+  }
   if (flags.listen) c.listen = *flags.listen;
   if (flags.metrics_listen) c.metrics_listen = *flags.metrics_listen;
   if (flags.log_level) c.log_level = *flags.log_level;
@@ -138,7 +146,50 @@ std::string StatusLine(const Config& c, const Sampler& sampler, const Collection
   return buf;
 }
 
+// The flight recorder beside the API socket ("<socket>.flight", on the
+// runtime directory's tmpfs): first the frames a crashed predecessor sampled
+// but never committed go into the store, then the ring records this run.
+// Without a unix socket there is no runtime directory to put it in.
+std::unique_ptr<FlightRecorder> OpenFlightRecorder(const Config& c, const Collection& collection,
+                                                   store::RingStore& st, spdlog::logger& log) {
+  if (c.listen.rfind("unix:", 0) != 0) return nullptr;
+  const std::string path = c.listen.substr(5) + ".flight";
+  std::error_code ec;
+  auto dir = std::filesystem::path(path).parent_path();
+  if (!dir.empty() && std::filesystem::create_directories(dir, ec)) {
+    std::filesystem::permissions(dir, std::filesystem::perms(0755), ec);
+  }
+  const Inventory& inv = collection.inventory();
+  // Room for four store batches (256 frames each) of this inventory.
+  std::string err;
+  auto flight = FlightRecorder::Open(path, FlightRingBytes(inv.channels.size(), 4 * 256), &err);
+  if (!flight) {
+    log.warn("{}: frames not yet committed are lost if the daemon is killed", err);
+    return nullptr;
+  }
+  size_t other = 0;
+  auto frames = flight->Recover(InventoryHash(inv), st.next_seq(), &other);
+  if (!frames.empty()) {
+    st.SetInventory(inv);
+    for (auto& f : frames) st.Append(std::move(f));
+    if (auto s = st.Flush(); !s.ok()) {
+      log.error("flight recorder: replaying {} frames: {}", frames.size(), s.message());
+    } else {
+      log.warn("flight recorder: stored {} frames the previous run sampled but did not commit",
+               frames.size());
+    }
+  }
+  if (other > 0) {
+    log.warn("flight recorder: dropped {} frames recorded under another inventory", other);
+  }
+  flight->Reset();
+  return flight;
+}
+
 int Run(const Flags& flags) {
+  // Everything the daemon creates (the store, its lock, the socket before its
+  // chmod to 0660) is private to its user unless it widens a mode itself.
+  ::umask(0077);
   Config config;
   if (auto err = LoadConfig(flags, config); !err.empty()) {
     std::fprintf(stderr, "edgemond: %s\n", err.c_str());
@@ -170,6 +221,11 @@ int Run(const Flags& flags) {
   collection.Discover();
   collection.set_max_energy_gap_ns(3 * config.interval_ms * kNsPerMs);
 
+  OwnerLock owner;
+  if (auto err = owner.Acquire(config.db_path); !err.empty()) {
+    log->critical("{}", err);
+    return kExitConfig;
+  }
   auto opened =
       store::RingStore::Open(config.db_path, StoreOptions(config, flags.recreate_bad_db, log));
   if (!opened.ok()) {
@@ -177,6 +233,7 @@ int Run(const Flags& flags) {
     return 1;
   }
   std::unique_ptr<store::RingStore> st = std::move(opened.value());
+  std::unique_ptr<FlightRecorder> flight = OpenFlightRecorder(config, collection, *st, *log);
   if (auto counters = st->LastCounters(); counters.ok()) collection.SeedEnergy(*counters);
 
   SamplerOptions so;
@@ -189,6 +246,7 @@ int Run(const Flags& flags) {
   PrintSink print_sink;
   service::WatchHub hub(static_cast<size_t>(config.max_streams));
   sampler.AddSink(&store_sink);
+  if (flight) sampler.AddSink(flight.get());
   sampler.AddSink(&hub);
   if (flags.print) sampler.AddSink(&print_sink);
   // Prometheus /metrics: scrapes read the latest frame from memory, never sysfs.

@@ -76,9 +76,43 @@ std::string RootedSysFs::Real(const std::string& path) const {
   return root_ + path;
 }
 
-FileId RootedSysFs::Open(const std::string& path) {
-  int fd = ::open(Real(path).c_str(), O_RDONLY | O_CLOEXEC);
+namespace {
+
+// Kernel pseudo-filesystems: their value files are never replaced by rename.
+bool IsKernelTree(const std::string& path) {
+  return path.rfind(SysPath(""), 0) == 0 || path.rfind(ProcPath(""), 0) == 0;
+}
+
+}  // namespace
+
+// Opens a file below the root for reading: a regular file only (a FIFO or a
+// device could block the sampler or never end), and, under a root other than
+// "/", only when its symlinks resolve inside the root. Returns fd or -errno.
+int RootedSysFs::OpenRegular(const std::string& path, struct stat* st) const {
+  std::string real = Real(path);
+  if (!root_.empty()) {
+    char buf[PATH_MAX];
+    if (::realpath(real.c_str(), buf) == nullptr) return -(errno != 0 ? errno : EIO);
+    std::string_view r = buf;
+    if (r.size() <= root_.size() || r.compare(0, root_.size(), root_) != 0 ||
+        r[root_.size()] != '/') {
+      return -EXDEV;  // a link out of the monitored tree
+    }
+  }
+  // O_NONBLOCK: opening a FIFO must not wait for a writer.
+  int fd = ::open(real.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   if (fd < 0) return -(errno != 0 ? errno : EIO);
+  if (::fstat(fd, st) != 0 || !S_ISREG(st->st_mode)) {
+    ::close(fd);
+    return -EINVAL;
+  }
+  return fd;
+}
+
+FileId RootedSysFs::Open(const std::string& path) {
+  struct stat st {};
+  int fd = OpenRegular(path, &st);
+  if (fd < 0) return fd;
   FileId id;
   if (!free_.empty()) {
     id = free_.back();
@@ -87,7 +121,7 @@ FileId RootedSysFs::Open(const std::string& path) {
     id = static_cast<FileId>(slots_.size());
     slots_.emplace_back();
   }
-  slots_[id] = Slot{fd, path};
+  slots_[id] = Slot{fd, path, !IsKernelTree(path), st.st_dev, st.st_ino};
   return id;
 }
 
@@ -100,6 +134,22 @@ void RootedSysFs::Close(FileId id) {
 
 ssize_t RootedSysFs::Read(FileId id, char* buf, size_t cap) {
   if (id < 0 || static_cast<size_t>(id) >= slots_.size() || slots_[id].fd < 0) return -EBADF;
+  Slot& slot = slots_[id];
+  if (slot.replaceable) {
+    // A file such as /var/lib/nvpmodel/status is rewritten by rename: follow
+    // the path to the new file instead of reading the old one forever.
+    struct stat now {};
+    if (::stat(Real(slot.path).c_str(), &now) == 0 &&
+        (now.st_ino != slot.ino || now.st_dev != slot.dev)) {
+      struct stat st {};
+      int fd = OpenRegular(slot.path, &st);
+      if (fd < 0) return fd;
+      ::close(slot.fd);
+      slot.fd = fd;
+      slot.dev = st.st_dev;
+      slot.ino = st.st_ino;
+    }
+  }
   ssize_t n;
   do {
     n = ::pread(slots_[id].fd, buf, cap, 0);
@@ -108,7 +158,8 @@ ssize_t RootedSysFs::Read(FileId id, char* buf, size_t cap) {
 }
 
 std::optional<std::string> RootedSysFs::ReadText(const std::string& path, size_t max_bytes) {
-  int fd = ::open(Real(path).c_str(), O_RDONLY | O_CLOEXEC);
+  struct stat st {};
+  int fd = OpenRegular(path, &st);
   if (fd < 0) return std::nullopt;
   std::string out;
   char buf[8192];

@@ -10,9 +10,17 @@
 // tick uses only Read on files opened once at discovery: pread at offset 0,
 // no open/close, no directory walk.
 //
+// What is read: regular files only (a FIFO or device under the root is
+// refused, -EINVAL, so it can never block the sampler); under a root other
+// than "/", only files whose symlinks resolve inside the root (-EXDEV
+// otherwise: a fixture's link to /etc/passwd is not a sensor). A value file
+// outside /sys and /proc (nvpmodel's status, for one) is followed when it is
+// replaced by rename: Read re-opens it when the path's inode changes.
+//
 // Thread safety: a SysFs is used by one thread at a time (the sampler).
 #pragma once
 
+#include <sys/stat.h>
 #include <sys/types.h>
 
 #include <optional>
@@ -81,11 +89,15 @@ class RootedSysFs final : public SysFs {
 
  private:
   std::string Real(const std::string& path) const;
+  int OpenRegular(const std::string& path, struct stat* st) const;
 
   std::string root_;  // canonical, no trailing slash ("" for "/")
   struct Slot {
     int fd = -1;
     std::string path;
+    bool replaceable = false;  // outside /sys and /proc: check the inode per read
+    dev_t dev = 0;
+    ino_t ino = 0;
   };
   std::vector<Slot> slots_;
   std::vector<FileId> free_;

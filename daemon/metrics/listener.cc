@@ -1,7 +1,11 @@
 #include "listener.h"
 
+#include <arpa/inet.h>
 #include <httplib.h>
+#include <netinet/in.h>
+#include <poll.h>
 #include <sys/socket.h>
+#include <unistd.h>
 
 #include <cerrno>
 #include <chrono>
@@ -25,16 +29,17 @@ struct MetricsListener::PoolState {
   bool shutdown = false;                   // guarded by mu: workers drain and exit
 };
 
-// A fixed set of workers and a bounded queue. enqueue() runs on httplib's
-// accept thread: when the queue is full it waits for space, so the accept
-// loop stops accepting (back-pressure) rather than queueing without bound.
-// Jobs own an accepted socket and must run to close it, so none is dropped.
+// Up to `max_threads` workers, started as connections need them, and a
+// bounded queue. enqueue() runs on httplib's accept thread: a connection goes
+// to an idle worker, else to a new one while fewer than `max_threads` run,
+// else it waits in the queue; when the queue is full enqueue() waits for
+// space, so the accept loop stops accepting (back-pressure) rather than
+// queueing without bound. Jobs own an accepted socket and must run to close
+// it, so none is dropped.
 class MetricsListener::Pool final : public httplib::TaskQueue {
  public:
-  Pool(size_t threads, size_t max_queued, std::shared_ptr<PoolState> state)
-      : max_queued_(max_queued), state_(std::move(state)) {
-    for (size_t i = 0; i < threads; ++i) threads_.emplace_back([this] { Work(); });
-  }
+  Pool(size_t max_threads, size_t max_queued, std::shared_ptr<PoolState> state)
+      : max_threads_(max_threads), max_queued_(max_queued), state_(std::move(state)) {}
   ~Pool() override { shutdown(); }
 
   void enqueue(std::function<void()> fn) override {
@@ -43,17 +48,23 @@ class MetricsListener::Pool final : public httplib::TaskQueue {
       return state_->jobs.size() < max_queued_ || state_->stopping || state_->shutdown;
     });
     state_->jobs.push_back(std::move(fn));
+    if (idle_ < state_->jobs.size() && threads_.size() < max_threads_) {
+      ++idle_;  // counted idle until it takes a job
+      threads_.emplace_back([this] { Work(); });
+    }
     state_->work.notify_one();
   }
 
   void shutdown() override {
+    std::vector<std::thread> threads;
     {
       std::lock_guard lk(state_->mu);
       state_->shutdown = true;
+      threads.swap(threads_);
     }
     state_->work.notify_all();
     state_->space.notify_all();
-    for (auto& t : threads_) {
+    for (auto& t : threads) {
       if (t.joinable()) t.join();
     }
   }
@@ -68,15 +79,170 @@ class MetricsListener::Pool final : public httplib::TaskQueue {
         if (state_->jobs.empty()) return;  // shut down and drained
         fn = std::move(state_->jobs.front());
         state_->jobs.pop_front();
+        --idle_;
       }
       state_->space.notify_one();
       fn();
+      std::lock_guard lk(state_->mu);
+      ++idle_;
     }
   }
 
+  const size_t max_threads_;
   const size_t max_queued_;
   std::shared_ptr<PoolState> state_;
-  std::vector<std::thread> threads_;
+  std::vector<std::thread> threads_;  // guarded by state_->mu
+  size_t idle_ = 0;                   // guarded by state_->mu
+};
+
+namespace {
+
+// A connection's socket as httplib reads it, with a deadline for the whole
+// request on top of the per-operation timeout: a client that trickles one
+// byte at a time (slowloris) loses its worker when the request's time is up,
+// not after kilobytes of bytes each arriving just inside the timeout.
+class DeadlineStream final : public httplib::Stream {
+ public:
+  DeadlineStream(int fd, int op_timeout_ms) : fd_(fd), op_timeout_ms_(op_timeout_ms) {}
+
+  void set_deadline(std::chrono::steady_clock::time_point d) { deadline_ = d; }
+
+  bool is_readable() const override { return pos_ < len_ || Wait(POLLIN); }
+  bool is_writable() const override { return Wait(POLLOUT); }
+
+  // True once a read found nothing within its time: the connection is done.
+  bool read_timed_out() const { return read_timed_out_; }
+  // Bytes of a pipelined next request already read from the socket.
+  bool buffered() const { return pos_ < len_; }
+  // httplib reads request lines a byte at a time: serve those from a buffer
+  // filled by one recv.
+  ssize_t read(char* ptr, size_t size) override {
+    if (pos_ == len_) {
+      if (!is_readable()) {
+        read_timed_out_ = true;
+        return -1;
+      }
+      ssize_t n;
+      do {
+        n = ::recv(fd_, buf_, sizeof buf_, 0);
+      } while (n < 0 && errno == EINTR);
+      if (n <= 0) return n;
+      pos_ = 0;
+      len_ = static_cast<size_t>(n);
+    }
+    size_t n = std::min(size, len_ - pos_);
+    std::memcpy(ptr, buf_ + pos_, n);
+    pos_ += n;
+    return static_cast<ssize_t>(n);
+  }
+
+  ssize_t write(const char* ptr, size_t size) override {
+    if (!is_writable()) return -1;
+    ssize_t n;
+    do {
+      n = ::send(fd_, ptr, size, MSG_NOSIGNAL);
+    } while (n < 0 && errno == EINTR);
+    return n;
+  }
+
+  void get_remote_ip_and_port(std::string& ip, int& port) const override {
+    sockaddr_storage ss{};
+    socklen_t len = sizeof ss;
+    if (::getpeername(fd_, reinterpret_cast<sockaddr*>(&ss), &len) == 0) Describe(ss, ip, port);
+  }
+  void get_local_ip_and_port(std::string& ip, int& port) const override {
+    sockaddr_storage ss{};
+    socklen_t len = sizeof ss;
+    if (::getsockname(fd_, reinterpret_cast<sockaddr*>(&ss), &len) == 0) Describe(ss, ip, port);
+  }
+  socket_t socket() const override { return fd_; }
+
+ private:
+  bool Wait(short events) const {
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+                    deadline_ - std::chrono::steady_clock::now())
+                    .count();
+    int timeout = static_cast<int>(std::min<int64_t>(left, op_timeout_ms_));
+    if (timeout <= 0) return false;
+    pollfd p{fd_, events, 0};
+    int n;
+    do {
+      n = ::poll(&p, 1, timeout);
+    } while (n < 0 && errno == EINTR);
+    return n > 0 && (p.revents & (events | POLLHUP | POLLERR)) != 0;
+  }
+
+  static void Describe(const sockaddr_storage& ss, std::string& ip, int& port) {
+    char buf[INET6_ADDRSTRLEN] = {};
+    if (ss.ss_family == AF_INET) {
+      const auto* a = reinterpret_cast<const sockaddr_in*>(&ss);
+      ::inet_ntop(AF_INET, &a->sin_addr, buf, sizeof buf);
+      port = ntohs(a->sin_port);
+    } else if (ss.ss_family == AF_INET6) {
+      const auto* a = reinterpret_cast<const sockaddr_in6*>(&ss);
+      ::inet_ntop(AF_INET6, &a->sin6_addr, buf, sizeof buf);
+      port = ntohs(a->sin6_port);
+    }
+    ip = buf;
+  }
+
+  int fd_;
+  int op_timeout_ms_;
+  std::chrono::steady_clock::time_point deadline_{};
+  bool read_timed_out_ = false;
+  char buf_[4096];
+  size_t pos_ = 0, len_ = 0;
+};
+
+}  // namespace
+
+// httplib's server with its connection loop replaced: the same keep-alive
+// rules, each request bounded by `request_ms` from its first byte.
+class MetricsListener::Server final : public httplib::Server {
+ public:
+  Server(int op_timeout_ms, int request_ms, int keep_alive_s, size_t keep_alive_max)
+      : op_timeout_ms_(op_timeout_ms),
+        request_ms_(request_ms),
+        keep_alive_ms_(keep_alive_s * 1000),
+        keep_alive_max_(keep_alive_max) {}
+
+ private:
+  bool process_and_close_socket(socket_t sock) override {
+    DeadlineStream strm(sock, op_timeout_ms_);
+    bool ok = true;
+    // The first request must start within one operation's timeout; later
+    // ones on a kept-alive connection within the keep-alive time.
+    int wait_ms = op_timeout_ms_;
+    for (size_t left = keep_alive_max_;
+         left > 0 && (strm.buffered() || WaitForRequest(sock, wait_ms)); --left) {
+      wait_ms = keep_alive_ms_;
+      strm.set_deadline(std::chrono::steady_clock::now() + std::chrono::milliseconds(request_ms_));
+      bool closed = false;
+      ok = process_request(strm, left == 1, closed, [](httplib::Request&) {});
+      if (!ok || closed || strm.read_timed_out()) break;
+    }
+    ::shutdown(sock, SHUT_RDWR);
+    ::close(sock);
+    return ok;
+  }
+
+  // Waits for the next request on a kept-alive connection, in short steps so
+  // a stopping server does not wait out the idle time.
+  bool WaitForRequest(int sock, int limit_ms) const {
+    for (int waited = 0; waited < limit_ms && svr_sock_ != INVALID_SOCKET; waited += kStepMs) {
+      pollfd p{sock, POLLIN, 0};
+      int n = ::poll(&p, 1, std::min(kStepMs, limit_ms - waited));
+      if (n > 0) return true;
+      if (n < 0 && errno != EINTR) return false;
+    }
+    return false;
+  }
+
+  static constexpr int kStepMs = 100;
+  const int op_timeout_ms_;
+  const int request_ms_;
+  const int keep_alive_ms_;
+  const size_t keep_alive_max_;
 };
 
 MetricsListener::MetricsListener(RenderFn render) : render_(std::move(render)) {}
@@ -87,7 +253,8 @@ MetricsListener::~MetricsListener() {
 
 std::string MetricsListener::Start(const ListenerOptions& o) {
   if (server_) return "already started";
-  auto server = std::make_unique<httplib::Server>();
+  auto server = std::make_unique<Server>(o.timeout_ms, o.request_timeout_ms, o.keep_alive_s,
+                                         o.keep_alive_max_requests);
   auto state = std::make_shared<PoolState>();
   state_ = state;
   size_t threads = o.threads > 0 ? o.threads : 1;

@@ -5,12 +5,16 @@
 //   other methods on /metrics  405 with "Allow: GET, HEAD"
 //   any other path     404
 //
-// Bounds: `threads` workers serve connections (a keep-alive connection holds
-// its worker until it goes idle for `keep_alive_s`); at most `max_queued`
-// accepted connections wait for a worker, after which the accept thread
-// stops accepting (new connections wait in the kernel's backlog). Every
-// read and write has a timeout, so a slow or silent client frees its worker
-// after at most `timeout_ms` per operation. Request lines and header lines
+// Bounds: up to `threads` workers serve connections, started as connections
+// need them (a keep-alive connection holds its worker until it goes idle for
+// `keep_alive_s`); at most `max_queued` accepted connections wait for a
+// worker, after which the accept thread stops accepting (new connections
+// wait in the kernel's backlog). Every read and write has a timeout
+// (`timeout_ms`), and each request must arrive whole within
+// `request_timeout_ms` of the connection becoming readable, so a silent
+// client or one trickling bytes (slowloris) frees its worker within that
+// time; with many workers a handful of such clients cannot starve scrapes.
+// Request lines and header lines
 // are capped by cpp-httplib (8 KiB each); more than `max_headers` headers or
 // any body is refused (431, 413).
 //
@@ -38,9 +42,10 @@ namespace edgemon::metrics {
 struct ListenerOptions {
   std::string host = "127.0.0.1";  // an IP literal or localhost, without brackets
   int port = 0;                    // 0: any free port (see port())
-  size_t threads = 4;
+  size_t threads = 64;             // at most; started on demand
   size_t max_queued = 16;
-  int timeout_ms = 5000;  // each read or write
+  int timeout_ms = 2000;          // each read or write
+  int request_timeout_ms = 3000;  // a whole request, from its first byte
   int keep_alive_s = 2;
   size_t keep_alive_max_requests = 100;
   size_t max_headers = 64;
@@ -67,10 +72,11 @@ class MetricsListener {
 
   class Pool;
   struct PoolState;
+  class Server;
 
  private:
   RenderFn render_;
-  std::unique_ptr<httplib::Server> server_;
+  std::unique_ptr<Server> server_;
   std::shared_ptr<PoolState> state_;  // shared with the pool (owned by server_)
   std::thread thread_;
   int port_ = 0;

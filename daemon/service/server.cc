@@ -1,9 +1,15 @@
 #include "server.h"
 
 #include <grp.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
@@ -70,6 +76,20 @@ std::string LoadBearerToken(const std::string& path, std::string* token) {
   return {};
 }
 
+bool IsLoopbackAddress(const sockaddr* sa) {
+  if (sa->sa_family == AF_INET) {
+    const auto* in = reinterpret_cast<const sockaddr_in*>(sa);
+    return (ntohl(in->sin_addr.s_addr) >> 24) == 127;
+  }
+  if (sa->sa_family == AF_INET6) {
+    const auto* in6 = reinterpret_cast<const sockaddr_in6*>(sa);
+    if (IN6_IS_ADDR_LOOPBACK(&in6->sin6_addr)) return true;
+    // ::ffff:127.x.y.z
+    return IN6_IS_ADDR_V4MAPPED(&in6->sin6_addr) && in6->sin6_addr.s6_addr[12] == 127;
+  }
+  return false;
+}
+
 bool IsLoopback(const std::string& host_port) {
   std::string host = host_port;
   if (!host.empty() && host.front() == '[') {
@@ -77,8 +97,74 @@ bool IsLoopback(const std::string& host_port) {
   } else if (auto colon = host.rfind(':'); colon != std::string::npos) {
     host = host.substr(0, colon);
   }
-  return host == "localhost" || host == "::1" || host.rfind("127.", 0) == 0;
+  if (host.empty()) return false;  // gRPC binds every address
+  // Decided on what the name resolves to, never on its spelling: a name such
+  // as "127.0.0.1.example.test" may resolve to any address.
+  addrinfo hints{};
+  hints.ai_socktype = SOCK_STREAM;
+  addrinfo* res = nullptr;
+  if (::getaddrinfo(host.c_str(), nullptr, &hints, &res) != 0 || res == nullptr) return false;
+  bool all = true;
+  for (const addrinfo* a = res; a != nullptr; a = a->ai_next) {
+    all = all && IsLoopbackAddress(a->ai_addr);
+  }
+  ::freeaddrinfo(res);
+  return all;
 }
+
+namespace {
+
+// After bind: every listening TCP socket of this process on `port` has a
+// loopback local address (getsockname), whatever the resolver said.
+bool ListensOnlyOnLoopback(int port) {
+  rlimit lim{};
+  int max_fd = 4096;
+  if (::getrlimit(RLIMIT_NOFILE, &lim) == 0 && lim.rlim_cur != RLIM_INFINITY) {
+    max_fd = static_cast<int>(std::min<rlim_t>(lim.rlim_cur, 65536));
+  }
+  for (int fd = 0; fd < max_fd; ++fd) {
+    sockaddr_storage ss{};
+    socklen_t len = sizeof ss;
+    if (::getsockname(fd, reinterpret_cast<sockaddr*>(&ss), &len) != 0) continue;
+    if (ss.ss_family != AF_INET && ss.ss_family != AF_INET6) continue;
+    int listening = 0;
+    socklen_t ll = sizeof listening;
+    if (::getsockopt(fd, SOL_SOCKET, SO_ACCEPTCONN, &listening, &ll) != 0 || !listening) continue;
+    int bound_port = ss.ss_family == AF_INET
+                         ? ntohs(reinterpret_cast<sockaddr_in*>(&ss)->sin_port)
+                         : ntohs(reinterpret_cast<sockaddr_in6*>(&ss)->sin6_port);
+    if (bound_port != port) continue;
+    if (!IsLoopbackAddress(reinterpret_cast<sockaddr*>(&ss))) return false;
+  }
+  return true;
+}
+
+// A live socket is never replaced: another process answering on `path` is an
+// error; a stale socket file (nobody listening) is removed so bind succeeds.
+std::string ClaimUnixPath(const std::string& path) {
+  struct stat st {};
+  if (::lstat(path.c_str(), &st) != 0) return {};
+  if (!S_ISSOCK(st.st_mode)) return path + " exists and is not a socket; refusing to replace it";
+  sockaddr_un addr{};
+  if (path.size() >= sizeof addr.sun_path) return "socket path too long: " + path;
+  addr.sun_family = AF_UNIX;
+  std::memcpy(addr.sun_path, path.c_str(), path.size() + 1);
+  int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return std::string("socket: ") + std::strerror(errno);
+  int rc = ::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr);
+  int err = errno;
+  ::close(fd);
+  if (rc == 0 || err == EAGAIN || err == EACCES) {
+    return "another process is serving on " + path +
+           " (is edgemond already running?); refusing to replace a live socket";
+  }
+  if (::unlink(path.c_str()) != 0 && errno != ENOENT) {
+    return "cannot remove stale socket " + path + ": " + std::strerror(errno);
+  }
+  return {};
+}
+
+}  // namespace
 
 ApiServer::~ApiServer() {
   Shutdown(0);
@@ -95,8 +181,13 @@ std::string ApiServer::Start(const ServerOptions& o) {
   if (!o.unix_path.empty()) {
     std::error_code ec;
     auto dir = std::filesystem::path(o.unix_path).parent_path();
-    if (!dir.empty()) std::filesystem::create_directories(dir, ec);
+    // Created 0755 whatever the umask: clients in the edgemon group must
+    // reach the socket, whose own mode (0660) is what restricts access.
+    if (!dir.empty() && std::filesystem::create_directories(dir, ec)) {
+      std::filesystem::permissions(dir, std::filesystem::perms(0755), ec);
+    }
     if (ec) return "cannot create " + dir.string() + ": " + ec.message();
+    if (auto err = ClaimUnixPath(o.unix_path); !err.empty()) return err;
     builder.AddListeningPort("unix:" + o.unix_path, grpc::InsecureServerCredentials());
   }
   int tcp_port = 0;
@@ -136,6 +227,12 @@ std::string ApiServer::Start(const ServerOptions& o) {
     server_->Shutdown();
     server_.reset();
     return "cannot listen on " + o.tcp_listen + " (in use or not permitted)";
+  }
+  if (!o.tcp_listen.empty() && o.tls_cert.empty() && !ListensOnlyOnLoopback(tcp_port)) {
+    server_->Shutdown();
+    server_.reset();
+    return "TCP listener " + o.tcp_listen +
+           " is bound to a non-loopback address; configure daemon.tls_cert and daemon.tls_key";
   }
   if (!o.unix_path.empty()) {
     if (::chmod(o.unix_path.c_str(), 0660) != 0) {

@@ -4,8 +4,14 @@
 //
 // Transport rules (checked again here, besides Config's Validate):
 //   - the unix socket's parent directory is created (0755) and the socket is
-//     chmod 0660 after bind, with group "edgemon" when that group exists;
-//   - TCP on a non-loopback address requires TLS (cert and key files);
+//     chmod 0660 after bind, with group "edgemon" when that group exists; the
+//     daemon runs under umask 077, so the socket is never open to others
+//     between bind and chmod;
+//   - a socket file that another process still answers on is never replaced
+//     (Start fails); a stale one (connection refused) is removed;
+//   - TCP on a non-loopback address requires TLS (cert and key files): the
+//     host is judged by what it resolves to, and again after bind by the
+//     listening sockets' own addresses (getsockname);
 //   - SO_REUSEPORT is off, so a second daemon on the same port fails to start.
 //
 // Thread safety: Start and Shutdown from one thread.
@@ -36,7 +42,9 @@ struct ServerOptions {
 // (unreadable, empty, shorter than 16 bytes, or readable by others).
 std::string LoadBearerToken(const std::string& path, std::string* token);
 
-// True when `host_port`'s host is a loopback address or "localhost".
+// True when every address `host_port`'s host resolves to is a loopback
+// address (127.0.0.0/8, ::1, ::ffff:127.0.0.0/104). An unresolvable name, an
+// empty host (every address) or any non-loopback result is false.
 bool IsLoopback(const std::string& host_port);
 
 class ApiServer {

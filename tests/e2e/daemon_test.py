@@ -11,6 +11,7 @@ import random
 import signal
 import socket
 import sqlite3
+import stat
 import subprocess
 import sys
 import tempfile
@@ -52,10 +53,12 @@ class Notify:
 
 
 class Daemon:
-    def __init__(self, tmp, db, root=None, extra=(), config=None, env=None, notify=None):
+    def __init__(self, tmp, db, root=None, extra=(), config=None, env=None, notify=None,
+                 sock="api.sock"):
         self.log_path = os.path.join(tmp, f"edgemond-{time.time_ns()}.log")
-        cmd = [ARGS.edgemond, "--root", root or os.path.join(ARGS.fixtures, "agx-orin"),
-               "--db", db, "--listen", "unix:" + os.path.join(tmp, "api.sock"), *extra]
+        cmd = [ARGS.edgemond, "--root",
+               root if root is not None else os.path.join(ARGS.fixtures, "agx-orin"),
+               "--db", db, "--listen", "unix:" + os.path.join(tmp, sock), *extra]
         if config is not None:
             cmd += ["--config", config]
         e = dict(os.environ)
@@ -184,6 +187,47 @@ class DaemonTest(unittest.TestCase):
             last_hi = hi
         self.assertGreater(last_hi, 15)
 
+    def test_kill9_loses_at_most_the_last_frame(self):
+        # Frames are committed every 5 s; a kill -9 used to lose everything
+        # since the last commit (2.4 s on average at 100 ms frames). The
+        # flight recorder on the runtime directory gives them back at the
+        # next start: at most the frame being sampled is lost.
+        cfg = self.config("[store]\ncommit_interval_ms = 5000\n")
+        notify = Notify(self.tmp)
+        rng = random.Random(7)
+        for i in range(4):
+            notify.messages.clear()
+            d = Daemon(self.tmp, self.db, config=cfg, notify=notify,
+                       extra=["--interval-ms", "100"])
+            try:
+                self.assertTrue(notify.wait_for("READY=1", 20), d.output())
+                time.sleep(rng.uniform(1.5, 3.0))  # well inside one commit interval
+            finally:
+                killed_at = time.clock_gettime_ns(time.CLOCK_BOOTTIME)
+                d.stop(signal.SIGKILL)
+            self.assertEqual(integrity(self.db), "ok", f"round {i}: {d.output()}")
+            notify.messages.clear()
+            d = Daemon(self.tmp, self.db, config=cfg, notify=notify,
+                       extra=["--interval-ms", "100"])
+            try:
+                self.assertTrue(notify.wait_for("READY=1", 20), d.output())
+                con = sqlite3.connect(f"file:{self.db}?mode=ro", uri=True, timeout=10)
+                try:
+                    last = con.execute("SELECT max(boottime_ns) FROM frames "
+                                       "WHERE boottime_ns < ?", (killed_at,)).fetchone()[0]
+                    n, lo, hi, distinct = frames(self.db)
+                finally:
+                    con.close()
+            finally:
+                self.assertEqual(d.stop(), 0)
+            self.assertEqual(n, distinct, f"round {i}: duplicate seq")
+            lost_ms = (killed_at - last) / 1e6
+            # One 100 ms frame, plus the time the kill itself takes to land.
+            self.assertLess(lost_ms, 300, f"round {i}: {lost_ms:.0f} ms of frames lost; "
+                            f"{d.output()}")
+            self.assertIn("stored", d.output())
+        notify.close()
+
     def test_disk_full_keeps_sampling_and_resumes(self):
         mnt = os.path.join(self.tmp, "small")
         os.mkdir(mnt)
@@ -284,6 +328,112 @@ class DaemonTest(unittest.TestCase):
         self.assertIn("reloaded", d.output())
         notify.close()
 
+
+    def test_hostile_config_files_and_flags_exit_2_with_one_line(self):
+        fifo = os.path.join(self.tmp, "fifo.toml")
+        os.mkfifo(fifo)
+        deep = self.config("[" + ".".join(["a"] * 40000) + "]\n")
+        cases = [
+            (["--config", self.tmp], "is not a regular file"),
+            (["--config", fifo], "is not a regular file"),  # used to block start
+            (["--config", "/dev/zero"], "is not a regular file"),  # read without bound
+            (["--config", deep], "nested deeper than"),  # crashed the parser
+        ]
+        for extra, want in cases:
+            d = Daemon(self.tmp, self.db, extra=extra)
+            rc = d.proc.wait(timeout=10)
+            d.log.close()
+            lines = d.output().strip().splitlines()
+            self.assertEqual(rc, 2, (extra[:2], lines))
+            self.assertEqual(len(lines), 1, (extra[:2], lines))
+            self.assertIn(want, lines[0])
+        for root, db, want in (("", self.db, "flag --root"), (None, "", "flag --db")):
+            d = Daemon(self.tmp, db, root=root)  # aborted with exit 134
+            rc = d.proc.wait(timeout=10)
+            d.log.close()
+            lines = d.output().strip().splitlines()
+            self.assertEqual(rc, 2, (extra[:2], lines))
+            self.assertEqual(len(lines), 1, (extra[:2], lines))
+            self.assertIn(want, lines[0])
+        retention = self.config("[store]\nretention = 18446744074\n")
+        d = Daemon(self.tmp, self.db, config=retention)
+        self.assertEqual(d.proc.wait(timeout=10), 2)
+        d.log.close()
+        self.assertIn("store.retention", d.output())
+        self.assertFalse(os.path.exists(self.db), "nothing may be written on bad config")
+
+    def test_deep_config_on_sighup_keeps_the_daemon_running(self):
+        cfg = self.config("[daemon]\ninterval_ms = 100\n")
+        notify = Notify(self.tmp)
+        d = Daemon(self.tmp, self.db, config=cfg, notify=notify)
+        try:
+            self.assertTrue(notify.wait_for("READY=1", 20), d.output())
+            self.config("[daemon]\nx." + ".".join(["a"] * 40000) + " = 1\n")
+            d.proc.send_signal(signal.SIGHUP)
+            self.assertTrue(notify.wait_for("RELOADING=1", 5))
+            time.sleep(0.5)
+            self.assertIsNone(d.proc.poll(), "a deep config on reload killed the daemon")
+        finally:
+            self.assertEqual(d.stop(), 0)
+        self.assertIn("keeping the running configuration", d.output())
+        notify.close()
+
+    def test_one_daemon_per_store_and_per_socket(self):
+        notify = Notify(self.tmp)
+        first = Daemon(self.tmp, self.db, notify=notify)
+        try:
+            self.assertTrue(notify.wait_for("READY=1", 20), first.output())
+            # Same database, another socket: refused, naming the holder.
+            second = Daemon(self.tmp, self.db, sock="other.sock")
+            rc = second.proc.wait(timeout=15)
+            second.log.close()
+            self.assertEqual(rc, 2, second.output())
+            self.assertIn(f"pid {first.proc.pid}", second.output())
+            # Same socket, another database: refused; the first keeps serving.
+            sock = os.path.join(self.tmp, "api.sock")
+            inode = os.stat(sock).st_ino
+            third = Daemon(self.tmp, os.path.join(self.tmp, "other.db"))
+            rc = third.proc.wait(timeout=15)
+            third.log.close()
+            self.assertNotEqual(rc, 0, third.output())
+            self.assertIn("refusing to replace a live socket", third.output())
+            self.assertEqual(os.stat(sock).st_ino, inode, "the live socket was replaced")
+            c = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            c.connect(sock)  # the first daemon still answers
+            c.close()
+            n = frames(self.db)[0]
+            self.assertEqual(wait_frames(self.db, n + 1, 15) > n, True)
+        finally:
+            self.assertEqual(first.stop(), 0)
+        # After a crash the lock is gone with the process and the stale socket
+        # is replaced.
+        d = Daemon(self.tmp, self.db, notify=notify)
+        self.assertTrue(notify.wait_for("READY=1", 20) and d.proc.poll() is None, d.output())
+        d.stop(signal.SIGKILL)
+        notify.messages.clear()
+        d = Daemon(self.tmp, self.db, notify=notify)
+        try:
+            self.assertTrue(notify.wait_for("READY=1", 20), d.output())
+        finally:
+            self.assertEqual(d.stop(), 0)
+        notify.close()
+
+    def test_files_are_private_whatever_the_umask(self):
+        notify = Notify(self.tmp)
+        old = os.umask(0)
+        try:
+            d = Daemon(self.tmp, self.db, notify=notify)
+        finally:
+            os.umask(old)
+        try:
+            self.assertTrue(notify.wait_for("READY=1", 20), d.output())
+            self.assertEqual(stat.S_IMODE(os.stat(self.db).st_mode), 0o600)
+            self.assertEqual(stat.S_IMODE(os.stat(self.db + ".lock").st_mode), 0o600)
+            sock = os.path.join(self.tmp, "api.sock")
+            self.assertEqual(stat.S_IMODE(os.stat(sock).st_mode), 0o660)
+        finally:
+            self.assertEqual(d.stop(), 0)
+        notify.close()
 
 def main():
     global ARGS

@@ -89,7 +89,7 @@ def listening_tcp(pid):
 
 def main():
     ap = argparse.ArgumentParser()
-    for a in ("--edgemond", "--protoc", "--plugin", "--proto-dir", "--fixtures"):
+    for a in ("--edgemond", "--edgemon", "--protoc", "--plugin", "--proto-dir", "--fixtures"):
         ap.add_argument(a, required=True)
     args = ap.parse_args()
     interop_test.ARGS = args
@@ -152,6 +152,13 @@ def main():
             out = as_nobody(["edgemon"])
             check(out.startswith("OK") and int(out.split()[1]) > 100,
                   f"nobody in group edgemon: {out!r}, want a frame")
+            # The edgemon command says so with its documented exit code (77).
+            r = subprocess.run(["setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups",
+                                args.edgemon, "--connect", "unix:" + d.sock, "now", "--json"],
+                               capture_output=True, text=True, timeout=60)
+            check(r.returncode == 77 and "refused" in r.stderr,
+                  f"edgemon as nobody without the group: exit {r.returncode} {r.stderr!r}, "
+                  "want 77 (refused)")
 
             # 2. Default configuration: no TCP listener at all.
             check(listening_tcp(d.proc.pid) == [],

@@ -134,6 +134,39 @@ TEST(MetricsListenerTest, SilentAndSlowClientsAreDroppedWhileOthersAreServed) {
   ::close(partial);
 }
 
+TEST(MetricsListenerTest, TricklingClientsNeitherStarveScrapesNorKeepTheirWorkers) {
+  // Slowloris: 50 connections each send one byte a second, inside the
+  // per-read timeout. With the defaults a scrape is still served at once, and
+  // each trickling connection is cut when its request's time is up. (Four
+  // such clients used to hold every worker: a scrape timed out at 30 s.)
+  MetricsListener l(Body);
+  ASSERT_EQ(l.Start({.host = "127.0.0.1", .port = 0}), "");
+  const ListenerOptions defaults;
+  std::vector<int> slow;
+  for (int i = 0; i < 50; ++i) slow.push_back(ConnectRaw(l.port()));
+  std::atomic<bool> done{false};
+  std::thread trickle([&] {
+    const std::string head = "GET /metrics HTTP/1.1\r\nX-Slow: ";
+    for (size_t k = 0; k < head.size() && !done; ++k) {
+      for (int fd : slow) (void)::send(fd, &head[k], 1, MSG_NOSIGNAL);
+      for (int t = 0; t < 10 && !done; ++t) std::this_thread::sleep_for(100ms);
+    }
+  });
+  std::this_thread::sleep_for(300ms);
+  for (int i = 0; i < 5; ++i) {
+    httplib::Client c("127.0.0.1", l.port());
+    c.set_read_timeout(10, 0);
+    auto r = c.Get("/metrics");
+    ASSERT_TRUE(r) << "scrape " << i << " starved by trickling clients";
+    EXPECT_EQ(r->status, 200);
+  }
+  auto limit = std::chrono::milliseconds(defaults.request_timeout_ms + 3000);
+  for (int fd : slow) EXPECT_LT(WaitClosed(fd, limit + 2000ms), limit);
+  done = true;
+  trickle.join();
+  for (int fd : slow) ::close(fd);
+}
+
 TEST(MetricsListenerTest, ConcurrencyIsBoundedAndEveryClientIsServed) {
   std::atomic<int> active{0}, peak{0};
   MetricsListener l([&](Format f) {

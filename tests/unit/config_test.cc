@@ -1,6 +1,11 @@
 #include "config.h"
 
 #include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
 
 namespace edgemon {
 namespace {
@@ -105,6 +110,94 @@ TEST(Config, ErrorsStayOneLineWhateverTheFileHolds) {
   err = Validate(bad);
   ASSERT_FALSE(err.empty());
   EXPECT_EQ(err.find('\n'), std::string::npos) << err;
+}
+
+TEST(Config, DeepDocumentsAreRefusedBeforeParsing) {
+  // 40,000 levels crashed the TOML parser (stack exhaustion) at start and on
+  // SIGHUP reload; now refused with one line naming the place.
+  Config c;
+  std::string arrays = "[daemon]\nroot = " + std::string(40000, '[') + std::string(40000, ']');
+  std::string err = ApplyToml(arrays, "f.toml", c);
+  EXPECT_NE(err.find("f.toml:2: nested deeper than"), std::string::npos) << err;
+  std::string tables = "x = ";
+  for (int i = 0; i < 40000; ++i) tables += "{a = ";
+  tables += "1" + std::string(40000, '}');
+  EXPECT_NE(ApplyToml(tables, "f.toml", c).find("nested deeper"), std::string::npos);
+  std::string dotted = "[a";
+  for (int i = 0; i < 30000; ++i) dotted += ".a";
+  dotted += "]\n";
+  EXPECT_NE(ApplyToml(dotted, "f.toml", c).find("f.toml:1: nested deeper"), std::string::npos);
+  // What a real config holds still passes: dots inside strings and numbers,
+  // brackets in comments and strings.
+  EXPECT_EQ(ApplyToml("# [[[[[[[[[[[[ a.b.c.d.e.f.g.h.i.j\n[daemon]\n"
+                      "tcp_listen = \"127.0.0.1:7070\" # x.y.z.w.v.u.t.s.r\n"
+                      "root = '/a.b/c.d/e.f/g.h/i.j/k.l/m.n/o.p/q[[[[[[[[[['\n",
+                      "f.toml", c),
+            "");
+  EXPECT_EQ(c.root, "/a.b/c.d/e.f/g.h/i.j/k.l/m.n/o.p/q[[[[[[[[[[");
+}
+
+TEST(Config, NumericLimitsAreCheckedBeforeArithmetic) {
+  // 18446744074 s in nanoseconds wraps int64 to 0.29 s, which deleted history.
+  Config c;
+  ASSERT_EQ(ApplyToml("[store]\nretention = 18446744074\n", "f.toml", c), "");
+  EXPECT_EQ(Validate(c), "key store.retention: must be between 1m and 3650d");
+  c = Config{};
+  ASSERT_EQ(ApplyToml("[store]\nretention = \"1000000d\"\n", "f.toml", c), "");
+  EXPECT_EQ(Validate(c), "key store.retention: must be between 1m and 3650d");
+  c = Config{};
+  EXPECT_NE(ApplyToml("[store]\nretention = 9223372036854775807\n", "f.toml", c)
+                .find("key store.retention: expected a duration"),
+            std::string::npos);
+  c = Config{};
+  ASSERT_EQ(ApplyToml("[store]\nrollup_retention = \"99999d\"\n", "f.toml", c), "");
+  EXPECT_EQ(Validate(c), "key store.rollup_retention: must be at most 3650d");
+  c = Config{};
+  ASSERT_EQ(ApplyToml("[store]\nmax_size = \"9000GiB\"\n", "f.toml", c), "");
+  EXPECT_EQ(Validate(c), "key store.max_size: must be between 1MiB and 1TiB");
+}
+
+TEST(Config, PlainTcpIsJudgedByAddressNotSpelling) {
+  // "127." as a prefix of a name is not loopback: the name may resolve to
+  // 0.0.0.0, which served plain gRPC on every interface.
+  Config c;
+  c.tcp_listen = "127.0.0.1.example.test:17071";
+  EXPECT_NE(Validate(c).find("is not a loopback address"), std::string::npos);
+  c.tcp_listen = ":17071";  // every address
+  EXPECT_NE(Validate(c).find("key daemon.tcp_listen"), std::string::npos);
+  c.tcp_listen = "127.0.0.2:17071";
+  EXPECT_EQ(Validate(c), "");
+  c.tcp_listen = "[::1]:17071";
+  EXPECT_EQ(Validate(c), "");
+  c.tcp_listen = "localhost:17071";
+  EXPECT_EQ(Validate(c), "");
+}
+
+TEST(Config, OnlyBoundedRegularFilesAreRead) {
+  auto dir = std::filesystem::temp_directory_path() / ("edgemon-cfg-" + std::to_string(getpid()));
+  std::filesystem::create_directories(dir);
+  std::string text;
+  EXPECT_NE(ReadConfigFile(dir.string(), &text).find("is not a regular file"), std::string::npos);
+  auto fifo = (dir / "fifo").string();
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  EXPECT_NE(ReadConfigFile(fifo, &text).find("is not a regular file"), std::string::npos);
+  EXPECT_NE(ReadConfigFile("/dev/zero", &text).find("is not a regular file"), std::string::npos);
+  auto big = (dir / "big.toml").string();
+  {
+    std::ofstream out(big);
+    out << std::string(kMaxConfigBytes + 1, '#');
+  }
+  EXPECT_NE(ReadConfigFile(big, &text).find("is larger than"), std::string::npos);
+  auto good = (dir / "good.toml").string();
+  {
+    std::ofstream out(good);
+    out << "[daemon]\ninterval_ms = 500\n";
+  }
+  EXPECT_EQ(ReadConfigFile(good, &text), "");
+  EXPECT_EQ(text, "[daemon]\ninterval_ms = 500\n");
+  EXPECT_NE(ReadConfigFile((dir / "missing").string(), &text).find("cannot read config file"),
+            std::string::npos);
+  std::filesystem::remove_all(dir);
 }
 
 }  // namespace

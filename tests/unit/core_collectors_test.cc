@@ -1,6 +1,7 @@
 // CPU, memory, thermal and board collectors on small scratch trees, and the
 // Collection's error accounting and rediscovery.
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 
 #include <cerrno>
 
@@ -268,6 +269,46 @@ TEST(BoardCollector, IdentityWithoutSubprocesses) {
   t.Write("/var/lib/nvpmodel/status", "pmode:0000\n");
   c.Sample(2 * kSec, f);
   EXPECT_EQ(Get(c, f, Kind::kBoard, "nvpmodel", Field::kMode), 0);
+}
+
+TEST(BoardCollector, StatusReplacedByRenameIsFollowed) {
+  // Tools rewrite /var/lib/nvpmodel/status by writing a new file and
+  // renaming it over the old one: the mode must follow, not stay at the
+  // inode opened at discovery.
+  TempTree t;
+  t.Write("/etc/nvpmodel.conf", "< POWER_MODEL ID=0 NAME=15W >\n< POWER_MODEL ID=2 NAME=MAXN >\n");
+  t.Write("/var/lib/nvpmodel/status", "pmode:0002\n");
+  RootedSysFs fs(t.root());
+  Collection c(fs, One(MakeBoardCollector()), {}, nullptr);
+  c.Discover();
+  Frame f;
+  c.Sample(kSec, f);
+  EXPECT_EQ(Get(c, f, Kind::kBoard, "nvpmodel", Field::kMode), 2);
+  t.Write("/var/lib/nvpmodel/status.new", "pmode:0000\n");
+  t.Rename("/var/lib/nvpmodel/status.new", "/var/lib/nvpmodel/status");
+  c.Sample(2 * kSec, f);
+  EXPECT_EQ(Get(c, f, Kind::kBoard, "nvpmodel", Field::kMode), 0);
+}
+
+TEST(RootedSysFs, OnlyRegularFilesInsideTheRootAreRead) {
+  TempTree t;
+  t.Write("/sys/class/thermal/thermal_zone0/temp", "41000\n");
+  t.Link("/sys/class/thermal/thermal_zone1/type", "/etc/passwd");  // out of the root
+  t.Link("/sys/class/thermal/thermal_zone2", "thermal_zone0");     // inside: fine
+  t.MakeDir("/sys/class/thermal/thermal_zone3");
+  ASSERT_EQ(::mkfifo(t.Real("/sys/class/thermal/thermal_zone3/temp").c_str(), 0600), 0);
+  RootedSysFs fs(t.root());
+  EXPECT_EQ(fs.ReadText("/sys/class/thermal/thermal_zone1/type", 4096), std::nullopt);
+  EXPECT_EQ(fs.Open("/sys/class/thermal/thermal_zone1/type"), -EXDEV);
+  EXPECT_EQ(fs.ReadText("/sys/class/thermal/thermal_zone2/temp", 4096), "41000\n");
+  // A FIFO blocked the sampler forever (open waits for a writer).
+  EXPECT_EQ(fs.Open("/sys/class/thermal/thermal_zone3/temp"), -EINVAL);
+  EXPECT_EQ(fs.ReadText("/sys/class/thermal/thermal_zone3/temp", 4096), std::nullopt);
+  EXPECT_EQ(fs.Open("/sys/class/thermal"), -EINVAL);  // a directory is no value file
+  FileId id = fs.Open("/sys/class/thermal/thermal_zone0/temp");
+  ASSERT_GE(id, 0);
+  char buf[16];
+  EXPECT_EQ(fs.Read(id, buf, sizeof buf), 6);
 }
 
 TEST(Collection, ErrorsAreCountedAndLoggedOnceAMinute) {

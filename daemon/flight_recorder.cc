@@ -1,0 +1,178 @@
+#include "flight_recorder.h"
+
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <map>
+
+#include "frame_codec.h"
+
+namespace edgemon {
+namespace {
+
+constexpr uint32_t kMagic = 0x52464d45;  // "EMFR"
+// magic, length, inventory hash, seq, boottime, realtime
+constexpr size_t kHeader = 4 + 4 + 8 + 8 + 8 + 8;
+constexpr size_t kTrailer = 4;  // crc32 of everything after the magic
+constexpr size_t kAlign = 8;
+constexpr size_t kMaxPayload = 1 << 20;
+
+size_t Aligned(size_t n) {
+  return (n + kAlign - 1) / kAlign * kAlign;
+}
+
+template <typename T>
+void Put(std::string& out, T v) {
+  out.append(reinterpret_cast<const char*>(&v), sizeof v);
+}
+
+template <typename T>
+T Get(const uint8_t* p) {
+  T v;
+  std::memcpy(&v, p, sizeof v);
+  return v;
+}
+
+uint32_t Crc(const uint8_t* p, size_t n) {
+  return static_cast<uint32_t>(::crc32(0L, p, static_cast<uInt>(n)));
+}
+
+}  // namespace
+
+uint64_t InventoryHash(const Inventory& inventory) {
+  uLong crc = ::crc32(0L, Z_NULL, 0);
+  for (const auto& c : inventory.channels) {
+    std::string key = c.Key() + '\n';
+    crc = ::crc32(crc, reinterpret_cast<const Bytef*>(key.data()), static_cast<uInt>(key.size()));
+  }
+  return (static_cast<uint64_t>(inventory.channels.size()) << 32) | crc;
+}
+
+size_t FlightRingBytes(size_t channels, size_t frames) {
+  size_t per_frame = Aligned(kHeader + kTrailer + channels * 6 + 16);
+  return std::clamp<size_t>(per_frame * frames, 64 << 10, 16 << 20);
+}
+
+std::unique_ptr<FlightRecorder> FlightRecorder::Open(const std::string& path, size_t capacity,
+                                                     std::string* error) {
+  capacity = Aligned(capacity);
+  int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+  if (fd < 0) {
+    *error = "cannot open flight recorder " + path + ": " + std::strerror(errno);
+    return nullptr;
+  }
+  struct stat st {};
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    *error = "flight recorder " + path + " is not a regular file";
+    ::close(fd);
+    return nullptr;
+  }
+  // Keep a larger ring left by an earlier run whole: its records are read
+  // before the ring is cleared.
+  capacity = std::max(capacity, static_cast<size_t>(st.st_size) / kAlign * kAlign);
+  if (static_cast<size_t>(st.st_size) < capacity &&
+      ::ftruncate(fd, static_cast<off_t>(capacity)) != 0) {
+    *error = "cannot size flight recorder " + path + ": " + std::strerror(errno);
+    ::close(fd);
+    return nullptr;
+  }
+  void* base = ::mmap(nullptr, capacity, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  if (base == MAP_FAILED) {
+    *error = "cannot map flight recorder " + path + ": " + std::strerror(errno);
+    ::close(fd);
+    return nullptr;
+  }
+  return std::unique_ptr<FlightRecorder>(
+      new FlightRecorder(path, fd, static_cast<uint8_t*>(base), capacity));
+}
+
+FlightRecorder::~FlightRecorder() {
+  ::munmap(base_, capacity_);
+  ::close(fd_);
+}
+
+std::vector<Frame> FlightRecorder::Recover(uint64_t inventory_hash, uint64_t from_seq,
+                                           size_t* other_inventory) const {
+  std::map<uint64_t, Frame> frames;
+  size_t other = 0;
+  for (size_t off = 0; off + kHeader + kTrailer <= capacity_;) {
+    const uint8_t* p = base_ + off;
+    uint32_t len = Get<uint32_t>(p + 4);
+    if (Get<uint32_t>(p) != kMagic || len > kMaxPayload ||
+        off + Aligned(kHeader + len + kTrailer) > capacity_) {
+      off += kAlign;
+      continue;
+    }
+    if (Crc(p + 4, kHeader - 4 + len) != Get<uint32_t>(p + kHeader + len)) {
+      off += kAlign;
+      continue;
+    }
+    off += Aligned(kHeader + len + kTrailer);
+    if (Get<uint64_t>(p + 8) != inventory_hash) {
+      ++other;
+      continue;
+    }
+    Frame f;
+    f.seq = Get<uint64_t>(p + 16);
+    f.boottime_ns = Get<int64_t>(p + 24);
+    f.realtime_ns = Get<int64_t>(p + 32);
+    if (f.seq < from_seq) continue;
+    std::string_view blob(reinterpret_cast<const char*>(p + kHeader), len);
+    bool ok = store::ForEachValue(blob, [&](uint32_t id, int64_t v) {
+      if (id >= (inventory_hash >> 32)) return;  // not a channel of this inventory
+      if (f.values.size() <= id) f.values.resize(id + 1);
+      f.values[id] = v;
+    });
+    if (ok) frames[f.seq] = std::move(f);
+  }
+  if (other_inventory != nullptr) *other_inventory = other;
+  std::vector<Frame> out;
+  out.reserve(frames.size());
+  for (auto& [seq, f] : frames) out.push_back(std::move(f));
+  return out;
+}
+
+void FlightRecorder::Reset() {
+  std::memset(base_, 0, capacity_);
+  head_ = 0;
+}
+
+void FlightRecorder::OnFrame(const Inventory& inventory, uint64_t generation, const Frame& frame) {
+  if (generation != generation_ || inventory_hash_ == 0) {
+    inventory_hash_ = InventoryHash(inventory);
+    generation_ = generation;
+  }
+  values_.clear();
+  for (size_t id = 0; id < frame.values.size(); ++id) {
+    if (frame.values[id]) values_.emplace_back(static_cast<uint32_t>(id), *frame.values[id]);
+  }
+  record_.clear();
+  Put<uint32_t>(record_, kMagic);
+  Put<uint32_t>(record_, 0);  // length, below
+  Put<uint64_t>(record_, inventory_hash_);
+  Put<uint64_t>(record_, frame.seq);
+  Put<int64_t>(record_, frame.boottime_ns);
+  Put<int64_t>(record_, frame.realtime_ns);
+  if (!store::EncodeFrame(values_, record_)) return;
+  uint32_t len = static_cast<uint32_t>(record_.size() - kHeader);
+  std::memcpy(record_.data() + 4, &len, sizeof len);
+  Put<uint32_t>(record_,
+                Crc(reinterpret_cast<const uint8_t*>(record_.data()) + 4, record_.size() - 4));
+  size_t size = Aligned(record_.size());
+  if (size > capacity_) return;
+  if (head_ + size > capacity_) {
+    std::memset(base_ + head_, 0, capacity_ - head_);  // no stale record past the wrap
+    head_ = 0;
+  }
+  std::memcpy(base_ + head_, record_.data(), record_.size());
+  std::memset(base_ + head_ + record_.size(), 0, size - record_.size());
+  head_ += size;
+}
+
+}  // namespace edgemon

@@ -1,0 +1,85 @@
+// FlightRecorder: the frames the store has not committed yet, kept where a
+// crash of the daemon cannot take them.
+//
+// The store commits in batches (store.commit_interval_ms, 256 frames) to
+// spare the boot medium (eMMC, SD cards): a kill -9, an OOM kill or a
+// watchdog kill used to lose every frame since the last commit, seconds of
+// exactly the history that explains the failure. The recorder is a FrameSink
+// beside the store's: each frame is also written into a fixed-size ring in a
+// memory-mapped file on the runtime directory's tmpfs (beside the API
+// socket, "<socket>.flight"). A write there is a memcpy into page cache:
+// nothing reaches flash. The pages outlive the process (not a power cut), so
+// the next start replays the frames the store lacks, then clears the ring.
+//
+// Invariants:
+//   - a record is [magic, length, inventory hash, seq, boottime, realtime,
+//     encoded values (the store's frame codec), crc32], 8-byte aligned, and
+//     is valid only when its crc matches: a record cut short by the crash,
+//     or half overwritten by the ring's wrap, is skipped, never misread;
+//   - records never straddle the end of the ring: a write that does not fit
+//     wraps to offset 0;
+//   - replay takes only records made under the same inventory (the channel
+//     keys in id order hash the same), so a value lands in the channel it
+//     was sampled from; frames of another inventory are dropped and counted;
+//   - replay takes only seq >= the store's next_seq(): what was committed is
+//     never stored twice, and the sampler continues after what was replayed.
+//
+// Thread safety: OnFrame on the sampler thread; Open/Recover/Reset before
+// sampling starts.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "sampler.h"
+
+namespace edgemon {
+
+// crc32 of the channel keys in id order: what a recorded frame's ids mean.
+uint64_t InventoryHash(const Inventory& inventory);
+
+// A ring big enough for `frames` frames of `channels` channels (at least
+// 64 KiB, at most 16 MiB).
+size_t FlightRingBytes(size_t channels, size_t frames);
+
+class FlightRecorder final : public FrameSink {
+ public:
+  // Maps `path` (created 0600 if absent) at `capacity` bytes. nullptr and
+  // *error when the file cannot be created or mapped.
+  static std::unique_ptr<FlightRecorder> Open(const std::string& path, size_t capacity,
+                                              std::string* error);
+  ~FlightRecorder() override;
+  FlightRecorder(const FlightRecorder&) = delete;
+  FlightRecorder& operator=(const FlightRecorder&) = delete;
+
+  // The valid frames the ring holds for `inventory_hash` with seq >=
+  // `from_seq`, in seq order. Frames of other inventories are counted in
+  // *other_inventory.
+  std::vector<Frame> Recover(uint64_t inventory_hash, uint64_t from_seq,
+                             size_t* other_inventory) const;
+  // Empties the ring.
+  void Reset();
+
+  void OnFrame(const Inventory& inventory, uint64_t generation, const Frame& frame) override;
+
+  const std::string& path() const { return path_; }
+
+ private:
+  FlightRecorder(std::string path, int fd, uint8_t* base, size_t capacity)
+      : path_(std::move(path)), fd_(fd), base_(base), capacity_(capacity) {}
+
+  std::string path_;
+  int fd_;
+  uint8_t* base_;
+  size_t capacity_;
+  size_t head_ = 0;
+  uint64_t generation_ = 0;
+  uint64_t inventory_hash_ = 0;
+  std::vector<std::pair<uint32_t, int64_t>> values_;  // reused per frame
+  std::string record_;                                // reused per frame
+};
+
+}  // namespace edgemon

@@ -1,0 +1,115 @@
+// The flight recorder's ring on a real mapped file: what a crashed run left
+// is recovered whole and in order, damaged or foreign records never are.
+#include "flight_recorder.h"
+
+#include <gtest/gtest.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <cstring>
+#include <fstream>
+
+#include "temp_tree.h"
+
+namespace edgemon {
+namespace {
+
+Inventory TwoChannels(const char* second = "VDD_SOC") {
+  Inventory inv;
+  for (const char* name : {"VDD_IN", second}) {
+    Channel c;
+    c.id = static_cast<ChannelId>(inv.channels.size());
+    c.kind = Kind::kRail;
+    c.name = name;
+    c.field = Field::kPower;
+    inv.channels.push_back(c);
+  }
+  return inv;
+}
+
+Frame MakeFrame(uint64_t seq) {
+  Frame f;
+  f.seq = seq;
+  f.boottime_ns = static_cast<int64_t>(seq) * 100'000'000;
+  f.realtime_ns = 1'700'000'000'000'000'000 + f.boottime_ns;
+  f.values = {static_cast<int64_t>(seq * 10), std::nullopt};
+  if (seq % 2 == 0) f.values[1] = -static_cast<int64_t>(seq);
+  return f;
+}
+
+TEST(FlightRecorder, ACrashedRunsFramesComeBackInOrderFromTheGivenSeq) {
+  testing::TempTree t;
+  const std::string path = t.root() + "/api.sock.flight";
+  Inventory inv = TwoChannels();
+  std::string err;
+  {
+    auto fr = FlightRecorder::Open(path, 64 << 10, &err);
+    ASSERT_TRUE(fr) << err;
+    fr->Reset();
+    for (uint64_t seq = 1; seq <= 50; ++seq) fr->OnFrame(inv, 1, MakeFrame(seq));
+  }  // the process "dies": the mapping is gone, the file stays
+  auto fr = FlightRecorder::Open(path, 64 << 10, &err);
+  ASSERT_TRUE(fr) << err;
+  size_t other = 9;
+  auto frames = fr->Recover(InventoryHash(inv), 41, &other);
+  EXPECT_EQ(other, 0u);
+  ASSERT_EQ(frames.size(), 10u);
+  for (size_t i = 0; i < frames.size(); ++i) {
+    Frame want = MakeFrame(41 + i);
+    EXPECT_EQ(frames[i].seq, want.seq);
+    EXPECT_EQ(frames[i].boottime_ns, want.boottime_ns);
+    EXPECT_EQ(frames[i].realtime_ns, want.realtime_ns);
+    EXPECT_EQ(frames[i].Get(0), want.Get(0));
+    EXPECT_EQ(frames[i].Get(1), want.Get(1));  // absent stays absent
+  }
+  // Another inventory's frames are never replayed into this one's channels.
+  frames = fr->Recover(InventoryHash(TwoChannels("VDD_CPU")), 0, &other);
+  EXPECT_TRUE(frames.empty());
+  EXPECT_EQ(other, 50u);
+  fr->Reset();
+  EXPECT_TRUE(fr->Recover(InventoryHash(inv), 0, nullptr).empty());
+}
+
+TEST(FlightRecorder, TheRingWrapsAndDamagedRecordsAreSkipped) {
+  testing::TempTree t;
+  const std::string path = t.root() + "/ring";
+  Inventory inv = TwoChannels();
+  std::string err;
+  auto fr = FlightRecorder::Open(path, 64 << 10, &err);
+  ASSERT_TRUE(fr) << err;
+  fr->Reset();
+  for (uint64_t seq = 1; seq <= 5000; ++seq) fr->OnFrame(inv, 1, MakeFrame(seq));
+  auto frames = fr->Recover(InventoryHash(inv), 0, nullptr);
+  ASSERT_FALSE(frames.empty());
+  EXPECT_EQ(frames.back().seq, 5000u);  // the newest survive the wrap
+  EXPECT_LT(frames.size(), 5000u);      // the oldest were overwritten
+  for (size_t i = 1; i < frames.size(); ++i) EXPECT_EQ(frames[i].seq, frames[i - 1].seq + 1);
+  // Flip bytes in the middle of the file: the damaged records are dropped,
+  // every other one still reads right.
+  fr.reset();
+  {
+    std::fstream f(path, std::ios::in | std::ios::out | std::ios::binary);
+    f.seekp(20000);
+    std::string junk(300, '\x5a');
+    f.write(junk.data(), static_cast<std::streamsize>(junk.size()));
+  }
+  fr = FlightRecorder::Open(path, 64 << 10, &err);
+  ASSERT_TRUE(fr) << err;
+  auto after = fr->Recover(InventoryHash(inv), 0, nullptr);
+  EXPECT_LT(after.size(), frames.size());
+  EXPECT_GT(after.size(), frames.size() - 20);
+  for (const auto& f : after) {
+    Frame want = MakeFrame(f.seq);
+    EXPECT_EQ(f.Get(0), want.Get(0)) << f.seq;
+    EXPECT_EQ(f.Get(1), want.Get(1)) << f.seq;
+  }
+}
+
+TEST(FlightRecorder, RingSizeIsBounded) {
+  EXPECT_EQ(FlightRingBytes(1, 1), 64u << 10);
+  EXPECT_EQ(FlightRingBytes(100000, 100000), 16u << 20);
+  EXPECT_GT(FlightRingBytes(150, 1024), 150u * 1024);
+}
+
+}  // namespace
+}  // namespace edgemon
