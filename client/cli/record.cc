@@ -376,18 +376,6 @@ class Monitor {
   std::jthread thread_;
 };
 
-// Waits until the store holds a frame at or after t_ns (the counters'
-// interpolation at the range's end needs one), up to the deadline.
-void WaitForFrameAfter(client::Client& c, int64_t t_ns, uint32_t interval_ms,
-                       std::chrono::steady_clock::time_point deadline) {
-  SleepNs(t_ns + static_cast<int64_t>(interval_ms) * 1'000'000 - NowNs());
-  while (std::chrono::steady_clock::now() < deadline) {
-    auto s = c.Summarize(t_ns, t_ns + 3'600'000'000'000);
-    if (s.ok() && s->samples > 0) return;
-    std::this_thread::sleep_for(std::chrono::milliseconds(std::max<uint32_t>(20, interval_ms / 4)));
-  }
-}
-
 // The marks of window `parent` (sub-windows labelled "<parent>:<name>").
 void AddPhases(client::Client& c, Report& report, std::chrono::steady_clock::time_point deadline) {
   if (!report.window_id) return;
@@ -646,7 +634,8 @@ int RunRecord(const Globals& globals, const RecordOptions& o) {
   if (report.boost_rate_hz && report.boost_rate_hz <= report.energy_rate_hz) {
     report.boost_rate_hz = 0;  // the boost did not raise the rate
   }
-  WaitForFrameAfter(*c, to, again->interval_ms, deadline + std::chrono::seconds(5));
+  // No waiting for a frame after the end: the daemon answers the part of the
+  // range past its newest stored frame from its live energy counters.
   auto summary = Retry(
       [&] {
         return exact_end && *pre == 0 && *post == 0 ? c->SummarizeWindow(window->id)

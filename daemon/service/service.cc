@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
+#include <cstdio>
 #include <limits>
 #include <map>
 #include <sstream>
@@ -22,6 +23,18 @@ constexpr int64_t kNsPerMs = 1'000'000;
 constexpr int64_t kMaxIntervalMs = 3'600'000;
 constexpr size_t kMaxLabel = 256;
 constexpr int64_t kRecentNs = 60 * 1000 * kNsPerMs;  // queries reaching this far back flush first
+constexpr int64_t kClockSkewNs = 1000 * kNsPerMs;    // a range ending this far ahead is "now"
+
+// to - from in seconds, for any two int64 (no overflow).
+double DurationS(int64_t from, int64_t to) {
+  return (static_cast<double>(to) - static_cast<double>(from)) / 1e9;
+}
+
+std::string SecondsText(int64_t later, int64_t earlier) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.3f", DurationS(earlier, later));
+  return buf;
+}
 
 Status Invalid(const std::string& m) {
   return Status(StatusCode::INVALID_ARGUMENT, m);
@@ -279,7 +292,8 @@ TelemetryService::TelemetryService(WatchHub& hub, store::RingStore& store, Clock
       sampler_(sampler),
       fs_(fs),
       options_(std::move(options)),
-      worker_(options_.max_queued_jobs) {}
+      worker_(options_.max_queued_jobs),
+      window_worker_(options_.max_queued_jobs) {}
 
 TelemetryService::~TelemetryService() {
   Stop();
@@ -287,6 +301,7 @@ TelemetryService::~TelemetryService() {
 
 void TelemetryService::Stop() {
   worker_.Stop();
+  window_worker_.Stop();
 }
 
 int64_t TelemetryService::frame_period_ns() const {
@@ -294,9 +309,9 @@ int64_t TelemetryService::frame_period_ns() const {
 }
 
 grpc::ServerUnaryReactor* TelemetryService::Defer(grpc::CallbackServerContext* ctx,
-                                                  std::function<Status()> job) {
+                                                  std::function<Status()> job, Worker* on) {
   auto* r = ctx->DefaultReactor();
-  if (!worker_.Post([r, job = std::move(job)] { r->Finish(job()); })) {
+  if (!(on ? *on : worker_).Post([r, job = std::move(job)] { r->Finish(job()); })) {
     r->Finish(Status(StatusCode::RESOURCE_EXHAUSTED, "edgemond is busy; retry"));
   }
   return r;
@@ -433,34 +448,46 @@ grpc::ServerUnaryReactor* TelemetryService::BeginWindow(grpc::CallbackServerCont
     return Done(ctx, Invalid("label: at most " + std::to_string(kMaxLabel) + " bytes"));
   }
   std::string label = req->label();
-  return Defer(ctx, [this, label, resp] {
-    int64_t start = clock_.RealtimeNs();
-    auto id = store_.BeginWindow(label, start);
-    if (!id.ok()) return Internal("begin window: " + id.error());
-    ToProto(store::Window{*id, label, start, std::nullopt}, resp);
-    return Status::OK;
-  });
+  const int64_t start = clock_.RealtimeNs();  // on arrival, not when the worker gets to it
+  LiveCounters(start, resp->mutable_start_energy_mj());
+  return Defer(
+      ctx,
+      [this, label, start, resp] {
+        auto id = store_.BeginWindow(label, start);
+        if (!id.ok()) return Internal("begin window: " + id.error());
+        ToProto(store::Window{*id, label, start, std::nullopt}, resp);
+        return Status::OK;
+      },
+      &window_worker_);
 }
 
 grpc::ServerUnaryReactor* TelemetryService::EndWindow(grpc::CallbackServerContext* ctx,
                                                       const v1::EndWindowRequest* req,
                                                       v1::Window* resp) {
   int64_t id = req->id();
-  return Defer(ctx, [this, id, resp] {
-    auto w = store_.GetWindow(id);
-    if (!w.ok()) return Internal("end window: " + w.error());
-    if (!*w) return Status(StatusCode::NOT_FOUND, "no window with id " + std::to_string(id));
-    if ((*w)->end_ns) {
-      return Status(StatusCode::FAILED_PRECONDITION,
-                    "window " + std::to_string(id) + " has already ended");
-    }
-    int64_t end = std::max(clock_.RealtimeNs(), (*w)->start_ns);
-    if (auto s = store_.EndWindow(id, end); !s.ok()) return Internal("end window: " + s.message());
-    store::Window done = **w;
-    done.end_ns = end;
-    ToProto(done, resp);
-    return Status::OK;
-  });
+  const int64_t arrived = clock_.RealtimeNs();  // on arrival, not when the worker gets to it
+  return Defer(
+      ctx,
+      [this, id, arrived, resp] {
+        auto w = store_.GetWindow(id);
+        if (!w.ok()) return Internal("end window: " + w.error());
+        if (!*w) return Status(StatusCode::NOT_FOUND, "no window with id " + std::to_string(id));
+        if ((*w)->end_ns) {
+          return Status(StatusCode::FAILED_PRECONDITION,
+                        "window " + std::to_string(id) + " has already ended");
+        }
+        int64_t end = std::max(arrived, (*w)->start_ns);
+        if (auto s = store_.EndWindow(id, end); !s.ok()) {
+          return Internal("end window: " + s.message());
+        }
+        store::Window done = **w;
+        done.end_ns = end;
+        ToProto(done, resp);
+        LiveCounters(done.start_ns, resp->mutable_start_energy_mj());
+        LiveCounters(end, resp->mutable_end_energy_mj());
+        return Status::OK;
+      },
+      &window_worker_);
 }
 
 grpc::ServerUnaryReactor* TelemetryService::ListWindows(grpc::CallbackServerContext* ctx,
@@ -485,6 +512,12 @@ grpc::ServerUnaryReactor* TelemetryService::Summarize(grpc::CallbackServerContex
   if (req->range_case() == v1::SummarizeRequest::kTime) {
     int64_t from = req->time().from_ns(), to = req->time().to_ns();
     if (from >= to) return Done(ctx, Invalid("time: from_ns must be before to_ns"));
+    const int64_t now = clock_.RealtimeNs();
+    if (from > now) {
+      return Done(ctx, Invalid("time: the range starts " + SecondsText(from, now) +
+                               " s in the future (the daemon's clock reads " + std::to_string(now) +
+                               " ns)"));
+    }
     return Defer(ctx, [this, from, to, resp] { return DoSummarize(from, to, resp); });
   }
   if (req->range_case() != v1::SummarizeRequest::kWindowId) {
@@ -495,14 +528,27 @@ grpc::ServerUnaryReactor* TelemetryService::Summarize(grpc::CallbackServerContex
     auto w = store_.GetWindow(id);
     if (!w.ok()) return Internal("summarize: " + w.error());
     if (!*w) return Status(StatusCode::NOT_FOUND, "no window with id " + std::to_string(id));
+    // An open window is measured up to now.
     int64_t end = (*w)->end_ns ? *(*w)->end_ns : clock_.RealtimeNs();
     if (end <= (*w)->start_ns) end = (*w)->start_ns + 1;
-    if (!(*w)->end_ns) {
-      // An open window: include the frames queued so far.
-      if (auto s = store_.Flush(); !s.ok()) return Internal("summarize: " + s.message());
-    }
     return DoSummarize((*w)->start_ns, end, resp);
   });
+}
+
+std::optional<double> TelemetryService::CounterAt(const std::string& key, int64_t t_ns) {
+  if (options_.live_energy) {
+    if (auto v = options_.live_energy->CounterAt(key, t_ns)) return v;
+  }
+  auto v = store_.CounterAt(key, t_ns);
+  return v.ok() ? *v : std::nullopt;
+}
+
+void TelemetryService::LiveCounters(int64_t t_ns,
+                                    google::protobuf::Map<std::string, double>* out) const {
+  if (!options_.live_energy) return;
+  for (const auto& key : options_.live_energy->keys()) {
+    if (auto v = options_.live_energy->CounterAt(key, t_ns)) (*out)[key] = *v;
+  }
 }
 
 Status TelemetryService::DoSummarize(int64_t from, int64_t to, v1::Summary* out) {
@@ -510,9 +556,34 @@ Status TelemetryService::DoSummarize(int64_t from, int64_t to, v1::Summary* out)
   if (auto flushed = store_.Flush(); !flushed.ok()) {
     return Internal("summarize: storing queued frames: " + flushed.message());
   }
+  // Edges: up to now at the end; from the oldest data held at the start.
+  const int64_t now = clock_.RealtimeNs();
+  if (to > now) {
+    // A client's clock a little ahead of the daemon's is not worth a remark.
+    if (to - now > kClockSkewNs) out->set_requested_to_ns(to);
+    to = std::max(now, from + 1);
+  }
+  std::optional<int64_t> oldest;
+  if (auto o = store_.OldestNs(); o.ok()) oldest = *o;
+  if (options_.live_energy) {
+    if (auto l = options_.live_energy->oldest_ns(); l && (!oldest || *l < *oldest)) oldest = l;
+  }
+  if (!oldest || *oldest >= to) {
+    out->set_from_ns(from);
+    out->set_to_ns(to);
+    out->set_duration_s(DurationS(from, to));
+    out->set_note(oldest ? "no data in this range: the oldest data held is at " +
+                               std::to_string(*oldest) + " ns"
+                         : "no data in this range: nothing is stored yet");
+    return Status::OK;
+  }
+  if (from < *oldest) {
+    out->set_requested_from_ns(from);
+    from = *oldest;
+  }
   out->set_from_ns(from);
   out->set_to_ns(to);
-  double duration_s = static_cast<double>(to - from) / 1e9;
+  const double duration_s = DurationS(from, to);
   out->set_duration_s(duration_s);
   auto channels = store_.Channels();
   if (!channels.ok()) return Internal("summarize: " + channels.error());
@@ -537,26 +608,41 @@ Status TelemetryService::DoSummarize(int64_t from, int64_t to, v1::Summary* out)
     rails[c.name] = r;
     return r;
   };
+  // Energy from the counters at the edges (live counters past the newest
+  // stored frame); average = energy / duration; peak from the same samples
+  // the counters integrated where the daemon still holds them (rail rate),
+  // else from frames. No sample in the range: no peak.
+  std::map<std::string, std::string> energy_key;  // rail name -> energy channel key
   for (const auto& sc : *channels) {
     const Channel& c = sc.channel;
     if (c.kind == Kind::kRail && c.field == Field::kEnergy) {
-      auto e = store_.EnergyBetween(sc.key, from, to);
-      if (!e.ok() || !*e) continue;
+      energy_key[c.name] = sc.key;
+      auto a = CounterAt(sc.key, from);
+      auto b = CounterAt(sc.key, to);
+      if (!a || !b) continue;
       auto* r = rail(c);
       r->set_input(r->input() || c.Has(kFlagInputRail));
-      r->set_energy_mj(**e);
-      r->set_avg_power_mw(**e / duration_s);
+      r->set_energy_mj(*b - *a);
+      r->set_avg_power_mw((*b - *a) / duration_s);
     }
   }
   for (const auto& sc : *channels) {
     const Channel& c = sc.channel;
     if (c.kind == Kind::kRail && c.field == Field::kPower) {
       auto b = whole(sc.key);
-      if (!b) continue;
+      std::optional<int64_t> peak;
+      if (b) peak = b->max;
+      auto ek = energy_key.find(c.name);
+      if (options_.live_energy && ek != energy_key.end()) {
+        if (auto lp = options_.live_energy->PeakIn(ek->second, from, to)) {
+          peak = std::max(peak.value_or(*lp), *lp);
+        }
+      }
+      if (!b && !peak && !rails.count(c.name)) continue;
       auto* r = rail(c);
       r->set_input(r->input() || c.Has(kFlagInputRail));
-      r->set_peak_power_mw(b->max);
-      if (r->energy_mj() == 0) r->set_avg_power_mw(b->avg);
+      if (peak) r->set_peak_power_mw(*peak);
+      if (ek == energy_key.end() && b) r->set_avg_power_mw(b->avg);
     } else if (c.kind == Kind::kThermal && c.field == Field::kTemp && !c.Has(kFlagConstant)) {
       auto b = whole(sc.key);
       if (!b) continue;
@@ -627,14 +713,12 @@ Status TelemetryService::DoSummarize(int64_t from, int64_t to, v1::Summary* out)
     out->set_samples(frames->frames.size());
     out->set_gaps(gaps);
     if (frames->frames.size() < 10) {
-      // Energy comes from counters integrated at the rail rate; only what is
-      // read from frames (peaks, temperatures, clocks) is coarse here.
+      // Energy comes from counters integrated at the rail rate (the report
+      // states that rate once); what is read from frames is coarse here.
       std::string n = std::to_string(frames->frames.size());
       out->set_note(options_.energy_rate_hz > 0
                         ? "short range: " + n +
-                              " frames; peak power, temperatures and clock residency are "
-                              "coarse (energy is integrated at " +
-                              std::to_string(options_.energy_rate_hz) + " Hz)"
+                              " frames; temperatures and clock residency are coarse"
                         : "short range: " + n +
                               " frames; energy, averages and edges are uncertain at this "
                               "sampling rate");
