@@ -259,16 +259,24 @@ std::vector<std::string> ResidualWarnings(const std::vector<client::RailSummary>
       ++n;
     }
     const double excess = children - parent.energy_mj;
+    if (n == 0 || excess <= 0) continue;
     const double tolerance = kRailTolerance * std::max(parent.energy_mj, children);
-    if (n == 0 || excess <= tolerance) continue;
-    out.push_back("sub-rails of " + parent.name + " sum to " + Fixed(children / 1000.0, 3) +
-                  " J, " + Fixed(excess / 1000.0, 3) + " J (" +
-                  Fixed(parent.energy_mj > 0 ? 100.0 * excess / parent.energy_mj : 100.0, 1) +
-                  " %) more than " + parent.name + " itself (" +
-                  Fixed(parent.energy_mj / 1000.0, 3) + " J), beyond the sensors' tolerance (" +
-                  Fixed(kRailTolerance * 100, 0) +
-                  " %): a rail is miscalibrated or mislabelled; its \"other\" row is not "
-                  "meaningful");
+    const std::string share =
+        Fixed(parent.energy_mj > 0 ? 100.0 * excess / parent.energy_mj : 100.0, 1) + " %";
+    const std::string limit = Fixed(kRailTolerance * 100, 0) + " %";
+    if (excess <= tolerance) {
+      out.push_back("sub-rails of " + parent.name + " read " + Fixed(excess / 1000.0, 3) + " J (" +
+                    share + ") more than " + parent.name + ": within the sensors' tolerance (" +
+                    limit + "), so the negative \"other\" row is measurement error");
+    } else {
+      out.push_back("Warning: sub-rails of " + parent.name + " sum to " +
+                    Fixed(children / 1000.0, 3) + " J, " + Fixed(excess / 1000.0, 3) + " J (" +
+                    share + ") more than " + parent.name + " itself (" +
+                    Fixed(parent.energy_mj / 1000.0, 3) + " J), beyond the sensors' tolerance (" +
+                    limit +
+                    "): a rail is miscalibrated or mislabelled; its \"other\" row is not "
+                    "meaningful");
+    }
   }
   return out;
 }

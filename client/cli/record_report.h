@@ -85,8 +85,9 @@ std::vector<RailRow> RailTree(const std::vector<client::RailSummary>& rails, dou
 // Sub-rails may read above their parent by the sensors' tolerance (INA3221:
 // gain and shunt errors of about 1 % each); beyond it the report warns.
 inline constexpr double kRailTolerance = 0.02;
-// One warning per parent rail whose sub-rails exceed it by more than
-// kRailTolerance, with the size of the disagreement.
+// One line per parent rail whose sub-rails sum to more than it (a negative
+// remainder), with the size of the disagreement: a note within
+// kRailTolerance, a warning beyond it.
 std::vector<std::string> ResidualWarnings(const std::vector<client::RailSummary>& rails);
 
 // The board's total energy: the input rail's, if there is exactly one.
