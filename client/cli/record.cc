@@ -24,6 +24,7 @@
 #include <atomic>
 #include <cerrno>
 #include <chrono>
+#include <condition_variable>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -357,9 +358,9 @@ class Monitor {
           next_boost = std::chrono::steady_clock::now();  // a restarted daemon lost the lease
         }
       }
-      for (int i = 0; i < 10 && !st.stop_requested(); ++i) {
-        std::this_thread::sleep_for(std::chrono::milliseconds(50));
-      }
+      // Wakes at once when stopped: the command's end is not held up.
+      std::unique_lock lk(sleep_mu_);
+      sleep_cv_.wait_for(lk, st, std::chrono::milliseconds(500), [] { return false; });
     }
   }
 
@@ -373,6 +374,8 @@ class Monitor {
   std::mutex mu_;
   std::vector<std::string> notes_;     // guarded by mu_
   std::optional<int64_t> down_since_;  // guarded by mu_
+  std::mutex sleep_mu_;
+  std::condition_variable_any sleep_cv_;
   std::jthread thread_;
 };
 
