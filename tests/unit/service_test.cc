@@ -688,6 +688,28 @@ TEST_F(ServiceTest, InstantWindowIsMeasuredWithoutWaitingForAFrame) {
   EXPECT_EQ(s.samples(), 0u);
 }
 
+// The rate rails were integrated at is stated once, by the report (from
+// DeviceInfo or the boost); the daemon's note never states another.
+TEST_F(ServiceTest, ShortRangeNoteStatesNoRate) {
+  int64_t t0 = WriteKnownHistory();
+  ServiceOptions opts;
+  opts.energy_rate_hz = 500;
+  opts.live_energy = &collection_->live_energy();
+  TelemetryService svc(*hub_, *store_, clock_, sampler_.get(), fs_.get(), opts);
+  ApiServer server(svc);
+  ServerOptions so;
+  so.unix_path = tmp_.root() + "/run/edgemon/api2.sock";
+  ASSERT_EQ(server.Start(so), "");
+  auto stub = v1::Telemetry::NewStub(
+      grpc::CreateChannel("unix:" + so.unix_path, grpc::InsecureChannelCredentials()));
+  v1::Summary s;
+  ASSERT_TRUE(SummarizeTime(*stub, t0 + 10 * kSec, t0 + 15 * kSec, &s).ok());
+  EXPECT_NE(s.note().find("short range"), std::string::npos) << s.note();
+  EXPECT_EQ(s.note().find("Hz"), std::string::npos) << s.note();
+  server.Shutdown();
+  svc.Stop();
+}
+
 TEST_F(ServiceTest, RangeEdgesAreClippedOrRefused) {
   int64_t t0 = WriteKnownHistory();
   // Before the oldest stored data: clipped, and the summary says so.
