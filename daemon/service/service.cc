@@ -518,21 +518,29 @@ grpc::ServerUnaryReactor* TelemetryService::Summarize(grpc::CallbackServerContex
                                " s in the future (the daemon's clock reads " + std::to_string(now) +
                                " ns)"));
     }
-    return Defer(ctx, [this, from, to, resp] { return DoSummarize(from, to, resp); });
+    auto* r = ctx->DefaultReactor();
+    if (!worker_.Post([this, r, from, to, resp] { RunSummarize(r, from, to, resp); })) {
+      r->Finish(Status(StatusCode::RESOURCE_EXHAUSTED, "edgemond is busy; retry"));
+    }
+    return r;
   }
   if (req->range_case() != v1::SummarizeRequest::kWindowId) {
     return Done(ctx, Invalid("set window_id or time"));
   }
   int64_t id = req->window_id();
-  return Defer(ctx, [this, id, resp] {
+  auto* r = ctx->DefaultReactor();
+  bool posted = worker_.Post([this, r, id, resp] {
     auto w = store_.GetWindow(id);
-    if (!w.ok()) return Internal("summarize: " + w.error());
-    if (!*w) return Status(StatusCode::NOT_FOUND, "no window with id " + std::to_string(id));
+    if (!w.ok()) return r->Finish(Internal("summarize: " + w.error()));
+    if (!*w)
+      return r->Finish(Status(StatusCode::NOT_FOUND, "no window with id " + std::to_string(id)));
     // An open window is measured up to now.
     int64_t end = (*w)->end_ns ? *(*w)->end_ns : clock_.RealtimeNs();
     if (end <= (*w)->start_ns) end = (*w)->start_ns + 1;
-    return DoSummarize((*w)->start_ns, end, resp);
+    RunSummarize(r, (*w)->start_ns, end, resp);
   });
+  if (!posted) r->Finish(Status(StatusCode::RESOURCE_EXHAUSTED, "edgemond is busy; retry"));
+  return r;
 }
 
 std::optional<double> TelemetryService::CounterAt(const std::string& key, int64_t t_ns) {
@@ -551,7 +559,84 @@ void TelemetryService::LiveCounters(int64_t t_ns,
   }
 }
 
-Status TelemetryService::DoSummarize(int64_t from, int64_t to, v1::Summary* out) {
+struct TelemetryService::SummarizeRun {
+  grpc::ServerUnaryReactor* reactor = nullptr;
+  v1::Summary* out = nullptr;
+  int64_t next_from = 0;
+  int64_t to = 0;
+  bool in_raw = false;  // peaks and temperatures from the pages (else from the rollup tier)
+  std::vector<std::string> keys;
+  std::optional<FrameSummary> frames;
+  std::map<std::string, Channel> power;           // rail power channels by key (in_raw)
+  std::map<std::string, std::string> energy_key;  // rail name -> energy channel key
+};
+
+void TelemetryService::RunSummarize(grpc::ServerUnaryReactor* r, int64_t from, int64_t to,
+                                    v1::Summary* out) {
+  std::shared_ptr<SummarizeRun> run;
+  Status st = BeginSummary(from, to, out, &run);
+  if (!st.ok() || !run) return r->Finish(st);
+  run->reactor = r;
+  NextSummaryPage(run);
+}
+
+void TelemetryService::NextSummaryPage(const std::shared_ptr<SummarizeRun>& run) {
+  auto page = store_.Range(run->next_from, run->to, run->keys, options_.summary_page_frames);
+  if (!page.ok()) return run->reactor->Finish(Internal("summarize: " + page.error()));
+  if (!run->frames) run->frames.emplace(page->channels, frame_period_ns());
+  run->frames->Add(page->frames);
+  if (!page->truncated || page->frames.empty()) {
+    FinishSummary(*run);
+    return run->reactor->Finish(Status::OK);
+  }
+  run->next_from = page->frames.back().realtime_ns + 1;
+  // Yield: the next page is a job of its own, behind what arrived meanwhile.
+  if (!worker_.Post([this, run] { NextSummaryPage(run); })) {
+    run->reactor->Finish(Status(StatusCode::UNAVAILABLE, "edgemond is shutting down"));
+  }
+}
+
+void TelemetryService::FinishSummary(SummarizeRun& run) {
+  v1::Summary* out = run.out;
+  const FrameSummary& fs = *run.frames;
+  if (run.in_raw) {
+    // Rails' power samples: the peak (with the live rail-rate samples) and,
+    // for a rail without an energy counter, the average.
+    for (size_t i = 0; i < run.keys.size(); ++i) {
+      auto col = fs.column(i);
+      auto it = run.power.find(run.keys[i]);
+      if (!col || it == run.power.end()) continue;
+      const Channel& c = it->second;
+      v1::RailSummary* r = nullptr;
+      for (auto& have : *out->mutable_rails()) {
+        if (have.name() == c.name) r = &have;
+      }
+      if (!r) {
+        r = out->add_rails();
+        r->set_name(c.name);
+        r->set_parent(c.parent);
+      }
+      r->set_input(r->input() || c.Has(kFlagInputRail));
+      r->set_peak_power_mw(r->has_peak_power_mw() ? std::max(r->peak_power_mw(), col->max)
+                                                  : col->max);
+      if (!run.energy_key.count(c.name)) r->set_avg_power_mw(col->avg());
+    }
+  }
+  fs.Fill(out, run.in_raw);
+  if (fs.samples() < 10) {
+    // Energy comes from counters integrated at the rail rate (the report
+    // states that rate once); what is read from frames is coarse here.
+    std::string n = std::to_string(fs.samples());
+    out->set_note(options_.energy_rate_hz > 0
+                      ? "short range: " + n + " frames; temperatures and clock residency are coarse"
+                      : "short range: " + n +
+                            " frames; energy, averages and edges are uncertain at this "
+                            "sampling rate");
+  }
+}
+
+Status TelemetryService::BeginSummary(int64_t from, int64_t to, v1::Summary* out,
+                                      std::shared_ptr<SummarizeRun>* run_out) {
   // Frames still queued for the batched writer belong to the range too.
   if (auto flushed = store_.Flush(); !flushed.ok()) {
     return Internal("summarize: storing queued frames: " + flushed.message());
@@ -629,7 +714,8 @@ Status TelemetryService::DoSummarize(int64_t from, int64_t to, v1::Summary* out)
   for (const auto& sc : *channels) {
     const Channel& c = sc.channel;
     if (c.kind == Kind::kRail && c.field == Field::kPower) {
-      auto b = whole(sc.key);
+      // In the raw tier the frames' part comes from the pages (FinishSummary).
+      auto b = in_raw ? std::nullopt : whole(sc.key);
       std::optional<int64_t> peak;
       if (b) peak = b->max;
       auto ek = energy_key.find(c.name);
@@ -643,7 +729,8 @@ Status TelemetryService::DoSummarize(int64_t from, int64_t to, v1::Summary* out)
       r->set_input(r->input() || c.Has(kFlagInputRail));
       if (peak) r->set_peak_power_mw(*peak);
       if (ek == energy_key.end() && b) r->set_avg_power_mw(b->avg);
-    } else if (c.kind == Kind::kThermal && c.field == Field::kTemp && !c.Has(kFlagConstant)) {
+    } else if (!in_raw && c.kind == Kind::kThermal && c.field == Field::kTemp &&
+               !c.Has(kFlagConstant)) {
       auto b = whole(sc.key);
       if (!b) continue;
       auto first = store_.Range(from, to, {sc.key}, 1);
@@ -659,71 +746,24 @@ Status TelemetryService::DoSummarize(int64_t from, int64_t to, v1::Summary* out)
       }
     }
   }
-  // Frequency residency of the CPU cores, GPUs and EMC: the share of the
-  // range's samples spent at each frequency.
+  auto run = std::make_shared<SummarizeRun>();
+  run->out = out;
+  run->next_from = from;
+  run->to = to;
+  run->in_raw = in_raw;
+  run->energy_key = std::move(energy_key);
   for (const auto& sc : *channels) {
     const Channel& c = sc.channel;
-    if (c.field != Field::kFreq ||
-        (c.kind != Kind::kCpu && c.kind != Kind::kGpu && c.kind != Kind::kEmc)) {
-      continue;
-    }
-    auto samples = store_.Range(from, to, {sc.key}, 0);
-    if (!samples.ok()) continue;
-    std::map<int64_t, uint64_t> at;
-    uint64_t n = 0;
-    for (const auto& f : samples->frames) {
-      if (f.values.empty() || !f.values[0]) continue;
-      ++at[*f.values[0]];
-      ++n;
-    }
-    if (n == 0) continue;
-    auto* r = out->add_residency();
-    r->set_name(c.name);
-    for (const auto& [khz, count] : at) {
-      (*r->mutable_khz_share())[khz] = static_cast<double>(count) / static_cast<double>(n);
-    }
+    bool power = c.kind == Kind::kRail && c.field == Field::kPower;
+    bool temp = c.kind == Kind::kThermal && c.field == Field::kTemp && !c.Has(kFlagConstant);
+    bool clock = c.field == Field::kFreq &&
+                 (c.kind == Kind::kCpu || c.kind == Kind::kGpu || c.kind == Kind::kEmc);
+    if ((in_raw && (power || temp)) || clock) run->keys.push_back(sc.key);
+    if (in_raw && power) run->power[sc.key] = c;
   }
-  // Samples and gaps from the frames' seq and time.
-  if (!channels->empty()) {
-    auto frames = store_.Range(from, to, {channels->front().key}, 0);
-    if (!frames.ok()) return Internal("summarize: " + frames.error());
-    // The period: the configured one, or the typical spacing of the stored
-    // frames when that is longer (history written at another rate).
-    int64_t period = frame_period_ns();
-    if (frames->frames.size() > 2) {
-      std::vector<int64_t> dts;
-      for (size_t i = 1; i < frames->frames.size(); ++i) {
-        dts.push_back(frames->frames[i].realtime_ns - frames->frames[i - 1].realtime_ns);
-      }
-      std::nth_element(dts.begin(), dts.begin() + static_cast<long>(dts.size() / 2), dts.end());
-      period = std::max(period, dts[dts.size() / 2]);
-    }
-    uint64_t gaps = 0;
-    for (size_t i = 1; i < frames->frames.size(); ++i) {
-      const Frame& a = frames->frames[i - 1];
-      const Frame& b = frames->frames[i];
-      if (b.seq > a.seq + 1) {
-        gaps += b.seq - a.seq - 1;
-      } else if (period > 0 && b.realtime_ns - a.realtime_ns > period + period / 2) {
-        gaps += static_cast<uint64_t>(
-                    std::llround(static_cast<double>(b.realtime_ns - a.realtime_ns) / period)) -
-                1;
-      }
-    }
-    out->set_samples(frames->frames.size());
-    out->set_gaps(gaps);
-    if (frames->frames.size() < 10) {
-      // Energy comes from counters integrated at the rail rate (the report
-      // states that rate once); what is read from frames is coarse here.
-      std::string n = std::to_string(frames->frames.size());
-      out->set_note(options_.energy_rate_hz > 0
-                        ? "short range: " + n +
-                              " frames; temperatures and clock residency are coarse"
-                        : "short range: " + n +
-                              " frames; energy, averages and edges are uncertain at this "
-                              "sampling rate");
-    }
-  }
+  if (run->keys.empty() && !channels->empty()) run->keys.push_back(channels->front().key);
+  if (run->keys.empty()) return Status::OK;
+  *run_out = std::move(run);
   return Status::OK;
 }
 

@@ -27,6 +27,7 @@
 
 #include "edgemon/clock.h"
 #include "edgemon/v1/edgemon.grpc.pb.h"
+#include "frame_summary.h"
 #include "live_energy.h"
 #include "ring_store.h"
 #include "sampler.h"
@@ -42,6 +43,7 @@ struct ServiceOptions {
   uint32_t default_rows = 10'000;           // Query limit when the request says 0
   uint32_t max_rows = 100'000;              // larger limits are INVALID_ARGUMENT
   uint32_t frames_per_chunk = 500;          // raw Query page size
+  uint32_t summary_page_frames = 2000;      // Summarize reads frames in pages of this size
   size_t max_channels_per_request = 4096;
   size_t max_queued_jobs = 256;  // worker backlog; beyond it RESOURCE_EXHAUSTED
   // The sampler's live energy counters: ranges past the newest stored frame
@@ -119,7 +121,15 @@ class TelemetryService final : public v1::Telemetry::CallbackService {
   std::optional<double> CounterAt(const std::string& key, int64_t t_ns);
   // Every live counter at t (key -> mJ).
   void LiveCounters(int64_t t_ns, google::protobuf::Map<std::string, double>* out) const;
-  grpc::Status DoSummarize(int64_t from_ns, int64_t to_ns, v1::Summary* out);
+  // Summarize in steps on the worker: the edges and energy first, then the
+  // frames in bounded pages, each page its own job so other requests run
+  // between them; finishes `r` exactly once.
+  struct SummarizeRun;
+  void RunSummarize(grpc::ServerUnaryReactor* r, int64_t from_ns, int64_t to_ns, v1::Summary* out);
+  grpc::Status BeginSummary(int64_t from_ns, int64_t to_ns, v1::Summary* out,
+                            std::shared_ptr<SummarizeRun>* run);
+  void NextSummaryPage(const std::shared_ptr<SummarizeRun>& run);
+  void FinishSummary(SummarizeRun& run);
   grpc::Status DoListProcesses(const v1::ListProcessesRequest& req, v1::ListProcessesResponse* out);
 
   WatchHub& hub_;

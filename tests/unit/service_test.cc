@@ -55,6 +55,7 @@ class ServiceTest : public ::testing::Test {
     opts.frames_per_chunk = 40;
     opts.max_rows = 1000;
     opts.live_energy = &collection_->live_energy();
+    opts.summary_page_frames = 4;  // Summaries read several pages
     service_ =
         std::make_unique<TelemetryService>(*hub_, *store_, clock_, sampler_.get(), fs_.get(), opts);
     server_ = std::make_unique<ApiServer>(*service_);
