@@ -38,7 +38,7 @@ class LiveEnergy {
   };
   using Keys = std::shared_ptr<const std::vector<std::string>>;
 
-  explicit LiveEnergy(size_t capacity = 4096) : capacity_(capacity) {}
+  explicit LiveEnergy(size_t capacity = 2048) : capacity_(capacity) {}
 
   // Sampler thread. A new key list (a rediscovery) starts the ring afresh.
   void Publish(const Keys& keys, Reading reading);
