@@ -1,9 +1,10 @@
 // The API's cost, measured against a real edgemond on the AGX Orin fixture
 // over its unix socket: sample-to-client latency (p50/p99), CPU per watcher
-// at 10 Hz, and Query times over 1 h and 24 h of 1 Hz history (written into
-// the store first).
+// at 10 Hz, Query times over 1 h and 24 h of 1 Hz history (written into
+// the store first), and BeginWindow/EndWindow latency while 8 clients loop
+// 24 h Summaries.
 //
-//   build/bench/api_bench build/daemon/edgemond
+//   build/bench/api_bench build/daemon/edgemond [FIXTURE_ROOT] [--windows-only]
 #include <signal.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -79,15 +80,104 @@ void WriteHistory(const std::string& root, const std::string& db, int frames) {
   (void)(*st)->Close();
 }
 
+struct Latencies {
+  std::vector<double> ms;
+  void Print(const char* what) {
+    std::sort(ms.begin(), ms.end());
+    std::printf("  %-40s p50 %7.2f ms  p99 %7.2f ms  max %7.2f ms  (%zu calls)\n", what,
+                ms[ms.size() / 2], ms[ms.size() * 99 / 100], ms.back(), ms.size());
+  }
+};
+
+// BeginWindow and EndWindow, `n` pairs: latency of each call and how far the
+// daemon's timestamp lies after the moment the call was sent.
+void TimeWindows(edgemon::client::Client& c, int n, Latencies& begin, Latencies& end,
+                 Latencies& stamp) {
+  for (int i = 0; i < n; ++i) {
+    int64_t sent = NowRealtime();
+    auto t0 = Clock::now();
+    auto w = c.BeginWindow("bench");
+    auto t1 = Clock::now();
+    if (!w.ok()) continue;
+    stamp.ms.push_back(static_cast<double>(w->start_ns - sent) / 1e6);
+    auto e = c.EndWindow(w->id);
+    auto t2 = Clock::now();
+    if (!e.ok()) continue;
+    begin.ms.push_back(Ms(t1 - t0));
+    end.ms.push_back(Ms(t2 - t1));
+  }
+}
+
+// Window latency alone, then while 8 clients loop Summarize over 24 h.
+void WindowsUnderLoad(const std::string& target, edgemon::client::Client& c) {
+  std::printf("\nBeginWindow / EndWindow latency (24 h of history in the store):\n");
+  {
+    Latencies b, e, s;
+    TimeWindows(c, 200, b, e, s);
+    std::printf(" idle daemon:\n");
+    b.Print("BeginWindow");
+    e.Print("EndWindow");
+    s.Print("start stamp after the call was sent");
+  }
+  std::atomic<bool> stop{false};
+  std::atomic<uint64_t> summaries{0};
+  std::atomic<int64_t> summary_ns{0};
+  std::vector<std::thread> load;
+  for (int i = 0; i < 8; ++i) {
+    load.emplace_back([&] {
+      auto cl = edgemon::client::Client::Connect(target);
+      if (!cl.ok()) return;
+      while (!stop) {
+        int64_t now = NowRealtime();
+        auto t0 = Clock::now();
+        auto r = (*cl)->Summarize(now - 86400 * kSec, now);
+        if (r.ok()) {
+          summaries.fetch_add(1);
+          summary_ns.fetch_add(
+              std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - t0).count());
+        }
+      }
+    });
+  }
+  std::this_thread::sleep_for(std::chrono::seconds(2));  // the load is under way
+  Latencies b, e, s;
+  auto t0 = Clock::now();
+  // For 10 s at least, so the windows meet Summaries at every stage.
+  while (Clock::now() - t0 < std::chrono::seconds(10)) {
+    TimeWindows(c, 20, b, e, s);
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  double secs = std::chrono::duration<double>(Clock::now() - t0).count();
+  stop = true;
+  for (auto& t : load) t.join();
+  uint64_t n = summaries.load();
+  std::printf(
+      " while 8 clients loop Summarize over 24 h (%llu summaries in %.1f s, %.0f ms each, queueing "
+      "included):\n",
+      static_cast<unsigned long long>(n), secs + 2,
+      n ? static_cast<double>(summary_ns.load()) / 1e6 / static_cast<double>(n) : 0.0);
+  b.Print("BeginWindow");
+  e.Print("EndWindow");
+  s.Print("start stamp after the call was sent");
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   if (argc < 2) {
-    std::fprintf(stderr, "usage: api_bench EDGEMOND [FIXTURE_ROOT]\n");
+    std::fprintf(stderr, "usage: api_bench EDGEMOND [FIXTURE_ROOT] [--windows-only]\n");
     return 2;
   }
   const std::string edgemond = argv[1];
-  const std::string root = argc > 2 ? argv[2] : std::string(EDGEMON_FIXTURES_DIR) + "/agx-orin";
+  bool windows_only = false;
+  std::string root = std::string(EDGEMON_FIXTURES_DIR) + "/agx-orin";
+  for (int i = 2; i < argc; ++i) {
+    if (std::string(argv[i]) == "--windows-only") {
+      windows_only = true;
+    } else {
+      root = argv[i];
+    }
+  }
   char tmpl[] = "/tmp/edgemon-api-bench-XXXXXX";
   const std::string tmp = mkdtemp(tmpl);
   const std::string db = tmp + "/e.db", sock = tmp + "/api.sock";
@@ -113,6 +203,13 @@ int main(int argc, char** argv) {
     return 1;
   }
   std::printf("edgemond: 100 Hz frames, %zu channels\n\n", info->inventory.channels.size());
+  if (windows_only) {
+    WindowsUnderLoad("unix:" + sock, c);
+    kill(pid, SIGTERM);
+    waitpid(pid, nullptr, 0);
+    std::filesystem::remove_all(tmp);
+    return 0;
+  }
 
   // Sample-to-client latency: frame timestamp (taken as the tick starts) to receipt.
   {
@@ -185,6 +282,8 @@ int main(int argc, char** argv) {
     time_query("Query 24 h, all channels, 1000 steps", now - 86400 * kSec, now, {},
                86400 * kSec / 1000, 100000);
   }
+
+  WindowsUnderLoad("unix:" + sock, c);
 
   kill(pid, SIGTERM);
   int status = 0;

@@ -135,9 +135,12 @@ Summary SummaryFromProto(const v1::Summary& pb) {
   s.note = pb.note();
   if (pb.has_min_rail_rate_hz()) s.min_rail_rate_hz = pb.min_rail_rate_hz();
   if (pb.has_max_rail_rate_hz()) s.max_rail_rate_hz = pb.max_rail_rate_hz();
+  if (pb.has_requested_from_ns()) s.requested_from_ns = pb.requested_from_ns();
+  if (pb.has_requested_to_ns()) s.requested_to_ns = pb.requested_to_ns();
   for (const v1::RailSummary& r : pb.rails()) {
     s.rails.push_back(
-        {r.name(), r.parent(), r.input(), r.energy_mj(), r.avg_power_mw(), r.peak_power_mw()});
+        {r.name(), r.parent(), r.input(), r.energy_mj(), r.avg_power_mw(),
+         r.has_peak_power_mw() ? std::optional<int64_t>(r.peak_power_mw()) : std::nullopt});
   }
   for (const v1::TempSummary& t : pb.temps()) {
     s.temps.push_back({t.name(), t.start_mc(), t.min_mc(), t.max_mc()});

@@ -146,7 +146,7 @@ struct RailSummary {
   bool input = false;
   double energy_mj = 0;
   double avg_power_mw = 0;
-  int64_t peak_power_mw = 0;
+  std::optional<int64_t> peak_power_mw;  // none when no sample fell in the range
 };
 
 struct TempSummary {
@@ -175,6 +175,10 @@ struct Summary {
   // before the daemon's rate log begins).
   std::optional<double> min_rail_rate_hz;
   std::optional<double> max_rail_rate_hz;
+  // The edges asked for, when the daemon clipped the range to its data
+  // (from_ns/to_ns are then the measured range).
+  std::optional<int64_t> requested_from_ns;  // before the oldest stored data
+  std::optional<int64_t> requested_to_ns;    // after now
 };
 
 struct BoostLease {

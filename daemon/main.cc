@@ -289,6 +289,7 @@ int Run(const Flags& flags) {
   service::ServiceOptions svc_opts;
   svc_opts.daemon_version = EDGEMON_VERSION;
   svc_opts.energy_rate_hz = static_cast<uint32_t>(config.energy_rate_hz);
+  svc_opts.live_energy = &collection.live_energy();
   service::TelemetryService api(hub, *st, clock, &sampler, &fs, svc_opts);
   service::ApiServer server(api);
   service::ServerOptions server_opts;

@@ -24,6 +24,7 @@
 #include <atomic>
 #include <cerrno>
 #include <chrono>
+#include <condition_variable>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -363,9 +364,9 @@ class Monitor {
           next_boost = std::chrono::steady_clock::now();  // a restarted daemon lost the lease
         }
       }
-      for (int i = 0; i < 10 && !st.stop_requested(); ++i) {
-        std::this_thread::sleep_for(std::chrono::milliseconds(50));
-      }
+      // Wakes at once when stopped: the command's end is not held up.
+      std::unique_lock lk(sleep_mu_);
+      sleep_cv_.wait_for(lk, st, std::chrono::milliseconds(500), [] { return false; });
     }
   }
 
@@ -380,20 +381,10 @@ class Monitor {
   std::mutex mu_;
   std::vector<std::string> notes_;     // guarded by mu_
   std::optional<int64_t> down_since_;  // guarded by mu_
+  std::mutex sleep_mu_;
+  std::condition_variable_any sleep_cv_;
   std::jthread thread_;
 };
-
-// Waits until the store holds a frame at or after t_ns (the counters'
-// interpolation at the range's end needs one), up to the deadline.
-void WaitForFrameAfter(client::Client& c, int64_t t_ns, uint32_t interval_ms,
-                       std::chrono::steady_clock::time_point deadline) {
-  SleepNs(t_ns + static_cast<int64_t>(interval_ms) * 1'000'000 - NowNs());
-  while (std::chrono::steady_clock::now() < deadline) {
-    auto s = c.Summarize(t_ns, t_ns + 3'600'000'000'000);
-    if (s.ok() && s->samples > 0) return;
-    std::this_thread::sleep_for(std::chrono::milliseconds(std::max<uint32_t>(20, interval_ms / 4)));
-  }
-}
 
 // The marks of window `parent` (sub-windows labelled "<parent>:<name>").
 void AddPhases(client::Client& c, Report& report, std::chrono::steady_clock::time_point deadline) {
@@ -655,7 +646,8 @@ int RunRecord(const Globals& globals, const RecordOptions& o) {
   if (report.boost_rate_hz && report.boost_rate_hz <= report.energy_rate_hz) {
     report.boost_rate_hz = 0;  // the boost did not raise the rate
   }
-  WaitForFrameAfter(*c, to, again->interval_ms, deadline + std::chrono::seconds(5));
+  // No waiting for a frame after the end: the daemon answers the part of the
+  // range past its newest stored frame from its live energy counters.
   auto summary = Retry(
       [&] {
         return exact_end && *pre == 0 && *post == 0 ? c->SummarizeWindow(window->id)

@@ -71,12 +71,14 @@ std::string JoinNames(const std::vector<std::string>& names) {
 nlohmann::json RailsJson(const std::vector<client::RailSummary>& rails) {
   nlohmann::json out = nlohmann::json::array();
   for (const auto& r : rails) {
-    out.push_back({{"name", r.name},
-                   {"parent", r.parent},
-                   {"input", r.input},
-                   {"energy_j", r.energy_mj / 1000.0},
-                   {"avg_power_w", r.avg_power_mw / 1000.0},
-                   {"peak_power_w", static_cast<double>(r.peak_power_mw) / 1000.0}});
+    nlohmann::json j = {{"name", r.name},
+                        {"parent", r.parent},
+                        {"input", r.input},
+                        {"energy_j", r.energy_mj / 1000.0},
+                        {"avg_power_w", r.avg_power_mw / 1000.0}};
+    // No sample in the range: no peak (absent, never 0).
+    if (r.peak_power_mw) j["peak_power_w"] = static_cast<double>(*r.peak_power_mw) / 1000.0;
+    out.push_back(std::move(j));
   }
   return out;
 }
@@ -257,7 +259,52 @@ std::vector<std::string> UncertaintyNotes(const client::Summary& summary, uint32
                     "energy covers the stored part only");
     }
   }
+  if (summary.requested_from_ns) {
+    out.push_back(
+        "the range was clipped: it starts " +
+        Fixed(static_cast<double>(summary.from_ns - *summary.requested_from_ns) / 1e9, 3) +
+        " s before the oldest data the daemon holds; measured from there");
+  }
+  if (summary.requested_to_ns) {
+    out.push_back("the range was clipped: it ends " +
+                  Fixed(static_cast<double>(*summary.requested_to_ns - summary.to_ns) / 1e9, 3) +
+                  " s in the future; measured up to now");
+  }
+  for (auto& w : ResidualWarnings(summary.rails)) out.push_back(std::move(w));
   if (summary.rails.empty()) out.push_back("no rail energy in this range (no power rails stored)");
+  return out;
+}
+
+std::vector<std::string> ResidualWarnings(const std::vector<client::RailSummary>& rails) {
+  std::vector<std::string> out;
+  for (const auto& parent : rails) {
+    double children = 0;
+    size_t n = 0;
+    for (const auto& c : rails) {
+      if (c.parent != parent.name || c.name == parent.name) continue;
+      children += c.energy_mj;
+      ++n;
+    }
+    const double excess = children - parent.energy_mj;
+    if (n == 0 || excess <= 0) continue;
+    const double tolerance = kRailTolerance * std::max(parent.energy_mj, children);
+    const std::string share =
+        Fixed(parent.energy_mj > 0 ? 100.0 * excess / parent.energy_mj : 100.0, 1) + " %";
+    const std::string limit = Fixed(kRailTolerance * 100, 0) + " %";
+    if (excess <= tolerance) {
+      out.push_back("sub-rails of " + parent.name + " read " + Fixed(excess / 1000.0, 3) + " J (" +
+                    share + ") more than " + parent.name + ": within the sensors' tolerance (" +
+                    limit + "), so the negative \"other\" row is measurement error");
+    } else {
+      out.push_back("Warning: sub-rails of " + parent.name + " sum to " +
+                    Fixed(children / 1000.0, 3) + " J, " + Fixed(excess / 1000.0, 3) + " J (" +
+                    share + ") more than " + parent.name + " itself (" +
+                    Fixed(parent.energy_mj / 1000.0, 3) + " J), beyond the sensors' tolerance (" +
+                    limit +
+                    "): a rail is miscalibrated or mislabelled; its \"other\" row is not "
+                    "meaningful");
+    }
+  }
   return out;
 }
 

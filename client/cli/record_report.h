@@ -82,6 +82,14 @@ struct RailRow {
 // is top level. Never sums top-level rails.
 std::vector<RailRow> RailTree(const std::vector<client::RailSummary>& rails, double duration_s);
 
+// Sub-rails may read above their parent by the sensors' tolerance (INA3221:
+// gain and shunt errors of about 1 % each); beyond it the report warns.
+inline constexpr double kRailTolerance = 0.02;
+// One line per parent rail whose sub-rails sum to more than it (a negative
+// remainder), with the size of the disagreement: a note within
+// kRailTolerance, a warning beyond it.
+std::vector<std::string> ResidualWarnings(const std::vector<client::RailSummary>& rails);
+
 // The board's total energy: the input rail's, if there is exactly one.
 std::optional<double> TotalEnergyMj(const std::vector<client::RailSummary>& rails);
 

@@ -42,6 +42,21 @@ void Collection::Discover() {
   logged_count_.resize(n, 0);
   failures_.resize(n, ReadError::kIo);
   topology_ = TopologySignature();
+  live_rails_.clear();
+  auto keys = std::make_shared<std::vector<std::string>>();
+  for (ChannelId id = 0; id < n; ++id) {
+    const Channel& e = inventory_.channels[id];
+    if (!table_.Live(id) || e.kind != Kind::kRail || e.field != Field::kEnergy) continue;
+    LiveRail r{id, std::nullopt};
+    for (ChannelId j = 0; j < n; ++j) {
+      const Channel& p = inventory_.channels[j];
+      if (table_.Live(j) && p.kind == Kind::kRail && p.field == Field::kPower && p.name == e.name)
+        r.power = j;
+    }
+    live_rails_.push_back(r);
+    keys->push_back(e.Key());
+  }
+  live_keys_ = std::move(keys);
   ++generation_;
   rediscover_ = false;
 }
@@ -65,6 +80,8 @@ void Collection::Sample(int64_t boottime_ns, Frame& frame) {
   }
   energy_.Observe(boottime_ns, frame.values);
   energy_.Fill(frame.values);
+  realtime_offset_ns_ = frame.realtime_ns - boottime_ns;
+  PublishLive(frame.realtime_ns, frame.values);
   CountFailures(boottime_ns);
 }
 
@@ -78,6 +95,7 @@ void Collection::SampleFast(int64_t boottime_ns) {
   }
   if (ctx.rediscovery_requested()) rediscover_ = true;
   energy_.Observe(boottime_ns, fast_values_);
+  PublishLive(boottime_ns + realtime_offset_ns_, fast_values_);
   CountFailures(boottime_ns);
 }
 
@@ -127,6 +145,27 @@ bool Collection::CheckTopology() {
   if (TopologySignature() == topology_) return false;
   Discover();
   return true;
+}
+
+}  // namespace edgemon
+
+namespace edgemon {
+
+void Collection::PublishLive(int64_t realtime_ns, const std::vector<Value>& values) {
+  if (live_rails_.empty()) return;
+  LiveEnergy::Reading r;
+  r.realtime_ns = realtime_ns;
+  r.mj.reserve(live_rails_.size());
+  r.mw.reserve(live_rails_.size());
+  for (const LiveRail& lr : live_rails_) {
+    std::optional<double> mj = energy_.Mj(lr.energy);
+    if (!mj && lr.energy < values.size() && values[lr.energy]) {
+      mj = static_cast<double>(*values[lr.energy]);  // a hardware counter (RAPL)
+    }
+    r.mj.push_back(mj);
+    r.mw.push_back(lr.power && *lr.power < values.size() ? values[*lr.power] : std::nullopt);
+  }
+  live_.Publish(live_keys_, std::move(r));
 }
 
 }  // namespace edgemon

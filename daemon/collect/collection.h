@@ -17,6 +17,7 @@
 
 #include "collector.h"
 #include "energy.h"
+#include "live_energy.h"
 
 namespace edgemon {
 
@@ -47,8 +48,14 @@ class Collection {
   // Continues energy counters from earlier values (key -> mJ).
   void SeedEnergy(const std::map<std::string, int64_t>& mj_by_key) { energy_.Seed(mj_by_key); }
   // Longest interval bridged by energy integration (default 3 s).
-  void set_max_energy_gap_ns(int64_t ns) { energy_.set_max_gap_ns(ns); }
+  void set_max_energy_gap_ns(int64_t ns) {
+    energy_.set_max_gap_ns(ns);
+    live_.set_max_hold_ns(ns);
+  }
   const EnergyIntegrator& energy() const { return energy_; }
+  // Every rail energy counter after each observation (frames and rail-rate
+  // samples), for any thread to read.
+  const LiveEnergy& live_energy() const { return live_; }
 
   const Inventory& inventory() const { return inventory_; }
   // Incremented by every discovery; lets consumers notice inventory changes.
@@ -68,6 +75,15 @@ class Collection {
   WarnFn warn_;
   ChannelTable table_;
   EnergyIntegrator energy_;
+  void PublishLive(int64_t realtime_ns, const std::vector<Value>& values);
+  struct LiveRail {
+    ChannelId energy = 0;
+    std::optional<ChannelId> power;
+  };
+  std::vector<LiveRail> live_rails_;  // rail energy channels, as live_keys_
+  LiveEnergy::Keys live_keys_;
+  LiveEnergy live_;
+  int64_t realtime_offset_ns_ = 0;  // realtime - boottime of the last frame
   std::vector<Value> fast_values_;
   Inventory inventory_;
   std::vector<FileId> opened_;

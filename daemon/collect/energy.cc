@@ -76,6 +76,16 @@ void EnergyIntegrator::Observe(int64_t t_ns, const std::vector<Value>& values) {
   }
 }
 
+std::optional<double> EnergyIntegrator::Mj(ChannelId energy) const {
+  for (const auto& r : rails_) {
+    if (r.energy == energy) {
+      if (!r.have_last && r.mj == 0) return std::nullopt;
+      return r.mj;
+    }
+  }
+  return std::nullopt;
+}
+
 void EnergyIntegrator::Fill(std::vector<Value>& values) const {
   for (const auto& r : rails_) {
     if (!r.have_last && r.mj == 0) continue;  // never measured: absent, not 0

@@ -15,6 +15,7 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -36,6 +37,10 @@ class EnergyIntegrator {
   void Observe(int64_t t_ns, const std::vector<Value>& values);
   // Writes the counters into a frame's values.
   void Fill(std::vector<Value>& values) const;
+
+  // The unrounded counter of the energy channel `energy` (nullopt: not one
+  // of ours, or never measured).
+  std::optional<double> Mj(ChannelId energy) const;
 
   uint64_t gaps() const { return gaps_; }
   size_t rails() const { return rails_.size(); }

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
+#include <cstdio>
 #include <limits>
 #include <map>
 #include <sstream>
@@ -23,6 +24,18 @@ constexpr int64_t kMaxIntervalMs = 3'600'000;
 constexpr uint32_t kMaxBoostHz = 1000;
 constexpr size_t kMaxLabel = 256;
 constexpr int64_t kRecentNs = 60 * 1000 * kNsPerMs;  // queries reaching this far back flush first
+constexpr int64_t kClockSkewNs = 1000 * kNsPerMs;    // a range ending this far ahead is "now"
+
+// to - from in seconds, for any two int64 (no overflow).
+double DurationS(int64_t from, int64_t to) {
+  return (static_cast<double>(to) - static_cast<double>(from)) / 1e9;
+}
+
+std::string SecondsText(int64_t later, int64_t earlier) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.3f", DurationS(earlier, later));
+  return buf;
+}
 
 Status Invalid(const std::string& m) {
   return Status(StatusCode::INVALID_ARGUMENT, m);
@@ -280,7 +293,8 @@ TelemetryService::TelemetryService(WatchHub& hub, store::RingStore& store, Clock
       sampler_(sampler),
       fs_(fs),
       options_(std::move(options)),
-      worker_(options_.max_queued_jobs) {}
+      worker_(options_.max_queued_jobs),
+      window_worker_(options_.max_queued_jobs) {}
 
 TelemetryService::~TelemetryService() {
   Stop();
@@ -288,6 +302,7 @@ TelemetryService::~TelemetryService() {
 
 void TelemetryService::Stop() {
   worker_.Stop();
+  window_worker_.Stop();
 }
 
 int64_t TelemetryService::frame_period_ns() const {
@@ -295,9 +310,9 @@ int64_t TelemetryService::frame_period_ns() const {
 }
 
 grpc::ServerUnaryReactor* TelemetryService::Defer(grpc::CallbackServerContext* ctx,
-                                                  std::function<Status()> job) {
+                                                  std::function<Status()> job, Worker* on) {
   auto* r = ctx->DefaultReactor();
-  if (!worker_.Post([r, job = std::move(job)] { r->Finish(job()); })) {
+  if (!(on ? *on : worker_).Post([r, job = std::move(job)] { r->Finish(job()); })) {
     r->Finish(Status(StatusCode::RESOURCE_EXHAUSTED, "edgemond is busy; retry"));
   }
   return r;
@@ -443,34 +458,46 @@ grpc::ServerUnaryReactor* TelemetryService::BeginWindow(grpc::CallbackServerCont
     return Done(ctx, Invalid("label: at most " + std::to_string(kMaxLabel) + " bytes"));
   }
   std::string label = req->label();
-  return Defer(ctx, [this, label, resp] {
-    int64_t start = clock_.RealtimeNs();
-    auto id = store_.BeginWindow(label, start);
-    if (!id.ok()) return Internal("begin window: " + id.error());
-    ToProto(store::Window{*id, label, start, std::nullopt}, resp);
-    return Status::OK;
-  });
+  const int64_t start = clock_.RealtimeNs();  // on arrival, not when the worker gets to it
+  LiveCounters(start, resp->mutable_start_energy_mj());
+  return Defer(
+      ctx,
+      [this, label, start, resp] {
+        auto id = store_.BeginWindow(label, start);
+        if (!id.ok()) return Internal("begin window: " + id.error());
+        ToProto(store::Window{*id, label, start, std::nullopt}, resp);
+        return Status::OK;
+      },
+      &window_worker_);
 }
 
 grpc::ServerUnaryReactor* TelemetryService::EndWindow(grpc::CallbackServerContext* ctx,
                                                       const v1::EndWindowRequest* req,
                                                       v1::Window* resp) {
   int64_t id = req->id();
-  return Defer(ctx, [this, id, resp] {
-    auto w = store_.GetWindow(id);
-    if (!w.ok()) return Internal("end window: " + w.error());
-    if (!*w) return Status(StatusCode::NOT_FOUND, "no window with id " + std::to_string(id));
-    if ((*w)->end_ns) {
-      return Status(StatusCode::FAILED_PRECONDITION,
-                    "window " + std::to_string(id) + " has already ended");
-    }
-    int64_t end = std::max(clock_.RealtimeNs(), (*w)->start_ns);
-    if (auto s = store_.EndWindow(id, end); !s.ok()) return Internal("end window: " + s.message());
-    store::Window done = **w;
-    done.end_ns = end;
-    ToProto(done, resp);
-    return Status::OK;
-  });
+  const int64_t arrived = clock_.RealtimeNs();  // on arrival, not when the worker gets to it
+  return Defer(
+      ctx,
+      [this, id, arrived, resp] {
+        auto w = store_.GetWindow(id);
+        if (!w.ok()) return Internal("end window: " + w.error());
+        if (!*w) return Status(StatusCode::NOT_FOUND, "no window with id " + std::to_string(id));
+        if ((*w)->end_ns) {
+          return Status(StatusCode::FAILED_PRECONDITION,
+                        "window " + std::to_string(id) + " has already ended");
+        }
+        int64_t end = std::max(arrived, (*w)->start_ns);
+        if (auto s = store_.EndWindow(id, end); !s.ok()) {
+          return Internal("end window: " + s.message());
+        }
+        store::Window done = **w;
+        done.end_ns = end;
+        ToProto(done, resp);
+        LiveCounters(done.start_ns, resp->mutable_start_energy_mj());
+        LiveCounters(end, resp->mutable_end_energy_mj());
+        return Status::OK;
+      },
+      &window_worker_);
 }
 
 grpc::ServerUnaryReactor* TelemetryService::ListWindows(grpc::CallbackServerContext* ctx,
@@ -495,34 +522,163 @@ grpc::ServerUnaryReactor* TelemetryService::Summarize(grpc::CallbackServerContex
   if (req->range_case() == v1::SummarizeRequest::kTime) {
     int64_t from = req->time().from_ns(), to = req->time().to_ns();
     if (from >= to) return Done(ctx, Invalid("time: from_ns must be before to_ns"));
-    return Defer(ctx, [this, from, to, resp] { return DoSummarize(from, to, resp); });
+    const int64_t now = clock_.RealtimeNs();
+    if (from > now) {
+      return Done(ctx, Invalid("time: the range starts " + SecondsText(from, now) +
+                               " s in the future (the daemon's clock reads " + std::to_string(now) +
+                               " ns)"));
+    }
+    auto* r = ctx->DefaultReactor();
+    if (!worker_.Post([this, r, from, to, resp] { RunSummarize(r, from, to, resp); })) {
+      r->Finish(Status(StatusCode::RESOURCE_EXHAUSTED, "edgemond is busy; retry"));
+    }
+    return r;
   }
   if (req->range_case() != v1::SummarizeRequest::kWindowId) {
     return Done(ctx, Invalid("set window_id or time"));
   }
   int64_t id = req->window_id();
-  return Defer(ctx, [this, id, resp] {
+  auto* r = ctx->DefaultReactor();
+  bool posted = worker_.Post([this, r, id, resp] {
     auto w = store_.GetWindow(id);
-    if (!w.ok()) return Internal("summarize: " + w.error());
-    if (!*w) return Status(StatusCode::NOT_FOUND, "no window with id " + std::to_string(id));
+    if (!w.ok()) return r->Finish(Internal("summarize: " + w.error()));
+    if (!*w)
+      return r->Finish(Status(StatusCode::NOT_FOUND, "no window with id " + std::to_string(id)));
+    // An open window is measured up to now.
     int64_t end = (*w)->end_ns ? *(*w)->end_ns : clock_.RealtimeNs();
     if (end <= (*w)->start_ns) end = (*w)->start_ns + 1;
-    if (!(*w)->end_ns) {
-      // An open window: include the frames queued so far.
-      if (auto s = store_.Flush(); !s.ok()) return Internal("summarize: " + s.message());
-    }
-    return DoSummarize((*w)->start_ns, end, resp);
+    RunSummarize(r, (*w)->start_ns, end, resp);
   });
+  if (!posted) r->Finish(Status(StatusCode::RESOURCE_EXHAUSTED, "edgemond is busy; retry"));
+  return r;
 }
 
-Status TelemetryService::DoSummarize(int64_t from, int64_t to, v1::Summary* out) {
+std::optional<double> TelemetryService::CounterAt(const std::string& key, int64_t t_ns) {
+  if (options_.live_energy) {
+    if (auto v = options_.live_energy->CounterAt(key, t_ns)) return v;
+  }
+  auto v = store_.CounterAt(key, t_ns);
+  return v.ok() ? *v : std::nullopt;
+}
+
+void TelemetryService::LiveCounters(int64_t t_ns,
+                                    google::protobuf::Map<std::string, double>* out) const {
+  if (!options_.live_energy) return;
+  for (const auto& key : options_.live_energy->keys()) {
+    if (auto v = options_.live_energy->CounterAt(key, t_ns)) (*out)[key] = *v;
+  }
+}
+
+struct TelemetryService::SummarizeRun {
+  grpc::ServerUnaryReactor* reactor = nullptr;
+  v1::Summary* out = nullptr;
+  int64_t next_from = 0;
+  int64_t to = 0;
+  bool in_raw = false;  // peaks and temperatures from the pages (else from the rollup tier)
+  std::vector<std::string> keys;
+  std::optional<FrameSummary> frames;
+  std::map<std::string, Channel> power;           // rail power channels by key (in_raw)
+  std::map<std::string, std::string> energy_key;  // rail name -> energy channel key
+};
+
+void TelemetryService::RunSummarize(grpc::ServerUnaryReactor* r, int64_t from, int64_t to,
+                                    v1::Summary* out) {
+  std::shared_ptr<SummarizeRun> run;
+  Status st = BeginSummary(from, to, out, &run);
+  if (!st.ok() || !run) return r->Finish(st);
+  run->reactor = r;
+  NextSummaryPage(run);
+}
+
+void TelemetryService::NextSummaryPage(const std::shared_ptr<SummarizeRun>& run) {
+  auto page = store_.Range(run->next_from, run->to, run->keys, options_.summary_page_frames);
+  if (!page.ok()) return run->reactor->Finish(Internal("summarize: " + page.error()));
+  if (!run->frames) run->frames.emplace(page->channels, frame_period_ns());
+  run->frames->Add(page->frames);
+  if (!page->truncated || page->frames.empty()) {
+    FinishSummary(*run);
+    return run->reactor->Finish(Status::OK);
+  }
+  run->next_from = page->frames.back().realtime_ns + 1;
+  // Yield: the next page is a job of its own, behind what arrived meanwhile.
+  if (!worker_.Post([this, run] { NextSummaryPage(run); })) {
+    run->reactor->Finish(Status(StatusCode::UNAVAILABLE, "edgemond is shutting down"));
+  }
+}
+
+void TelemetryService::FinishSummary(SummarizeRun& run) {
+  v1::Summary* out = run.out;
+  const FrameSummary& fs = *run.frames;
+  if (run.in_raw) {
+    // Rails' power samples: the peak (with the live rail-rate samples) and,
+    // for a rail without an energy counter, the average.
+    for (size_t i = 0; i < run.keys.size(); ++i) {
+      auto col = fs.column(i);
+      auto it = run.power.find(run.keys[i]);
+      if (!col || it == run.power.end()) continue;
+      const Channel& c = it->second;
+      v1::RailSummary* r = nullptr;
+      for (auto& have : *out->mutable_rails()) {
+        if (have.name() == c.name) r = &have;
+      }
+      if (!r) {
+        r = out->add_rails();
+        r->set_name(c.name);
+        r->set_parent(c.parent);
+      }
+      r->set_input(r->input() || c.Has(kFlagInputRail));
+      r->set_peak_power_mw(r->has_peak_power_mw() ? std::max(r->peak_power_mw(), col->max)
+                                                  : col->max);
+      if (!run.energy_key.count(c.name)) r->set_avg_power_mw(col->avg());
+    }
+  }
+  fs.Fill(out, run.in_raw);
+  if (fs.samples() < 10) {
+    // Energy comes from counters integrated at the rail rate (the report
+    // states that rate once); what is read from frames is coarse here.
+    std::string n = std::to_string(fs.samples());
+    out->set_note(options_.energy_rate_hz > 0
+                      ? "short range: " + n + " frames; temperatures and clock residency are coarse"
+                      : "short range: " + n +
+                            " frames; energy, averages and edges are uncertain at this "
+                            "sampling rate");
+  }
+}
+
+Status TelemetryService::BeginSummary(int64_t from, int64_t to, v1::Summary* out,
+                                      std::shared_ptr<SummarizeRun>* run_out) {
   // Frames still queued for the batched writer belong to the range too.
   if (auto flushed = store_.Flush(); !flushed.ok()) {
     return Internal("summarize: storing queued frames: " + flushed.message());
   }
+  // Edges: up to now at the end; from the oldest data held at the start.
+  const int64_t now = clock_.RealtimeNs();
+  if (to > now) {
+    // A client's clock a little ahead of the daemon's is not worth a remark.
+    if (to - now > kClockSkewNs) out->set_requested_to_ns(to);
+    to = std::max(now, from + 1);
+  }
+  std::optional<int64_t> oldest;
+  if (auto o = store_.OldestNs(); o.ok()) oldest = *o;
+  if (options_.live_energy) {
+    if (auto l = options_.live_energy->oldest_ns(); l && (!oldest || *l < *oldest)) oldest = l;
+  }
+  if (!oldest || *oldest >= to) {
+    out->set_from_ns(from);
+    out->set_to_ns(to);
+    out->set_duration_s(DurationS(from, to));
+    out->set_note(oldest ? "no data in this range: the oldest data held is at " +
+                               std::to_string(*oldest) + " ns"
+                         : "no data in this range: nothing is stored yet");
+    return Status::OK;
+  }
+  if (from < *oldest) {
+    out->set_requested_from_ns(from);
+    from = *oldest;
+  }
   out->set_from_ns(from);
   out->set_to_ns(to);
-  double duration_s = static_cast<double>(to - from) / 1e9;
+  const double duration_s = DurationS(from, to);
   out->set_duration_s(duration_s);
   // The rail sampling rates that held, from the sampler's rate log.
   if (auto rates = sampler_ != nullptr ? sampler_->RatesBetween(from, to) : std::nullopt) {
@@ -552,27 +708,44 @@ Status TelemetryService::DoSummarize(int64_t from, int64_t to, v1::Summary* out)
     rails[c.name] = r;
     return r;
   };
+  // Energy from the counters at the edges (live counters past the newest
+  // stored frame); average = energy / duration; peak from the same samples
+  // the counters integrated where the daemon still holds them (rail rate),
+  // else from frames. No sample in the range: no peak.
+  std::map<std::string, std::string> energy_key;  // rail name -> energy channel key
   for (const auto& sc : *channels) {
     const Channel& c = sc.channel;
     if (c.kind == Kind::kRail && c.field == Field::kEnergy) {
-      auto e = store_.EnergyBetween(sc.key, from, to);
-      if (!e.ok() || !*e) continue;
+      energy_key[c.name] = sc.key;
+      auto a = CounterAt(sc.key, from);
+      auto b = CounterAt(sc.key, to);
+      if (!a || !b) continue;
       auto* r = rail(c);
       r->set_input(r->input() || c.Has(kFlagInputRail));
-      r->set_energy_mj(**e);
-      r->set_avg_power_mw(**e / duration_s);
+      r->set_energy_mj(*b - *a);
+      r->set_avg_power_mw((*b - *a) / duration_s);
     }
   }
   for (const auto& sc : *channels) {
     const Channel& c = sc.channel;
     if (c.kind == Kind::kRail && c.field == Field::kPower) {
-      auto b = whole(sc.key);
-      if (!b) continue;
+      // In the raw tier the frames' part comes from the pages (FinishSummary).
+      auto b = in_raw ? std::nullopt : whole(sc.key);
+      std::optional<int64_t> peak;
+      if (b) peak = b->max;
+      auto ek = energy_key.find(c.name);
+      if (options_.live_energy && ek != energy_key.end()) {
+        if (auto lp = options_.live_energy->PeakIn(ek->second, from, to)) {
+          peak = std::max(peak.value_or(*lp), *lp);
+        }
+      }
+      if (!b && !peak && !rails.count(c.name)) continue;
       auto* r = rail(c);
       r->set_input(r->input() || c.Has(kFlagInputRail));
-      r->set_peak_power_mw(b->max);
-      if (r->energy_mj() == 0) r->set_avg_power_mw(b->avg);
-    } else if (c.kind == Kind::kThermal && c.field == Field::kTemp && !c.Has(kFlagConstant)) {
+      if (peak) r->set_peak_power_mw(*peak);
+      if (ek == energy_key.end() && b) r->set_avg_power_mw(b->avg);
+    } else if (!in_raw && c.kind == Kind::kThermal && c.field == Field::kTemp &&
+               !c.Has(kFlagConstant)) {
       auto b = whole(sc.key);
       if (!b) continue;
       auto first = store_.Range(from, to, {sc.key}, 1);
@@ -588,73 +761,24 @@ Status TelemetryService::DoSummarize(int64_t from, int64_t to, v1::Summary* out)
       }
     }
   }
-  // Frequency residency of the CPU cores, GPUs and EMC: the share of the
-  // range's samples spent at each frequency.
+  auto run = std::make_shared<SummarizeRun>();
+  run->out = out;
+  run->next_from = from;
+  run->to = to;
+  run->in_raw = in_raw;
+  run->energy_key = std::move(energy_key);
   for (const auto& sc : *channels) {
     const Channel& c = sc.channel;
-    if (c.field != Field::kFreq ||
-        (c.kind != Kind::kCpu && c.kind != Kind::kGpu && c.kind != Kind::kEmc)) {
-      continue;
-    }
-    auto samples = store_.Range(from, to, {sc.key}, 0);
-    if (!samples.ok()) continue;
-    std::map<int64_t, uint64_t> at;
-    uint64_t n = 0;
-    for (const auto& f : samples->frames) {
-      if (f.values.empty() || !f.values[0]) continue;
-      ++at[*f.values[0]];
-      ++n;
-    }
-    if (n == 0) continue;
-    auto* r = out->add_residency();
-    r->set_name(c.name);
-    for (const auto& [khz, count] : at) {
-      (*r->mutable_khz_share())[khz] = static_cast<double>(count) / static_cast<double>(n);
-    }
+    bool power = c.kind == Kind::kRail && c.field == Field::kPower;
+    bool temp = c.kind == Kind::kThermal && c.field == Field::kTemp && !c.Has(kFlagConstant);
+    bool clock = c.field == Field::kFreq &&
+                 (c.kind == Kind::kCpu || c.kind == Kind::kGpu || c.kind == Kind::kEmc);
+    if ((in_raw && (power || temp)) || clock) run->keys.push_back(sc.key);
+    if (in_raw && power) run->power[sc.key] = c;
   }
-  // Samples and gaps from the frames' seq and time.
-  if (!channels->empty()) {
-    auto frames = store_.Range(from, to, {channels->front().key}, 0);
-    if (!frames.ok()) return Internal("summarize: " + frames.error());
-    // The period: the configured one, or the typical spacing of the stored
-    // frames when that is longer (history written at another rate).
-    int64_t period = frame_period_ns();
-    if (frames->frames.size() > 2) {
-      std::vector<int64_t> dts;
-      for (size_t i = 1; i < frames->frames.size(); ++i) {
-        dts.push_back(frames->frames[i].realtime_ns - frames->frames[i - 1].realtime_ns);
-      }
-      std::nth_element(dts.begin(), dts.begin() + static_cast<long>(dts.size() / 2), dts.end());
-      period = std::max(period, dts[dts.size() / 2]);
-    }
-    uint64_t gaps = 0;
-    for (size_t i = 1; i < frames->frames.size(); ++i) {
-      const Frame& a = frames->frames[i - 1];
-      const Frame& b = frames->frames[i];
-      if (b.seq > a.seq + 1) {
-        gaps += b.seq - a.seq - 1;
-      } else if (period > 0 && b.realtime_ns - a.realtime_ns > period + period / 2) {
-        gaps += static_cast<uint64_t>(
-                    std::llround(static_cast<double>(b.realtime_ns - a.realtime_ns) / period)) -
-                1;
-      }
-    }
-    out->set_samples(frames->frames.size());
-    out->set_gaps(gaps);
-    if (frames->frames.size() < 10) {
-      // Energy comes from counters integrated at the rail rate; only what is
-      // read from frames (peaks, temperatures, clocks) is coarse here.
-      std::string n = std::to_string(frames->frames.size());
-      out->set_note(options_.energy_rate_hz > 0
-                        ? "short range: " + n +
-                              " frames; peak power, temperatures and clock residency are "
-                              "coarse (energy is integrated at " +
-                              std::to_string(options_.energy_rate_hz) + " Hz)"
-                        : "short range: " + n +
-                              " frames; energy, averages and edges are uncertain at this "
-                              "sampling rate");
-    }
-  }
+  if (run->keys.empty() && !channels->empty()) run->keys.push_back(channels->front().key);
+  if (run->keys.empty()) return Status::OK;
+  *run_out = std::move(run);
   return Status::OK;
 }
 

@@ -1,10 +1,12 @@
 // TelemetryService: edgemon.v1.Telemetry on the gRPC callback API.
 //
 // Reactions never block: Watch is served from the WatchHub; every RPC that
-// reads the store or the file system (Query, windows, Summarize,
+// reads the store or the file system (Query, ListWindows, Summarize,
 // ListProcesses) runs on the service's worker thread, and Query pages its
 // results one chunk at a time, fetching the next page only after the
 // previous chunk was written (transport back-pressure, bounded memory).
+// BeginWindow and EndWindow take their time when the request arrives and run
+// on a worker of their own, so they never wait behind long reads.
 // Every stream finishes exactly once.
 //
 // Bad input is refused before anything is read or written, with
@@ -25,6 +27,8 @@
 
 #include "edgemon/clock.h"
 #include "edgemon/v1/edgemon.grpc.pb.h"
+#include "frame_summary.h"
+#include "live_energy.h"
 #include "ring_store.h"
 #include "sampler.h"
 #include "sysfs.h"
@@ -39,8 +43,12 @@ struct ServiceOptions {
   uint32_t default_rows = 10'000;           // Query limit when the request says 0
   uint32_t max_rows = 100'000;              // larger limits are INVALID_ARGUMENT
   uint32_t frames_per_chunk = 500;          // raw Query page size
+  uint32_t summary_page_frames = 2000;      // Summarize reads frames in pages of this size
   size_t max_channels_per_request = 4096;
   size_t max_queued_jobs = 256;  // worker backlog; beyond it RESOURCE_EXHAUSTED
+  // The sampler's live energy counters: ranges past the newest stored frame
+  // are answered from them (null: from the store only).
+  const LiveEnergy* live_energy = nullptr;
 };
 
 // Runs store and file-system work off gRPC's threads, in order.
@@ -107,8 +115,21 @@ class TelemetryService final : public v1::Telemetry::CallbackService {
  private:
   // Runs `job` on the worker and finishes the unary call with its status.
   grpc::ServerUnaryReactor* Defer(grpc::CallbackServerContext* ctx,
-                                  std::function<grpc::Status()> job);
-  grpc::Status DoSummarize(int64_t from_ns, int64_t to_ns, v1::Summary* out);
+                                  std::function<grpc::Status()> job, Worker* on = nullptr);
+  // A rail energy counter at realtime t: the live counters where they reach,
+  // else the store.
+  std::optional<double> CounterAt(const std::string& key, int64_t t_ns);
+  // Every live counter at t (key -> mJ).
+  void LiveCounters(int64_t t_ns, google::protobuf::Map<std::string, double>* out) const;
+  // Summarize in steps on the worker: the edges and energy first, then the
+  // frames in bounded pages, each page its own job so other requests run
+  // between them; finishes `r` exactly once.
+  struct SummarizeRun;
+  void RunSummarize(grpc::ServerUnaryReactor* r, int64_t from_ns, int64_t to_ns, v1::Summary* out);
+  grpc::Status BeginSummary(int64_t from_ns, int64_t to_ns, v1::Summary* out,
+                            std::shared_ptr<SummarizeRun>* run);
+  void NextSummaryPage(const std::shared_ptr<SummarizeRun>& run);
+  void FinishSummary(SummarizeRun& run);
   grpc::Status DoListProcesses(const v1::ListProcessesRequest& req, v1::ListProcessesResponse* out);
 
   WatchHub& hub_;
@@ -118,6 +139,7 @@ class TelemetryService final : public v1::Telemetry::CallbackService {
   SysFs* fs_;
   const ServiceOptions options_;
   Worker worker_;
+  Worker window_worker_;  // BeginWindow / EndWindow only
 
   // ListProcesses: CPU ticks per pid at the previous request (worker only).
   std::map<int, uint64_t> prev_ticks_;

@@ -271,6 +271,7 @@ class RingStore::Impl {
   Result<std::optional<double>> EnergyBetween(const std::string& key, int64_t t0, int64_t t1);
   Result<std::map<std::string, int64_t>> LastCounters();
   Result<StoreStats> Stats();
+  Result<std::optional<int64_t>> OldestNs();
   Status IntegrityCheck();
   Status SetMaxPageCount(int64_t pages);
 
@@ -1828,6 +1829,27 @@ Result<std::vector<Window>> RingStore::Impl::ListWindows(int64_t from_ns, int64_
   return out;
 }
 
+Result<std::optional<int64_t>> RingStore::Impl::OldestNs() {
+  Lease l(*this);
+  if (!l.ok()) return l.status();
+  // One primary-key probe per channel for the rollup tier (no t_ns index).
+  sql::Stmt s(l.conn(),
+              "SELECT (SELECT min(realtime_ns) FROM frames), "
+              "(SELECT min((SELECT min(t_ns) FROM rollup WHERE channel = c.id)) FROM channels c)");
+  std::optional<int64_t> raw, rollup;
+  if (s.Step()) {
+    raw = s.OptInt(0);
+    rollup = s.OptInt(1);
+  }
+  if (s.failed()) return s.status();
+  // A rollup row is stamped with its period's start, before the first frame
+  // folded into it: it only reaches further back than the raw tier when it
+  // is from an earlier period.
+  const int64_t period = options_.rollup_period_ns;
+  if (raw && (!rollup || *rollup >= FloorDiv(*raw, period) * period)) return raw;
+  return rollup;
+}
+
 Result<StoreStats> RingStore::Impl::Stats() {
   StoreStats st;
   {
@@ -1982,6 +2004,9 @@ Result<std::optional<double>> RingStore::EnergyBetween(const std::string& key, i
 }
 Result<std::map<std::string, int64_t>> RingStore::LastCounters() {
   return Guarded("LastCounters", [&] { return impl_->LastCounters(); });
+}
+Result<std::optional<int64_t>> RingStore::OldestNs() {
+  return Guarded("OldestNs", [&] { return impl_->OldestNs(); });
 }
 Result<StoreStats> RingStore::Stats() {
   return Guarded("Stats", [&] { return impl_->Stats(); });

@@ -315,6 +315,8 @@ class RingStore {
   // integrator after a restart.
   Result<std::map<std::string, int64_t>> LastCounters();
   Result<StoreStats> Stats();
+  // Realtime of the oldest data held in either tier (nullopt: empty store).
+  Result<std::optional<int64_t>> OldestNs();
   // PRAGMA integrity_check (reads the whole file).
   Status IntegrityCheck();
 

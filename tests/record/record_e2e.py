@@ -243,6 +243,30 @@ def attach_window(board):
                f"--from/--to {x['name']}: {x['energy_j']} vs {want[x['name']]}")
     r = board.edgemon("attach", "--last", "2s")
     expect(r.returncode == 0 and "Energy" in r.stdout, f"--last: {r.returncode} {r.stderr}")
+    # A range reaching now has its energy (live counters past the newest frame).
+    r = board.edgemon("attach", "--last", "2s", "--json")
+    expect(r.returncode == 0, f"--last --json: {r.returncode} {r.stderr}")
+    last = json.loads(r.stdout)
+    expect(last["rails"] and all(x["energy_j"] > 0 for x in last["rails"]),
+           f"--last 2s: {last['rails']}")
+    for x in last["rails"]:
+        expect(abs(x["avg_power_w"] - x["energy_j"] / last["run"]["duration_s"]) < 1e-6,
+               f"--last 2s: average is not energy / duration: {x}")
+
+
+def record_true(board):
+    """record -- true: energy at once from the live counters; no peak without a sample."""
+    out = os.path.join(board.tmp, "true")
+    r = board.edgemon("record", "--out", out, "--", "true")
+    expect(r.returncode == 0, f"exit {r.returncode}: {r.stderr}")
+    s = load(os.path.join(out, "summary.json"))
+    expect(s["rails"], f"no rails: {r.stderr}")
+    for x in s["rails"]:
+        expect(x["energy_j"] > 0, f"{x['name']}: {x['energy_j']} J")
+        expect(x.get("peak_power_w", 1) != 0, f"{x['name']}: a peak of 0 W")
+        if "peak_power_w" in x:
+            expect(x["peak_power_w"] > 0, f"{x['name']}: peak {x['peak_power_w']}")
+    expect(s["run"]["duration_s"] < 1.0, f"duration {s['run']['duration_s']}")
 
 
 def exit_codes(board):
@@ -504,6 +528,7 @@ def main():
         checks.run("agx-orin over TCP: a local command measured remotely, with a mark",
                    remote_mark, boards[1])
         nano = boards[0]
+        checks.run("record -- true (live counters, no peak of 0)", record_true, nano)
         checks.run("exit codes (7, 127, 126, SIGSEGV)", exit_codes, nano)
         checks.run("bad input (flags, range, time, regex, no daemon)", bad_input, nano)
         checks.run("mark begin/end from inside the command", marks, nano)

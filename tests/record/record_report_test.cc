@@ -11,7 +11,7 @@ namespace edgemon::cli::record {
 namespace {
 
 client::RailSummary Rail(std::string name, std::string parent, bool input, double mj,
-                         int64_t peak = 0) {
+                         std::optional<int64_t> peak = std::nullopt) {
   client::RailSummary r;
   r.name = std::move(name);
   r.parent = std::move(parent);
@@ -185,6 +185,57 @@ TEST(SummaryJson, EnergiesTreeItemsPhasesAndThrottling) {
   for (const auto& n : j["uncertainty"]) {
     EXPECT_EQ(n.get<std::string>().find("short run"), std::string::npos) << n;
   }
+}
+
+// No sample in the range: the rail has no peak, and summary.json leaves the
+// key out instead of writing 0.
+TEST(SummaryJson, NoSampleMeansNoPeak) {
+  auto inv = SmallInventory();
+  Report r = SomeReport();
+  r.summary.rails = {Rail("VDD_IN", "", true, 9000)};
+  auto j = SummaryJson(r, inv);
+  ASSERT_EQ(j["rails"].size(), 1u);
+  EXPECT_FALSE(j["rails"][0].contains("peak_power_w")) << j["rails"][0];
+  r.summary.rails = NanoRails();
+  j = SummaryJson(r, inv);
+  EXPECT_DOUBLE_EQ(j["rails"][2]["peak_power_w"].get<double>(), 5.1);
+  std::string text = RenderSummary(r, inv);
+  EXPECT_EQ(text.find(" 0.000\n"), std::string::npos) << text;
+}
+
+// Sub-rails above their parent beyond the sensors' tolerance: a warning
+// with the size of the disagreement; within it, none.
+TEST(SummaryText, WarnsWhenSubRailsExceedTheirParent) {
+  auto inv = SmallInventory();
+  Report r = SomeReport();
+  r.summary.rails = {Rail("VDD_CPU_GPU_CV", "VDD_IN", false, 5000),
+                     Rail("VDD_SOC", "VDD_IN", false, 4113), Rail("VDD_IN", "", true, 9000)};
+  std::string text = RenderSummary(r, inv);
+  EXPECT_NE(text.find("sub-rails of VDD_IN read 0.113 J (1.3 %) more than VDD_IN: within the "
+                      "sensors' tolerance (2 %)"),
+            std::string::npos)
+      << text;
+  EXPECT_EQ(text.find("miscalibrated"), std::string::npos) << text;
+  r.summary.rails = {Rail("VDD_CPU_GPU_CV", "VDD_IN", false, 5000),
+                     Rail("VDD_SOC", "VDD_IN", false, 4500), Rail("VDD_IN", "", true, 9000)};
+  text = RenderSummary(r, inv);
+  EXPECT_NE(text.find("Warning: sub-rails of VDD_IN sum to 9.500 J, 0.500 J (5.6 %) more than "
+                      "VDD_IN"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("miscalibrated"), std::string::npos) << text;
+  r.summary.rails = NanoRails();  // sub-rails below the input: nothing to say
+  EXPECT_EQ(RenderSummary(r, inv).find("sub-rails of"), std::string::npos);
+}
+
+TEST(SummaryText, SaysWhenTheRangeWasClipped) {
+  auto inv = SmallInventory();
+  Report r = SomeReport();
+  r.summary.requested_from_ns = r.summary.from_ns - 30'000'000'000;
+  r.summary.requested_to_ns = r.summary.to_ns + 5'000'000'000;
+  std::string text = RenderSummary(r, inv);
+  EXPECT_NE(text.find("starts 30.000 s before the oldest data"), std::string::npos) << text;
+  EXPECT_NE(text.find("ends 5.000 s in the future"), std::string::npos) << text;
 }
 
 TEST(SummaryText, ShowsTreeTotalPerItemAndShortRunNote) {

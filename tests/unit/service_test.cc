@@ -10,6 +10,7 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <future>
 #include <limits>
 #include <thread>
 
@@ -21,6 +22,7 @@
 #include "sampler.h"
 #include "server.h"
 #include "service.h"
+#include "store_sink.h"
 #include "temp_tree.h"
 #include "watch_hub.h"
 
@@ -52,6 +54,8 @@ class ServiceTest : public ::testing::Test {
     opts.daemon_version = "test";
     opts.frames_per_chunk = 40;
     opts.max_rows = 1000;
+    opts.live_energy = &collection_->live_energy();
+    opts.summary_page_frames = 4;  // Summaries read several pages
     service_ =
         std::make_unique<TelemetryService>(*hub_, *store_, clock_, sampler_.get(), fs_.get(), opts);
     server_ = std::make_unique<ApiServer>(*service_);
@@ -590,6 +594,182 @@ TEST_F(ServiceTest, SummarizeKnownRange) {
   EXPECT_EQ(s.samples(), 9u);  // frames 10..19 without 15
   EXPECT_EQ(s.gaps(), 1u);
   EXPECT_NE(s.note().find("9 frames"), std::string::npos) << s.note();
+}
+
+const v1::RailSummary* FindRail(const v1::Summary& s, const std::string& name) {
+  for (const auto& x : s.rails()) {
+    if (x.name() == name) return &x;
+  }
+  return nullptr;
+}
+
+grpc::Status SummarizeTime(v1::Telemetry::Stub& stub, int64_t from, int64_t to, v1::Summary* s) {
+  grpc::ClientContext ctx;
+  v1::SummarizeRequest r;
+  r.mutable_time()->set_from_ns(from);
+  r.mutable_time()->set_to_ns(to);
+  return stub.Summarize(&ctx, r, s);
+}
+
+// A range past the newest stored frame is answered from the live counters:
+// the fixture's rails draw constant power, so the energy is P * duration.
+TEST_F(ServiceTest, RangePastTheNewestFrameIsMeasuredFromLiveCounters) {
+  StoreSink sink(*store_);
+  sampler_->AddSink(&sink);
+  const ChannelId p = Find(Kind::kRail, "VIN_SYS_5V0", Field::kPower).id;
+  const int64_t t1 = sampler_->TickOnce().realtime_ns;
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  const Frame& f2 = sampler_->TickOnce();
+  const int64_t t2 = f2.realtime_ns;
+  ASSERT_TRUE(f2.values[p]);
+  const double mw = static_cast<double>(*f2.values[p]);
+  std::this_thread::sleep_for(std::chrono::milliseconds(3));
+  // Newest frame + 1 ms.
+  v1::Summary s;
+  auto st = SummarizeTime(*stub_, t1, t2 + 1'000'000, &s);
+  ASSERT_TRUE(st.ok()) << st.error_message();
+  const auto* rail = FindRail(s, "VIN_SYS_5V0");
+  ASSERT_NE(rail, nullptr);
+  const double want = mw * static_cast<double>(t2 + 1'000'000 - t1) * 1e-9;
+  EXPECT_NEAR(rail->energy_mj(), want, 0.01 * want + 1) << "duration " << s.duration_s();
+  EXPECT_NEAR(rail->avg_power_mw(), rail->energy_mj() / s.duration_s(), 1e-6);
+  EXPECT_FALSE(s.has_requested_to_ns());
+  // Between rail samples, after the newest one: energy, and no peak (no
+  // sample fell in it), never a peak of 0.
+  v1::Summary between;
+  ASSERT_TRUE(SummarizeTime(*stub_, t2 + 500'000, t2 + 2'500'000, &between).ok());
+  rail = FindRail(between, "VIN_SYS_5V0");
+  ASSERT_NE(rail, nullptr);
+  EXPECT_NEAR(rail->energy_mj(), mw * 2e-3, 0.01 * mw * 2e-3);
+  EXPECT_FALSE(rail->has_peak_power_mw());
+  // With the frame inside: the peak is its sample.
+  ASSERT_TRUE(SummarizeTime(*stub_, t1, t2 + 1'000'000, &s).ok());
+  rail = FindRail(s, "VIN_SYS_5V0");
+  ASSERT_TRUE(rail && rail->has_peak_power_mw());
+  EXPECT_EQ(rail->peak_power_mw(), *f2.values[p]);
+}
+
+// A window opened and closed between two frames (record -- true) has its
+// energy at once, from the live counters, and EndWindow returns the reading.
+TEST_F(ServiceTest, InstantWindowIsMeasuredWithoutWaitingForAFrame) {
+  StoreSink sink(*store_);
+  sampler_->AddSink(&sink);
+  const Frame& f = sampler_->TickOnce();
+  const ChannelId p = Find(Kind::kRail, "VIN_SYS_5V0", Field::kPower).id;
+  const double mw = static_cast<double>(*f.values[p]);
+  v1::Window w, ended;
+  {
+    grpc::ClientContext ctx;
+    v1::BeginWindowRequest r;
+    r.set_label("true");
+    ASSERT_TRUE(stub_->BeginWindow(&ctx, r, &w).ok());
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  {
+    grpc::ClientContext ctx;
+    v1::EndWindowRequest r;
+    r.set_id(w.id());
+    ASSERT_TRUE(stub_->EndWindow(&ctx, r, &ended).ok());
+  }
+  const std::string key = "rail/VIN_SYS_5V0/energy";
+  ASSERT_EQ(ended.end_energy_mj().count(key), 1u);
+  ASSERT_EQ(ended.start_energy_mj().count(key), 1u);
+  const double dur_s = static_cast<double>(ended.end_ns() - ended.start_ns()) / 1e9;
+  const double from_window = ended.end_energy_mj().at(key) - ended.start_energy_mj().at(key);
+  EXPECT_NEAR(from_window, mw * dur_s, 0.01 * mw * dur_s);
+  grpc::ClientContext ctx;
+  v1::SummarizeRequest r;
+  r.set_window_id(w.id());
+  v1::Summary s;
+  ASSERT_TRUE(stub_->Summarize(&ctx, r, &s).ok());
+  const auto* rail = FindRail(s, "VIN_SYS_5V0");
+  ASSERT_NE(rail, nullptr);
+  EXPECT_NEAR(rail->energy_mj(), from_window, 1e-9);
+  EXPECT_FALSE(rail->has_peak_power_mw());
+  EXPECT_EQ(s.samples(), 0u);
+}
+
+// The rate rails were integrated at is stated once, by the report (from
+// DeviceInfo or the boost); the daemon's note never states another.
+TEST_F(ServiceTest, ShortRangeNoteStatesNoRate) {
+  int64_t t0 = WriteKnownHistory();
+  ServiceOptions opts;
+  opts.energy_rate_hz = 500;
+  opts.live_energy = &collection_->live_energy();
+  TelemetryService svc(*hub_, *store_, clock_, sampler_.get(), fs_.get(), opts);
+  ApiServer server(svc);
+  ServerOptions so;
+  so.unix_path = tmp_.root() + "/run/edgemon/api2.sock";
+  ASSERT_EQ(server.Start(so), "");
+  auto stub = v1::Telemetry::NewStub(
+      grpc::CreateChannel("unix:" + so.unix_path, grpc::InsecureChannelCredentials()));
+  v1::Summary s;
+  ASSERT_TRUE(SummarizeTime(*stub, t0 + 10 * kSec, t0 + 15 * kSec, &s).ok());
+  EXPECT_NE(s.note().find("short range"), std::string::npos) << s.note();
+  EXPECT_EQ(s.note().find("Hz"), std::string::npos) << s.note();
+  server.Shutdown();
+  svc.Stop();
+}
+
+TEST_F(ServiceTest, RangeEdgesAreClippedOrRefused) {
+  int64_t t0 = WriteKnownHistory();
+  // Before the oldest stored data: clipped, and the summary says so.
+  v1::Summary s;
+  ASSERT_TRUE(SummarizeTime(*stub_, t0 - 100 * kSec, t0 + 10 * kSec, &s).ok());
+  ASSERT_TRUE(s.has_requested_from_ns());
+  EXPECT_EQ(s.requested_from_ns(), t0 - 100 * kSec);
+  EXPECT_EQ(s.from_ns(), t0);
+  EXPECT_DOUBLE_EQ(s.duration_s(), 10.0);
+  const auto* rail = FindRail(s, "VIN_SYS_5V0");
+  ASSERT_NE(rail, nullptr);
+  EXPECT_NEAR(rail->energy_mj(), 50000.0, 1e-6);
+  // In the future: refused, saying so.
+  grpc::Status st =
+      SummarizeTime(*stub_, clock_.RealtimeNs() + 60 * kSec, clock_.RealtimeNs() + 120 * kSec, &s);
+  EXPECT_EQ(st.error_code(), StatusCode::INVALID_ARGUMENT);
+  EXPECT_NE(st.error_message().find("future"), std::string::npos) << st.error_message();
+  // The whole int64 range: clipped at both ends, no overflow.
+  v1::Summary all;
+  const int64_t before = clock_.RealtimeNs();
+  st = SummarizeTime(*stub_, std::numeric_limits<int64_t>::min(),
+                     std::numeric_limits<int64_t>::max(), &all);
+  ASSERT_TRUE(st.ok()) << st.error_message();
+  EXPECT_EQ(all.from_ns(), t0);
+  EXPECT_GE(all.to_ns(), before);
+  EXPECT_TRUE(all.has_requested_from_ns() && all.has_requested_to_ns());
+  EXPECT_GT(all.duration_s(), 999.0);
+  EXPECT_LT(all.duration_s(), 1100.0);
+}
+
+// Window operations are timestamped on arrival and served beside long reads:
+// with the read worker held by a slow job they still answer.
+TEST_F(ServiceTest, WindowsDoNotWaitBehindReads) {
+  std::promise<void> release;
+  std::shared_future<void> released = release.get_future().share();
+  ASSERT_TRUE(service_->worker().Post([released] { released.wait(); }));
+  const int64_t before = clock_.RealtimeNs();
+  v1::Window w, ended;
+  grpc::Status begun, end;
+  {
+    grpc::ClientContext ctx;
+    ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));
+    v1::BeginWindowRequest r;
+    r.set_label("under load");
+    begun = stub_->BeginWindow(&ctx, r, &w);
+  }
+  {
+    grpc::ClientContext ctx;
+    ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));
+    v1::EndWindowRequest r;
+    r.set_id(w.id());
+    end = stub_->EndWindow(&ctx, r, &ended);
+  }
+  const int64_t after = clock_.RealtimeNs();
+  release.set_value();
+  ASSERT_TRUE(begun.ok()) << begun.error_message();
+  ASSERT_TRUE(end.ok()) << end.error_message();
+  EXPECT_GE(w.start_ns(), before);
+  EXPECT_LE(ended.end_ns(), after);
 }
 
 TEST_F(ServiceTest, WindowsLifecycle) {

@@ -377,6 +377,28 @@ TEST(RingStore, InventoryChangeKeepsHistoryAndIds) {
 
 // ---------------------------------------------------------------- retention
 
+// A rollup row is stamped with its period's start, before the first frame
+// folded into it: that is not older data.
+TEST(RingStore, OldestNsIsTheFirstFrameWithinItsRollupPeriod) {
+  TempDir dir;
+  auto o = Fast();
+  o.rollup_period_ns = 10 * kSec;
+  auto s = MustOpen(dir.File("oldest.db"), o);
+  ASSERT_TRUE(s);
+  auto empty = s->OldestNs();
+  ASSERT_TRUE(empty.ok());
+  EXPECT_FALSE(*empty);
+  Inventory inv;
+  inv.channels = {Ch(0, Kind::kCpu, "cpu", Field::kLoad)};
+  s->SetInventory(inv);
+  for (int i = 0; i < 30; ++i) s->Append(MakeFrame(kT0 + 7 * kSec + i * kSec, {i}));
+  ASSERT_TRUE(s->Flush().ok());
+  ASSERT_GT(s->Stats()->rollup_rows, 0);
+  auto oldest = s->OldestNs();
+  ASSERT_TRUE(oldest.ok()) << oldest.error();
+  EXPECT_EQ(*oldest, kT0 + 7 * kSec);
+}
+
 TEST(RingStore, DurationRetentionOfRawRollupAndWindows) {
   TempDir dir;
   auto o = Fast();
@@ -411,6 +433,10 @@ TEST(RingStore, DurationRetentionOfRawRollupAndWindows) {
   EXPECT_EQ(rows->front().t_ns, kT0 + 300 * kSec);
   EXPECT_EQ(rows->front().min, 300);
   EXPECT_EQ(rows->front().max, 309);
+  // The oldest data held: the rollup tier's, older than the raw tier.
+  auto oldest = s->OldestNs();
+  ASSERT_TRUE(oldest.ok()) << oldest.error();
+  EXPECT_EQ(*oldest, kT0 + 300 * kSec);
   // Windows: the one that ended long ago is gone, the open one stays.
   auto w = s->ListWindows(INT64_MIN, INT64_MAX);
   ASSERT_TRUE(w.ok());

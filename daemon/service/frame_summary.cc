@@ -1,0 +1,98 @@
+#include "frame_summary.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace edgemon::service {
+namespace {
+
+bool IsClock(const Channel& c) {
+  return c.field == Field::kFreq &&
+         (c.kind == Kind::kCpu || c.kind == Kind::kGpu || c.kind == Kind::kEmc);
+}
+
+}  // namespace
+
+FrameSummary::FrameSummary(std::vector<store::StoredChannel> columns, int64_t frame_period_ns)
+    : columns_(std::move(columns)),
+      period_ns_(frame_period_ns),
+      stats_(columns_.size()),
+      residency_(columns_.size()) {}
+
+void FrameSummary::Add(const std::vector<Frame>& page) {
+  if (page.empty()) return;
+  if (!period_known_) {
+    period_known_ = true;
+    if (page.size() > 2) {
+      std::vector<int64_t> dts;
+      for (size_t i = 1; i < page.size(); ++i) {
+        dts.push_back(page[i].realtime_ns - page[i - 1].realtime_ns);
+      }
+      std::nth_element(dts.begin(), dts.begin() + static_cast<long>(dts.size() / 2), dts.end());
+      period_ns_ = std::max(period_ns_, dts[dts.size() / 2]);
+    }
+  }
+  for (const Frame& f : page) {
+    if (last_) {
+      const Frame& a = *last_;
+      if (f.seq > a.seq + 1) {
+        gaps_ += f.seq - a.seq - 1;
+      } else if (period_ns_ > 0 && f.realtime_ns - a.realtime_ns > period_ns_ + period_ns_ / 2) {
+        gaps_ +=
+            static_cast<uint64_t>(std::llround(static_cast<double>(f.realtime_ns - a.realtime_ns) /
+                                               static_cast<double>(period_ns_))) -
+            1;
+      }
+    }
+    ++samples_;
+    for (size_t c = 0; c < f.values.size() && c < columns_.size(); ++c) {
+      if (!f.values[c]) continue;
+      const int64_t v = *f.values[c];
+      Column& s = stats_[c];
+      if (s.count == 0) {
+        s.min = s.max = v;
+        s.first = v;
+      } else {
+        s.min = std::min(s.min, v);
+        s.max = std::max(s.max, v);
+      }
+      s.sum += static_cast<double>(v);
+      ++s.count;
+      if (IsClock(columns_[c].channel)) ++residency_[c][v];
+    }
+    last_ = f;
+  }
+}
+
+std::optional<FrameSummary::Column> FrameSummary::column(size_t i) const {
+  if (i >= stats_.size() || stats_[i].count == 0) return std::nullopt;
+  return stats_[i];
+}
+
+void FrameSummary::Fill(v1::Summary* out, bool temps) const {
+  for (size_t c = 0; c < columns_.size(); ++c) {
+    const Channel& ch = columns_[c].channel;
+    const Column& s = stats_[c];
+    if (s.count == 0) continue;
+    if (temps && ch.kind == Kind::kThermal && ch.field == Field::kTemp && !ch.Has(kFlagConstant)) {
+      auto* t = out->add_temps();
+      t->set_name(ch.name);
+      t->set_start_mc(*s.first);
+      t->set_min_mc(s.min);
+      t->set_max_mc(s.max);
+    }
+  }
+  for (size_t c = 0; c < columns_.size(); ++c) {
+    if (!IsClock(columns_[c].channel) || stats_[c].count == 0) continue;
+    auto* r = out->add_residency();
+    r->set_name(columns_[c].channel.name);
+    for (const auto& [khz, count] : residency_[c]) {
+      (*r->mutable_khz_share())[khz] =
+          static_cast<double>(count) / static_cast<double>(stats_[c].count);
+    }
+  }
+  out->set_samples(samples_);
+  out->set_gaps(gaps_);
+}
+
+}  // namespace edgemon::service
