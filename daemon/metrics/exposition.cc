@@ -403,8 +403,12 @@ Exposition::Exposition(const Inventory& inv) : channels_(inv.channels.size()) {
     if (!c.device.empty() && c.device != c.name) {
       AppendLabel(labels, "device", EscapeLabelValue(c.device));
     }
-    if (c.kind == Kind::kRail)
+    if (c.kind == Kind::kRail) {
       AppendLabel(labels, "input", c.Has(kFlagInputRail) ? "true" : "false");
+      // "" on top-level rails: Prometheus reads an empty label as no label,
+      // so {parent=""} selects exactly the rails nothing else contains.
+      AppendLabel(labels, "parent", EscapeLabelValue(c.parent));
+    }
     if (!labels.empty()) labels.push_back('}');
     families_[pos].samples.push_back({c.id, std::move(labels)});
   }

@@ -5,10 +5,11 @@
 // Naming (base units, Prometheus conventions):
 //
 //   kind/name/field        metric                                  labels
-//   rail/*/power           edgemon_rail_power_watts                rail, device, input
-//   rail/*/voltage         edgemon_rail_voltage_volts              rail, device, input
-//   rail/*/current         edgemon_rail_current_amperes            rail, device, input
-//   rail/*/energy          edgemon_rail_energy_joules_total        rail, device, input (counter)
+//   rail/*/power           edgemon_rail_power_watts                rail, device, input, parent
+//   rail/*/voltage         edgemon_rail_voltage_volts              rail, device, input, parent
+//   rail/*/current         edgemon_rail_current_amperes            rail, device, input, parent
+//   rail/*/energy          edgemon_rail_energy_joules_total        rail, device, input, parent
+//                                                                  (counter)
 //   thermal/*/temp         edgemon_temperature_celsius             zone, device
 //   cpu/*/freq             edgemon_cpu_frequency_hertz             cpu ("cpu" = all cores)
 //   cpu/*/load             edgemon_cpu_load_ratio                  cpu

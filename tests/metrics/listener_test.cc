@@ -215,7 +215,7 @@ TEST(MetricsSourceTest, RendersTheLatestFrameOfARealFixtureBoard) {
   int64_t gpu_soc_mw = expected["values"]["rail/VDD_GPU_SOC/power"].get<int64_t>();
   std::string want =
       "edgemon_rail_power_watts{rail=\"VDD_GPU_SOC\",device=\"ina3221 1-0040\","
-      "input=\"false\"} " +
+      "input=\"false\",parent=\"\"} " +
       FormatMilli(gpu_soc_mw) + "\n";
   EXPECT_NE(text.find(want), std::string::npos) << want << "\n" << text;
   int64_t tj = expected["values"]["thermal/tj-therm/temp"].get<int64_t>();
