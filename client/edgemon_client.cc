@@ -446,6 +446,7 @@ Result<ProcessList> Client::ListProcesses(const std::string& sort, uint32_t limi
   if (!s.ok()) return FromGrpc(s);
   ProcessList out;
   out.realtime_ns = pb.realtime_ns();
+  out.gpu_mem_unavailable = pb.gpu_mem_unavailable();
   for (const v1::Process& p : pb.processes()) out.processes.push_back(ProcessFromProto(p));
   return out;
 }

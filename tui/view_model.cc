@@ -743,7 +743,10 @@ int DrawProcesses(Canvas& cv, const Telemetry& t, const UiState& ui, int row, in
   if (row >= bottom) return row;
   const int w = cv.width();
   std::vector<client::Process> procs = SortedProcesses(t, ui);
-  bool gpu = std::any_of(procs.begin(), procs.end(),
+  const std::string gpu_unavailable =
+      t.processes() ? t.processes()->gpu_mem_unavailable : std::string();
+  bool gpu = !gpu_unavailable.empty() ||
+             std::any_of(procs.begin(), procs.end(),
                          [](const client::Process& p) { return p.gpu_mem_kib.has_value(); });
   struct Col {
     const char* title;
@@ -772,8 +775,14 @@ int DrawProcesses(Canvas& cv, const Telemetry& t, const UiState& ui, int row, in
   cv.Put(row, c + 1, "COMMAND", Role::kTitle, w - 1);
   ++row;
   if (!t.processes()) {
-    cv.Put(row, 1, "(no process list from the daemon)", Role::kDim, w - 1);
+    cv.Put(row, 1,
+           t.processes_error().empty() ? "(no process list from the daemon yet)"
+                                       : "process list unavailable: " + t.processes_error(),
+           Role::kDim, w - 1);
     return row + 1;
+  }
+  if (!gpu_unavailable.empty() && row < bottom) {
+    cv.Put(row++, 1, "GPU memory unavailable: " + gpu_unavailable, Role::kWarn, w - 1);
   }
   int first =
       scroll ? std::clamp(ui.process_scroll, 0, std::max(0, static_cast<int>(procs.size()) - 1))

@@ -550,6 +550,20 @@ std::string Exposition::Render(const Frame* frame, const Health& h, Format f) co
     AppendSimple(out, f, "edgemon_store_failed_commits", "counter", "",
                  "Store commit attempts that failed", UintText(s.failed_commits));
   }
+  if (!h.gpu_processes.empty()) {
+    AppendHeader(out, f, "edgemon_process_gpu_memory_bytes",
+                 "GPU memory of the processes using the most (nvmap on Jetson, NVML)", "gauge",
+                 "bytes");
+    for (const ProcessGpuMemory& p : h.gpu_processes) {
+      out.append("edgemon_process_gpu_memory_bytes{pid=\"");
+      out.append(std::to_string(p.pid));
+      out.append("\",process=\"");
+      out.append(EscapeLabelValue(p.process));
+      out.append("\"} ");
+      AppendUint(out, p.kib * 1024);
+      out.push_back('\n');
+    }
+  }
   if (f == Format::kOpenMetrics) out.append("# EOF\n");
   return out;
 }

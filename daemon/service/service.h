@@ -19,12 +19,14 @@
 #include <deque>
 #include <functional>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <thread>
 
 #include "edgemon/clock.h"
 #include "edgemon/v1/edgemon.grpc.pb.h"
+#include "gpu_processes.h"
 #include "ring_store.h"
 #include "sampler.h"
 #include "sysfs.h"
@@ -41,6 +43,9 @@ struct ServiceOptions {
   uint32_t frames_per_chunk = 500;          // raw Query page size
   size_t max_channels_per_request = 4096;
   size_t max_queued_jobs = 256;  // worker backlog; beyond it RESOURCE_EXHAUSTED
+  // GPU memory per process for ListProcesses; null: the service reads the
+  // nvmap table through `fs` itself (no NVML).
+  GpuProcessReader* gpu_processes = nullptr;
 };
 
 // Runs store and file-system work off gRPC's threads, in order.
@@ -116,6 +121,8 @@ class TelemetryService final : public v1::Telemetry::CallbackService {
   Clock& clock_;
   Sampler* sampler_;
   SysFs* fs_;
+  std::unique_ptr<GpuProcessReader> own_gpu_processes_;
+  GpuProcessReader* gpu_processes_ = nullptr;
   const ServiceOptions options_;
   Worker worker_;
 
