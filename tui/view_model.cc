@@ -625,9 +625,26 @@ int DrawTemps(Canvas& cv, const Telemetry& t, int row, int bottom, int col, int 
   if (temps.empty() || row >= bottom) return row;
   cv.Put(row, col, "Temperature", Role::kTitle, end);
   ++row;
-  const int per_row = trips ? 1 : std::max(1, (end - col + 1) / 19);
-  const int item_w = trips ? end - col : (end - col + 1) / per_row;
-  const int value_w = 8;
+  // Values take the width of the widest one; names get the rest of each item
+  // (the longest name in full on the Power page, where items have a line each).
+  int value_w = 6;
+  int longest = 0;
+  for (const Channel* c : temps) {
+    Value v = t.Get(c->id);
+    std::string value = FormatTempC(v, g.utf8);
+    if (c->Has(kFlagConstant) && v) value += "*";
+    value_w = std::max(value_w, Utf8Width(value));
+    longest = std::max(longest, Utf8Width(ShortTempName(c->name, temps)));
+  }
+  // As many items a row as fit at 19 cells; fewer and wider, so that the
+  // longest name fits, while that takes at most max(6, that many) rows.
+  const int avail = end - col + 1;
+  const int n = static_cast<int>(temps.size());
+  const int dense = std::max(1, avail / 19);
+  const int allowed_rows = std::max(6, (n + dense - 1) / dense);
+  const int fit = std::max(1, avail / (longest + value_w + 2));
+  const int per_row = trips ? 1 : std::clamp(fit, (n + allowed_rows - 1) / allowed_rows, dense);
+  const int item_w = trips ? end - col : avail / per_row;
   const int rows = (static_cast<int>(temps.size()) + per_row - 1) / per_row;
   for (size_t i = 0; i < temps.size(); ++i) {
     int r = row + static_cast<int>(i) % rows;
@@ -637,8 +654,9 @@ int DrawTemps(Canvas& cv, const Telemetry& t, int row, int bottom, int col, int 
     Value v = t.Get(c.id);
     int x = col + k * item_w;
     int item_end = std::min(end, x + item_w - 1);
-    int name_w = (trips ? 16 : item_w - 1 - value_w);
-    cv.Put(r, x, ShortTempName(c.name, temps), Role::kDim, x + name_w);
+    int name_w =
+        trips ? std::clamp(longest + 1, 16, std::max(16, item_w / 2)) : item_w - 1 - value_w;
+    cv.Put(r, x, ShortTempName(c.name, temps), Role::kDim, x + name_w - 1);
     std::string value = FormatTempC(v, g.utf8);
     if (c.Has(kFlagConstant) && v) value += "*";
     int after = cv.Put(r, x + name_w, PadLeft(value, value_w), TempRole(c, v), item_end);

@@ -570,6 +570,17 @@ TEST(EdgetopView, ProcessesPageSaysWhyGpuMemoryOrTheListIsMissing) {
   EXPECT_NE(init.find(" - "), std::string::npos) << init;  // a dash, never 0
 }
 
+TEST(EdgetopView, ZoneNamesUseTheWidthThereIs) {
+  Board b = LoadBoard("x86-laptop");
+  Telemetry t = Feed(b);
+  auto lines = Render(t, Ui(120, 40));
+  for (const char* zone : {"x86_pkg_temp", "thinkpad/temp1", "Package id 0", "acpitz/temp1"}) {
+    EXPECT_NE(LineWith(lines, std::string(zone) + " "), "") << zone << "\n" << Joined(lines);
+  }
+  lines = Render(t, Ui(120, 40, Page::kPower));
+  EXPECT_NE(LineWith(lines, "thinkpad/temp1 "), "") << Joined(lines);
+}
+
 TEST(EdgetopKeys, PagesHelpPauseIntervalQuit) {
   UiState ui;
   EXPECT_EQ(HandleKey('2', ui), Command::kRedraw);
