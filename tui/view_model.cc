@@ -848,6 +848,12 @@ void DrawPowerPage(Canvas& cv, const Telemetry& t, const Glyphs& g) {
   const int w = cv.width();
   const int bottom = cv.height();
   int row = 3;
+  if (RailTree(t.inventory()).empty()) {
+    cv.Put(row++, 1,
+           "No power rails on this board: edgemond found no INA3221, RAPL, power_supply or NVML "
+           "power sensor",
+           Role::kDim, w - 1);
+  }
   row = DrawRails(cv, t, row, bottom, 1, std::min(w - 1, 80), true, g);
   if (row < bottom) ++row;
   row = DrawPowerSummary(cv, t, row, bottom, 1, w - 1, g);

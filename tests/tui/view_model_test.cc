@@ -570,6 +570,16 @@ TEST(EdgetopView, ProcessesPageSaysWhyGpuMemoryOrTheListIsMissing) {
   EXPECT_NE(init.find(" - "), std::string::npos) << init;  // a dash, never 0
 }
 
+TEST(EdgetopView, PowerPageSaysWhenTheBoardHasNoRails) {
+  Board b = LoadBoard("no-sensors");
+  Telemetry t = Feed(b);
+  auto lines = Render(t, Ui(80, 24, Page::kPower));
+  EXPECT_NE(LineWith(lines, "No power rails on this board"), "") << Joined(lines);
+  Board orin = LoadBoard("agx-orin");
+  Telemetry o = Feed(orin);
+  EXPECT_EQ(LineWith(Render(o, Ui(80, 24, Page::kPower)), "No power rails"), "");
+}
+
 TEST(EdgetopView, ZoneNamesUseTheWidthThereIs) {
   Board b = LoadBoard("x86-laptop");
   Telemetry t = Feed(b);
