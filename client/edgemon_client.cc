@@ -178,19 +178,24 @@ class WatcherImpl final : public Watcher {
         break;
       }
       SetState(ConnectionState::kDisconnected, st);
-      // Wait out the backoff, but retry as soon as the channel is connected
-      // again (a restarted daemon is back within its reconnect backoff, not ours).
+      // Wait out the backoff, but retry as soon as the channel has come back:
+      // seen down (a READY at first is the connection that just failed), then
+      // READY again. A restarted daemon is back within the channel's reconnect
+      // backoff, not ours.
       const auto until = std::chrono::steady_clock::now() + backoff;
+      bool seen_down = false;
       while (!stopped() && std::chrono::steady_clock::now() < until) {
         auto slice = std::min(until, std::chrono::steady_clock::now() + kReadyPoll);
-        if (channel_ && channel_->WaitForConnected(std::chrono::system_clock::now() +
-                                                   (slice - std::chrono::steady_clock::now()))) {
-          break;
-        }
         if (!channel_) {
           std::unique_lock lock(mu_);
           cv_.wait_until(lock, slice, [&] { return stopped(); });
+          continue;
         }
+        grpc_connectivity_state state = channel_->GetState(/*try_to_connect=*/true);
+        if (state == GRPC_CHANNEL_READY && seen_down) break;
+        if (state != GRPC_CHANNEL_READY) seen_down = true;
+        channel_->WaitForStateChange(
+            state, std::chrono::system_clock::now() + (slice - std::chrono::steady_clock::now()));
       }
       backoff = std::min(backoff * 2, options_.max_backoff);
     }
