@@ -99,9 +99,11 @@ namespace {
 
 class WatcherImpl final : public Watcher {
  public:
-  WatcherImpl(v1::Telemetry::Stub* stub, std::string bearer_token, const WatchOptions& options,
-              FrameCallback on_frame, StateCallback on_state, std::stop_token external)
+  WatcherImpl(v1::Telemetry::Stub* stub, std::shared_ptr<grpc::Channel> channel,
+              std::string bearer_token, const WatchOptions& options, FrameCallback on_frame,
+              StateCallback on_state, std::stop_token external)
       : stub_(stub),
+        channel_(std::move(channel)),
         bearer_token_(std::move(bearer_token)),
         options_(options),
         on_frame_(std::move(on_frame)),
@@ -182,9 +184,24 @@ class WatcherImpl final : public Watcher {
         break;
       }
       SetState(ConnectionState::kDisconnected, st);
-      {
-        std::unique_lock lock(mu_);
-        cv_.wait_for(lock, backoff, [&] { return stopped(); });
+      // Wait out the backoff, but retry as soon as the channel has come back:
+      // seen down (a READY at first is the connection that just failed), then
+      // READY again. A restarted daemon is back within the channel's reconnect
+      // backoff, not ours.
+      const auto until = std::chrono::steady_clock::now() + backoff;
+      bool seen_down = false;
+      while (!stopped() && std::chrono::steady_clock::now() < until) {
+        auto slice = std::min(until, std::chrono::steady_clock::now() + kReadyPoll);
+        if (!channel_) {
+          std::unique_lock lock(mu_);
+          cv_.wait_until(lock, slice, [&] { return stopped(); });
+          continue;
+        }
+        grpc_connectivity_state state = channel_->GetState(/*try_to_connect=*/true);
+        if (state == GRPC_CHANNEL_READY && seen_down) break;
+        if (state != GRPC_CHANNEL_READY) seen_down = true;
+        channel_->WaitForStateChange(
+            state, std::chrono::system_clock::now() + (slice - std::chrono::steady_clock::now()));
       }
       backoff = std::min(backoff * 2, options_.max_backoff);
     }
@@ -192,7 +209,9 @@ class WatcherImpl final : public Watcher {
     SetState(ConnectionState::kStopped, final_status);
   }
 
+  static constexpr std::chrono::milliseconds kReadyPoll{50};
   v1::Telemetry::Stub* stub_;
+  std::shared_ptr<grpc::Channel> channel_;  // null: plain backoff
   std::string bearer_token_;
   WatchOptions options_;
   FrameCallback on_frame_;
@@ -258,7 +277,7 @@ Result<std::unique_ptr<Client>> Client::Connect(std::string_view target,
   // daemon that comes back; 100 ms .. 1 s sees a restarted daemon within a second.
   args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, 100);
   args.SetInt(GRPC_ARG_MIN_RECONNECT_BACKOFF_MS, 100);
-  args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 1000);
+  args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 500);
   args.SetMaxReceiveMessageSize(64 << 20);
   auto impl = std::make_unique<Impl>();
   impl->target = normalized;
@@ -453,14 +472,16 @@ Result<ProcessList> Client::ListProcesses(const std::string& sort, uint32_t limi
   if (!s.ok()) return FromGrpc(s);
   ProcessList out;
   out.realtime_ns = pb.realtime_ns();
+  out.gpu_mem_unavailable = pb.gpu_mem_unavailable();
   for (const v1::Process& p : pb.processes()) out.processes.push_back(ProcessFromProto(p));
   return out;
 }
 
 std::unique_ptr<Watcher> Client::Watch(const WatchOptions& options, FrameCallback on_frame,
                                        StateCallback on_state, std::stop_token stop) {
-  return std::make_unique<WatcherImpl>(impl_->stub.get(), impl_->bearer_token, options,
-                                       std::move(on_frame), std::move(on_state), std::move(stop));
+  return std::make_unique<WatcherImpl>(impl_->stub.get(), impl_->channel, impl_->bearer_token,
+                                       options, std::move(on_frame), std::move(on_state),
+                                       std::move(stop));
 }
 
 }  // namespace edgemon::client

@@ -200,6 +200,8 @@ struct Process {
 struct ProcessList {
   std::vector<Process> processes;
   int64_t realtime_ns = 0;
+  // Why GPU memory is missing where the board accounts for it ("" otherwise).
+  std::string gpu_mem_unavailable;
 };
 
 // Connection state of a Watcher.

@@ -250,7 +250,12 @@ int Run(const Flags& flags) {
   sampler.AddSink(&hub);
   if (flags.print) sampler.AddSink(&print_sink);
   // Prometheus /metrics: scrapes read the latest frame from memory, never sysfs.
-  metrics::MetricsSource metrics_source(collection, &sampler, st.get(), {EDGEMON_VERSION});
+  // GPU memory per process (nvmap's debugfs table, NVML): for ListProcesses
+  // and the top processes in /metrics, read on request.
+  GpuProcessReader gpu_processes(fs, collect.nvml);
+  metrics::MetricsSource metrics_source(
+      collection, &sampler, st.get(),
+      {.version = EDGEMON_VERSION, .gpu_processes = &gpu_processes});
   if (!config.metrics_listen.empty()) sampler.AddSink(&metrics_source);
   sampler.set_on_frame([&](const Frame&) { notifier.Watchdog(clock.MonotonicNs()); });
   notifier.FitWatchdogTo(so.frame_period_ns);
@@ -290,6 +295,7 @@ int Run(const Flags& flags) {
   svc_opts.daemon_version = EDGEMON_VERSION;
   svc_opts.energy_rate_hz = static_cast<uint32_t>(config.energy_rate_hz);
   svc_opts.live_energy = &collection.live_energy();
+  svc_opts.gpu_processes = &gpu_processes;
   service::TelemetryService api(hub, *st, clock, &sampler, &fs, svc_opts);
   service::ApiServer server(api);
   service::ServerOptions server_opts;

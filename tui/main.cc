@@ -76,6 +76,8 @@ std::string DaemonSort(tui::SortKey key) {
   switch (key) {
     case tui::SortKey::kMemory:
       return "mem";
+    case tui::SortKey::kGpuMemory:
+      return "gpu";
     case tui::SortKey::kPid:
       return "pid";
     default:
@@ -119,15 +121,21 @@ class App {
       shared_.need_info = false;
     }
     std::optional<edgemon::client::ProcessList> procs;
+    std::string procs_error;
     if (shared_.want_processes.load()) {
       auto list = client_.ListProcesses(DaemonSort(static_cast<tui::SortKey>(shared_.sort.load())),
                                         kProcessLimit);
-      if (list.ok()) procs = std::move(*list);
+      if (list.ok()) {
+        procs = std::move(*list);
+      } else {
+        procs_error = list.status().ToString();
+      }
     }
     {
       std::lock_guard<std::mutex> lock(shared_.mu);
       shared_.telemetry.AddFrame(f.frame);
       if (procs) shared_.telemetry.SetProcesses(std::move(*procs));
+      if (!procs_error.empty()) shared_.telemetry.SetProcessesError(std::move(procs_error));
       shared_.data_dirty = true;
     }
     Wake();

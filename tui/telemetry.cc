@@ -103,6 +103,11 @@ void Telemetry::AddFrame(const Frame& frame) {
 
 void Telemetry::SetProcesses(client::ProcessList list) {
   processes_ = std::move(list);
+  processes_error_.clear();
+}
+
+void Telemetry::SetProcessesError(std::string why) {
+  processes_error_ = std::move(why);
 }
 
 }  // namespace edgemon::tui

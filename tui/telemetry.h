@@ -67,6 +67,8 @@ class Telemetry {
   // A frame of the current inventory (values indexed by its channel ids).
   void AddFrame(const Frame& frame);
   void SetProcesses(client::ProcessList list);
+  // The daemon's process list could not be had: why (shown on the page).
+  void SetProcessesError(std::string why);
 
   bool has_info() const { return info_.has_value(); }
   const client::DeviceInfo& info() const { return *info_; }
@@ -83,6 +85,7 @@ class Telemetry {
   int64_t first_realtime_ns() const { return first_realtime_ns_; }
   uint64_t frames() const { return frames_; }
   const std::optional<client::ProcessList>& processes() const { return processes_; }
+  const std::string& processes_error() const { return processes_error_; }
 
   // The current total power of a frame (absent when a rail is unreadable).
   std::optional<double> TotalMw(const Frame& frame) const;
@@ -98,6 +101,7 @@ class Telemetry {
   int64_t first_realtime_ns_ = 0;
   uint64_t frames_ = 0;
   std::optional<client::ProcessList> processes_;
+  std::string processes_error_;
 };
 
 }  // namespace edgemon::tui

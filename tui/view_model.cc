@@ -625,9 +625,26 @@ int DrawTemps(Canvas& cv, const Telemetry& t, int row, int bottom, int col, int 
   if (temps.empty() || row >= bottom) return row;
   cv.Put(row, col, "Temperature", Role::kTitle, end);
   ++row;
-  const int per_row = trips ? 1 : std::max(1, (end - col + 1) / 19);
-  const int item_w = trips ? end - col : (end - col + 1) / per_row;
-  const int value_w = 8;
+  // Values take the width of the widest one; names get the rest of each item
+  // (the longest name in full on the Power page, where items have a line each).
+  int value_w = 6;
+  int longest = 0;
+  for (const Channel* c : temps) {
+    Value v = t.Get(c->id);
+    std::string value = FormatTempC(v, g.utf8);
+    if (c->Has(kFlagConstant) && v) value += "*";
+    value_w = std::max(value_w, Utf8Width(value));
+    longest = std::max(longest, Utf8Width(ShortTempName(c->name, temps)));
+  }
+  // As many items a row as fit at 19 cells; fewer and wider, so that the
+  // longest name fits, while that takes at most max(6, that many) rows.
+  const int avail = end - col + 1;
+  const int n = static_cast<int>(temps.size());
+  const int dense = std::max(1, avail / 19);
+  const int allowed_rows = std::max(6, (n + dense - 1) / dense);
+  const int fit = std::max(1, avail / (longest + value_w + 2));
+  const int per_row = trips ? 1 : std::clamp(fit, (n + allowed_rows - 1) / allowed_rows, dense);
+  const int item_w = trips ? end - col : avail / per_row;
   const int rows = (static_cast<int>(temps.size()) + per_row - 1) / per_row;
   for (size_t i = 0; i < temps.size(); ++i) {
     int r = row + static_cast<int>(i) % rows;
@@ -637,8 +654,9 @@ int DrawTemps(Canvas& cv, const Telemetry& t, int row, int bottom, int col, int 
     Value v = t.Get(c.id);
     int x = col + k * item_w;
     int item_end = std::min(end, x + item_w - 1);
-    int name_w = (trips ? 16 : item_w - 1 - value_w);
-    cv.Put(r, x, ShortTempName(c.name, temps), Role::kDim, x + name_w);
+    int name_w =
+        trips ? std::clamp(longest + 1, 16, std::max(16, item_w / 2)) : item_w - 1 - value_w;
+    cv.Put(r, x, ShortTempName(c.name, temps), Role::kDim, x + name_w - 1);
     std::string value = FormatTempC(v, g.utf8);
     if (c.Has(kFlagConstant) && v) value += "*";
     int after = cv.Put(r, x + name_w, PadLeft(value, value_w), TempRole(c, v), item_end);
@@ -743,7 +761,10 @@ int DrawProcesses(Canvas& cv, const Telemetry& t, const UiState& ui, int row, in
   if (row >= bottom) return row;
   const int w = cv.width();
   std::vector<client::Process> procs = SortedProcesses(t, ui);
-  bool gpu = std::any_of(procs.begin(), procs.end(),
+  const std::string gpu_unavailable =
+      t.processes() ? t.processes()->gpu_mem_unavailable : std::string();
+  bool gpu = !gpu_unavailable.empty() ||
+             std::any_of(procs.begin(), procs.end(),
                          [](const client::Process& p) { return p.gpu_mem_kib.has_value(); });
   struct Col {
     const char* title;
@@ -772,8 +793,14 @@ int DrawProcesses(Canvas& cv, const Telemetry& t, const UiState& ui, int row, in
   cv.Put(row, c + 1, "COMMAND", Role::kTitle, w - 1);
   ++row;
   if (!t.processes()) {
-    cv.Put(row, 1, "(no process list from the daemon)", Role::kDim, w - 1);
+    cv.Put(row, 1,
+           t.processes_error().empty() ? "(no process list from the daemon yet)"
+                                       : "process list unavailable: " + t.processes_error(),
+           Role::kDim, w - 1);
     return row + 1;
+  }
+  if (!gpu_unavailable.empty() && row < bottom) {
+    cv.Put(row++, 1, "GPU memory unavailable: " + gpu_unavailable, Role::kWarn, w - 1);
   }
   int first =
       scroll ? std::clamp(ui.process_scroll, 0, std::max(0, static_cast<int>(procs.size()) - 1))
@@ -821,6 +848,12 @@ void DrawPowerPage(Canvas& cv, const Telemetry& t, const Glyphs& g) {
   const int w = cv.width();
   const int bottom = cv.height();
   int row = 3;
+  if (RailTree(t.inventory()).empty()) {
+    cv.Put(row++, 1,
+           "No power rails on this board: edgemond found no INA3221, RAPL, power_supply or NVML "
+           "power sensor",
+           Role::kDim, w - 1);
+  }
   row = DrawRails(cv, t, row, bottom, 1, std::min(w - 1, 80), true, g);
   if (row < bottom) ++row;
   row = DrawPowerSummary(cv, t, row, bottom, 1, w - 1, g);

@@ -66,6 +66,13 @@ int ReportStatus(std::string_view what, const client::Status& status);
 int ReportFirstCall(std::string_view who, const std::string& target, const client::Status& status,
                     std::string_view suffix = "");
 
+// Text from the daemon or the user (window labels, mark names, commands) made
+// safe to print on a terminal: control characters (C0 but newline and tab,
+// DEL, and C1 such as U+009B CSI) become "\xNN" / "\u00NN" escapes, so an
+// escape sequence in a label cannot clear or rewrite the screen. Other
+// UTF-8 passes through unchanged.
+std::string TerminalSafe(std::string_view text);
+
 // Subcommand groups, one source file each.
 void AddSnapshotCommands(CLI::App& app, Registry& registry);  // now, sensors (snapshot.cc)
 void AddWatchCommands(CLI::App& app, Registry& registry);     // watch, tegrastats (watch.cc)

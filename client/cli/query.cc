@@ -48,6 +48,50 @@ std::string Number(double v) {
   return s;
 }
 
+// The unit a channel's values are shown in, and the divisor from its own
+// unit: one per channel, so min, avg and max of a row never mix W and mW.
+struct DisplayUnit {
+  const char* name;
+  double divisor;
+  int decimals;
+};
+DisplayUnit DisplayOf(const Channel& c) {
+  switch (c.unit) {
+    case Unit::kMilliwatt:
+      return {"W", 1000, 3};
+    case Unit::kMillivolt:
+      return {"V", 1000, 3};
+    case Unit::kMilliamp:
+      return {"A", 1000, 3};
+    case Unit::kMillijoule:
+      return {"J", 1000, 3};
+    case Unit::kMilliCelsius:
+      return {"C", 1000, 2};
+    case Unit::kKhz:
+      return {"MHz", 1000, 1};
+    case Unit::kPermille:
+      return {"%", 10, 2};
+    case Unit::kKib:
+      return {"MiB", 1024, 1};
+    case Unit::kRpm:
+      return {"rpm", 1, 1};
+    default:
+      return {"", 1, 3};
+  }
+}
+std::string InUnit(const DisplayUnit& u, double v) {
+  char buf[48];
+  std::snprintf(buf, sizeof buf, "%.*f", u.decimals, v / u.divisor);
+  return buf;
+}
+
+// A CSV column header: the channel's key and its unit ("rail/VDD_IN/power (mW)").
+std::string CsvHeader(const Channel& c) {
+  std::string_view unit = ToString(c.unit);
+  return Csv(c.Key() +
+             (c.unit == Unit::kNone || unit.empty() ? "" : " (" + std::string(unit) + ")"));
+}
+
 int Emit(const std::string& out) {
   std::fwrite(out.data(), 1, out.size(), stdout);
   return std::fflush(stdout) == 0 ? kExitOk : kExitCantCreate;
@@ -65,7 +109,7 @@ std::string RenderFrames(const Inventory& inv, const std::vector<ChannelId>& sel
   std::string out;
   if (f.format == "csv") {
     out += "time,realtime_ns";
-    for (const Channel* c : cols) out += "," + Csv(c->Key());
+    for (const Channel* c : cols) out += "," + CsvHeader(*c);
     out += "\n";
     for (const Frame& fr : r.frames) {
       out += LocalTime(fr.realtime_ns) + "," + std::to_string(fr.realtime_ns);
@@ -161,17 +205,17 @@ std::string RenderSeries(const Inventory& inv, const client::QueryResult& r, con
     for (const auto& s : r.series) {
       if (const Channel* c = channel(s.id)) key_width = std::max(key_width, c->Key().size() + 2);
     }
-    out += Pad("TIME", 24) + Pad("CHANNEL", key_width) + Pad("MIN", 14) + Pad("AVG", 14) +
-           Pad("MAX", 14) + "N\n";
+    out += Pad("TIME", 24) + Pad("CHANNEL", key_width) + Pad("UNIT", 6) + Pad("MIN", 14) +
+           Pad("AVG", 14) + Pad("MAX", 14) + "N\n";
     for (const auto& s : r.series) {
       const Channel* c = channel(s.id);
       if (c == nullptr) continue;
+      const DisplayUnit u = DisplayOf(*c);
       for (const auto& b : s.buckets) {
-        // The average keeps its fraction: shown in the channel's own unit.
-        out += Pad(LocalTime(b.t_ns), 24) + Pad(c->Key(), key_width) +
-               Pad(FormatValue(*c, b.min), 14) +
-               Pad(Number(b.avg) + " " + std::string(ToString(c->unit)), 14) +
-               Pad(FormatValue(*c, b.max), 14) + std::to_string(b.count) + "\n";
+        // Min, average and max in one unit, named once in the UNIT column.
+        out += Pad(LocalTime(b.t_ns), 24) + Pad(c->Key(), key_width) + Pad(u.name, 6) +
+               Pad(InUnit(u, static_cast<double>(b.min)), 14) + Pad(InUnit(u, b.avg), 14) +
+               Pad(InUnit(u, static_cast<double>(b.max)), 14) + std::to_string(b.count) + "\n";
       }
     }
   }

@@ -15,6 +15,7 @@
 #include <poll.h>
 #include <signal.h>
 #include <spawn.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -169,10 +170,10 @@ int Resolve(const std::string& name, std::string* path) {
 
 int ReportExecError(const std::string& name, int err) {
   if (err == ENOENT) {
-    std::fprintf(stderr, "edgemon record: %s: command not found\n", name.c_str());
+    std::fprintf(stderr, "edgemon record: %s: command not found\n", TerminalSafe(name).c_str());
     return kExitNotFound;
   }
-  std::fprintf(stderr, "edgemon record: %s: cannot execute: %s\n", name.c_str(),
+  std::fprintf(stderr, "edgemon record: %s: cannot execute: %s\n", TerminalSafe(name).c_str(),
                err == EISDIR ? "is a directory" : std::strerror(err));
   return kExitNoExec;
 }
@@ -232,13 +233,58 @@ void WriteAll(int fd, const char* data, size_t n, bool* broken) {
   }
 }
 
-// Passes the command's output through until it exits; returns its wait status.
-int WaitChild(const Child& child, record::ItemCounter* items, int64_t* exit_ns) {
+// What became of the processes the command started besides itself.
+struct Descendants {
+  bool waited = false;          // edgemon was their subreaper and waited for them
+  int outlived = 0;             // reaped after the command itself exited
+  int64_t command_exit_ns = 0;  // when the command itself exited (local clock)
+};
+
+// Makes edgemon the subreaper of everything the command starts: a process
+// that daemonises (double fork) is reparented here, not to init, and can be
+// waited for. False when the kernel refuses (then only the command is waited for).
+bool BecomeSubreaper() {
+  return prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0;
+}
+
+// Reaps whatever of the command's tree has exited (the command itself into
+// *status); true once none is left. Those reaped after the command count as
+// having outlived it.
+bool Reap(const Child& child, bool block, int* status, bool* command_done, Descendants* d) {
+  for (;;) {
+    int st = 0;
+    pid_t w = waitpid(-1, &st, block ? 0 : WNOHANG);
+    if (w == child.pid) {
+      *status = st;
+      *command_done = true;
+      d->command_exit_ns = NowNs();
+      g_child = 0;  // signals now have nobody to be forwarded to
+      continue;
+    }
+    if (w > 0) {
+      if (*command_done) ++d->outlived;
+      continue;
+    }
+    if (w < 0 && errno == EINTR) continue;
+    return w < 0;  // ECHILD: nothing left; 0: some still run
+  }
+}
+
+// Passes the command's output through until it exits (and, with `d->waited`,
+// until every process it started has exited); returns the command's wait
+// status. *exit_ns is when the last of them exited.
+int WaitChild(const Child& child, record::ItemCounter* items, int64_t* exit_ns, Descendants* d) {
   int status = 0;
+  bool command_done = false;
   if (child.out_fd < 0) {
+    if (d->waited) {
+      Reap(child, true, &status, &command_done, d);
+      *exit_ns = d->outlived > 0 ? NowNs() : d->command_exit_ns;
+      return status;
+    }
     while (waitpid(child.pid, &status, 0) < 0 && errno == EINTR) {
     }
-    *exit_ns = NowNs();
+    *exit_ns = d->command_exit_ns = NowNs();
     return status;
   }
   int pidfd = static_cast<int>(syscall(SYS_pidfd_open, child.pid, 0));
@@ -260,11 +306,22 @@ int WaitChild(const Child& child, record::ItemCounter* items, int64_t* exit_ns) 
         open = false;
       }
     }
-    pid_t w = waitpid(child.pid, &status, WNOHANG);
-    if (w == child.pid) break;
-    if (w < 0 && errno != EINTR) break;
+    if (!d->waited) {
+      pid_t w = waitpid(child.pid, &status, WNOHANG);
+      if (w == child.pid) {
+        d->command_exit_ns = NowNs();
+        break;
+      }
+      if (w < 0 && errno != EINTR) break;
+      continue;
+    }
+    if (Reap(child, false, &status, &command_done, d)) break;
+    if (command_done && pidfd >= 0) {
+      close(pidfd);
+      pidfd = -1;  // from here on: poll the pipe, reap every 10 ms
+    }
   }
-  *exit_ns = NowNs();
+  *exit_ns = d->waited && d->outlived > 0 ? NowNs() : d->command_exit_ns;
   if (pidfd >= 0) close(pidfd);
   // What the command wrote before it exited; a background process that keeps
   // the pipe open is not waited for.
@@ -493,6 +550,7 @@ struct RecordOptions {
   std::string out;
   double items = 0;
   std::string items_from;
+  bool no_wait_descendants = false;
   std::vector<std::string> command;
 };
 
@@ -564,6 +622,8 @@ int RunRecord(const Globals& globals, const RecordOptions& o) {
   env.push_back("EDGEMON_CONNECT=" + c->target());
 
   InstallForwarding();
+  Descendants descendants;
+  descendants.waited = !o.no_wait_descendants && BecomeSubreaper();
   Child child;
   int spawn_err = Spawn(path, o.command, env, re.has_value(), &child);
   if (spawn_err != 0) {
@@ -576,8 +636,15 @@ int RunRecord(const Globals& globals, const RecordOptions& o) {
 
   record::ItemCounter counter(re ? *re : std::regex());
   int64_t exit_local = 0;
-  int status = WaitChild(child, &counter, &exit_local);
+  int status = WaitChild(child, &counter, &exit_local, &descendants);
   g_child = 0;
+  if (descendants.outlived > 0) {
+    report.notes.push_back(
+        std::to_string(descendants.outlived) + " process" +
+        (descendants.outlived == 1 ? "" : "es") + " started by the command outlived it by " +
+        record::Fixed(static_cast<double>(exit_local - descendants.command_exit_ns) / 1e9, 3) +
+        " s: measured until the last exited (--no-wait-descendants stops at the command's exit)");
+  }
   if (int sig = g_forwarded; sig != 0) {
     report.notes.push_back("edgemon forwarded signal " + std::to_string(sig) + " (" +
                            strsignal(sig) + ") to the command");
@@ -671,7 +738,7 @@ int RunRecord(const Globals& globals, const RecordOptions& o) {
   AddPhases(*c, report, deadline);
   std::string text = record::RenderSummary(report, again->inventory);
   std::fflush(stdout);
-  std::fputs(text.c_str(), stderr);
+  std::fputs(TerminalSafe(text).c_str(), stderr);
   if (!o.out.empty()) {
     if (!WriteBundle(*c, o.out, report, again->inventory)) return rc == 0 ? kExitCantCreate : rc;
     std::fprintf(stderr,
@@ -764,7 +831,7 @@ int RunAttach(const Globals& globals, const AttachOptions& o) {
   if (o.json) {
     std::printf("%s\n", record::SummaryJson(report, info->inventory).dump(2).c_str());
   } else {
-    std::fputs(record::RenderSummary(report, info->inventory).c_str(), stdout);
+    std::fputs(TerminalSafe(record::RenderSummary(report, info->inventory)).c_str(), stdout);
   }
   if (!o.out.empty() && !WriteBundle(*c, o.out, report, info->inventory)) return kExitCantCreate;
   return kExitOk;
@@ -803,7 +870,7 @@ int RunMark(const Globals& globals, const std::string& action, const std::string
     if (w.label == label && w.end_ns == 0 && (!open || w.start_ns >= open->start_ns)) open = &w;
   }
   if (!open) {
-    std::fprintf(stderr, "edgemon mark end: no open mark '%s'%s\n", name.c_str(),
+    std::fprintf(stderr, "edgemon mark end: no open mark '%s'%s\n", TerminalSafe(name).c_str(),
                  parent ? (" in window " + std::to_string(parent)).c_str() : "");
     return kExitFailure;
   }
@@ -830,6 +897,9 @@ void AddRecordCommands(CLI::App& app, Registry& registry) {
                   "Regex over the command's output; the last match's first group is the item "
                   "count")
       ->excludes(items);
+  rec->add_flag("--no-wait-descendants", ro->no_wait_descendants,
+                "Stop at the command's own exit; by default edgemon waits for every process "
+                "the command started (daemons included) and measures until the last exits");
   rec->add_option("command", ro->command, "The command and its arguments (after --)")->required();
   rec->footer(
       "Run it as: edgemon record [OPTIONS] -- CMD [ARGS...]\n"

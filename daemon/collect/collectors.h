@@ -1,7 +1,10 @@
 // Factories of every collector, and facts shared between collectors.
 #pragma once
 
+#include <cstdint>
+#include <map>
 #include <memory>
+#include <optional>
 #include <string_view>
 #include <vector>
 
@@ -24,6 +27,23 @@ std::unique_ptr<Collector> MakeNvmlCollector();         // collectors/nvml.cc
 std::unique_ptr<Collector> MakeEmcCollector();          // collectors/emc.cc
 std::unique_ptr<Collector> MakeFanCollector();          // collectors/fan.cc
 std::unique_ptr<Collector> MakeEngineCollector();       // collectors/engines.cc
+
+// GPU memory per process on every NVML device (discrete GPUs, Thor), from
+// nvmlDeviceGetCompute/GraphicsRunningProcesses (collectors/nvml.cc): KiB by
+// pid, summed over devices. Read() is nullopt when NVML cannot be loaded, has
+// no device or lacks the process queries. Not thread-safe: one caller at a time.
+class NvmlProcessMemory {
+ public:
+  NvmlProcessMemory();
+  ~NvmlProcessMemory();
+  NvmlProcessMemory(const NvmlProcessMemory&) = delete;
+  NvmlProcessMemory& operator=(const NvmlProcessMemory&) = delete;
+  std::optional<std::map<int, uint64_t>> Read();
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
 
 // Every collector, in a fixed order (collectors/registry.cc).
 std::vector<std::unique_ptr<Collector>> MakeDefaultCollectors(const CollectOptions& options);

@@ -295,3 +295,59 @@ std::string CpuModel(std::string_view cpuinfo) {
 }
 
 }  // namespace edgemon::parse
+
+namespace edgemon::parse {
+namespace {
+
+// "29736K" -> 29736; the kernel prints sizes in KiB with a K suffix.
+std::optional<uint64_t> KibToken(std::string_view tok) {
+  if (tok.size() < 2 || tok.back() != 'K') return std::nullopt;
+  return Number<uint64_t>(tok.substr(0, tok.size() - 1));
+}
+
+}  // namespace
+
+std::optional<NvmapMaps> NvmapIovmmMaps(std::string_view text) {
+  NvmapMaps out;
+  bool header = false, total = false;
+  while (!text.empty() && !total) {
+    std::string_view line = NextLine(text);
+    if (line.empty() || IsSpace(line.front())) continue;  // a handle or mapping row
+    std::string_view rest = line;
+    std::string_view first = NextToken(rest);
+    if (first == "CLIENT") {
+      header = true;
+      continue;
+    }
+    if (!header) return std::nullopt;
+    if (first == "total") {
+      auto kib = KibToken(NextToken(rest));
+      if (!kib) return std::nullopt;
+      out.total_kib = *kib;
+      total = true;
+      continue;
+    }
+    // "<client> <process words...> <pid> <size>K": read from the right.
+    std::string_view body = Trim(rest);
+    size_t size_at = body.find_last_of(" \t");
+    if (size_at == std::string_view::npos) continue;
+    auto kib = KibToken(body.substr(size_at + 1));
+    body = Trim(body.substr(0, size_at));
+    size_t pid_at = body.find_last_of(" \t");
+    if (!kib || pid_at == std::string_view::npos) continue;
+    auto pid = Number<int>(body.substr(pid_at + 1));
+    if (!pid || *pid <= 0) continue;
+    std::string_view process = Trim(body.substr(0, pid_at));
+    auto it = std::lower_bound(out.clients.begin(), out.clients.end(), *pid,
+                               [](const NvmapClient& c, int p) { return c.pid < p; });
+    if (it != out.clients.end() && it->pid == *pid) {
+      it->kib += *kib;
+    } else {
+      out.clients.insert(it, NvmapClient{*pid, std::string(process), *kib});
+    }
+  }
+  if (!total) return std::nullopt;
+  return out;
+}
+
+}  // namespace edgemon::parse

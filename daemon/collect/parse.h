@@ -85,4 +85,21 @@ std::vector<std::string> DtStrings(std::string_view text);
 // "Processor"/"CPU part"); empty when none.
 std::string CpuModel(std::string_view cpuinfo);
 
+// nvmap's per-process accounting (/sys/kernel/debug/nvmap/iovmm/maps or
+// .../clients): a "CLIENT PROCESS PID SIZE" header, then one row per nvmap
+// client "<client> <process> <pid> <size>K" (the process name may hold
+// spaces), each followed by indented rows of its handles, and a last row
+// "total <size>K". A process with several clients is one entry, their sizes
+// summed. nullopt when the text is not that table (no header, or no total).
+struct NvmapClient {
+  int pid = 0;
+  std::string process;
+  uint64_t kib = 0;
+};
+struct NvmapMaps {
+  std::vector<NvmapClient> clients;  // by pid, ascending
+  uint64_t total_kib = 0;
+};
+std::optional<NvmapMaps> NvmapIovmmMaps(std::string_view text);
+
 }  // namespace edgemon::parse

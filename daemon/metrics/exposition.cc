@@ -403,8 +403,12 @@ Exposition::Exposition(const Inventory& inv) : channels_(inv.channels.size()) {
     if (!c.device.empty() && c.device != c.name) {
       AppendLabel(labels, "device", EscapeLabelValue(c.device));
     }
-    if (c.kind == Kind::kRail)
+    if (c.kind == Kind::kRail) {
       AppendLabel(labels, "input", c.Has(kFlagInputRail) ? "true" : "false");
+      // "" on top-level rails: Prometheus reads an empty label as no label,
+      // so {parent=""} selects exactly the rails nothing else contains.
+      AppendLabel(labels, "parent", EscapeLabelValue(c.parent));
+    }
     if (!labels.empty()) labels.push_back('}');
     families_[pos].samples.push_back({c.id, std::move(labels)});
   }
@@ -545,6 +549,20 @@ std::string Exposition::Render(const Frame* frame, const Health& h, Format f) co
                  UintText(s.dropped_frames));
     AppendSimple(out, f, "edgemon_store_failed_commits", "counter", "",
                  "Store commit attempts that failed", UintText(s.failed_commits));
+  }
+  if (!h.gpu_processes.empty()) {
+    AppendHeader(out, f, "edgemon_process_gpu_memory_bytes",
+                 "GPU memory of the processes using the most (nvmap on Jetson, NVML)", "gauge",
+                 "bytes");
+    for (const ProcessGpuMemory& p : h.gpu_processes) {
+      out.append("edgemon_process_gpu_memory_bytes{pid=\"");
+      out.append(std::to_string(p.pid));
+      out.append("\",process=\"");
+      out.append(EscapeLabelValue(p.process));
+      out.append("\"} ");
+      AppendUint(out, p.kib * 1024);
+      out.push_back('\n');
+    }
   }
   if (f == Format::kOpenMetrics) out.append("# EOF\n");
   return out;

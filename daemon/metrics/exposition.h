@@ -5,10 +5,11 @@
 // Naming (base units, Prometheus conventions):
 //
 //   kind/name/field        metric                                  labels
-//   rail/*/power           edgemon_rail_power_watts                rail, device, input
-//   rail/*/voltage         edgemon_rail_voltage_volts              rail, device, input
-//   rail/*/current         edgemon_rail_current_amperes            rail, device, input
-//   rail/*/energy          edgemon_rail_energy_joules_total        rail, device, input (counter)
+//   rail/*/power           edgemon_rail_power_watts                rail, device, input, parent
+//   rail/*/voltage         edgemon_rail_voltage_volts              rail, device, input, parent
+//   rail/*/current         edgemon_rail_current_amperes            rail, device, input, parent
+//   rail/*/energy          edgemon_rail_energy_joules_total        rail, device, input, parent
+//                                                                  (counter)
 //   thermal/*/temp         edgemon_temperature_celsius             zone, device
 //   cpu/*/freq             edgemon_cpu_frequency_hertz             cpu ("cpu" = all cores)
 //   cpu/*/load             edgemon_cpu_load_ratio                  cpu
@@ -35,7 +36,8 @@
 // edgemon_last_frame_timestamp_seconds, edgemon_channels,
 // edgemon_store_bytes, edgemon_store_max_bytes, edgemon_store_frames,
 // edgemon_store_dropped_frames_total, edgemon_store_failed_commits_total,
-// edgemon_build_info{version}.
+// edgemon_build_info{version}; and edgemon_process_gpu_memory_bytes{pid,
+// process} for the processes using the most GPU memory, where known.
 //
 // Thread safety: an Exposition is immutable after construction; Render may
 // be called from any number of threads at once.
@@ -70,6 +72,13 @@ struct StoreHealth {
   uint64_t failed_commits = 0;
 };
 
+// One process's GPU memory (the top processes by it, see MetricsSource).
+struct ProcessGpuMemory {
+  int pid = 0;
+  std::string process;  // name, "" when the source gives none
+  uint64_t kib = 0;
+};
+
 // The daemon's own counters; every field is optional (absent: not exported).
 struct Health {
   std::string version;
@@ -80,6 +89,8 @@ struct Health {
   std::optional<int64_t> energy_period_ns;
   std::span<const uint64_t> read_errors;  // by channel id; empty: not exported
   std::optional<StoreHealth> store;
+  // edgemon_process_gpu_memory_bytes{pid,process}; empty: not exported.
+  std::span<const ProcessGpuMemory> gpu_processes;
 };
 
 // Escapes a label value for both text formats (\\, \", \n) and replaces

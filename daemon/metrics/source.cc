@@ -1,5 +1,7 @@
 #include "source.h"
 
+#include <algorithm>
+
 #include <chrono>
 #include <utility>
 
@@ -95,6 +97,21 @@ std::string MetricsSource::Render(Format format) {
   }
   if (s.errors) h.read_errors = *s.errors;
   h.store = StoreStats();
+  std::vector<ProcessGpuMemory> top;
+  if (options_.gpu_processes != nullptr) {
+    auto gpu = options_.gpu_processes->Read();
+    for (const auto& [pid, kib] : gpu->kib) {
+      auto name = gpu->name.find(pid);
+      top.push_back({pid, name != gpu->name.end() ? name->second : std::string(), kib});
+    }
+    auto more = [](const ProcessGpuMemory& a, const ProcessGpuMemory& b) {
+      return a.kib != b.kib ? a.kib > b.kib : a.pid < b.pid;
+    };
+    size_t n = std::min(top.size(), options_.top_gpu_processes);
+    std::partial_sort(top.begin(), top.begin() + static_cast<std::ptrdiff_t>(n), top.end(), more);
+    top.resize(n);
+    h.gpu_processes = top;
+  }
   if (!s.inventory) {
     // Before the first frame: health only.
     return Exposition(Inventory{}).Render(nullptr, h, format);

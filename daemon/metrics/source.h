@@ -7,7 +7,9 @@
 // pointer, the sampler's atomic counters and the store's statistics (cached,
 // refreshed at most every `store_stats_ttl_ns` by the scrape that finds them
 // stale; other scrapes meanwhile use the cached copy) and renders them with
-// an Exposition cached per inventory generation. Nothing here reads sysfs.
+// an Exposition cached per inventory generation. Nothing here reads sysfs,
+// except the per-process GPU memory table through Options::gpu_processes
+// (cached by that reader).
 //
 // Thread safety: OnFrame on the sampler thread; Render from any thread.
 #pragma once
@@ -20,6 +22,7 @@
 
 #include "collection.h"
 #include "exposition.h"
+#include "gpu_processes.h"
 #include "ring_store.h"
 #include "sampler.h"
 
@@ -30,6 +33,10 @@ class MetricsSource final : public FrameSink {
   struct Options {
     std::string version;
     int64_t store_stats_ttl_ns = 5'000'000'000;
+    // The processes using the most GPU memory, read (and cached) by the
+    // reader at scrape time; null: not exported.
+    GpuProcessReader* gpu_processes = nullptr;
+    size_t top_gpu_processes = 10;
   };
   // `sampler` and `store` may be null (their metrics are then left out).
   // All references must outlive this object.

@@ -294,7 +294,13 @@ TelemetryService::TelemetryService(WatchHub& hub, store::RingStore& store, Clock
       fs_(fs),
       options_(std::move(options)),
       worker_(options_.max_queued_jobs),
-      window_worker_(options_.max_queued_jobs) {}
+      window_worker_(options_.max_queued_jobs) {
+  gpu_processes_ = options_.gpu_processes;
+  if (gpu_processes_ == nullptr && fs_ != nullptr) {
+    own_gpu_processes_ = std::make_unique<GpuProcessReader>(*fs_, /*nvml=*/false);
+    gpu_processes_ = own_gpu_processes_.get();
+  }
+}
 
 TelemetryService::~TelemetryService() {
   Stop();
@@ -816,8 +822,9 @@ grpc::ServerUnaryReactor* TelemetryService::ListProcesses(grpc::CallbackServerCo
                                                           v1::ListProcessesResponse* resp) {
   if (!fs_) return Done(ctx, Status(StatusCode::UNIMPLEMENTED, "no process source"));
   const std::string& sort = req->sort();
-  if (!sort.empty() && sort != "cpu" && sort != "mem" && sort != "pid" && sort != "name") {
-    return Done(ctx, Invalid("sort: must be cpu, mem, pid or name, got \"" + sort + "\""));
+  if (!sort.empty() && sort != "cpu" && sort != "mem" && sort != "gpu" && sort != "pid" &&
+      sort != "name") {
+    return Done(ctx, Invalid("sort: must be cpu, mem, gpu, pid or name, got \"" + sort + "\""));
   }
   if (req->limit() > 10'000) return Done(ctx, Invalid("limit: at most 10000"));
   v1::ListProcessesRequest copy = *req;
@@ -872,6 +879,7 @@ Status TelemetryService::DoListProcesses(const v1::ListProcessesRequest& req,
       }
     }
   }
+  std::shared_ptr<const GpuProcessMemory> gpu = gpu_processes_->Read();
   std::map<int, uint64_t> ticks;
   std::vector<v1::Process> procs;
   for (const auto& entry : fs_->List(ProcPath(""))) {
@@ -906,6 +914,12 @@ Status TelemetryService::DoListProcesses(const v1::ListProcessesRequest& req,
       auto u = users.find(uid);
       p.set_user(u != users.end() ? u->second : uid);
     }
+    if (gpu->available) {
+      // Every process using the GPU is in the table: one not in it uses none.
+      auto g = gpu->kib.find(p.pid());
+      p.set_gpu_mem_kib(g != gpu->kib.end() ? g->second : 0);
+      p.set_has_gpu_mem(true);
+    }
     if (auto cmd = fs_->ReadText(JoinPath(dir, "cmdline"), 4096)) {
       std::string c = *cmd;
       while (!c.empty() && c.back() == '\0') c.pop_back();
@@ -919,6 +933,7 @@ Status TelemetryService::DoListProcesses(const v1::ListProcessesRequest& req,
   const std::string sort = req.sort().empty() ? "cpu" : req.sort();
   std::stable_sort(procs.begin(), procs.end(), [&](const v1::Process& a, const v1::Process& b) {
     if (sort == "mem") return a.rss_kib() > b.rss_kib();
+    if (sort == "gpu") return a.gpu_mem_kib() > b.gpu_mem_kib();
     if (sort == "pid") return a.pid() < b.pid();
     if (sort == "name") return a.name() < b.name();
     if (a.cpu_permille() != b.cpu_permille()) return a.cpu_permille() > b.cpu_permille();
@@ -927,6 +942,7 @@ Status TelemetryService::DoListProcesses(const v1::ListProcessesRequest& req,
   size_t limit = req.limit() == 0 ? 50 : req.limit();
   for (size_t i = 0; i < procs.size() && i < limit; ++i) *out->add_processes() = procs[i];
   out->set_realtime_ns(clock_.RealtimeNs());
+  out->set_gpu_mem_unavailable(gpu->unavailable);
   return Status::OK;
 }
 

@@ -21,6 +21,7 @@
 #include <deque>
 #include <functional>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -29,6 +30,7 @@
 #include "edgemon/v1/edgemon.grpc.pb.h"
 #include "frame_summary.h"
 #include "live_energy.h"
+#include "gpu_processes.h"
 #include "ring_store.h"
 #include "sampler.h"
 #include "sysfs.h"
@@ -49,6 +51,9 @@ struct ServiceOptions {
   // The sampler's live energy counters: ranges past the newest stored frame
   // are answered from them (null: from the store only).
   const LiveEnergy* live_energy = nullptr;
+  // GPU memory per process for ListProcesses; null: the service reads the
+  // nvmap table through `fs` itself (no NVML).
+  GpuProcessReader* gpu_processes = nullptr;
 };
 
 // Runs store and file-system work off gRPC's threads, in order.
@@ -137,6 +142,8 @@ class TelemetryService final : public v1::Telemetry::CallbackService {
   Clock& clock_;
   Sampler* sampler_;
   SysFs* fs_;
+  std::unique_ptr<GpuProcessReader> own_gpu_processes_;
+  GpuProcessReader* gpu_processes_ = nullptr;
   const ServiceOptions options_;
   Worker worker_;
   Worker window_worker_;  // BeginWindow / EndWindow only

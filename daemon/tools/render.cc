@@ -2,7 +2,11 @@
 
 #include <cinttypes>
 #include <cstdio>
+#include <functional>
 #include <map>
+#include <set>
+#include <string>
+#include <vector>
 
 namespace edgemon {
 namespace {
@@ -52,6 +56,33 @@ std::string FormatValue(const Channel& c, const Value& v) {
   return std::to_string(*v);
 }
 
+// Names of one kind with each rail's sub-rails right after it (depth first,
+// otherwise in declaration order); a parent that is not listed leaves its
+// children at the top level.
+static std::vector<std::string> ParentsFirst(const Inventory& inv, Kind kind,
+                                             const std::vector<std::string>& order) {
+  std::map<std::string, std::string> parent;
+  for (const auto& c : inv.channels) {
+    if (c.kind == kind && !c.parent.empty() && c.parent != c.name) parent.emplace(c.name, c.parent);
+  }
+  std::set<std::string> names(order.begin(), order.end()), done;
+  std::vector<std::string> out;
+  std::function<void(const std::string&)> emit = [&](const std::string& name) {
+    if (!done.insert(name).second) return;
+    out.push_back(name);
+    for (const auto& child : order) {
+      auto p = parent.find(child);
+      if (p != parent.end() && p->second == name) emit(child);
+    }
+  };
+  for (const auto& name : order) {
+    auto p = parent.find(name);
+    if (p == parent.end() || !names.count(p->second)) emit(name);
+  }
+  for (const auto& name : order) emit(name);  // a cycle: still listed once
+  return out;
+}
+
 std::string RenderTable(const Inventory& inv, const Frame& frame,
                         const std::vector<uint64_t>& error_counts) {
   std::string out;
@@ -83,6 +114,7 @@ std::string RenderTable(const Inventory& inv, const Frame& frame,
       }
     }
     if (order.empty()) continue;
+    order = ParentsFirst(inv, kind, order);
     out += "\n[" + std::string(ToString(kind)) + "]\n";
     for (const auto& name : order) {
       const Channel* any = nullptr;

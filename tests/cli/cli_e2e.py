@@ -288,7 +288,7 @@ def check_query_csv(b, connect=None):
         t = int(row["realtime_ns"])
         expect(now_ns - 8e9 <= t <= now_ns + 1e9, f"row at {t} outside the last 5 s")
         for rail in b.rails():
-            v = row.get(f"rail/{rail}/power")
+            v = row.get(f"rail/{rail}/power (mW)")  # the unit in the header
             expect(v not in (None, ""), f"no {rail} in a row")
             lo, hi = b.rail_bounds(rail)
             expect(lo <= int(v) <= hi, f"{rail} {v} outside [{lo:.0f}, {hi:.0f}]")
@@ -301,6 +301,16 @@ def check_query_csv(b, connect=None):
         expect(bucket["min"] == bucket["max"] == total, f"ram bucket {bucket} != {total}")
     table = b.edgemon("query", "--last", "3s", "--channels", "memory/ram/total").stdout
     expect(re.search(r"GiB|MiB", table), "query table without units")
+    # --step: one unit per row, named in the UNIT column; min/avg/max bare numbers in it.
+    table = b.edgemon("query", "--last", "3s", "--step", "1s", "--channels", "rail/*/power",
+                      connect=connect).stdout
+    lines = table.splitlines()
+    expect(lines and lines[0].split()[:6] == ["TIME", "CHANNEL", "UNIT", "MIN", "AVG", "MAX"],
+           f"step header {lines[:1]}")
+    for line in lines[1:]:
+        cells = line.split()
+        expect(cells[-5] == "W" and all(re.fullmatch(r"-?[0-9]+\.[0-9]{3}", x) for x in cells[-4:-1]),
+               f"step row mixes units: {line!r}")
 
 
 def check_intervals_faster_than_frames(b):

@@ -301,6 +301,12 @@ class Interop:
         expect(p.command == "fake-bench --run 1", f"command {p.command!r}")
         expect(p.rss_kib == 5120, f"rss {p.rss_kib}")
         expect(p.user == "bench", f"user {p.user!r}")
+        # GPU memory from the fixture's nvmap table (two clients of one process).
+        expect(p.has_gpu_mem and p.gpu_mem_kib == 196608 + 4096,
+               f"gpu memory {p.has_gpu_mem} {p.gpu_mem_kib}")
+        expect(r.gpu_mem_unavailable == "", f"gpu_mem_unavailable {r.gpu_mem_unavailable!r}")
+        g = self.stub.ListProcesses(self.pb.ListProcessesRequest(sort="gpu"), timeout=5)
+        expect(g.processes[0].pid == FAKE_PID, f"sort=gpu first {g.processes[0].pid}")
         expect(abs(r.realtime_ns - time.time_ns()) < 5e9, "realtime_ns")
         pids = [p.pid for p in r.processes]
         expect(pids == sorted(pids), "sort=pid not sorted")

@@ -25,5 +25,6 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   (void)PpDpmCurrentMhz(s);
   (void)DtStrings(s);
   (void)CpuModel(s);
+  (void)NvmapIovmmMaps(s);
   return 0;
 }

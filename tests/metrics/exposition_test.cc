@@ -116,6 +116,7 @@ Board Fixture() {
   b.Add(Kind::kRail, "VDD_IN", Field::kEnergy, 123'456'789, kFlagInputRail | kFlagCounter,
         "ina3221 1-0040");
   b.Add(Kind::kRail, "VDD_GPU_SOC", Field::kPower, 2292, 0, "ina3221 1-0040");
+  b.inv.channels.back().parent = "VDD_IN";
   b.Add(Kind::kRail, "VDD_CPU_CV", Field::kPower, std::nullopt, 0, "ina3221 1-0040");
   b.Add(Kind::kThermal, "cpu-thermal", Field::kTemp, 45'500, 0, "thermal_zone0");
   b.Add(Kind::kThermal, "gpu-thermal", Field::kTemp, -1'250, 0, "thermal_zone1");
@@ -167,6 +168,11 @@ TEST(ExpositionTest, ValuesInBaseUnitsDerivedFromTheInputs) {
   EXPECT_EQ(p->labels.at("input"), "true");
   EXPECT_EQ(Find(lines, "edgemon_rail_power_watts", "rail", "VDD_GPU_SOC")->labels.at("input"),
             "false");
+  // The parent label: the sub-rail names its input rail; a top-level rail
+  // carries parent="" (what {parent=""} selects in the README's PromQL).
+  EXPECT_EQ(Find(lines, "edgemon_rail_power_watts", "rail", "VDD_GPU_SOC")->labels.at("parent"),
+            "VDD_IN");
+  EXPECT_EQ(p->labels.at("parent"), "");
   EXPECT_DOUBLE_EQ(Num(Find(lines, "edgemon_rail_voltage_volts", "rail", "VDD_IN")), 19008 / 1e3);
   EXPECT_DOUBLE_EQ(Num(Find(lines, "edgemon_rail_current_amperes", "rail", "VDD_IN")), 269 / 1e3);
   EXPECT_EQ(Find(lines, "edgemon_rail_energy_joules_total", "rail", "VDD_IN")->value, "123456.789");

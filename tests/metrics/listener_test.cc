@@ -235,7 +235,9 @@ TEST(MetricsSourceTest, RendersTheLatestFrameOfARealFixtureBoard) {
   SamplerOptions so;
   so.frame_period_ns = 1'000'000'000;
   Sampler sampler(collection, clock, so);
-  MetricsSource source(collection, &sampler, nullptr, {.version = "test"});
+  GpuProcessReader gpu(fs, /*nvml=*/false);
+  MetricsSource source(collection, &sampler, nullptr,
+                       {.version = "test", .gpu_processes = &gpu, .top_gpu_processes = 2});
 
   // Before the first frame: health and board info only.
   std::string before = source.Render(Format::kPrometheus);
@@ -248,7 +250,7 @@ TEST(MetricsSourceTest, RendersTheLatestFrameOfARealFixtureBoard) {
   int64_t gpu_soc_mw = expected["values"]["rail/VDD_GPU_SOC/power"].get<int64_t>();
   std::string want =
       "edgemon_rail_power_watts{rail=\"VDD_GPU_SOC\",device=\"ina3221 1-0040\","
-      "input=\"false\"} " +
+      "input=\"false\",parent=\"\"} " +
       FormatMilli(gpu_soc_mw) + "\n";
   EXPECT_NE(text.find(want), std::string::npos) << want << "\n" << text;
   int64_t tj = expected["values"]["thermal/tj-therm/temp"].get<int64_t>();
@@ -266,6 +268,15 @@ TEST(MetricsSourceTest, RendersTheLatestFrameOfARealFixtureBoard) {
   EXPECT_NE(text.find("nvpmodel=\"" + expected["board"]["nvpmodel"].get<std::string>() + "\""),
             std::string::npos);
   EXPECT_EQ(text.find("edgemon_store_bytes"), std::string::npos);  // no store given
+  // The top 2 processes by GPU memory from the fixture's nvmap table.
+  EXPECT_NE(text.find("edgemon_process_gpu_memory_bytes{pid=\"4242\",process=\"fake-bench\"} " +
+                      std::to_string((196608 + 4096) * 1024) + "\n"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("edgemon_process_gpu_memory_bytes{pid=\"1878\",process=\"gnome-shell\"} " +
+                      std::to_string(29736 * 1024) + "\n"),
+            std::string::npos);
+  EXPECT_EQ(text.find("nvargus-daemon"), std::string::npos);  // third: not in the top 2
 }
 
 TEST(MetricsConfigTest, ParsesListenAddresses) {

@@ -7,7 +7,8 @@ find_program(EDGEMON_GRPC_PYTHON_PLUGIN grpc_python_plugin REQUIRED)
 
 edgemon_area_tests(edgemon_metrics_tests ${CMAKE_CURRENT_LIST_DIR} 120 edgemon_metrics
   edgemon_testing PkgConfig::HTTPLIB nlohmann_json::nlohmann_json)
-target_compile_definitions(edgemon_metrics_tests PRIVATE EDGEMON_PROMTOOL="${EDGEMON_PROMTOOL}")
+target_compile_definitions(edgemon_metrics_tests PRIVATE EDGEMON_PROMTOOL="${EDGEMON_PROMTOOL}"
+  EDGEMON_README="${CMAKE_CURRENT_LIST_DIR}/../../README.md")
 
 # Prometheus 2.42 (Debian) scrapes three edgemond on three edgemon-sim boards;
 # values, increase() of the energy counter vs Summarize, promtool, 404,

@@ -378,6 +378,48 @@ def items(board):
     expect(s["items"]["count"] == 1234, s["items"])
 
 
+def descendants(board):
+    # A command that daemonises its worker: the shell exits at once, the worker
+    # (reparented to edgemon, its subreaper) runs 1.5 s more and is measured.
+    daemonise = "(sleep 1.5 &) ; exit 0"
+    out = os.path.join(board.tmp, "desc")
+    r = board.edgemon("record", "--out", out, "--", "sh", "-c", daemonise)
+    expect(r.returncode == 0, r.stderr)
+    s = load(os.path.join(out, "summary.json"))
+    expect(1.4 <= s["run"]["duration_s"] < 3, s["run"])
+    expect(any("1 process started by the command outlived it" in n for n in s["notes"]),
+           f"no note of the descendant: {s['notes']}")
+    # --no-wait-descendants: the command's own exit ends the run, no note.
+    out = os.path.join(board.tmp, "desc-nowait")
+    r = board.edgemon("record", "--no-wait-descendants", "--out", out, "--", "sh", "-c", daemonise)
+    expect(r.returncode == 0, r.stderr)
+    s = load(os.path.join(out, "summary.json"))
+    expect(s["run"]["duration_s"] < 1.0, s["run"])
+    expect(not any("outlived" in n for n in s["notes"]), s["notes"])
+    # Through the --items-from pipe: the worker's output is read and counted too.
+    out = os.path.join(board.tmp, "desc-items")
+    r = board.edgemon("record", "--items-from", r"([0-9]+) items", "--out", out, "--",
+                      "sh", "-c", "(sleep 1; echo 5 items) & exit 0")
+    expect(r.returncode == 0, r.stderr)
+    expect(r.stdout == "5 items\n", f"stdout {r.stdout!r}")
+    s = load(os.path.join(out, "summary.json"))
+    expect(s["items"]["count"] == 5 and s["run"]["duration_s"] >= 0.9, (s["items"], s["run"]))
+
+
+def escaped_label(board):
+    # An escape sequence in a label reaches the terminal escaped, not executed:
+    # in record's summary, in attach's and in mark's messages.
+    evil = "\x1b[2J\x1b[Hevil"
+    r = board.edgemon("record", "--label", evil, "--", "true")
+    expect(r.returncode == 0, r.stderr)
+    expect("\x1b" not in r.stderr and "\\x1b[2J\\x1b[Hevil" in r.stderr, repr(r.stderr[:200]))
+    r = board.edgemon("attach", "--last", "2s", "--label", evil)
+    expect("\x1b" not in r.stdout + r.stderr and "\\x1b[2J" in r.stdout, repr(r.stdout[:200]))
+    r = board.edgemon("mark", "end", evil)
+    expect(r.returncode != 0 and "\x1b" not in r.stderr and "\\x1b[2J" in r.stderr,
+           repr(r.stderr))
+
+
 def rate_boost(board):
     out = os.path.join(board.tmp, "boost")
     r = board.edgemon("record", "--rate", "200", "--pre", "0.5s", "--post", "0.5s", "--out", out,
@@ -533,6 +575,9 @@ def main():
         checks.run("bad input (flags, range, time, regex, no daemon)", bad_input, nano)
         checks.run("mark begin/end from inside the command", marks, nano)
         checks.run("--items and --items-from", items, nano)
+        checks.run("daemonised descendants waited for (subreaper), --no-wait-descendants",
+                   descendants, nano)
+        checks.run("labels with escape sequences are printed escaped", escaped_label, nano)
         checks.run("--rate --pre --post", rate_boost, nano)
         checks.run("two records at once with their own --rate", concurrent_rates, nano)
         checks.run("SIGTERM forwarded to the command", signal_forwarding, nano)

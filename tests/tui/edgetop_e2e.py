@@ -210,10 +210,15 @@ def check_reconnect(tmux, target, daemon):
     lines = tmux.wait_for(target, lambda ls: "DISCONNECTED" in ls[0], what="DISCONNECTED")
     expect("unreachable" in lines[1], f"reason line: {lines[1]}")
     expect(any("VDD_GPU_SOC" in l for l in lines), "last values should stay on screen")
-    daemon.start()
+    time.sleep(6)  # a long outage: every backoff has grown to its maximum
+    daemon.start()  # returns once the socket is there
+    t0 = time.monotonic()
     tmux.wait_for(target, lambda ls: ls[0].rstrip().endswith("connected") and
                   "DISCONNECTED" not in ls[0] and "L4T" in ls[1], timeout=20,
                   what="reconnected")
+    took = time.monotonic() - t0
+    print(f"    reconnected {took:.2f} s after the daemon was back")
+    expect(took <= 2.0, f"reconnecting took {took:.2f} s; the README promises at most 2 s")
 
 
 def start_edgetop(tmux, name, sock, x, y, env="", flags=""):

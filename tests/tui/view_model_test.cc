@@ -546,6 +546,51 @@ TEST(EdgetopView, ProcessesSortByKeyAndShowGpuMemoryWhereReported) {
   EXPECT_NE(init.find(" - "), std::string::npos) << init;  // no GPU memory reported
 }
 
+TEST(EdgetopView, ProcessesPageSaysWhyGpuMemoryOrTheListIsMissing) {
+  Board b = LoadBoard("agx-orin");
+  Telemetry t = Feed(b, /*with_processes=*/false);
+  UiState ui = Ui(80, 24, Page::kProcesses);
+  t.SetProcessesError("UNAVAILABLE: connection refused");
+  auto lines = Render(t, ui);
+  EXPECT_NE(LineWith(lines, "process list unavailable: UNAVAILABLE: connection refused"), "")
+      << Joined(lines);
+
+  client::ProcessList list = Processes();
+  for (auto& p : list.processes) p.gpu_mem_kib.reset();
+  list.gpu_mem_unavailable = "cannot read /sys/kernel/debug/nvmap/iovmm/maps";
+  t.SetProcesses(list);
+  lines = Render(t, ui);
+  EXPECT_EQ(LineWith(lines, "process list unavailable"), "");
+  EXPECT_NE(LineWith(lines, "GPU memory unavailable: cannot read /sys/kernel/debug/nvmap"), "")
+      << Joined(lines);
+  int row = -1;
+  LineWith(lines, "COMMAND", &row);
+  EXPECT_NE(lines[static_cast<size_t>(row)].find("GPU"), std::string::npos);  // the column stays
+  std::string init = LineWith(lines, "/sbin/init");
+  EXPECT_NE(init.find(" - "), std::string::npos) << init;  // a dash, never 0
+}
+
+TEST(EdgetopView, PowerPageSaysWhenTheBoardHasNoRails) {
+  Board b = LoadBoard("no-sensors");
+  Telemetry t = Feed(b);
+  auto lines = Render(t, Ui(80, 24, Page::kPower));
+  EXPECT_NE(LineWith(lines, "No power rails on this board"), "") << Joined(lines);
+  Board orin = LoadBoard("agx-orin");
+  Telemetry o = Feed(orin);
+  EXPECT_EQ(LineWith(Render(o, Ui(80, 24, Page::kPower)), "No power rails"), "");
+}
+
+TEST(EdgetopView, ZoneNamesUseTheWidthThereIs) {
+  Board b = LoadBoard("x86-laptop");
+  Telemetry t = Feed(b);
+  auto lines = Render(t, Ui(120, 40));
+  for (const char* zone : {"x86_pkg_temp", "thinkpad/temp1", "Package id 0", "acpitz/temp1"}) {
+    EXPECT_NE(LineWith(lines, std::string(zone) + " "), "") << zone << "\n" << Joined(lines);
+  }
+  lines = Render(t, Ui(120, 40, Page::kPower));
+  EXPECT_NE(LineWith(lines, "thinkpad/temp1 "), "") << Joined(lines);
+}
+
 TEST(EdgetopKeys, PagesHelpPauseIntervalQuit) {
   UiState ui;
   EXPECT_EQ(HandleKey('2', ui), Command::kRedraw);

@@ -2,6 +2,11 @@
 
 #include <gtest/gtest.h>
 
+#include <fstream>
+#include <sstream>
+
+#include "temp_tree.h"
+
 namespace edgemon::parse {
 namespace {
 
@@ -114,6 +119,44 @@ TEST(ParseCpuinfo, Model) {
             "Intel(R) Core(TM) i7");
   EXPECT_EQ(CpuModel("Hardware\t: NVIDIA Tegra\n"), "NVIDIA Tegra");
   EXPECT_EQ(CpuModel(""), "");
+}
+
+TEST(ParseNvmap, IovmmMapsOfTheAgxOrinFixture) {
+  std::ifstream in(testing::Fixture("agx-orin") + "/sys/kernel/debug/nvmap/iovmm/maps");
+  ASSERT_TRUE(in);
+  std::stringstream text;
+  text << in.rdbuf();
+  auto maps = NvmapIovmmMaps(text.str());
+  ASSERT_TRUE(maps);
+  EXPECT_EQ(maps->total_kib, 243752u);
+  // By pid; pid 4242's two clients summed; the kernel's client (pid 0) left out;
+  // handle and mapping rows (indented) are not clients.
+  ASSERT_EQ(maps->clients.size(), 3u);
+  EXPECT_EQ(maps->clients[0].pid, 1211);
+  EXPECT_EQ(maps->clients[0].process, "nvargus-daemon");
+  EXPECT_EQ(maps->clients[0].kib, 12288u);
+  EXPECT_EQ(maps->clients[1].pid, 1878);
+  EXPECT_EQ(maps->clients[2].pid, 4242);
+  EXPECT_EQ(maps->clients[2].process, "fake-bench");
+  EXPECT_EQ(maps->clients[2].kib, 196608u + 4096u);
+}
+
+TEST(ParseNvmap, ProcessNamesWithSpacesAndMalformedTables) {
+  auto maps = NvmapIovmmMaps(
+      "CLIENT PROCESS PID SIZE\n"
+      "user        Web Content     77       100K\n"
+      "user        x     -3       100K\n"  // no such pid
+      "user        y     12       100M\n"  // not a KiB size
+      "total    100K\n"
+      "user        late     13       5K\n");  // after the total: ignored
+  ASSERT_TRUE(maps);
+  ASSERT_EQ(maps->clients.size(), 1u);
+  EXPECT_EQ(maps->clients[0].process, "Web Content");
+  EXPECT_EQ(maps->clients[0].kib, 100u);
+  EXPECT_FALSE(NvmapIovmmMaps(""));
+  EXPECT_FALSE(NvmapIovmmMaps("user a 1 5K\ntotal 5K\n"));                 // no header
+  EXPECT_FALSE(NvmapIovmmMaps("CLIENT PROCESS PID SIZE\nuser a 1 5K\n"));  // cut short
+  EXPECT_FALSE(NvmapIovmmMaps("CLIENT PROCESS PID SIZE\ntotal lots\n"));
 }
 
 }  // namespace

@@ -17,8 +17,10 @@
 // the live system. It is not a sysfs source: Sample() calls the library.
 #include <dlfcn.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -56,6 +58,15 @@ struct NvmlPciInfo {  // nvmlPciInfo_t as filled by nvmlDeviceGetPciInfo_v3
   char bus_id[32];
 };
 
+struct NvmlProcessInfo {  // nvmlProcessInfo_t (v2), as the _v3 process queries fill it
+  unsigned int pid;
+  unsigned long long used_gpu_memory;  // bytes; kNvmlValueNotAvailable when unknown
+  unsigned int gpu_instance_id;
+  unsigned int compute_instance_id;
+};
+constexpr unsigned long long kNvmlValueNotAvailable = ~0ULL;  // NVML_VALUE_NOT_AVAILABLE
+constexpr NvmlReturn kNvmlInsufficientSize = 7;               // NVML_ERROR_INSUFFICIENT_SIZE
+
 struct NvmlApi {
   NvmlReturn (*init)() = nullptr;                                     // nvmlInit_v2
   NvmlReturn (*shutdown)() = nullptr;                                 // nvmlShutdown
@@ -71,6 +82,10 @@ struct NvmlApi {
                               unsigned int*) = nullptr;                // ..GetMaxClockInfo
   NvmlReturn (*get_memory)(NvmlDevice, NvmlMemory*) = nullptr;         // ..GetMemoryInfo
   NvmlReturn (*get_power_limit)(NvmlDevice, unsigned int*) = nullptr;  // ..GetEnforcedPowerLimit
+  NvmlReturn (*get_compute_procs)(NvmlDevice, unsigned int*,
+                                  NvmlProcessInfo*) = nullptr;  // ..GetComputeRunningProcesses_v3
+  NvmlReturn (*get_graphics_procs)(NvmlDevice, unsigned int*,
+                                   NvmlProcessInfo*) = nullptr;  // ..GetGraphicsRunningProcesses_v3
 };
 
 // Looks up `name` in `lib` into the function pointer `fn` (nullptr when absent).
@@ -94,39 +109,17 @@ int64_t Kib(unsigned long long bytes) {
   return static_cast<int64_t>(bytes / 1024);
 }
 
-class NvmlCollector final : public Collector {
+// libnvidia-ml.so.1 opened and NVML initialised once (nvmlInit counts
+// references, so the collector and the process reader each hold one).
+class NvmlLibrary {
  public:
-  NvmlCollector() = default;
-  NvmlCollector(const NvmlCollector&) = delete;
-  NvmlCollector& operator=(const NvmlCollector&) = delete;
-  ~NvmlCollector() override {
+  NvmlLibrary() = default;
+  NvmlLibrary(const NvmlLibrary&) = delete;
+  NvmlLibrary& operator=(const NvmlLibrary&) = delete;
+  ~NvmlLibrary() {
     if (initialised_) api_.shutdown();
     if (lib_ != nullptr) ::dlclose(lib_);
   }
-
-  std::string_view Name() const override { return "nvml"; }
-
-  void Discover(DiscoverContext& ctx) override {
-    devices_.clear();
-    if (!Load()) return;
-    unsigned int count = 0;
-    if (api_.get_count(&count) != kNvmlSuccess) return;
-    for (unsigned int i = 0; i < count; ++i) {
-      NvmlDevice handle = nullptr;
-      if (api_.get_handle(i, &handle) != kNvmlSuccess) continue;
-      DiscoverDevice(ctx, i, handle);
-    }
-  }
-
-  void Sample(SampleContext& ctx) override {
-    for (const auto& d : devices_) SampleDevice(ctx, d);
-  }
-
- private:
-  struct Device {
-    NvmlDevice handle = nullptr;
-    std::optional<ChannelId> load, freq, freq_max, temp, power, used, total;
-  };
 
   // Opens the library and initialises NVML once; false when unavailable.
   bool Load() {
@@ -147,11 +140,51 @@ class NvmlCollector final : public Collector {
       Bind(lib_, "nvmlDeviceGetMaxClockInfo", api_.get_max_clock);
       Bind(lib_, "nvmlDeviceGetMemoryInfo", api_.get_memory);
       Bind(lib_, "nvmlDeviceGetEnforcedPowerLimit", api_.get_power_limit);
+      Bind(lib_, "nvmlDeviceGetComputeRunningProcesses_v3", api_.get_compute_procs);
+      Bind(lib_, "nvmlDeviceGetGraphicsRunningProcesses_v3", api_.get_graphics_procs);
     }
     if (!api_.init || !api_.shutdown || !api_.get_count || !api_.get_handle) return false;
     initialised_ = api_.init() == kNvmlSuccess;
     return initialised_;
   }
+
+  const NvmlApi& api() const { return api_; }
+
+ private:
+  void* lib_ = nullptr;
+  bool initialised_ = false;
+  NvmlApi api_;
+};
+
+class NvmlCollector final : public Collector {
+ public:
+  NvmlCollector() = default;
+  NvmlCollector(const NvmlCollector&) = delete;
+  NvmlCollector& operator=(const NvmlCollector&) = delete;
+
+  std::string_view Name() const override { return "nvml"; }
+
+  void Discover(DiscoverContext& ctx) override {
+    devices_.clear();
+    if (!lib_.Load()) return;
+    unsigned int count = 0;
+    if (api_.get_count(&count) != kNvmlSuccess) return;
+    for (unsigned int i = 0; i < count; ++i) {
+      NvmlDevice handle = nullptr;
+      if (api_.get_handle(i, &handle) != kNvmlSuccess) continue;
+      DiscoverDevice(ctx, i, handle);
+    }
+  }
+
+  void Sample(SampleContext& ctx) override {
+    for (const auto& d : devices_) SampleDevice(ctx, d);
+  }
+
+ private:
+  struct Device {
+    NvmlDevice handle = nullptr;
+    std::optional<ChannelId> load, freq, freq_max, temp, power, used, total;
+  };
 
   void DiscoverDevice(DiscoverContext& ctx, unsigned int index, NvmlDevice h) {
     Channel base;
@@ -255,9 +288,8 @@ class NvmlCollector final : public Collector {
     return c;
   }
 
-  void* lib_ = nullptr;
-  bool initialised_ = false;
-  NvmlApi api_;
+  NvmlLibrary lib_;
+  const NvmlApi& api_ = lib_.api();
   std::vector<Device> devices_;
 };
 
@@ -265,6 +297,47 @@ class NvmlCollector final : public Collector {
 
 std::unique_ptr<Collector> MakeNvmlCollector() {
   return std::make_unique<NvmlCollector>();
+}
+
+struct NvmlProcessMemory::Impl {
+  NvmlLibrary lib;
+};
+
+NvmlProcessMemory::NvmlProcessMemory() : impl_(std::make_unique<Impl>()) {}
+NvmlProcessMemory::~NvmlProcessMemory() = default;
+
+std::optional<std::map<int, uint64_t>> NvmlProcessMemory::Read() {
+  if (!impl_->lib.Load()) return std::nullopt;
+  const NvmlApi& api = impl_->lib.api();
+  if (!api.get_compute_procs && !api.get_graphics_procs) return std::nullopt;
+  unsigned int count = 0;
+  if (api.get_count(&count) != kNvmlSuccess || count == 0) return std::nullopt;
+  std::map<int, uint64_t> kib;
+  std::vector<NvmlProcessInfo> infos;
+  for (unsigned int i = 0; i < count; ++i) {
+    NvmlDevice h = nullptr;
+    if (api.get_handle(i, &h) != kNvmlSuccess) continue;
+    // A process with compute and graphics contexts on one device is listed
+    // twice with the same memory: the larger figure counts once per device.
+    std::map<int, uint64_t> device;
+    for (auto query : {api.get_compute_procs, api.get_graphics_procs}) {
+      if (!query) continue;
+      unsigned int n = 0;
+      NvmlReturn r = query(h, &n, nullptr);
+      if (r != kNvmlSuccess && r != kNvmlInsufficientSize) continue;
+      infos.assign(n + 8, NvmlProcessInfo{});  // room for processes started meanwhile
+      n = static_cast<unsigned int>(infos.size());
+      if (query(h, &n, infos.data()) != kNvmlSuccess) continue;
+      for (unsigned int k = 0; k < n && k < infos.size(); ++k) {
+        const NvmlProcessInfo& p = infos[k];
+        if (p.pid == 0 || p.used_gpu_memory == kNvmlValueNotAvailable) continue;
+        uint64_t& v = device[static_cast<int>(p.pid)];
+        v = std::max<uint64_t>(v, p.used_gpu_memory / 1024);
+      }
+    }
+    for (const auto& [pid, v] : device) kib[pid] += v;
+  }
+  return kib;
 }
 
 }  // namespace edgemon
