@@ -169,15 +169,63 @@ def uncertainty_notes(s: Any, interval_ms: int, energy_rate_hz: int) -> List[str
                        "ms: part of it was not sampled or not stored (daemon stopped?); the "
                        "energy covers the stored part only" %
                        (s.samples, fixed(s.duration_s, 3), fixed(expected, 0), interval_ms))
+    if s.HasField("requested_from_ns"):
+        out.append("the range was clipped: it starts %s s before the oldest data the daemon "
+                   "holds; measured from there" % fixed((s.from_ns - s.requested_from_ns) / 1e9, 3))
+    if s.HasField("requested_to_ns"):
+        out.append("the range was clipped: it ends %s s in the future; measured up to now" %
+                   fixed((s.requested_to_ns - s.to_ns) / 1e9, 3))
+    out.extend(residual_warnings(list(s.rails)))
     if not s.rails:
         out.append("no rail energy in this range (no power rails stored)")
     return out
 
 
+RAIL_TOLERANCE = 0.02  # the INA3221 rails' combined error, as the edgemon command uses
+
+
+def residual_warnings(rails: List[Any]) -> List[str]:
+    """A line for each rail whose sub-rails read more than the rail itself."""
+    out = []
+    for parent in rails:
+        subs = [c.energy_mj for c in rails if c.parent == parent.name and c.name != parent.name]
+        children = float(sum(subs))
+        excess = children - parent.energy_mj
+        if not subs or excess <= 0:
+            continue
+        tolerance = RAIL_TOLERANCE * max(parent.energy_mj, children)
+        share = fixed(100.0 * excess / parent.energy_mj if parent.energy_mj > 0 else 100.0, 1) + " %"
+        limit = fixed(RAIL_TOLERANCE * 100, 0) + " %"
+        if excess <= tolerance:
+            out.append("sub-rails of %s read %s J (%s) more than %s: within the sensors' "
+                       "tolerance (%s), so the negative \"other\" row is measurement error" %
+                       (parent.name, fixed(excess / 1000.0, 3), share, parent.name, limit))
+        else:
+            out.append("Warning: sub-rails of %s sum to %s J, %s J (%s) more than %s itself "
+                       "(%s J), beyond the sensors' tolerance (%s): a rail is miscalibrated or "
+                       "mislabelled; its \"other\" row is not meaningful" %
+                       (parent.name, fixed(children / 1000.0, 3), fixed(excess / 1000.0, 3),
+                        share, parent.name, fixed(parent.energy_mj / 1000.0, 3), limit))
+    return out
+
+
+def held_rail_rates(s: Any) -> Optional[Dict[str, float]]:
+    """The lowest and highest rail sampling rates that held over the range."""
+    if not (s.HasField("min_rail_rate_hz") and s.HasField("max_rail_rate_hz")):
+        return None
+    return {"min": s.min_rail_rate_hz, "max": s.max_rail_rate_hz}
+
+
 def _rails_json(rails: List[Any]) -> List[Dict[str, Any]]:
-    return [{"name": r.name, "parent": r.parent, "input": r.input,
-             "energy_j": r.energy_mj / 1000.0, "avg_power_w": r.avg_power_mw / 1000.0,
-             "peak_power_w": r.peak_power_mw / 1000.0} for r in rails]
+    out = []
+    for r in rails:
+        j = {"name": r.name, "parent": r.parent, "input": r.input,
+             "energy_j": r.energy_mj / 1000.0,
+             "avg_power_w": r.avg_power_mw / 1000.0}  # type: Dict[str, Any]
+        if r.HasField("peak_power_mw"):  # no sample in the range: no peak, never 0
+            j["peak_power_w"] = r.peak_power_mw / 1000.0
+        out.append(j)
+    return out
 
 
 def summary_json(result: Any, device: Any, target: str, notes: List[str]) -> Dict[str, Any]:
@@ -197,6 +245,7 @@ def summary_json(result: Any, device: Any, target: str, notes: List[str]) -> Dic
     j["interval_ms"] = interval_ms
     j["energy_rate_hz"] = device.energy_rate_hz
     j["boost_rate_hz"] = result.boost_rate_hz
+    j["rail_rate_hz"] = held_rail_rates(s)
     j["window"] = ({"id": result.window_id, "start_ns": result.start_ns,
                     "end_ns": result.end_ns} if result.window_id else None)
     j["run"] = {"start_ns": result.start_ns, "end_ns": result.end_ns,
@@ -223,7 +272,9 @@ def summary_json(result: Any, device: Any, target: str, notes: List[str]) -> Dic
     j["thermal_trips"] = thermal_trips(list(s.temps), device)
     j["samples"] = s.samples
     j["gaps"] = s.gaps
-    rate = max(result.boost_rate_hz, device.energy_rate_hz)
+    held = held_rail_rates(s)
+    rate = (max(1, int(held["min"])) if held is not None
+            else max(result.boost_rate_hz, device.energy_rate_hz))
     j["uncertainty"] = uncertainty_notes(s, interval_ms, rate)
     j["notes"] = notes
     phases = []

@@ -15,7 +15,7 @@ class RailEnergy(NamedTuple):
     input: bool
     energy_j: float
     avg_power_w: float
-    peak_power_w: float
+    peak_power_w: Optional[float]
 
 
 class TempRange(NamedTuple):
@@ -63,7 +63,9 @@ class Result(object):
         self._client = client
         self._device = device
         self.rails = {r.name: RailEnergy(r.name, r.parent, r.input, r.energy_mj / 1000.0,
-                                         r.avg_power_mw / 1000.0, r.peak_power_mw / 1000.0)
+                                         r.avg_power_mw / 1000.0,
+                                         r.peak_power_mw / 1000.0
+                                         if r.HasField("peak_power_mw") else None)
                       for r in summary.rails}
 
     @property
