@@ -89,7 +89,8 @@ def listening_tcp(pid):
 
 def main():
     ap = argparse.ArgumentParser()
-    for a in ("--edgemond", "--edgemon", "--protoc", "--plugin", "--proto-dir", "--fixtures"):
+    for a in ("--edgemond", "--edgemon", "--python-dir", "--protoc", "--plugin", "--proto-dir",
+              "--fixtures"):
         ap.add_argument(a, required=True)
     args = ap.parse_args()
     interop_test.ARGS = args
@@ -159,6 +160,21 @@ def main():
             check(r.returncode == 77 and "refused" in r.stderr,
                   f"edgemon as nobody without the group: exit {r.returncode} {r.stderr!r}, "
                   "want 77 (refused)")
+            # And the Python package raises its documented PermissionDenied.
+            py = ("import edgemon, sys\n"
+                  "try:\n"
+                  "    edgemon.connect(sys.argv[1]).latest()\n"
+                  "    print('served')\n"
+                  "except edgemon.Error as e:\n"
+                  "    print(type(e).__name__)\n")
+            r = subprocess.run(["setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups",
+                                "/usr/bin/python3", "-c", py, "unix:" + d.sock],
+                               capture_output=True, text=True, timeout=60,
+                               env={"PYTHONPATH": args.python_dir, "PATH": "/usr/bin:/bin",
+                                    "PYTHONDONTWRITEBYTECODE": "1"})
+            check(r.stdout.strip() == "PermissionDenied",
+                  f"the Python package as nobody: {r.stdout!r} {r.stderr[-300:]!r}, "
+                  "want PermissionDenied")
 
             # 2. Default configuration: no TCP listener at all.
             check(listening_tcp(d.proc.pid) == [],

@@ -36,6 +36,10 @@ def from_rpc_error(what: str, target: str, err: "object") -> Error:
     details = err.details() if hasattr(err, "details") else str(err)
     name = code.name if code is not None else "UNKNOWN"
     message = "edgemon: %s at %s: %s: %s" % (what, target, name, details or "(no message)")
+    # A unix socket whose mode shuts the caller out fails at connect(2), which
+    # gRPC reports as UNAVAILABLE: it is a refusal, as the edgemon command says.
+    if code == grpc.StatusCode.UNAVAILABLE and "Permission denied" in (details or ""):
+        return PermissionDenied(message, name)
     if code in (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED):
         return Unavailable(message, name)
     if code in (grpc.StatusCode.PERMISSION_DENIED, grpc.StatusCode.UNAUTHENTICATED):
