@@ -7,7 +7,11 @@ set(EDGEMON_INTEROP_INCLUDED ON)
 if(EDGEMON_BUILD_TESTS)
   # Debian's grpcio is installed for the system interpreter only (not pyenv).
   find_program(EDGEMON_SYSTEM_PYTHON3 python3 PATHS /usr/bin NO_DEFAULT_PATH REQUIRED)
-  find_program(EDGEMON_GRPC_PYTHON_PLUGIN grpc_python_plugin REQUIRED)
+  edgemon_test_tool(EDGEMON_GRPC_PYTHON_PLUGIN grpc_python_plugin)
+endif()
+if(EDGEMON_BUILD_TESTS AND NOT EDGEMON_GRPC_PYTHON_PLUGIN)
+  edgemon_tests_left_out("grpc_interop grpc_watchers grpc_tls")
+elseif(EDGEMON_BUILD_TESTS)
   add_test(NAME grpc_interop
            COMMAND ${EDGEMON_SYSTEM_PYTHON3} ${CMAKE_CURRENT_LIST_DIR}/interop_test.py
                    --edgemond $<TARGET_FILE:edgemond>
@@ -34,11 +38,15 @@ if(EDGEMON_BUILD_TESTS)
                    --proto-dir ${CMAKE_CURRENT_LIST_DIR}/../../proto
                    --fixtures ${CMAKE_CURRENT_LIST_DIR}/../fixtures)
   set_tests_properties(grpc_tls PROPERTIES TIMEOUT 180)
+endif()
+if(EDGEMON_BUILD_TESTS)
   # tests/unit/client_test.cc (globbed into edgemon_tests) needs the client
   # library and a daemon to run; the target name resolves whatever the order
   # of add_subdirectory(client) and add_subdirectory(tests).
   if(TARGET edgemon_tests)
     target_link_libraries(edgemon_tests PRIVATE edgemon_client)
     target_compile_definitions(edgemon_tests PRIVATE EDGEMON_EDGEMOND_PATH="$<TARGET_FILE:edgemond>")
+    # A path in a compile definition is no dependency: build the daemon first.
+    add_dependencies(edgemon_tests edgemond)
   endif()
 endif()

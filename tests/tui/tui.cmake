@@ -5,11 +5,15 @@ edgemon_area_tests(edgetop_tests ${CMAKE_CURRENT_LIST_DIR} 60 edgetop_view edgem
 target_compile_definitions(edgetop_tests PRIVATE
   EDGETOP_GOLDEN_DIR="${CMAKE_CURRENT_LIST_DIR}/golden")
 
-# scripts/install-deps.sh installs tmux: the real-terminal test always runs.
-find_program(TMUX tmux REQUIRED)
-add_test(NAME edgetop_tmux_e2e
-         COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/edgetop_e2e.py
-                 --edgetop $<TARGET_FILE:edgetop> --edgemond $<TARGET_FILE:edgemond>
-                 --sim $<TARGET_FILE:edgemon-sim> --probe $<TARGET_FILE:edgemon-probe>
-                 --tmux ${TMUX})
-set_tests_properties(edgetop_tmux_e2e PROPERTIES TIMEOUT 180)
+# The real-terminal test needs tmux (scripts/install-deps.sh installs it).
+edgemon_test_tool(TMUX tmux)
+if(TMUX)
+  add_test(NAME edgetop_tmux_e2e
+           COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/edgetop_e2e.py
+                   --edgetop $<TARGET_FILE:edgetop> --edgemond $<TARGET_FILE:edgemond>
+                   --sim $<TARGET_FILE:edgemon-sim> --probe $<TARGET_FILE:edgemon-probe>
+                   --tmux ${TMUX})
+  set_tests_properties(edgetop_tmux_e2e PROPERTIES TIMEOUT 180)
+else()
+  edgemon_tests_left_out(edgetop_tmux_e2e)
+endif()
