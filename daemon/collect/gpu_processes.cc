@@ -1,21 +1,11 @@
 #include "gpu_processes.h"
 
-#include <chrono>
+#include "edgemon/clock.h"
 
 #include "collectors.h"
 #include "parse.h"
 
 namespace edgemon {
-namespace {
-
-int64_t SteadyNs() {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(
-             std::chrono::steady_clock::now().time_since_epoch())
-      .count();
-}
-
-}  // namespace
-
 GpuProcessReader::GpuProcessReader(SysFs& fs, bool nvml, int64_t ttl_ns)
     : fs_(fs), ttl_ns_(ttl_ns) {
   if (nvml) nvml_ = std::make_unique<NvmlProcessMemory>();
@@ -25,7 +15,7 @@ GpuProcessReader::~GpuProcessReader() = default;
 
 std::shared_ptr<const GpuProcessMemory> GpuProcessReader::Read() {
   std::lock_guard<std::mutex> lock(mu_);
-  int64_t now = SteadyNs();
+  int64_t now = SystemClock().MonotonicNs();
   if (!cached_ || now - cached_at_ns_ >= ttl_ns_) {
     cached_ = std::make_shared<const GpuProcessMemory>(ReadNow());
     cached_at_ns_ = now;

@@ -1,20 +1,11 @@
 #include "source.h"
 
 #include <algorithm>
-
-#include <chrono>
 #include <utility>
 
+#include "edgemon/clock.h"
+
 namespace edgemon::metrics {
-namespace {
-
-int64_t SteadyNs() {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(
-             std::chrono::steady_clock::now().time_since_epoch())
-      .count();
-}
-
-}  // namespace
 
 MetricsSource::MetricsSource(const Collection& collection, const Sampler* sampler,
                              store::RingStore* store, Options options)
@@ -54,7 +45,7 @@ std::shared_ptr<const Exposition> MetricsSource::PlanFor(const Snapshot& s) {
 
 std::optional<StoreHealth> MetricsSource::StoreStats() {
   if (store_ == nullptr) return std::nullopt;
-  int64_t now = SteadyNs();
+  int64_t now = SystemClock().MonotonicNs();
   {
     std::lock_guard lk(cache_mu_);
     if (store_cache_ && now - store_cache_at_ns_ < options_.store_stats_ttl_ns) return store_cache_;
