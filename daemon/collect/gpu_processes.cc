@@ -6,6 +6,7 @@
 #include "parse.h"
 
 namespace edgemon {
+
 GpuProcessReader::GpuProcessReader(SysFs& fs, bool nvml, int64_t ttl_ns)
     : fs_(fs), ttl_ns_(ttl_ns) {
   if (nvml) nvml_ = std::make_unique<NvmlProcessMemory>();
