@@ -339,27 +339,20 @@ class DaemonTest(unittest.TestCase):
             (["--config", "/dev/zero"], "is not a regular file"),  # read without bound
             (["--config", deep], "nested deeper than"),  # crashed the parser
         ]
+        def refused(want, **kw):
+            d = Daemon(self.tmp, kw.pop("db", self.db), **kw)
+            rc = d.proc.wait(timeout=10)
+            d.log.close()
+            lines = d.output().strip().splitlines()
+            self.assertEqual(rc, 2, (kw, lines))
+            self.assertEqual(len(lines), 1, (kw, lines))
+            self.assertIn(want, lines[0])
+
         for extra, want in cases:
-            d = Daemon(self.tmp, self.db, extra=extra)
-            rc = d.proc.wait(timeout=10)
-            d.log.close()
-            lines = d.output().strip().splitlines()
-            self.assertEqual(rc, 2, (extra[:2], lines))
-            self.assertEqual(len(lines), 1, (extra[:2], lines))
-            self.assertIn(want, lines[0])
-        for root, db, want in (("", self.db, "flag --root"), (None, "", "flag --db")):
-            d = Daemon(self.tmp, db, root=root)  # aborted with exit 134
-            rc = d.proc.wait(timeout=10)
-            d.log.close()
-            lines = d.output().strip().splitlines()
-            self.assertEqual(rc, 2, (extra[:2], lines))
-            self.assertEqual(len(lines), 1, (extra[:2], lines))
-            self.assertIn(want, lines[0])
-        retention = self.config("[store]\nretention = 18446744074\n")
-        d = Daemon(self.tmp, self.db, config=retention)
-        self.assertEqual(d.proc.wait(timeout=10), 2)
-        d.log.close()
-        self.assertIn("store.retention", d.output())
+            refused(want, extra=extra)
+        refused("flag --root", root="")  # aborted with exit 134
+        refused("flag --db", db="")
+        refused("store.retention", config=self.config("[store]\nretention = 18446744074\n"))
         self.assertFalse(os.path.exists(self.db), "nothing may be written on bad config")
 
     def test_deep_config_on_sighup_keeps_the_daemon_running(self):
