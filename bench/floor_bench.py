@@ -10,14 +10,16 @@ over the same steady-state window.
 """
 import argparse
 import os
-import socket
 import subprocess
 import sys
 import tempfile
 import time
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+sys.path.insert(0, os.path.join(HERE, "..", "tests", "e2e"))
 from daemon_bench import cpu_ns  # noqa: E402
+from harness import free_port, start_sim, stop_process  # noqa: E402
 
 RATE_HZ = 100
 WARMUP_S = 2
@@ -37,12 +39,6 @@ def measure(cmd, seconds):
     return (c1 - c0) / ((t1 - t0) * RATE_HZ)
 
 
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("build")
@@ -51,13 +47,10 @@ def main():
     a = ap.parse_args()
     with tempfile.TemporaryDirectory(prefix="edgemon-floor-") as tmp:
         root = os.path.join(tmp, a.board)
-        sim = subprocess.Popen([os.path.join(a.build, "daemon", "sim", "edgemon-sim"),
-                                "--board", a.board, "--out", root, "--rate-hz", "20", "-q"])
+        sim, _ = start_sim(os.path.join(a.build, "daemon", "sim", "edgemon-sim"), a.board, root,
+                           os.path.join(HERE, "..", "tests", "fixtures"), subprocess.DEVNULL,
+                           extra=["--rate-hz", "20"])
         try:
-            for _ in range(100):
-                if os.path.exists(os.path.join(root, ".edgemon-sim.json")):
-                    break
-                time.sleep(0.05)
             cfg = os.path.join(tmp, "edgemond.toml")
             with open(cfg, "w") as f:
                 f.write("[store]\ncommit_interval_ms = 1000\n")
@@ -71,8 +64,7 @@ def main():
                              "--rate-hz", str(RATE_HZ),
                              "--seconds", str(a.seconds + WARMUP_S + 5)], a.seconds)
         finally:
-            sim.terminate()
-            sim.wait()
+            stop_process(sim)
     print(f"board {a.board} (simulated), {RATE_HZ} Hz, {a.seconds:.0f} s each, "
           f"CPU from schedstat")
     print(f"edgemond  {daemon / 1e3:8.1f} us CPU per frame (sample, store, publish)")
