@@ -1,12 +1,15 @@
 #include "server.h"
 
-#include <grp.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
+#include <optional>
+#include <sstream>
 
 #include <grpcpp/ext/proto_server_reflection_plugin.h>
 #include <grpcpp/health_check_service_interface.h>
@@ -51,6 +54,26 @@ class BearerTokenProcessor final : public grpc::AuthMetadataProcessor {
 
   std::string expected_;
 };
+
+// The gid of `name` from /etc/group. Read directly rather than through
+// getgrnam: NSS modules cannot load into the static release build, and the
+// socket's group is a local group created by the installer.
+std::optional<gid_t> LocalGroupId(const std::string& name) {
+  std::ifstream in("/etc/group");
+  std::string line;
+  while (std::getline(in, line)) {
+    std::istringstream fields(line);
+    std::string group, password, gid;
+    if (!std::getline(fields, group, ':') || group != name) continue;
+    if (!std::getline(fields, password, ':') || !std::getline(fields, gid, ':'))
+      return std::nullopt;
+    char* end = nullptr;
+    const unsigned long value = std::strtoul(gid.c_str(), &end, 10);
+    if (gid.empty() || *end != '\0') return std::nullopt;
+    return static_cast<gid_t>(value);
+  }
+  return std::nullopt;
+}
 
 }  // namespace
 
@@ -141,8 +164,8 @@ std::string ApiServer::Start(const ServerOptions& o) {
     if (::chmod(o.unix_path.c_str(), 0660) != 0) {
       return "chmod " + o.unix_path + ": " + std::strerror(errno);
     }
-    if (const group* g = ::getgrnam("edgemon")) {
-      if (::chown(o.unix_path.c_str(), static_cast<uid_t>(-1), g->gr_gid) != 0) {
+    if (const auto gid = LocalGroupId("edgemon")) {
+      if (::chown(o.unix_path.c_str(), static_cast<uid_t>(-1), *gid) != 0) {
         return "chown " + o.unix_path + " to group edgemon: " + std::strerror(errno);
       }
     }
