@@ -52,20 +52,11 @@ want=("${native[@]}")
 if [ "$arch" = arm64 ]; then
   if ! dpkg --print-foreign-architectures | grep -qx arm64; then
     $SUDO dpkg --add-architecture arm64
-    touch "$work/.apt-update"
   fi
   want+=(g++-aarch64-linux-gnu)
   for p in "${libs[@]}"; do want+=("$p:arm64"); done
 fi
-missing=()
-for p in "${want[@]}"; do
-  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
-done
-if [ "${#missing[@]}" -gt 0 ]; then
-  echo "build-release: installing ${missing[*]}"
-  $SUDO apt-get update -q
-  $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "${missing[@]}"
-fi
+scripts/install-deps.sh "${want[@]}"
 
 # --- 2. cpp-httplib's header-only form --------------------------------------------
 # Debian builds cpp-httplib as a shared library only; the static link uses the

@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Installs everything edgemon needs to build, test and benchmark, from
 # Debian 12 packages only. Idempotent and non-interactive.
+#   scripts/install-deps.sh            the whole list below
+#   scripts/install-deps.sh PKG...     only these (scripts/build-release.sh)
 set -euo pipefail
 
 packages=(
@@ -14,7 +16,10 @@ packages=(
   prometheus-node-exporter curl python3 # side-by-side checks against node_exporter
   libncurses-dev tmux                   # edgetop and its real-terminal test
   libcpp-httplib-dev prometheus         # /metrics and the real Prometheus server test
+  qemu-user-static binfmt-support debootstrap podman runc  # release bundle checks (tests/release)
 )
+
+if [ $# -gt 0 ]; then packages=("$@"); fi
 
 SUDO=""
 if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
