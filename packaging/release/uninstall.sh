@@ -57,7 +57,7 @@ rm -f "$root/etc/systemd/system/edgemond.service" "$root/etc/sysusers.d/edgemon.
       "$root/etc/tmpfiles.d/edgemon.conf"
 rm -rf "$root/run/edgemon"
 if [ -e "$root$prefix/bin/edgemond" ] || [ -e "$root$prefix/VERSION" ]; then
-  rm -rf "${root:?}$prefix"
+  rm -rf -- "$root$prefix"
 fi
 if [ -z "$root" ] && [ -d /run/systemd/system ]; then
   systemctl daemon-reload >/dev/null 2>&1 || true
