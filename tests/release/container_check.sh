@@ -23,6 +23,7 @@ name=edgemon-ci-$$
 sim=""
 cleanup() {
   "${pm[@]}" rm -f "$name" >/dev/null 2>&1 || true
+  [ -z "${image:-}" ] || "${pm[@]}" rmi -f "$image" >/dev/null 2>&1 || true
   [ -z "$sim" ] || kill "$sim" 2>/dev/null || true
   rm -rf "$tmp"
 }

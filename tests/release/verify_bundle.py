@@ -106,11 +106,13 @@ class Board:
             return f.read()[-2000:]
 
     def edgemon(self, *args, check=True, timeout=120):
-        # Under emulation on a loaded machine a connection can miss the
-        # client's connect deadline (exit 69): retried, and counted in the output.
-        for attempt in range(3):
+        # Under qemu-user the emulated client's connection setup fails now and
+        # then within a second ("timed out before receiving SETTINGS frame",
+        # exit 69, nothing run), while a native client reaches the same
+        # emulated daemon every time: retried, and counted in the output.
+        for attempt in range(8):
             r = chroot("/bundle/bin/edgemon", "--connect", f"unix:{self.sock}", "--timeout-ms", "60000", *args,
-                       check=check and attempt == 2, timeout=timeout)
+                       check=False, timeout=timeout)
             if r.returncode != 69:
                 break
             RETRIES["unreachable"] += 1
