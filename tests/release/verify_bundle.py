@@ -294,7 +294,18 @@ def check_install():
     chroot("/bundle/uninstall.sh", "--prefix", "/opt/edgemon", "--purge")
     expect(not os.path.exists(host("/var/lib/edgemon")) and "edgemon:" not in open(host("/etc/group")).read(),
            "--purge left the history or the group")
-    print("    install.sh twice, unit verified, edited config kept, uninstall keeps history, --purge")
+    # From outside: --root installs into the root file system and removes from it.
+    r = subprocess.run([host("/bundle/install.sh"), "--root", ARGS.root], capture_output=True, text=True)
+    expect(r.returncode == 0, f"install.sh --root: {r.stdout}{r.stderr}")
+    expect(os.path.exists(unit) and os.access(host("/opt/edgemon/bin/edgemond"), os.X_OK),
+           "install.sh --root installed no unit or program")
+    expect("edgemon:" in open(host("/etc/group")).read(), "install.sh --root made no group in the root")
+    r = subprocess.run([host("/bundle/uninstall.sh"), "--root", ARGS.root, "--prefix", "/opt/edgemon", "--purge"],
+                       capture_output=True, text=True)
+    expect(r.returncode == 0 and not os.path.exists(host("/opt/edgemon")) and not os.path.exists(unit),
+           f"uninstall.sh --root --purge: {r.stdout}{r.stderr}")
+    print("    install.sh twice, unit verified, edited config kept, uninstall keeps history, --purge;"
+          " --root from outside")
 
 
 def main():
