@@ -47,7 +47,7 @@ native=(build-essential cmake ninja-build pkg-config dpkg-dev file binutils
         libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler
         libsqlite3-dev libncurses-dev ncurses-base ncurses-term libcpp-httplib-dev libc-bin)
 libs=(libgrpc++-dev libgrpc-dev libprotobuf-dev libabsl-dev libre2-dev libc-ares-dev libssl-dev
-      zlib1g-dev libsqlite3-dev libncurses-dev libfmt-dev libspdlog-dev libcpp-httplib-dev)
+      zlib1g-dev libsqlite3-dev libncurses-dev libfmt-dev libspdlog-dev libcpp-httplib-dev libtomlplusplus-dev)
 want=("${native[@]}")
 if [ "$arch" = arm64 ]; then
   if ! dpkg --print-foreign-architectures | grep -qx arm64; then
