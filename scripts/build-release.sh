@@ -135,8 +135,9 @@ echo "build-release: dist/$name.tar.gz ($(du -k "dist/$name.tar.gz" | cut -f1) K
 
 # --- 5. the Debian package (dynamic, as the normal build) ----------------------------
 if [ "$deb" -eq 1 ]; then
+  # Release (-O2, no -g): the package is stripped anyway, and the build is shorter.
   cmake -S . -B "$work/deb" "${cmake_args[@]}" -DCMAKE_INSTALL_PREFIX=/usr \
-    -DCMAKE_BUILD_TYPE=RelWithDebInfo >"$work/deb-configure.log" ||
+    >"$work/deb-configure.log" ||
     { cat "$work/deb-configure.log" >&2; exit 1; }
   cmake --build "$work/deb" -j"$jobs" --target "${programs[@]}" edgemon_man
   # dpkg-shlibdeps reads the :arm64 libraries' symbols files for a cross build.
