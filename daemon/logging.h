@@ -1,6 +1,6 @@
-// Logging: spdlog to journald under systemd (JOURNAL_STREAM set), to stderr
-// otherwise. The logger is created by main and passed down; nothing global
-// is installed.
+// Logging: spdlog to journald under systemd (JOURNAL_STREAM set; "<N>" priority prefixes on
+// stderr), to stderr otherwise. The logger is created by main and passed down; nothing global is
+// installed.
 #pragma once
 
 #include <spdlog/logger.h>

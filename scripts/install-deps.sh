@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Installs everything edgemon needs to build, test and benchmark, from
 # Debian 12 packages only. Idempotent and non-interactive.
+#   scripts/install-deps.sh            the whole list below
+#   scripts/install-deps.sh PKG...     only these (scripts/build-release.sh)
 set -euo pipefail
 
 packages=(
@@ -15,7 +17,10 @@ packages=(
   libncurses-dev tmux                   # edgetop and its real-terminal test
   libcpp-httplib-dev prometheus         # /metrics and the real Prometheus server test
   python3-pytest python3-setuptools python3-venv  # the Python packages: tests, pip install
+  qemu-user-static binfmt-support debootstrap podman runc  # release bundle checks (tests/release)
 )
+
+if [ $# -gt 0 ]; then packages=("$@"); fi
 
 SUDO=""
 if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi

@@ -22,6 +22,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -164,10 +165,42 @@ bool LocaleIsUtf8() {
          (std::strcmp(codeset, "UTF-8") == 0 || std::strcmp(codeset, "utf8") == 0);
 }
 
+#ifdef EDGEMON_STATIC
+// The release bundle carries its own terminfo entries and C.UTF-8 locale in
+// <bundle>/share, for machines that have neither: the host's terminfo comes
+// first (the empty TERMINFO_DIRS entry), the bundle's after it; the bundled
+// locale only when the host's cannot be loaded by this build's C library.
+void UseBundledTerminalData() {
+  std::error_code ec;
+  const auto share =
+      std::filesystem::read_symlink("/proc/self/exe", ec).parent_path().parent_path() / "share";
+  if (ec) return;
+  const char* dirs = std::getenv("TERMINFO_DIRS");
+  const std::string terminfo =
+      std::string(dirs != nullptr ? dirs : "") + ":" + (share / "terminfo").string();
+  ::setenv("TERMINFO_DIRS", terminfo.c_str(), 1);
+  if (LocaleIsUtf8() || std::getenv("LOCPATH") != nullptr) return;
+  std::string wanted;  // the locale the environment asks for, as setlocale reads it
+  for (const char* name : {"LC_ALL", "LC_CTYPE", "LANG"}) {
+    const char* value = std::getenv(name);
+    if (value != nullptr && *value != '\0') {
+      wanted = value;
+      break;
+    }
+  }
+  if (wanted.find("UTF-8") == std::string::npos && wanted.find("utf8") == std::string::npos) return;
+  ::setenv("LOCPATH", (share / "locale").c_str(), 1);
+  if (std::setlocale(LC_CTYPE, "C.UTF-8") == nullptr) ::unsetenv("LOCPATH");
+}
+#endif
+
 }  // namespace
 
 int main(int argc, char** argv) {
   std::setlocale(LC_ALL, "");
+#ifdef EDGEMON_STATIC
+  UseBundledTerminalData();
+#endif
   const char* env = std::getenv("EDGEMON_CONNECT");
   std::string target = (env != nullptr && *env != '\0') ? env : kDefaultTarget;
   uint32_t interval_ms = 1000;

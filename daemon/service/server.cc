@@ -1,7 +1,6 @@
 #include "server.h"
 
-#include <grp.h>
-#include <netdb.h>
+#include <arpa/inet.h>
 #include <netinet/in.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
@@ -11,8 +10,12 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
+#include <optional>
+#include <sstream>
 
 #include <grpcpp/ext/proto_server_reflection_plugin.h>
 #include <grpcpp/health_check_service_interface.h>
@@ -58,6 +61,26 @@ class BearerTokenProcessor final : public grpc::AuthMetadataProcessor {
   std::string expected_;
 };
 
+// The gid of `name` from /etc/group. Read directly rather than through
+// getgrnam: NSS modules cannot load into the static release build, and the
+// socket's group is a local group created by the installer.
+std::optional<gid_t> LocalGroupId(const std::string& name) {
+  std::ifstream in("/etc/group");
+  std::string line;
+  while (std::getline(in, line)) {
+    std::istringstream fields(line);
+    std::string group, password, gid;
+    if (!std::getline(fields, group, ':') || group != name) continue;
+    if (!std::getline(fields, password, ':') || !std::getline(fields, gid, ':'))
+      return std::nullopt;
+    char* end = nullptr;
+    const unsigned long value = std::strtoul(gid.c_str(), &end, 10);
+    if (gid.empty() || *end != '\0') return std::nullopt;
+    return static_cast<gid_t>(value);
+  }
+  return std::nullopt;
+}
+
 }  // namespace
 
 std::string LoadBearerToken(const std::string& path, std::string* token) {
@@ -98,18 +121,22 @@ bool IsLoopback(const std::string& host_port) {
     host = host.substr(0, colon);
   }
   if (host.empty()) return false;  // gRPC binds every address
-  // Decided on what the name resolves to, never on its spelling: a name such
-  // as "127.0.0.1.example.test" may resolve to any address.
-  addrinfo hints{};
-  hints.ai_socktype = SOCK_STREAM;
-  addrinfo* res = nullptr;
-  if (::getaddrinfo(host.c_str(), nullptr, &hints, &res) != 0 || res == nullptr) return false;
-  bool all = true;
-  for (const addrinfo* a = res; a != nullptr; a = a->ai_next) {
-    all = all && IsLoopbackAddress(a->ai_addr);
+  // Decided on what the host is, never on its spelling: a name such as
+  // "127.0.0.1.example.test" may resolve to any address. "localhost" is let
+  // through here (no name lookup: the static build has no NSS); what gRPC
+  // bound for it is checked after bind (ListensOnlyOnLoopback).
+  if (host == "localhost") return true;
+  sockaddr_storage ss{};
+  auto* in4 = reinterpret_cast<sockaddr_in*>(&ss);
+  auto* in6 = reinterpret_cast<sockaddr_in6*>(&ss);
+  if (::inet_pton(AF_INET, host.c_str(), &in4->sin_addr) == 1) {
+    ss.ss_family = AF_INET;
+  } else if (::inet_pton(AF_INET6, host.c_str(), &in6->sin6_addr) == 1) {
+    ss.ss_family = AF_INET6;
+  } else {
+    return false;
   }
-  ::freeaddrinfo(res);
-  return all;
+  return IsLoopbackAddress(reinterpret_cast<sockaddr*>(&ss));
 }
 
 namespace {
@@ -238,8 +265,8 @@ std::string ApiServer::Start(const ServerOptions& o) {
     if (::chmod(o.unix_path.c_str(), 0660) != 0) {
       return "chmod " + o.unix_path + ": " + std::strerror(errno);
     }
-    if (const group* g = ::getgrnam("edgemon")) {
-      if (::chown(o.unix_path.c_str(), static_cast<uid_t>(-1), g->gr_gid) != 0) {
+    if (const auto gid = LocalGroupId("edgemon")) {
+      if (::chown(o.unix_path.c_str(), static_cast<uid_t>(-1), *gid) != 0) {
         return "chown " + o.unix_path + " to group edgemon: " + std::strerror(errno);
       }
     }

@@ -10,8 +10,9 @@
 //   - a socket file that another process still answers on is never replaced
 //     (Start fails); a stale one (connection refused) is removed;
 //   - TCP on a non-loopback address requires TLS (cert and key files): the
-//     host is judged by what it resolves to, and again after bind by the
-//     listening sockets' own addresses (getsockname);
+//     host is judged by its value (an IP literal; "localhost"; any other
+//     name is refused), and again after bind by the listening sockets' own
+//     addresses (getsockname);
 //   - SO_REUSEPORT is off, so a second daemon on the same port fails to start.
 //
 // Thread safety: Start and Shutdown from one thread.
@@ -42,9 +43,10 @@ struct ServerOptions {
 // (unreadable, empty, shorter than 16 bytes, or readable by others).
 std::string LoadBearerToken(const std::string& path, std::string* token);
 
-// True when every address `host_port`'s host resolves to is a loopback
-// address (127.0.0.0/8, ::1, ::ffff:127.0.0.0/104). An unresolvable name, an
-// empty host (every address) or any non-loopback result is false.
+// True when `host_port`'s host is a loopback IP literal (127.0.0.0/8, ::1,
+// ::ffff:127.0.0.0/104) or "localhost" (what it bound to is checked after
+// bind). Any other name, the empty host (every address) or a non-loopback
+// address is false.
 bool IsLoopback(const std::string& host_port);
 
 class ApiServer {

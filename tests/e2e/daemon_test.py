@@ -156,6 +156,40 @@ class DaemonTest(unittest.TestCase):
         self.assertEqual(integrity(self.db), "ok")
         notify.close()
 
+    def test_journal_lines_carry_syslog_priorities(self):
+        # Under systemd (JOURNAL_STREAM set) stderr goes to journald, which
+        # reads a leading "<N>" as the line's priority: no libsystemd needed.
+        d = Daemon(self.tmp, self.db, extra=["--interval-ms", "100"],
+                   env={"JOURNAL_STREAM": "8:12345"})
+        try:
+            self.assertGreaterEqual(wait_frames(self.db, 3, 20), 3, d.output())
+        finally:
+            self.assertEqual(d.stop(), 0)
+        lines = [line for line in d.output().splitlines() if line]
+        self.assertTrue(lines, "no log lines")
+        for line in lines:
+            self.assertRegex(line, r"^<[2-7]>\S", line)  # no timestamp: journald adds its own
+        self.assertTrue(any(line.startswith("<6>") for line in lines), lines)
+
+    def test_notify_on_an_abstract_socket_and_watchdog_for_another_pid(self):
+        # NOTIFY_SOCKET=@name is an abstract address; WATCHDOG_PID naming
+        # another process means the watchdog is not ours (sd_watchdog_enabled).
+        name = f"edgemon-notify-{os.getpid()}-{time.time_ns()}"
+        sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+        sock.bind("\0" + name)
+        notify = Notify.__new__(Notify)
+        notify.path, notify.sock, notify.messages = "@" + name, sock, []
+        d = Daemon(self.tmp, self.db, extra=["--interval-ms", "100"], notify=notify,
+                   env={"WATCHDOG_USEC": "400000", "WATCHDOG_PID": "1"})
+        try:
+            self.assertTrue(notify.wait_for("READY=1", 20), d.output())
+            notify.drain(1.0)
+            self.assertEqual(notify.count("WATCHDOG=1"), 0, notify.messages)
+        finally:
+            self.assertEqual(d.stop(), 0)
+        self.assertTrue(notify.wait_for("STOPPING=1", 2))
+        notify.close()
+
     def test_watchdog_outlasts_long_frame_periods(self):
         notify = Notify(self.tmp)
         d = Daemon(self.tmp, self.db, extra=["--interval-ms", "2000"], notify=notify,

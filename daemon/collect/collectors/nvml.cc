@@ -125,6 +125,12 @@ class NvmlLibrary {
   bool Load() {
     if (initialised_) return true;
     if (lib_ == nullptr) {
+#ifdef EDGEMON_STATIC
+      // A static executable cannot load the host's libnvidia-ml (it needs the
+      // host's libc.so in the same process): discrete NVIDIA GPUs are read by
+      // the packaged build. Jetson GPUs come from sysfs and are unaffected.
+      return false;
+#endif
       lib_ = ::dlopen("libnvidia-ml.so.1", RTLD_NOW | RTLD_LOCAL);
       if (lib_ == nullptr) return false;
       Bind(lib_, "nvmlInit_v2", api_.init);
