@@ -57,6 +57,20 @@ void ToProto(const BoardInfo& b, v1::BoardInfo* out) {
   out->set_hostname(b.hostname);
 }
 
+void ToProto(const Inventory& inventory, const Frame* frame, v1::BoardInfo* out) {
+  const BoardInfo& b = inventory.board;
+  ToProto(b, out);
+  const Channel* mode = inventory.Find(Kind::kBoard, "nvpmodel", Field::kMode);
+  if (frame == nullptr || mode == nullptr) return;
+  Value id = frame->Get(mode->id);
+  if (!id) return;
+  out->set_nvpmodel_id(*id);
+  out->set_nvpmodel("");
+  for (const auto& [mid, name] : b.nvpmodel_modes) {
+    if (mid == *id) out->set_nvpmodel(name);
+  }
+}
+
 void ToProto(const Frame& frame, const std::vector<ChannelId>& subset, uint64_t generation,
              v1::Frame* out) {
   out->Clear();

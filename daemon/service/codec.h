@@ -16,6 +16,10 @@ namespace edgemon::service {
 
 void ToProto(const Channel& c, v1::Channel* out);
 void ToProto(const BoardInfo& b, v1::BoardInfo* out);
+// The board with its power mode as the newest frame has it: the nvpmodel
+// mode is a channel (it changes while the daemon runs), BoardInfo holds the
+// mode seen at discovery. `frame` may be null.
+void ToProto(const Inventory& inventory, const Frame* frame, v1::BoardInfo* out);
 // Writes `frame` restricted to `subset` (ascending ids; empty = every
 // channel). Absent values are left out.
 void ToProto(const Frame& frame, const std::vector<ChannelId>& subset, uint64_t generation,

@@ -329,7 +329,7 @@ grpc::ServerUnaryReactor* TelemetryService::GetDeviceInfo(grpc::CallbackServerCo
                                                           v1::DeviceInfo* resp) {
   Snapshot s = hub_.Latest();
   if (!s.inventory) return Done(ctx, Status(StatusCode::UNAVAILABLE, "no frame sampled yet"));
-  ToProto(s.inventory->board, resp->mutable_board());
+  ToProto(*s.inventory, s.frame.get(), resp->mutable_board());
   for (const auto& c : s.inventory->channels) ToProto(c, resp->add_channels());
   resp->set_generation(s.generation);
   resp->set_daemon_version(options_.daemon_version);

@@ -14,6 +14,7 @@
 #include <limits>
 #include <thread>
 
+#include "codec.h"
 #include "collection.h"
 #include "collectors.h"
 #include "edgemon/clock.h"
@@ -966,6 +967,33 @@ TEST_F(ServiceTest, HealthServing) {
     ASSERT_TRUE(s.ok()) << s.error_message();
     EXPECT_EQ(resp.value(), 1) << svc;  // SERVING
   }
+}
+
+TEST(Codec, DeviceInfoTakesThePowerModeFromTheNewestFrame) {
+  // GetDeviceInfo kept the mode seen at discovery while /metrics followed
+  // nvpmodel changes.
+  Inventory inv;
+  inv.board.nvpmodel = "MAXN";
+  inv.board.nvpmodel_id = 0;
+  inv.board.nvpmodel_modes = {{0, "MAXN"}, {2, "MODE_30W"}};
+  Channel mode;
+  mode.id = 0;
+  mode.kind = Kind::kBoard;
+  mode.name = "nvpmodel";
+  mode.field = Field::kMode;
+  inv.channels.push_back(mode);
+  Frame f;
+  f.values = {int64_t{2}};
+  v1::BoardInfo b;
+  ToProto(inv, &f, &b);
+  EXPECT_EQ(b.nvpmodel_id(), 2);
+  EXPECT_EQ(b.nvpmodel(), "MODE_30W");
+  f.values = {std::nullopt};  // unreadable this tick: the discovery value
+  ToProto(inv, &f, &b);
+  EXPECT_EQ(b.nvpmodel_id(), 0);
+  EXPECT_EQ(b.nvpmodel(), "MAXN");
+  ToProto(inv, nullptr, &b);
+  EXPECT_EQ(b.nvpmodel(), "MAXN");
 }
 
 TEST(ServerTest, RefusesPlainTcpOffLoopback) {
