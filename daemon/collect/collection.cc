@@ -29,7 +29,7 @@ void Collection::Discover() {
   table_.BeginPass();
   BoardInfo board;
   for (auto& c : collectors_) {
-    DiscoverContext ctx(fs_, table_, board, options_, opened_);
+    DiscoverContext ctx(fs_, table_, board, options_, opened_, warn_);
     c->Discover(ctx);
   }
   AssignRailHierarchy(table_.channels());

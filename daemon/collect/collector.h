@@ -11,6 +11,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <limits>
 #include <memory>
 #include <optional>
@@ -65,8 +66,14 @@ class ChannelTable {
 class DiscoverContext {
  public:
   DiscoverContext(SysFs& fs, ChannelTable& table, BoardInfo& board, const CollectOptions& options,
-                  std::vector<FileId>& opened)
-      : fs_(fs), table_(table), board_(board), options_(options), opened_(opened) {}
+                  std::vector<FileId>& opened,
+                  std::function<void(const std::string&)> warn = nullptr)
+      : fs_(fs),
+        table_(table),
+        board_(board),
+        options_(options),
+        opened_(opened),
+        warn_(std::move(warn)) {}
 
   SysFs& fs() { return fs_; }
   BoardInfo& board() { return board_; }
@@ -82,6 +89,10 @@ class DiscoverContext {
   std::optional<int64_t> ReadInt(const std::string& path);
   // The first line of a text file, trimmed; nullopt when absent or empty.
   std::optional<std::string> ReadLine(const std::string& path);
+  // Logs a discovery-time problem (a source cut short, say), once per discovery.
+  void Warn(const std::string& message) {
+    if (warn_) warn_(message);
+  }
 
  private:
   SysFs& fs_;
@@ -89,6 +100,7 @@ class DiscoverContext {
   BoardInfo& board_;
   const CollectOptions& options_;
   std::vector<FileId>& opened_;
+  std::function<void(const std::string&)> warn_;
 };
 
 class SampleContext {

@@ -118,6 +118,24 @@ TEST(CpuCollector, HugeIntrLineAndManyCoresNeedNoBigReads) {
   EXPECT_EQ(Get(c, f, Kind::kCpu, "cpu", Field::kLoad), 167);   // 2 of 12
 }
 
+TEST(CpuCollector, AProcStatListingThousandsOfCoresIsCapped) {
+  // 20,000 cpuN lines grew the inventory to 40,082 channels and 140 MB.
+  TempTree t;
+  std::string stat = "cpu  1 0 1 10 0 0 0 0 0 0\n";
+  for (int i = 0; i < 20000; ++i) stat += "cpu" + std::to_string(i) + " 1 0 1 10 0 0 0 0 0 0\n";
+  t.Write("/proc/stat", stat);
+  RootedSysFs fs(t.root());
+  std::vector<std::string> warnings;
+  Collection c(fs, One(MakeCpuCollector()), {},
+               [&](const std::string& m) { warnings.push_back(m); });
+  c.Discover();
+  EXPECT_LE(c.inventory().channels.size(), 4u * 1024 + 1);
+  EXPECT_NE(c.inventory().Find(Kind::kCpu, "cpu1023", Field::kLoad), nullptr);
+  EXPECT_EQ(c.inventory().Find(Kind::kCpu, "cpu1024", Field::kLoad), nullptr);
+  ASSERT_EQ(warnings.size(), 1u);
+  EXPECT_NE(warnings[0].find("20000 cores listed; keeping the first 1024"), std::string::npos);
+}
+
 TEST(CpuCollector, CoreComingOnlineIsRediscovered) {
   TempTree t;
   WriteCpuTree(t,

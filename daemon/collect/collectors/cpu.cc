@@ -15,6 +15,7 @@ namespace edgemon {
 namespace {
 
 constexpr size_t kStatMax = 4 << 20;  // never read more than 4 MiB of /proc/stat
+constexpr size_t kMaxCpus = 1024;     // cores given channels
 
 struct Core {
   int cpu = 0;
@@ -68,6 +69,13 @@ class CpuCollector final : public Collector {
     }
     std::sort(cpus.begin(), cpus.end());
     cpus.erase(std::unique(cpus.begin(), cpus.end()), cpus.end());
+    // A hostile or broken /proc/stat (20,000 cpuN lines) must not grow the
+    // inventory without bound: channels are per core.
+    if (cpus.size() > kMaxCpus) {
+      ctx.Warn("cpu: " + std::to_string(cpus.size()) + " cores listed; keeping the first " +
+               std::to_string(kMaxCpus));
+      cpus.resize(kMaxCpus);
+    }
 
     online_list_ = ctx.Open(JoinPath(base, "online"));
     std::vector<int> online_now;
