@@ -110,6 +110,7 @@ store::RingStoreOptions StoreOptions(const Config& c, bool recreate_bad,
         log->warn("store: writing again: {}", e.message);
         break;
       case store::StoreEvent::Kind::kRecreated:
+      case store::StoreEvent::Kind::kClockJump:
         log->warn("store: {}", e.message);
         break;
     }

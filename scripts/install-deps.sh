@@ -15,6 +15,7 @@ packages=(
   libncurses-dev tmux                   # edgetop and its real-terminal test
   libcpp-httplib-dev prometheus         # /metrics and the real Prometheus server test
   python3-pytest python3-setuptools python3-venv  # the Python packages: tests, pip install
+  faketime                              # wall-clock jumps under a real edgemond (libfaketime)
 )
 
 SUDO=""
