@@ -480,7 +480,10 @@ class ClockJumpTest(unittest.TestCase):
         con = sqlite3.connect(f"file:{self.db}?mode=ro", uri=True, timeout=10)
         try:
             rows = con.execute("SELECT seq, realtime_ns FROM frames ORDER BY seq").fetchall()
-            jumps = con.execute("SELECT count(*) FROM clock_jumps").fetchone()[0]
+            try:
+                jumps = con.execute("SELECT count(*) FROM clock_jumps").fetchone()[0]
+            except sqlite3.OperationalError:  # a store without the table
+                jumps = None
             return rows, jumps
         finally:
             con.close()
@@ -505,6 +508,7 @@ class ClockJumpTest(unittest.TestCase):
         self.assertGreaterEqual(len(rows), before + 40, d.output())  # nothing expired
         self.assertEqual(rows[0][0], 1)  # the first frame is still held
         self.assert_monotonic(rows)
+        self.assertIsNotNone(jumps)
         self.assertGreaterEqual(jumps, 1)
         self.assertEqual(d.output().count("wall clock stepped"), jumps, d.output())
 
