@@ -1380,6 +1380,8 @@ Status RingStore::Impl::TryCommit(Deltas& d) {
         int64_t keep = std::max(options_.raw_retention_ns, options_.rollup_retention_ns);
         sql::Stmt w(*w_, "DELETE FROM windows WHERE end_ns IS NOT NULL AND end_ns < ?1");
         if (Status e = w.Bind(1, AddSaturating(*newest, -keep)).Run(); !e.ok()) return e;
+        sql::Stmt j(*w_, "DELETE FROM clock_jumps WHERE realtime_ns < ?1");
+        if (Status e = j.Bind(1, AddSaturating(*newest, -keep)).Run(); !e.ok()) return e;
       }
     }
     if (Status e = WriteMeta("frames", frames_ + d.inserted - d.expired - d.trimmed); !e.ok()) {

@@ -75,9 +75,10 @@
 //      unknown is kept rather than deleted (the size cap, I6, still bounds
 //      the file). The same commit deletes rollup rows with t_ns < newest
 //      realtime - rollup_retention and windows that ended before newest
-//      realtime - max(raw_retention, rollup_retention); open windows are
-//      kept. (Those two still follow stored wall time: a forward step longer
-//      than rollup_retention minus the rollup tier's span drops rollup rows.)
+//      realtime - max(raw_retention, rollup_retention) (open windows are
+//      kept), and clock_jumps rows older than the same cutoff. (These
+//      still follow stored wall time: a forward step longer than
+//      rollup_retention minus the rollup tier's span drops rollup rows.)
 //   6. Size: with max_bytes > 0 the database file never exceeds max_bytes.
 //      PRAGMA max_page_count = max_bytes / page_size makes SQLite refuse to
 //      grow the file past it (a write that would fails with SQLITE_FULL and
