@@ -177,7 +177,13 @@ const char* const kMigrations[] = {
     // 1 -> 2: wall-clock steps seen while writing (I11).
     "CREATE TABLE clock_jumps("
     "  boottime_ns INTEGER NOT NULL, realtime_ns INTEGER NOT NULL,"
-    "  old_offset_ns INTEGER NOT NULL, new_offset_ns INTEGER NOT NULL);",
+    "  old_offset_ns INTEGER NOT NULL, new_offset_ns INTEGER NOT NULL);"
+    // Boot segments of the frames held (I5): found once here, then kept by
+    // the writer.
+    "CREATE TABLE boots(first_seq INTEGER PRIMARY KEY);"
+    "INSERT INTO boots(first_seq) SELECT seq FROM (SELECT seq, boottime_ns, "
+    "  lag(boottime_ns) OVER (ORDER BY seq) AS prev FROM frames) "
+    "  WHERE prev IS NULL OR boottime_ns < prev;",
 };
 static_assert(std::size(kMigrations) == kSchemaVersion);
 
@@ -441,6 +447,7 @@ class RingStore::Impl {
     int64_t last_bt;
   };
   std::vector<BootSeg> boots_;
+  std::vector<uint64_t> pending_boots_;  // segments started since the last commit
   struct Jump {
     int64_t boottime_ns, realtime_ns, old_offset_ns, new_offset_ns;
   };
@@ -679,19 +686,20 @@ Status RingStore::Impl::LoadState() {
     }
     if (s.failed()) return s.status();
   }
-  // Boot segments (I5): where boottime goes down in seq order, and the
-  // boottime of each segment's last frame.
+  // Boot segments (I5), and the boottime of each one's last frame held.
   {
-    sql::Stmt s(*w_,
-                "SELECT seq, prev FROM (SELECT seq, boottime_ns, "
-                "lag(boottime_ns) OVER (ORDER BY seq) AS prev FROM frames) "
-                "WHERE prev IS NULL OR boottime_ns < prev ORDER BY seq");
-    while (s.Step()) {
-      if (!boots_.empty() && s.OptInt(1)) boots_.back().last_bt = *s.OptInt(1);
-      boots_.push_back(BootSeg{static_cast<uint64_t>(s.Int(0)), 0});
-    }
+    std::vector<int64_t> starts;
+    sql::Stmt s(*w_, "SELECT first_seq FROM boots ORDER BY first_seq");
+    while (s.Step()) starts.push_back(s.Int(0));
     if (s.failed()) return s.status();
-    if (!boots_.empty() && last_bt_) boots_.back().last_bt = *last_bt_;
+    for (size_t k = 0; k < starts.size(); ++k) {
+      sql::Stmt l(*w_,
+                  "SELECT boottime_ns FROM frames WHERE seq >= ?1 AND seq < ?2 "
+                  "ORDER BY seq DESC LIMIT 1");
+      l.Bind(1, starts[k]).Bind(2, k + 1 < starts.size() ? starts[k + 1] : INT64_MAX);
+      if (l.Step()) boots_.push_back(BootSeg{static_cast<uint64_t>(starts[k]), l.Int(0)});
+      if (l.failed()) return l.status();
+    }
   }
   {
     std::lock_guard lk(mu_);
@@ -1092,7 +1100,10 @@ void RingStore::Impl::StampWallTime(Frame& frame) {
                " ms at boottime " + std::to_string(bt) +
                " ns; stored time stays monotonic and retention follows boottime");
   }
-  if (!same_boot || boots_.empty()) boots_.push_back(BootSeg{frame.seq, bt});
+  if (!same_boot || boots_.empty()) {
+    boots_.push_back(BootSeg{frame.seq, bt});
+    pending_boots_.push_back(frame.seq);
+  }
   boots_.back().last_bt = bt;
   last_rt_ = frame.realtime_ns;
   last_bt_ = bt;
@@ -1234,6 +1245,7 @@ Status RingStore::Impl::Commit() {
   }
   boots_.erase(boots_.begin(), boots_.begin() + static_cast<std::ptrdiff_t>(d.boots_emptied));
   pending_jumps_.clear();
+  pending_boots_.clear();
   batch_.clear();
   batch_bytes_ = 0;
   pending_rollup_.clear();
@@ -1320,6 +1332,10 @@ Status RingStore::Impl::TryCommit(Deltas& d) {
       s.Bind(1, j.boottime_ns).Bind(2, j.realtime_ns).Bind(3, j.old_offset_ns);
       if (Status e = s.Bind(4, j.new_offset_ns).Run(); !e.ok()) return e;
     }
+    for (uint64_t b : pending_boots_) {
+      sql::Stmt s(*w_, "INSERT OR IGNORE INTO boots(first_seq) VALUES(?1)");
+      if (Status e = s.Bind(1, static_cast<int64_t>(b)).Run(); !e.ok()) return e;
+    }
     // (I5) raw retention by elapsed boottime. A frame's age is known within
     // its boot; a frame of an earlier boot is at least as old as the boottime
     // elapsed since that boot's last frame plus every later boot's last
@@ -1342,6 +1358,11 @@ Status RingStore::Impl::TryCommit(Deltas& d) {
         if (Status e = s.Run(); !e.ok()) return e;
         d.expired += sqlite3_changes(w_->db());
         if (k + 1 < boots_.size() && cutoff > b.last_bt) ++d.boots_emptied;
+      }
+      if (d.boots_emptied > 0) {
+        sql::Stmt s(*w_, "DELETE FROM boots WHERE first_seq < ?1");
+        s.Bind(1, static_cast<int64_t>(boots_[d.boots_emptied].first_seq));
+        if (Status e = s.Run(); !e.ok()) return e;
       }
     }
     // (I7) closed rollup periods, merged into rows a clock step may have revisited.

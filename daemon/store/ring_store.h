@@ -31,6 +31,8 @@
 //   clock_jumps(boottime_ns,         one row per wall-clock step seen (I11)
 //     realtime_ns, old_offset_ns,
 //     new_offset_ns)
+//   boots(first_seq)                 the first seq of each boot segment
+//                                    held (I5)
 //
 // Why one row per frame: a frame of ~145 channels costs ~475 bytes on disk
 // (blob ~430 B of varints, row header, seq/time columns, time index entry),
@@ -64,8 +66,9 @@
 //      rows; it never deletes a channel or rewrites history.
 //   5. Raw retention is by elapsed CLOCK_BOOTTIME, which no wall-clock step
 //      can fake. Frames fall into boot segments (a new segment where
-//      boottime_ns goes down in seq order). After every commit no frame of
-//      the newest segment has boottime_ns < newest.boottime_ns -
+//      boottime_ns goes down in seq order; their first seqs are kept in
+//      the boots table, so Open() needs no scan). After every commit no
+//      frame of the newest segment has boottime_ns < newest.boottime_ns -
 //      raw_retention (newest = the last frame written). A frame of an earlier
 //      segment is deleted only when a lower bound of its age exceeds
 //      raw_retention: (its segment's last boottime_ns - its boottime_ns) plus

@@ -615,6 +615,42 @@ TEST(RingStore, BootIn1970ThenNtpStepKeepsHistoryAndRetentionFollowsBoottime) {
   EXPECT_EQ(frames.front().boottime_ns, 199 * kSec);
 }
 
+TEST(RingStore, SchemaOneStoreGetsItsBootSegmentsOnUpgrade) {
+  TempDir dir;
+  const auto path = dir.File("v1.db");
+  auto o = Fast();
+  o.raw_retention_ns = 1000 * kSec;
+  {
+    auto s = MustOpen(path, o);
+    ASSERT_TRUE(s);
+    s->SetInventory(OneCpu());
+    for (int64_t bt = 10 * kSec; bt < 70 * kSec; bt += kSec) s->Append(At(bt, kT0 + bt, 1));
+    for (int64_t bt = 5 * kSec; bt < 45 * kSec; bt += kSec) {
+      s->Append(At(bt, kT0 + 3600 * kSec + bt, 2));
+    }
+  }
+  {  // Back to schema 1, as written before boot segments were kept.
+    sqlite3* db = nullptr;
+    ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+    ASSERT_EQ(sqlite3_exec(db, "DROP TABLE boots; DROP TABLE clock_jumps; PRAGMA user_version=1",
+                           nullptr, nullptr, nullptr),
+              SQLITE_OK);
+    sqlite3_close(db);
+  }
+  o.raw_retention_ns = 100 * kSec;
+  auto s = MustOpen(path, o);
+  ASSERT_TRUE(s);
+  s->SetInventory(OneCpu());
+  s->Append(At(45 * kSec, kT0 + 3645 * kSec, 3));
+  ASSERT_TRUE(s->Flush().ok());
+  // As in a store written with segments: 69 s + 45 s - 100 s = 14 s, so the
+  // first boot's frames at 10..13 s go and nothing else.
+  auto st = s->Stats();
+  ASSERT_TRUE(st.ok());
+  EXPECT_EQ(st->frames, 97);
+  EXPECT_EQ(st->expired_frames, 4u);
+}
+
 TEST(RingStore, MaxSizeIsNeverExceededAndOldestFramesGo) {
   TempDir dir;
   const auto path = dir.File("cap.db");
