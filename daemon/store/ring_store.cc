@@ -1095,10 +1095,9 @@ void RingStore::Impl::StampWallTime(Frame& frame) {
   }
   if (jumped) {
     pending_jumps_.push_back(Jump{bt, frame.realtime_ns, old_offset, offset});
-    Report(StoreEvent::Kind::kClockJump,
-           "wall clock stepped by " + std::to_string((offset - old_offset) / 1'000'000) +
-               " ms at boottime " + std::to_string(bt) +
-               " ns; stored time stays monotonic and retention follows boottime");
+    Report(StoreEvent::Kind::kClockJump, "recorded a wall-clock step of " +
+                                             std::to_string((offset - old_offset) / 1'000'000) +
+                                             " ms at boottime " + std::to_string(bt) + " ns");
   }
   if (!same_boot || boots_.empty()) {
     boots_.push_back(BootSeg{frame.seq, bt});

@@ -130,9 +130,10 @@
 //      by more than 1 s between two frames of one boot (carried values); each
 //      is recorded in clock_jumps (the boottime and stored realtime of the
 //      first frame after it, the offsets before and after) and reported once
-//      (StoreEvent kClockJump, logged by edgemond). A backward step that the
-//      sampler already absorbed leaves the carried offset unchanged and
-//      nothing is recorded: stored time did not move. Summarize notes the
+//      (StoreEvent kClockJump). A backward step that the sampler already
+//      absorbed leaves the carried offset unchanged and nothing is recorded:
+//      stored time did not move (edgemond logs every step, either way, once,
+//      from the sampler's on_clock_step). Summarize notes the
 //      steps recorded inside its range.
 //  10. Files are never deleted. A file that is not an edgemon store (not
 //      SQLite, fails quick_check, foreign application_id or schema) is an

@@ -120,6 +120,11 @@ TEST(Sampler, LateTicksAreSkippedAndCountedNotBunched) {
 
 TEST(Sampler, StoredTimeStaysMonotonicAcrossWallClockJumps) {
   Rig rig(100 * kMs, 0, 1);
+  std::vector<int64_t> steps;
+  rig.sampler = std::make_unique<Sampler>(
+      *rig.collection, rig.clock,
+      SamplerOptions{.frame_period_ns = 100 * kMs,
+                     .on_clock_step = [&](int64_t, int64_t step) { steps.push_back(step); }});
   std::vector<int64_t> rt;
   for (int i = 0; i < 10; ++i) {
     if (i == 3) rig.clock.JumpRealtime(-3600LL * 1'000'000'000);  // an hour back
@@ -129,6 +134,8 @@ TEST(Sampler, StoredTimeStaysMonotonicAcrossWallClockJumps) {
   }
   for (size_t i = 1; i < rt.size(); ++i) EXPECT_GT(rt[i], rt[i - 1]) << i;
   EXPECT_EQ(rt[3] - rt[2], 100 * kMs);  // advanced with boottime after the backwards jump
+  // Each step reported once, with its size.
+  EXPECT_EQ(steps, (std::vector<int64_t>{-3600LL * 1'000'000'000, 7200LL * 1'000'000'000}));
 }
 
 // The sampler's frames through StoreSink into a real store, across wall-clock
