@@ -112,6 +112,9 @@ store::RingStoreOptions StoreOptions(const Config& c, bool recreate_bad,
       case store::StoreEvent::Kind::kRecreated:
         log->warn("store: {}", e.message);
         break;
+      case store::StoreEvent::Kind::kClockJump:  // the sampler logged the step
+        log->debug("store: {}", e.message);
+        break;
     }
   };
   return o;
@@ -241,6 +244,12 @@ int Run(const Flags& flags) {
   so.energy_period_ns = EnergyPeriodNs(config);
   so.topology_check_ns = config.topology_check_s * 1'000'000'000;
   so.first_seq = st->next_seq();
+  so.on_clock_step = [log](int64_t boottime_ns, int64_t step_ns) {
+    log->warn(
+        "wall clock stepped by {} ms at boottime {} ns; stored time stays monotonic and "
+        "retention follows boottime",
+        step_ns / 1'000'000, boottime_ns);
+  };
   Sampler sampler(collection, clock, so);
   StoreSink store_sink(*st);
   PrintSink print_sink;

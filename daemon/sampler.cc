@@ -50,6 +50,12 @@ const Frame& Sampler::Take(bool live, int64_t due_mono_ns) {
   const int64_t scheduled =
       due_mono_ns > 0 && mono >= due_mono_ns ? due_mono_ns + boot_offset_ : frame_.boottime_ns;
   int64_t rt = clock_.RealtimeNs();
+  const int64_t wall_offset = rt - frame_.boottime_ns;
+  if (last_wall_offset_ && std::abs(wall_offset - *last_wall_offset_) > kClockStepNs &&
+      options_.on_clock_step) {
+    options_.on_clock_step(frame_.boottime_ns, wall_offset - *last_wall_offset_);
+  }
+  last_wall_offset_ = wall_offset;
   if (frames_.load() + live_.load() > 0 && rt <= last_realtime_) {
     // The wall clock went backwards: keep stored time monotonic.
     rt = last_realtime_ + std::max<int64_t>(1, frame_.boottime_ns - last_boottime_);

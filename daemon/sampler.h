@@ -81,6 +81,10 @@ struct SamplerOptions {
   int64_t energy_period_ns = 0;  // 0: rails are sampled with frames only
   int64_t topology_check_ns = 10'000'000'000;
   uint64_t first_seq = 0;
+  // Called on the sampler thread once per wall-clock step (CLOCK_REALTIME -
+  // CLOCK_BOOTTIME changed by more than 1 s between two frames), either way;
+  // stored time stays monotonic whatever it does (ring_store.h, I11).
+  std::function<void(int64_t boottime_ns, int64_t step_ns)> on_clock_step;
 };
 
 class Sampler {
@@ -151,10 +155,12 @@ class Sampler {
   uint64_t seq_;
   int64_t last_realtime_ = 0;
   int64_t last_boottime_ = 0;
+  std::optional<int64_t> last_wall_offset_;  // CLOCK_REALTIME - CLOCK_BOOTTIME, as read
   int64_t last_topology_check_ = 0;
   int64_t last_tick_mono_ = 0;
   int64_t boot_offset_ = 0;  // CLOCK_BOOTTIME - CLOCK_MONOTONIC (time suspended)
   static constexpr int64_t kBootOffsetJitterNs = 1'000'000;
+  static constexpr int64_t kClockStepNs = 1'000'000'000;
 
   std::atomic<int64_t> frame_period_;
   std::atomic<int64_t> energy_period_;

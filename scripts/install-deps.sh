@@ -18,6 +18,7 @@ packages=(
   libcpp-httplib-dev prometheus         # /metrics and the real Prometheus server test
   python3-pytest python3-setuptools python3-venv  # the Python packages: tests, pip install
   qemu-user-static binfmt-support debootstrap podman runc  # release bundle checks (tests/release)
+  faketime                              # wall-clock jumps under a real edgemond (libfaketime)
 )
 
 if [ $# -gt 0 ]; then packages=("$@"); fi

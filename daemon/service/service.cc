@@ -649,6 +649,16 @@ void TelemetryService::FinishSummary(SummarizeRun& run) {
                             " frames; energy, averages and edges are uncertain at this "
                             "sampling rate");
   }
+  // Wall-clock steps inside the range (store invariant 11): its wall-clock
+  // span is not elapsed time.
+  if (auto jumps = store_.ClockJumps(out->from_ns(), out->to_ns()); jumps.ok() && !jumps->empty()) {
+    int64_t stepped = 0;
+    for (const auto& j : *jumps) stepped += j.new_offset_ns - j.old_offset_ns;
+    std::string n = "the wall clock stepped " + std::to_string(jumps->size()) +
+                    " time(s) in this range (by " + std::to_string(stepped / 1'000'000) +
+                    " ms in all); durations and rates across a step are uncertain";
+    out->set_note(out->note().empty() ? n : out->note() + "; " + n);
+  }
 }
 
 Status TelemetryService::BeginSummary(int64_t from, int64_t to, v1::Summary* out,

@@ -33,6 +33,9 @@ constexpr auto kFailureReportInterval = std::chrono::seconds(60);
 // Bytes a frame row costs beyond its blob: record header, seq, two
 // timestamps, and its entry in frames_by_time.
 constexpr int64_t kRowOverheadBytes = 40;
+// A change of realtime - boottime beyond this between two frames of one boot
+// is a wall-clock step (I11); NTP slews far less.
+constexpr int64_t kClockJumpNs = 1'000'000'000;
 constexpr int64_t kRollupRowBytes = 40;
 // Closed rollup rows kept in memory while writes fail (disk full).
 constexpr size_t kMaxPendingRollupRows = 1'000'000;
@@ -171,6 +174,16 @@ const char* const kMigrations[] = {
     "  label TEXT NOT NULL, start_ns INTEGER NOT NULL, end_ns INTEGER);"
     "CREATE INDEX windows_by_start ON windows(start_ns);"
     "INSERT INTO meta(key, value) VALUES('frames', 0), ('rollup_rows', 0), ('rollup_seq', 0);",
+    // 1 -> 2: wall-clock steps seen while writing (I11).
+    "CREATE TABLE clock_jumps("
+    "  boottime_ns INTEGER NOT NULL, realtime_ns INTEGER NOT NULL,"
+    "  old_offset_ns INTEGER NOT NULL, new_offset_ns INTEGER NOT NULL);"
+    // Boot segments of the frames held (I5): found once here, then kept by
+    // the writer.
+    "CREATE TABLE boots(first_seq INTEGER PRIMARY KEY);"
+    "INSERT INTO boots(first_seq) SELECT seq FROM (SELECT seq, boottime_ns, "
+    "  lag(boottime_ns) OVER (ORDER BY seq) AS prev FROM frames) "
+    "  WHERE prev IS NULL OR boottime_ns < prev;",
 };
 static_assert(std::size(kMigrations) == kSchemaVersion);
 
@@ -272,6 +285,7 @@ class RingStore::Impl {
   Result<std::map<std::string, int64_t>> LastCounters();
   Result<StoreStats> Stats();
   Result<std::optional<int64_t>> OldestNs();
+  Result<std::vector<ClockJump>> ClockJumps(int64_t from_ns, int64_t to_ns);
   Status IntegrityCheck();
   Status SetMaxPageCount(int64_t pages);
 
@@ -305,6 +319,7 @@ class RingStore::Impl {
   Status HandleSyncOp(SyncOp& op, Result<int64_t>& result);
   void ApplyInventory(const std::vector<Channel>& channels);
   void Ingest(Frame& frame);
+  void StampWallTime(Frame& frame);
   void Fold(uint64_t seq, int64_t realtime_ns,
             const std::vector<std::pair<uint32_t, int64_t>>& values);
   void CloseBucket();
@@ -317,6 +332,7 @@ class RingStore::Impl {
     int64_t rollup_deleted = 0;
     int64_t rollup_trimmed = 0;
     std::optional<int64_t> channels_version;
+    size_t boots_emptied = 0;  // oldest boot segments fully expired (I5)
   };
   Status TryCommit(Deltas& d);
   Status EnsureRoom(int64_t need_pages, int64_t target_pages, Deltas& d);
@@ -422,6 +438,20 @@ class RingStore::Impl {
   int64_t rollup_rows_ = 0;       // as stored (meta.rollup_rows)
   int64_t channels_version_ = 0;  // as stored (meta.channels_version)
   std::optional<int64_t> newest_rt_;
+  // Clock policy (I5, I11): the last frame ingested, as stored and as
+  // carried, and the boot segments of the frames held, oldest first (a
+  // segment starts where boottime_ns goes down in seq order).
+  std::optional<int64_t> last_rt_, last_bt_, last_offset_;
+  struct BootSeg {
+    uint64_t first_seq;
+    int64_t last_bt;
+  };
+  std::vector<BootSeg> boots_;
+  std::vector<uint64_t> pending_boots_;  // segments started since the last commit
+  struct Jump {
+    int64_t boottime_ns, realtime_ns, old_offset_ns, new_offset_ns;
+  };
+  std::vector<Jump> pending_jumps_;
   double avg_row_bytes_ = 600;
   std::optional<SteadyClock::time_point> last_failure_report_;
   uint64_t unreported_failures_ = 0;
@@ -645,13 +675,31 @@ Status RingStore::Impl::LoadState() {
   folded_seq_ = rollup_seq_;
   // Newest frame: seq continues (I2), retention is relative to it (I5).
   {
-    sql::Stmt s(*w_, "SELECT seq, realtime_ns FROM frames ORDER BY seq DESC LIMIT 1");
+    sql::Stmt s(*w_, "SELECT seq, realtime_ns, boottime_ns FROM frames ORDER BY seq DESC LIMIT 1");
     if (s.Step()) {
       std::lock_guard lk(mu_);
       next_seq_ = static_cast<uint64_t>(s.Int(0)) + 1;
       newest_rt_ = s.Int(1);
+      last_rt_ = newest_rt_;
+      last_bt_ = s.Int(2);
+      last_offset_ = *last_rt_ - *last_bt_;
     }
     if (s.failed()) return s.status();
+  }
+  // Boot segments (I5), and the boottime of each one's last frame held.
+  {
+    std::vector<int64_t> starts;
+    sql::Stmt s(*w_, "SELECT first_seq FROM boots ORDER BY first_seq");
+    while (s.Step()) starts.push_back(s.Int(0));
+    if (s.failed()) return s.status();
+    for (size_t k = 0; k < starts.size(); ++k) {
+      sql::Stmt l(*w_,
+                  "SELECT boottime_ns FROM frames WHERE seq >= ?1 AND seq < ?2 "
+                  "ORDER BY seq DESC LIMIT 1");
+      l.Bind(1, starts[k]).Bind(2, k + 1 < starts.size() ? starts[k + 1] : INT64_MAX);
+      if (l.Step()) boots_.push_back(BootSeg{static_cast<uint64_t>(starts[k]), l.Int(0)});
+      if (l.failed()) return l.status();
+    }
   }
   {
     std::lock_guard lk(mu_);
@@ -1025,11 +1073,39 @@ void RingStore::Impl::Ingest(Frame& frame) {
     std::lock_guard lk(stats_mu_);
     counters_.counter_resets += resets;
   }
+  StampWallTime(frame);
   Row row{frame.seq, frame.boottime_ns, frame.realtime_ns, {}};
   EncodeFrame(pairs_, row.blob);
   Fold(frame.seq, frame.realtime_ns, pairs_);
   batch_bytes_ += static_cast<int64_t>(row.blob.size()) + kRowOverheadBytes;
   batch_.push_back(std::move(row));
+}
+
+// (I11) Wall-clock steps: detected, recorded, and never let stored time go back.
+void RingStore::Impl::StampWallTime(Frame& frame) {
+  const int64_t bt = frame.boottime_ns;
+  const int64_t offset = frame.realtime_ns - bt;
+  const bool same_boot = last_bt_ && bt >= *last_bt_;
+  const bool jumped = same_boot && last_offset_ && std::abs(offset - *last_offset_) > kClockJumpNs;
+  const int64_t old_offset = last_offset_.value_or(offset);
+  last_offset_ = offset;
+  if (last_rt_ && frame.realtime_ns < *last_rt_) {
+    // Behind the newest stored frame: continue from it at boottime's pace.
+    frame.realtime_ns = AddSaturating(*last_rt_, same_boot ? bt - *last_bt_ : 0);
+  }
+  if (jumped) {
+    pending_jumps_.push_back(Jump{bt, frame.realtime_ns, old_offset, offset});
+    Report(StoreEvent::Kind::kClockJump, "recorded a wall-clock step of " +
+                                             std::to_string((offset - old_offset) / 1'000'000) +
+                                             " ms at boottime " + std::to_string(bt) + " ns");
+  }
+  if (!same_boot || boots_.empty()) {
+    boots_.push_back(BootSeg{frame.seq, bt});
+    pending_boots_.push_back(frame.seq);
+  }
+  boots_.back().last_bt = bt;
+  last_rt_ = frame.realtime_ns;
+  last_bt_ = bt;
 }
 
 void RingStore::Impl::Fold(uint64_t seq, int64_t realtime_ns,
@@ -1166,6 +1242,9 @@ Status RingStore::Impl::Commit() {
     avg_row_bytes_ = 0.7 * avg_row_bytes_ + 0.3 * avg;
     newest_rt_ = batch_.back().realtime_ns;
   }
+  boots_.erase(boots_.begin(), boots_.begin() + static_cast<std::ptrdiff_t>(d.boots_emptied));
+  pending_jumps_.clear();
+  pending_boots_.clear();
   batch_.clear();
   batch_bytes_ = 0;
   pending_rollup_.clear();
@@ -1245,12 +1324,45 @@ Status RingStore::Impl::TryCommit(Deltas& d) {
       ++d.inserted;
     }
     std::optional<int64_t> newest = batch_.empty() ? newest_rt_ : batch_.back().realtime_ns;
-    // (I5) raw retention.
+    for (const auto& j : pending_jumps_) {
+      sql::Stmt s(*w_,
+                  "INSERT INTO clock_jumps(boottime_ns, realtime_ns, old_offset_ns, "
+                  "new_offset_ns) VALUES(?1, ?2, ?3, ?4)");
+      s.Bind(1, j.boottime_ns).Bind(2, j.realtime_ns).Bind(3, j.old_offset_ns);
+      if (Status e = s.Bind(4, j.new_offset_ns).Run(); !e.ok()) return e;
+    }
+    for (uint64_t b : pending_boots_) {
+      sql::Stmt s(*w_, "INSERT OR IGNORE INTO boots(first_seq) VALUES(?1)");
+      if (Status e = s.Bind(1, static_cast<int64_t>(b)).Run(); !e.ok()) return e;
+    }
+    // (I5) raw retention by elapsed boottime. A frame's age is known within
+    // its boot; a frame of an earlier boot is at least as old as the boottime
+    // elapsed since that boot's last frame plus every later boot's last
+    // boottime. Within a segment boottime grows with seq.
     if (newest && !batch_.empty()) {
-      sql::Stmt s(*w_, "DELETE FROM frames WHERE realtime_ns < ?1");
-      s.Bind(1, AddSaturating(*newest, -options_.raw_retention_ns));
-      if (Status e = s.Run(); !e.ok()) return e;
-      d.expired += sqlite3_changes(w_->db());
+      int64_t later = 0;  // boottime known to have elapsed after this segment
+      for (size_t k = boots_.size(); k-- > 0;) {
+        const auto& b = boots_[k];
+        const uint64_t end = k + 1 < boots_.size() ? boots_[k + 1].first_seq : UINT64_MAX;
+        const int64_t cutoff =
+            AddSaturating(AddSaturating(b.last_bt, later), -options_.raw_retention_ns);
+        later = AddSaturating(later, b.last_bt);
+        sql::Stmt s(*w_,
+                    "DELETE FROM frames WHERE seq >= ?1 AND seq < coalesce((SELECT seq FROM "
+                    "frames WHERE seq >= ?1 AND seq < ?2 AND boottime_ns >= ?3 ORDER BY seq "
+                    "LIMIT 1), ?2)");
+        s.Bind(1, static_cast<int64_t>(b.first_seq))
+            .Bind(2, static_cast<int64_t>(std::min<uint64_t>(end, INT64_MAX)))
+            .Bind(3, cutoff);
+        if (Status e = s.Run(); !e.ok()) return e;
+        d.expired += sqlite3_changes(w_->db());
+        if (k + 1 < boots_.size() && cutoff > b.last_bt) ++d.boots_emptied;
+      }
+      if (d.boots_emptied > 0) {
+        sql::Stmt s(*w_, "DELETE FROM boots WHERE first_seq < ?1");
+        s.Bind(1, static_cast<int64_t>(boots_[d.boots_emptied].first_seq));
+        if (Status e = s.Run(); !e.ok()) return e;
+      }
     }
     // (I7) closed rollup periods, merged into rows a clock step may have revisited.
     for (const auto& r : pending_rollup_) {
@@ -1288,6 +1400,8 @@ Status RingStore::Impl::TryCommit(Deltas& d) {
         int64_t keep = std::max(options_.raw_retention_ns, options_.rollup_retention_ns);
         sql::Stmt w(*w_, "DELETE FROM windows WHERE end_ns IS NOT NULL AND end_ns < ?1");
         if (Status e = w.Bind(1, AddSaturating(*newest, -keep)).Run(); !e.ok()) return e;
+        sql::Stmt j(*w_, "DELETE FROM clock_jumps WHERE realtime_ns < ?1");
+        if (Status e = j.Bind(1, AddSaturating(*newest, -keep)).Run(); !e.ok()) return e;
       }
     }
     if (Status e = WriteMeta("frames", frames_ + d.inserted - d.expired - d.trimmed); !e.ok()) {
@@ -1829,6 +1943,19 @@ Result<std::vector<Window>> RingStore::Impl::ListWindows(int64_t from_ns, int64_
   return out;
 }
 
+Result<std::vector<ClockJump>> RingStore::Impl::ClockJumps(int64_t from_ns, int64_t to_ns) {
+  Lease l(*this);
+  if (!l.ok()) return l.status();
+  std::vector<ClockJump> out;
+  sql::Stmt s(l.conn(),
+              "SELECT boottime_ns, realtime_ns, old_offset_ns, new_offset_ns FROM clock_jumps "
+              "WHERE realtime_ns >= ?1 AND realtime_ns < ?2 ORDER BY rowid");
+  s.Bind(1, from_ns).Bind(2, to_ns);
+  while (s.Step()) out.push_back(ClockJump{s.Int(0), s.Int(1), s.Int(2), s.Int(3)});
+  if (s.failed()) return s.status();
+  return out;
+}
+
 Result<std::optional<int64_t>> RingStore::Impl::OldestNs() {
   Lease l(*this);
   if (!l.ok()) return l.status();
@@ -2005,6 +2132,10 @@ Result<std::optional<double>> RingStore::EnergyBetween(const std::string& key, i
 Result<std::map<std::string, int64_t>> RingStore::LastCounters() {
   return Guarded("LastCounters", [&] { return impl_->LastCounters(); });
 }
+Result<std::vector<ClockJump>> RingStore::ClockJumps(int64_t from_ns, int64_t to_ns) {
+  return Guarded("ClockJumps", [&] { return impl_->ClockJumps(from_ns, to_ns); });
+}
+
 Result<std::optional<int64_t>> RingStore::OldestNs() {
   return Guarded("OldestNs", [&] { return impl_->OldestNs(); });
 }

@@ -28,6 +28,11 @@
 //                                    present values; avg = sum / count
 //   windows(id, label, start_ns,     named windows; end_ns NULL while open
 //     end_ns)
+//   clock_jumps(boottime_ns,         one row per wall-clock step seen (I11)
+//     realtime_ns, old_offset_ns,
+//     new_offset_ns)
+//   boots(first_seq)                 the first seq of each boot segment
+//                                    held (I5)
 //
 // Why one row per frame: a frame of ~145 channels costs ~475 bytes on disk
 // (blob ~430 B of varints, row header, seq/time columns, time index entry),
@@ -53,16 +58,30 @@
 //   2. seq is strictly increasing in insertion order and continues after a
 //      restart from MAX(seq)+1 (next_seq()). A frame's seq is
 //      max(frame.seq, next_seq()); rows are never reordered or rewritten.
-//      Timestamps are stored as the frame carries them.
+//      boottime_ns is stored as the frame carries it; realtime_ns too,
+//      unless that would go back in time (I11).
 //   3. Missing is not zero: an absent value has no entry in the blob and
 //      reads back as nullopt; no sentinel is ever stored.
 //   4. A channel key maps to the same store id forever. A new inventory adds
 //      rows; it never deletes a channel or rewrites history.
-//   5. Raw retention: after every commit no frame has realtime_ns <
-//      newest.realtime_ns - raw_retention (newest = the last frame written).
-//      The same commit deletes rollup rows with t_ns < newest -
-//      rollup_retention and windows that ended before newest -
-//      max(raw_retention, rollup_retention); open windows are kept.
+//   5. Raw retention is by elapsed CLOCK_BOOTTIME, which no wall-clock step
+//      can fake. Frames fall into boot segments (a new segment where
+//      boottime_ns goes down in seq order; their first seqs are kept in
+//      the boots table, so Open() needs no scan). After every commit no
+//      frame of the newest segment has boottime_ns < newest.boottime_ns -
+//      raw_retention (newest = the last frame written). A frame of an earlier
+//      segment is deleted only when a lower bound of its age exceeds
+//      raw_retention: (its segment's last boottime_ns - its boottime_ns) plus
+//      the last boottime_ns of every later segment (each boot lasted at least
+//      that long; the time powered off is unknown and not counted). A
+//      frame's age is never taken from realtime_ns, so a frame whose age is
+//      unknown is kept rather than deleted (the size cap, I6, still bounds
+//      the file). The same commit deletes rollup rows with t_ns < newest
+//      realtime - rollup_retention and windows that ended before newest
+//      realtime - max(raw_retention, rollup_retention) (open windows are
+//      kept), and clock_jumps rows older than the same cutoff. (These
+//      still follow stored wall time: a forward step longer than
+//      rollup_retention minus the rollup tier's span drops rollup rows.)
 //   6. Size: with max_bytes > 0 the database file never exceeds max_bytes.
 //      PRAGMA max_page_count = max_bytes / page_size makes SQLite refuse to
 //      grow the file past it (a write that would fails with SQLITE_FULL and
@@ -97,6 +116,25 @@
 //   9. Readers never block the writer and never hold a long transaction:
 //      each read API call takes a pooled read connection, runs in one short
 //      read transaction (a consistent snapshot), and returns it.
+//  11. Wall-clock steps. Stored realtime_ns never decreases in seq order,
+//      across restarts and reboots. A frame whose realtime is behind the
+//      last frame ingested is stamped last.realtime + (its boottime -
+//      last.boottime) within one boot (+0 for the first frame of a new
+//      boot): stored time goes on at boottime's pace from the newest frame
+//      until the wall clock catches up (the sampler applies the same rule
+//      to live frames). A forward step is believed (it is how a board
+//      without an RTC battery, booted in 1970 or at its last shutdown time,
+//      gets the right time from NTP): frames after it carry the new time,
+//      and if the clock is then stepped back they stay ahead, at boottime's
+//      pace, until it catches up. A step is a change of realtime - boottime
+//      by more than 1 s between two frames of one boot (carried values); each
+//      is recorded in clock_jumps (the boottime and stored realtime of the
+//      first frame after it, the offsets before and after) and reported once
+//      (StoreEvent kClockJump). A backward step that the sampler already
+//      absorbed leaves the carried offset unchanged and nothing is recorded:
+//      stored time did not move (edgemond logs every step, either way, once,
+//      from the sampler's on_clock_step). Summarize notes the
+//      steps recorded inside its range.
 //  10. Files are never deleted. A file that is not an edgemon store (not
 //      SQLite, fails quick_check, foreign application_id or schema) is an
 //      error from Open(); with recreate_bad it is renamed (with its -wal and
@@ -140,7 +178,7 @@
 
 namespace edgemon::store {
 
-inline constexpr int kSchemaVersion = 1;
+inline constexpr int kSchemaVersion = 2;
 inline constexpr int32_t kApplicationId = 0x4544474d;  // 'EDGM'
 
 enum class WriterState : uint8_t { kIdle, kCommitting, kFailing, kStopped };
@@ -151,6 +189,7 @@ struct StoreEvent {
     kWriteFailed,  // a batch could not be written (disk full, I/O error); rate-limited
     kResumed,      // a commit succeeded after failures
     kRecreated,    // Open() moved a bad file aside (message names the new path)
+    kClockJump,    // the wall clock stepped (I11); once per step
   };
   Kind kind;
   std::string message;
@@ -222,6 +261,15 @@ struct Window {
   std::string label;
   int64_t start_ns = 0;
   std::optional<int64_t> end_ns;  // nullopt while open
+};
+
+// A wall-clock step seen while writing (I11): offsets are realtime -
+// boottime of the frames before and after it.
+struct ClockJump {
+  int64_t boottime_ns = 0;
+  int64_t realtime_ns = 0;  // stored realtime of the first frame after it
+  int64_t old_offset_ns = 0;
+  int64_t new_offset_ns = 0;
 };
 
 struct StoreStats {
@@ -317,6 +365,8 @@ class RingStore {
   Result<StoreStats> Stats();
   // Realtime of the oldest data held in either tier (nullopt: empty store).
   Result<std::optional<int64_t>> OldestNs();
+  // Wall-clock steps recorded with a stored realtime in [from, to) (I11).
+  Result<std::vector<ClockJump>> ClockJumps(int64_t from_ns, int64_t to_ns);
   // PRAGMA integrity_check (reads the whole file).
   Status IntegrityCheck();
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """End-to-end tests of edgemond as a process: the systemd notify contract,
-kill -9 during heavy writing, a full disk, a corrupt store, bad config and
-SIGHUP reload. Real processes, a real SQLite file, a real tmpfs.
+kill -9 during heavy writing, a full disk, a corrupt store, bad config,
+SIGHUP reload and wall-clock steps (libfaketime). Real processes, a real SQLite file, a real tmpfs.
 
   daemon_test.py --edgemond build/daemon/edgemond --fixtures tests/fixtures [-k pattern]
 """
@@ -461,6 +461,110 @@ class DaemonTest(unittest.TestCase):
         finally:
             self.assertEqual(d.stop(), 0)
         notify.close()
+
+def faketime_lib():
+    for d in ("/usr/lib/x86_64-linux-gnu/faketime", "/usr/lib/aarch64-linux-gnu/faketime",
+              "/usr/lib/faketime"):
+        lib = os.path.join(d, "libfaketimeMT.so.1")
+        if os.path.exists(lib):
+            return lib
+    return None
+
+
+class ClockJumpTest(unittest.TestCase):
+    """Real wall-clock steps under libfaketime (Debian's faketime): the offset
+    is changed at run time through FAKETIME_TIMESTAMP_FILE; CLOCK_MONOTONIC and
+    CLOCK_BOOTTIME are left real, as a clock step leaves them."""
+
+    def setUp(self):
+        self.lib = faketime_lib()
+        if self.lib is None:
+            self.skipTest("libfaketime is not installed (scripts/install-deps.sh)")
+        self._tmp = tempfile.TemporaryDirectory(prefix="edgemond-clock-")
+        self.tmp = self._tmp.name
+        self.db = os.path.join(self.tmp, "edgemon.db")
+        self.rc = os.path.join(self.tmp, "faketime.rc")
+        self.set_offset("+0")
+
+    def tearDown(self):
+        self._tmp.cleanup()
+
+    def set_offset(self, spec):
+        tmp = self.rc + ".new"
+        with open(tmp, "w") as f:
+            f.write(spec + "\n")
+        os.replace(tmp, self.rc)
+
+    def daemon(self):
+        cfg = os.path.join(self.tmp, "edgemond.toml")
+        with open(cfg, "w") as f:
+            f.write('[store]\ncommit_interval_ms = 20\nretention = "60s"\n')
+        env = {"LD_PRELOAD": self.lib, "FAKETIME_TIMESTAMP_FILE": self.rc,
+               "FAKETIME_NO_CACHE": "1", "FAKETIME_DONT_FAKE_MONOTONIC": "1"}
+        return Daemon(self.tmp, self.db, config=cfg, env=env, extra=["--interval-ms", "50"])
+
+    def stored(self):
+        con = sqlite3.connect(f"file:{self.db}?mode=ro", uri=True, timeout=10)
+        try:
+            rows = con.execute("SELECT seq, realtime_ns FROM frames ORDER BY seq").fetchall()
+            try:
+                jumps = con.execute("SELECT count(*) FROM clock_jumps").fetchone()[0]
+            except sqlite3.OperationalError:  # a store without the table
+                jumps = None
+            return rows, jumps
+        finally:
+            con.close()
+
+    def assert_monotonic(self, rows):
+        back = [(a, b) for a, b in zip(rows, rows[1:]) if b[1] < a[1]]
+        self.assertEqual(back, [], "stored realtime went backwards")
+
+    def test_forward_jump_and_back_keeps_the_history(self):
+        # Retention 60 s: before, a +8 d step expired every frame but the new ones.
+        d = self.daemon()
+        try:
+            before = wait_frames(self.db, 60, 20)
+            self.assertGreaterEqual(before, 60, d.output())
+            self.set_offset("+8d")
+            time.sleep(3)
+            self.set_offset("+0")
+            time.sleep(2)
+            rows, jumps = self.stored()
+        finally:
+            self.assertEqual(d.stop(), 0)
+        self.assertGreaterEqual(len(rows), before + 40, d.output())  # nothing expired
+        self.assertEqual(rows[0][0], 1)  # the first frame is still held
+        self.assert_monotonic(rows)
+        self.assertIsNotNone(jumps)
+        self.assertEqual(jumps, 1)  # the step back left stored time as it was
+        # Both steps logged, once each.
+        self.assertEqual(d.output().count("wall clock stepped"), 2, d.output())
+
+    def test_backward_jump_then_correction_keeps_the_history(self):
+        d = self.daemon()
+        try:
+            before = wait_frames(self.db, 60, 20)
+            self.set_offset("-30d")
+            time.sleep(2)
+            self.set_offset("+0")
+            time.sleep(2)
+            rows, _ = self.stored()
+        finally:
+            self.assertEqual(d.stop(), 0)
+        self.assertGreaterEqual(len(rows), before + 40, d.output())
+        self.assertEqual(rows[0][0], 1)
+        self.assert_monotonic(rows)
+        # Restarted 30 days behind: stored time still never goes back.
+        self.set_offset("-30d")
+        d = self.daemon()
+        try:
+            wait_frames(self.db, len(rows) + 20, 20)
+            rows, _ = self.stored()
+        finally:
+            self.assertEqual(d.stop(), 0)
+        self.assertEqual(rows[0][0], 1)
+        self.assert_monotonic(rows)
+
 
 def main():
     global ARGS

@@ -4,7 +4,10 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "fake_clock.h"
+#include "store_sink.h"
 #include "temp_tree.h"
 
 namespace edgemon {
@@ -117,6 +120,11 @@ TEST(Sampler, LateTicksAreSkippedAndCountedNotBunched) {
 
 TEST(Sampler, StoredTimeStaysMonotonicAcrossWallClockJumps) {
   Rig rig(100 * kMs, 0, 1);
+  std::vector<int64_t> steps;
+  rig.sampler = std::make_unique<Sampler>(
+      *rig.collection, rig.clock,
+      SamplerOptions{.frame_period_ns = 100 * kMs,
+                     .on_clock_step = [&](int64_t, int64_t step) { steps.push_back(step); }});
   std::vector<int64_t> rt;
   for (int i = 0; i < 10; ++i) {
     if (i == 3) rig.clock.JumpRealtime(-3600LL * 1'000'000'000);  // an hour back
@@ -126,6 +134,72 @@ TEST(Sampler, StoredTimeStaysMonotonicAcrossWallClockJumps) {
   }
   for (size_t i = 1; i < rt.size(); ++i) EXPECT_GT(rt[i], rt[i - 1]) << i;
   EXPECT_EQ(rt[3] - rt[2], 100 * kMs);  // advanced with boottime after the backwards jump
+  // Each step reported once, with its size.
+  EXPECT_EQ(steps, (std::vector<int64_t>{-3600LL * 1'000'000'000, 7200LL * 1'000'000'000}));
+}
+
+// The sampler's frames through StoreSink into a real store, across wall-clock
+// steps: +8 days for 3 s and back, then a reboot into 1970 and an NTP step.
+TEST(Sampler, WallClockStepsThroughTheStoreDeleteNothing) {
+  testing::TempTree tmp;
+  store::RingStoreOptions so;
+  so.batch_frames = 64;
+  so.commit_interval_ms = 5;
+  so.raw_retention_ns = 100LL * 1'000'000'000;  // 1000 frames at 100 ms
+  const std::string db = tmp.root() + "/steps.db";
+  constexpr int64_t kDay = 86'400LL * 1'000'000'000;
+  {
+    auto st = store::RingStore::Open(db, so);
+    ASSERT_TRUE(st.ok()) << st.error();
+    Rig rig(100 * kMs, 0, 1);
+    StoreSink sink(**st);
+    rig.sampler->AddSink(&sink);
+    for (int i = 0; i < 500; ++i) {
+      if (i == 400) rig.clock.JumpRealtime(8 * kDay);
+      if (i == 430) rig.clock.JumpRealtime(-8 * kDay);
+      rig.sampler->TickOnce();
+      rig.clock.Advance(100 * kMs);
+    }
+    ASSERT_TRUE((*st)->Flush().ok());
+    auto stats = (*st)->Stats();
+    ASSERT_TRUE(stats.ok());
+    EXPECT_EQ(stats->frames, 500);  // before: 100 (all but the newest 100 s)
+    EXPECT_EQ(stats->expired_frames, 0u);
+    auto jumps = (*st)->ClockJumps(INT64_MIN, INT64_MAX);
+    ASSERT_TRUE(jumps.ok());
+    // The step back is absorbed by the sampler: stored time did not move.
+    ASSERT_EQ(jumps->size(), 1u);
+    EXPECT_EQ((*jumps)[0].new_offset_ns - (*jumps)[0].old_offset_ns, 8 * kDay);
+  }
+  {  // Reboot (boottime starts again) into 1970; NTP steps the clock later.
+    auto st = store::RingStore::Open(db, so);
+    ASSERT_TRUE(st.ok()) << st.error();
+    Rig rig(100 * kMs, 0, 1);
+    rig.clock.JumpRealtime(-rig.clock.RealtimeNs() + rig.clock.BoottimeNs());
+    StoreSink sink(**st);
+    rig.sampler->AddSink(&sink);
+    for (int i = 0; i < 100; ++i) {
+      if (i == 50) rig.clock.JumpRealtime(1'700'000'000LL * 1'000'000'000 + 9 * kDay);
+      rig.sampler->TickOnce();
+      rig.clock.Advance(100 * kMs);
+    }
+    ASSERT_TRUE((*st)->Flush().ok());
+    auto stats = (*st)->Stats();
+    ASSERT_TRUE(stats.ok());
+    EXPECT_EQ(stats->frames, 600);
+    auto all = (*st)->Range(INT64_MIN, INT64_MAX, {}, 0);
+    ASSERT_TRUE(all.ok());
+    ASSERT_EQ(all->frames.size(), 600u);
+    auto frames = all->frames;  // in seq order: stored time never goes back
+    std::sort(frames.begin(), frames.end(),
+              [](const Frame& x, const Frame& y) { return x.seq < y.seq; });
+    for (size_t i = 1; i < frames.size(); ++i) {
+      EXPECT_GE(frames[i].realtime_ns, frames[i - 1].realtime_ns) << i;
+    }
+    auto jumps = (*st)->ClockJumps(INT64_MIN, INT64_MAX);
+    ASSERT_TRUE(jumps.ok());
+    EXPECT_EQ(jumps->size(), 2u);  // the +8 d step and the NTP step
+  }
 }
 
 TEST(Sampler, EnergyRateSamplesRailsBetweenFrames) {

@@ -713,6 +713,39 @@ TEST_F(ServiceTest, ShortRangeNoteStatesNoRate) {
   svc.Stop();
 }
 
+TEST_F(ServiceTest, SummaryNotesAWallClockStepInItsRange) {
+  int64_t t0 = WriteKnownHistory();
+  // The wall clock steps 500 s forward after the known history.
+  const auto& inv = collection_->inventory();
+  ChannelId p = Find(Kind::kRail, "VIN_SYS_5V0", Field::kPower).id;
+  uint64_t seq = store_->next_seq();
+  for (int i = 0; i < 20; ++i) {
+    Frame f;
+    f.seq = seq + static_cast<uint64_t>(i);
+    f.boottime_ns = 1100 * kSec + i * kSec;
+    f.realtime_ns = t0 + 600 * kSec + i * kSec;
+    f.values.resize(inv.channels.size());
+    f.values[p] = 4000;
+    store_->Append(f);
+  }
+  ASSERT_TRUE(store_->Flush().ok());
+  auto summarize = [&](int64_t from, int64_t to) {
+    grpc::ClientContext ctx;
+    v1::SummarizeRequest r;
+    r.mutable_time()->set_from_ns(from);
+    r.mutable_time()->set_to_ns(to);
+    v1::Summary s;
+    auto st = stub_->Summarize(&ctx, r, &s);
+    EXPECT_TRUE(st.ok()) << st.error_message();
+    return s.note();
+  };
+  std::string across = summarize(t0 + 50 * kSec, t0 + 610 * kSec);
+  EXPECT_NE(across.find("wall clock stepped 1 time(s)"), std::string::npos) << across;
+  EXPECT_NE(across.find("by 500000 ms"), std::string::npos) << across;
+  std::string before = summarize(t0 + 10 * kSec, t0 + 60 * kSec);
+  EXPECT_EQ(before.find("stepped"), std::string::npos) << before;
+}
+
 TEST_F(ServiceTest, RangeEdgesAreClippedOrRefused) {
   int64_t t0 = WriteKnownHistory();
   // Before the oldest stored data: clipped, and the summary says so.

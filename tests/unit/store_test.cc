@@ -448,6 +448,209 @@ TEST(RingStore, DurationRetentionOfRawRollupAndWindows) {
   EXPECT_FALSE(gone->has_value());
 }
 
+// ------------------------------------------------------------- clock jumps
+
+Frame At(int64_t boottime_ns, int64_t realtime_ns, int64_t v) {
+  Frame f;
+  f.boottime_ns = boottime_ns;
+  f.realtime_ns = realtime_ns;
+  f.values = {v};
+  return f;
+}
+
+Inventory OneCpu() {
+  Inventory inv;
+  inv.channels = {Ch(0, Kind::kCpu, "cpu", Field::kLoad)};
+  return inv;
+}
+
+// Every frame held, in seq order, checked never to go back in stored time.
+std::vector<Frame> AllFramesMonotonic(RingStore& s) {
+  auto r = s.Range(INT64_MIN, INT64_MAX, {}, 0);
+  EXPECT_TRUE(r.ok()) << r.error();
+  if (!r.ok()) return {};
+  auto frames = r->frames;
+  std::sort(frames.begin(), frames.end(),
+            [](const Frame& a, const Frame& b) { return a.seq < b.seq; });
+  for (size_t i = 1; i < frames.size(); ++i) {
+    EXPECT_GE(frames[i].realtime_ns, frames[i - 1].realtime_ns) << "seq " << frames[i].seq;
+  }
+  return frames;
+}
+
+constexpr int64_t kDay = 86'400 * kSec;
+
+TEST(RingStore, ForwardJumpDeletesNothingAndIsRecorded) {
+  TempDir dir;
+  auto o = Fast();
+  o.raw_retention_ns = 100 * kSec;
+  std::vector<StoreEvent> events;
+  o.on_event = [&](const StoreEvent& e) { events.push_back(e); };
+  auto s = MustOpen(dir.File("fwd.db"), o);
+  ASSERT_TRUE(s);
+  s->SetInventory(OneCpu());
+  int64_t bt = 10 * kSec;
+  int64_t v = 0;
+  for (int i = 0; i < 60; ++i, bt += kSec) s->Append(At(bt, kT0 + bt, v++));
+  // +8 days for 3 s, then back.
+  for (int i = 0; i < 3; ++i, bt += kSec) s->Append(At(bt, kT0 + 8 * kDay + bt, v++));
+  for (int i = 0; i < 30; ++i, bt += kSec) s->Append(At(bt, kT0 + bt, v++));
+  ASSERT_TRUE(s->Flush().ok());
+
+  auto st = s->Stats();
+  ASSERT_TRUE(st.ok());
+  EXPECT_EQ(st->frames, 93);
+  EXPECT_EQ(st->expired_frames, 0u);
+  auto frames = AllFramesMonotonic(*s);
+  ASSERT_EQ(frames.size(), 93u);
+  auto jumps = s->ClockJumps(INT64_MIN, INT64_MAX);
+  ASSERT_TRUE(jumps.ok()) << jumps.error();
+  ASSERT_EQ(jumps->size(), 2u);
+  EXPECT_EQ((*jumps)[0].boottime_ns, 70 * kSec);
+  EXPECT_EQ((*jumps)[0].new_offset_ns - (*jumps)[0].old_offset_ns, 8 * kDay);
+  EXPECT_EQ((*jumps)[1].boottime_ns, 73 * kSec);
+  EXPECT_EQ((*jumps)[1].new_offset_ns - (*jumps)[1].old_offset_ns, -8 * kDay);
+  int jump_events = 0;
+  for (const auto& e : events) jump_events += e.kind == StoreEvent::Kind::kClockJump;
+  EXPECT_EQ(jump_events, 2);
+
+  // Retention still applies, by elapsed boottime: 100 s after the newest frame.
+  for (int i = 0; i < 200; ++i, bt += kSec) s->Append(At(bt, kT0 + bt, v++));
+  ASSERT_TRUE(s->Flush().ok());
+  st = s->Stats();
+  ASSERT_TRUE(st.ok());
+  EXPECT_EQ(st->frames, 101);
+  frames = AllFramesMonotonic(*s);
+  ASSERT_FALSE(frames.empty());
+  EXPECT_EQ(frames.front().boottime_ns, bt - kSec - 100 * kSec);
+}
+
+TEST(RingStore, BackwardJumpKeepsStoredTimeMonotonicAndDeletesNothing) {
+  TempDir dir;
+  auto o = Fast();
+  o.raw_retention_ns = 1000 * kSec;
+  auto s = MustOpen(dir.File("back.db"), o);
+  ASSERT_TRUE(s);
+  s->SetInventory(OneCpu());
+  int64_t bt = 10 * kSec;
+  int64_t v = 0;
+  for (int i = 0; i < 60; ++i, bt += kSec) s->Append(At(bt, kT0 + bt, v++));
+  // 30 days behind for 30 s, then corrected.
+  for (int i = 0; i < 30; ++i, bt += kSec) s->Append(At(bt, kT0 - 30 * kDay + bt, v++));
+  for (int i = 0; i < 30; ++i, bt += kSec) s->Append(At(bt, kT0 + bt, v++));
+  ASSERT_TRUE(s->Flush().ok());
+
+  auto st = s->Stats();
+  ASSERT_TRUE(st.ok());
+  EXPECT_EQ(st->frames, 120);
+  EXPECT_EQ(st->expired_frames, 0u);
+  auto frames = AllFramesMonotonic(*s);
+  ASSERT_EQ(frames.size(), 120u);
+  // While behind, stored time went on at boottime's pace from the last frame.
+  EXPECT_EQ(frames[60].realtime_ns, kT0 + 70 * kSec);
+  EXPECT_EQ(frames[89].realtime_ns, kT0 + 99 * kSec);
+  EXPECT_EQ(frames[90].realtime_ns, kT0 + 100 * kSec);
+  auto jumps = s->ClockJumps(INT64_MIN, INT64_MAX);
+  ASSERT_TRUE(jumps.ok()) << jumps.error();
+  ASSERT_EQ(jumps->size(), 2u);
+  EXPECT_EQ((*jumps)[0].new_offset_ns - (*jumps)[0].old_offset_ns, -30 * kDay);
+  EXPECT_EQ((*jumps)[0].realtime_ns, kT0 + 70 * kSec);
+  EXPECT_EQ((*jumps)[1].new_offset_ns - (*jumps)[1].old_offset_ns, 30 * kDay);
+}
+
+TEST(RingStore, BootIn1970ThenNtpStepKeepsHistoryAndRetentionFollowsBoottime) {
+  TempDir dir;
+  const auto path = dir.File("boot.db");
+  auto o = Fast();
+  o.raw_retention_ns = 1000 * kSec;
+  int64_t v = 0;
+  {  // First boot: the right time.
+    auto s = MustOpen(path, o);
+    ASSERT_TRUE(s);
+    s->SetInventory(OneCpu());
+    for (int64_t bt = 10 * kSec; bt < 70 * kSec; bt += kSec) s->Append(At(bt, kT0 + bt, v++));
+  }
+  {  // Second boot, no RTC: 1970 until NTP steps the clock an hour after the last frame.
+    auto s = MustOpen(path, o);
+    ASSERT_TRUE(s);
+    s->SetInventory(OneCpu());
+    int64_t bt = 5 * kSec;
+    for (int i = 0; i < 20; ++i, bt += kSec) s->Append(At(bt, bt, v++));
+    for (int i = 0; i < 20; ++i, bt += kSec) s->Append(At(bt, kT0 + 3600 * kSec + bt, v++));
+    ASSERT_TRUE(s->Flush().ok());
+    auto st = s->Stats();
+    ASSERT_TRUE(st.ok());
+    EXPECT_EQ(st->frames, 100);
+    EXPECT_EQ(st->expired_frames, 0u);
+    auto frames = AllFramesMonotonic(*s);
+    ASSERT_EQ(frames.size(), 100u);
+    // The 1970 frames follow the last stored one at boottime's pace.
+    EXPECT_EQ(frames[60].realtime_ns, kT0 + 69 * kSec);
+    EXPECT_EQ(frames[61].realtime_ns, kT0 + 70 * kSec);
+    EXPECT_EQ(frames[80].realtime_ns, kT0 + 3600 * kSec + 25 * kSec);
+    auto jumps = s->ClockJumps(INT64_MIN, INT64_MAX);
+    ASSERT_TRUE(jumps.ok()) << jumps.error();
+    ASSERT_EQ(jumps->size(), 1u);
+    EXPECT_EQ((*jumps)[0].boottime_ns, 25 * kSec);
+    EXPECT_EQ((*jumps)[0].old_offset_ns, 0);
+    EXPECT_EQ((*jumps)[0].new_offset_ns, kT0 + 3600 * kSec);
+  }
+  // Reopened with a short retention: the first boot's frames are at least
+  // (its last boottime - theirs) + the second boot's boottime old.
+  o.raw_retention_ns = 100 * kSec;
+  auto s = MustOpen(path, o);
+  ASSERT_TRUE(s);
+  s->SetInventory(OneCpu());
+  int64_t bt = 45 * kSec;
+  s->Append(At(bt, kT0 + 3600 * kSec + bt, v++));
+  ASSERT_TRUE(s->Flush().ok());
+  // Cutoff in the first boot: 69 s + 45 s - 100 s = 14 s: four frames go.
+  auto st = s->Stats();
+  ASSERT_TRUE(st.ok());
+  EXPECT_EQ(st->frames, 97);
+  for (bt += kSec; bt < 300 * kSec; bt += kSec) s->Append(At(bt, kT0 + 3600 * kSec + bt, v++));
+  ASSERT_TRUE(s->Flush().ok());
+  auto frames = AllFramesMonotonic(*s);
+  ASSERT_EQ(frames.size(), 101u);
+  EXPECT_EQ(frames.front().boottime_ns, 199 * kSec);
+}
+
+TEST(RingStore, SchemaOneStoreGetsItsBootSegmentsOnUpgrade) {
+  TempDir dir;
+  const auto path = dir.File("v1.db");
+  auto o = Fast();
+  o.raw_retention_ns = 1000 * kSec;
+  {
+    auto s = MustOpen(path, o);
+    ASSERT_TRUE(s);
+    s->SetInventory(OneCpu());
+    for (int64_t bt = 10 * kSec; bt < 70 * kSec; bt += kSec) s->Append(At(bt, kT0 + bt, 1));
+    for (int64_t bt = 5 * kSec; bt < 45 * kSec; bt += kSec) {
+      s->Append(At(bt, kT0 + 3600 * kSec + bt, 2));
+    }
+  }
+  {  // Back to schema 1, as written before boot segments were kept.
+    sqlite3* db = nullptr;
+    ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+    ASSERT_EQ(sqlite3_exec(db, "DROP TABLE boots; DROP TABLE clock_jumps; PRAGMA user_version=1",
+                           nullptr, nullptr, nullptr),
+              SQLITE_OK);
+    sqlite3_close(db);
+  }
+  o.raw_retention_ns = 100 * kSec;
+  auto s = MustOpen(path, o);
+  ASSERT_TRUE(s);
+  s->SetInventory(OneCpu());
+  s->Append(At(45 * kSec, kT0 + 3645 * kSec, 3));
+  ASSERT_TRUE(s->Flush().ok());
+  // As in a store written with segments: 69 s + 45 s - 100 s = 14 s, so the
+  // first boot's frames at 10..13 s go and nothing else.
+  auto st = s->Stats();
+  ASSERT_TRUE(st.ok());
+  EXPECT_EQ(st->frames, 97);
+  EXPECT_EQ(st->expired_frames, 4u);
+}
+
 TEST(RingStore, MaxSizeIsNeverExceededAndOldestFramesGo) {
   TempDir dir;
   const auto path = dir.File("cap.db");
