@@ -1835,7 +1835,8 @@ Result<std::map<std::string, int64_t>> RingStore::Impl::LastCounters() {
 }
 
 namespace {
-constexpr const char* kWindowColumns = "SELECT id, label, start_ns, end_ns, abandoned, lease_ns ";
+// The statements are cached by address: each is one literal.
+#define EDGEMON_WINDOW_COLUMNS "SELECT id, label, start_ns, end_ns, abandoned, lease_ns "
 Window WindowRow(sql::Stmt& s) {
   return Window{s.Int(0), s.Text(1), s.Int(2), s.OptInt(3), s.Int(4) != 0, s.OptInt(5)};
 }
@@ -1844,7 +1845,7 @@ Window WindowRow(sql::Stmt& s) {
 Result<std::optional<Window>> RingStore::Impl::GetWindow(int64_t id) {
   Lease l(*this);
   if (!l.ok()) return l.status();
-  sql::Stmt s(l.conn(), (std::string(kWindowColumns) + "FROM windows WHERE id = ?1").c_str());
+  sql::Stmt s(l.conn(), EDGEMON_WINDOW_COLUMNS "FROM windows WHERE id = ?1");
   s.Bind(1, id);
   if (s.Step()) return std::optional<Window>(WindowRow(s));
   if (s.failed()) return s.status();
@@ -1857,12 +1858,11 @@ Result<std::vector<Window>> RingStore::Impl::ListWindows(
   Lease l(*this);
   if (!l.ok()) return l.status();
   std::vector<Window> out;
-  sql::Stmt s(l.conn(), (std::string(kWindowColumns) +
-                         "FROM windows "
-                         "WHERE start_ns < ?2 AND (end_ns IS NULL OR end_ns >= ?1) "
-                         "AND (start_ns > ?3 OR (start_ns = ?3 AND id > ?4)) "
-                         "ORDER BY start_ns, id LIMIT ?5")
-                            .c_str());
+  sql::Stmt s(l.conn(), EDGEMON_WINDOW_COLUMNS
+              "FROM windows "
+              "WHERE start_ns < ?2 AND (end_ns IS NULL OR end_ns >= ?1) "
+              "AND (start_ns > ?3 OR (start_ns = ?3 AND id > ?4)) "
+              "ORDER BY start_ns, id LIMIT ?5");
   s.Bind(1, from_ns).Bind(2, to_ns);
   s.Bind(3, after ? after->first : std::numeric_limits<int64_t>::min());
   s.Bind(4, after ? after->second : std::numeric_limits<int64_t>::min());
@@ -1876,13 +1876,12 @@ Result<std::vector<Window>> RingStore::Impl::OpenWindows() {
   Lease l(*this);
   if (!l.ok()) return l.status();
   std::vector<Window> out;
-  sql::Stmt s(
-      l.conn(),
-      (std::string(kWindowColumns) + "FROM windows WHERE end_ns IS NULL ORDER BY id").c_str());
+  sql::Stmt s(l.conn(), EDGEMON_WINDOW_COLUMNS "FROM windows WHERE end_ns IS NULL ORDER BY id");
   while (s.Step()) out.push_back(WindowRow(s));
   if (s.failed()) return s.status();
   return out;
 }
+#undef EDGEMON_WINDOW_COLUMNS
 
 // (I11) Room for one more window row: the oldest closed windows go first.
 Status RingStore::Impl::CapWindows() {
