@@ -566,6 +566,41 @@ TEST(RingStore, WindowsNeverEvictFrameHistory) {
   EXPECT_TRUE(s->IntegrityCheck().ok());
 }
 
+// A size trim takes the closed windows that ended before the oldest data left.
+TEST(RingStore, WindowsAreTrimmedWithTheHistory) {
+  TempDir dir;
+  auto o = Fast();
+  o.max_bytes = 256 << 10;
+  o.raw_retention_ns = 30LL * 86400 * kSec;
+  o.rollup_retention_ns = 30LL * 86400 * kSec;
+  o.rollup_period_ns = 10 * kSec;
+  auto s = MustOpen(dir.File("t.db"), o);
+  ASSERT_TRUE(s);
+  Inventory inv = edgemon::testing::OrinLikeInventory();
+  s->SetInventory(inv);
+  auto early = s->AddWindow("early", kT0, kT0 + 5 * kSec);
+  auto open = s->BeginWindow("open", kT0);
+  auto late = s->AddWindow("late", kT0 + 2990 * kSec, kT0 + 2995 * kSec);
+  ASSERT_TRUE(early.ok() && open.ok() && late.ok());
+  std::mt19937_64 rng(3);
+  for (int i = 0; i < 3000; ++i) {
+    s->Append(MakeFrame(kT0 + i * kSec, BigValues(inv, static_cast<uint64_t>(i), rng)));
+  }
+  ASSERT_TRUE(s->Flush().ok());
+  auto st = s->Stats();
+  ASSERT_TRUE(st.ok());
+  ASSERT_GT(st->trimmed_frames, 0u);
+  ASSERT_GT(st->trimmed_rollup_rows, 0u);
+  auto e = s->GetWindow(*early);
+  ASSERT_TRUE(e.ok());
+  EXPECT_FALSE(e->has_value()) << "a window older than every stored frame and rollup row stays";
+  for (int64_t id : {*open, *late}) {
+    auto w = s->GetWindow(id);
+    ASSERT_TRUE(w.ok());
+    EXPECT_TRUE(w->has_value()) << id;
+  }
+}
+
 // ListWindows pages by (start, id), ties included.
 TEST(RingStore, ListWindowsPages) {
   TempDir dir;
