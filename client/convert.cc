@@ -122,7 +122,7 @@ v1::Frame FrameToProto(const Frame& frame, uint64_t generation) {
 }
 
 Window WindowFromProto(const v1::Window& pb) {
-  return Window{pb.id(), pb.label(), pb.start_ns(), pb.end_ns()};
+  return Window{pb.id(), pb.label(), pb.start_ns(), pb.end_ns(), pb.abandoned()};
 }
 
 Summary SummaryFromProto(const v1::Summary& pb) {

@@ -389,11 +389,23 @@ Result<QueryResult> Client::Query(int64_t from_ns, int64_t to_ns,
   return Query(QueryRequest{from_ns, to_ns, channels, step_ns, limit});
 }
 
-Result<Window> Client::BeginWindow(const std::string& label) {
+Result<Window> Client::BeginWindow(const std::string& label, std::optional<uint32_t> lease_ms) {
   grpc::ClientContext ctx;
   impl_->Prepare(ctx);
   v1::BeginWindowRequest req;
   req.set_label(label);
+  if (lease_ms) req.set_lease_ms(*lease_ms);
+  v1::Window pb;
+  grpc::Status s = impl_->stub->BeginWindow(&ctx, req, &pb);
+  if (!s.ok()) return FromGrpc(s);
+  return WindowFromProto(pb);
+}
+
+Result<Window> Client::RenewWindow(int64_t id) {
+  grpc::ClientContext ctx;
+  impl_->Prepare(ctx);
+  v1::BeginWindowRequest req;
+  req.set_renew_id(id);
   v1::Window pb;
   grpc::Status s = impl_->stub->BeginWindow(&ctx, req, &pb);
   if (!s.ok()) return FromGrpc(s);
@@ -412,17 +424,20 @@ Result<Window> Client::EndWindow(int64_t id) {
 }
 
 Result<std::vector<Window>> Client::ListWindows(int64_t from_ns, int64_t to_ns) {
-  grpc::ClientContext ctx;
-  impl_->Prepare(ctx);
   v1::ListWindowsRequest req;
   req.set_from_ns(from_ns);
   req.set_to_ns(to_ns);
-  v1::ListWindowsResponse pb;
-  grpc::Status s = impl_->stub->ListWindows(&ctx, req, &pb);
-  if (!s.ok()) return FromGrpc(s);
   std::vector<Window> out;
-  for (const v1::Window& w : pb.windows()) out.push_back(WindowFromProto(w));
-  return out;
+  for (;;) {
+    grpc::ClientContext ctx;
+    impl_->Prepare(ctx);
+    v1::ListWindowsResponse pb;
+    grpc::Status s = impl_->stub->ListWindows(&ctx, req, &pb);
+    if (!s.ok()) return FromGrpc(s);
+    for (const v1::Window& w : pb.windows()) out.push_back(WindowFromProto(w));
+    if (pb.next_page_token().empty()) return out;
+    req.set_page_token(pb.next_page_token());
+  }
 }
 
 Result<Summary> Client::SummarizeWindow(int64_t window_id) {

@@ -137,7 +137,8 @@ struct Window {
   int64_t id = 0;
   std::string label;
   int64_t start_ns = 0;
-  int64_t end_ns = 0;  // 0 while open
+  int64_t end_ns = 0;      // 0 while open
+  bool abandoned = false;  // closed by the daemon: its lease ran out
 };
 
 struct RailSummary {
@@ -285,8 +286,13 @@ class Client {
   Result<QueryResult> Query(int64_t from_ns, int64_t to_ns,
                             const std::vector<std::string>& channels, int64_t step_ns = 0,
                             uint32_t limit = 0);
-  Result<Window> BeginWindow(const std::string& label);
+  // With a lease the window closes as abandoned unless RenewWindow is called
+  // within lease_ms of its start or the last renewal.
+  Result<Window> BeginWindow(const std::string& label,
+                             std::optional<uint32_t> lease_ms = std::nullopt);
+  Result<Window> RenewWindow(int64_t id);
   Result<Window> EndWindow(int64_t id);
+  // Every page of ListWindows, in (start, id) order.
   Result<std::vector<Window>> ListWindows(int64_t from_ns = 0, int64_t to_ns = 0);
   Result<Summary> SummarizeWindow(int64_t window_id);
   Result<Summary> Summarize(int64_t from_ns, int64_t to_ns);

@@ -50,6 +50,9 @@ using record::Report;
 // How long record waits for a daemon that went away before giving up on a summary.
 constexpr std::chrono::seconds kDaemonWait{15};
 constexpr uint32_t kBoostLeaseMs = 10'000;
+// A record's window, and the marks begun inside it, are leased: the daemon
+// closes them as abandoned when the recorder stops renewing (killed).
+constexpr uint32_t kWindowLeaseMs = 10'000;
 
 int64_t NowNs() {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(
@@ -346,13 +349,15 @@ int WaitChild(const Child& child, record::ItemCounter* items, int64_t* exit_ns, 
 class Monitor {
  public:
   Monitor(const std::string& target, std::chrono::milliseconds timeout, uint32_t rate_hz,
-          uint64_t lease_id, std::string probe_key)
+          uint64_t lease_id, std::string probe_key, int64_t window_id, int64_t window_start_ns)
       : target_(target),
         timeout_(timeout),
         client_(Fresh(target, timeout)),
         rate_hz_(rate_hz),
         lease_id_(lease_id),
-        probe_key_(std::move(probe_key)) {
+        probe_key_(std::move(probe_key)),
+        window_id_(window_id),
+        window_start_ns_(window_start_ns) {
     thread_ = std::jthread([this](std::stop_token st) { Run(st); });
   }
   ~Monitor() { Stop(); }
@@ -385,9 +390,26 @@ class Monitor {
                   static_cast<int>(ns % 1'000'000'000 / 1'000'000));
     return buf;
   }
+  // Renews the window's lease and those of its open marks.
+  void RenewWindows() {
+    (void)client_->RenewWindow(window_id_);
+    auto ws = client_->ListWindows(window_start_ns_, 0);
+    if (!ws.ok()) return;
+    for (const auto& w : *ws) {
+      if (w.end_ns == 0 && w.id != window_id_ && record::MarkName(w.label, window_id_)) {
+        (void)client_->RenewWindow(w.id);
+      }
+    }
+  }
   void Run(std::stop_token st) {
     auto next_boost = std::chrono::steady_clock::now();
+    auto next_renewal = std::chrono::steady_clock::now();
     while (!st.stop_requested() && client_) {
+      if (std::chrono::steady_clock::now() >= next_renewal) {
+        RenewWindows();
+        next_renewal =
+            std::chrono::steady_clock::now() + std::chrono::milliseconds(kWindowLeaseMs / 4);
+      }
       bool ok = true;
       if (rate_hz_ > 0 && std::chrono::steady_clock::now() >= next_boost) {
         auto b = client_->Boost(rate_hz_, kBoostLeaseMs, lease_id_);
@@ -433,6 +455,8 @@ class Monitor {
   const uint32_t rate_hz_;
   uint64_t lease_id_;  // Run's thread, then Stop's after the join
   const std::string probe_key_;
+  const int64_t window_id_;
+  const int64_t window_start_ns_;
   std::atomic<uint32_t> effective_{0};
   std::atomic<bool> renew_failed_{false};
   std::mutex mu_;
@@ -601,7 +625,7 @@ int RunRecord(const Globals& globals, const RecordOptions& o) {
     lease_id = b->lease_id;
   }
   int64_t before = NowNs();
-  auto window = c->BeginWindow(report.label);
+  auto window = c->BeginWindow(report.label, kWindowLeaseMs);
   int64_t after = NowNs();
   if (!window.ok()) return ReportStatus("record: begin window", window.status());
   report.window_id = window->id;
@@ -632,7 +656,8 @@ int RunRecord(const Globals& globals, const RecordOptions& o) {
     return ReportExecError(o.command[0], spawn_err);
   }
   g_child = child.pid;
-  monitor.emplace(c->target(), globals.timeout, o.rate_hz, lease_id, ProbeKey(info->inventory));
+  monitor.emplace(c->target(), globals.timeout, o.rate_hz, lease_id, ProbeKey(info->inventory),
+                  window->id, window->start_ns);
 
   record::ItemCounter counter(re ? *re : std::regex());
   int64_t exit_local = 0;
@@ -859,7 +884,8 @@ int RunMark(const Globals& globals, const std::string& action, const std::string
   auto c = ConnectOrReport(globals);
   if (!c) return kExitUsage;
   if (action == "begin") {
-    auto w = c->BeginWindow(label);
+    // Inside a record, the recorder renews the mark's lease while it runs.
+    auto w = parent ? c->BeginWindow(label, kWindowLeaseMs) : c->BeginWindow(label);
     if (!w.ok()) return ReportStatus("mark begin " + name, w.status());
     return kExitOk;
   }

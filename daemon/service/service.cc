@@ -23,6 +23,10 @@ constexpr int64_t kNsPerMs = 1'000'000;
 constexpr int64_t kMaxIntervalMs = 3'600'000;
 constexpr uint32_t kMaxBoostHz = 1000;
 constexpr size_t kMaxLabel = 256;
+constexpr size_t kMaxOpenWindows = 1024;
+constexpr uint32_t kMaxLeaseMs = 86'400'000;
+constexpr uint32_t kMaxWindowPage = 1000;
+constexpr int64_t kSweepEveryMs = 200;
 constexpr int64_t kRecentNs = 60 * 1000 * kNsPerMs;  // queries reaching this far back flush first
 constexpr int64_t kClockSkewNs = 1000 * kNsPerMs;    // a range ending this far ahead is "now"
 
@@ -49,6 +53,25 @@ void ToProto(const store::Window& w, v1::Window* out) {
   out->set_label(w.label);
   out->set_start_ns(w.start_ns);
   out->set_end_ns(w.end_ns.value_or(0));
+  out->set_abandoned(w.abandoned);
+  if (w.lease_ns) out->set_lease_ms(static_cast<uint32_t>(*w.lease_ns / kNsPerMs));
+}
+
+// ListWindows page tokens: "<start_ns>:<id>" of the last window sent.
+std::string WindowToken(const store::Window& w) {
+  return std::to_string(w.start_ns) + ":" + std::to_string(w.id);
+}
+std::optional<std::pair<int64_t, int64_t>> ParseWindowToken(const std::string& t) {
+  auto colon = t.find(':');
+  if (colon == std::string::npos) return std::nullopt;
+  int64_t start = 0, id = 0;
+  const char* end = t.data() + t.size();
+  auto a = std::from_chars(t.data(), t.data() + colon, start);
+  auto b = std::from_chars(t.data() + colon + 1, end, id);
+  if (a.ec != std::errc() || a.ptr != t.data() + colon || b.ec != std::errc() || b.ptr != end) {
+    return std::nullopt;
+  }
+  return std::pair{start, id};
 }
 
 // A unary reactor finished with a fixed status.
@@ -300,6 +323,21 @@ TelemetryService::TelemetryService(WatchHub& hub, store::RingStore& store, Clock
     own_gpu_processes_ = std::make_unique<GpuProcessReader>(*fs_, /*nvml=*/false);
     gpu_processes_ = own_gpu_processes_.get();
   }
+  max_open_windows_ = std::min(kMaxOpenWindows, store_.max_windows());
+  const int64_t mono = clock_.MonotonicNs(), now = clock_.RealtimeNs();
+  if (auto open = store_.OpenWindows(); open.ok()) {
+    for (const auto& w : *open) {
+      open_windows_[w.id] =
+          OpenWindow{w.lease_ns, w.lease_ns ? mono + *w.lease_ns : 0, std::max(now, w.start_ns)};
+    }
+  }
+  lease_timer_ = std::thread([this] {
+    std::unique_lock lock(timer_mu_);
+    while (!timer_cv_.wait_for(lock, std::chrono::milliseconds(kSweepEveryMs),
+                               [this] { return timer_stop_; })) {
+      (void)window_worker_.Post([this] { SweepWindows(); });
+    }
+  });
 }
 
 TelemetryService::~TelemetryService() {
@@ -307,8 +345,35 @@ TelemetryService::~TelemetryService() {
 }
 
 void TelemetryService::Stop() {
+  {
+    std::lock_guard lock(timer_mu_);
+    timer_stop_ = true;
+  }
+  timer_cv_.notify_all();
+  if (lease_timer_.joinable()) lease_timer_.join();
   worker_.Stop();
   window_worker_.Stop();
+}
+
+void TelemetryService::SweepWindows() {
+  const int64_t mono = clock_.MonotonicNs();
+  for (auto it = open_windows_.begin(); it != open_windows_.end();) {
+    const OpenWindow& o = it->second;
+    if (!o.lease_ns || mono < o.expires_mono_ns) {
+      ++it;
+      continue;
+    }
+    auto w = store_.GetWindow(it->first);
+    if (w.ok() && *w && !(*w)->end_ns) {
+      // The holder was last heard from at its last renewal.
+      if (auto s = store_.EndWindow(it->first, std::max(o.last_seen_ns, (*w)->start_ns), true);
+          !s.ok()) {
+        ++it;  // retried on the next sweep
+        continue;
+      }
+    }
+    it = open_windows_.erase(it);
+  }
 }
 
 int64_t TelemetryService::frame_period_ns() const {
@@ -460,18 +525,58 @@ grpc::ServerWriteReactor<v1::QueryChunk>* TelemetryService::Query(grpc::Callback
 grpc::ServerUnaryReactor* TelemetryService::BeginWindow(grpc::CallbackServerContext* ctx,
                                                         const v1::BeginWindowRequest* req,
                                                         v1::Window* resp) {
+  const int64_t arrived = clock_.RealtimeNs();  // on arrival, not when the worker gets to it
+  if (req->has_renew_id()) {
+    const int64_t id = req->renew_id();
+    return Defer(
+        ctx,
+        [this, id, arrived, resp] {
+          SweepWindows();
+          auto it = open_windows_.find(id);
+          if (it == open_windows_.end()) {
+            return Status(StatusCode::NOT_FOUND, "window " + std::to_string(id) +
+                                                     " is not open (ended, abandoned or unknown)");
+          }
+          if (!it->second.lease_ns) {
+            return Status(StatusCode::FAILED_PRECONDITION,
+                          "window " + std::to_string(id) + " has no lease to renew");
+          }
+          it->second.expires_mono_ns = clock_.MonotonicNs() + *it->second.lease_ns;
+          it->second.last_seen_ns = std::max(it->second.last_seen_ns, arrived);
+          auto w = store_.GetWindow(id);
+          if (!w.ok()) return Internal("renew window: " + w.error());
+          if (!*w) return Status(StatusCode::NOT_FOUND, "no window with id " + std::to_string(id));
+          ToProto(**w, resp);
+          return Status::OK;
+        },
+        &window_worker_);
+  }
   if (req->label().size() > kMaxLabel) {
     return Done(ctx, Invalid("label: at most " + std::to_string(kMaxLabel) + " bytes"));
   }
+  std::optional<int64_t> lease;
+  if (req->has_lease_ms()) {
+    if (req->lease_ms() == 0 || req->lease_ms() > kMaxLeaseMs) {
+      return Done(ctx, Invalid("lease_ms: 1 to " + std::to_string(kMaxLeaseMs)));
+    }
+    lease = int64_t{req->lease_ms()} * kNsPerMs;
+  }
   std::string label = req->label();
-  const int64_t start = clock_.RealtimeNs();  // on arrival, not when the worker gets to it
+  const int64_t start = arrived;
   LiveCounters(start, resp->mutable_start_energy_mj());
   return Defer(
       ctx,
-      [this, label, start, resp] {
-        auto id = store_.BeginWindow(label, start);
+      [this, label, start, lease, resp] {
+        SweepWindows();
+        if (open_windows_.size() >= max_open_windows_) {
+          return Status(StatusCode::RESOURCE_EXHAUSTED,
+                        "too many open windows (limit " + std::to_string(max_open_windows_) +
+                            "); end some, or open them with a lease so that abandoned ones close");
+        }
+        auto id = store_.BeginWindow(label, start, lease);
         if (!id.ok()) return Internal("begin window: " + id.error());
-        ToProto(store::Window{*id, label, start, std::nullopt}, resp);
+        open_windows_[*id] = OpenWindow{lease, lease ? clock_.MonotonicNs() + *lease : 0, start};
+        ToProto(store::Window{*id, label, start, std::nullopt, false, lease}, resp);
         return Status::OK;
       },
       &window_worker_);
@@ -485,9 +590,15 @@ grpc::ServerUnaryReactor* TelemetryService::EndWindow(grpc::CallbackServerContex
   return Defer(
       ctx,
       [this, id, arrived, resp] {
+        SweepWindows();
         auto w = store_.GetWindow(id);
         if (!w.ok()) return Internal("end window: " + w.error());
         if (!*w) return Status(StatusCode::NOT_FOUND, "no window with id " + std::to_string(id));
+        if ((*w)->abandoned) {
+          return Status(StatusCode::FAILED_PRECONDITION,
+                        "window " + std::to_string(id) +
+                            " was closed as abandoned: its lease ran out without a renewal");
+        }
         if ((*w)->end_ns) {
           return Status(StatusCode::FAILED_PRECONDITION,
                         "window " + std::to_string(id) + " has already ended");
@@ -496,6 +607,7 @@ grpc::ServerUnaryReactor* TelemetryService::EndWindow(grpc::CallbackServerContex
         if (auto s = store_.EndWindow(id, end); !s.ok()) {
           return Internal("end window: " + s.message());
         }
+        open_windows_.erase(id);
         store::Window done = **w;
         done.end_ns = end;
         ToProto(done, resp);
@@ -514,10 +626,20 @@ grpc::ServerUnaryReactor* TelemetryService::ListWindows(grpc::CallbackServerCont
   if (from >= to) {
     return Done(ctx, Invalid("from_ns must be before to_ns (to_ns 0 = no end)"));
   }
-  return Defer(ctx, [this, from, to, resp] {
-    auto ws = store_.ListWindows(from, to);
+  const uint32_t page =
+      req->page_size() == 0 ? kMaxWindowPage : std::min(req->page_size(), kMaxWindowPage);
+  std::optional<std::pair<int64_t, int64_t>> after;
+  if (!req->page_token().empty()) {
+    after = ParseWindowToken(req->page_token());
+    if (!after) return Done(ctx, Invalid("page_token: not a next_page_token from ListWindows"));
+  }
+  return Defer(ctx, [this, from, to, page, after, resp] {
+    auto ws = store_.ListWindows(from, to, size_t{page} + 1, after);
     if (!ws.ok()) return Internal("list windows: " + ws.error());
+    const bool more = ws->size() > page;
+    if (more) ws->resize(page);
     for (const auto& w : *ws) ToProto(w, resp->add_windows());
+    if (more) resp->set_next_page_token(WindowToken(ws->back()));
     return Status::OK;
   });
 }

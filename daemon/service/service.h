@@ -29,8 +29,8 @@
 #include "edgemon/clock.h"
 #include "edgemon/v1/edgemon.grpc.pb.h"
 #include "frame_summary.h"
-#include "live_energy.h"
 #include "gpu_processes.h"
+#include "live_energy.h"
 #include "ring_store.h"
 #include "sampler.h"
 #include "sysfs.h"
@@ -146,7 +146,24 @@ class TelemetryService final : public v1::Telemetry::CallbackService {
   GpuProcessReader* gpu_processes_ = nullptr;
   const ServiceOptions options_;
   Worker worker_;
-  Worker window_worker_;  // BeginWindow / EndWindow only
+  Worker window_worker_;  // BeginWindow / EndWindow / lease sweeps only
+
+  // Open windows (window worker only; loaded from the store at start, where a
+  // leased window gets one lease from then to be renewed).
+  struct OpenWindow {
+    std::optional<int64_t> lease_ns;
+    int64_t expires_mono_ns = 0;  // lease only
+    int64_t last_seen_ns = 0;     // realtime of the start or the last renewal
+  };
+  std::map<int64_t, OpenWindow> open_windows_;
+  size_t max_open_windows_ = 0;
+  // Closes the windows whose lease ran out, as abandoned (window worker only).
+  void SweepWindows();
+  // Posts SweepWindows to the window worker a few times a second.
+  std::thread lease_timer_;
+  std::mutex timer_mu_;
+  std::condition_variable timer_cv_;
+  bool timer_stop_ = false;  // guarded by timer_mu_
 
   // ListProcesses: CPU ticks per pid at the previous request (worker only).
   std::map<int, uint64_t> prev_ticks_;

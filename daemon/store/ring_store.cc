@@ -184,6 +184,9 @@ const char* const kMigrations[] = {
     "INSERT INTO boots(first_seq) SELECT seq FROM (SELECT seq, boottime_ns, "
     "  lag(boottime_ns) OVER (ORDER BY seq) AS prev FROM frames) "
     "  WHERE prev IS NULL OR boottime_ns < prev;",
+    // 2 -> 3: window leases and abandoned windows (I12).
+    "ALTER TABLE windows ADD COLUMN abandoned INTEGER NOT NULL DEFAULT 0;"
+    "ALTER TABLE windows ADD COLUMN lease_ns INTEGER;",
 };
 static_assert(std::size(kMigrations) == kSchemaVersion);
 
@@ -268,11 +271,20 @@ class RingStore::Impl {
     return next_seq_;
   }
 
-  Result<int64_t> BeginWindow(const std::string& label, int64_t start_ns);
-  Status EndWindow(int64_t id, int64_t end_ns);
+  Result<int64_t> BeginWindow(const std::string& label, int64_t start_ns,
+                              std::optional<int64_t> lease_ns);
+  Status EndWindow(int64_t id, int64_t end_ns, bool abandoned);
   Result<int64_t> AddWindow(const std::string& label, int64_t start_ns, int64_t end_ns);
   Result<std::optional<Window>> GetWindow(int64_t id);
-  Result<std::vector<Window>> ListWindows(int64_t from_ns, int64_t to_ns);
+  Result<std::vector<Window>> ListWindows(int64_t from_ns, int64_t to_ns, size_t limit,
+                                          std::optional<std::pair<int64_t, int64_t>> after);
+  Result<std::vector<Window>> OpenWindows();
+  size_t max_windows() const {
+    if (options_.max_bytes <= 0) return 65536;
+    return static_cast<size_t>(std::clamp<int64_t>(options_.max_bytes / 8192, 64, 65536));
+  }
+  Status CapWindows();
+  Status TrimWindowsToData();
 
   Result<std::vector<StoredChannel>> Channels();
   Result<FrameSet> Latest(const std::vector<std::string>& keys);
@@ -296,12 +308,14 @@ class RingStore::Impl {
     std::string label;
     int64_t a = 0;
     int64_t b = 0;
+    std::optional<int64_t> c;  // BeginWindow: lease; EndWindow: abandoned if set
     std::promise<Result<int64_t>> done;
   };
   using InventoryPtr = std::shared_ptr<const std::vector<Channel>>;
   using Item = std::variant<Frame, InventoryPtr, std::shared_ptr<SyncOp>>;
 
-  Result<int64_t> Submit(SyncOp::Kind kind, std::string label, int64_t a, int64_t b);
+  Result<int64_t> Submit(SyncOp::Kind kind, std::string label, int64_t a, int64_t b,
+                         std::optional<int64_t> c = std::nullopt);
 
   // ---- Opening ----
   struct Verdict {
@@ -808,13 +822,14 @@ uint64_t RingStore::Impl::Append(Frame frame) {
   return seq;
 }
 
-Result<int64_t> RingStore::Impl::Submit(SyncOp::Kind kind, std::string label, int64_t a,
-                                        int64_t b) {
+Result<int64_t> RingStore::Impl::Submit(SyncOp::Kind kind, std::string label, int64_t a, int64_t b,
+                                        std::optional<int64_t> c) {
   auto op = std::make_shared<SyncOp>();
   op->kind = kind;
   op->label = std::move(label);
   op->a = a;
   op->b = b;
+  op->c = c;
   auto done = op->done.get_future();
   {
     std::lock_guard lk(mu_);
@@ -831,12 +846,14 @@ Status RingStore::Impl::Flush() {
   return r.ok() ? Status::Ok() : r.status();
 }
 
-Result<int64_t> RingStore::Impl::BeginWindow(const std::string& label, int64_t start_ns) {
-  return Submit(SyncOp::Kind::kBeginWindow, label, start_ns, 0);
+Result<int64_t> RingStore::Impl::BeginWindow(const std::string& label, int64_t start_ns,
+                                             std::optional<int64_t> lease_ns) {
+  return Submit(SyncOp::Kind::kBeginWindow, label, start_ns, 0, lease_ns);
 }
 
-Status RingStore::Impl::EndWindow(int64_t id, int64_t end_ns) {
-  auto r = Submit(SyncOp::Kind::kEndWindow, {}, id, end_ns);
+Status RingStore::Impl::EndWindow(int64_t id, int64_t end_ns, bool abandoned) {
+  auto r = Submit(SyncOp::Kind::kEndWindow, {}, id, end_ns,
+                  abandoned ? std::optional<int64_t>(1) : std::nullopt);
   return r.ok() ? Status::Ok() : r.status();
 }
 
@@ -972,12 +989,19 @@ Status RingStore::Impl::HandleSyncOp(SyncOp& op, Result<int64_t>& result) {
     case K::kAddWindow: {
       int64_t id = 0;
       Status s = InWriteTxn([&]() -> Status {
-        sql::Stmt ins(*w_, "INSERT INTO windows(label, start_ns, end_ns) VALUES(?1, ?2, ?3)");
+        if (Status e = CapWindows(); !e.ok()) return e;
+        sql::Stmt ins(
+            *w_, "INSERT INTO windows(label, start_ns, end_ns, lease_ns) VALUES(?1, ?2, ?3, ?4)");
         ins.Bind(1, std::string_view(op.label)).Bind(2, op.a);
         if (op.kind == K::kAddWindow) {
           ins.Bind(3, op.b);
         } else {
           ins.BindNull(3);
+        }
+        if (op.c) {
+          ins.Bind(4, *op.c);
+        } else {
+          ins.BindNull(4);
         }
         if (Status e = ins.Run(); !e.ok()) return e;
         id = sqlite3_last_insert_rowid(w_->db());
@@ -998,8 +1022,8 @@ Status RingStore::Impl::HandleSyncOp(SyncOp& op, Result<int64_t>& result) {
         if (op.b < q.Int(0)) {
           return Status::Error("window " + std::to_string(op.a) + " would end before its start");
         }
-        sql::Stmt u(*w_, "UPDATE windows SET end_ns = ?2 WHERE id = ?1");
-        return u.Bind(1, op.a).Bind(2, op.b).Run();
+        sql::Stmt u(*w_, "UPDATE windows SET end_ns = ?2, abandoned = ?3 WHERE id = ?1");
+        return u.Bind(1, op.a).Bind(2, op.b).Bind(3, int64_t{op.c ? 1 : 0}).Run();
       });
       if (!s.ok()) return s;
       result = op.a;
@@ -1403,6 +1427,10 @@ Status RingStore::Impl::TryCommit(Deltas& d) {
         sql::Stmt j(*w_, "DELETE FROM clock_jumps WHERE realtime_ns < ?1");
         if (Status e = j.Bind(1, AddSaturating(*newest, -keep)).Run(); !e.ok()) return e;
       }
+    }
+    // (I5) A size trim also takes the windows that ended before what is left.
+    if (d.trimmed > 0 || d.rollup_trimmed > 0) {
+      if (Status e = TrimWindowsToData(); !e.ok()) return e;
     }
     if (Status e = WriteMeta("frames", frames_ + d.inserted - d.expired - d.trimmed); !e.ok()) {
       return e;
@@ -1920,25 +1948,40 @@ Result<std::map<std::string, int64_t>> RingStore::Impl::LastCounters() {
   return out;
 }
 
+namespace {
+// The statements are cached by address: each is one literal.
+#define EDGEMON_WINDOW_COLUMNS "SELECT id, label, start_ns, end_ns, abandoned, lease_ns "
+Window WindowRow(sql::Stmt& s) {
+  return Window{s.Int(0), s.Text(1), s.Int(2), s.OptInt(3), s.Int(4) != 0, s.OptInt(5)};
+}
+}  // namespace
+
 Result<std::optional<Window>> RingStore::Impl::GetWindow(int64_t id) {
   Lease l(*this);
   if (!l.ok()) return l.status();
-  sql::Stmt s(l.conn(), "SELECT id, label, start_ns, end_ns FROM windows WHERE id = ?1");
+  sql::Stmt s(l.conn(), EDGEMON_WINDOW_COLUMNS "FROM windows WHERE id = ?1");
   s.Bind(1, id);
-  if (s.Step()) return std::optional<Window>(Window{s.Int(0), s.Text(1), s.Int(2), s.OptInt(3)});
+  if (s.Step()) return std::optional<Window>(WindowRow(s));
   if (s.failed()) return s.status();
   return std::optional<Window>();
 }
 
-Result<std::vector<Window>> RingStore::Impl::ListWindows(int64_t from_ns, int64_t to_ns) {
+Result<std::vector<Window>> RingStore::Impl::ListWindows(
+    int64_t from_ns, int64_t to_ns, size_t limit,
+    std::optional<std::pair<int64_t, int64_t>> after) {
   Lease l(*this);
   if (!l.ok()) return l.status();
   std::vector<Window> out;
-  sql::Stmt s(l.conn(),
-              "SELECT id, label, start_ns, end_ns FROM windows "
-              "WHERE start_ns < ?2 AND (end_ns IS NULL OR end_ns >= ?1) ORDER BY start_ns, id");
+  sql::Stmt s(l.conn(), EDGEMON_WINDOW_COLUMNS
+              "FROM windows "
+              "WHERE start_ns < ?2 AND (end_ns IS NULL OR end_ns >= ?1) "
+              "AND (start_ns > ?3 OR (start_ns = ?3 AND id > ?4)) "
+              "ORDER BY start_ns, id LIMIT ?5");
   s.Bind(1, from_ns).Bind(2, to_ns);
-  while (s.Step()) out.push_back(Window{s.Int(0), s.Text(1), s.Int(2), s.OptInt(3)});
+  s.Bind(3, after ? after->first : std::numeric_limits<int64_t>::min());
+  s.Bind(4, after ? after->second : std::numeric_limits<int64_t>::min());
+  s.Bind(5, limit == 0 ? int64_t{-1} : static_cast<int64_t>(limit));
+  while (s.Step()) out.push_back(WindowRow(s));
   if (s.failed()) return s.status();
   return out;
 }
@@ -1954,6 +1997,52 @@ Result<std::vector<ClockJump>> RingStore::Impl::ClockJumps(int64_t from_ns, int6
   while (s.Step()) out.push_back(ClockJump{s.Int(0), s.Int(1), s.Int(2), s.Int(3)});
   if (s.failed()) return s.status();
   return out;
+}
+Result<std::vector<Window>> RingStore::Impl::OpenWindows() {
+  Lease l(*this);
+  if (!l.ok()) return l.status();
+  std::vector<Window> out;
+  sql::Stmt s(l.conn(), EDGEMON_WINDOW_COLUMNS "FROM windows WHERE end_ns IS NULL ORDER BY id");
+  while (s.Step()) out.push_back(WindowRow(s));
+  if (s.failed()) return s.status();
+  return out;
+}
+#undef EDGEMON_WINDOW_COLUMNS
+
+// (I12) Room for one more window row: the oldest closed windows go first.
+Status RingStore::Impl::CapWindows() {
+  auto n = w_->QueryInt("SELECT count(*) FROM windows");
+  if (!n.ok()) return n.status();
+  const int64_t cap = static_cast<int64_t>(max_windows());
+  if (*n < cap) return Status::Ok();
+  sql::Stmt d(*w_,
+              "DELETE FROM windows WHERE id IN (SELECT id FROM windows WHERE end_ns IS NOT NULL "
+              "ORDER BY end_ns, id LIMIT ?1)");
+  if (Status e = d.Bind(1, *n - cap + 1).Run(); !e.ok()) return e;
+  if (sqlite3_changes(w_->db()) < *n - cap + 1) {
+    return Status::Error("the windows table is full of open windows (limit " + std::to_string(cap) +
+                         ")");
+  }
+  return Status::Ok();
+}
+
+// (I5) After a size trim: closed windows that ended before the oldest data.
+Status RingStore::Impl::TrimWindowsToData() {
+  std::optional<int64_t> oldest;
+  {
+    sql::Stmt f(*w_, "SELECT min(realtime_ns) FROM frames");
+    if (f.Step() && !f.IsNull(0)) oldest = f.Int(0);
+    if (f.failed()) return f.status();
+  }
+  for (size_t id = 1; id < chans_.size(); ++id) {
+    sql::Stmt r(*w_, "SELECT min(t_ns) FROM rollup WHERE channel = ?1");
+    r.Bind(1, static_cast<int64_t>(id));
+    if (r.Step() && !r.IsNull(0)) oldest = std::min(oldest.value_or(r.Int(0)), r.Int(0));
+    if (r.failed()) return r.status();
+  }
+  if (!oldest) return Status::Ok();
+  sql::Stmt w(*w_, "DELETE FROM windows WHERE end_ns IS NOT NULL AND end_ns < ?1");
+  return w.Bind(1, *oldest).Run();
 }
 
 Result<std::optional<int64_t>> RingStore::Impl::OldestNs() {
@@ -2092,11 +2181,12 @@ Status RingStore::Flush() {
 uint64_t RingStore::next_seq() const {
   return impl_->next_seq();
 }
-Result<int64_t> RingStore::BeginWindow(const std::string& label, int64_t start_ns) {
-  return Guarded("BeginWindow", [&] { return impl_->BeginWindow(label, start_ns); });
+Result<int64_t> RingStore::BeginWindow(const std::string& label, int64_t start_ns,
+                                       std::optional<int64_t> lease_ns) {
+  return Guarded("BeginWindow", [&] { return impl_->BeginWindow(label, start_ns, lease_ns); });
 }
-Status RingStore::EndWindow(int64_t id, int64_t end_ns) {
-  return Guarded("EndWindow", [&] { return impl_->EndWindow(id, end_ns); });
+Status RingStore::EndWindow(int64_t id, int64_t end_ns, bool abandoned) {
+  return Guarded("EndWindow", [&] { return impl_->EndWindow(id, end_ns, abandoned); });
 }
 Result<int64_t> RingStore::AddWindow(const std::string& label, int64_t start_ns, int64_t end_ns) {
   return Guarded("AddWindow", [&] { return impl_->AddWindow(label, start_ns, end_ns); });
@@ -2104,8 +2194,16 @@ Result<int64_t> RingStore::AddWindow(const std::string& label, int64_t start_ns,
 Result<std::optional<Window>> RingStore::GetWindow(int64_t id) {
   return Guarded("GetWindow", [&] { return impl_->GetWindow(id); });
 }
-Result<std::vector<Window>> RingStore::ListWindows(int64_t from_ns, int64_t to_ns) {
-  return Guarded("ListWindows", [&] { return impl_->ListWindows(from_ns, to_ns); });
+Result<std::vector<Window>> RingStore::ListWindows(
+    int64_t from_ns, int64_t to_ns, size_t limit,
+    std::optional<std::pair<int64_t, int64_t>> after) {
+  return Guarded("ListWindows", [&] { return impl_->ListWindows(from_ns, to_ns, limit, after); });
+}
+Result<std::vector<Window>> RingStore::OpenWindows() {
+  return Guarded("OpenWindows", [&] { return impl_->OpenWindows(); });
+}
+size_t RingStore::max_windows() const {
+  return impl_->max_windows();
 }
 Result<std::vector<StoredChannel>> RingStore::Channels() {
   return Guarded("Channels", [&] { return impl_->Channels(); });

@@ -26,8 +26,9 @@
 //   rollup(channel, t_ns, count,     rollup tier: per channel and period
 //     min, max, sum) WITHOUT ROWID   (default 60 s) min/max/sum/count of the
 //                                    present values; avg = sum / count
-//   windows(id, label, start_ns,     named windows; end_ns NULL while open
-//     end_ns)
+//   windows(id, label, start_ns,     named windows; end_ns NULL while open;
+//     end_ns, abandoned, lease_ns)   lease_ns NULL when unleased; abandoned 1
+//                                    when closed because the lease ran out
 //   clock_jumps(boottime_ns,         one row per wall-clock step seen (I11)
 //     realtime_ns, old_offset_ns,
 //     new_offset_ns)
@@ -82,6 +83,8 @@
 //      kept), and clock_jumps rows older than the same cutoff. (These
 //      still follow stored wall time: a forward step longer than
 //      rollup_retention minus the rollup tier's span drops rollup rows.)
+//      A commit that trims for size (I6) also deletes the closed windows that
+//      ended before the oldest data left (raw frame or rollup row).
 //   6. Size: with max_bytes > 0 the database file never exceeds max_bytes.
 //      PRAGMA max_page_count = max_bytes / page_size makes SQLite refuse to
 //      grow the file past it (a write that would fails with SQLITE_FULL and
@@ -135,6 +138,11 @@
 //      stored time did not move (edgemond logs every step, either way, once,
 //      from the sampler's on_clock_step). Summarize notes the
 //      steps recorded inside its range.
+//  12. Windows never cost history: the windows table holds at most
+//      max_windows() rows (labels are short), a small fraction of max_bytes.
+//      Opening one beyond it deletes the oldest closed windows first; when
+//      every row is an open window the open is refused. Window rows are
+//      never a reason to delete frames or rollup rows.
 //  10. Files are never deleted. A file that is not an edgemon store (not
 //      SQLite, fails quick_check, foreign application_id or schema) is an
 //      error from Open(); with recreate_bad it is renamed (with its -wal and
@@ -178,7 +186,7 @@
 
 namespace edgemon::store {
 
-inline constexpr int kSchemaVersion = 2;
+inline constexpr int kSchemaVersion = 3;
 inline constexpr int32_t kApplicationId = 0x4544474d;  // 'EDGM'
 
 enum class WriterState : uint8_t { kIdle, kCommitting, kFailing, kStopped };
@@ -260,7 +268,9 @@ struct Window {
   int64_t id = 0;
   std::string label;
   int64_t start_ns = 0;
-  std::optional<int64_t> end_ns;  // nullopt while open
+  std::optional<int64_t> end_ns;    // nullopt while open
+  bool abandoned = false;           // closed because its lease ran out
+  std::optional<int64_t> lease_ns;  // nullopt when unleased
 };
 
 // A wall-clock step seen while writing (I11): offsets are realtime -
@@ -330,12 +340,22 @@ class RingStore {
 
   // ---- Windows (synchronous: committed when they return) ----
 
-  Result<int64_t> BeginWindow(const std::string& label, int64_t start_ns);
-  Status EndWindow(int64_t id, int64_t end_ns);
+  // Fails when the windows table holds max_windows() open windows (I12).
+  Result<int64_t> BeginWindow(const std::string& label, int64_t start_ns,
+                              std::optional<int64_t> lease_ns = std::nullopt);
+  Status EndWindow(int64_t id, int64_t end_ns, bool abandoned = false);
   Result<int64_t> AddWindow(const std::string& label, int64_t start_ns, int64_t end_ns);
   Result<std::optional<Window>> GetWindow(int64_t id);
-  // Windows overlapping [from_ns, to_ns), by start time.
-  Result<std::vector<Window>> ListWindows(int64_t from_ns, int64_t to_ns);
+  // Windows overlapping [from_ns, to_ns), by (start time, id), at most
+  // `limit` (0 = all), after the window `after` = (start_ns, id) if given.
+  Result<std::vector<Window>> ListWindows(
+      int64_t from_ns, int64_t to_ns, size_t limit = 0,
+      std::optional<std::pair<int64_t, int64_t>> after = std::nullopt);
+  // Every open window, by id.
+  Result<std::vector<Window>> OpenWindows();
+  // The most rows the windows table holds (I12): max_bytes / 8192 clamped to
+  // [64, 65536], 65536 without a size cap.
+  size_t max_windows() const;
 
   // ---- Reading (committed data only; call Flush() first to see queued frames) ----
 

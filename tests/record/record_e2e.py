@@ -32,6 +32,7 @@ import os
 import shutil
 import signal
 import socket
+import sqlite3
 import subprocess
 import sys
 import tempfile
@@ -516,6 +517,36 @@ def terminal_ctrl_c(board):
         subprocess.run(t + ["kill-server"], capture_output=True)
 
 
+def killed_recorder(board):
+    """A recorder killed with SIGKILL stops renewing its window's lease: the
+    daemon closes the window, and the mark inside it, as abandoned."""
+    p = subprocess.Popen([ARGS.edgemon, "--connect", board.target, "record", "--label",
+                          "killed-run", "--", "sh", "-c", "edgemon mark begin inner; sleep 60"],
+                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                         start_new_session=True,
+                         env=dict(os.environ, PATH=os.path.dirname(ARGS.edgemon) + ":" +
+                                  os.environ.get("PATH", "/usr/bin:/bin")))
+    time.sleep(3.0)  # begun, the mark too, and renewed at least once
+    os.killpg(p.pid, signal.SIGKILL)
+    p.wait()
+    rows = []
+    deadline = time.time() + 40  # the lease is 10 s
+    while time.time() < deadline:
+        db = sqlite3.connect(f"file:{board.db}?mode=ro", uri=True, timeout=5)
+        rows = db.execute("SELECT label, start_ns, end_ns, abandoned FROM windows "
+                          "WHERE label = 'killed-run' OR label LIKE '%:inner'").fetchall()
+        db.close()
+        if len(rows) == 2 and all(r[3] == 1 for r in rows):
+            break
+        time.sleep(0.5)
+    expect(len(rows) == 2, f"windows {rows}")
+    for label, start, end, abandoned in rows:
+        expect(abandoned == 1 and end is not None and end >= start,
+               f"{label}: end {end}, abandoned {abandoned}")
+        # Ended at the last renewal: after the start, before the kill's lease ran out.
+        expect(end - start >= 1_000_000_000, f"{label}: ended {(end - start) / 1e9:.1f} s in")
+
+
 def daemon_restart(board):
     """edgemond killed (SIGKILL) and restarted mid-recording: the stored data is summarized."""
     out = os.path.join(board.tmp, "restart")
@@ -583,6 +614,7 @@ def main():
         checks.run("SIGTERM forwarded to the command", signal_forwarding, nano)
         checks.run("Ctrl-C in a terminal (tmux)", terminal_ctrl_c, nano)
         checks.run("edgemond killed and restarted mid-recording", daemon_restart, nano)
+        checks.run("a SIGKILLed recorder's window closes as abandoned", killed_recorder, nano)
     except Exception as e:  # noqa: BLE001
         checks.failed.append(f"setup: {e}")
         traceback.print_exc()

@@ -12,6 +12,7 @@
 #include <fstream>
 #include <future>
 #include <limits>
+#include <optional>
 #include <thread>
 
 #include "codec.h"
@@ -850,6 +851,128 @@ TEST_F(ServiceTest, WindowsLifecycle) {
     EXPECT_EQ(s.from_ns(), w.start_ns());
     EXPECT_EQ(s.to_ns(), std::max(ended.end_ns(), w.start_ns() + 1));
   }
+}
+
+// BeginWindow through the stub: a new window, or a renewal with renew_id.
+grpc::Status Begin(v1::Telemetry::Stub& stub, const std::string& label,
+                   std::optional<uint32_t> lease_ms, v1::Window* out,
+                   std::optional<int64_t> renew_id = std::nullopt) {
+  grpc::ClientContext ctx;
+  v1::BeginWindowRequest r;
+  r.set_label(label);
+  if (lease_ms) r.set_lease_ms(*lease_ms);
+  if (renew_id) r.set_renew_id(*renew_id);
+  return stub.BeginWindow(&ctx, r, out);
+}
+
+grpc::Status List(v1::Telemetry::Stub& stub, uint32_t page_size, const std::string& token,
+                  v1::ListWindowsResponse* out) {
+  grpc::ClientContext ctx;
+  v1::ListWindowsRequest r;
+  r.set_page_size(page_size);
+  r.set_page_token(token);
+  return stub.ListWindows(&ctx, r, out);
+}
+
+// A holder that stops renewing (a killed recorder) loses its window: the
+// daemon closes it as abandoned at the last renewal. A renewed one stays open.
+TEST_F(ServiceTest, LeasedWindowIsClosedAsAbandonedWhenNotRenewed) {
+  v1::Window dead, kept, renewed;
+  ASSERT_TRUE(Begin(*stub_, "killed", 300, &dead).ok());
+  EXPECT_EQ(dead.lease_ms(), 300u);
+  ASSERT_TRUE(Begin(*stub_, "alive", 1000, &kept).ok());
+  ASSERT_TRUE(Begin(*stub_, "", std::nullopt, &renewed, dead.id()).ok());
+  EXPECT_EQ(renewed.id(), dead.id());
+  EXPECT_EQ(renewed.end_ns(), 0);
+  // Keep "alive" renewed until "killed" is seen abandoned.
+  std::optional<v1::Window> seen;
+  for (int i = 0; i < 300 && !seen; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    v1::Window r;
+    ASSERT_TRUE(Begin(*stub_, "", std::nullopt, &r, kept.id()).ok());
+    v1::ListWindowsResponse list;
+    ASSERT_TRUE(List(*stub_, 0, "", &list).ok());
+    for (const auto& w : list.windows()) {
+      if (w.id() == dead.id() && w.abandoned()) seen = w;
+    }
+  }
+  ASSERT_TRUE(seen) << "the unrenewed window was never closed";
+  EXPECT_GE(seen->end_ns(), dead.start_ns());
+  EXPECT_LT(seen->end_ns(), clock_.RealtimeNs());
+  {
+    auto g = store_->GetWindow(kept.id());
+    ASSERT_TRUE(g.ok() && g->has_value());
+    EXPECT_FALSE((*g)->end_ns) << "a renewed window stays open";
+    EXPECT_FALSE((*g)->abandoned);
+  }
+  // The holder's late renewal and end are refused, clearly.
+  v1::Window late;
+  EXPECT_EQ(Begin(*stub_, "", std::nullopt, &late, dead.id()).error_code(), StatusCode::NOT_FOUND);
+  grpc::ClientContext ctx;
+  v1::EndWindowRequest er;
+  er.set_id(dead.id());
+  auto st = stub_->EndWindow(&ctx, er, &late);
+  EXPECT_EQ(st.error_code(), StatusCode::FAILED_PRECONDITION);
+  EXPECT_NE(st.error_message().find("abandoned"), std::string::npos) << st.error_message();
+  // Bad leases are refused; an unleased window cannot be renewed.
+  v1::Window bad;
+  EXPECT_EQ(Begin(*stub_, "x", 0, &bad).error_code(), StatusCode::INVALID_ARGUMENT);
+  EXPECT_EQ(Begin(*stub_, "x", 86'400'001, &bad).error_code(), StatusCode::INVALID_ARGUMENT);
+  ASSERT_TRUE(Begin(*stub_, "plain", std::nullopt, &bad).ok());
+  v1::Window r;
+  EXPECT_EQ(Begin(*stub_, "", std::nullopt, &r, bad.id()).error_code(),
+            StatusCode::FAILED_PRECONDITION);
+}
+
+// At most 1024 windows are open at once; a huge label is refused and written nowhere.
+TEST_F(ServiceTest, OpenWindowsAndLabelsAreCapped) {
+  v1::Window w;
+  auto huge = Begin(*stub_, std::string(64 << 10, 'x'), 1000, &w);
+  EXPECT_EQ(huge.error_code(), StatusCode::INVALID_ARGUMENT);
+  EXPECT_NE(huge.error_message().find("label"), std::string::npos);
+  EXPECT_EQ(Begin(*stub_, std::string(257, 'x'), std::nullopt, &w).error_code(),
+            StatusCode::INVALID_ARGUMENT);
+  EXPECT_TRUE(Begin(*stub_, std::string(256, 'x'), std::nullopt, &w).ok());
+  int64_t first = w.id();
+  for (int i = 1; i < 1024; ++i) ASSERT_TRUE(Begin(*stub_, "w", std::nullopt, &w).ok()) << i;
+  auto over = Begin(*stub_, "w", std::nullopt, &w);
+  EXPECT_EQ(over.error_code(), StatusCode::RESOURCE_EXHAUSTED);
+  EXPECT_NE(over.error_message().find("1024"), std::string::npos) << over.error_message();
+  // Ending one makes room for one.
+  grpc::ClientContext ctx;
+  v1::EndWindowRequest er;
+  er.set_id(first);
+  v1::Window ended;
+  ASSERT_TRUE(stub_->EndWindow(&ctx, er, &ended).ok());
+  EXPECT_TRUE(Begin(*stub_, "w", std::nullopt, &w).ok());
+  EXPECT_EQ(Begin(*stub_, "w", std::nullopt, &w).error_code(), StatusCode::RESOURCE_EXHAUSTED);
+}
+
+// ListWindows answers in bounded pages that chain through every window.
+TEST_F(ServiceTest, ListWindowsPages) {
+  for (int i = 0; i < 2500; ++i) {
+    ASSERT_TRUE(store_->AddWindow("w" + std::to_string(i), 1000 + i / 3, 5000).ok());
+  }
+  std::vector<int64_t> ids;
+  std::string token;
+  int pages = 0;
+  do {
+    v1::ListWindowsResponse page;
+    ASSERT_TRUE(List(*stub_, 0, token, &page).ok());
+    EXPECT_LE(page.windows_size(), 1000);
+    for (const auto& w : page.windows()) ids.push_back(w.id());
+    token = page.next_page_token();
+    ++pages;
+  } while (!token.empty() && pages < 10);
+  EXPECT_EQ(pages, 3);
+  ASSERT_EQ(ids.size(), 2500u);
+  for (size_t i = 0; i < ids.size(); ++i) EXPECT_EQ(ids[i], static_cast<int64_t>(i + 1));
+  v1::ListWindowsResponse small;
+  ASSERT_TRUE(List(*stub_, 7, "", &small).ok());
+  EXPECT_EQ(small.windows_size(), 7);
+  EXPECT_FALSE(small.next_page_token().empty());
+  v1::ListWindowsResponse bad;
+  EXPECT_EQ(List(*stub_, 0, "garbage", &bad).error_code(), StatusCode::INVALID_ARGUMENT);
 }
 
 // Boost(rate, duration[, lease id]) through the stub.

@@ -632,7 +632,10 @@ TEST(RingStore, SchemaOneStoreGetsItsBootSegmentsOnUpgrade) {
   {  // Back to schema 1, as written before boot segments were kept.
     sqlite3* db = nullptr;
     ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
-    ASSERT_EQ(sqlite3_exec(db, "DROP TABLE boots; DROP TABLE clock_jumps; PRAGMA user_version=1",
+    ASSERT_EQ(sqlite3_exec(db,
+                           "DROP TABLE boots; DROP TABLE clock_jumps; ALTER TABLE windows DROP "
+                           "COLUMN abandoned; ALTER TABLE windows DROP COLUMN lease_ns; PRAGMA "
+                           "user_version=1",
                            nullptr, nullptr, nullptr),
               SQLITE_OK);
     sqlite3_close(db);
@@ -707,6 +710,121 @@ TEST(RingStore, MaxSizeIsNeverExceededAndOldestFramesGo) {
   EXPECT_LT(st2->frames, st->frames);
   EXPECT_EQ(st2->last_seq, static_cast<uint64_t>(kFrames));
   EXPECT_TRUE(small->IntegrityCheck().ok());
+}
+
+// Windows are capped as a table of their own: a flood of long-labelled
+// windows under a small cap never evicts a frame (it used to take all of them).
+TEST(RingStore, WindowsNeverEvictFrameHistory) {
+  TempDir dir;
+  auto o = Fast();
+  o.max_bytes = 2 << 20;
+  o.batch_frames = 200;
+  auto s = MustOpen(dir.File("w.db"), o);
+  ASSERT_TRUE(s);
+  Inventory inv = edgemon::testing::OrinLikeInventory();
+  s->SetInventory(inv);
+  std::mt19937_64 rng(1);
+  for (int i = 0; i < 500; ++i) {
+    s->Append(MakeFrame(kT0 + i * kSec, BigValues(inv, static_cast<uint64_t>(i), rng)));
+  }
+  ASSERT_TRUE(s->Flush().ok());
+  const size_t cap = s->max_windows();
+  EXPECT_EQ(cap, size_t{256});  // 2 MiB / 8 KiB
+  const std::string label(256, 'w');
+  for (int i = 0; i < 7000; ++i) {
+    auto w = s->AddWindow(label, kT0 + i * 1000, kT0 + i * 1000 + 500);
+    ASSERT_TRUE(w.ok()) << i << ": " << w.error();
+  }
+  s->Append(MakeFrame(kT0 + 500 * kSec, BigValues(inv, 500, rng)));
+  ASSERT_TRUE(s->Flush().ok());
+  auto st = s->Stats();
+  ASSERT_TRUE(st.ok());
+  EXPECT_EQ(st->frames, 501);
+  EXPECT_EQ(st->first_seq, 1u);
+  EXPECT_EQ(st->trimmed_frames, 0u);
+  EXPECT_EQ(st->windows, static_cast<int64_t>(cap));
+  // The newest windows stay, the oldest closed ones went.
+  auto all = s->ListWindows(INT64_MIN, INT64_MAX);
+  ASSERT_TRUE(all.ok());
+  ASSERT_EQ(all->size(), cap);
+  EXPECT_EQ(all->back().start_ns, kT0 + 6999 * 1000);
+  // A table of open windows only refuses one more, still without a trim.
+  for (size_t i = 0; i < cap; ++i) {
+    ASSERT_TRUE(s->BeginWindow(label, kT0 + 600 * kSec, 5 * kSec).ok()) << i;
+  }
+  auto refused = s->BeginWindow(label, kT0 + 600 * kSec);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.error().find("open windows"), std::string::npos) << refused.error();
+  auto open = s->OpenWindows();
+  ASSERT_TRUE(open.ok());
+  ASSERT_EQ(open->size(), cap);
+  EXPECT_EQ(open->front().lease_ns, 5 * kSec);
+  // Abandoned is stored and read back.
+  ASSERT_TRUE(s->EndWindow(open->front().id, kT0 + 601 * kSec, /*abandoned=*/true).ok());
+  auto g = s->GetWindow(open->front().id);
+  ASSERT_TRUE(g.ok() && g->has_value());
+  EXPECT_TRUE((*g)->abandoned);
+  EXPECT_EQ((*g)->end_ns, kT0 + 601 * kSec);
+  st = s->Stats();
+  ASSERT_TRUE(st.ok());
+  EXPECT_EQ(st->frames, 501);
+  EXPECT_EQ(st->trimmed_frames, 0u);
+  EXPECT_TRUE(s->IntegrityCheck().ok());
+}
+
+// A size trim takes the closed windows that ended before the oldest data left.
+TEST(RingStore, WindowsAreTrimmedWithTheHistory) {
+  TempDir dir;
+  auto o = Fast();
+  o.max_bytes = 256 << 10;
+  o.raw_retention_ns = 30LL * 86400 * kSec;
+  o.rollup_retention_ns = 30LL * 86400 * kSec;
+  o.rollup_period_ns = 10 * kSec;
+  auto s = MustOpen(dir.File("t.db"), o);
+  ASSERT_TRUE(s);
+  Inventory inv = edgemon::testing::OrinLikeInventory();
+  s->SetInventory(inv);
+  auto early = s->AddWindow("early", kT0, kT0 + 5 * kSec);
+  auto open = s->BeginWindow("open", kT0);
+  auto late = s->AddWindow("late", kT0 + 2990 * kSec, kT0 + 2995 * kSec);
+  ASSERT_TRUE(early.ok() && open.ok() && late.ok());
+  std::mt19937_64 rng(3);
+  for (int i = 0; i < 3000; ++i) {
+    s->Append(MakeFrame(kT0 + i * kSec, BigValues(inv, static_cast<uint64_t>(i), rng)));
+  }
+  ASSERT_TRUE(s->Flush().ok());
+  auto st = s->Stats();
+  ASSERT_TRUE(st.ok());
+  ASSERT_GT(st->trimmed_frames, 0u);
+  ASSERT_GT(st->trimmed_rollup_rows, 0u);
+  auto e = s->GetWindow(*early);
+  ASSERT_TRUE(e.ok());
+  EXPECT_FALSE(e->has_value()) << "a window older than every stored frame and rollup row stays";
+  for (int64_t id : {*open, *late}) {
+    auto w = s->GetWindow(id);
+    ASSERT_TRUE(w.ok());
+    EXPECT_TRUE(w->has_value()) << id;
+  }
+}
+
+// ListWindows pages by (start, id), ties included.
+TEST(RingStore, ListWindowsPages) {
+  TempDir dir;
+  auto s = MustOpen(dir.File("p.db"));
+  ASSERT_TRUE(s);
+  for (int i = 0; i < 25; ++i)
+    ASSERT_TRUE(s->AddWindow("w", kT0 + (i / 2) * kSec, kT0 + 100 * kSec).ok());
+  std::vector<int64_t> seen;
+  std::optional<std::pair<int64_t, int64_t>> after;
+  for (;;) {
+    auto page = s->ListWindows(INT64_MIN, INT64_MAX, 10, after);
+    ASSERT_TRUE(page.ok());
+    for (const auto& w : *page) seen.push_back(w.id);
+    if (page->size() < 10) break;
+    after = std::pair{page->back().start_ns, page->back().id};
+  }
+  ASSERT_EQ(seen.size(), 25u);
+  for (size_t i = 0; i < seen.size(); ++i) EXPECT_EQ(seen[i], static_cast<int64_t>(i + 1));
 }
 
 // ---------------------------------------------------------------- rollup

@@ -248,9 +248,18 @@ class Client(object):
                        pb.BoostRequest(rate_hz=int(rate_hz), duration_ms=int(duration * 1000)))
         return r.rate_hz
 
-    def begin_window(self, label: str) -> Any:
-        return self._call("begin window", self._stub.BeginWindow,
-                          pb.BeginWindowRequest(label=label))
+    def begin_window(self, label: str, lease: Optional[float] = None) -> Any:
+        """Opens a window. With ``lease`` (seconds) the daemon closes it as
+        abandoned unless ``renew_window`` is called within that time."""
+        req = pb.BeginWindowRequest(label=label)
+        if lease is not None:
+            req.lease_ms = max(1, int(lease * 1000))
+        return self._call("begin window", self._stub.BeginWindow, req)
+
+    def renew_window(self, window_id: int) -> Any:
+        """Renews the lease of an open window (``begin_window(lease=...)``)."""
+        return self._call("renew window", self._stub.BeginWindow,
+                          pb.BeginWindowRequest(renew_id=window_id))
 
     def end_window(self, window_id: int) -> Any:
         return self._call("end window", self._stub.EndWindow, pb.EndWindowRequest(id=window_id))
@@ -259,7 +268,13 @@ class Client(object):
         """Windows (``edgemon.v1.Window``) that overlap the range (all when none given)."""
         req = pb.ListWindowsRequest(from_ns=as_ns(since) if since is not None else 0,
                                     to_ns=as_ns(until) if until is not None else 0)
-        return list(self._call("list windows", self._stub.ListWindows, req).windows)
+        out = []  # type: List[Any]
+        while True:  # every page
+            page = self._call("list windows", self._stub.ListWindows, req)
+            out.extend(page.windows)
+            if not page.next_page_token:
+                return out
+            req.page_token = page.next_page_token
 
     def summarize(self, window_id: Optional[int] = None, since: TimeLike = None,
                   until: TimeLike = None, from_ns: Optional[int] = None,

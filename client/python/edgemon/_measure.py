@@ -7,6 +7,8 @@ from typing import Any, Callable, Dict, List, NamedTuple, Optional, TypeVar
 from . import _errors
 
 _BOOST_LEASE_S = 10.0
+# A measurement's window lease: renewed every quarter of it while the block runs.
+_WINDOW_LEASE_S = 10.0
 
 
 class RailEnergy(NamedTuple):
@@ -180,6 +182,42 @@ class _Booster(object):
         self._stop.set()
 
 
+class _Renewer(object):
+    """Renews the leases of a measurement's window and its marks every
+    quarter of the lease until stopped: a process that dies stops renewing,
+    and the daemon closes its windows as abandoned."""
+
+    def __init__(self, client: Any) -> None:
+        self.client = client
+        self._ids = []  # type: List[int]
+        self._lock = threading.Lock()
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="edgemon-window", daemon=True)
+        self._thread.start()
+
+    def add(self, window_id: int) -> None:
+        with self._lock:
+            self._ids.append(window_id)
+
+    def discard(self, window_id: int) -> None:
+        with self._lock:
+            if window_id in self._ids:
+                self._ids.remove(window_id)
+
+    def _run(self) -> None:
+        while not self._stop.wait(_WINDOW_LEASE_S / 4):
+            with self._lock:
+                ids = list(self._ids)
+            for i in ids:
+                try:
+                    self.client.renew_window(i)
+                except _errors.Error:
+                    pass  # the daemon away for a moment: the next renewal tries again
+
+    def stop(self) -> None:
+        self._stop.set()
+
+
 class Measurement(object):
     """The context manager of ``client.measure()``; ``.result`` after the block."""
 
@@ -193,17 +231,20 @@ class Measurement(object):
         self.end_ns = 0
         self.marks = []  # type: List[Any]
         self._booster = None  # type: Optional[_Booster]
+        self._renewer = None  # type: Optional[_Renewer]
         self._result = None  # type: Optional[Result]
 
     def __enter__(self) -> "Measurement":
         if self.rate_hz:
             self._booster = _Booster(self.client, self.rate_hz)
         try:
-            self.window = self.client.begin_window(self.label)
+            self.window = self.client.begin_window(self.label, lease=_WINDOW_LEASE_S)
         except Exception:
             if self._booster:
                 self._booster.stop()
             raise
+        self._renewer = _Renewer(self.client)
+        self._renewer.add(self.window.id)
         self.client._stack().append(self)
         return self
 
@@ -215,6 +256,8 @@ class Measurement(object):
             ended = self.client.end_window(self.window.id)
             self.end_ns = ended.end_ns
         finally:
+            if self._renewer:
+                self._renewer.stop()
             if self._booster:
                 self._booster.stop()
 
@@ -260,12 +303,20 @@ class Mark(object):
         stack = self.client._stack()
         self.parent = stack[-1] if stack else None
         label = ("%d:%s" % (self.parent.window_id, self.name)) if self.parent else self.name
-        self.window = self.client.begin_window(label)
+        renewer = self.parent._renewer if self.parent is not None else None
+        # Inside a measurement the mark is leased and renewed with it.
+        self.window = self.client.begin_window(
+            label, lease=_WINDOW_LEASE_S if renewer is not None else None)
         if self.parent is not None:
             self.parent.marks.append(self)
+        if renewer is not None:
+            renewer.add(self.window.id)
         return self
 
     def __exit__(self, *exc: Any) -> None:
+        renewer = self.parent._renewer if self.parent is not None else None
+        if renewer is not None:
+            renewer.discard(self.window.id)
         self.end_ns = self.client.end_window(self.window.id).end_ns
 
 

@@ -190,6 +190,28 @@ def test_a_50_ms_window(nano):
     check_energy(nano, r, 0.01, slack_mj=2.0)
 
 
+def test_a_long_block_keeps_its_leased_window_and_a_dead_holders_closes(nano, monkeypatch):
+    from edgemon import _measure
+    monkeypatch.setattr(_measure, "_WINDOW_LEASE_S", 0.4)
+    c = edgemon.connect(nano.target)
+    with c.measure("long") as m:
+        with c.mark("inner"):
+            time.sleep(1.5)  # several leases: renewed in the background
+    assert m.end_ns > m.window.start_ns
+    ws = {w.id: w for w in c.windows()}
+    assert not ws[m.window_id].abandoned
+    assert not ws[m.marks[0].window.id].abandoned
+    # A holder that stops renewing (killed) loses its window, as abandoned.
+    dead = c.begin_window("dead", lease=0.2)
+    deadline = time.monotonic() + 15
+    while time.monotonic() < deadline:
+        w = [w for w in c.windows() if w.id == dead.id][0]
+        if w.abandoned:
+            break
+        time.sleep(0.05)
+    assert w.abandoned and w.end_ns >= dead.start_ns
+
+
 def test_marks_decorator_and_the_record_bundle(nano, tmp_path):
     c = edgemon.connect(nano.target)
     with c.measure("phased", items=40) as m:
