@@ -96,7 +96,8 @@ programs=(edgemond edgemon edgetop edgemon-probe edgemon-sim)
 cmake -S . -B "$work/static" "${cmake_args[@]}" -DEDGEMON_STATIC=ON \
   "-DEDGEMON_HTTPLIB_SOURCE_DIR=$httplib_dir" >"$work/static-configure.log" ||
   { cat "$work/static-configure.log" >&2; exit 1; }
-cmake --build "$work/static" -j"$jobs" --target "${programs[@]}" edgemon_man
+# The Python packages (edgemon, jtop) ride along in lib/python3/dist-packages.
+cmake --build "$work/static" -j"$jobs" --target "${programs[@]}" edgemon_man edgemon_python
 
 # --- 4. the bundle -------------------------------------------------------------------
 name=edgemon-$version-linux-$machine
@@ -139,7 +140,7 @@ if [ "$deb" -eq 1 ]; then
   cmake -S . -B "$work/deb" "${cmake_args[@]}" -DCMAKE_INSTALL_PREFIX=/usr \
     >"$work/deb-configure.log" ||
     { cat "$work/deb-configure.log" >&2; exit 1; }
-  cmake --build "$work/deb" -j"$jobs" --target "${programs[@]}" edgemon_man
+  cmake --build "$work/deb" -j"$jobs" --target "${programs[@]}" edgemon_man edgemon_python
   # dpkg-shlibdeps reads the :arm64 libraries' symbols files for a cross build.
   (cd "$work/deb" && DEB_HOST_ARCH=$arch cpack -G DEB >cpack.log) ||
     { cat "$work/deb/cpack.log" >&2; exit 1; }

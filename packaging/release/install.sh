@@ -82,6 +82,12 @@ for page in "$dest"/share/man/man*/*; do
     "$root/usr/local/share/man/$section/$(basename "$page")"
 done
 
+# The Python packages (edgemon, jtop) for the system's python3, through a .pth
+# file in its dist-packages; they use the host's grpcio and protobuf.
+if [ -d "$dest/lib/python3/dist-packages/edgemon" ] && [ -d "$root/usr/lib/python3/dist-packages" ]; then
+  printf '%s\n' "$prefix/lib/python3/dist-packages" >"$root/usr/lib/python3/dist-packages/edgemon.pth"
+fi
+
 # --- systemd unit, sysusers.d and tmpfiles.d entries ---
 mkdir -p "$root/etc/systemd/system" "$root/etc/sysusers.d" "$root/etc/tmpfiles.d"
 sed -e "s|^ExecStart=[^ ]*/edgemond |ExecStart=$prefix/bin/edgemond |" \

@@ -53,6 +53,8 @@ for link in "$root"/usr/local/share/man/man*/*; do
   [ -L "$link" ] || continue
   case "$(readlink "$link")" in "$prefix"/share/man/*) rm -f "$link" ;; esac
 done
+pth=$root/usr/lib/python3/dist-packages/edgemon.pth
+if [ -f "$pth" ] && [ "$(cat "$pth")" = "$prefix/lib/python3/dist-packages" ]; then rm -f "$pth"; fi
 rm -f "$root/etc/systemd/system/edgemond.service" "$root/etc/sysusers.d/edgemon.conf" \
       "$root/etc/tmpfiles.d/edgemon.conf"
 rm -rf "$root/run/edgemon"
