@@ -16,14 +16,17 @@ case "$mode" in
   asan)
     dir=build-asan
     flags="address,undefined"
-    export ASAN_OPTIONS="halt_on_error=1:abort_on_error=1:detect_leaks=1:strict_string_checks=1:detect_stack_use_after_return=1:check_initialization_order=1"
+    # verify_asan_link_order=0: daemon_e2e runs edgemond under libfaketime
+    # (LD_PRELOAD), which would otherwise come before ASan's runtime and abort.
+    export ASAN_OPTIONS="halt_on_error=1:abort_on_error=1:detect_leaks=1:strict_string_checks=1:detect_stack_use_after_return=1:check_initialization_order=1:verify_asan_link_order=0"
     export UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1"
     # Leaks inside the uninstrumented gRPC/protobuf runtime at exit are theirs.
     export LSAN_OPTIONS="suppressions=$PWD/scripts/lsan.supp:print_suppressions=0"
     # Tests whose assertions are figures a sanitizer changes (RSS flat within
-    # 4 or 8 MiB while ASan's quarantine holds freed memory). They run in the
-    # normal build.
-    filter=(-E '^(grpc_watchers|FastServiceTest\.NeverReadingClientsDoNotHurtSampling)$')
+    # 4 or 8 MiB while ASan's quarantine holds freed memory; energy within 1 %
+    # of the simulator's formula, which the instrumented simulator, writing its
+    # files late, misses by about 1.2 %). They run in the normal build.
+    filter=(-E '^(grpc_watchers|python_client|FastServiceTest\.NeverReadingClientsDoNotHurtSampling)$')
     ;;
   tsan)
     dir=build-tsan
