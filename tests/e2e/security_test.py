@@ -122,6 +122,17 @@ def main():
         for dirpath, dirnames, filenames in os.walk(stubs):
             for n in dirnames + filenames:
                 os.chmod(os.path.join(dirpath, n), 0o755)
+        # The Python package, where nobody can read it (the build tree may
+        # sit under a home directory nobody cannot enter).
+        pydir = os.path.join(tmp, "python")
+        shutil.copytree(args.python_dir, pydir,
+                        ignore=shutil.ignore_patterns("__pycache__"))
+        for dirpath, dirnames, filenames in os.walk(pydir):
+            for n in dirnames + filenames:
+                os.chmod(os.path.join(dirpath, n), 0o755)
+        edgemon_cli = os.path.join(tmp, "edgemon")
+        shutil.copy(args.edgemon, edgemon_cli)
+        os.chmod(edgemon_cli, 0o755)
         client = os.path.join(tmp, "client.py")
         with open(client, "w") as f:
             f.write(CLIENT)
@@ -155,7 +166,7 @@ def main():
                   f"nobody in group edgemon: {out!r}, want a frame")
             # The edgemon command says so with its documented exit code (77).
             r = subprocess.run(["setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups",
-                                args.edgemon, "--connect", "unix:" + d.sock, "now", "--json"],
+                                edgemon_cli, "--connect", "unix:" + d.sock, "now", "--json"],
                                capture_output=True, text=True, timeout=60)
             check(r.returncode == 77 and "refused" in r.stderr,
                   f"edgemon as nobody without the group: exit {r.returncode} {r.stderr!r}, "
@@ -170,7 +181,7 @@ def main():
             r = subprocess.run(["setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups",
                                 "/usr/bin/python3", "-c", py, "unix:" + d.sock],
                                capture_output=True, text=True, timeout=60,
-                               env={"PYTHONPATH": args.python_dir, "PATH": "/usr/bin:/bin",
+                               env={"PYTHONPATH": pydir, "PATH": "/usr/bin:/bin",
                                     "PYTHONDONTWRITEBYTECODE": "1"})
             check(r.stdout.strip() == "PermissionDenied",
                   f"the Python package as nobody: {r.stdout!r} {r.stderr[-300:]!r}, "
