@@ -31,6 +31,15 @@ def rss_kib(pid):
     return 0
 
 
+def cpu_over(pid, warmup, seconds):
+    """Waits `warmup` seconds (start-up is not steady state), then returns the
+    process's CPU ns over the next `seconds` and the wall seconds they took."""
+    time.sleep(warmup)
+    c0, t0 = cpu_ns(pid), time.monotonic()
+    time.sleep(seconds)
+    return cpu_ns(pid) - c0, time.monotonic() - t0
+
+
 def run(build, root, tmp, interval_ms, energy_hz, seconds, name):
     db = os.path.join(tmp, f"{name}.db")
     cfg = os.path.join(tmp, f"{name}.toml")
@@ -40,10 +49,7 @@ def run(build, root, tmp, interval_ms, energy_hz, seconds, name):
                           "--config", cfg, "--interval-ms", str(interval_ms),
                           "--energy-rate-hz", str(energy_hz), "--log-level", "warn"],
                          stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    time.sleep(2)  # start-up (discovery, store open) is not steady state
-    c0, t0 = cpu_ns(p.pid), time.monotonic()
-    time.sleep(seconds)
-    c1, t1 = cpu_ns(p.pid), time.monotonic()
+    cpu, wall = cpu_over(p.pid, 2, seconds)
     rss = rss_kib(p.pid)
     p.terminate()
     p.wait(timeout=30)
@@ -51,8 +57,8 @@ def run(build, root, tmp, interval_ms, energy_hz, seconds, name):
     frames = con.execute("SELECT count(*) FROM frames").fetchone()[0]
     con.close()
     size = sum(os.path.getsize(db + s) for s in ("", "-wal") if os.path.exists(db + s))
-    share = (c1 - c0) / ((t1 - t0) * 1e9)
-    per_frame_us = (c1 - c0) / 1e3 / ((t1 - t0) * 1000 / interval_ms)
+    share = cpu / (wall * 1e9)
+    per_frame_us = cpu / 1e3 / (wall * 1000 / interval_ms)
     return share, per_frame_us, rss, frames, size
 
 

@@ -13,12 +13,11 @@ import os
 import subprocess
 import sys
 import tempfile
-import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(HERE, "..", "tests", "e2e"))
-from daemon_bench import cpu_ns  # noqa: E402
+from daemon_bench import cpu_over  # noqa: E402
 from harness import free_port, start_sim, stop_process  # noqa: E402
 
 RATE_HZ = 100
@@ -29,14 +28,11 @@ def measure(cmd, seconds):
     """CPU ns per 1/RATE_HZ tick of a process over `seconds` after a warm-up."""
     p = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
-        time.sleep(WARMUP_S)
-        c0, t0 = cpu_ns(p.pid), time.monotonic()
-        time.sleep(seconds)
-        c1, t1 = cpu_ns(p.pid), time.monotonic()
+        cpu, wall = cpu_over(p.pid, WARMUP_S, seconds)
     finally:
         p.terminate()
         p.wait(timeout=30)
-    return (c1 - c0) / ((t1 - t0) * RATE_HZ)
+    return cpu / (wall * RATE_HZ)
 
 
 def main():

@@ -19,7 +19,7 @@ import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from daemon_bench import cpu_ns, rss_kib  # noqa: E402 (one way to read CPU and RSS)
+from daemon_bench import cpu_over, rss_kib  # noqa: E402 (one way to read CPU and RSS)
 
 
 def sizes(tarball):
@@ -34,12 +34,9 @@ def daemon_cost(edgemond, root, tmp, name, seconds):
                           "--listen", "unix:" + sock, "--interval-ms", "1000",
                           "--energy-rate-hz", "100", "--log-level", "warn"],
                          stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    time.sleep(3)  # start-up (discovery, store open) is not steady state
-    c0, t0 = cpu_ns(p.pid), time.monotonic()
-    time.sleep(seconds)
-    c1, t1 = cpu_ns(p.pid), time.monotonic()
+    cpu, wall = cpu_over(p.pid, 3, seconds)
     rss = rss_kib(p.pid)
-    return p, sock, (c1 - c0) / 1e3 / (t1 - t0), rss  # us of CPU per 1 s frame
+    return p, sock, cpu / 1e3 / wall, rss  # us of CPU per 1 s frame
 
 
 def now_latency_ms(edgemon, sock, runs):
