@@ -1,17 +1,16 @@
 #include "config.h"
 
 #include <arpa/inet.h>
-#include <fcntl.h>
 #include <netinet/in.h>
-#include <sys/stat.h>
 #include <toml++/toml.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <cctype>
 #include <cerrno>
 #include <charconv>
 #include <cstring>
+
+#include "edgemon/secret_file.h"
 
 namespace edgemon {
 namespace {
@@ -105,32 +104,17 @@ std::optional<HostPort> ParseHostPort(const std::string& s, std::string* why) {
 }
 
 std::string ReadConfigFile(const std::string& path, std::string* text) {
-  // O_NONBLOCK: opening a FIFO must not wait for a writer.
-  int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-  if (fd < 0) return "cannot read config file " + path + ": " + std::strerror(errno);
-  struct stat st {};
-  std::string err;
-  if (::fstat(fd, &st) != 0) {
-    err = "cannot read config file " + path + ": " + std::strerror(errno);
-  } else if (!S_ISREG(st.st_mode)) {
-    err = "config file " + path + " is not a regular file";
-  } else if (st.st_size > kMaxConfigBytes) {
-    err = "config file " + path + " is larger than " + std::to_string(kMaxConfigBytes) + " bytes";
+  int err = 0;
+  auto bytes = ReadRegularFile(path, kMaxConfigBytes, &err);
+  if (bytes) {
+    *text = std::move(*bytes);
+    return {};
   }
-  text->clear();
-  char buf[16384];
-  while (err.empty()) {
-    ssize_t n = ::read(fd, buf, sizeof buf);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) err = "cannot read config file " + path + ": " + std::strerror(errno);
-    if (n <= 0) break;
-    text->append(buf, static_cast<size_t>(n));
-    if (static_cast<int64_t>(text->size()) > kMaxConfigBytes) {
-      err = "config file " + path + " is larger than " + std::to_string(kMaxConfigBytes) + " bytes";
-    }
+  if (err == EINVAL) return "config file " + path + " is not a regular file";
+  if (err == EFBIG) {
+    return "config file " + path + " is larger than " + std::to_string(kMaxConfigBytes) + " bytes";
   }
-  ::close(fd);
-  return err;
+  return "cannot read config file " + path + ": " + std::strerror(err);
 }
 
 namespace {

@@ -1,16 +1,47 @@
 #include "edgemon/secret_file.h"
 
-#include <fstream>
-#include <sstream>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
 
 namespace edgemon {
 
+std::optional<std::string> ReadRegularFile(const std::string& path, size_t max_bytes, int* err) {
+  *err = 0;
+  // O_NONBLOCK: opening a FIFO must not wait for a writer.
+  int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0) {
+    *err = errno;
+    return std::nullopt;
+  }
+  struct stat st {};
+  if (::fstat(fd, &st) != 0) {
+    *err = errno;
+  } else if (!S_ISREG(st.st_mode)) {
+    *err = EINVAL;
+  } else if (static_cast<size_t>(st.st_size) > max_bytes) {
+    *err = EFBIG;
+  }
+  std::string text;
+  char buf[16384];
+  while (*err == 0) {
+    ssize_t n = ::read(fd, buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) *err = errno;
+    if (n <= 0) break;
+    text.append(buf, static_cast<size_t>(n));
+    if (text.size() > max_bytes) *err = EFBIG;  // it grew while being read
+  }
+  ::close(fd);
+  if (*err != 0) return std::nullopt;
+  return text;
+}
+
 std::optional<std::string> ReadWholeFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return std::nullopt;
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
+  int err = 0;
+  return ReadRegularFile(path, 1 << 20, &err);
 }
 
 std::string FirstLineTrimmed(std::string_view text) {

@@ -1,6 +1,9 @@
 #include "edgemon/secret_file.h"
 
 #include <gtest/gtest.h>
+#include <sys/stat.h>
+
+#include <cerrno>
 
 #include <fstream>
 
@@ -26,6 +29,27 @@ TEST(SecretFile, ReadsWholeFilesAndSaysWhenItCannot) {
   ASSERT_TRUE(text.has_value());
   EXPECT_EQ(*text, pem);  // every line, and a NUL byte, kept
   EXPECT_FALSE(ReadWholeFile(tmp.root() + "/missing.pem").has_value());
+}
+
+TEST(SecretFile, OnlyBoundedRegularFilesAreRead) {
+  // A FIFO would block the reader forever and /dev/zero never ends.
+  testing::TempTree tmp;
+  const std::string fifo = tmp.root() + "/token";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  int err = 0;
+  EXPECT_FALSE(ReadRegularFile(fifo, 1024, &err).has_value());
+  EXPECT_EQ(err, EINVAL);
+  EXPECT_FALSE(ReadWholeFile("/dev/zero").has_value());
+  EXPECT_FALSE(ReadRegularFile(tmp.root(), 1024, &err).has_value());
+  EXPECT_EQ(err, EINVAL);
+  const std::string big = tmp.root() + "/big";
+  std::ofstream(big) << std::string(2000, 'x');
+  EXPECT_FALSE(ReadRegularFile(big, 1024, &err).has_value());
+  EXPECT_EQ(err, EFBIG);
+  EXPECT_EQ(ReadRegularFile(big, 2000, &err), std::string(2000, 'x'));
+  EXPECT_EQ(err, 0);
+  EXPECT_FALSE(ReadRegularFile(tmp.root() + "/missing", 1024, &err).has_value());
+  EXPECT_EQ(err, ENOENT);
 }
 
 }  // namespace
