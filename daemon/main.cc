@@ -156,11 +156,10 @@ std::string StatusLine(const Config& c, const Sampler& sampler, const Collection
 std::unique_ptr<FlightRecorder> OpenFlightRecorder(const Config& c, const Collection& collection,
                                                    store::RingStore& st, spdlog::logger& log) {
   if (c.listen.rfind("unix:", 0) != 0) return nullptr;
-  const std::string path = c.listen.substr(5) + ".flight";
-  std::error_code ec;
-  auto dir = std::filesystem::path(path).parent_path();
-  if (!dir.empty() && std::filesystem::create_directories(dir, ec)) {
-    std::filesystem::permissions(dir, std::filesystem::perms(0755), ec);
+  const std::string socket = c.listen.substr(5), path = socket + ".flight";
+  if (auto err = service::MakeSocketDirectory(socket); !err.empty()) {
+    log.warn("{}: frames not yet committed are lost if the daemon is killed", err);
+    return nullptr;
   }
   const Inventory& inv = collection.inventory();
   // Room for four store batches (256 frames each) of this inventory.

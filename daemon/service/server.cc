@@ -193,6 +193,17 @@ std::string ClaimUnixPath(const std::string& path) {
 
 }  // namespace
 
+std::string MakeSocketDirectory(const std::string& unix_path) {
+  std::error_code ec;
+  auto dir = std::filesystem::path(unix_path).parent_path();
+  // Created 0755 whatever the umask: clients in the edgemon group must reach
+  // the socket, whose own mode (0660) is what restricts access.
+  if (!dir.empty() && std::filesystem::create_directories(dir, ec)) {
+    std::filesystem::permissions(dir, std::filesystem::perms(0755), ec);
+  }
+  return ec ? "cannot create " + dir.string() + ": " + ec.message() : std::string();
+}
+
 ApiServer::~ApiServer() {
   Shutdown(0);
 }
@@ -206,14 +217,7 @@ std::string ApiServer::Start(const ServerOptions& o) {
   builder.SetMaxSendMessageSize(o.max_message_bytes);
   builder.RegisterService(&service_);
   if (!o.unix_path.empty()) {
-    std::error_code ec;
-    auto dir = std::filesystem::path(o.unix_path).parent_path();
-    // Created 0755 whatever the umask: clients in the edgemon group must
-    // reach the socket, whose own mode (0660) is what restricts access.
-    if (!dir.empty() && std::filesystem::create_directories(dir, ec)) {
-      std::filesystem::permissions(dir, std::filesystem::perms(0755), ec);
-    }
-    if (ec) return "cannot create " + dir.string() + ": " + ec.message();
+    if (auto err = MakeSocketDirectory(o.unix_path); !err.empty()) return err;
     if (auto err = ClaimUnixPath(o.unix_path); !err.empty()) return err;
     builder.AddListeningPort("unix:" + o.unix_path, grpc::InsecureServerCredentials());
   }

@@ -49,6 +49,10 @@ std::string LoadBearerToken(const std::string& path, std::string* token);
 // address is false.
 bool IsLoopback(const std::string& host_port);
 
+// Creates the unix socket's directory (0755) when it is missing. "" on
+// success, else one line. The socket and the flight recorder beside it share it.
+std::string MakeSocketDirectory(const std::string& unix_path);
+
 class ApiServer {
  public:
   explicit ApiServer(TelemetryService& service) : service_(service) {}
