@@ -185,8 +185,8 @@ const char* const kMigrations[] = {
     "  lag(boottime_ns) OVER (ORDER BY seq) AS prev FROM frames) "
     "  WHERE prev IS NULL OR boottime_ns < prev;",
     // 2 -> 3: window leases and abandoned windows (I12).
-    "ALTER TABLE windows ADD COLUMN abandoned INTEGER NOT NULL DEFAULT 0;"
-    "ALTER TABLE windows ADD COLUMN lease_ns INTEGER;",
+    ("ALTER TABLE windows ADD COLUMN abandoned INTEGER NOT NULL DEFAULT 0;"
+     "ALTER TABLE windows ADD COLUMN lease_ns INTEGER;"),
 };
 static_assert(std::size(kMigrations) == kSchemaVersion);
 
