@@ -38,7 +38,7 @@ std::optional<int64_t> ScaledNumber(const std::string& s,
 struct Key {
   const char* table;
   const char* name;
-  enum Type { kString, kInt, kDuration, kBytes } type;
+  enum Type { kString, kInt, kDuration, kBytes, kBool } type;
   void* target;
 };
 
@@ -235,6 +235,10 @@ std::string ApplyTomlLines(const std::string& text, const std::string& source, C
       {"store", "rollup_period", Key::kDuration, &rollup_ms},
       {"store", "rollup_retention", Key::kDuration, &rollup_retention_ms},
       {"store", "commit_interval_ms", Key::kInt, &c.commit_interval_ms},
+      {"control", "enable", Key::kBool, &c.control_enable},
+      {"control", "listen", Key::kString, &c.control_listen},
+      {"control", "group", Key::kString, &c.control_group},
+      {"control", "state_dir", Key::kString, &c.control_state_dir},
   };
   for (auto&& [table_name, table_node] : doc) {
     const toml::table* table = table_node.as_table();
@@ -253,6 +257,12 @@ std::string ApplyTomlLines(const std::string& text, const std::string& source, C
           auto v = node.value<std::string>();
           if (!v) return where + ": expected a string";
           *static_cast<std::string*>(key->target) = *v;
+          break;
+        }
+        case Key::kBool: {
+          auto v = node.value<bool>();
+          if (!v || !node.is_boolean()) return where + ": expected true or false";
+          *static_cast<bool*>(key->target) = *v;
           break;
         }
         case Key::kInt: {

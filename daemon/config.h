@@ -31,6 +31,11 @@ struct Config {
   int64_t rollup_period_s = 60;        // downsampled tier: min/avg/max per period
   int64_t rollup_retention_s = 365 * 86400;
   int64_t commit_interval_ms = 5000;  // batched commits
+  // [control]: the separate helper edgemon-control (edgemond ignores these)
+  bool control_enable = false;  // the helper refuses to start unless true
+  std::string control_listen = "unix:/run/edgemon-control/edgemon-control.sock";
+  std::string control_group = "edgemon-control";           // who may connect
+  std::string control_state_dir = "/run/edgemon-control";  // leases to restore after a crash
 };
 
 // Parses "90", "90s", "500ms", "15m", "24h", "7d" into milliseconds.

@@ -61,6 +61,8 @@ class BearerTokenProcessor final : public grpc::AuthMetadataProcessor {
   std::string expected_;
 };
 
+}  // namespace
+
 // The gid of `name` from /etc/group. Read directly rather than through
 // getgrnam: NSS modules cannot load into the static release build, and the
 // socket's group is a local group created by the installer.
@@ -80,8 +82,6 @@ std::optional<gid_t> LocalGroupId(const std::string& name) {
   }
   return std::nullopt;
 }
-
-}  // namespace
 
 std::string LoadBearerToken(const std::string& path, std::string* token) {
   struct stat st {};
@@ -166,6 +166,8 @@ bool ListensOnlyOnLoopback(int port) {
   return true;
 }
 
+}  // namespace
+
 // A live socket is never replaced: another process answering on `path` is an
 // error; a stale socket file (nobody listening) is removed so bind succeeds.
 std::string ClaimUnixPath(const std::string& path) {
@@ -190,8 +192,6 @@ std::string ClaimUnixPath(const std::string& path) {
   }
   return {};
 }
-
-}  // namespace
 
 std::string MakeSocketDirectory(const std::string& unix_path) {
   std::error_code ec;

@@ -18,7 +18,9 @@
 // Thread safety: Start and Shutdown from one thread.
 #pragma once
 
+#include <sys/types.h>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include <grpcpp/grpcpp.h>
@@ -52,6 +54,13 @@ bool IsLoopback(const std::string& host_port);
 // Creates the unix socket's directory (0755) when it is missing. "" on
 // success, else one line. The socket and the flight recorder beside it share it.
 std::string MakeSocketDirectory(const std::string& unix_path);
+
+// The gid of `name` from /etc/group (read directly, no NSS); nullopt when absent.
+std::optional<gid_t> LocalGroupId(const std::string& name);
+
+// A live socket is never replaced: "" when `path` is free or held by a stale
+// socket file (then removed), else one line.
+std::string ClaimUnixPath(const std::string& path);
 
 class ApiServer {
  public:

@@ -17,6 +17,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "simulator.h"
@@ -38,6 +39,29 @@ std::vector<std::string> FixtureDirs(const std::string& flag) {
   dirs.emplace_back(EDGEMON_SIM_SOURCE_FIXTURES);
   dirs.emplace_back(EDGEMON_SIM_INSTALLED_FIXTURES);
   return dirs;
+}
+
+// A Jetson board (one with an nvpmodel.conf) gets the simulated nvpmodel and
+// jetson_clocks (daemon/sim/board_tools: they act on the files of the root
+// they sit in) as <root>/usr/sbin/nvpmodel and <root>/usr/bin/jetson_clocks,
+// unless the fixture brings its own. "" or what failed.
+std::string InstallBoardTools(const std::filesystem::path& root) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  if (!fs::exists(root / "etc/nvpmodel.conf", ec)) return {};
+  for (const char* dir : {EDGEMON_SIM_SOURCE_TOOLS, EDGEMON_SIM_INSTALLED_TOOLS}) {
+    if (!fs::exists(fs::path(dir) / "nvpmodel", ec)) continue;
+    for (auto [name, to] :
+         {std::pair{"nvpmodel", "usr/sbin"}, std::pair{"jetson_clocks", "usr/bin"}}) {
+      fs::path dst = root / to / name;
+      if (fs::exists(dst, ec)) continue;
+      fs::create_directories(dst.parent_path(), ec);
+      fs::copy_file(fs::path(dir) / name, dst, ec);
+      if (ec) return "cannot install " + dst.string() + ": " + ec.message();
+    }
+    return {};
+  }
+  return {};
 }
 
 bool IsBoard(const std::filesystem::path& dir) {
@@ -119,6 +143,10 @@ int main(int argc, char** argv) {
   std::string error;
   if (!edgemon::sim::Simulator::Materialise(source, out, &error)) {
     std::fprintf(stderr, "edgemon-sim: %s\n", error.c_str());
+    return 1;
+  }
+  if (auto err = InstallBoardTools(out); !err.empty()) {
+    std::fprintf(stderr, "edgemon-sim: %s\n", err.c_str());
     return 1;
   }
   edgemon::sim::Simulator::Options options;

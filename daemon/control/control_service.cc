@@ -1,0 +1,410 @@
+#include "control_service.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <random>
+
+namespace edgemon::control {
+using grpc::Status;
+using grpc::StatusCode;
+using nlohmann::json;
+
+namespace {
+
+int64_t NowNs() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+std::string NewLeaseId() {
+  std::random_device rd;
+  char buf[17];
+  std::snprintf(buf, sizeof buf, "%08x%08x", rd(), rd());
+  return buf;
+}
+
+std::string Describe(const v1::Lease& l) {
+  std::string s = "lease " + l.id() + " (" + l.detail() + ", uid " + std::to_string(l.uid()) +
+                  " pid " + std::to_string(l.pid());
+  if (l.expires_realtime_ns() > 0) {
+    const int64_t left = (l.expires_realtime_ns() - NowNs()) / 1'000'000'000;
+    s += ", " + std::to_string(std::max<int64_t>(left, 0)) + " s left";
+  } else {
+    s += l.detached() ? ", until released" : ", while its client stays connected";
+  }
+  return s + ")";
+}
+
+const char* KindNoun(const std::string& kind) {
+  if (kind == "mode") return "the power mode";
+  if (kind == "clocks") return "the clocks";
+  return "the fan";
+}
+
+std::string HeldBy(const std::string& kind) {
+  return std::string(KindNoun(kind)) + (kind == "clocks" ? " are held by " : " is held by ");
+}
+
+}  // namespace
+
+void CallerTable::Set(int fd, Caller c) {
+  std::lock_guard lk(mu_);
+  by_fd_[fd] = std::move(c);
+}
+
+std::optional<Caller> CallerTable::Get(int fd) const {
+  std::lock_guard lk(mu_);
+  auto it = by_fd_.find(fd);
+  if (it == by_fd_.end()) return std::nullopt;
+  return it->second;
+}
+
+ControlService::ControlService(BoardControl& board, std::string state_path,
+                               const CallerTable& callers, std::shared_ptr<spdlog::logger> log)
+    : board_(board), state_path_(std::move(state_path)), callers_(callers), log_(std::move(log)) {
+  expiry_ = std::thread([this] { ExpiryLoop(); });
+}
+
+ControlService::~ControlService() {
+  Shutdown();
+}
+
+void ControlService::Shutdown() {
+  {
+    std::lock_guard lk(mu_);
+    while (!leases_.empty()) {
+      // Newest first: a clocks lock is undone before the mode under it.
+      auto newest = leases_.begin();
+      for (auto it = leases_.begin(); it != leases_.end(); ++it) {
+        if (it->second.seq > newest->second.seq) newest = it;
+      }
+      EndLocked(newest->first, "the helper is stopping");
+    }
+    stopping_ = true;
+  }
+  cv_.notify_all();
+  if (expiry_.joinable()) expiry_.join();
+}
+
+void ControlService::RecoverFromState() {
+  auto text = ReadText(state_path_);
+  if (!text) return;
+  json state = json::parse(*text, nullptr, false);
+  if (state.is_discarded() || !state.contains("leases") || !state["leases"].is_array()) {
+    log_->error("state file {} is unreadable; nothing restored from it", state_path_);
+    return;
+  }
+  std::vector<json> leases(state["leases"].begin(), state["leases"].end());
+  std::sort(leases.begin(), leases.end(), [](const json& a, const json& b) {
+    return a.value("seq", 0ULL) > b.value("seq", 0ULL);
+  });
+  std::lock_guard lk(mu_);
+  for (const auto& l : leases) {
+    std::string left = l.contains("plan") ? board_.Restore(l["plan"]) : "no plan saved";
+    log_->warn(
+        "restored lease {} ({}) of uid {} pid {} left by a previous run that did not end it{}",
+        l.value("id", "?"), l.value("detail", "?"), l.value("uid", 0U), l.value("pid", 0U),
+        left.empty() ? "" : ": " + left);
+  }
+  std::string err;
+  if (!SaveStateLocked(&err)) log_->error("{}", err);
+}
+
+bool ControlService::SaveStateLocked(std::string* error) {
+  json leases = json::array();
+  for (const auto& [kind, rec] : leases_) {
+    leases.push_back({{"kind", kind},
+                      {"id", rec.info.id()},
+                      {"detail", rec.info.detail()},
+                      {"uid", rec.info.uid()},
+                      {"pid", rec.info.pid()},
+                      {"gid", rec.info.gid()},
+                      {"seq", rec.seq},
+                      {"plan", rec.plan}});
+  }
+  const std::string text =
+      json{{"format", "edgemon-control-state"}, {"version", 1}, {"leases", leases}}.dump(1) + "\n";
+  std::error_code ec;
+  std::filesystem::create_directories(std::filesystem::path(state_path_).parent_path(), ec);
+  const std::string tmp = state_path_ + ".tmp";
+  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+  bool ok = fd >= 0 && ::write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size()) &&
+            ::fsync(fd) == 0;
+  if (fd >= 0) ok = (::close(fd) == 0) && ok;
+  ok = ok && ::rename(tmp.c_str(), state_path_.c_str()) == 0;
+  if (!ok) *error = "cannot save the state file " + state_path_ + ": " + std::strerror(errno);
+  return ok;
+}
+
+Status ControlService::Who(grpc::ServerContext* ctx, Caller* who) const {
+  const std::string peer = ctx->peer();
+  std::optional<Caller> c;
+  if (peer.rfind("fd:", 0) == 0) c = callers_.Get(std::atoi(peer.c_str() + 3));
+  if (!c) return Status(StatusCode::PERMISSION_DENIED, "unknown caller " + peer);
+  if (!c->allowed) {
+    log_->warn("refused uid {} pid {} ({}): {}", c->uid, c->pid, c->comm, c->refusal);
+    return Status(StatusCode::PERMISSION_DENIED, c->refusal);
+  }
+  *who = *c;
+  return Status::OK;
+}
+
+Status ControlService::Grant(const Caller& who, const std::string& kind, const std::string& detail,
+                             const v1::LeaseOptions& options,
+                             const std::function<Outcome(const std::string&, json*)>& plan,
+                             v1::Lease* granted) {
+  if (!(options.duration_s() >= 0) || options.duration_s() > 30 * 86400.0) {
+    return Status(StatusCode::INVALID_ARGUMENT, "lease duration must be 0..30 days");
+  }
+  if (options.detach() && options.duration_s() <= 0) {
+    return Status(StatusCode::INVALID_ARGUMENT,
+                  "a detached lease needs a duration (it would otherwise never end by itself)");
+  }
+  std::lock_guard lk(mu_);
+  auto refuse = [&](StatusCode code, const std::string& why) {
+    log_->warn("refused {} to uid {} pid {} ({}): {}", detail, who.uid, who.pid, who.comm, why);
+    return Status(code, why);
+  };
+  if (stopping_) return refuse(StatusCode::UNAVAILABLE, "the helper is stopping");
+  if (auto it = leases_.find(kind); it != leases_.end()) {
+    return refuse(StatusCode::FAILED_PRECONDITION, HeldBy(kind) + Describe(it->second.info));
+  }
+  if (kind == "mode") {
+    if (auto it = leases_.find("clocks"); it != leases_.end()) {
+      return refuse(StatusCode::FAILED_PRECONDITION,
+                    "the clocks are locked by " + Describe(it->second.info) +
+                        "; set the mode before locking the clocks");
+    }
+  }
+  LeaseRec rec;
+  const std::string id = NewLeaseId();
+  if (Outcome o = plan(id, &rec.plan); !o.ok()) {
+    return refuse(static_cast<StatusCode>(o.code), o.message);
+  }
+  rec.seq = next_seq_++;
+  rec.info.set_id(id);
+  rec.info.set_kind(kind);
+  rec.info.set_detail(detail);
+  rec.info.set_uid(who.uid);
+  rec.info.set_pid(static_cast<uint32_t>(who.pid));
+  rec.info.set_gid(who.gid);
+  rec.info.set_start_realtime_ns(NowNs());
+  if (options.duration_s() > 0) {
+    rec.info.set_expires_realtime_ns(rec.info.start_realtime_ns() +
+                                     static_cast<int64_t>(options.duration_s() * 1e9));
+  }
+  rec.info.set_detached(options.detach());
+  leases_[kind] = rec;
+  std::string err;
+  if (!SaveStateLocked(&err)) {
+    leases_.erase(kind);
+    return refuse(StatusCode::INTERNAL, err + "; nothing was changed");
+  }
+  if (Outcome o = board_.Apply(rec.plan); !o.ok()) {
+    leases_.erase(kind);
+    if (!SaveStateLocked(&err)) log_->error("{}", err);
+    return refuse(static_cast<StatusCode>(o.code), o.message);
+  }
+  changes_++;
+  log_->info("lease {} granted to uid {} pid {} gid {} ({}): {}, {}", id, who.uid, who.pid, who.gid,
+             who.comm, detail,
+             options.duration_s() > 0 ? "for " + std::to_string(options.duration_s()) + " s"
+                                      : std::string("while its client stays connected"));
+  *granted = rec.info;
+  return Status::OK;
+}
+
+std::string ControlService::EndLocked(const std::string& kind, const std::string& why) {
+  auto it = leases_.find(kind);
+  if (it == leases_.end()) return {};
+  LeaseRec rec = it->second;
+  std::string left = board_.Restore(rec.plan);
+  leases_.erase(it);
+  std::string err;
+  if (!SaveStateLocked(&err)) log_->error("{}", err);
+  std::string message = "lease " + rec.info.id() + " (" + rec.info.detail() + ") ended: " + why +
+                        "; " + (left.empty() ? "restored" : left);
+  if (left.empty()) {
+    log_->info("{} (uid {} pid {})", message, rec.info.uid(), rec.info.pid());
+  } else {
+    log_->error("{} (uid {} pid {})", message, rec.info.uid(), rec.info.pid());
+  }
+  ended_[rec.info.id()] = message;
+  cv_.notify_all();
+  return message;
+}
+
+Status ControlService::Hold(grpc::ServerContext* ctx, grpc::ServerWriter<v1::LeaseEvent>* writer,
+                            const v1::Lease& lease) {
+  v1::LeaseEvent ev;
+  ev.set_kind(v1::LeaseEvent::GRANTED);
+  *ev.mutable_lease() = lease;
+  ev.set_message("granted " + Describe(lease));
+  const bool sent = writer->Write(ev);
+  if (lease.detached() && sent) return Status::OK;
+  std::string message;
+  {
+    std::unique_lock lk(mu_);
+    for (;;) {
+      auto it = leases_.find(lease.kind());
+      if (it == leases_.end() || it->second.info.id() != lease.id()) {
+        message = ended_[lease.id()];
+        break;
+      }
+      if (!sent || ctx->IsCancelled()) {
+        message = EndLocked(lease.kind(), "its client went away");
+        break;
+      }
+      cv_.wait_for(lk, std::chrono::milliseconds(100));
+    }
+    ended_.erase(lease.id());
+  }
+  ev.set_kind(v1::LeaseEvent::ENDED);
+  ev.set_message(message);
+  writer->Write(ev);
+  return Status::OK;
+}
+
+void ControlService::ExpiryLoop() {
+  std::unique_lock lk(mu_);
+  while (!stopping_) {
+    const int64_t now = NowNs();
+    std::vector<std::string> due;
+    for (const auto& [kind, rec] : leases_) {
+      if (rec.info.expires_realtime_ns() > 0 && now >= rec.info.expires_realtime_ns()) {
+        due.push_back(kind);
+      }
+    }
+    for (const auto& kind : due) {
+      auto it = leases_.find(kind);
+      bool detached = it != leases_.end() && it->second.info.detached();
+      std::string id = it != leases_.end() ? it->second.info.id() : "";
+      EndLocked(kind, "its duration passed");
+      if (detached) ended_.erase(id);  // nobody waits for it
+    }
+    cv_.wait_for(lk, std::chrono::milliseconds(200));
+  }
+}
+
+Status ControlService::ListModes(grpc::ServerContext* ctx, const v1::ListModesRequest*,
+                                 v1::ListModesResponse* out) {
+  Caller who;
+  if (Status s = Who(ctx, &who); !s.ok()) return s;
+  std::lock_guard lk(mu_);
+  auto def = board_.DefaultMode();
+  for (const auto& m : board_.Modes()) {
+    auto* pm = out->add_modes();
+    pm->set_id(m.id);
+    pm->set_name(m.name);
+    pm->set_is_default(def == m.id);
+  }
+  if (auto cur = board_.CurrentMode()) out->set_current_id(*cur);
+  out->set_nvpmodel_tool(!board_.NvpmodelTool().empty());
+  return Status::OK;
+}
+
+Status ControlService::GetState(grpc::ServerContext* ctx, const v1::GetStateRequest*,
+                                v1::ControlState* out) {
+  Caller who;
+  if (Status s = Who(ctx, &who); !s.ok()) return s;
+  std::lock_guard lk(mu_);
+  for (const auto& [kind, rec] : leases_) *out->add_leases() = rec.info;
+  if (auto cur = board_.CurrentMode()) {
+    out->set_mode_id(*cur);
+    for (const auto& m : board_.Modes()) {
+      if (m.id == *cur) out->set_mode_name(m.name);
+    }
+  }
+  out->set_clocks_locked(leases_.count("clocks") > 0 || board_.ClocksLocked());
+  for (const auto& f : board_.Fans()) {
+    auto* fan = out->add_fans();
+    fan->set_name(f.name);
+    if (f.pwm) fan->set_pwm(static_cast<uint32_t>(*f.pwm));
+  }
+  out->set_changes(changes_.load());
+  return Status::OK;
+}
+
+Status ControlService::SetMode(grpc::ServerContext* ctx, const v1::SetModeRequest* req,
+                               grpc::ServerWriter<v1::LeaseEvent>* writer) {
+  Caller who;
+  if (Status s = Who(ctx, &who); !s.ok()) return s;
+  std::string name;
+  for (const auto& m : board_.Modes()) {
+    if (m.id == req->id()) name = " (" + m.name + ")";
+  }
+  v1::Lease lease;
+  Status s = Grant(
+      who, "mode", "power mode " + std::to_string(req->id()) + name, req->lease(),
+      [&](const std::string&, json* plan) { return board_.PlanMode(req->id(), plan); }, &lease);
+  return s.ok() ? Hold(ctx, writer, lease) : s;
+}
+
+Status ControlService::LockClocks(grpc::ServerContext* ctx, const v1::LockClocksRequest* req,
+                                  grpc::ServerWriter<v1::LeaseEvent>* writer) {
+  Caller who;
+  if (Status s = Who(ctx, &who); !s.ok()) return s;
+  v1::Lease lease;
+  const std::string how =
+      board_.JetsonClocksTool().empty() ? "cpufreq/devfreq at maximum" : "jetson_clocks";
+  Status s = Grant(
+      who, "clocks", "clocks locked (" + how + ")", req->lease(),
+      [&](const std::string& id, json* plan) { return board_.PlanClocks(id, plan); }, &lease);
+  return s.ok() ? Hold(ctx, writer, lease) : s;
+}
+
+Status ControlService::SetFan(grpc::ServerContext* ctx, const v1::SetFanRequest* req,
+                              grpc::ServerWriter<v1::LeaseEvent>* writer) {
+  Caller who;
+  if (Status s = Who(ctx, &who); !s.ok()) return s;
+  if (!req->has_speed_percent()) {
+    return Status(StatusCode::INVALID_ARGUMENT, "give the fan speed in percent (0..100)");
+  }
+  v1::Lease lease;
+  const int pct = static_cast<int>(std::min<uint32_t>(req->speed_percent(), 1000));
+  Status s = Grant(
+      who, "fan",
+      "fan " + (req->fan().empty() ? std::string("all") : req->fan()) + " at " +
+          std::to_string(pct) + "%",
+      req->lease(),
+      [&](const std::string&, json* plan) { return board_.PlanFan(req->fan(), pct, plan); },
+      &lease);
+  return s.ok() ? Hold(ctx, writer, lease) : s;
+}
+
+Status ControlService::Release(grpc::ServerContext* ctx, const v1::ReleaseRequest* req,
+                               v1::ReleaseResponse* out) {
+  Caller who;
+  if (Status s = Who(ctx, &who); !s.ok()) return s;
+  std::lock_guard lk(mu_);
+  auto it = leases_.end();
+  for (auto i = leases_.begin(); i != leases_.end(); ++i) {
+    if ((!req->lease_id().empty() && i->second.info.id() == req->lease_id()) ||
+        (req->lease_id().empty() && i->first == req->kind())) {
+      it = i;
+    }
+  }
+  if (it == leases_.end()) {
+    return Status(StatusCode::NOT_FOUND,
+                  req->lease_id().empty() ? "no lease holds " + std::string(KindNoun(req->kind()))
+                                          : "no lease " + req->lease_id());
+  }
+  if (who.uid != 0 && who.uid != it->second.info.uid()) {
+    log_->warn("refused release of {} to uid {} pid {}", it->second.info.id(), who.uid, who.pid);
+    return Status(StatusCode::PERMISSION_DENIED,
+                  "only its holder (uid " + std::to_string(it->second.info.uid()) +
+                      ") or root may release " + Describe(it->second.info));
+  }
+  *out->mutable_lease() = it->second.info;
+  out->set_message(EndLocked(
+      it->first, "released by uid " + std::to_string(who.uid) + " pid " + std::to_string(who.pid)));
+  if (out->lease().detached()) ended_.erase(out->lease().id());
+  return Status::OK;
+}
+
+}  // namespace edgemon::control

@@ -1,0 +1,115 @@
+// edgemon.v1.Control: leases over BoardControl's changes, their state file,
+// and the gRPC service of edgemon-control (proto/edgemon/v1/control.proto).
+//
+// Leases: one per kind (mode, clocks, fan). A grant is planned, persisted
+// (the state file lists every live lease with what restores it), then
+// applied; a failed application is rolled back and removed from the state.
+// A lease ends on Release, when its duration passes, when the stream that
+// holds it is cancelled (the client went away), or at shutdown; its changes
+// are then restored and it leaves the state file. A helper that starts and
+// finds leases in the state file (its predecessor was killed) restores them,
+// newest first.
+//
+// Callers: the listener records each connection's SO_PEERCRED by the
+// connection's fd; the service finds it from the call's peer ("fd:N").
+//
+// Thread safety: every method may be called from any thread; board changes
+// are serialised by one mutex.
+#pragma once
+
+#include <spdlog/logger.h>
+#include <sys/types.h>
+
+#include <atomic>
+#include <condition_variable>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "board.h"
+#include "edgemon/v1/control.grpc.pb.h"
+
+namespace edgemon::control {
+
+struct Caller {
+  uid_t uid = 0;
+  pid_t pid = 0;
+  gid_t gid = 0;
+  std::string comm;  // /proc/PID/comm, for the log
+  bool allowed = false;
+  std::string refusal;  // why not, when !allowed
+};
+
+// Caller credentials by connection fd, filled by the accept loop.
+class CallerTable {
+ public:
+  void Set(int fd, Caller c);
+  std::optional<Caller> Get(int fd) const;
+
+ private:
+  mutable std::mutex mu_;
+  std::map<int, Caller> by_fd_;
+};
+
+class ControlService final : public edgemon::v1::Control::Service {
+ public:
+  ControlService(BoardControl& board, std::string state_path, const CallerTable& callers,
+                 std::shared_ptr<spdlog::logger> log);
+  ~ControlService() override;
+
+  // Restores the leases a previous run left in the state file.
+  void RecoverFromState();
+  // Ends every lease (restoring its changes) and stops the expiry thread.
+  void Shutdown();
+
+  grpc::Status ListModes(grpc::ServerContext*, const v1::ListModesRequest*,
+                         v1::ListModesResponse*) override;
+  grpc::Status GetState(grpc::ServerContext*, const v1::GetStateRequest*,
+                        v1::ControlState*) override;
+  grpc::Status SetMode(grpc::ServerContext*, const v1::SetModeRequest*,
+                       grpc::ServerWriter<v1::LeaseEvent>*) override;
+  grpc::Status LockClocks(grpc::ServerContext*, const v1::LockClocksRequest*,
+                          grpc::ServerWriter<v1::LeaseEvent>*) override;
+  grpc::Status SetFan(grpc::ServerContext*, const v1::SetFanRequest*,
+                      grpc::ServerWriter<v1::LeaseEvent>*) override;
+  grpc::Status Release(grpc::ServerContext*, const v1::ReleaseRequest*,
+                       v1::ReleaseResponse*) override;
+
+ private:
+  struct LeaseRec {
+    v1::Lease info;
+    nlohmann::json plan;
+    uint64_t seq = 0;
+  };
+  grpc::Status Who(grpc::ServerContext* ctx, Caller* who) const;
+  // Plans, persists and applies; on success the lease id in *id.
+  grpc::Status Grant(const Caller& who, const std::string& kind, const std::string& detail,
+                     const v1::LeaseOptions& options,
+                     const std::function<Outcome(const std::string& id, nlohmann::json*)>& plan,
+                     v1::Lease* granted);
+  // Holds a granted lease for the stream's life (or returns at once when detached).
+  grpc::Status Hold(grpc::ServerContext* ctx, grpc::ServerWriter<v1::LeaseEvent>* writer,
+                    const v1::Lease& lease);
+  // Ends a lease (mu_ held): restores, removes, persists, logs. Returns the message.
+  std::string EndLocked(const std::string& kind, const std::string& why);
+  bool SaveStateLocked(std::string* error);
+  void ExpiryLoop();
+
+  BoardControl& board_;
+  std::string state_path_;
+  const CallerTable& callers_;
+  std::shared_ptr<spdlog::logger> log_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::map<std::string, LeaseRec> leases_;    // by kind
+  std::map<std::string, std::string> ended_;  // lease id -> how it ended
+  uint64_t next_seq_ = 1;
+  std::atomic<uint64_t> changes_{0};
+  bool stopping_ = false;
+  std::thread expiry_;
+};
+
+}  // namespace edgemon::control

@@ -1,0 +1,268 @@
+// edgemon-control: the privileged helper that makes the writes edgemond never
+// makes (power mode, locked clocks, fan), each as a lease that is undone when
+// its holder goes away. Off unless [control] enable = true in the config.
+//
+//   edgemon-control --config /etc/edgemon/edgemond.toml
+//   edgemon-control --config c.toml --root /tmp/board --listen unix:/tmp/c.sock
+//
+// It serves edgemon.v1.Control on its own unix socket (mode 0660, group
+// control.group, "edgemon-control" by default). Each connection's SO_PEERCRED
+// (uid, gid, pid) is taken at accept; callers that are neither root nor in the
+// group (primary or supplementary) are refused, and every change is logged
+// with who asked. Live leases are kept in <state_dir>/state.json so that a
+// helper restarted after a crash restores what its predecessor changed.
+//
+//   SIGTERM/SIGINT  end every lease (restoring the board), stop, exit 0
+#include <fcntl.h>
+#include <poll.h>
+#include <sys/signalfd.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <grpcpp/grpcpp.h>
+#include <grpcpp/server_posix.h>
+#include <CLI/CLI.hpp>
+#include <csignal>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <thread>
+
+#include "board.h"
+#include "config.h"
+#include "control_service.h"
+#include "logging.h"
+#include "server.h"
+
+namespace edgemon::control {
+namespace {
+
+constexpr int kExitConfig = 2;
+
+struct Flags {
+  std::string config_path;
+  std::optional<std::string> root, listen, state_dir, log_level;
+};
+
+std::string Load(const Flags& flags, Config& c) {
+  if (!flags.config_path.empty()) {
+    std::string text;
+    if (auto err = ReadConfigFile(flags.config_path, &text); !err.empty()) return err;
+    if (auto err = ApplyToml(text, flags.config_path, c); !err.empty()) return err;
+  }
+  std::error_code ec;
+  if (flags.root) {
+    if (flags.root->empty()) return "flag --root: must not be empty";
+    c.root = std::filesystem::absolute(*flags.root, ec).lexically_normal().string();
+  }
+  if (flags.listen) c.control_listen = *flags.listen;
+  if (flags.log_level) c.log_level = *flags.log_level;
+  if (flags.state_dir) {
+    c.control_state_dir = std::filesystem::absolute(*flags.state_dir, ec).string();
+  } else if (c.root != "/") {
+    // A simulated root keeps its own state, never the real board's.
+    c.control_state_dir =
+        (std::filesystem::path(c.root) / std::filesystem::path(c.control_state_dir).relative_path())
+            .string();
+  }
+  if (c.control_listen.rfind("unix:", 0) != 0 || c.control_listen.size() <= 5) {
+    return "key control.listen: expected unix:/path, got \"" + c.control_listen + "\"";
+  }
+  if (c.control_group.empty()) return "key control.group: must not be empty";
+  return Validate(c);
+}
+
+// The groups of a process (primary and supplementary) from /proc/PID/status.
+bool InGroup(pid_t pid, gid_t primary, gid_t group) {
+  if (primary == group) return true;
+  std::ifstream in("/proc/" + std::to_string(pid) + "/status");
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.rfind("Groups:", 0) != 0) continue;
+    std::istringstream ids(line.substr(7));
+    long id = 0;
+    while (ids >> id) {
+      if (static_cast<gid_t>(id) == group) return true;
+    }
+  }
+  return false;
+}
+
+std::string Comm(pid_t pid) {
+  auto text = ReadText("/proc/" + std::to_string(pid) + "/comm");
+  if (!text) return "?";
+  while (!text->empty() && text->back() == '\n') text->pop_back();
+  return *text;
+}
+
+int Listen(const std::string& path, std::optional<gid_t> gid, std::string* error) {
+  if (auto err = service::MakeSocketDirectory(path); !err.empty()) {
+    *error = err;
+    return -1;
+  }
+  if (auto err = service::ClaimUnixPath(path); !err.empty()) {
+    *error = err;
+    return -1;
+  }
+  sockaddr_un addr{};
+  if (path.size() >= sizeof addr.sun_path) {
+    *error = "socket path too long: " + path;
+    return -1;
+  }
+  addr.sun_family = AF_UNIX;
+  std::memcpy(addr.sun_path, path.c_str(), path.size() + 1);
+  int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0 || ::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0 ||
+      ::chmod(path.c_str(), 0660) != 0 ||
+      (gid && ::chown(path.c_str(), static_cast<uid_t>(-1), *gid) != 0) || ::listen(fd, 64) != 0) {
+    *error = "cannot listen on unix:" + path + ": " + std::strerror(errno);
+    if (fd >= 0) ::close(fd);
+    return -1;
+  }
+  return fd;
+}
+
+int Run(const Flags& flags) {
+  ::umask(0077);
+  Config config;
+  if (auto err = Load(flags, config); !err.empty()) {
+    std::fprintf(stderr, "edgemon-control: %s\n", err.c_str());
+    return kExitConfig;
+  }
+  if (!config.control_enable) {
+    std::fprintf(
+        stderr,
+        "edgemon-control: control is disabled; to enable it set\n"
+        "  [control]\n  enable = true\n"
+        "in %s and add the users who may change the power mode, clocks and fan to "
+        "group %s\n",
+        flags.config_path.empty() ? "the config file (--config)" : flags.config_path.c_str(),
+        config.control_group.c_str());
+    return kExitConfig;
+  }
+  auto log = MakeLogger("edgemon-control", config.log_level);
+
+  sigset_t mask;
+  sigemptyset(&mask);
+  sigaddset(&mask, SIGTERM);
+  sigaddset(&mask, SIGINT);
+  sigaddset(&mask, SIGHUP);
+  pthread_sigmask(SIG_BLOCK, &mask, nullptr);
+  int sfd = signalfd(-1, &mask, SFD_CLOEXEC);
+  if (sfd < 0) {
+    log->critical("signalfd: {}", std::strerror(errno));
+    return 1;
+  }
+
+  const auto gid = service::LocalGroupId(config.control_group);
+  if (!gid) {
+    log->warn("group {} does not exist: only root may use the control helper",
+              config.control_group);
+  }
+  const std::string socket_path = config.control_listen.substr(5);
+  BoardControl board(config.root, config.control_state_dir);
+  CallerTable callers;
+  ControlService service(board, config.control_state_dir + "/state.json", callers, log);
+  service.RecoverFromState();
+
+  grpc::ServerBuilder builder;
+  builder.SetMaxReceiveMessageSize(1 << 16);
+  builder.RegisterService(&service);
+  std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
+  std::string error;
+  int lfd = server ? Listen(socket_path, gid, &error) : -1;
+  if (lfd < 0) {
+    log->critical("{}", server ? error : "cannot start the gRPC server");
+    return 1;
+  }
+  log->info("control of {} on {} (group {}), state in {}; nvpmodel: {}, jetson_clocks: {}",
+            config.root, config.control_listen, config.control_group, config.control_state_dir,
+            board.NvpmodelTool().empty() ? "absent" : board.NvpmodelTool(),
+            board.JetsonClocksTool().empty() ? "absent (direct cpufreq/devfreq writes)"
+                                             : board.JetsonClocksTool());
+
+  int stop_pipe[2];
+  if (::pipe2(stop_pipe, O_CLOEXEC) != 0) return 1;
+  std::thread acceptor([&] {
+    for (;;) {
+      pollfd p[2] = {{lfd, POLLIN, 0}, {stop_pipe[0], POLLIN, 0}};
+      if (::poll(p, 2, -1) < 0) continue;
+      if (p[1].revents != 0) return;
+      int fd = ::accept4(lfd, nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK);
+      if (fd < 0) continue;
+      ucred cred{};
+      socklen_t len = sizeof cred;
+      if (::getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) != 0) {
+        ::close(fd);
+        continue;
+      }
+      Caller c;
+      c.uid = cred.uid;
+      c.gid = cred.gid;
+      c.pid = cred.pid;
+      c.comm = Comm(cred.pid);
+      c.allowed = cred.uid == 0 || (gid && InGroup(cred.pid, cred.gid, *gid));
+      if (!c.allowed) {
+        c.refusal = "uid " + std::to_string(cred.uid) + " (pid " + std::to_string(cred.pid) +
+                    ") is not in group " + config.control_group +
+                    "; an administrator may add the user with: usermod -aG " +
+                    config.control_group + " USER (then log in again)";
+      }
+      log->debug("connection from uid {} gid {} pid {} ({})", c.uid, c.gid, c.pid, c.comm);
+      callers.Set(fd, std::move(c));
+      grpc::AddInsecureChannelFromFd(server.get(), fd);
+    }
+  });
+
+  for (;;) {
+    signalfd_siginfo si{};
+    if (::read(sfd, &si, sizeof si) != sizeof si) {
+      if (errno == EINTR) continue;
+      break;
+    }
+    if (si.ssi_signo == SIGHUP) {
+      log->info("SIGHUP: nothing to reload (restart to apply config changes)");
+      continue;
+    }
+    log->info("{} received: restoring what is changed and stopping",
+              strsignal(static_cast<int>(si.ssi_signo)));
+    break;
+  }
+  if (::write(stop_pipe[1], "x", 1) < 0) log->warn("stop: {}", std::strerror(errno));
+  acceptor.join();
+  ::close(lfd);
+  ::unlink(socket_path.c_str());
+  service.Shutdown();
+  server->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(2));
+  server->Wait();
+  log->info("stopped");
+  return 0;
+}
+
+}  // namespace
+}  // namespace edgemon::control
+
+int main(int argc, char** argv) {
+  CLI::App app{"edgemon-control: power mode, locked clocks and fan, as leases (off by default)"};
+  edgemon::control::Flags flags;
+  app.set_version_flag("--version", std::string("edgemon-control ") + EDGEMON_VERSION);
+  app.add_option("--config", flags.config_path,
+                 "TOML config file (edgemond.toml; [control] enable = true turns the helper on)");
+  app.add_option("--root", flags.root, "Root of the controlled system (prefixes /sys, /etc, ...)");
+  app.add_option("--listen", flags.listen, "Control socket: unix:/path");
+  app.add_option(
+      "--state-dir", flags.state_dir,
+      "Where live leases are kept (default: control.state_dir, under --root when given)");
+  app.add_option("--log-level", flags.log_level, "trace, debug, info, warn or error");
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    int rc = app.exit(e);
+    return rc == 0 ? 0 : edgemon::control::kExitConfig;
+  }
+  return edgemon::control::Run(flags);
+}
