@@ -78,5 +78,6 @@ void AddSnapshotCommands(CLI::App& app, Registry& registry);  // now, sensors (s
 void AddWatchCommands(CLI::App& app, Registry& registry);     // watch, tegrastats (watch.cc)
 void AddQueryCommand(CLI::App& app, Registry& registry);      // query (query.cc)
 void AddRecordCommands(CLI::App& app, Registry& registry);    // record, attach, mark (record.cc)
+void AddControlCommands(CLI::App& app, Registry& registry);   // control (control.cc)
 
 }  // namespace edgemon::cli

@@ -42,6 +42,7 @@ int main(int argc, char** argv) {
   AddWatchCommands(app, registry);
   AddQueryCommand(app, registry);
   AddRecordCommands(app, registry);
+  AddControlCommands(app, registry);
 
   try {
     app.parse(argc, argv);

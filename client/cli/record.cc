@@ -36,6 +36,7 @@
 #include <thread>
 
 #include "cli.h"
+#include "control_client.h"
 #include "record_report.h"
 #include "timespec.h"
 
@@ -575,8 +576,70 @@ struct RecordOptions {
   double items = 0;
   std::string items_from;
   bool no_wait_descendants = false;
+  bool lock_clocks = false;  // --lock-clocks
+  std::optional<int> mode;   // --mode N
+  std::string control;       // --control ADDR
   std::vector<std::string> command;
 };
+
+// The leases --mode and --lock-clocks hold for the run (ended, restoring the
+// board, when they go out of scope or this process dies).
+struct RunControl {
+  std::unique_ptr<client::ControlClient> client;
+  std::unique_ptr<client::HeldLease> mode, clocks;
+};
+
+// Takes the leases before the command starts; false (message printed, *rc set)
+// when the helper refused.
+bool TakeControl(const RecordOptions& o, Report& report, RunControl* rc_out, int* rc) {
+  if (!o.lock_clocks && !o.mode) return true;
+  auto c = client::ControlClient::Connect(client::ControlTarget(o.control));
+  if (!c.ok()) {
+    *rc = ReportStatus("record: control", c.status());
+    return false;
+  }
+  rc_out->client = std::move(*c);
+  edgemon::v1::LeaseOptions held;
+  if (o.mode) {
+    auto m = rc_out->client->SetMode(*o.mode, held);
+    if (!m.ok()) {
+      *rc = ReportStatus("record: --mode " + std::to_string(*o.mode) + "; not starting the command",
+                         m.status());
+      return false;
+    }
+    rc_out->mode = std::move(*m);
+  }
+  if (o.lock_clocks) {
+    auto l = rc_out->client->LockClocks(held);
+    if (!l.ok()) {
+      *rc = ReportStatus("record: --lock-clocks; not starting the command", l.status());
+      return false;
+    }
+    rc_out->clocks = std::move(*l);
+  }
+  if (auto st = rc_out->client->GetState(); st.ok()) {
+    if (st->has_mode_id()) {
+      report.power_mode_id = st->mode_id();
+      report.power_mode_name = st->mode_name();
+    }
+    report.clocks_locked = st->clocks_locked();
+  }
+  return true;
+}
+
+// Ends the leases (clocks first, then the mode under them) and notes any
+// restore that did not go cleanly or a lease that ended during the run.
+void EndControl(RunControl& control, Report& report) {
+  for (auto* lease : {&control.clocks, &control.mode}) {
+    if (!*lease) continue;
+    const bool early = (*lease)->ended();
+    std::string how = (*lease)->End();
+    if (early || how.find("; restored") == std::string::npos) {
+      report.notes.push_back((early ? "during the run: " : "") + how);
+    }
+    lease->reset();
+  }
+}
 
 int RunRecord(const Globals& globals, const RecordOptions& o) {
   auto pre = Duration(o.pre), post = Duration(o.post);
@@ -615,6 +678,12 @@ int RunRecord(const Globals& globals, const RecordOptions& o) {
     report.items = o.items;
     report.items_source = "--items";
   }
+  if (info->inventory.board.nvpmodel_id >= 0) {
+    report.power_mode_id = info->inventory.board.nvpmodel_id;
+    report.power_mode_name = info->inventory.board.nvpmodel;
+  }
+  RunControl control;
+  if (int control_rc = 0; !TakeControl(o, report, &control, &control_rc)) return control_rc;
 
   std::optional<Monitor> monitor;
   uint64_t lease_id = 0;
@@ -663,6 +732,7 @@ int RunRecord(const Globals& globals, const RecordOptions& o) {
   int64_t exit_local = 0;
   int status = WaitChild(child, &counter, &exit_local, &descendants);
   g_child = 0;
+  EndControl(control, report);
   if (descendants.outlived > 0) {
     report.notes.push_back(
         std::to_string(descendants.outlived) + " process" +
@@ -926,6 +996,14 @@ void AddRecordCommands(CLI::App& app, Registry& registry) {
   rec->add_flag("--no-wait-descendants", ro->no_wait_descendants,
                 "Stop at the command's own exit; by default edgemon waits for every process "
                 "the command started (daemons included) and measures until the last exits");
+  rec->add_flag("--lock-clocks", ro->lock_clocks,
+                "Lock the clocks at their maximum for the run (through edgemon-control); "
+                "restored when the command ends, fails or is interrupted");
+  rec->add_option("--mode", ro->mode,
+                  "Run in power mode N (through edgemon-control); restored after");
+  rec->add_option("--control", ro->control,
+                  "The control helper for --lock-clocks/--mode (default: $EDGEMON_CONTROL, else " +
+                      std::string(client::kDefaultControlTarget) + ")");
   rec->add_option("command", ro->command, "The command and its arguments (after --)")->required();
   rec->footer(
       "Run it as: edgemon record [OPTIONS] -- CMD [ARGS...]\n"

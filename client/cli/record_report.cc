@@ -329,6 +329,15 @@ std::string RenderSummary(const Report& report, const Inventory& inventory) {
   double run_s = static_cast<double>(report.run_end_ns - report.run_start_ns) / 1e9;
   o << "  duration  " << Fixed(run_s, 3) << " s  (" << UtcTime(report.run_start_ns) << " .. "
     << UtcTime(report.run_end_ns) << ")\n";
+  if (report.power_mode_id || report.clocks_locked) {
+    o << "  board     power mode "
+      << (report.power_mode_id
+              ? std::to_string(*report.power_mode_id) +
+                    (report.power_mode_name.empty() ? "" : " (" + report.power_mode_name + ")")
+              : std::string("—"))
+      << ", clocks "
+      << (report.clocks_locked ? (*report.clocks_locked ? "locked" : "not locked") : "—") << "\n";
+  }
   if (report.pre_s > 0 || report.post_s > 0) {
     o << "  measured  " << Fixed(s.duration_s, 3) << " s: " << Fixed(report.pre_s, 3)
       << " s before the run and " << Fixed(report.post_s, 3) << " s after it\n";
@@ -454,6 +463,10 @@ nlohmann::json SummaryJson(const Report& report, const Inventory& inventory) {
   j["interval_ms"] = report.interval_ms;
   j["energy_rate_hz"] = report.energy_rate_hz;
   j["boost_rate_hz"] = report.boost_rate_hz;
+  j["power_mode"] = report.power_mode_id
+                        ? json{{"id", *report.power_mode_id}, {"name", report.power_mode_name}}
+                        : json(nullptr);
+  j["clocks_locked"] = report.clocks_locked ? json(*report.clocks_locked) : json(nullptr);
   j["rail_rate_hz"] = s.min_rail_rate_hz && s.max_rail_rate_hz
                           ? json{{"min", *s.min_rail_rate_hz}, {"max", *s.max_rail_rate_hz}}
                           : json(nullptr);
