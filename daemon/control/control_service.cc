@@ -222,6 +222,20 @@ Status ControlService::Grant(const Caller& who, const std::string& kind, const s
 std::string ControlService::EndLocked(const std::string& kind, const std::string& why) {
   auto it = leases_.find(kind);
   if (it == leases_.end()) return {};
+  // Restores are exact only newest first (a later lease saved what this one
+  // set): the leases granted after this one end before it.
+  for (;;) {
+    auto newer = leases_.end();
+    for (auto i = leases_.begin(); i != leases_.end(); ++i) {
+      if (i->second.seq > it->second.seq &&
+          (newer == leases_.end() || i->second.seq > newer->second.seq)) {
+        newer = i;
+      }
+    }
+    if (newer == leases_.end()) break;
+    EndLocked(newer->first, "lease " + it->second.info.id() + ", granted before it, ended");
+    it = leases_.find(kind);
+  }
   LeaseRec rec = it->second;
   std::string left = board_.Restore(rec.plan);
   leases_.erase(it);

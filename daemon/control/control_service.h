@@ -6,7 +6,8 @@
 // applied; a failed application is rolled back and removed from the state.
 // A lease ends on Release, when its duration passes, when the stream that
 // holds it is cancelled (the client went away), or at shutdown; its changes
-// are then restored and it leaves the state file. A helper that starts and
+// are then restored and it leaves the state file. Leases granted after it
+// end first (restores are exact only newest first). A helper that starts and
 // finds leases in the state file (its predecessor was killed) restores them,
 // newest first.
 //

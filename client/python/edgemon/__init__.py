@@ -23,6 +23,7 @@ from ._errors import Error, InvalidArgument, NotFound, PermissionDenied, Unavail
 from ._model import (Board, BucketRow, Channel, Clocked, Cpu, DeviceInfo, Engine,  # noqa: E402
                      Fan, Memory, Rail, Row, Rows, Snapshot)
 from ._client import DEFAULT_TARGET, Client, connect  # noqa: E402
+from ._control import DEFAULT_CONTROL_TARGET, Control, Lease, control  # noqa: E402
 from ._measure import (Measurement, PerItem, Phase, RailEnergy, Result,  # noqa: E402
                        TempRange, measured)
 
@@ -30,6 +31,7 @@ __version__ = "0.1.0"
 
 __all__ = [
     "connect", "Client", "DEFAULT_TARGET", "measured",
+    "control", "Control", "Lease", "DEFAULT_CONTROL_TARGET",
     "Error", "Unavailable", "PermissionDenied", "InvalidArgument", "NotFound",
     "Snapshot", "DeviceInfo", "Board", "Channel", "Rail", "Cpu", "Clocked", "Fan", "Engine",
     "Memory", "Rows", "Row", "BucketRow",

@@ -245,6 +245,10 @@ def summary_json(result: Any, device: Any, target: str, notes: List[str]) -> Dic
     j["interval_ms"] = interval_ms
     j["energy_rate_hz"] = device.energy_rate_hz
     j["boost_rate_hz"] = result.boost_rate_hz
+    b = device.board
+    j["power_mode"] = ({"id": b.nvpmodel_id, "name": b.nvpmodel}
+                       if b is not None and b.nvpmodel_id is not None else None)
+    j["clocks_locked"] = None  # unknown here: `edgemon record --lock-clocks` states it
     j["rail_rate_hz"] = held_rail_rates(s)
     j["window"] = ({"id": result.window_id, "start_ns": result.start_ns,
                     "end_ns": result.end_ns} if result.window_id else None)

@@ -99,7 +99,10 @@ class Fan(dict):
 
     @speed.setter
     def speed(self, value: float) -> None:
-        raise _no_control("set the fan speed", "`sudo jetson_clocks --fan` or nvfancontrol")
+        setter = getattr(self, "_set_speed", None)
+        if setter is None:
+            raise _no_control("set the fan speed", "`sudo jetson_clocks --fan` or nvfancontrol")
+        setter(value)
 
     @property
     def profile(self) -> Optional[str]:
@@ -112,7 +115,7 @@ class Fan(dict):
         raise _no_control("set the fan profile", "nvfancontrol")
 
     def set_speed(self, speed: float, name: Optional[str] = None, idx: int = 0) -> None:
-        raise _no_control("set the fan speed", "`sudo jetson_clocks --fan` or nvfancontrol")
+        self.speed = speed
 
     def set_profile(self, profile: str, name: Optional[str] = None) -> None:
         raise _no_control("set the fan profile", "nvfancontrol")

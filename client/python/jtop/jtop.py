@@ -88,6 +88,10 @@ class jtop(threading.Thread):  # noqa: N801 - jetson-stats' name
         self._error = None  # type: Optional[BaseException]
         self._jtop_started = False
         self._processes = None  # type: Optional[Tuple[int, List[List[Any]]]]
+        # Changes through edgemon-control ($EDGEMON_CONTROL or its socket): leases
+        # by kind, held while this jtop is open and restored by close().
+        self._control = None  # type: Any
+        self._leases = {}  # type: Dict[str, Any]
 
     # -- life cycle -----------------------------------------------------------------
     def attach(self, observer: Callable[[Any], None]) -> None:
@@ -166,6 +170,8 @@ class jtop(threading.Thread):  # noqa: N801 - jetson-stats' name
             self._cond.notify_all()
         if self._jtop_started and self.is_alive() and threading.current_thread() is not self:
             self.join(self._interval + 5)
+        for kind in list(self._leases):
+            self._leases.pop(kind).end()
         if self._client is not None:
             self._client.close()
 
@@ -178,6 +184,28 @@ class jtop(threading.Thread):  # noqa: N801 - jetson-stats' name
 
     def restore(self, max_counter: int = 10) -> None:
         raise _no_control("restore the board's settings", "`sudo jetson_clocks --restore`")
+
+    def _change(self, kind: str, what: str, make: Optional[Callable[[Any], Any]]) -> None:
+        """Replaces this jtop's lease of ``kind`` with ``make(control)`` (None: only
+        ends it, or releases the kind when this jtop holds none)."""
+        try:
+            if self._control is None:
+                self._control = edgemon.control()
+            old = self._leases.pop(kind, None)
+            if old is not None:
+                old.end()
+            elif make is None:
+                self._control.release(kind)
+            if make is not None:
+                self._leases[kind] = make(self._control)
+        except edgemon.NotFound:
+            pass  # nothing to end
+        except edgemon.Error as e:
+            raise JtopException("jtop (edgemon): cannot %s: %s" % (what, e.message)) from None
+
+    def _set_fan(self, speed: float) -> None:
+        self._change("fan", "set the fan speed to %s%%" % speed,
+                     lambda c: c.set_fan(float(speed)))
 
     def _need(self) -> Any:
         if self._snap is None:
@@ -317,6 +345,7 @@ class jtop(threading.Thread):  # noqa: N801 - jetson-stats' name
     def fan(self) -> Fan:
         s = self._need()
         out = Fan()
+        out._set_speed = self._set_fan
         for name, f in s.fans.items():
             out[name] = {"speed": [_pct(f.duty)] if f.duty is not None else [],
                          "rpm": [_i(f.speed_rpm)] if f.speed_rpm is not None else [],
@@ -407,7 +436,22 @@ class jtop(threading.Thread):  # noqa: N801 - jetson-stats' name
 
     @nvpmodel.setter
     def nvpmodel(self, value: Any) -> None:
-        raise _no_control("set nvpmodel %s" % (value,), "`sudo nvpmodel -m ID`")
+        """Power mode by id or name, through edgemon-control; held until close()."""
+        def make(c: Any) -> Any:
+            mode = value.id if isinstance(value, NVPModel) else value
+            if isinstance(mode, str):
+                ids = [m["id"] for m in c.modes() if m["name"] == mode]
+                if not ids:
+                    raise edgemon.InvalidArgument("no power mode named %r" % mode)
+                mode = ids[0]
+            return c.set_mode(int(mode))
+        # As jtop does, jetson_clocks is switched off around the mode change.
+        relock = "clocks" in self._leases
+        if relock:
+            self._change("clocks", "switch jetson_clocks off", None)
+        self._change("mode", "set nvpmodel %s" % (value,), make)
+        if relock:
+            self.jetson_clocks = True
 
     @property
     def jetson_clocks(self) -> Optional[JetsonClocks]:
@@ -424,8 +468,10 @@ class jtop(threading.Thread):  # noqa: N801 - jetson-stats' name
 
     @jetson_clocks.setter
     def jetson_clocks(self, value: Any) -> None:
-        raise _no_control("switch jetson_clocks %s" % ("on" if value else "off"),
-                          "`sudo jetson_clocks`")
+        """True locks the clocks through edgemon-control (held until close() or
+        False); False restores them."""
+        self._change("clocks", "switch jetson_clocks %s" % ("on" if value else "off"),
+                     (lambda c: c.lock_clocks()) if value else None)
 
     @property
     def disk(self) -> Dict[str, Any]:
