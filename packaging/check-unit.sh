@@ -19,6 +19,10 @@
 #    0700 root:edgemon, and the unit's RuntimeDirectoryMode/StateDirectoryMode
 #    agree with them. (Needs root for the chown; skipped otherwise.)
 # 4. The man pages format without a single warning (man --warnings).
+# 5. The same for edgemon-control.service (the control helper): verify, its
+#    exposure (EDGEMON_MAX_EXPOSURE_CONTROL, default 1.1 as measured on
+#    systemd 252), its sysusers.d group and tmpfiles.d directory. Both units'
+#    exposure tables are printed.
 #
 # Needs: systemd (systemd-analyze, systemd-sysusers, systemd-tmpfiles), man-db.
 set -euo pipefail
@@ -31,6 +35,7 @@ build_dir=$(cd "$1" && pwd)
 pkg_dir=$(cd "$(dirname "$0")" && pwd)
 max_exposure=${EDGEMON_MAX_EXPOSURE:-1.8}
 max_exposure_nvml=${EDGEMON_MAX_EXPOSURE_NVML:-2.0}
+max_exposure_control=${EDGEMON_MAX_EXPOSURE_CONTROL:-1.1}
 
 failures=0
 fail() {
@@ -80,8 +85,8 @@ system_manpath=$(manpath 2>/dev/null || true)
 export MANPATH="$tmp/man:$system_manpath"
 
 # --- 1. verify ---------------------------------------------------------------------
-verify() {  # DIR: prints systemd-analyze's output; returns its status
-  (cd "$1" && systemd-analyze verify ./edgemond.service 2>&1)
+verify() {  # DIR [UNIT]: prints systemd-analyze's output; returns its status
+  (cd "$1" && systemd-analyze verify "./${2:-edgemond.service}" 2>&1)
 }
 
 if out=$(verify "$tmp/typo") && [ -z "$out" ]; then
@@ -102,11 +107,11 @@ for variant in plain nvml; do
 done
 
 # --- 2. security exposure -------------------------------------------------------------
-security() {  # DIR MAX
-  local dir=$1 max=$2 out level
-  out=$(cd "$dir" && systemd-analyze security --offline=true --no-pager ./edgemond.service 2>&1) || true
+security() {  # DIR MAX [UNIT]
+  local dir=$1 max=$2 unit=${3:-edgemond.service} out level
+  out=$(cd "$dir" && systemd-analyze security --offline=true --no-pager "./$unit" 2>&1) || true
   echo "$out"
-  level=$(echo "$out" | sed -n 's/.*Overall exposure level for edgemond.service: \([0-9.]*\).*/\1/p')
+  level=$(echo "$out" | sed -n "s/.*Overall exposure level for $unit: \([0-9.]*\).*/\1/p")
   if [ -z "$level" ]; then
     fail "no 'Overall exposure level' line from systemd-analyze security ($dir)"
     return
@@ -173,6 +178,55 @@ for page in "$pkg_dir"/man/*.[18]; do
     pass "man --warnings $(basename "$page"): no warnings"
   fi
 done
+
+# --- 5. edgemon-control.service ---------------------------------------------------------------
+control_src="$pkg_dir/systemd/edgemon-control.service"
+control_exe="$build_dir/daemon/control/edgemon-control"
+[ -x "$control_exe" ] || control_exe=$exe  # verify needs an executable; any will do
+mkdir -p "$tmp/control" "$tmp/control-typo"
+sed "s#^ExecStart=/usr/bin/edgemon-control #ExecStart=$control_exe #" "$control_src" \
+  >"$tmp/control/edgemon-control.service"
+if ! grep -q "^ExecStart=$control_exe " "$tmp/control/edgemon-control.service"; then
+  fail "no 'ExecStart=/usr/bin/edgemon-control ' line in $control_src"
+fi
+sed 's/^RestartSec=/RestartSecs=/' "$tmp/control/edgemon-control.service" \
+  >"$tmp/control-typo/edgemon-control.service"
+if out=$(verify "$tmp/control-typo" edgemon-control.service) && [ -z "$out" ]; then
+  fail "self-test (control): a planted typo went unreported"
+fi
+rc=0
+out=$(verify "$tmp/control" edgemon-control.service) || rc=$?
+if [ "$rc" -ne 0 ] || [ -n "$out" ]; then
+  fail "systemd-analyze verify (edgemon-control, rc=$rc) printed:"
+  printf '    %s\n' "$out" >&2
+else
+  pass "systemd-analyze verify (edgemon-control): silent, rc=0 (ExecStart=$control_exe)"
+fi
+security "$tmp/control" "$max_exposure_control" edgemon-control.service
+if [ "$(sed -n 's/^ExecStart=.*edgemond .*/x/p' "$control_src")" = x ]; then
+  fail "edgemon-control.service runs edgemond"
+fi
+rc=0
+out=$(systemd-sysusers --root="$root" "$pkg_dir/sysusers.d/edgemon-control.conf" 2>&1) || rc=$?
+cgid=$(awk -F: '$1 == "edgemon-control" { print $3 }' "$root/etc/group" 2>/dev/null || true)
+if [ "$rc" -ne 0 ] || [ -z "$cgid" ]; then
+  fail "sysusers.d/edgemon-control.conf did not create group edgemon-control (rc=$rc): $out"
+elif [ "$cgid" = "$gid" ]; then
+  fail "groups edgemon and edgemon-control share gid $gid"
+else
+  pass "sysusers.d: group edgemon-control (gid $cgid), distinct from edgemon"
+fi
+if [ "$(id -u)" -eq 0 ] && [ -n "$cgid" ]; then
+  rc=0
+  out=$(systemd-tmpfiles --root="$root" --create "$pkg_dir/tmpfiles.d/edgemon-control.conf" 2>&1) || rc=$?
+  want_mode=$(sed -n 's/^RuntimeDirectoryMode=0*//p' "$control_src")
+  got=$(stat -c '%a %u %g' "$root/run/edgemon-control" 2>/dev/null || echo missing)
+  if [ "$rc" -ne 0 ] || [ "$got" != "$want_mode 0 $cgid" ]; then
+    fail "tmpfiles.d: /run/edgemon-control is '$got' (rc=$rc $out), the unit wants $want_mode root:edgemon-control"
+  else
+    pass "tmpfiles.d: /run/edgemon-control is $want_mode root:edgemon-control, as the unit declares"
+  fi
+fi
 
 if [ "$failures" -ne 0 ]; then
   echo "check-unit: $failures check(s) failed" >&2

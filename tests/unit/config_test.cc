@@ -38,6 +38,18 @@ TEST(Config, FileValuesApply) {
   EXPECT_EQ(Validate(c), "");
 }
 
+TEST(Config, ControlKeysAreOffByDefaultAndTyped) {
+  Config c;
+  EXPECT_FALSE(c.control_enable);
+  EXPECT_EQ(ApplyToml("[control]\nenable = true\ngroup = \"bench\"\n", "f.toml", c), "");
+  EXPECT_TRUE(c.control_enable);
+  EXPECT_EQ(c.control_group, "bench");
+  EXPECT_EQ(ApplyToml("[control]\nenable = \"yes\"\n", "f.toml", c),
+            "f.toml: key control.enable: expected true or false");
+  EXPECT_EQ(ApplyToml("[control]\nenabled = true\n", "f.toml", c),
+            "f.toml: key control.enabled: unknown key");
+}
+
 TEST(Config, ErrorsNameTheKeyAndTheReason) {
   Config c;
   EXPECT_EQ(ApplyToml("[daemon]\ninterval = 5\n", "f.toml", c),
