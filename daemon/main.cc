@@ -35,6 +35,7 @@
 #include "sampler.h"
 #include "server.h"
 #include "service.h"
+#include "signals.h"
 #include "source.h"
 #include "store_sink.h"
 #include "watch_hub.h"
@@ -201,15 +202,10 @@ int Run(const Flags& flags) {
 
   // Signals are taken from a signalfd on this thread; block them before any
   // other thread starts so every thread inherits the mask.
-  sigset_t mask;
-  sigemptyset(&mask);
-  sigaddset(&mask, SIGTERM);
-  sigaddset(&mask, SIGINT);
-  sigaddset(&mask, SIGHUP);
-  pthread_sigmask(SIG_BLOCK, &mask, nullptr);
-  int sfd = signalfd(-1, &mask, SFD_CLOEXEC);
+  std::string signal_error;
+  int sfd = OpenSignalFd({SIGTERM, SIGINT, SIGHUP}, &signal_error);
   if (sfd < 0) {
-    log->critical("signalfd: {}", std::strerror(errno));
+    log->critical("{}", signal_error);
     return 1;
   }
 

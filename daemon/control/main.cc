@@ -37,6 +37,7 @@
 #include "control_service.h"
 #include "logging.h"
 #include "server.h"
+#include "signals.h"
 
 namespace edgemon::control {
 namespace {
@@ -146,15 +147,10 @@ int Run(const Flags& flags) {
   }
   auto log = MakeLogger("edgemon-control", config.log_level);
 
-  sigset_t mask;
-  sigemptyset(&mask);
-  sigaddset(&mask, SIGTERM);
-  sigaddset(&mask, SIGINT);
-  sigaddset(&mask, SIGHUP);
-  pthread_sigmask(SIG_BLOCK, &mask, nullptr);
-  int sfd = signalfd(-1, &mask, SFD_CLOEXEC);
+  std::string signal_error;
+  int sfd = OpenSignalFd({SIGTERM, SIGINT, SIGHUP}, &signal_error);
   if (sfd < 0) {
-    log->critical("signalfd: {}", std::strerror(errno));
+    log->critical("{}", signal_error);
     return 1;
   }
 

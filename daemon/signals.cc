@@ -1,0 +1,22 @@
+#include "signals.h"
+
+#include <pthread.h>
+#include <sys/signalfd.h>
+
+#include <cerrno>
+#include <csignal>
+#include <cstring>
+
+namespace edgemon {
+
+int OpenSignalFd(std::initializer_list<int> signals, std::string* error) {
+  sigset_t mask;
+  sigemptyset(&mask);
+  for (int sig : signals) sigaddset(&mask, sig);
+  pthread_sigmask(SIG_BLOCK, &mask, nullptr);
+  int sfd = signalfd(-1, &mask, SFD_CLOEXEC);
+  if (sfd < 0) *error = std::string("signalfd: ") + std::strerror(errno);
+  return sfd;
+}
+
+}  // namespace edgemon

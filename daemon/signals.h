@@ -1,0 +1,14 @@
+// The stop/reload signals of a daemon's main thread, taken from a signalfd:
+// blocked in every thread (call before starting any), read on the main loop.
+#pragma once
+
+#include <initializer_list>
+#include <string>
+
+namespace edgemon {
+
+// Blocks `signals` for this thread and every thread it starts, and returns a
+// signalfd (CLOEXEC) delivering them; -1 and *error (one line) on failure.
+int OpenSignalFd(std::initializer_list<int> signals, std::string* error);
+
+}  // namespace edgemon
