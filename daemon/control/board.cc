@@ -1,11 +1,14 @@
 #include "board.h"
 
 #include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
@@ -25,6 +28,7 @@ constexpr int kInvalidArgument = 3;
 constexpr int kFailedPrecondition = 9;
 constexpr int kAborted = 10;
 constexpr int kUnimplemented = 12;
+constexpr int kToolTimeoutMs = 60'000;
 
 std::string Trim(std::string s) {
   while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.pop_back();
@@ -164,8 +168,23 @@ Outcome BoardControl::RunTool(const std::vector<std::string>& argv, std::string*
   }
   ::close(pipefd[1]);
   output->clear();
+  // A tool that hangs must not hold every lease hostage: killed after kToolTimeoutMs.
+  const auto deadline =
+      std::chrono::steady_clock::now() + std::chrono::milliseconds(kToolTimeoutMs);
+  bool timed_out = false;
   char buf[4096];
   for (;;) {
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+                          deadline - std::chrono::steady_clock::now())
+                          .count();
+    pollfd p{pipefd[0], POLLIN, 0};
+    int ready = left > 0 ? ::poll(&p, 1, static_cast<int>(left)) : 0;
+    if (ready < 0 && errno == EINTR) continue;
+    if (ready == 0) {
+      timed_out = true;
+      ::kill(pid, SIGKILL);
+      break;
+    }
     ssize_t n = ::read(pipefd[0], buf, sizeof buf);
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) break;
@@ -177,6 +196,10 @@ Outcome BoardControl::RunTool(const std::vector<std::string>& argv, std::string*
   }
   std::string cmd = argv[0];
   for (size_t i = 1; i < argv.size(); ++i) cmd += " " + argv[i];
+  if (timed_out) {
+    return Outcome::Error(kAborted, cmd + " did not finish within " +
+                                        std::to_string(kToolTimeoutMs / 1000) + " s; killed");
+  }
   if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
     std::string out = Trim(*output);
     std::replace(out.begin(), out.end(), '\n', ' ');

@@ -100,16 +100,25 @@ void ControlService::RecoverFromState() {
     return;
   }
   std::vector<json> leases(state["leases"].begin(), state["leases"].end());
-  std::sort(leases.begin(), leases.end(), [](const json& a, const json& b) {
-    return a.value("seq", 0ULL) > b.value("seq", 0ULL);
-  });
+  auto seq = [](const json& l) {
+    return l.is_object() && l.contains("seq") && l["seq"].is_number_unsigned()
+               ? l["seq"].get<uint64_t>()
+               : 0;
+  };
+  std::sort(leases.begin(), leases.end(),
+            [&](const json& a, const json& b) { return seq(a) > seq(b); });
   std::lock_guard lk(mu_);
   for (const auto& l : leases) {
-    std::string left = l.contains("plan") ? board_.Restore(l["plan"]) : "no plan saved";
-    log_->warn(
-        "restored lease {} ({}) of uid {} pid {} left by a previous run that did not end it{}",
-        l.value("id", "?"), l.value("detail", "?"), l.value("uid", 0U), l.value("pid", 0U),
-        left.empty() ? "" : ": " + left);
+    try {
+      std::string left = l.contains("plan") ? board_.Restore(l["plan"]) : "no plan saved";
+      log_->warn(
+          "restored lease {} ({}) of uid {} pid {} left by a previous run that did not end it{}",
+          l.value("id", "?"), l.value("detail", "?"), l.value("uid", 0U), l.value("pid", 0U),
+          left.empty() ? "" : ": " + left);
+    } catch (const json::exception& e) {
+      log_->error("state file {}: a lease entry is malformed ({}); not restored: {}", state_path_,
+                  e.what(), l.dump());
+    }
   }
   std::string err;
   if (!SaveStateLocked(&err)) log_->error("{}", err);
@@ -395,6 +404,11 @@ Status ControlService::Release(grpc::ServerContext* ctx, const v1::ReleaseReques
                                v1::ReleaseResponse* out) {
   Caller who;
   if (Status s = Who(ctx, &who); !s.ok()) return s;
+  if (req->lease_id().empty() && req->kind() != "mode" && req->kind() != "clocks" &&
+      req->kind() != "fan") {
+    return Status(StatusCode::INVALID_ARGUMENT,
+                  "give a lease id or a kind (mode, clocks or fan) to release");
+  }
   std::lock_guard lk(mu_);
   auto it = leases_.end();
   for (auto i = leases_.begin(); i != leases_.end(); ++i) {

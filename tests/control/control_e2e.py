@@ -285,6 +285,28 @@ def helper_killed(env):
     expect(env.log().count("left by a previous run") == 2, env.log()[-2000:])
 
 
+def malformed_state(env):
+    """A state file that is garbage, or whose entries are: the helper starts,
+    says so, restores nothing and serves."""
+    stop_process(env.helper)
+    state = os.path.join(env.root, "run/edgemon-control/state.json")
+    before = touched_files(env.root)
+    for text in ("{not json", json.dumps({"leases": [
+            5, {"seq": "x", "id": "a", "plan": {"type": "writes", "writes": [{"path": 1}]}},
+            {"seq": 1, "plan": {"type": "mode"}}]})):
+        with open(state, "w") as f:
+            f.write(text)
+        env.start_helper()
+        expect(env.helper.poll() is None, "the helper died on a bad state file")
+        r = env.control("state")
+        expect(r.returncode == 0, r.stderr)
+        stop_process(env.helper)
+    expect("is unreadable; nothing restored" in env.log(), env.log()[-2000:])
+    expect("a lease entry is malformed" in env.log(), env.log()[-2000:])
+    expect(touched_files(env.root) == before, diff(before, touched_files(env.root)))
+    env.start_helper()
+
+
 def two_clients(env):
     first = subprocess.Popen([ARGS.edgemon, "control", "--control", env.target, "mode", "1"],
                              stdout=subprocess.PIPE, text=True)
@@ -357,7 +379,7 @@ def main():
     try:
         for fn in (record_locked, record_failing_command, record_interrupted, unknown_mode,
                    reboot_mode, unknown_fan, outside_group, disabled, client_killed,
-                   helper_killed, two_clients):
+                   helper_killed, malformed_state, two_clients):
             checks.run(fn.__name__, fn, env)
         checks.run("kernel_refuses_direct", kernel_refuses, env, False)
         checks.run("kernel_refuses_jetson_clocks", kernel_refuses, env, True)
