@@ -271,6 +271,20 @@ void DrawHeader(Canvas& cv, const Telemetry& t, const UiState& ui, const Glyphs&
       }
     }
     if (!mode.empty()) parts.push_back("nvpmodel " + mode);
+    // Locked clocks (jetson_clocks, edgemon control clocks lock): every CPU
+    // with both policy limits read runs at min == max. Shown only when so.
+    int limits = 0;
+    bool pinned = true;
+    for (const Channel& c : info.inventory.channels) {
+      if (c.kind != Kind::kCpu || c.field != Field::kFreqMin) continue;
+      const Channel* max = info.inventory.Find(Kind::kCpu, c.name, Field::kFreqMax);
+      Value lo = t.Get(c.id);
+      Value hi = max ? t.Get(max->id) : Value();
+      if (!lo || !hi) continue;
+      ++limits;
+      pinned = pinned && *lo == *hi;
+    }
+    if (limits > 0 && pinned) parts.push_back("clocks locked");
     if (t.latest() && t.latest()->boottime_ns > 0) {
       parts.push_back("up " + FormatDuration(t.latest()->boottime_ns / 1'000'000'000));
     } else {

@@ -203,6 +203,22 @@ TEST(EdgetopFormat, MissingIsADashNeverZero) {
   EXPECT_EQ(FormatEnergy(7'200'000.0), "2.00 Wh");
 }
 
+TEST(EdgetopView, LockedClocksShowInTheHeaderOnlyWhenEveryCpuIsPinned) {
+  Board b = LoadBoard("agx-orin");
+  auto header = [&] { return Render(Feed(b), Ui(120, 40))[1]; };
+  EXPECT_EQ(header().find("clocks locked"), std::string::npos) << header();
+  int pinned = 0;
+  for (const Channel& c : b.info.inventory.channels) {
+    if (c.kind != Kind::kCpu || c.field != Field::kFreqMin) continue;
+    const Channel* max = b.info.inventory.Find(Kind::kCpu, c.name, Field::kFreqMax);
+    if (max == nullptr || !b.last.Get(max->id)) continue;
+    b.last.values[c.id] = *b.last.Get(max->id);
+    ++pinned;
+  }
+  ASSERT_GT(pinned, 0);
+  EXPECT_NE(header().find("nvpmodel MAXN  clocks locked"), std::string::npos) << header();
+}
+
 TEST(EdgetopView, OrinOverviewShowsTheFixtureValuesInPlace) {
   Board b = LoadBoard("agx-orin");
   Telemetry t = Feed(b);
