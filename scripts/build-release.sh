@@ -92,7 +92,7 @@ else
   strip=/usr/bin/strip
 fi
 command -v ccache >/dev/null && cmake_args+=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
-programs=(edgemond edgemon edgetop edgemon-probe edgemon-sim)
+programs=(edgemond edgemon-control edgemon edgetop edgemon-probe edgemon-sim)
 cmake -S . -B "$work/static" "${cmake_args[@]}" -DEDGEMON_STATIC=ON \
   "-DEDGEMON_HTTPLIB_SOURCE_DIR=$httplib_dir" >"$work/static-configure.log" ||
   { cat "$work/static-configure.log" >&2; exit 1; }

@@ -46,7 +46,7 @@ if [ ! -x "$here/bin/edgemond" ] || [ ! -f "$here/VERSION" ]; then
   exit 2
 fi
 version=$(cat "$here/VERSION")
-programs="edgemond edgemon edgetop edgemon-probe edgemon-sim"
+programs="edgemond edgemon-control edgemon edgetop edgemon-probe edgemon-sim"
 dest=$root$prefix
 say() { echo "install.sh: $*"; }
 

@@ -44,7 +44,7 @@ if [ -z "$root" ] && [ -d /run/systemd/system ] && [ "$(cat /proc/1/comm 2>/dev/
   systemctl disable --now edgemond.service >/dev/null 2>&1 || true
 fi
 
-for p in edgemond edgemon edgetop edgemon-probe edgemon-sim; do
+for p in edgemond edgemon-control edgemon edgetop edgemon-probe edgemon-sim; do
   link=$root/usr/local/bin/$p
   # Only links into this installation.
   if [ -L "$link" ] && [ "$(readlink "$link")" = "$prefix/bin/$p" ]; then rm -f "$link"; fi

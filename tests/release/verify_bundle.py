@@ -36,7 +36,7 @@ import traceback
 
 ARGS = None
 BOARDS = ["agx-orin", "jetson-nano"]
-PROGRAMS = ["edgemond", "edgemon", "edgetop", "edgemon-probe", "edgemon-sim"]
+PROGRAMS = ["edgemond", "edgemon-control", "edgemon", "edgetop", "edgemon-probe", "edgemon-sim"]
 INTERVAL_MS = 100
 ENERGY_RATE_HZ = 50
 EMPTY_ENV = {"PATH": "/usr/sbin:/usr/bin:/sbin:/bin"}  # for the host's chroot; the root has no PATH use
