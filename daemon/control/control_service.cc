@@ -257,7 +257,7 @@ std::string ControlService::EndLocked(const std::string& kind, const std::string
   } else {
     log_->error("{} (uid {} pid {})", message, rec.info.uid(), rec.info.pid());
   }
-  ended_[rec.info.id()] = message;
+  if (!rec.info.detached()) ended_[rec.info.id()] = message;  // for its Hold()
   cv_.notify_all();
   return message;
 }
@@ -304,11 +304,7 @@ void ControlService::ExpiryLoop() {
       }
     }
     for (const auto& kind : due) {
-      auto it = leases_.find(kind);
-      bool detached = it != leases_.end() && it->second.info.detached();
-      std::string id = it != leases_.end() ? it->second.info.id() : "";
       EndLocked(kind, "its duration passed");
-      if (detached) ended_.erase(id);  // nobody waits for it
     }
     cv_.wait_for(lk, std::chrono::milliseconds(200));
   }
@@ -431,7 +427,6 @@ Status ControlService::Release(grpc::ServerContext* ctx, const v1::ReleaseReques
   *out->mutable_lease() = it->second.info;
   out->set_message(EndLocked(
       it->first, "released by uid " + std::to_string(who.uid) + " pid " + std::to_string(who.pid)));
-  if (out->lease().detached()) ended_.erase(out->lease().id());
   return Status::OK;
 }
 
