@@ -186,6 +186,18 @@ def record_interrupted(env):
     expect(before == touched_files(env.root), diff(before, touched_files(env.root)))
 
 
+def record_refused(env):
+    """The helper refuses --mode: the command never starts, nothing changes."""
+    before = touched_files(env.root)
+    marker = os.path.join(env.tmp, "ran")
+    r = env.edgemon("--connect", "unix:" + env.daemon_sock, "record", "--lock-clocks", "--mode",
+                    "9", "--control", env.target, "--", "touch", marker)
+    expect(r.returncode == 2, (r.returncode, r.stderr))
+    expect("not starting the command" in r.stderr and "unknown power mode 9" in r.stderr, r.stderr)
+    expect(not os.path.exists(marker), "the command ran")
+    expect(before == touched_files(env.root), diff(before, touched_files(env.root)))
+
+
 def unknown_mode(env):
     r = env.control("mode", "9", "--for", "10s")
     expect(r.returncode == 2, (r.returncode, r.stderr))
@@ -377,7 +389,8 @@ def main():
     env = Env(tmp)
     checks = Checks()
     try:
-        for fn in (record_locked, record_failing_command, record_interrupted, unknown_mode,
+        for fn in (record_locked, record_failing_command, record_interrupted, record_refused,
+                   unknown_mode,
                    reboot_mode, unknown_fan, outside_group, disabled, client_killed,
                    helper_killed, malformed_state, two_clients):
             checks.run(fn.__name__, fn, env)
