@@ -189,7 +189,14 @@ int Run(const Flags& flags) {
       if (::poll(p, 2, -1) < 0) continue;
       if (p[1].revents != 0) return;
       int fd = ::accept4(lfd, nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK);
-      if (fd < 0) continue;
+      if (fd < 0) {
+        // Out of descriptors (EMFILE) leaves the connection pending: do not spin.
+        if (errno != EINTR && errno != EAGAIN && errno != ECONNABORTED) {
+          log->warn("accept: {}", std::strerror(errno));
+          std::this_thread::sleep_for(std::chrono::milliseconds(100));
+        }
+        continue;
+      }
       ucred cred{};
       socklen_t len = sizeof cred;
       if (::getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) != 0) {
