@@ -83,6 +83,14 @@ std::string LoadConfig(const Flags& flags, Config& c) {
   return Validate(c);
 }
 
+// edgemon-control's state file (its leases and its count of changes), under
+// the monitored root as the helper puts it there.
+std::string ControlStatePath(const Config& c) {
+  std::filesystem::path dir(c.control_state_dir);
+  if (c.root != "/") dir = std::filesystem::path(c.root) / dir.relative_path();
+  return (dir / "state.json").string();
+}
+
 int64_t EnergyPeriodNs(const Config& c) {
   return c.energy_rate_hz > 0 ? 1'000'000'000 / c.energy_rate_hz : 0;
 }
@@ -257,9 +265,10 @@ int Run(const Flags& flags) {
   // GPU memory per process (nvmap's debugfs table, NVML): for ListProcesses
   // and the top processes in /metrics, read on request.
   GpuProcessReader gpu_processes(fs, collect.nvml);
-  metrics::MetricsSource metrics_source(
-      collection, &sampler, st.get(),
-      {.version = EDGEMON_VERSION, .gpu_processes = &gpu_processes});
+  metrics::MetricsSource metrics_source(collection, &sampler, st.get(),
+                                        {.version = EDGEMON_VERSION,
+                                         .control_state_path = ControlStatePath(config),
+                                         .gpu_processes = &gpu_processes});
   if (!config.metrics_listen.empty()) sampler.AddSink(&metrics_source);
   sampler.set_on_frame([&](const Frame&) { notifier.Watchdog(clock.MonotonicNs()); });
   notifier.FitWatchdogTo(so.frame_period_ns);

@@ -109,7 +109,7 @@ int RunControl(const ControlOptions& o) {
                   TerminalSafe(l.detail()).c_str(), l.uid(), l.pid(),
                   l.detached() ? "  (detached)" : "");
     }
-    std::printf("changes     %llu since the helper started\n",
+    std::printf("changes     %llu (leases granted since boot)\n",
                 static_cast<unsigned long long>(s->changes()));
     return kExitOk;
   }

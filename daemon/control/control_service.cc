@@ -99,6 +99,10 @@ void ControlService::RecoverFromState() {
     log_->error("state file {} is unreadable; nothing restored from it", state_path_);
     return;
   }
+  // The count of changes goes on from the predecessor's (a counter since boot).
+  if (state.contains("changes") && state["changes"].is_number_unsigned()) {
+    changes_ = state["changes"].get<uint64_t>();
+  }
   std::vector<json> leases(state["leases"].begin(), state["leases"].end());
   auto seq = [](const json& l) {
     return l.is_object() && l.contains("seq") && l["seq"].is_number_unsigned()
@@ -136,8 +140,12 @@ bool ControlService::SaveStateLocked(std::string* error) {
                       {"seq", rec.seq},
                       {"plan", rec.plan}});
   }
-  const std::string text =
-      json{{"format", "edgemon-control-state"}, {"version", 1}, {"leases", leases}}.dump(1) + "\n";
+  const std::string text = json{{"format", "edgemon-control-state"},
+                                {"version", 1},
+                                {"changes", changes_.load()},
+                                {"leases", leases}}
+                               .dump(1) +
+                           "\n";
   std::error_code ec;
   std::filesystem::create_directories(std::filesystem::path(state_path_).parent_path(), ec);
   const std::string tmp = state_path_ + ".tmp";
@@ -220,6 +228,7 @@ Status ControlService::Grant(const Caller& who, const std::string& kind, const s
     return refuse(static_cast<StatusCode>(o.code), o.message);
   }
   changes_++;
+  if (!SaveStateLocked(&err)) log_->error("{}", err);
   log_->info("lease {} granted to uid {} pid {} gid {} ({}): {}, {}", id, who.uid, who.pid, who.gid,
              who.comm, detail,
              options.duration_s() > 0 ? "for " + std::to_string(options.duration_s()) + " s"

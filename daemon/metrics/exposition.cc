@@ -550,6 +550,14 @@ std::string Exposition::Render(const Frame* frame, const Health& h, Format f) co
     AppendSimple(out, f, "edgemon_store_failed_commits", "counter", "",
                  "Store commit attempts that failed", UintText(s.failed_commits));
   }
+  if (h.control) {
+    AppendSimple(out, f, "edgemon_control_changes", "counter", "",
+                 "Leases edgemon-control granted (power mode, locked clocks, fan) since boot",
+                 UintText(h.control->changes));
+    AppendSimple(out, f, "edgemon_control_leases", "gauge", "",
+                 "Changes edgemon-control holds now (restored when their lease ends)",
+                 UintText(h.control->leases));
+  }
   if (!h.gpu_processes.empty()) {
     AppendHeader(out, f, "edgemon_process_gpu_memory_bytes",
                  "GPU memory of the processes using the most (nvmap on Jetson, NVML)", "gauge",

@@ -79,6 +79,12 @@ struct ProcessGpuMemory {
   uint64_t kib = 0;
 };
 
+// What the control helper edgemon-control holds, from its state file.
+struct ControlHealth {
+  uint64_t changes = 0;  // leases granted since boot
+  uint64_t leases = 0;   // live now (changes to restore)
+};
+
 // The daemon's own counters; every field is optional (absent: not exported).
 struct Health {
   std::string version;
@@ -89,6 +95,7 @@ struct Health {
   std::optional<int64_t> energy_period_ns;
   std::span<const uint64_t> read_errors;  // by channel id; empty: not exported
   std::optional<StoreHealth> store;
+  std::optional<ControlHealth> control;  // absent: no helper state file
   // edgemon_process_gpu_memory_bytes{pid,process}; empty: not exported.
   std::span<const ProcessGpuMemory> gpu_processes;
 };

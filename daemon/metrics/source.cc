@@ -3,7 +3,10 @@
 #include <algorithm>
 #include <utility>
 
+#include <nlohmann/json.hpp>
+
 #include "edgemon/clock.h"
+#include "edgemon/secret_file.h"
 
 namespace edgemon::metrics {
 
@@ -102,6 +105,19 @@ std::string MetricsSource::Render(Format format) {
     std::partial_sort(top.begin(), top.begin() + static_cast<std::ptrdiff_t>(n), top.end(), more);
     top.resize(n);
     h.gpu_processes = top;
+  }
+  if (!options_.control_state_path.empty()) {
+    int err = 0;
+    auto text = ReadRegularFile(options_.control_state_path, 1 << 20, &err);
+    auto state = text ? nlohmann::json::parse(*text, nullptr, false) : nlohmann::json();
+    if (state.is_object() && state.contains("leases") && state["leases"].is_array()) {
+      ControlHealth c;
+      c.leases = state["leases"].size();
+      if (state.contains("changes") && state["changes"].is_number_unsigned()) {
+        c.changes = state["changes"].get<uint64_t>();
+      }
+      h.control = c;
+    }
   }
   if (!s.inventory) {
     // Before the first frame: health only.

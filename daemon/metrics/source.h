@@ -33,6 +33,8 @@ class MetricsSource final : public FrameSink {
   struct Options {
     std::string version;
     int64_t store_stats_ttl_ns = 5'000'000'000;
+    // edgemon-control's state file, read at scrape time; "" or absent: not exported.
+    std::string control_state_path = "";
     // The processes using the most GPU memory, read (and cached) by the
     // reader at scrape time; null: not exported.
     GpuProcessReader* gpu_processes = nullptr;

@@ -27,7 +27,7 @@ import tempfile
 import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "e2e"))
-from harness import Checks, expect, start_sim, stop_process  # noqa: E402
+from harness import Checks, expect, free_port, start_sim, stop_process  # noqa: E402
 
 SKIP = 77
 GROUP = "edgemon-ctl-test"
@@ -80,9 +80,11 @@ class Env:
         self.start_helper()
         self.daemon_sock = os.path.join(tmp, "edgemond.sock")
         self.daemon_log = open(os.path.join(tmp, "edgemond.log"), "w")
+        self.metrics_port = free_port()
         self.daemon = subprocess.Popen(
             [ARGS.edgemond, "--root", self.root, "--db", os.path.join(tmp, "e.db"), "--listen",
-             "unix:" + self.daemon_sock, "--interval-ms", "100"],
+             "unix:" + self.daemon_sock, "--interval-ms", "100", "--metrics-listen",
+             str(self.metrics_port)],
             stdout=subprocess.DEVNULL, stderr=self.daemon_log)
         wait_for(lambda: os.path.exists(self.daemon_sock), "edgemond listens")
 
@@ -319,6 +321,22 @@ def malformed_state(env):
     env.start_helper()
 
 
+def counted_in_metrics(env):
+    """edgemond's /metrics counts the helper's changes (from its state file),
+    as `edgemon control state` does."""
+    import urllib.request
+    state = env.control("state")
+    expect(state.returncode == 0, state.stderr)
+    changes = int(state.stdout.split("changes")[1].split()[0])
+    expect(changes >= 1, state.stdout)
+    with urllib.request.urlopen(f"http://127.0.0.1:{env.metrics_port}/metrics", timeout=10) as r:
+        text = r.read().decode()
+    lines = {l.split()[0]: l.split()[1] for l in text.splitlines()
+             if l.startswith("edgemon_control_")}
+    expect(lines.get("edgemon_control_changes_total") == str(changes), lines)
+    expect(lines.get("edgemon_control_leases") == "0", lines)
+
+
 def two_clients(env):
     first = subprocess.Popen([ARGS.edgemon, "control", "--control", env.target, "mode", "1"],
                              stdout=subprocess.PIPE, text=True)
@@ -359,7 +377,8 @@ def kernel_refuses(env, with_tool):
         after = touched_files(env.root)
         expect(after == before, f"half-applied: {diff(before, after)}")
         s = env.control("state")
-        expect("clocks      not locked" in s.stdout and "lease" not in s.stdout, s.stdout)
+        held = [l for l in s.stdout.splitlines() if l.startswith("lease ")]
+        expect("clocks      not locked" in s.stdout and not held, s.stdout)
     finally:
         os.unlink(target)
         os.rename(saved, target)
@@ -392,7 +411,7 @@ def main():
         for fn in (record_locked, record_failing_command, record_interrupted, record_refused,
                    unknown_mode,
                    reboot_mode, unknown_fan, outside_group, disabled, client_killed,
-                   helper_killed, malformed_state, two_clients):
+                   helper_killed, malformed_state, two_clients, counted_in_metrics):
             checks.run(fn.__name__, fn, env)
         checks.run("kernel_refuses_direct", kernel_refuses, env, False)
         checks.run("kernel_refuses_jetson_clocks", kernel_refuses, env, True)

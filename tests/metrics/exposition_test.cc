@@ -156,6 +156,25 @@ double Num(const Line* l) {
   return l ? std::stod(l->value) : -1e300;
 }
 
+TEST(ExpositionTest, ControlHelperCountsOnlyWhenItsStateIsKnown) {
+  Board b = Fixture();
+  std::vector<uint64_t> errors;
+  Health h = SomeHealth(b, errors);
+  auto value = [](const std::vector<Line>& lines, const std::string& name) -> const Line* {
+    for (const auto& l : lines) {
+      if (l.name == name) return &l;
+    }
+    return nullptr;
+  };
+  auto without = Parse(RenderExposition(b.inv, &b.frame, h, Format::kPrometheus));
+  EXPECT_FALSE(value(without, "edgemon_control_changes_total"));  // absent, never 0
+  EXPECT_FALSE(value(without, "edgemon_control_leases"));
+  h.control = ControlHealth{.changes = 7, .leases = 2};
+  auto with = Parse(RenderExposition(b.inv, &b.frame, h, Format::kPrometheus));
+  EXPECT_EQ(Num(value(with, "edgemon_control_changes_total")), 7);
+  EXPECT_EQ(Num(value(with, "edgemon_control_leases")), 2);
+}
+
 TEST(ExpositionTest, ValuesInBaseUnitsDerivedFromTheInputs) {
   Board b = Fixture();
   std::vector<uint64_t> errors;

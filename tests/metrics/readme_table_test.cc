@@ -155,6 +155,7 @@ TEST(ReadmeMetricTable, AgreesWithTheExpositionOfEveryFixtureBoard) {
     h.energy_period_ns = 10'000'000;
     h.read_errors = errors;
     h.store = StoreHealth{.bytes = 1, .max_bytes = 2, .frames = 2};
+    h.control = ControlHealth{.changes = 3, .leases = 1};
     const ProcessGpuMemory gpu[] = {{.pid = 4242, .process = "bench", .kib = 1024}};
     h.gpu_processes = gpu;
     Families(RenderExposition(c.inventory(), &f, h, Format::kPrometheus), families);
