@@ -272,7 +272,10 @@ def check_tegrastats_logfile(b):
     # SIGTERM too.
     p = subprocess.Popen([ARGS.edgemon, "--connect", "unix:" + b.sock, "tegrastats",
                           "--interval", "200"], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    time.sleep(0.8)
+    # The first line shows the stream (and its signal handling) is up; a
+    # fixed sleep raced a slow start.
+    first = p.stdout.readline()
+    expect(first != b"", "tegrastats printed nothing before SIGTERM")
     p.terminate()
     p.communicate(timeout=10)
     expect(p.returncode == 0, f"SIGTERM: exit {p.returncode}")
