@@ -291,6 +291,12 @@ int RunQuery(const Registry& registry, const QueryFlags& f) {
                  step > 0 ? result->series.size() : result->frames.size(),
                  step > 0 ? "series" : "frames");
   }
+  if (result->bad_frames > 0) {
+    std::fprintf(stderr,
+                 "edgemon query: warning: %llu stored frame(s) in this range could not be decoded "
+                 "(a damaged store row) and were left out\n",
+                 static_cast<unsigned long long>(result->bad_frames));
+  }
   if (result->frames.empty() && result->series.empty()) {
     std::fprintf(stderr, "edgemon query: no data between %s and %s\n", LocalTime(from).c_str(),
                  LocalTime(to).c_str());
