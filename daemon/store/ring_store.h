@@ -182,9 +182,10 @@
 // Thread safety: every public method may be called from any thread
 // concurrently, except that Close() and the destructor must not race with
 // other calls. Appends and SetInventory are applied in the order they were
-// made. on_event runs on the writer thread: it must not block for long and
-// must not call Flush(), Close() or the window methods (they wait for the
-// writer). Results are values owned by the caller.
+// made. on_event runs on the writer thread (kDamaged: on whichever thread's
+// statement found the damage, a reader's included): it must not block for
+// long and must not call Flush(), Close() or the window methods (they wait
+// for the writer). Results are values owned by the caller.
 #pragma once
 
 #include <cstdint>
