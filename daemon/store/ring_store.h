@@ -172,6 +172,9 @@
 //            and counted (dropped_batches, dropped_frames), on_event gets
 //            kWriteFailed at most once a minute; Append keeps accepting.
 //   kFailing ──a later commit succeeds──▶ kIdle, on_event gets kResumed.
+//   any ──damage found (I13)──▶ kFailing for good: no write is tried any more,
+//            each batch is dropped and counted; on_event got kDamaged once
+//            (no kWriteFailed, no kResumed).
 //   any ──Close()──▶ drains the queue, writes the open rollup period,
 //            checkpoints ──▶ kStopped (Append drops and counts).
 //
