@@ -134,10 +134,12 @@ std::string RenderFrames(const Inventory& inv, const std::vector<ChannelId>& sel
                         {"boottime_ns", fr.boottime_ns},
                         {"values", std::move(values)}});
     }
-    out =
-        nlohmann::json{{"channels", channels}, {"frames", frames}, {"truncated", r.truncated}}.dump(
-            2) +
-        "\n";
+    out = nlohmann::json{{"channels", channels},
+                         {"frames", frames},
+                         {"truncated", r.truncated},
+                         {"bad_frames", r.bad_frames}}
+              .dump(2) +
+          "\n";
   } else if (cols.size() <= kWideColumns) {
     std::vector<size_t> width;
     out += Pad("TIME", 24);
@@ -199,7 +201,10 @@ std::string RenderSeries(const Inventory& inv, const client::QueryResult& r, con
       }
       series.push_back({{"channel", c->Key()}, {"unit", ToString(c->unit)}, {"buckets", buckets}});
     }
-    out = nlohmann::json{{"series", series}, {"truncated", r.truncated}}.dump(2) + "\n";
+    out =
+        nlohmann::json{{"series", series}, {"truncated", r.truncated}, {"bad_frames", r.bad_frames}}
+            .dump(2) +
+        "\n";
   } else {
     size_t key_width = 8;
     for (const auto& s : r.series) {

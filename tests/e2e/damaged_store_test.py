@@ -10,6 +10,7 @@ and `edgemon query` are checked through real processes and a real socket.
 The last line is "N passed, M failed"; the exit status is non-zero on failure.
 """
 import argparse
+import json
 import os
 import signal
 import sqlite3
@@ -217,6 +218,12 @@ def bad_frame_blob(m, tmp):
         expect(cli.returncode == 0, f"edgemon query: {cli.returncode} {cli.stderr}")
         expect("1 stored frame(s)" in cli.stderr and "left out" in cli.stderr,
                f"edgemon query's stderr: {cli.stderr!r}")
+        cli = subprocess.run(
+            [ARGS.edgemon, "--connect", "unix:" + d.sock, "query", "--since", str(t0 // 10**9),
+             "--until", str(t1 // 10**9 + 1), "--format", "json", "--channels", "cpu/*"],
+            capture_output=True, text=True, timeout=30)
+        expect(cli.returncode == 0, f"edgemon query --format json: {cli.returncode} {cli.stderr}")
+        expect(json.loads(cli.stdout).get("bad_frames") == 1, "bad_frames in the JSON output")
     finally:
         expect(d.stop() == 0, f"clean stop:\n{d.output()}")
 
