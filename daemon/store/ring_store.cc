@@ -273,6 +273,10 @@ class RingStore::Impl {
   ~Impl() { (void)Close(); }
 
   Status Init();
+  // Init() failed on damage found after the file passed validation (I10):
+  // a second Impl given the reason treats the file as bad (recreate_bad).
+  const std::string& damaged_opening() const { return damaged_opening_; }
+  void TreatAsBad(std::string why) { treat_as_bad_ = std::move(why); }
   void Start() {
     started_ = true;
     thread_ = std::thread([this] { Run(); });
@@ -426,6 +430,8 @@ class RingStore::Impl {
   // ---- Damage (I13): set once, never cleared ----
   std::atomic<bool> damaged_{false};
   std::atomic<bool> started_{false};  // Open() succeeded: damage is reported, not returned
+  std::string damaged_opening_;       // Init only: why, when Setup/LoadState met damage
+  std::string treat_as_bad_;          // Init only
 
   // ---- Counters for Stats(): guarded by stats_mu_ ----
   std::mutex stats_mu_;
@@ -616,6 +622,7 @@ Status RingStore::Impl::Init() {
 
   Verdict v = Validate();
   if (!v.status.ok()) return v.status.Context(path_);
+  if (v.bad.empty() && !treat_as_bad_.empty()) v.bad = treat_as_bad_;
   if (!v.bad.empty()) {
     if (!o.recreate_bad) return Status::BadStore(path_ + ": " + v.bad + "; left untouched");
     std::string moved_to;
@@ -630,7 +637,10 @@ Status RingStore::Impl::Init() {
   // up here: it is a bad store too, not a passing failure.
   for (Status (Impl::*step)() : {&Impl::Setup, &Impl::LoadState}) {
     if (Status s = (this->*step)(); !s.ok()) {
-      if (IsDamageCode(w_->failure_code())) return Status::BadStore(path_ + ": " + s.message());
+      if (IsDamageCode(w_->failure_code())) {
+        damaged_opening_ = "damaged (" + s.message() + ")";
+        return Status::BadStore(path_ + ": " + damaged_opening_);
+      }
       return s.Context(path_);
     }
   }
@@ -2254,8 +2264,16 @@ RingStore::~RingStore() {
 Result<std::unique_ptr<RingStore>> RingStore::Open(const std::string& path,
                                                    RingStoreOptions options) {
   try {
-    auto impl = std::make_unique<Impl>(path, std::move(options));
-    if (Status s = impl->Init(); !s.ok()) return s;
+    auto impl = std::make_unique<Impl>(path, options);
+    if (Status s = impl->Init(); !s.ok()) {
+      if (impl->damaged_opening().empty() || !options.recreate_bad) return s;
+      // Damage quick_check did not see: moved aside like any bad file (I10).
+      std::string why = impl->damaged_opening();
+      impl.reset();  // closes the file first
+      impl = std::make_unique<Impl>(path, std::move(options));
+      impl->TreatAsBad(std::move(why));
+      if (Status again = impl->Init(); !again.ok()) return again;
+    }
     impl->Start();
     return std::unique_ptr<RingStore>(new RingStore(std::move(impl)));
   } catch (const std::exception& e) {
