@@ -131,6 +131,8 @@ struct QueryResult {
   std::vector<Series> series;
   bool truncated = false;
   size_t chunks = 0;
+  // Stored frames in the range the daemon could not decode and left out.
+  uint64_t bad_frames = 0;
 };
 
 struct Window {
@@ -180,6 +182,9 @@ struct Summary {
   // (from_ns/to_ns are then the measured range).
   std::optional<int64_t> requested_from_ns;  // before the oldest stored data
   std::optional<int64_t> requested_to_ns;    // after now
+  // Stored frames in the range the daemon could not decode and left out
+  // (also named in `note`).
+  uint64_t bad_frames = 0;
 };
 
 struct BoostLease {

@@ -19,6 +19,9 @@
 #    0700 root:edgemon, and the unit's RuntimeDirectoryMode/StateDirectoryMode
 #    agree with them. (Needs root for the chown; skipped otherwise.)
 # 4. The man pages format without a single warning (man --warnings).
+# 5. RestartPreventExitStatus= lists exactly the exit statuses edgemond(8)
+#    says the unit does not restart after (a bad configuration, a bad store):
+#    restarting cannot fix them, and systemd would loop.
 #
 # Needs: systemd (systemd-analyze, systemd-sysusers, systemd-tmpfiles), man-db.
 set -euo pipefail
@@ -173,6 +176,20 @@ for page in "$pkg_dir"/man/*.[18]; do
     pass "man --warnings $(basename "$page"): no warnings"
   fi
 done
+
+# --- 5. exit statuses that are not restarted ------------------------------------------------
+documented=$(awk '/^\.SH EXIT STATUS/ { on = 1; next } /^\.SH/ { on = 0 }
+                  on && /^\.B [0-9]+$/ { status = $2 }
+                  on && /does not restart/ { print status }' "$pkg_dir/man/edgemond.8" |
+             sort -n | tr '\n' ' ')
+listed=$(mode_of RestartPreventExitStatus | tr ' ' '\n' | sort -n | tr '\n' ' ')
+if [ -z "$documented" ]; then
+  fail "edgemond(8) EXIT STATUS names no status the unit does not restart after"
+elif [ "$documented" != "$listed" ]; then
+  fail "RestartPreventExitStatus is '$listed', edgemond(8) documents '$documented'"
+else
+  pass "RestartPreventExitStatus=${listed% } as edgemond(8) documents"
+fi
 
 if [ "$failures" -ne 0 ]; then
   echo "check-unit: $failures check(s) failed" >&2

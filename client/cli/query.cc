@@ -134,10 +134,12 @@ std::string RenderFrames(const Inventory& inv, const std::vector<ChannelId>& sel
                         {"boottime_ns", fr.boottime_ns},
                         {"values", std::move(values)}});
     }
-    out =
-        nlohmann::json{{"channels", channels}, {"frames", frames}, {"truncated", r.truncated}}.dump(
-            2) +
-        "\n";
+    out = nlohmann::json{{"channels", channels},
+                         {"frames", frames},
+                         {"truncated", r.truncated},
+                         {"bad_frames", r.bad_frames}}
+              .dump(2) +
+          "\n";
   } else if (cols.size() <= kWideColumns) {
     std::vector<size_t> width;
     out += Pad("TIME", 24);
@@ -199,7 +201,10 @@ std::string RenderSeries(const Inventory& inv, const client::QueryResult& r, con
       }
       series.push_back({{"channel", c->Key()}, {"unit", ToString(c->unit)}, {"buckets", buckets}});
     }
-    out = nlohmann::json{{"series", series}, {"truncated", r.truncated}}.dump(2) + "\n";
+    out =
+        nlohmann::json{{"series", series}, {"truncated", r.truncated}, {"bad_frames", r.bad_frames}}
+            .dump(2) +
+        "\n";
   } else {
     size_t key_width = 8;
     for (const auto& s : r.series) {
@@ -290,6 +295,12 @@ int RunQuery(const Registry& registry, const QueryFlags& f) {
                  "raise --limit\n",
                  step > 0 ? result->series.size() : result->frames.size(),
                  step > 0 ? "series" : "frames");
+  }
+  if (result->bad_frames > 0) {
+    std::fprintf(stderr,
+                 "edgemon query: warning: %llu stored frame(s) in this range could not be decoded "
+                 "(a damaged store row) and were left out\n",
+                 static_cast<unsigned long long>(result->bad_frames));
   }
   if (result->frames.empty() && result->series.empty()) {
     std::fprintf(stderr, "edgemon query: no data between %s and %s\n", LocalTime(from).c_str(),

@@ -41,13 +41,19 @@ class Conn {
   // Extended code of the most recent call through this class that failed
   // (kept across a later ROLLBACK or finalize, unlike sqlite3_errcode).
   int failure_code() const { return failure_code_; }
-  void set_failure_code(int code) { failure_code_ = code; }
+  // SQLite's message for failure_code() as it was when the call failed.
+  const std::string& failure_message() const { return failure_message_; }
+  void set_failure_code(int code) {
+    failure_code_ = code;
+    failure_message_ = code == SQLITE_OK ? std::string() : std::string(sqlite3_errmsg(db_));
+  }
   bool InTransaction() const { return sqlite3_get_autocommit(db_) == 0; }
 
  private:
   explicit Conn(sqlite3* db) : db_(db) {}
   sqlite3* db_;
   int failure_code_ = SQLITE_OK;
+  std::string failure_message_;
   std::unordered_map<const char*, sqlite3_stmt*> cache_;
 };
 
