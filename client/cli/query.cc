@@ -8,9 +8,10 @@
 #include <vector>
 
 #include "cli.h"
+#include "edgemon/clock.h"
+#include "edgemon/timespec.h"
 #include "render.h"
 #include "session.h"
-#include "timespec.h"
 
 namespace edgemon::cli {
 namespace {
@@ -223,32 +224,30 @@ std::string RenderSeries(const Inventory& inv, const client::QueryResult& r, con
 }
 
 int RunQuery(const Registry& registry, const QueryFlags& f) {
-  const int64_t now = RealtimeNowNs();
+  const int64_t now = SystemClock().RealtimeNs();
   int64_t from = 0;
   int64_t to = now;
+  std::string error;
   if (!f.last.empty()) {
-    auto d = ParseDurationNs(f.last);
+    auto d = ParseDurationNs(f.last, &error);
     if (!d || *d <= 0) {
-      std::fprintf(stderr, "edgemon query: --last: not a duration: '%s' (e.g. 90s, 10m, 2h)\n",
-                   f.last.c_str());
+      std::fprintf(stderr, "edgemon query: --last: %s\n",
+                   d ? "the duration must be more than 0" : error.c_str());
       return kExitDataErr;
     }
     from = now - *d;
   } else {
     const std::string since = f.since.empty() ? std::string("-10m") : f.since;
-    auto t = ParseTimeNs(since, now);
+    auto t = ParseTimeNs(since, now, &error);
     if (!t) {
-      std::fprintf(stderr,
-                   "edgemon query: --since: not a time: '%s' (e.g. -10m, 2026-11-23T10:00:00, "
-                   "unix seconds)\n",
-                   since.c_str());
+      std::fprintf(stderr, "edgemon query: --since: %s\n", error.c_str());
       return kExitDataErr;
     }
     from = *t;
     if (!f.until.empty()) {
-      auto u = ParseTimeNs(f.until, now);
+      auto u = ParseTimeNs(f.until, now, &error);
       if (!u) {
-        std::fprintf(stderr, "edgemon query: --until: not a time: '%s'\n", f.until.c_str());
+        std::fprintf(stderr, "edgemon query: --until: %s\n", error.c_str());
         return kExitDataErr;
       }
       to = *u;
@@ -260,10 +259,10 @@ int RunQuery(const Registry& registry, const QueryFlags& f) {
   }
   int64_t step = 0;
   if (!f.step.empty()) {
-    auto s = ParseDurationNs(f.step);
+    auto s = ParseDurationNs(f.step, &error);
     if (!s || *s <= 0) {
-      std::fprintf(stderr, "edgemon query: --step: not a duration: '%s' (e.g. 1s, 1m)\n",
-                   f.step.c_str());
+      std::fprintf(stderr, "edgemon query: --step: %s\n",
+                   s ? "the step must be more than 0" : error.c_str());
       return kExitDataErr;
     }
     step = *s;
@@ -305,10 +304,10 @@ int RunQuery(const Registry& registry, const QueryFlags& f) {
 void AddQueryCommand(CLI::App& app, Registry& registry) {
   auto f = std::make_shared<QueryFlags>();
   CLI::App* q = app.add_subcommand("query", "Print history from the daemon's store");
-  auto* since = q->add_option("--since", f->since,
-                              "Start: -10m, 2026-11-23T10:00:00, unix seconds (default -10m)");
+  auto* since =
+      q->add_option("--since", f->since, std::string("Start (default -10m): ") + kTimeSyntax);
   auto* until = q->add_option("--until", f->until, "End (default now)");
-  q->add_option("--last", f->last, "The last DURATION (10m, 90s, 1h) up to now")
+  q->add_option("--last", f->last, std::string("Up to now, the last DURATION: ") + kDurationSyntax)
       ->excludes(since)
       ->excludes(until);
   q->add_option("--channels", f->channels,

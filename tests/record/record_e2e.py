@@ -255,6 +255,20 @@ def attach_window(board):
                f"--last 2s: average is not energy / duration: {x}")
 
 
+def attach_times_without_zone(board):
+    """A time without a zone is UTC whatever TZ says, in every spelling of it."""
+    outputs = {}
+    for spelling in ("2023-11-14 22:13:05", "2023-11-14 22:13:5", "2023-11-14T22:13:05Z",
+                     "2023-11-15T03:13:05+05:00", "@1699999985"):
+        # A local zone 5 hours east of UTC (POSIX form: needs no tzdata).
+        r = board.edgemon("attach", "--from", spelling, "--to", "-1s", env={"TZ": "XXX-5"})
+        expect(r.returncode == 0, f"attach --from '{spelling}': exit {r.returncode}: {r.stderr}")
+        clipped = [line for line in r.stdout.splitlines() if "before the oldest data" in line]
+        expect(len(clipped) == 1, f"'{spelling}': no clipping note in {r.stdout}")
+        outputs[spelling] = clipped[0]
+    expect(len(set(outputs.values())) == 1, f"the same instant read differently: {outputs}")
+
+
 def record_true(board):
     """record -- true: energy at once from the live counters; no peak without a sample."""
     out = os.path.join(board.tmp, "true")
@@ -602,6 +616,7 @@ def main():
                    remote_mark, boards[1])
         nano = boards[0]
         checks.run("record -- true (live counters, no peak of 0)", record_true, nano)
+        checks.run("attach --from without a zone is UTC", attach_times_without_zone, nano)
         checks.run("exit codes (7, 127, 126, SIGSEGV)", exit_codes, nano)
         checks.run("bad input (flags, range, time, regex, no daemon)", bad_input, nano)
         checks.run("mark begin/end from inside the command", marks, nano)

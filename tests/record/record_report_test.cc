@@ -360,28 +360,6 @@ TEST(ItemCounter, WholeMatchWithoutGroupAndNonNumbersIgnored) {
   EXPECT_FALSE(err.empty());
 }
 
-TEST(ParseTime, DurationsAndTimePoints) {
-  EXPECT_EQ(ParseDuration("250ms"), 250'000'000);
-  EXPECT_EQ(ParseDuration("1.5s"), 1'500'000'000);
-  EXPECT_EQ(ParseDuration("3"), 3'000'000'000);
-  EXPECT_EQ(ParseDuration("5m"), 300'000'000'000);
-  EXPECT_EQ(ParseDuration("2h"), 7'200'000'000'000);
-  EXPECT_FALSE(ParseDuration("5x"));
-  EXPECT_FALSE(ParseDuration("-5m"));
-  EXPECT_FALSE(ParseDuration(""));
-  const int64_t now = 1'700'000'000'000'000'000;
-  EXPECT_EQ(ParseTimePoint("now", now), now);
-  EXPECT_EQ(ParseTimePoint("-5m", now), now - 300'000'000'000);
-  EXPECT_EQ(ParseTimePoint("@1700000000.25", now), 1'700'000'000'250'000'000);
-  // 1700000000 = 2023-11-14T22:13:20Z
-  EXPECT_EQ(ParseTimePoint("2023-11-14T22:13:20Z", now), 1'700'000'000'000'000'000);
-  EXPECT_EQ(ParseTimePoint("2023-11-14 22:13:20.5", now), 1'700'000'000'500'000'000);
-  EXPECT_EQ(ParseTimePoint("2023-11-15T00:13:20+02:00", now), 1'700'000'000'000'000'000);
-  EXPECT_FALSE(ParseTimePoint("2023-13-14T22:13:20Z", now));
-  EXPECT_FALSE(ParseTimePoint("yesterday", now));
-  EXPECT_FALSE(ParseTimePoint("2023-11-14T22:13:20Zjunk", now));
-}
-
 TEST(MarkLabel, RoundTrip) {
   EXPECT_EQ(MarkLabel(12, "warm up"), "12:warm up");
   EXPECT_EQ(MarkName("12:warm up", 12), "warm up");
