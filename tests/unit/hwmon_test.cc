@@ -243,6 +243,28 @@ TEST(Hwmon, Ina238BoardMonitorIsARailNamedByItsLabel) {
   EXPECT_EQ(run.channels().size(), 7u) << AllNames(run.channels());
 }
 
+TEST(Hwmon, InaLabelsFollowTheOneRule) {
+  // parse::IsUnusedInaLabel: "NC" is no rail; a label that merely contains
+  // "shunt" or "nc" is one.
+  TempTree t;
+  const std::string a = WriteChip(t, "devices/platform/c240000.i2c/i2c-1/1-0044", 2, "ina226");
+  t.Write(a + "/in1_label", "VDD_SHUNT_5V\n");
+  t.Write(a + "/in1_input", "5000\n");
+  t.Write(a + "/curr1_input", "100\n");
+  const std::string b = WriteChip(t, "devices/platform/c240000.i2c/i2c-1/1-0045", 3, "ina226");
+  t.Write(b + "/in1_label", "NC\n");
+  t.Write(b + "/in1_input", "0\n");
+  t.Write(b + "/curr1_input", "0\n");
+  RootedSysFs fs(t.root());
+  HwmonHarness run(fs);
+  run.Sample();
+  EXPECT_EQ(run.Get(Kind::kRail, "VDD_SHUNT_5V", Field::kVoltage), 5000)
+      << AllNames(run.channels());
+  for (const auto& c : run.channels()) {
+    EXPECT_TRUE(c.kind != Kind::kRail || c.name == "VDD_SHUNT_5V") << c.name;
+  }
+}
+
 TEST(Hwmon, GenericRailsPowerUnitsAndLabels) {
   TempTree t;
   // ACPI power meter: power1_average only, in uW.
