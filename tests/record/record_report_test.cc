@@ -334,6 +334,21 @@ TEST(TraceJson, ValidChromeJsonWithOneCounterTrackPerRailAndSlices) {
   EXPECT_NE(slices[0]["tid"], slices[1]["tid"]);
 }
 
+TEST(TraceJson, BytesThatAreNotUtf8AreReplacedNotThrown) {
+  auto inv = SmallInventory();
+  Report r = SomeReport();
+  r.label = "run \xff\xfe";
+  r.board_model = "board \xc3";
+  std::string text;
+  ASSERT_NO_THROW(text = TraceJson(r, SomeFrames(), inv));
+  auto j = nlohmann::json::parse(text);
+  EXPECT_EQ(j["otherData"]["board"], "board \xef\xbf\xbd");
+  bool found = false;
+  for (const auto& e : j["traceEvents"])
+    found = found || e["name"] == "run \xef\xbf\xbd\xef\xbf\xbd";
+  EXPECT_TRUE(found);
+}
+
 TEST(ItemCounter, LastMatchFirstGroupAcrossChunks) {
   std::string err;
   auto re = CompileItemsRegex(R"(images: ([0-9,]+))", &err);
