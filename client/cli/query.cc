@@ -1,5 +1,6 @@
 // edgemon query: history from the daemon's ring store, as a table, CSV or
 // JSON. Raw frames by default; --step gives min/avg/max per bucket.
+#include <fmt/format.h>
 #include <CLI/CLI.hpp>
 #include <cstdio>
 #include <map>
@@ -33,11 +34,6 @@ std::string Csv(const std::string& s) {
   std::string out = "\"";
   for (char c : s) out += c == '"' ? std::string("\"\"") : std::string(1, c);
   return out + "\"";
-}
-
-std::string Pad(std::string s, size_t width) {
-  if (s.size() < width) s.append(width - s.size(), ' ');
-  return s;
 }
 
 std::string Number(double v) {
@@ -141,17 +137,17 @@ std::string RenderFrames(const Inventory& inv, const std::vector<ChannelId>& sel
         "\n";
   } else if (cols.size() <= kWideColumns) {
     std::vector<size_t> width;
-    out += Pad("TIME", 24);
+    out += fmt::format("{:<24}", "TIME");
     for (const Channel* c : cols) {
       width.push_back(std::max<size_t>(c->Key().size(), 12) + 2);
-      out += Pad(c->Key(), width.back());
+      out += fmt::format("{:<{}}", c->Key(), width.back());
     }
     while (!out.empty() && out.back() == ' ') out.pop_back();
     out += "\n";
     for (const Frame& fr : r.frames) {
-      out += Pad(LocalTime(fr.realtime_ns), 24);
+      out += fmt::format("{:<24}", LocalTime(fr.realtime_ns));
       for (size_t i = 0; i < cols.size(); ++i) {
-        out += Pad(FormatValue(*cols[i], fr.Get(cols[i]->id)), width[i]);
+        out += fmt::format("{:<{}}", FormatValue(*cols[i], fr.Get(cols[i]->id)), width[i]);
       }
       while (!out.empty() && out.back() == ' ') out.pop_back();
       out += "\n";
@@ -159,13 +155,13 @@ std::string RenderFrames(const Inventory& inv, const std::vector<ChannelId>& sel
   } else {
     size_t key_width = 8;
     for (const Channel* c : cols) key_width = std::max(key_width, c->Key().size() + 2);
-    out += Pad("TIME", 24) + Pad("CHANNEL", key_width) + "VALUE\n";
+    out += fmt::format("{:<24}{:<{}}VALUE\n", "TIME", "CHANNEL", key_width);
     for (const Frame& fr : r.frames) {
       const std::string t = LocalTime(fr.realtime_ns);
       for (const Channel* c : cols) {
         Value v = fr.Get(c->id);
         if (!v) continue;
-        out += Pad(t, 24) + Pad(c->Key(), key_width) + FormatValue(*c, v) + "\n";
+        out += fmt::format("{:<24}{:<{}}{}\n", t, c->Key(), key_width, FormatValue(*c, v));
       }
     }
   }
@@ -206,17 +202,17 @@ std::string RenderSeries(const Inventory& inv, const client::QueryResult& r, con
     for (const auto& s : r.series) {
       if (const Channel* c = channel(s.id)) key_width = std::max(key_width, c->Key().size() + 2);
     }
-    out += Pad("TIME", 24) + Pad("CHANNEL", key_width) + Pad("UNIT", 6) + Pad("MIN", 14) +
-           Pad("AVG", 14) + Pad("MAX", 14) + "N\n";
+    out += fmt::format("{:<24}{:<{}}{:<6}{:<14}{:<14}{:<14}N\n", "TIME", "CHANNEL", key_width,
+                       "UNIT", "MIN", "AVG", "MAX");
     for (const auto& s : r.series) {
       const Channel* c = channel(s.id);
       if (c == nullptr) continue;
       const DisplayUnit u = DisplayOf(*c);
       for (const auto& b : s.buckets) {
         // Min, average and max in one unit, named once in the UNIT column.
-        out += Pad(LocalTime(b.t_ns), 24) + Pad(c->Key(), key_width) + Pad(u.name, 6) +
-               Pad(InUnit(u, static_cast<double>(b.min)), 14) + Pad(InUnit(u, b.avg), 14) +
-               Pad(InUnit(u, static_cast<double>(b.max)), 14) + std::to_string(b.count) + "\n";
+        out += fmt::format("{:<24}{:<{}}{:<6}{:<14}{:<14}{:<14}{}\n", LocalTime(b.t_ns), c->Key(),
+                           key_width, u.name, InUnit(u, static_cast<double>(b.min)),
+                           InUnit(u, b.avg), InUnit(u, static_cast<double>(b.max)), b.count);
       }
     }
   }
