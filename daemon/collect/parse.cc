@@ -48,12 +48,25 @@ std::string_view Trim(std::string_view s) {
   return s;
 }
 
-std::string Lower(std::string_view s) {
+namespace {
+
+// `s` with the ASCII letters from `first` to `first` + 25 moved to `to` on.
+std::string MapAsciiCase(std::string_view s, char first, char to) {
   std::string out(s);
   for (char& ch : out) {
-    if (ch >= 'A' && ch <= 'Z') ch = static_cast<char>(ch - 'A' + 'a');
+    if (ch >= first && ch < first + 26) ch = static_cast<char>(ch - first + to);
   }
   return out;
+}
+
+}  // namespace
+
+std::string Lower(std::string_view s) {
+  return MapAsciiCase(s, 'A', 'a');
+}
+
+std::string Upper(std::string_view s) {
+  return MapAsciiCase(s, 'a', 'A');
 }
 
 bool IsUnusedInaLabel(std::string_view label) {

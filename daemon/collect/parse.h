@@ -15,8 +15,9 @@
 namespace edgemon::parse {
 
 std::string_view Trim(std::string_view s);
-// ASCII lower case (locale-independent).
+// ASCII lower and upper case (locale-independent; other bytes unchanged).
 std::string Lower(std::string_view s);
+std::string Upper(std::string_view s);
 
 // Whether an INA3221 channel label (hwmon inK_label, iio rail_name_K) names
 // no rail. NVIDIA's device trees label a channel that is not connected "NC"

@@ -159,10 +159,11 @@ TEST(ParseNvmap, ProcessNamesWithSpacesAndMalformedTables) {
   EXPECT_FALSE(NvmapIovmmMaps("CLIENT PROCESS PID SIZE\ntotal lots\n"));
 }
 
-TEST(ParseStrings, LowerIsAsciiOnly) {
+TEST(ParseStrings, LowerAndUpperAreAsciiOnly) {
   EXPECT_EQ(Lower("VDD_IN Sum"), "vdd_in sum");
   EXPECT_EQ(Lower("\xc3\x89T\xc3\x89"), "\xc3\x89t\xc3\x89");  // bytes >= 0x80 untouched
   EXPECT_EQ(Lower(""), "");
+  EXPECT_EQ(Upper("nvenc1 @z{"), "NVENC1 @Z{");
 }
 
 TEST(ParseInaLabel, UnusedChannelsAndTheShuntSum) {

@@ -25,14 +25,6 @@ constexpr std::array<std::string_view, 16> kEngineClocks = {
     "ape",   "dla0",   "dla1",  "pva0",   "pva1", "vic",   "nvjpg", "nvjpg1",
     "nvenc", "nvenc1", "nvdec", "nvdec1", "se",   "cvnas", "msenc", "ofa"};
 
-std::string Upper(std::string_view s) {
-  std::string out(s);
-  for (char& ch : out) {
-    if (ch >= 'a' && ch <= 'z') ch = static_cast<char>(ch - 'a' + 'A');
-  }
-  return out;
-}
-
 bool IsEngineClock(std::string_view lower) {
   for (auto n : kEngineClocks) {
     if (lower == n) return true;
@@ -55,7 +47,7 @@ class EngineCollector final : public Collector {
       const std::string dir = JoinPath(root, name);
       Channel base;
       base.kind = Kind::kEngine;
-      base.name = Upper(name);
+      base.name = parse::Upper(name);
       base.device = "clk " + name;
 
       FileId enable = ctx.Open(JoinPath(dir, "clk_enable_count"));
