@@ -247,14 +247,19 @@ TEST(Hwmon, InaLabelsFollowTheOneRule) {
   // parse::IsUnusedInaLabel: "NC" is no rail; a label that merely contains
   // "shunt" or "nc" is one.
   TempTree t;
-  const std::string a = WriteChip(t, "devices/platform/c240000.i2c/i2c-1/1-0044", 2, "ina226");
-  t.Write(a + "/in1_label", "VDD_SHUNT_5V\n");
-  t.Write(a + "/in1_input", "5000\n");
-  t.Write(a + "/curr1_input", "100\n");
-  const std::string b = WriteChip(t, "devices/platform/c240000.i2c/i2c-1/1-0045", 3, "ina226");
-  t.Write(b + "/in1_label", "NC\n");
-  t.Write(b + "/in1_input", "0\n");
-  t.Write(b + "/curr1_input", "0\n");
+  struct Ina {
+    const char* dev;
+    int hwmon;
+    const char* label;
+  };
+  for (const Ina& ina : {Ina{"1-0044", 2, "VDD_SHUNT_5V"}, Ina{"1-0045", 3, "NC"}}) {
+    const std::string d = WriteChip(t, std::string("devices/platform/c240000.i2c/i2c-1/") + ina.dev,
+                                    ina.hwmon, "ina226");
+    for (const auto& [file, value] :
+         {std::pair{"/in1_label", ina.label}, {"/in1_input", "5000"}, {"/curr1_input", "100"}}) {
+      t.Write(d + file, std::string(value) + "\n");
+    }
+  }
   RootedSysFs fs(t.root());
   HwmonHarness run(fs);
   run.Sample();
