@@ -571,7 +571,7 @@ int RunRecord(const Globals& globals, const RecordOptions& o) {
   auto post = pre ? ParseDurationNs(o.post, &error) : std::nullopt;
   if (!pre || !post) {
     std::fprintf(stderr, "edgemon record: %s: %s\n", pre ? "--post" : "--pre", error.c_str());
-    return kExitUsage;
+    return kExitDataErr;
   }
   std::optional<std::regex> re;
   if (!o.items_from.empty()) {
@@ -787,7 +787,7 @@ int RunAttach(const Globals& globals, const AttachOptions& o) {
     if (!d || *d <= 0) {
       std::fprintf(stderr, "edgemon attach: --last: %s\n",
                    d ? "the duration must be more than 0" : error.c_str());
-      return kExitUsage;
+      return kExitDataErr;
     }
     from = now - *d;
     to = now;

@@ -312,6 +312,11 @@ def bad_input(board):
     expect(r.returncode == 2 and "--window" in r.stderr, f"attach without a range -> {r.returncode}")
     r = board.edgemon("attach", "--from", "yesterday")
     expect(r.returncode == 65 and "bad time" in r.stderr, f"bad time -> {r.returncode} {r.stderr}")
+    for args in (["attach", "--last", "5x"], ["record", "--pre", "5x", "--", "true"],
+                 ["record", "--post", "1 fortnight", "--", "true"]):
+        r = board.edgemon(*args)
+        expect(r.returncode == 65 and "bad duration" in r.stderr,
+               f"{args} -> {r.returncode} {r.stderr}")
     r = board.edgemon("record", "--items-from", "([", "--", "true")
     expect(r.returncode == 65, f"bad regex -> {r.returncode}")
     # No daemon: refuse to start the command.
