@@ -132,7 +132,8 @@ std::string RenderFrames(const Inventory& inv, const std::vector<ChannelId>& sel
                         {"values", std::move(values)}});
     }
     out =
-        nlohmann::json{{"channels", channels}, {"frames", frames}, {"truncated", r.truncated}}.dump(
+        JsonText(
+            nlohmann::json{{"channels", channels}, {"frames", frames}, {"truncated", r.truncated}},
             2) +
         "\n";
   } else if (cols.size() <= kWideColumns) {
@@ -196,7 +197,7 @@ std::string RenderSeries(const Inventory& inv, const client::QueryResult& r, con
       }
       series.push_back({{"channel", c->Key()}, {"unit", ToString(c->unit)}, {"buckets", buckets}});
     }
-    out = nlohmann::json{{"series", series}, {"truncated", r.truncated}}.dump(2) + "\n";
+    out = JsonText(nlohmann::json{{"series", series}, {"truncated", r.truncated}}, 2) + "\n";
   } else {
     size_t key_width = 8;
     for (const auto& s : r.series) {

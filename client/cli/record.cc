@@ -529,7 +529,7 @@ bool WriteBundle(client::Client& c, const std::string& dir, const Report& report
   std::string err;
   namespace fs = std::filesystem;
   bool ok = WriteFile(fs::path(dir) / "summary.json",
-                      record::SummaryJson(r, inventory).dump(2) + "\n", &err) &&
+                      JsonText(record::SummaryJson(r, inventory), 2) + "\n", &err) &&
             WriteFile(fs::path(dir) / "samples.csv", record::SamplesCsv(frames, inventory), &err) &&
             WriteFile(fs::path(dir) / "trace.json", record::TraceJson(r, frames, inventory), &err);
   if (!ok) std::fprintf(stderr, "edgemon: bundle: %s\n", err.c_str());
@@ -843,7 +843,7 @@ int RunAttach(const Globals& globals, const AttachOptions& o) {
   }
   AddPhases(*c, report, std::chrono::steady_clock::now() + std::chrono::seconds(5));
   if (o.json) {
-    std::printf("%s\n", record::SummaryJson(report, info->inventory).dump(2).c_str());
+    std::printf("%s\n", JsonText(record::SummaryJson(report, info->inventory), 2).c_str());
   } else {
     std::fputs(TerminalSafe(record::RenderSummary(report, info->inventory)).c_str(), stdout);
   }

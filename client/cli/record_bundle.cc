@@ -4,6 +4,7 @@
 #include <set>
 #include <sstream>
 
+#include "cli.h"
 #include "record_report.h"
 
 namespace edgemon::cli::record {
@@ -113,14 +114,12 @@ std::string TraceJson(const Report& report, const std::vector<Frame>& frames,
                 {{"generator", "edgemon " + report.mode},
                  {"clock", "realtime (Unix epoch), ts in microseconds"},
                  {"board", report.board_model}}}};
-  // Bytes that are not UTF-8 (a --label, a board name) become U+FFFD.
-  constexpr auto kReplace = nlohmann::json::error_handler_t::replace;
-  std::string text = head.dump(-1, ' ', false, kReplace);
+  std::string text = JsonText(head);
   text.pop_back();  // the closing brace: traceEvents follows
   o << text << ",\"traceEvents\":[";
   bool first = true;
   auto emit = [&](const Json& event) {
-    o << (first ? "\n" : ",\n") << event.dump(-1, ' ', false, kReplace);
+    o << (first ? "\n" : ",\n") << JsonText(event);
     first = false;
   };
   const char* process_names[] = {"", "power rails (W)", "temperatures (C)", "clocks (MHz)",

@@ -61,8 +61,8 @@ int RunNow(const Registry& registry, const SnapshotOptions& o) {
     session->info = std::move(info).value();
   }
   const Inventory inv = Subset(session->info.inventory, *ids);
-  std::string out =
-      o.json ? ToJson(inv, latest->frame, {}).dump(2) + "\n" : RenderTable(inv, latest->frame, {});
+  std::string out = o.json ? JsonText(ToJson(inv, latest->frame, {}), 2) + "\n"
+                           : RenderTable(inv, latest->frame, {});
   std::fwrite(out.data(), 1, out.size(), stdout);
   return std::fflush(stdout) == 0 ? kExitOk : kExitCantCreate;
 }
@@ -91,7 +91,7 @@ int RunSensors(const Registry& registry, const SnapshotOptions& o) {
                    {"interval_ms", session->info.interval_ms},
                    {"energy_rate_hz", session->info.energy_rate_hz},
                    {"api_version", session->info.api_version}};
-    out = j.dump(2) + "\n";
+    out = JsonText(j, 2) + "\n";
   } else {
     const BoardInfo& b = inv.board;
     out += "board:  " + (b.model.empty() ? std::string("(unknown)") : b.model);

@@ -83,7 +83,7 @@ int RunWatch(const Registry& registry, const WatchFlags& f) {
                           {"realtime_ns", lf.frame.realtime_ns},
                           {"boottime_ns", lf.frame.boottime_ns},
                           {"values", std::move(values)}};
-      line = j.dump();
+      line = JsonText(j);
     } else {
       line = LocalTime(lf.frame.realtime_ns).substr(11);  // HH:MM:SS.mmm
       for (const Channel* c : shown) {

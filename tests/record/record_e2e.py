@@ -438,6 +438,13 @@ def escaped_label(board):
     r = board.edgemon("mark", "end", evil)
     expect(r.returncode != 0 and "\x1b" not in r.stderr and "\\x1b[2J" in r.stderr,
            repr(r.stderr))
+    # Bytes that are not UTF-8 in a label: U+FFFD in the JSON and the bundle.
+    out = os.path.join(board.tmp, "not-utf8")
+    r = board.edgemon("attach", "--last", "2s", "--json", "--out", out, "--label", b"run \xff")
+    expect(r.returncode == 0, f"label not UTF-8: exit {r.returncode}: {r.stderr[-300:]}")
+    expect(json.loads(r.stdout)["label"] == "run \ufffd", r.stdout[:300])
+    expect(load(os.path.join(out, "summary.json"))["label"] == "run \ufffd", "summary.json")
+    load(os.path.join(out, "trace.json"))
 
 
 def rate_boost(board):
