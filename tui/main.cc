@@ -40,9 +40,9 @@
 namespace {
 
 using edgemon::client::ConnectionState;
+using edgemon::client::kDefaultTarget;
 namespace tui = edgemon::tui;
 
-constexpr const char* kDefaultTarget = "unix:/run/edgemon/edgemond.sock";
 constexpr uint32_t kProcessLimit = 200;
 
 int g_wake_fd = -1;                       // eventfd: new data or a signal

@@ -39,9 +39,7 @@ std::string JsonText(const Json& j, int indent = -1) {
   return j.dump(indent, ' ', false, Json::error_handler_t::replace);
 }
 
-// The default daemon address (the packaged daemon's unix socket); the
-// environment variable EDGEMON_CONNECT overrides it, --connect overrides both.
-inline constexpr const char* kDefaultTarget = "unix:/run/edgemon/edgemond.sock";
+using client::kDefaultTarget;
 
 struct Globals {
   std::string connect;                       // as given (unix:/path, /path, host:port)
