@@ -248,6 +248,11 @@ class Watcher {
   virtual uint64_t attempts() const = 0;
 };
 
+// The default daemon address of edgemon and edgetop: the packaged daemon's
+// unix socket. The environment variable EDGEMON_CONNECT overrides it,
+// --connect overrides both.
+inline constexpr const char* kDefaultTarget = "unix:/run/edgemon/edgemond.sock";
+
 // How to reach a TCP listener that needs more than plain text.
 struct ConnectOptions {
   // TLS: set `tls` (roots from the system) or name a PEM file of roots.

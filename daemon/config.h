@@ -33,8 +33,6 @@ struct Config {
   int64_t commit_interval_ms = 5000;  // batched commits
 };
 
-// Parses "90", "90s", "500ms", "15m", "24h", "7d" into milliseconds.
-std::optional<int64_t> ParseDurationMs(const std::string& s);
 // Parses "1048576", "512KiB", "64MiB", "2GiB" into bytes.
 std::optional<int64_t> ParseBytes(const std::string& s);
 

@@ -31,7 +31,7 @@ Status Conn::Exec(const char* sql) {
 }
 
 sqlite3_stmt* Conn::Prepare(const char* sql, Status& error) {
-  auto it = cache_.find(sql);
+  auto it = cache_.find(std::string_view(sql));
   if (it != cache_.end()) return it->second;
   sqlite3_stmt* stmt = nullptr;
   if (sqlite3_prepare_v3(db_, sql, -1, SQLITE_PREPARE_PERSISTENT, &stmt, nullptr) != SQLITE_OK) {
@@ -46,8 +46,8 @@ sqlite3_stmt* Conn::Prepare(const char* sql, Status& error) {
 
 namespace {
 
-// One-off statements (pragmas with values spliced in) are not cached: the
-// cache is keyed by the SQL's address, which a temporary string would reuse.
+// One-off statements (pragmas with values spliced in) are not cached: each
+// would stay prepared, and in the cache, for the connection's life.
 template <typename F>
 auto QueryOne(Conn& c, const char* sql, F&& read) -> Result<decltype(read(nullptr))> {
   sqlite3_stmt* stmt = nullptr;
