@@ -136,8 +136,7 @@ std::string RenderFrames(const Inventory& inv, const std::vector<ChannelId>& sel
                                   {"truncated", r.truncated},
                                   {"bad_frames", r.bad_frames}},
                    2) +
-          "
-          ";
+          "\n";
   } else if (cols.size() <= kWideColumns) {
     std::vector<size_t> width;
     out += fmt::format("{:<24}", "TIME");
@@ -203,8 +202,7 @@ std::string RenderSeries(const Inventory& inv, const client::QueryResult& r, con
               nlohmann::json{
                   {"series", series}, {"truncated", r.truncated}, {"bad_frames", r.bad_frames}},
               2) +
-          "
-          ";
+          "\n";
   } else {
     size_t key_width = 8;
     for (const auto& s : r.series) {
