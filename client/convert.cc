@@ -133,6 +133,7 @@ Summary SummaryFromProto(const v1::Summary& pb) {
   s.samples = pb.samples();
   s.gaps = pb.gaps();
   s.note = pb.note();
+  s.bad_frames = pb.bad_frames();
   if (pb.has_min_rail_rate_hz()) s.min_rail_rate_hz = pb.min_rail_rate_hz();
   if (pb.has_max_rail_rate_hz()) s.max_rail_rate_hz = pb.max_rail_rate_hz();
   if (pb.has_requested_from_ns()) s.requested_from_ns = pb.requested_from_ns();

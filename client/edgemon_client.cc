@@ -376,6 +376,7 @@ Result<QueryResult> Client::Query(const QueryRequest& request) {
       }
     }
     if (chunk.truncated()) out.truncated = true;
+    out.bad_frames += chunk.bad_frames();
   }
   grpc::Status s = reader->Finish();
   if (!s.ok()) return FromGrpc(s);

@@ -131,6 +131,8 @@ struct QueryResult {
   std::vector<Series> series;
   bool truncated = false;
   size_t chunks = 0;
+  // Stored frames in the range the daemon could not decode and left out.
+  uint64_t bad_frames = 0;
 };
 
 struct Window {
@@ -180,6 +182,9 @@ struct Summary {
   // (from_ns/to_ns are then the measured range).
   std::optional<int64_t> requested_from_ns;  // before the oldest stored data
   std::optional<int64_t> requested_to_ns;    // after now
+  // Stored frames in the range the daemon could not decode and left out
+  // (also named in `note`).
+  uint64_t bad_frames = 0;
 };
 
 struct BoostLease {
@@ -242,6 +247,11 @@ class Watcher {
   // Number of streams opened so far (1 + reconnect attempts).
   virtual uint64_t attempts() const = 0;
 };
+
+// The default daemon address of edgemon and edgetop: the packaged daemon's
+// unix socket. The environment variable EDGEMON_CONNECT overrides it,
+// --connect overrides both.
+inline constexpr const char* kDefaultTarget = "unix:/run/edgemon/edgemond.sock";
 
 // How to reach a TCP listener that needs more than plain text.
 struct ConnectOptions {

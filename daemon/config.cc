@@ -11,6 +11,7 @@
 #include <cstring>
 
 #include "edgemon/secret_file.h"
+#include "edgemon/timespec.h"
 
 namespace edgemon {
 namespace {
@@ -43,11 +44,6 @@ struct Key {
 };
 
 }  // namespace
-
-std::optional<int64_t> ParseDurationMs(const std::string& s) {
-  return ScaledNumber(
-      s, {{"", 1000}, {"ms", 1}, {"s", 1000}, {"m", 60'000}, {"h", 3'600'000}, {"d", 86'400'000}});
-}
 
 std::optional<int64_t> ParseBytes(const std::string& s) {
   return ScaledNumber(s, {{"", 1},
@@ -274,6 +270,7 @@ std::string ApplyTomlLines(const std::string& text, const std::string& source, C
         case Key::kDuration:
         case Key::kBytes: {
           std::optional<int64_t> v;
+          std::string why;
           if (node.is_integer()) {
             v = node.value<int64_t>();
             int64_t ms = 0;
@@ -281,12 +278,13 @@ std::string ApplyTomlLines(const std::string& text, const std::string& source, C
               v = __builtin_mul_overflow(*v, 1000, &ms) ? std::nullopt : std::optional(ms);
             }
           } else if (auto s = node.value<std::string>()) {
-            v = key->type == Key::kDuration ? ParseDurationMs(*s) : ParseBytes(*s);
+            v = key->type == Key::kDuration ? ParseDurationMs(*s, &why) : ParseBytes(*s);
           }
           if (!v || *v < 0) {
+            if (!why.empty()) return where + ": " + why;
             return where + (key->type == Key::kDuration
-                                ? ": expected a duration such as \"90s\", \"24h\" or \"7d\""
-                                : ": expected a size such as \"512MiB\"");
+                                ? std::string(": expected ") + kDurationSyntax
+                                : std::string(": expected a size such as \"512MiB\""));
           }
           *static_cast<int64_t*>(key->target) = *v;
           break;

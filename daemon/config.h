@@ -38,8 +38,6 @@ struct Config {
   std::string control_state_dir = "/run/edgemon-control";  // leases to restore after a crash
 };
 
-// Parses "90", "90s", "500ms", "15m", "24h", "7d" into milliseconds.
-std::optional<int64_t> ParseDurationMs(const std::string& s);
 // Parses "1048576", "512KiB", "64MiB", "2GiB" into bytes.
 std::optional<int64_t> ParseBytes(const std::string& s);
 

@@ -8,6 +8,13 @@
 //
 //   SIGTERM/SIGINT  STOPPING=1, stop the API server (live streams finish with
 //                   UNAVAILABLE), stop sampling, flush the store, exit 0
+//                   (3 when the store was found damaged while running)
+//
+// Exit statuses: 0 clean stop; 1 runtime failure; 2 bad configuration or
+// flag (one line naming it); 3 bad store: the database is not a usable
+// edgemon store (not SQLite, corrupt, foreign, from a newer edgemon) at
+// start, or was found damaged while running. The systemd unit does not
+// restart after 2 or 3 (RestartPreventExitStatus).
 //   SIGHUP          re-read the config file; apply what can change live
 #include <poll.h>
 #include <sys/signalfd.h>
@@ -19,6 +26,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
+#include <mutex>
 #include <thread>
 
 #include "collection.h"
@@ -45,6 +53,24 @@ namespace {
 
 constexpr int64_t kNsPerMs = 1'000'000;
 constexpr int kExitConfig = 2;
+constexpr int kExitBadStore = 3;
+
+// Where the store's damage (found on any thread) reaches the API's health
+// service; the server is attached once it listens and detached before it stops.
+struct StoreHealthLink {
+  std::mutex mu;
+  service::ApiServer* server = nullptr;  // guarded by mu
+
+  void Attach(service::ApiServer* s, bool serving) {
+    std::lock_guard lk(mu);
+    server = s;
+    if (server) server->SetStoreServing(serving);
+  }
+  void Damaged() {
+    std::lock_guard lk(mu);
+    if (server) server->SetStoreServing(false);
+  }
+};
 
 struct Flags {
   std::string config_path;
@@ -96,7 +122,8 @@ int64_t EnergyPeriodNs(const Config& c) {
 }
 
 store::RingStoreOptions StoreOptions(const Config& c, bool recreate_bad,
-                                     std::shared_ptr<spdlog::logger> log) {
+                                     std::shared_ptr<spdlog::logger> log,
+                                     std::shared_ptr<StoreHealthLink> health) {
   store::RingStoreOptions o;
   o.raw_retention_ns = c.retention_s * 1'000'000'000;
   o.rollup_period_ns = c.rollup_period_s * 1'000'000'000;
@@ -109,7 +136,7 @@ store::RingStoreOptions StoreOptions(const Config& c, bool recreate_bad,
   o.cache_kib = 512;
   o.reader_mmap_bytes = 0;
   o.max_idle_readers = 2;
-  o.on_event = [log](const store::StoreEvent& e) {
+  o.on_event = [log, health](const store::StoreEvent& e) {
     switch (e.kind) {
       case store::StoreEvent::Kind::kWriteFailed:
         log->error("store: {} ({} batches dropped so far; sampling and live data continue)",
@@ -123,6 +150,14 @@ store::RingStoreOptions StoreOptions(const Config& c, bool recreate_bad,
         break;
       case store::StoreEvent::Kind::kClockJump:  // the sampler logged the step
         log->debug("store: {}", e.message);
+        break;
+      case store::StoreEvent::Kind::kDamaged:
+        log->error(
+            "store: {}; history is no longer written (sampling, live streams and /metrics go on "
+            "from memory); stop the daemon and restart it with --recreate-bad-db to move the "
+            "file aside",
+            e.message);
+        health->Damaged();
         break;
     }
   };
@@ -155,7 +190,7 @@ std::string StatusLine(const Config& c, const Sampler& sampler, const Collection
       collection.inventory().channels.size(), static_cast<unsigned long long>(sampler.frames()),
       static_cast<unsigned long long>(sampler.deadline_misses()), mib,
       static_cast<double>(c.max_db_bytes) / (1 << 20));
-  return buf;
+  return st.damaged() ? std::string(buf) + ", store DAMAGED" : std::string(buf);
 }
 
 // The flight recorder beside the API socket ("<socket>.flight", on the
@@ -232,9 +267,19 @@ int Run(const Flags& flags) {
     log->critical("{}", err);
     return kExitConfig;
   }
-  auto opened =
-      store::RingStore::Open(config.db_path, StoreOptions(config, flags.recreate_bad_db, log));
+  auto health = std::make_shared<StoreHealthLink>();
+  auto opened = store::RingStore::Open(config.db_path,
+                                       StoreOptions(config, flags.recreate_bad_db, log, health));
   if (!opened.ok()) {
+    if (opened.status().bad_store()) {
+      // One line: the path, what is wrong, and what to do (never done silently).
+      log->critical("bad store: {}; {}", opened.error(),
+                    flags.recreate_bad_db
+                        ? "--recreate-bad-db never moves a store written by a newer edgemon"
+                        : "start once with --recreate-bad-db to move it aside as " +
+                              config.db_path + ".bad-<time> and begin a new store");
+      return kExitBadStore;
+    }
     log->critical("cannot open the store: {}", opened.error());
     return 1;
   }
@@ -333,6 +378,7 @@ int Run(const Flags& flags) {
     (void)st->Close();
     return 1;
   }
+  health->Attach(&server, !st->damaged());
   log->info("API listening on {}{}", config.listen,
             config.tcp_listen.empty() ? "" : " and " + config.tcp_listen);
   notifier.Ready(StatusLine(config, sampler, collection, *st));
@@ -385,15 +431,22 @@ int Run(const Flags& flags) {
     break;
   }
   notifier.Stopping();
+  health->Attach(nullptr, true);
   server.Shutdown();
   metrics_listener.Stop();
   sampler.Stop();
   sampling.join();
-  if (auto s = st->Close(); !s.ok()) {
+  if (auto s = st->Close(); s.bad_store() || st->damaged()) {
+    log->error(
+        "stopped after {} frames with a damaged store: {}; frames since the damage were not "
+        "stored; restart with --recreate-bad-db to move the file aside",
+        sampler.frames(), st->damage());
+    exit_code = kExitBadStore;
+  } else if (!s.ok()) {
     log->error("closing the store: {}", s.message());
     exit_code = 1;
   }
-  log->info("stopped after {} frames", sampler.frames());
+  if (exit_code == 0) log->info("stopped after {} frames", sampler.frames());
   ::close(sfd);
   return exit_code;
 }

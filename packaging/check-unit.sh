@@ -19,7 +19,10 @@
 #    0700 root:edgemon, and the unit's RuntimeDirectoryMode/StateDirectoryMode
 #    agree with them. (Needs root for the chown; skipped otherwise.)
 # 4. The man pages format without a single warning (man --warnings).
-# 5. The same for edgemon-control.service (the control helper): verify, its
+# 5. RestartPreventExitStatus= lists exactly the exit statuses edgemond(8)
+#    says the unit does not restart after (a bad configuration, a bad store):
+#    restarting cannot fix them, and systemd would loop.
+# 6. The same for edgemon-control.service (the control helper): verify, its
 #    exposure (EDGEMON_MAX_EXPOSURE_CONTROL, default 1.1 as measured on
 #    systemd 252), its sysusers.d group and tmpfiles.d directory. Both units'
 #    exposure tables are printed.
@@ -179,7 +182,21 @@ for page in "$pkg_dir"/man/*.[18]; do
   fi
 done
 
-# --- 5. edgemon-control.service ---------------------------------------------------------------
+# --- 5. exit statuses that are not restarted ------------------------------------------------
+documented=$(awk '/^\.SH EXIT STATUS/ { on = 1; next } /^\.SH/ { on = 0 }
+                  on && /^\.B [0-9]+$/ { status = $2 }
+                  on && /does not restart/ { print status }' "$pkg_dir/man/edgemond.8" |
+             sort -n | tr '\n' ' ')
+listed=$(mode_of RestartPreventExitStatus | tr ' ' '\n' | sort -n | tr '\n' ' ')
+if [ -z "$documented" ]; then
+  fail "edgemond(8) EXIT STATUS names no status the unit does not restart after"
+elif [ "$documented" != "$listed" ]; then
+  fail "RestartPreventExitStatus is '$listed', edgemond(8) documents '$documented'"
+else
+  pass "RestartPreventExitStatus=${listed% } as edgemond(8) documents"
+fi
+
+# --- 6. edgemon-control.service ---------------------------------------------------------------
 control_src="$pkg_dir/systemd/edgemon-control.service"
 control_exe="$build_dir/daemon/control/edgemon-control"
 [ -x "$control_exe" ] || control_exe=$exe  # verify needs an executable; any will do

@@ -7,7 +7,7 @@ set -euo pipefail
 
 packages=(
   build-essential cmake ninja-build pkg-config git
-  libcli11-dev nlohmann-json3-dev libtomlplusplus-dev libspdlog-dev
+  libcli11-dev nlohmann-json3-dev libtomlplusplus-dev libspdlog-dev libfmt-dev
   libsystemd-dev libsqlite3-dev sqlite3 systemd
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler grpc-proto python3-grpcio python3-protobuf openssl
   man-db dpkg-dev file                  # packaging checks: man page lint, CPack's shlibdeps

@@ -27,6 +27,7 @@
 #include <mutex>
 #include <string>
 
+#include "duration_flag.h"
 #include "edgemon_client.h"
 #include "telemetry.h"
 #include "terminal.h"
@@ -39,9 +40,9 @@
 namespace {
 
 using edgemon::client::ConnectionState;
+using edgemon::client::kDefaultTarget;
 namespace tui = edgemon::tui;
 
-constexpr const char* kDefaultTarget = "unix:/run/edgemon/edgemond.sock";
 constexpr uint32_t kProcessLimit = 200;
 
 int g_wake_fd = -1;                       // eventfd: new data or a signal
@@ -213,7 +214,9 @@ int main(int argc, char** argv) {
                  "Daemon address: unix:/path, /path or host:port (default: $EDGEMON_CONNECT, "
                  "else " +
                      std::string(kDefaultTarget) + ")");
-  app.add_option("--interval", interval_ms, "Refresh interval in milliseconds")
+  app.add_option("--interval", interval_ms,
+                 "Refresh interval: 500ms, 2s, or a bare number of milliseconds")
+      ->transform(edgemon::client::DurationMsFlag())
       ->check(CLI::Range(100, 60'000));
   app.add_flag("--ascii", ascii, "ASCII bars and lines (default when the locale is not UTF-8)");
   app.add_flag("--no-color", no_color, "Monochrome (also when $NO_COLOR is set)");

@@ -31,9 +31,15 @@ inline constexpr int kExitNoPerm = 77;       // the daemon refused us (token, so
 inline constexpr int kExitNoExec = 126;      // the wrapped command exists but cannot run
 inline constexpr int kExitNotFound = 127;    // the wrapped command does not exist
 
-// The default daemon address (the packaged daemon's unix socket); the
-// environment variable EDGEMON_CONNECT overrides it, --connect overrides both.
-inline constexpr const char* kDefaultTarget = "unix:/run/edgemon/edgemond.sock";
+// The JSON text of `j` (nlohmann::json or ordered_json), compact or indented.
+// Bytes that are not UTF-8 (a name read from sysfs, a --label) become U+FFFD
+// instead of an exception.
+template <typename Json>
+std::string JsonText(const Json& j, int indent = -1) {
+  return j.dump(indent, ' ', false, Json::error_handler_t::replace);
+}
+
+using client::kDefaultTarget;
 
 struct Globals {
   std::string connect;                       // as given (unix:/path, /path, host:port)

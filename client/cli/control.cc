@@ -19,7 +19,7 @@
 
 #include "cli.h"
 #include "control_client.h"
-#include "timespec.h"
+#include "edgemon/timespec.h"
 
 namespace edgemon::cli {
 namespace {

@@ -1,5 +1,6 @@
 // edgemon query: history from the daemon's ring store, as a table, CSV or
 // JSON. Raw frames by default; --step gives min/avg/max per bucket.
+#include <fmt/format.h>
 #include <CLI/CLI.hpp>
 #include <cstdio>
 #include <map>
@@ -8,9 +9,10 @@
 #include <vector>
 
 #include "cli.h"
+#include "edgemon/clock.h"
+#include "edgemon/timespec.h"
 #include "render.h"
 #include "session.h"
-#include "timespec.h"
 
 namespace edgemon::cli {
 namespace {
@@ -32,11 +34,6 @@ std::string Csv(const std::string& s) {
   std::string out = "\"";
   for (char c : s) out += c == '"' ? std::string("\"\"") : std::string(1, c);
   return out + "\"";
-}
-
-std::string Pad(std::string s, size_t width) {
-  if (s.size() < width) s.append(width - s.size(), ' ');
-  return s;
 }
 
 std::string Number(double v) {
@@ -134,23 +131,25 @@ std::string RenderFrames(const Inventory& inv, const std::vector<ChannelId>& sel
                         {"boottime_ns", fr.boottime_ns},
                         {"values", std::move(values)}});
     }
-    out =
-        nlohmann::json{{"channels", channels}, {"frames", frames}, {"truncated", r.truncated}}.dump(
-            2) +
-        "\n";
+    out = JsonText(nlohmann::json{{"channels", channels},
+                                  {"frames", frames},
+                                  {"truncated", r.truncated},
+                                  {"bad_frames", r.bad_frames}},
+                   2) +
+          "\n";
   } else if (cols.size() <= kWideColumns) {
     std::vector<size_t> width;
-    out += Pad("TIME", 24);
+    out += fmt::format("{:<24}", "TIME");
     for (const Channel* c : cols) {
       width.push_back(std::max<size_t>(c->Key().size(), 12) + 2);
-      out += Pad(c->Key(), width.back());
+      out += fmt::format("{:<{}}", c->Key(), width.back());
     }
     while (!out.empty() && out.back() == ' ') out.pop_back();
     out += "\n";
     for (const Frame& fr : r.frames) {
-      out += Pad(LocalTime(fr.realtime_ns), 24);
+      out += fmt::format("{:<24}", LocalTime(fr.realtime_ns));
       for (size_t i = 0; i < cols.size(); ++i) {
-        out += Pad(FormatValue(*cols[i], fr.Get(cols[i]->id)), width[i]);
+        out += fmt::format("{:<{}}", FormatValue(*cols[i], fr.Get(cols[i]->id)), width[i]);
       }
       while (!out.empty() && out.back() == ' ') out.pop_back();
       out += "\n";
@@ -158,13 +157,13 @@ std::string RenderFrames(const Inventory& inv, const std::vector<ChannelId>& sel
   } else {
     size_t key_width = 8;
     for (const Channel* c : cols) key_width = std::max(key_width, c->Key().size() + 2);
-    out += Pad("TIME", 24) + Pad("CHANNEL", key_width) + "VALUE\n";
+    out += fmt::format("{:<24}{:<{}}VALUE\n", "TIME", "CHANNEL", key_width);
     for (const Frame& fr : r.frames) {
       const std::string t = LocalTime(fr.realtime_ns);
       for (const Channel* c : cols) {
         Value v = fr.Get(c->id);
         if (!v) continue;
-        out += Pad(t, 24) + Pad(c->Key(), key_width) + FormatValue(*c, v) + "\n";
+        out += fmt::format("{:<24}{:<{}}{}\n", t, c->Key(), key_width, FormatValue(*c, v));
       }
     }
   }
@@ -199,23 +198,27 @@ std::string RenderSeries(const Inventory& inv, const client::QueryResult& r, con
       }
       series.push_back({{"channel", c->Key()}, {"unit", ToString(c->unit)}, {"buckets", buckets}});
     }
-    out = nlohmann::json{{"series", series}, {"truncated", r.truncated}}.dump(2) + "\n";
+    out = JsonText(
+              nlohmann::json{
+                  {"series", series}, {"truncated", r.truncated}, {"bad_frames", r.bad_frames}},
+              2) +
+          "\n";
   } else {
     size_t key_width = 8;
     for (const auto& s : r.series) {
       if (const Channel* c = channel(s.id)) key_width = std::max(key_width, c->Key().size() + 2);
     }
-    out += Pad("TIME", 24) + Pad("CHANNEL", key_width) + Pad("UNIT", 6) + Pad("MIN", 14) +
-           Pad("AVG", 14) + Pad("MAX", 14) + "N\n";
+    out += fmt::format("{:<24}{:<{}}{:<6}{:<14}{:<14}{:<14}N\n", "TIME", "CHANNEL", key_width,
+                       "UNIT", "MIN", "AVG", "MAX");
     for (const auto& s : r.series) {
       const Channel* c = channel(s.id);
       if (c == nullptr) continue;
       const DisplayUnit u = DisplayOf(*c);
       for (const auto& b : s.buckets) {
         // Min, average and max in one unit, named once in the UNIT column.
-        out += Pad(LocalTime(b.t_ns), 24) + Pad(c->Key(), key_width) + Pad(u.name, 6) +
-               Pad(InUnit(u, static_cast<double>(b.min)), 14) + Pad(InUnit(u, b.avg), 14) +
-               Pad(InUnit(u, static_cast<double>(b.max)), 14) + std::to_string(b.count) + "\n";
+        out += fmt::format("{:<24}{:<{}}{:<6}{:<14}{:<14}{:<14}{}\n", LocalTime(b.t_ns), c->Key(),
+                           key_width, u.name, InUnit(u, static_cast<double>(b.min)),
+                           InUnit(u, b.avg), InUnit(u, static_cast<double>(b.max)), b.count);
       }
     }
   }
@@ -223,32 +226,30 @@ std::string RenderSeries(const Inventory& inv, const client::QueryResult& r, con
 }
 
 int RunQuery(const Registry& registry, const QueryFlags& f) {
-  const int64_t now = RealtimeNowNs();
+  const int64_t now = SystemClock().RealtimeNs();
   int64_t from = 0;
   int64_t to = now;
+  std::string error;
   if (!f.last.empty()) {
-    auto d = ParseDurationNs(f.last);
+    auto d = ParseDurationNs(f.last, &error);
     if (!d || *d <= 0) {
-      std::fprintf(stderr, "edgemon query: --last: not a duration: '%s' (e.g. 90s, 10m, 2h)\n",
-                   f.last.c_str());
+      std::fprintf(stderr, "edgemon query: --last: %s\n",
+                   d ? "the duration must be more than 0" : error.c_str());
       return kExitDataErr;
     }
     from = now - *d;
   } else {
     const std::string since = f.since.empty() ? std::string("-10m") : f.since;
-    auto t = ParseTimeNs(since, now);
+    auto t = ParseTimeNs(since, now, &error);
     if (!t) {
-      std::fprintf(stderr,
-                   "edgemon query: --since: not a time: '%s' (e.g. -10m, 2026-11-23T10:00:00, "
-                   "unix seconds)\n",
-                   since.c_str());
+      std::fprintf(stderr, "edgemon query: --since: %s\n", error.c_str());
       return kExitDataErr;
     }
     from = *t;
     if (!f.until.empty()) {
-      auto u = ParseTimeNs(f.until, now);
+      auto u = ParseTimeNs(f.until, now, &error);
       if (!u) {
-        std::fprintf(stderr, "edgemon query: --until: not a time: '%s'\n", f.until.c_str());
+        std::fprintf(stderr, "edgemon query: --until: %s\n", error.c_str());
         return kExitDataErr;
       }
       to = *u;
@@ -260,10 +261,10 @@ int RunQuery(const Registry& registry, const QueryFlags& f) {
   }
   int64_t step = 0;
   if (!f.step.empty()) {
-    auto s = ParseDurationNs(f.step);
+    auto s = ParseDurationNs(f.step, &error);
     if (!s || *s <= 0) {
-      std::fprintf(stderr, "edgemon query: --step: not a duration: '%s' (e.g. 1s, 1m)\n",
-                   f.step.c_str());
+      std::fprintf(stderr, "edgemon query: --step: %s\n",
+                   s ? "the step must be more than 0" : error.c_str());
       return kExitDataErr;
     }
     step = *s;
@@ -291,6 +292,12 @@ int RunQuery(const Registry& registry, const QueryFlags& f) {
                  step > 0 ? result->series.size() : result->frames.size(),
                  step > 0 ? "series" : "frames");
   }
+  if (result->bad_frames > 0) {
+    std::fprintf(stderr,
+                 "edgemon query: warning: %llu stored frame(s) in this range could not be decoded "
+                 "(a damaged store row) and were left out\n",
+                 static_cast<unsigned long long>(result->bad_frames));
+  }
   if (result->frames.empty() && result->series.empty()) {
     std::fprintf(stderr, "edgemon query: no data between %s and %s\n", LocalTime(from).c_str(),
                  LocalTime(to).c_str());
@@ -305,10 +312,10 @@ int RunQuery(const Registry& registry, const QueryFlags& f) {
 void AddQueryCommand(CLI::App& app, Registry& registry) {
   auto f = std::make_shared<QueryFlags>();
   CLI::App* q = app.add_subcommand("query", "Print history from the daemon's store");
-  auto* since = q->add_option("--since", f->since,
-                              "Start: -10m, 2026-11-23T10:00:00, unix seconds (default -10m)");
+  auto* since =
+      q->add_option("--since", f->since, std::string("Start (default -10m): ") + kTimeSyntax);
   auto* until = q->add_option("--until", f->until, "End (default now)");
-  q->add_option("--last", f->last, "The last DURATION (10m, 90s, 1h) up to now")
+  q->add_option("--last", f->last, std::string("Up to now, the last DURATION: ") + kDurationSyntax)
       ->excludes(since)
       ->excludes(until);
   q->add_option("--channels", f->channels,

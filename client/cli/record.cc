@@ -37,8 +37,8 @@
 
 #include "cli.h"
 #include "control_client.h"
+#include "edgemon/timespec.h"
 #include "record_report.h"
-#include "timespec.h"
 
 extern char** environ;
 
@@ -91,19 +91,6 @@ std::unique_ptr<client::Client> Fresh(const std::string& target,
   std::unique_ptr<client::Client> out = std::move(c).value();
   out->set_timeout(timeout);
   return out;
-}
-
-// Times and durations: the command line's common syntax (timespec.h, shared
-// with `edgemon query`), then record's own forms ("@UNIX.NANOS" exactly).
-std::optional<int64_t> Duration(std::string_view s) {
-  if (auto d = ParseDurationNs(s)) return d;
-  return record::ParseDuration(s);
-}
-std::optional<int64_t> TimePoint(std::string_view s, int64_t now) {
-  if (!s.empty() && s[0] != '@') {
-    if (auto t = ParseTimeNs(s, now)) return t;
-  }
-  return record::ParseTimePoint(s, now);
 }
 
 // ---- The wrapped command ----
@@ -543,7 +530,7 @@ bool WriteBundle(client::Client& c, const std::string& dir, const Report& report
   std::string err;
   namespace fs = std::filesystem;
   bool ok = WriteFile(fs::path(dir) / "summary.json",
-                      record::SummaryJson(r, inventory).dump(2) + "\n", &err) &&
+                      JsonText(record::SummaryJson(r, inventory), 2) + "\n", &err) &&
             WriteFile(fs::path(dir) / "samples.csv", record::SamplesCsv(frames, inventory), &err) &&
             WriteFile(fs::path(dir) / "trace.json", record::TraceJson(r, frames, inventory), &err);
   if (!ok) std::fprintf(stderr, "edgemon: bundle: %s\n", err.c_str());
@@ -642,10 +629,12 @@ void EndControl(RunControl& control, Report& report) {
 }
 
 int RunRecord(const Globals& globals, const RecordOptions& o) {
-  auto pre = Duration(o.pre), post = Duration(o.post);
+  std::string error;
+  auto pre = ParseDurationNs(o.pre, &error);
+  auto post = pre ? ParseDurationNs(o.post, &error) : std::nullopt;
   if (!pre || !post) {
-    std::fprintf(stderr, "edgemon record: --pre/--post: expected a duration such as 2s or 500ms\n");
-    return kExitUsage;
+    std::fprintf(stderr, "edgemon record: %s: %s\n", pre ? "--post" : "--pre", error.c_str());
+    return kExitDataErr;
   }
   std::optional<std::regex> re;
   if (!o.items_from.empty()) {
@@ -862,22 +851,22 @@ int RunAttach(const Globals& globals, const AttachOptions& o) {
   Report report;
   report.mode = "attach";
   int64_t from = 0, to = 0;
+  std::string error;
   if (!o.last.empty()) {
-    auto d = Duration(o.last);
+    auto d = ParseDurationNs(o.last, &error);
     if (!d || *d <= 0) {
-      std::fprintf(stderr, "edgemon attach: --last: expected a duration such as 5m or 90s\n");
-      return kExitUsage;
+      std::fprintf(stderr, "edgemon attach: --last: %s\n",
+                   d ? "the duration must be more than 0" : error.c_str());
+      return kExitDataErr;
     }
     from = now - *d;
     to = now;
   } else if (!o.from.empty()) {
-    auto f = TimePoint(o.from, now);
-    auto t = o.to.empty() ? std::optional<int64_t>(now) : TimePoint(o.to, now);
+    auto f = ParseTimeNs(o.from, now, &error);
+    std::optional<int64_t> t = now;
+    if (f && !o.to.empty()) t = ParseTimeNs(o.to, now, &error);
     if (!f || !t) {
-      std::fprintf(stderr,
-                   "edgemon attach: bad time '%s': expected ISO 8601 (2026-11-23T12:00:00Z, no "
-                   "zone: local), UNIX seconds, @UNIX.NANOS, -5m or now\n",
-                   (!f ? o.from : o.to).c_str());
+      std::fprintf(stderr, "edgemon attach: %s: %s\n", !f ? "--from" : "--to", error.c_str());
       return kExitDataErr;
     }
     if (*f >= *t) {
@@ -924,7 +913,7 @@ int RunAttach(const Globals& globals, const AttachOptions& o) {
   }
   AddPhases(*c, report, std::chrono::steady_clock::now() + std::chrono::seconds(5));
   if (o.json) {
-    std::printf("%s\n", record::SummaryJson(report, info->inventory).dump(2).c_str());
+    std::printf("%s\n", JsonText(record::SummaryJson(report, info->inventory), 2).c_str());
   } else {
     std::fputs(TerminalSafe(record::RenderSummary(report, info->inventory)).c_str(), stdout);
   }
@@ -1019,12 +1008,12 @@ void AddRecordCommands(CLI::App& app, Registry& registry) {
 
   auto ao = std::make_shared<AttachOptions>();
   auto* att = app.add_subcommand("attach", "The same summary and bundle for a past time range");
-  att->add_option("--from", ao->from,
-                  "Start: ISO 8601 (no zone: local time), UNIX seconds, @UNIX.NANOS, -5m or now");
+  att->add_option("--from", ao->from, std::string("Start: ") + kTimeSyntax);
   att->add_option("--to", ao->to, "End (default: now)");
   att->add_option("--window", ao->window, "A window id (from edgemon record or mark)")
       ->check(CLI::PositiveNumber);
-  att->add_option("--last", ao->last, "The last DURATION (e.g. 5m)");
+  att->add_option("--last", ao->last,
+                  std::string("Up to now, the last DURATION: ") + kDurationSyntax);
   att->add_option("--out", ao->out, "Write summary.json, samples.csv and trace.json here");
   att->add_option("--label", ao->label, "Label shown in the summary");
   att->add_option("--items", ao->items, "Items processed: adds energy per item")

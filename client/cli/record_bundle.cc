@@ -1,25 +1,25 @@
 // samples.csv and trace.json of an edgemon record/attach bundle.
+#include <cmath>
 #include <map>
 #include <set>
 #include <sstream>
 
+#include "cli.h"
 #include "record_report.h"
 
 namespace edgemon::cli::record {
 
 namespace {
 
-// Microseconds since the epoch with the nanoseconds kept: "1732363200123456.789".
-std::string Micros(int64_t ns) {
-  bool neg = ns < 0;
-  uint64_t a = neg ? static_cast<uint64_t>(-(ns + 1)) + 1 : static_cast<uint64_t>(ns);
-  std::string frac = std::to_string(a % 1000);
-  frac.insert(0, 3 - frac.size(), '0');
-  return (neg ? "-" : "") + std::to_string(a / 1000) + "." + frac;
+// Microseconds since the epoch, the trace-event unit, as the double nearest
+// to the exact value (what every JSON reader, Perfetto's included, loads).
+double Micros(int64_t ns) {
+  return static_cast<double>(ns / 1000) + static_cast<double>(ns % 1000) / 1000.0;
 }
 
-std::string Quote(std::string_view s) {
-  return nlohmann::json(std::string(s)).dump();
+// A shown value, to 3 decimals.
+double Round3(double v) {
+  return std::round(v * 1000.0) / 1000.0;
 }
 
 // CSV cell: quoted when it holds a comma, quote or newline.
@@ -101,46 +101,69 @@ std::string SamplesCsv(const std::vector<Frame>& frames, const Inventory& invent
   return o.str();
 }
 
+// Each event is one nlohmann::ordered_json object, written to the stream as
+// it is made (one per line) rather than kept in one document: an hour at
+// 100 ms frames is about a million events, and a DOM of them would take
+// hundreds of MB where the stream takes the text alone.
 std::string TraceJson(const Report& report, const std::vector<Frame>& frames,
                       const Inventory& inventory) {
+  using Json = nlohmann::ordered_json;
   std::ostringstream o;
+  Json head = {{"displayTimeUnit", "ms"},
+               {"otherData",
+                {{"generator", "edgemon " + report.mode},
+                 {"clock", "realtime (Unix epoch), ts in microseconds"},
+                 {"board", report.board_model}}}};
+  std::string text = JsonText(head);
+  text.pop_back();  // the closing brace: traceEvents follows
+  o << text << ",\"traceEvents\":[";
   bool first = true;
-  auto emit = [&](const std::string& event) {
-    o << (first ? "\n" : ",\n") << event;
+  auto emit = [&](const Json& event) {
+    o << (first ? "\n" : ",\n") << JsonText(event);
     first = false;
   };
-  o << "{\"displayTimeUnit\":\"ms\",\"otherData\":{\"generator\":\"edgemon " << report.mode
-    << "\",\"clock\":\"realtime (Unix epoch), ts in microseconds\",\"board\":"
-    << Quote(report.board_model) << "},\"traceEvents\":[";
   const char* process_names[] = {"", "power rails (W)", "temperatures (C)", "clocks (MHz)",
                                  "edgemon run"};
   for (int pid = 1; pid <= 4; ++pid) {
-    emit("{\"ph\":\"M\",\"pid\":" + std::to_string(pid) +
-         ",\"tid\":0,\"name\":\"process_name\",\"args\":{\"name\":" + Quote(process_names[pid]) +
-         "}}");
-    emit("{\"ph\":\"M\",\"pid\":" + std::to_string(pid) +
-         ",\"tid\":0,\"name\":\"process_sort_index\",\"args\":{\"sort_index\":" +
-         std::to_string(pid) + "}}");
+    emit({{"ph", "M"},
+          {"pid", pid},
+          {"tid", 0},
+          {"name", "process_name"},
+          {"args", {{"name", process_names[pid]}}}});
+    emit({{"ph", "M"},
+          {"pid", pid},
+          {"tid", 0},
+          {"name", "process_sort_index"},
+          {"args", {{"sort_index", pid}}}});
   }
   for (const auto& t : Tracks(inventory)) {
     for (const auto& f : frames) {
       auto v = f.Get(t.id);
       if (!v) continue;
-      emit("{\"ph\":\"C\",\"pid\":" + std::to_string(t.pid) + ",\"name\":" + Quote(t.name) +
-           ",\"ts\":" + Micros(f.realtime_ns) + ",\"args\":{\"" + t.unit +
-           "\":" + Fixed(static_cast<double>(*v) * t.scale, 3) + "}}");
+      emit({{"ph", "C"},
+            {"pid", t.pid},
+            {"name", t.name},
+            {"ts", Micros(f.realtime_ns)},
+            {"args", {{t.unit, Round3(static_cast<double>(*v) * t.scale)}}}});
     }
   }
   // Slices: the measured range (with --pre/--post), the run, the marks.
   auto slice = [&](int tid, const std::string& name, int64_t from, int64_t to,
                    const nlohmann::json& args) {
-    emit("{\"ph\":\"X\",\"pid\":4,\"tid\":" + std::to_string(tid) + ",\"name\":" + Quote(name) +
-         ",\"ts\":" + Micros(from) + ",\"dur\":" + Micros(std::max<int64_t>(to - from, 0)) +
-         ",\"args\":" + args.dump() + "}");
+    emit({{"ph", "X"},
+          {"pid", 4},
+          {"tid", tid},
+          {"name", name},
+          {"ts", Micros(from)},
+          {"dur", Micros(std::max<int64_t>(to - from, 0))},
+          {"args", args}});
   };
   auto thread = [&](int tid, const std::string& name) {
-    emit("{\"ph\":\"M\",\"pid\":4,\"tid\":" + std::to_string(tid) +
-         ",\"name\":\"thread_name\",\"args\":{\"name\":" + Quote(name) + "}}");
+    emit({{"ph", "M"},
+          {"pid", 4},
+          {"tid", tid},
+          {"name", "thread_name"},
+          {"args", {{"name", name}}}});
   };
   thread(1, report.mode == "attach" ? "range" : "run");
   const client::Summary& s = report.summary;

@@ -1,4 +1,5 @@
 // The rail tree, the text summary and summary.json of edgemon record/attach.
+#include <fmt/format.h>
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -35,16 +36,6 @@ std::string UtcTime(int64_t ns) {
   std::snprintf(buf, sizeof buf, "%04d-%02d-%02d %02d:%02d:%02d.%03d UTC", tm.tm_year + 1900,
                 tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, ms);
   return buf;
-}
-
-std::string Pad(std::string s, size_t width) {
-  if (s.size() < width) s.append(width - s.size(), ' ');
-  return s;
-}
-
-std::string PadLeft(std::string s, size_t width) {
-  if (s.size() < width) s.insert(0, width - s.size(), ' ');
-  return s;
 }
 
 // "cpu0".."cpu3" -> "cpu0-3"; other names joined by ",".
@@ -348,14 +339,14 @@ std::string RenderSummary(const Report& report, const Inventory& inventory) {
     size_t width = 10;
     for (const auto& r : rows) width = std::max(width, r.name.size() + 2 * r.depth + 2);
     o << "\n"
-      << Pad("Energy", width + 2) << PadLeft("J", 11) << PadLeft("avg W", 10)
-      << PadLeft("peak W", 10) << "\n";
+      << fmt::format("{:<{}}{:>11}{:>10}{:>10}\n", "Energy", width + 2, "J", "avg W", "peak W");
     for (const auto& r : rows) {
-      o << "  " << Pad(std::string(2 * r.depth, ' ') + r.name, width)
-        << PadLeft(Fixed(r.energy_mj / 1000.0, 3), 11)
-        << PadLeft(Fixed(r.avg_power_mw / 1000.0, 3), 10)
-        << PadLeft(r.peak_power_mw ? Fixed(static_cast<double>(*r.peak_power_mw) / 1000.0, 3) : "",
-                   10)
+      o << "  " << fmt::format("{:<{}}", std::string(2 * r.depth, ' ') + r.name, width)
+        << fmt::format("{:>11}", Fixed(r.energy_mj / 1000.0, 3))
+        << fmt::format("{:>10}", Fixed(r.avg_power_mw / 1000.0, 3))
+        << fmt::format("{:>10}", r.peak_power_mw
+                                     ? Fixed(static_cast<double>(*r.peak_power_mw) / 1000.0, 3)
+                                     : "")
         << (r.input ? "  (board input)" : "") << "\n";
     }
     if (auto total = TotalEnergyMj(s.rails)) {
@@ -392,18 +383,19 @@ std::string RenderSummary(const Report& report, const Inventory& inventory) {
     for (const auto& p : report.phases) {
       double dur =
           static_cast<double>((p.end_ns ? p.end_ns : report.run_end_ns) - p.start_ns) / 1e9;
-      o << "  " << Pad(p.name, 16) << PadLeft(Fixed(dur, 3) + " s", 11) << "  "
-        << (p.summary ? PhaseEnergy(*p.summary) : "no summary") << (p.end_ns ? "" : "  (not ended)")
-        << "\n";
+      o << "  " << fmt::format("{:<16}", p.name) << fmt::format("{:>11}", Fixed(dur, 3) + " s")
+        << "  " << (p.summary ? PhaseEnergy(*p.summary) : "no summary")
+        << (p.end_ns ? "" : "  (not ended)") << "\n";
     }
   }
 
   if (!s.temps.empty()) {
     o << "\nTemperatures (C)     start    min    max\n";
     for (const auto& t : s.temps) {
-      o << "  " << Pad(t.name, 18) << PadLeft(Fixed(static_cast<double>(t.start_mc) / 1000.0, 1), 6)
-        << PadLeft(Fixed(static_cast<double>(t.min_mc) / 1000.0, 1), 7)
-        << PadLeft(Fixed(static_cast<double>(t.max_mc) / 1000.0, 1), 7) << "\n";
+      o << fmt::format("  {:<18}{:>6}{:>7}{:>7}\n", t.name,
+                       Fixed(static_cast<double>(t.start_mc) / 1000.0, 1),
+                       Fixed(static_cast<double>(t.min_mc) / 1000.0, 1),
+                       Fixed(static_cast<double>(t.max_mc) / 1000.0, 1));
     }
   }
 
@@ -420,7 +412,7 @@ std::string RenderSummary(const Report& report, const Inventory& inventory) {
                 Fixed(static_cast<double>(shares[i].first) / 1000.0, 0) + " MHz";
       }
       if (shares.size() > 3) line += ", ...";
-      o << "  " << Pad(g.names, 12) << line << "  (below max "
+      o << "  " << fmt::format("{:<12}", g.names) << line << "  (below max "
         << Fixed(static_cast<double>(g.max_khz) / 1000.0, 0)
         << " MHz: " << Fixed(g.below_max_share * 100, 0) << "%)\n";
     }

@@ -9,9 +9,6 @@
 //   TraceJson       trace.json: Chrome trace-event JSON (counter tracks per
 //                   rail, temperature and clock; slices for the run and marks)
 //   ItemCounter     --items-from REGEX over the wrapped command's output
-//   ParseDuration / ParseTimePoint   "5m", "90s", "-10m", ISO 8601, @unix: the
-//                   fallback after timespec.h (the command line's shared syntax),
-//                   for "@UNIX.NANOS" (exact to the ns) and UTC-by-default ISO times
 //
 // All times are the daemon's realtime (Unix epoch ns). Thread safety: plain
 // functions and values; an ItemCounter is used by one thread.
@@ -160,13 +157,6 @@ class ItemCounter {
 
 // Compiles an --items-from pattern (ECMAScript); nullopt and *error on a bad one.
 std::optional<std::regex> CompileItemsRegex(const std::string& pattern, std::string* error);
-
-// "250ms", "90s", "5m", "2h", "1d", "1.5s", "3" (seconds) -> ns; nullopt when malformed.
-std::optional<int64_t> ParseDuration(std::string_view text);
-// A point in time (Unix epoch ns): "now", "-5m" / "+30s" (relative to now_ns),
-// "@1700000000.5" (Unix seconds), or ISO 8601 "2026-11-23T12:00:00[.fff][Z|+hh:mm]"
-// (no zone: UTC) also with a space instead of "T".
-std::optional<int64_t> ParseTimePoint(std::string_view text, int64_t now_ns);
 
 // The mark label of a sub-window of window `parent`: "<parent>:<name>".
 std::string MarkLabel(int64_t parent, std::string_view name);

@@ -1,5 +1,6 @@
 // edgemon now: one snapshot (a table grouped by kind, or JSON).
 // edgemon sensors: the inventory with units, limits, parents and flags.
+#include <fmt/format.h>
 #include <CLI/CLI.hpp>
 #include <cstdio>
 #include <nlohmann/json.hpp>
@@ -60,8 +61,8 @@ int RunNow(const Registry& registry, const SnapshotOptions& o) {
     session->info = std::move(info).value();
   }
   const Inventory inv = Subset(session->info.inventory, *ids);
-  std::string out =
-      o.json ? ToJson(inv, latest->frame, {}).dump(2) + "\n" : RenderTable(inv, latest->frame, {});
+  std::string out = o.json ? JsonText(ToJson(inv, latest->frame, {}), 2) + "\n"
+                           : RenderTable(inv, latest->frame, {});
   std::fwrite(out.data(), 1, out.size(), stdout);
   return std::fflush(stdout) == 0 ? kExitOk : kExitCantCreate;
 }
@@ -90,7 +91,7 @@ int RunSensors(const Registry& registry, const SnapshotOptions& o) {
                    {"interval_ms", session->info.interval_ms},
                    {"energy_rate_hz", session->info.energy_rate_hz},
                    {"api_version", session->info.api_version}};
-    out = j.dump(2) + "\n";
+    out = JsonText(j, 2) + "\n";
   } else {
     const BoardInfo& b = inv.board;
     out += "board:  " + (b.model.empty() ? std::string("(unknown)") : b.model);
@@ -99,7 +100,6 @@ int RunSensors(const Registry& registry, const SnapshotOptions& o) {
     out += "\ndaemon: edgemond " + session->info.daemon_version + ", every " +
            std::to_string(session->info.interval_ms) + " ms, energy at " +
            std::to_string(session->info.energy_rate_hz) + " Hz\n";
-    char line[512];
     for (int k = 0; k <= static_cast<int>(Kind::kBoard); ++k) {
       const Kind kind = static_cast<Kind>(k);
       bool header = false;
@@ -107,9 +107,8 @@ int RunSensors(const Registry& registry, const SnapshotOptions& o) {
         if (c.kind != kind) continue;
         if (!header) {
           out += "\n[" + std::string(ToString(kind)) + "]\n";
-          std::snprintf(line, sizeof line, "  %-36s %-8s %-26s %s\n", "CHANNEL", "UNIT", "SOURCE",
-                        "LIMITS / PARENT / FLAGS");
-          out += line;
+          out += fmt::format("  {:<36} {:<8} {:<26} {}\n", "CHANNEL", "UNIT", "SOURCE",
+                             "LIMITS / PARENT / FLAGS");
           header = true;
         }
         std::string extra = Limits(c);
@@ -117,9 +116,8 @@ int RunSensors(const Registry& registry, const SnapshotOptions& o) {
         if (std::string f = FlagList(c); !f.empty()) {
           extra += (extra.empty() ? "" : "  ") + std::string("[") + f + "]";
         }
-        std::snprintf(line, sizeof line, "  %-36s %-8s %-26s %s", c.Key().c_str(),
-                      std::string(ToString(c.unit)).c_str(), c.device.c_str(), extra.c_str());
-        std::string l = line;
+        std::string l =
+            fmt::format("  {:<36} {:<8} {:<26} {}", c.Key(), ToString(c.unit), c.device, extra);
         while (!l.empty() && l.back() == ' ') l.pop_back();
         out += l + "\n";
       }

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "cli.h"
+#include "duration_flag.h"
 #include "render.h"
 #include "session.h"
 #include "tegrastats_format.h"
@@ -82,7 +83,7 @@ int RunWatch(const Registry& registry, const WatchFlags& f) {
                           {"realtime_ns", lf.frame.realtime_ns},
                           {"boottime_ns", lf.frame.boottime_ns},
                           {"values", std::move(values)}};
-      line = j.dump();
+      line = JsonText(j);
     } else {
       line = LocalTime(lf.frame.realtime_ns).substr(11);  // HH:MM:SS.mmm
       for (const Channel* c : shown) {
@@ -152,7 +153,9 @@ void AddWatchCommands(CLI::App& app, Registry& registry) {
   watch->add_flag("--json", wf->json, "One JSON object per line (values by key, raw units)");
   watch
       ->add_option("--interval", wf->interval_ms,
-                   "Milliseconds between lines (default: every daemon sample)")
+                   "Time between lines: 500ms, 2s, or a bare number of milliseconds (default: "
+                   "every daemon sample)")
+      ->transform(client::DurationMsFlag())
       ->check(CLI::Range(0u, 3600u * 1000u));
   watch
       ->add_option("--channels", wf->channels,
@@ -165,7 +168,11 @@ void AddWatchCommands(CLI::App& app, Registry& registry) {
   auto tf = std::make_shared<TegrastatsFlags>();
   CLI::App* tegra = app.add_subcommand(
       "tegrastats", "Print lines in tegrastats' format for this board (a drop-in for tegrastats)");
-  tegra->add_option("--interval", tf->interval_ms, "Milliseconds between lines (default 1000)")
+  tegra
+      ->add_option("--interval", tf->interval_ms,
+                   "Time between lines: a bare number of milliseconds as in tegrastats, or 2s, "
+                   "500ms (default 1000)")
+      ->transform(client::DurationMsFlag())
       ->check(CLI::Range(1u, 3600u * 1000u));
   tegra->add_option("--logfile", tf->logfile, "Append the lines to FILE (flushed after each)");
   tegra->add_option("--count", tf->count, "Stop after N lines");

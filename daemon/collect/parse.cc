@@ -40,16 +40,38 @@ std::optional<T> Number(std::string_view s) {
   return v;
 }
 
-bool StartsWith(std::string_view s, std::string_view p) {
-  return s.substr(0, p.size()) == p;
-}
-
 }  // namespace
 
 std::string_view Trim(std::string_view s) {
   while (!s.empty() && IsSpace(s.front())) s.remove_prefix(1);
   while (!s.empty() && IsSpace(s.back())) s.remove_suffix(1);
   return s;
+}
+
+namespace {
+
+// `s` with the ASCII letters from `first` to `first` + 25 moved to `to` on.
+std::string MapAsciiCase(std::string_view s, char first, char to) {
+  std::string out(s);
+  for (char& ch : out) {
+    if (ch >= first && ch < first + 26) ch = static_cast<char>(ch - first + to);
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string Lower(std::string_view s) {
+  return MapAsciiCase(s, 'A', 'a');
+}
+
+std::string Upper(std::string_view s) {
+  return MapAsciiCase(s, 'a', 'A');
+}
+
+bool IsUnusedInaLabel(std::string_view label) {
+  const std::string l = Lower(Trim(label));
+  return l.empty() || l == "nc" || l == "(nc)" || l == "n/c" || l == "sum of shunt voltages";
 }
 
 std::optional<int64_t> Int(std::string_view s) {
@@ -90,7 +112,7 @@ bool ProcStatCpus(std::string_view text, bool whole_file, std::vector<CpuTimes>&
   while (!text.empty()) {
     bool last_line = text.find('\n') == std::string_view::npos;
     std::string_view line = NextLine(text);
-    if (!StartsWith(line, "cpu")) return true;   // the cpu section is over
+    if (!line.starts_with("cpu")) return true;   // the cpu section is over
     if (last_line && !whole_file) return false;  // this line may be cut
     std::string_view rest = line;
     std::string_view name = NextToken(rest);
@@ -213,7 +235,7 @@ std::optional<std::string> L4tRelease(std::string_view text) {
 
 std::optional<int64_t> NvpmodelStatus(std::string_view text) {
   text = Trim(NextLine(text));
-  if (!StartsWith(text, "pmode:")) return std::nullopt;
+  if (!text.starts_with("pmode:")) return std::nullopt;
   auto v = Number<int64_t>(text.substr(6));
   if (!v || *v < 0) return std::nullopt;
   return v;
@@ -231,7 +253,7 @@ NvpmodelConf Nvpmodel(std::string_view text) {
   };
   while (!text.empty()) {
     std::string_view line = Trim(NextLine(text));
-    if (!StartsWith(line, "<")) continue;
+    if (!line.starts_with("<")) continue;
     if (line.find("POWER_MODEL") != std::string_view::npos) {
       auto id = Number<int64_t>(value_of(line, "ID="));
       std::string_view name = value_of(line, "NAME=");

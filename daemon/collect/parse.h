@@ -15,6 +15,18 @@
 namespace edgemon::parse {
 
 std::string_view Trim(std::string_view s);
+// ASCII lower and upper case (locale-independent; other bytes unchanged).
+std::string Lower(std::string_view s);
+std::string Upper(std::string_view s);
+
+// Whether an INA3221 channel label (hwmon inK_label, iio rail_name_K) names
+// no rail. NVIDIA's device trees label a channel that is not connected "NC"
+// (the AGX Orin's second monitor has two); "(NC)" and "N/C" are the same mark
+// in other trees; an empty label names nothing; and the upstream hwmon
+// driver's seventh channel, "sum of shunt voltages", is the sum of the three
+// shunts, not a rail of its own. Compared trimmed and case-insensitively, and
+// exactly: "VDD_SYNC" or "NCPU" are rails.
+bool IsUnusedInaLabel(std::string_view label);
 
 // A whole file holding one integer: optional surrounding whitespace, optional
 // sign, decimal digits. Anything else, and overflow of int64, is nullopt.

@@ -56,8 +56,9 @@ class SysFs {
   virtual ssize_t Read(FileId id, char* buf, size_t cap) = 0;
 
   // Reads a whole small file (at most `max_bytes`). nullopt on any error.
-  virtual std::optional<std::string> ReadText(const std::string& path,
-                                              size_t max_bytes = 1 << 20) = 0;
+  // No default for `max_bytes`: a default on a virtual binds to the static
+  // type, so a call through an override would silently get another one.
+  virtual std::optional<std::string> ReadText(const std::string& path, size_t max_bytes) = 0;
   // Names in a directory, sorted, without "." and "..". Empty on error.
   virtual std::vector<std::string> List(const std::string& dir) = 0;
   // The canonical logical path (symlinks resolved, staying inside the root).

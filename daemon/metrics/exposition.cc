@@ -542,8 +542,13 @@ std::string Exposition::Render(const Frame* frame, const Health& h, Format f) co
       AppendSimple(out, f, "edgemon_store_max_bytes", "gauge", "bytes",
                    "Configured cap of the store's size", IntText(s.max_bytes));
     }
-    AppendSimple(out, f, "edgemon_store_frames", "gauge", "", "Raw frames held in the store",
-                 IntText(s.frames));
+    if (s.frames) {
+      AppendSimple(out, f, "edgemon_store_frames", "gauge", "", "Raw frames held in the store",
+                   IntText(*s.frames));
+    }
+    AppendSimple(out, f, "edgemon_store_damaged", "gauge", "",
+                 "1 once the store's file was found damaged (history is no longer written), else 0",
+                 s.damaged ? "1" : "0");
     AppendSimple(out, f, "edgemon_store_dropped_frames", "counter", "",
                  "Frames the store could not keep (failed batches, queue overflow)",
                  UintText(s.dropped_frames));

@@ -34,7 +34,9 @@
 // edgemon_deadline_misses_total, edgemon_read_errors_total{channel},
 // edgemon_frame_interval_seconds, edgemon_energy_interval_seconds,
 // edgemon_last_frame_timestamp_seconds, edgemon_channels,
-// edgemon_store_bytes, edgemon_store_max_bytes, edgemon_store_frames,
+// edgemon_store_bytes, edgemon_store_max_bytes, edgemon_store_frames (left
+// out while the store cannot be read), edgemon_store_damaged (1 once the
+// store's file was found damaged, else 0),
 // edgemon_store_dropped_frames_total, edgemon_store_failed_commits_total,
 // edgemon_build_info{version}; and edgemon_process_gpu_memory_bytes{pid,
 // process} for the processes using the most GPU memory, where known.
@@ -65,11 +67,12 @@ Format NegotiateFormat(std::string_view accept);
 std::string_view ContentType(Format format);
 
 struct StoreHealth {
-  int64_t bytes = 0;      // database + WAL on disk
-  int64_t max_bytes = 0;  // the configured cap (0 = none)
-  int64_t frames = 0;     // raw frames held
+  int64_t bytes = 0;              // database + WAL on disk
+  int64_t max_bytes = 0;          // the configured cap (0 = none)
+  std::optional<int64_t> frames;  // raw frames held; unknown while the file cannot be read
   uint64_t dropped_frames = 0;
   uint64_t failed_commits = 0;
+  bool damaged = false;  // the file was found damaged (store invariant 13)
 };
 
 // One process's GPU memory (the top processes by it, see MetricsSource).

@@ -55,17 +55,19 @@ std::optional<StoreHealth> MetricsSource::StoreStats() {
   }
   std::unique_lock refresh(store_mu_, std::try_to_lock);
   if (refresh.owns_lock()) {
+    // When the file cannot be read (damaged), what the store knows without
+    // it is still exported; only the frame count is left out.
     auto st = store_->Stats();
+    const store::StoreStats c = st.ok() ? *st : store_->Counters();
+    StoreHealth h;
+    h.bytes = c.db_bytes + c.wal_bytes;
+    h.max_bytes = c.max_bytes;
+    if (st.ok()) h.frames = c.frames;
+    h.dropped_frames = c.dropped_frames;
+    h.failed_commits = c.failed_commits;
+    h.damaged = c.damaged;
     std::lock_guard lk(cache_mu_);
-    if (st.ok()) {
-      StoreHealth h;
-      h.bytes = st->db_bytes + st->wal_bytes;
-      h.max_bytes = st->max_bytes;
-      h.frames = st->frames;
-      h.dropped_frames = st->dropped_frames;
-      h.failed_commits = st->failed_commits;
-      store_cache_ = h;
-    }
+    store_cache_ = h;
     store_cache_at_ns_ = now;  // a failing Stats() is not retried by every scrape
     return store_cache_;
   }
@@ -91,6 +93,8 @@ std::string MetricsSource::Render(Format format) {
   }
   if (s.errors) h.read_errors = *s.errors;
   h.store = StoreStats();
+  // Damage shows at once, not when the cached statistics expire.
+  if (h.store && store_->damaged()) h.store->damaged = true;
   std::vector<ProcessGpuMemory> top;
   if (options_.gpu_processes != nullptr) {
     auto gpu = options_.gpu_processes->Read();

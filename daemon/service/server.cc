@@ -276,16 +276,30 @@ std::string ApiServer::Start(const ServerOptions& o) {
     }
   }
   server_->GetHealthCheckService()->SetServingStatus("edgemon.v1.Telemetry", true);
+  std::lock_guard lk(health_mu_);
+  server_->GetHealthCheckService()->SetServingStatus(kStoreHealthService, store_serving_);
+  serving_ = true;
   return {};
+}
+
+void ApiServer::SetStoreServing(bool serving) {
+  std::lock_guard lk(health_mu_);
+  store_serving_ = serving;
+  if (serving_) server_->GetHealthCheckService()->SetServingStatus(kStoreHealthService, serving);
 }
 
 void ApiServer::Shutdown(int grace_ms) {
   service_.hub().Shutdown();
-  if (server_) {
-    server_->GetHealthCheckService()->SetServingStatus(false);
-    server_->Shutdown(std::chrono::system_clock::now() + std::chrono::milliseconds(grace_ms));
-    server_->Wait();
-    server_.reset();
+  std::unique_ptr<grpc::Server> server;
+  {
+    std::lock_guard lk(health_mu_);
+    if (serving_) server_->GetHealthCheckService()->SetServingStatus(false);
+    serving_ = false;
+    server = std::move(server_);
+  }
+  if (server) {
+    server->Shutdown(std::chrono::system_clock::now() + std::chrono::milliseconds(grace_ms));
+    server->Wait();
   }
   service_.Stop();
 }

@@ -15,11 +15,17 @@
 //     addresses (getsockname);
 //   - SO_REUSEPORT is off, so a second daemon on the same port fails to start.
 //
-// Thread safety: Start and Shutdown from one thread.
+// Health (grpc.health.v1): "" and "edgemon.v1.Telemetry" are SERVING while
+// the server runs (live data is served whatever the store's state);
+// kStoreHealthService ("edgemon.store") is SERVING while the history store
+// works and NOT_SERVING once it is found damaged (SetStoreServing).
+//
+// Thread safety: Start and Shutdown from one thread; SetStoreServing from any.
 #pragma once
 
 #include <sys/types.h>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 
@@ -28,6 +34,9 @@
 #include "service.h"
 
 namespace edgemon::service {
+
+// The health service name of the history store.
+inline constexpr char kStoreHealthService[] = "edgemon.store";
 
 struct ServerOptions {
   std::string unix_path;   // "/run/edgemon/edgemond.sock"; "" = no unix socket
@@ -72,11 +81,16 @@ class ApiServer {
   // Finishes live watches, then shuts the server down (in-flight calls get
   // `grace_ms` to finish, then are cancelled), then stops the service's worker.
   void Shutdown(int grace_ms = 2000);
+  // The store's health status (kStoreHealthService); kept across Start.
+  void SetStoreServing(bool serving);
 
   grpc::Server* server() { return server_.get(); }
 
  private:
   TelemetryService& service_;
+  std::mutex health_mu_;       // guards the health service's use against Shutdown
+  bool store_serving_ = true;  // guarded by health_mu_
+  bool serving_ = false;       // guarded by health_mu_: Start succeeded, no Shutdown yet
   std::unique_ptr<grpc::Server> server_;
 };
 

@@ -47,6 +47,12 @@ Status Invalid(const std::string& m) {
 Status Internal(const std::string& m) {
   return Status(StatusCode::INTERNAL, m);
 }
+// A store read or write that failed: DATA_LOSS once the store's file was
+// found damaged (store invariant 13), else INTERNAL.
+Status StoreFailure(const store::RingStore& st, const std::string& m) {
+  if (st.damaged()) return Status(StatusCode::DATA_LOSS, m + " (the store is damaged)");
+  return Internal(m);
+}
 
 void ToProto(const store::Window& w, v1::Window* out) {
   out->set_id(w.id);
@@ -147,7 +153,8 @@ class QueryReactor final : public grpc::ServerWriteReactor<v1::QueryChunk> {
       // A range that reaches the last minute may hold frames still queued
       // for the batched writer: commit them first, once per query.
       if (!flushed_ && to_ > svc_.clock().RealtimeNs() - kRecentNs) {
-        if (auto s = svc_.store().Flush(); !s.ok()) {
+        // A damaged store writes nothing more: what it holds is still read.
+        if (auto s = svc_.store().Flush(); !s.ok() && !svc_.store().damaged()) {
           error = Internal("query: storing queued frames: " + s.message());
         }
       }
@@ -175,7 +182,8 @@ class QueryReactor final : public grpc::ServerWriteReactor<v1::QueryChunk> {
   Status FetchFrames() {
     size_t page = std::min<size_t>(svc_.options().frames_per_chunk, rows_left_);
     auto set = svc_.store().Range(next_from_, to_, keys_, page);
-    if (!set.ok()) return Internal("query: " + set.error());
+    if (!set.ok()) return StoreFailure(svc_.store(), "query: " + set.error());
+    bad_frames_ += set->bad_frames;
     std::vector<ChannelId> col_ids;
     for (const auto& sc : set->channels) {
       auto it = ids_.find(sc.key);
@@ -200,6 +208,7 @@ class QueryReactor final : public grpc::ServerWriteReactor<v1::QueryChunk> {
       last_ = true;
       chunk_.set_truncated(true);
     }
+    if (last_) chunk_.set_bad_frames(bad_frames_);
     return Status::OK;
   }
 
@@ -209,8 +218,11 @@ class QueryReactor final : public grpc::ServerWriteReactor<v1::QueryChunk> {
       return Status::OK;
     }
     const std::string& key = keys_[key_index_++];
-    auto buckets = svc_.store().Downsample(key, next_from_, to_, step_);
-    if (!buckets.ok()) return Internal("query " + key + ": " + buckets.error());
+    uint64_t bad = 0;
+    auto buckets = svc_.store().Downsample(key, next_from_, to_, step_, store::Tier::kAuto, &bad);
+    if (!buckets.ok()) return StoreFailure(svc_.store(), "query " + key + ": " + buckets.error());
+    // Every series reads the same frames: a bad one counts once.
+    bad_frames_ = std::max(bad_frames_, bad);
     auto* s = chunk_.add_series();
     s->set_id(ids_.at(key));
     size_t n = std::min<size_t>(buckets->size(), rows_left_);
@@ -227,6 +239,7 @@ class QueryReactor final : public grpc::ServerWriteReactor<v1::QueryChunk> {
     if (key_index_ >= keys_.size()) {
       last_ = true;
       chunk_.set_truncated(truncated_);
+      chunk_.set_bad_frames(bad_frames_);
     }
     return Status::OK;
   }
@@ -247,7 +260,8 @@ class QueryReactor final : public grpc::ServerWriteReactor<v1::QueryChunk> {
   bool flushed_ = false;  // worker thread only
   size_t key_index_ = 0;
   bool truncated_ = false;
-  bool last_ = false;  // the chunk being written is the last one
+  uint64_t bad_frames_ = 0;  // frames skipped because their data did not decode
+  bool last_ = false;        // the chunk being written is the last one
 
   std::mutex mu_;
   v1::QueryChunk chunk_;
@@ -264,47 +278,6 @@ class RefusedStream final : public grpc::ServerWriteReactor<Msg> {
 };
 
 }  // namespace
-
-// ---- Worker ----
-
-Worker::Worker(size_t max_queued) : max_queued_(max_queued) {
-  thread_ = std::thread([this] {
-    for (;;) {
-      std::function<void()> job;
-      {
-        std::unique_lock lock(mu_);
-        cv_.wait(lock, [&] { return stop_ || !jobs_.empty(); });
-        if (jobs_.empty()) return;
-        job = std::move(jobs_.front());
-        jobs_.pop_front();
-      }
-      job();
-    }
-  });
-}
-
-Worker::~Worker() {
-  Stop();
-}
-
-bool Worker::Post(std::function<void()> job) {
-  {
-    std::lock_guard lock(mu_);
-    if (stop_ || jobs_.size() >= max_queued_) return false;
-    jobs_.push_back(std::move(job));
-  }
-  cv_.notify_one();
-  return true;
-}
-
-void Worker::Stop() {
-  {
-    std::lock_guard lock(mu_);
-    stop_ = true;
-  }
-  cv_.notify_one();
-  if (thread_.joinable()) thread_.join();
-}
 
 // ---- TelemetryService ----
 
@@ -502,7 +475,7 @@ grpc::ServerWriteReactor<v1::QueryChunk>* TelemetryService::Query(grpc::Callback
   }
   // Keys the store knows (a channel discovered moments ago may not be stored yet).
   auto stored = store_.Channels();
-  if (!stored.ok()) return new Refused(Internal("query: " + stored.error()));
+  if (!stored.ok()) return new Refused(StoreFailure(store_, "query: " + stored.error()));
   std::unordered_map<std::string, bool> known;
   for (const auto& sc : *stored) known[sc.key] = true;
   std::vector<std::string> keys;
@@ -544,7 +517,7 @@ grpc::ServerUnaryReactor* TelemetryService::BeginWindow(grpc::CallbackServerCont
           it->second.expires_mono_ns = clock_.MonotonicNs() + *it->second.lease_ns;
           it->second.last_seen_ns = std::max(it->second.last_seen_ns, arrived);
           auto w = store_.GetWindow(id);
-          if (!w.ok()) return Internal("renew window: " + w.error());
+          if (!w.ok()) return StoreFailure(store_, "renew window: " + w.error());
           if (!*w) return Status(StatusCode::NOT_FOUND, "no window with id " + std::to_string(id));
           ToProto(**w, resp);
           return Status::OK;
@@ -574,7 +547,7 @@ grpc::ServerUnaryReactor* TelemetryService::BeginWindow(grpc::CallbackServerCont
                             "); end some, or open them with a lease so that abandoned ones close");
         }
         auto id = store_.BeginWindow(label, start, lease);
-        if (!id.ok()) return Internal("begin window: " + id.error());
+        if (!id.ok()) return StoreFailure(store_, "begin window: " + id.error());
         open_windows_[*id] = OpenWindow{lease, lease ? clock_.MonotonicNs() + *lease : 0, start};
         ToProto(store::Window{*id, label, start, std::nullopt, false, lease}, resp);
         return Status::OK;
@@ -592,7 +565,7 @@ grpc::ServerUnaryReactor* TelemetryService::EndWindow(grpc::CallbackServerContex
       [this, id, arrived, resp] {
         SweepWindows();
         auto w = store_.GetWindow(id);
-        if (!w.ok()) return Internal("end window: " + w.error());
+        if (!w.ok()) return StoreFailure(store_, "end window: " + w.error());
         if (!*w) return Status(StatusCode::NOT_FOUND, "no window with id " + std::to_string(id));
         if ((*w)->abandoned) {
           return Status(StatusCode::FAILED_PRECONDITION,
@@ -605,7 +578,7 @@ grpc::ServerUnaryReactor* TelemetryService::EndWindow(grpc::CallbackServerContex
         }
         int64_t end = std::max(arrived, (*w)->start_ns);
         if (auto s = store_.EndWindow(id, end); !s.ok()) {
-          return Internal("end window: " + s.message());
+          return StoreFailure(store_, "end window: " + s.message());
         }
         open_windows_.erase(id);
         store::Window done = **w;
@@ -635,7 +608,7 @@ grpc::ServerUnaryReactor* TelemetryService::ListWindows(grpc::CallbackServerCont
   }
   return Defer(ctx, [this, from, to, page, after, resp] {
     auto ws = store_.ListWindows(from, to, size_t{page} + 1, after);
-    if (!ws.ok()) return Internal("list windows: " + ws.error());
+    if (!ws.ok()) return StoreFailure(store_, "list windows: " + ws.error());
     const bool more = ws->size() > page;
     if (more) ws->resize(page);
     for (const auto& w : *ws) ToProto(w, resp->add_windows());
@@ -669,7 +642,7 @@ grpc::ServerUnaryReactor* TelemetryService::Summarize(grpc::CallbackServerContex
   auto* r = ctx->DefaultReactor();
   bool posted = worker_.Post([this, r, id, resp] {
     auto w = store_.GetWindow(id);
-    if (!w.ok()) return r->Finish(Internal("summarize: " + w.error()));
+    if (!w.ok()) return r->Finish(StoreFailure(store_, "summarize: " + w.error()));
     if (!*w)
       return r->Finish(Status(StatusCode::NOT_FOUND, "no window with id " + std::to_string(id)));
     // An open window is measured up to now.
@@ -702,7 +675,8 @@ struct TelemetryService::SummarizeRun {
   v1::Summary* out = nullptr;
   int64_t next_from = 0;
   int64_t to = 0;
-  bool in_raw = false;  // peaks and temperatures from the pages (else from the rollup tier)
+  bool in_raw = false;      // peaks and temperatures from the pages (else from the rollup tier)
+  uint64_t bad_frames = 0;  // frames in the range whose data did not decode, left out
   std::vector<std::string> keys;
   std::optional<FrameSummary> frames;
   std::map<std::string, Channel> power;           // rail power channels by key (in_raw)
@@ -720,7 +694,10 @@ void TelemetryService::RunSummarize(grpc::ServerUnaryReactor* r, int64_t from, i
 
 void TelemetryService::NextSummaryPage(const std::shared_ptr<SummarizeRun>& run) {
   auto page = store_.Range(run->next_from, run->to, run->keys, options_.summary_page_frames);
-  if (!page.ok()) return run->reactor->Finish(Internal("summarize: " + page.error()));
+  if (!page.ok()) {
+    return run->reactor->Finish(StoreFailure(store_, "summarize: " + page.error()));
+  }
+  run->bad_frames += page->bad_frames;
   if (!run->frames) run->frames.emplace(page->channels, frame_period_ns());
   run->frames->Add(page->frames);
   if (!page->truncated || page->frames.empty()) {
@@ -771,6 +748,13 @@ void TelemetryService::FinishSummary(SummarizeRun& run) {
                             " frames; energy, averages and edges are uncertain at this "
                             "sampling rate");
   }
+  // Frames that could not be read (store invariant 14) are left out, and said so.
+  if (run.bad_frames > 0) {
+    out->set_bad_frames(run.bad_frames);
+    std::string n = std::to_string(run.bad_frames) +
+                    " stored frame(s) in this range could not be decoded and were left out";
+    out->set_note(out->note().empty() ? n : out->note() + "; " + n);
+  }
   // Wall-clock steps inside the range (store invariant 11): its wall-clock
   // span is not elapsed time.
   if (auto jumps = store_.ClockJumps(out->from_ns(), out->to_ns()); jumps.ok() && !jumps->empty()) {
@@ -786,7 +770,8 @@ void TelemetryService::FinishSummary(SummarizeRun& run) {
 Status TelemetryService::BeginSummary(int64_t from, int64_t to, v1::Summary* out,
                                       std::shared_ptr<SummarizeRun>* run_out) {
   // Frames still queued for the batched writer belong to the range too.
-  if (auto flushed = store_.Flush(); !flushed.ok()) {
+  // A damaged store writes nothing more: what it holds is still read.
+  if (auto flushed = store_.Flush(); !flushed.ok() && !store_.damaged()) {
     return Internal("summarize: storing queued frames: " + flushed.message());
   }
   // Edges: up to now at the end; from the oldest data held at the start.
@@ -824,7 +809,7 @@ Status TelemetryService::BeginSummary(int64_t from, int64_t to, v1::Summary* out
     out->set_max_rail_rate_hz(rates->max_hz);
   }
   auto channels = store_.Channels();
-  if (!channels.ok()) return Internal("summarize: " + channels.error());
+  if (!channels.ok()) return StoreFailure(store_, "summarize: " + channels.error());
   auto stats = store_.Stats();
   bool in_raw = stats.ok() && stats->oldest_ns && *stats->oldest_ns <= from;
   store::Tier tier = in_raw ? store::Tier::kRaw : store::Tier::kAuto;

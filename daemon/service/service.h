@@ -35,6 +35,7 @@
 #include "sampler.h"
 #include "sysfs.h"
 #include "watch_hub.h"
+#include "worker.h"
 
 namespace edgemon::service {
 
@@ -54,24 +55,6 @@ struct ServiceOptions {
   // GPU memory per process for ListProcesses; null: the service reads the
   // nvmap table through `fs` itself (no NVML).
   GpuProcessReader* gpu_processes = nullptr;
-};
-
-// Runs store and file-system work off gRPC's threads, in order.
-class Worker {
- public:
-  explicit Worker(size_t max_queued);
-  ~Worker();
-  // False when the backlog is full or the worker stopped.
-  bool Post(std::function<void()> job);
-  void Stop();  // runs what is queued, then joins
-
- private:
-  const size_t max_queued_;
-  std::mutex mu_;
-  std::condition_variable cv_;
-  std::deque<std::function<void()>> jobs_;  // guarded by mu_
-  bool stop_ = false;                       // guarded by mu_
-  std::thread thread_;
 };
 
 class TelemetryService final : public v1::Telemetry::CallbackService {

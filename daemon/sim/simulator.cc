@@ -154,24 +154,6 @@ int64_t Snap(const std::vector<int64_t>& table, double v) {
   return best;
 }
 
-std::string Lower(std::string_view s) {
-  std::string out(s);
-  for (char& ch : out) {
-    if (ch >= 'A' && ch <= 'Z') ch = static_cast<char>(ch - 'A' + 'a');
-  }
-  return out;
-}
-
-bool IsUnusedLabel(std::string_view label) {
-  std::string l = Lower(parse::Trim(label));
-  return l.empty() || l == "nc" || l == "(nc)" || l == "n/c" ||
-         l.find("sum of shunt") != std::string::npos;
-}
-
-bool StartsWith(std::string_view s, std::string_view p) {
-  return s.substr(0, p.size()) == p;
-}
-
 int64_t NowNs(clockid_t clock) {
   timespec ts;
   ::clock_gettime(clock, &ts);
@@ -180,7 +162,7 @@ int64_t NowNs(clockid_t clock) {
 
 // Default base power of RAPL zones, which have no power reading to start from.
 double RaplBaseMw(std::string_view zone_name) {
-  if (StartsWith(zone_name, "package")) return 8000;
+  if (zone_name.starts_with("package")) return 8000;
   if (zone_name == "core") return 4000;
   if (zone_name == "uncore") return 600;
   if (zone_name == "dram") return 1500;
@@ -280,7 +262,7 @@ struct Simulator::Impl {
     std::string_view s = *text;
     std::vector<StatLine> lines;
     std::vector<CpuWave> waves;
-    while (StartsWith(s, "cpu")) {
+    while (s.starts_with("cpu")) {
       size_t nl = s.find('\n');
       std::string_view line = s.substr(0, nl);
       s.remove_prefix(nl == std::string_view::npos ? s.size() : nl + 1);
@@ -339,7 +321,7 @@ struct Simulator::Impl {
     std::vector<std::pair<std::string, int64_t>> dirs;  // (logical dir, cpu or -1)
     const std::string cpufreq = JoinPath(base, "cpufreq");
     for (const auto& e : fs.List(cpufreq)) {
-      if (StartsWith(e, "policy")) dirs.emplace_back(JoinPath(cpufreq, e), -1);
+      if (e.starts_with("policy")) dirs.emplace_back(JoinPath(cpufreq, e), -1);
     }
     for (const auto& c : model.cpus) {
       dirs.emplace_back(JoinPath(JoinPath(base, "cpu" + std::to_string(c.cpu)), "cpufreq"), c.cpu);
@@ -577,7 +559,7 @@ struct Simulator::Impl {
   void DiscoverTemps() {
     const std::string thermal = SysPath("class/thermal");
     for (const auto& zone : fs.List(thermal)) {
-      if (!StartsWith(zone, "thermal_zone")) continue;
+      if (!zone.starts_with("thermal_zone")) continue;
       const std::string dir = JoinPath(thermal, zone);
       auto type = ReadLine(JoinPath(dir, "type"));
       auto mc = ReadInt(JoinPath(dir, "temp"));
@@ -595,7 +577,7 @@ struct Simulator::Impl {
       seen.push_back(*resolved);
       const std::string chip = ReadLine(JoinPath(dir, "name")).value_or(entry);
       for (const auto& file : fs.List(dir)) {
-        if (!StartsWith(file, "temp") || file.size() < 11 ||
+        if (!file.starts_with("temp") || file.size() < 11 ||
             file.compare(file.size() - 6, 6, "_input") != 0) {
           continue;
         }
@@ -662,7 +644,7 @@ struct Simulator::Impl {
     for (const auto& dev : fs.List(driver)) {
       const std::string hw = JoinPath(JoinPath(driver, dev), "hwmon");
       for (const auto& h : fs.List(hw)) {
-        if (StartsWith(h, "hwmon")) add(JoinPath(hw, h), dev);
+        if (h.starts_with("hwmon")) add(JoinPath(hw, h), dev);
       }
     }
     std::sort(dirs.begin(), dirs.end(), [](const Dir& a, const Dir& b) {
@@ -682,7 +664,8 @@ struct Simulator::Impl {
         const std::string shunt_path = JoinPath(d.dir, "in" + std::to_string(k + 3) + "_input");
         c.fixed_ma = ma.value_or(0);
         c.fixed_shunt = ReadInt(shunt_path).value_or(0);
-        if (label && !IsUnusedLabel(*label) && (!enable || *enable != 0) && mv && *mv > 0 && ma) {
+        if (label && !parse::IsUnusedInaLabel(*label) && (!enable || *enable != 0) && mv &&
+            *mv > 0 && ma) {
           c.curr_file = OpenValue(JoinPath(d.dir, "curr" + n + "_input"));
         }
         if (c.curr_file >= 0) {
@@ -762,12 +745,12 @@ struct Simulator::Impl {
     for (const auto& dev : fs.List(driver)) {
       const std::string dev_dir = JoinPath(driver, dev);
       for (const auto& e : fs.List(dev_dir)) {
-        if (StartsWith(e, "iio:device")) add(JoinPath(dev_dir, e), dev);
+        if (e.starts_with("iio:device")) add(JoinPath(dev_dir, e), dev);
       }
     }
     const std::string iio = SysPath("bus/iio/devices");
     for (const auto& e : fs.List(iio)) {
-      if (!StartsWith(e, "iio:device")) continue;
+      if (!e.starts_with("iio:device")) continue;
       const std::string dir = JoinPath(iio, e);
       if (ReadLine(JoinPath(dir, "name")).value_or("") != "ina3221x") continue;
       std::string bus_addr = e;
@@ -788,7 +771,7 @@ struct Simulator::Impl {
         auto mv = ReadInt(JoinPath(d.dir, "in_voltage" + n + "_input"));
         auto mw = ReadInt(JoinPath(d.dir, "in_power" + n + "_input"));
         c.fixed_ma = ReadInt(JoinPath(d.dir, "in_current" + n + "_input")).value_or(0);
-        if (!IsUnusedLabel(*label) && mv && *mv > 0 && mw && *mw >= 0) {
+        if (!parse::IsUnusedInaLabel(*label) && mv && *mv > 0 && mw && *mw >= 0) {
           c.power_file = OpenValue(JoinPath(d.dir, "in_power" + n + "_input"));
         }
         if (c.power_file >= 0) {
@@ -1047,7 +1030,7 @@ bool CopyTree(const fs::path& from, const fs::path& to, std::string* error) {
 bool IsSystemPath(const std::string& canonical) {
   if (canonical.empty() || canonical == "/") return true;
   for (const std::string& sys : {SysPath(""), ProcPath("")}) {
-    if (canonical == sys || StartsWith(canonical, sys + "/")) return true;
+    if (canonical == sys || canonical.starts_with(sys + "/")) return true;
   }
   return false;
 }
@@ -1092,7 +1075,7 @@ bool Simulator::Materialise(const std::string& from, const std::string& to, std:
     *error = "refusing to write into " + to;
     return false;
   }
-  if (dst_c == src_c || StartsWith(dst_c, src_c + "/")) {
+  if (dst_c == src_c || dst_c.starts_with(src_c + "/")) {
     *error = to + " lies inside the fixture " + from;
     return false;
   }

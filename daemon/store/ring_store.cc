@@ -71,6 +71,21 @@ bool IsBadFileCode(int extended_code) {
   int c = extended_code & 0xff;
   return c == SQLITE_NOTADB || c == SQLITE_CORRUPT;
 }
+// A statement failed because the file is damaged (I13): its content is
+// corrupt or no longer a database, or reading it fails (EIO, a file
+// shortened under us). Disk full and write errors are not damage: they pass
+// (kFailing).
+bool IsDamageCode(int extended_code) {
+  switch (extended_code) {
+    case SQLITE_IOERR_READ:
+    case SQLITE_IOERR_SHORT_READ:
+    case SQLITE_IOERR_CORRUPTFS:
+    case SQLITE_IOERR_DATA:
+      return true;
+    default:
+      return IsBadFileCode(extended_code);
+  }
+}
 
 // ---- Channel descriptions <-> columns ----
 
@@ -258,7 +273,12 @@ class RingStore::Impl {
   ~Impl() { (void)Close(); }
 
   Status Init();
+  // Init() failed on damage found after the file passed validation (I10):
+  // a second Impl given the reason treats the file as bad (recreate_bad).
+  const std::string& damaged_opening() const { return damaged_opening_; }
+  void TreatAsBad(std::string why) { treat_as_bad_ = std::move(why); }
   void Start() {
+    started_ = true;
     thread_ = std::thread([this] { Run(); });
   }
   Status Close();
@@ -291,11 +311,20 @@ class RingStore::Impl {
   Result<FrameSet> Range(int64_t from_ns, int64_t to_ns, const std::vector<std::string>& keys,
                          size_t limit);
   Result<std::vector<Bucket>> Downsample(const std::string& key, int64_t from_ns, int64_t to_ns,
-                                         int64_t step_ns, Tier tier);
+                                         int64_t step_ns, Tier tier, uint64_t* bad_frames);
   Result<std::optional<double>> CounterAt(const std::string& key, int64_t t_ns);
   Result<std::optional<double>> EnergyBetween(const std::string& key, int64_t t0, int64_t t1);
   Result<std::map<std::string, int64_t>> LastCounters();
   Result<StoreStats> Stats();
+  StoreStats Counters();
+  bool damaged() const { return damaged_.load(std::memory_order_acquire); }
+  std::string damage() {
+    std::lock_guard lk(stats_mu_);
+    return counters_.damage;
+  }
+  // (I13) Marks the store damaged once: `code` is the extended result code
+  // of the failed statement, `doing` what was being done, `error` its message.
+  void NoteDamage(int code, std::string_view doing, const std::string& error);
   Result<std::optional<int64_t>> OldestNs();
   Result<std::vector<ClockJump>> ClockJumps(int64_t from_ns, int64_t to_ns);
   Status IntegrityCheck();
@@ -373,7 +402,8 @@ class RingStore::Impl {
   Result<FrameSet> ReadFrames(bool latest, int64_t from_ns, int64_t to_ns,
                               const std::vector<std::string>& keys, size_t limit);
   Status FoldRaw(sql::Conn& c, uint32_t id, int64_t from_ns, int64_t to_ns, int64_t step_ns,
-                 std::optional<uint64_t> after_seq, std::vector<ReadAgg>& acc);
+                 std::optional<uint64_t> after_seq, std::vector<ReadAgg>& acc,
+                 uint64_t& bad_frames);
   Result<std::optional<double>> CounterAtIn(sql::Conn& c, uint32_t id, int64_t t);
   Result<std::optional<Point>> PrevRaw(sql::Conn& c, uint32_t id, int64_t t);
   Result<std::optional<Point>> NextRaw(sql::Conn& c, uint32_t id, int64_t t);
@@ -396,6 +426,12 @@ class RingStore::Impl {
   std::mutex close_mu_;
   bool closed_ = false;
   Status close_status_;
+
+  // ---- Damage (I13): set once, never cleared ----
+  std::atomic<bool> damaged_{false};
+  std::atomic<bool> started_{false};  // Open() succeeded: damage is reported, not returned
+  std::string damaged_opening_;       // Init only: why, when Setup/LoadState met damage
+  std::string treat_as_bad_;          // Init only
 
   // ---- Counters for Stats(): guarded by stats_mu_ ----
   std::mutex stats_mu_;
@@ -532,9 +568,9 @@ RingStore::Impl::Verdict RingStore::Impl::Validate() {
   }
   if (*app == kApplicationId) {
     if (*version > kSchemaVersion) {
-      v.status = Status::Error("written by a newer edgemon (schema version " +
-                               std::to_string(*version) + ", this build knows up to " +
-                               std::to_string(kSchemaVersion) + "); refusing to touch it");
+      v.status = Status::BadStore("written by a newer edgemon (schema version " +
+                                  std::to_string(*version) + ", this build knows up to " +
+                                  std::to_string(kSchemaVersion) + "); refusing to touch it");
     }
     return v;
   }
@@ -586,21 +622,28 @@ Status RingStore::Impl::Init() {
 
   Verdict v = Validate();
   if (!v.status.ok()) return v.status.Context(path_);
+  if (v.bad.empty() && !treat_as_bad_.empty()) v.bad = treat_as_bad_;
   if (!v.bad.empty()) {
-    if (!o.recreate_bad) {
-      return Status::Error(path_ + ": " + v.bad +
-                           "; left untouched (set recreate_bad to move it aside)");
-    }
+    if (!o.recreate_bad) return Status::BadStore(path_ + ": " + v.bad + "; left untouched");
     std::string moved_to;
     if (Status s = MoveAside(moved_to); !s.ok()) return s;
     Report(StoreEvent::Kind::kRecreated,
            path_ + ": " + v.bad + "; moved to " + moved_to + ", starting a new store");
     v = Validate();
     if (!v.status.ok()) return v.status.Context(path_);
-    if (!v.bad.empty()) return Status::Error(path_ + ": " + v.bad + " (after moving aside)");
+    if (!v.bad.empty()) return Status::BadStore(path_ + ": " + v.bad + " (after moving aside)");
   }
-  if (Status s = Setup(); !s.ok()) return s.Context(path_);
-  if (Status s = LoadState(); !s.ok()) return s.Context(path_);
+  // Damage that quick_check does not see (an index, a page it skips) shows
+  // up here: it is a bad store too, not a passing failure.
+  for (Status (Impl::*step)() : {&Impl::Setup, &Impl::LoadState}) {
+    if (Status s = (this->*step)(); !s.ok()) {
+      if (IsDamageCode(w_->failure_code())) {
+        damaged_opening_ = "damaged (" + s.message() + ")";
+        return Status::BadStore(path_ + ": " + damaged_opening_);
+      }
+      return s.Context(path_);
+    }
+  }
   return Status::Ok();
 }
 
@@ -727,12 +770,17 @@ Status RingStore::Impl::LoadState() {
     }
     sql::Stmt s(*w_, "SELECT data FROM frames ORDER BY seq DESC LIMIT 100000");
     while (missing > 0 && s.Step()) {
-      ForEachValue(s.Blob(0), [&](uint32_t id, int64_t v) {
+      pairs_.clear();
+      // (I14) a blob that does not decode gives nothing
+      if (!ForEachValue(s.Blob(0), [&](uint32_t id, int64_t v) { pairs_.emplace_back(id, v); })) {
+        continue;
+      }
+      for (const auto& [id, v] : pairs_) {
         if (id < chans_.size() && chans_[id].desc.Has(kFlagCounter) && !chans_[id].last_counter) {
           chans_[id].last_counter = v;
           --missing;
         }
-      });
+      }
     }
     if (s.failed()) return s.status();
     for (size_t id = 1; id < chans_.size() && missing > 0; ++id) {
@@ -750,7 +798,9 @@ Status RingStore::Impl::LoadState() {
     s.Bind(1, static_cast<int64_t>(rollup_seq_));
     while (s.Step()) {
       pairs_.clear();
-      ForEachValue(s.Blob(2), [&](uint32_t id, int64_t v) { pairs_.emplace_back(id, v); });
+      if (!ForEachValue(s.Blob(2), [&](uint32_t id, int64_t v) { pairs_.emplace_back(id, v); })) {
+        pairs_.clear();  // (I14) the frame counts for its seq, with no values
+      }
       Fold(static_cast<uint64_t>(s.Int(0)), s.Int(1), pairs_);
     }
     if (s.failed()) return s.status();
@@ -886,8 +936,12 @@ Status RingStore::Impl::Close() {
   w_.reset();
   std::lock_guard lk(stats_mu_);
   counters_.state = WriterState::kStopped;
-  close_status_ = counters_.last_error.empty() || !failing_ ? Status::Ok()
-                                                            : Status::Error(counters_.last_error);
+  if (damaged_) {
+    close_status_ = Status::BadStore("the store is damaged: " + counters_.damage);
+  } else {
+    close_status_ = counters_.last_error.empty() || !failing_ ? Status::Ok()
+                                                              : Status::Error(counters_.last_error);
+  }
   return close_status_;
 }
 
@@ -920,7 +974,7 @@ void RingStore::Impl::Run() {
   // Close (I7): write the open period so a restart needs no replay.
   CloseBucket();
   (void)Commit();
-  (void)w_->Exec("PRAGMA wal_checkpoint(TRUNCATE)");
+  if (!damaged()) (void)w_->Exec("PRAGMA wal_checkpoint(TRUNCATE)");
 }
 
 void RingStore::Impl::Process(std::deque<Item>& items) {
@@ -969,6 +1023,9 @@ void RingStore::Impl::Process(std::deque<Item>& items) {
 Status RingStore::Impl::HandleSyncOp(SyncOp& op, Result<int64_t>& result) {
   using K = SyncOp::Kind;
   Status committed = Commit();  // everything queued before the op
+  if (op.kind != K::kFlush && damaged()) {
+    return Status::Error("the store is damaged (" + damage() + ")");
+  }
   switch (op.kind) {
     case K::kFlush: {
       result = int64_t{0};
@@ -1183,6 +1240,7 @@ Status RingStore::Impl::InWriteTxn(const std::function<Status()>& body) {
   if (s.ok()) s = w_->Exec("COMMIT");
   if (!s.ok()) {
     last_errcode_ = w_->failure_code();
+    if (IsDamageCode(last_errcode_)) NoteDamage(last_errcode_, "writing", s.message());
     if (w_->InTransaction()) (void)w_->Exec("ROLLBACK");
   }
   return s;
@@ -1202,10 +1260,17 @@ Status RingStore::Impl::Commit() {
   if (batch_.empty() && pending_rollup_.empty() && !rollup_dirty_ && !dirty_channels) {
     return Status::Ok();
   }
-  if (!failing_) SetState(WriterState::kCommitting);
   Deltas d;
-  Status s = TryCommit(d);
+  Status s;
   uint64_t failed_attempts = 0;
+  if (damaged()) {
+    // (I13) Nothing more is written into a damaged file.
+    s = Status::Error("the store is damaged (" + damage() + ")");
+    last_errcode_ = SQLITE_CORRUPT;
+  } else {
+    if (!failing_) SetState(WriterState::kCommitting);
+    s = TryCommit(d);
+  }
   if (!s.ok() && IsFull(last_errcode_) && max_pages_ > 0) {
     // The ring cap was reached despite the estimate: trim harder, retry once (I6).
     ++failed_attempts;
@@ -1249,9 +1314,12 @@ Status RingStore::Impl::Commit() {
           Status::Error((full ? "disk full: " : "write failed: ") + std::to_string(lost) +
                         " frames dropped (" + s.message() + ")");
     }
-    Report(StoreEvent::Kind::kWriteFailed, std::string(full ? "disk full" : "write failed") +
-                                               ": dropped a batch of " + std::to_string(lost) +
-                                               " frames (" + s.message() + ")");
+    // A damaged store was reported once (kDamaged); its drops are counted.
+    if (!damaged()) {
+      Report(StoreEvent::Kind::kWriteFailed, std::string(full ? "disk full" : "write failed") +
+                                                 ": dropped a batch of " + std::to_string(lost) +
+                                                 " frames (" + s.message() + ")");
+    }
     return Status::Error((full ? "disk full: " : "write failed: ") + std::to_string(lost) +
                          " frames dropped (" + s.message() + ")");
   }
@@ -1535,6 +1603,19 @@ void RingStore::Impl::Report(StoreEvent::Kind kind, const std::string& message) 
   }
 }
 
+void RingStore::Impl::NoteDamage(int code, std::string_view doing, const std::string& error) {
+  if (!started_ || damaged_.exchange(true, std::memory_order_acq_rel)) return;
+  std::string message = path_ + " is damaged: " + std::string(doing) + " failed with " +
+                        sqlite3_errstr(code & 0xff) + " (extended code " + std::to_string(code) +
+                        "): " + error;
+  {
+    std::lock_guard lk(stats_mu_);
+    counters_.damaged = true;
+    counters_.damage = message;
+  }
+  Report(StoreEvent::Kind::kDamaged, message);
+}
+
 // ============================ Readers ============================
 
 Result<std::unique_ptr<sql::Conn>> RingStore::Impl::AcquireReader() {
@@ -1554,7 +1635,13 @@ Result<std::unique_ptr<sql::Conn>> RingStore::Impl::AcquireReader() {
                         std::to_string(std::max<int64_t>(0, options_.reader_mmap_bytes)) +
                         "; PRAGMA cache_size=-" +
                         std::to_string(std::max<int64_t>(64, options_.cache_kib));
-  if (Status s = (*c)->Exec(pragmas.c_str()); !s.ok()) return s;
+  if (Status s = (*c)->Exec(pragmas.c_str()); !s.ok()) {
+    // The first statement of a new connection reads the schema (I13).
+    if (int code = (*c)->failure_code(); IsDamageCode(code)) {
+      NoteDamage(code, "opening a reader", (*c)->failure_message());
+    }
+    return s;
+  }
   return std::move(c.value());
 }
 
@@ -1576,10 +1663,15 @@ class RingStore::Impl::Lease {
       return;
     }
     conn_ = std::move(c.value());
+    conn_->set_failure_code(SQLITE_OK);
     status_ = conn_->Exec("BEGIN");
   }
   ~Lease() {
     if (!conn_) return;
+    // (I13) Any statement of this read that found the file damaged.
+    if (int code = conn_->failure_code(); IsDamageCode(code)) {
+      impl_.NoteDamage(code, "reading", conn_->failure_message());
+    }
     if (conn_->InTransaction()) (void)conn_->Exec("COMMIT");
     impl_.ReleaseReader(std::move(conn_));
   }
@@ -1675,8 +1767,11 @@ Result<FrameSet> RingStore::Impl::ReadFrames(bool latest, int64_t from_ns, int64
     bool ok = ForEachValue(s.Blob(3), [&](uint32_t id, int64_t v) {
       if (id < column.size() && column[id] >= 0) f.values[static_cast<size_t>(column[id])] = v;
     });
-    if (!ok) return Status::Error("frame " + std::to_string(f.seq) + ": malformed data");
-    out.frames.push_back(std::move(f));
+    if (ok) {
+      out.frames.push_back(std::move(f));
+    } else {
+      ++out.bad_frames;  // (I14) skipped, not the whole range
+    }
     return Status::Ok();
   };
   if (latest) {
@@ -1693,8 +1788,9 @@ Result<FrameSet> RingStore::Impl::ReadFrames(bool latest, int64_t from_ns, int64
               "SELECT seq, boottime_ns, realtime_ns, data FROM frames "
               "WHERE realtime_ns >= ?1 AND realtime_ns < ?2 ORDER BY realtime_ns, seq LIMIT ?3");
   s.Bind(1, from_ns).Bind(2, to_ns);
-  s.Bind(3, limit == 0 ? int64_t{-1}
-                       : static_cast<int64_t>(std::min<size_t>(limit, INT64_MAX - 1)) + 1);
+  // No SQL limit: skipped bad frames (I14) must not end a page early; the
+  // index scan stops when the loop does.
+  s.Bind(3, int64_t{-1});
   while (s.Step()) {
     if (limit != 0 && out.frames.size() == limit) {
       out.truncated = true;
@@ -1719,7 +1815,7 @@ Result<FrameSet> RingStore::Impl::Range(int64_t from_ns, int64_t to_ns,
 // `after_seq`, only frames with a larger seq (the rollup tier's tail).
 Status RingStore::Impl::FoldRaw(sql::Conn& c, uint32_t id, int64_t from_ns, int64_t to_ns,
                                 int64_t step_ns, std::optional<uint64_t> after_seq,
-                                std::vector<ReadAgg>& acc) {
+                                std::vector<ReadAgg>& acc, uint64_t& bad_frames) {
   int64_t lo, hi;
   if (after_seq) {
     lo = static_cast<int64_t>(*after_seq) + 1;
@@ -1741,7 +1837,10 @@ Status RingStore::Impl::FoldRaw(sql::Conn& c, uint32_t id, int64_t from_ns, int6
   while (s.Step()) {
     int64_t t = s.Int(0);
     if (t < from_ns || t >= to_ns) continue;
-    if (!FindValue(s.Blob(1), id, v)) return Status::Error("malformed frame data");
+    if (!FindValue(s.Blob(1), id, v)) {
+      ++bad_frames;  // (I14)
+      continue;
+    }
     if (!v) continue;
     auto& a = acc[static_cast<size_t>((t - from_ns) / step_ns)];
     a.Merge(1, *v, *v, static_cast<double>(*v));
@@ -1750,7 +1849,9 @@ Status RingStore::Impl::FoldRaw(sql::Conn& c, uint32_t id, int64_t from_ns, int6
 }
 
 Result<std::vector<Bucket>> RingStore::Impl::Downsample(const std::string& key, int64_t from_ns,
-                                                        int64_t to_ns, int64_t step_ns, Tier tier) {
+                                                        int64_t to_ns, int64_t step_ns, Tier tier,
+                                                        uint64_t* bad_frames) {
+  uint64_t bad = 0;
   if (step_ns <= 0) return Status::Error("step must be positive");
   if (to_ns <= from_ns) return std::vector<Bucket>{};
   // Width of the range, guarded against overflow.
@@ -1775,7 +1876,8 @@ Result<std::vector<Bucket>> RingStore::Impl::Downsample(const std::string& key, 
     }
   }
   if (tier == Tier::kRaw) {
-    if (Status s = FoldRaw(l.conn(), id, from_ns, to_ns, step_ns, std::nullopt, acc); !s.ok()) {
+    if (Status s = FoldRaw(l.conn(), id, from_ns, to_ns, step_ns, std::nullopt, acc, bad);
+        !s.ok()) {
       return s;
     }
   } else {
@@ -1795,7 +1897,7 @@ Result<std::vector<Bucket>> RingStore::Impl::Downsample(const std::string& key, 
     }
     if (s.failed()) return s.status();
     // Frames not yet in the rollup tier (the open period).
-    if (Status e = FoldRaw(l.conn(), id, from_ns, to_ns, step_ns, rollup_seq, acc); !e.ok()) {
+    if (Status e = FoldRaw(l.conn(), id, from_ns, to_ns, step_ns, rollup_seq, acc, bad); !e.ok()) {
       return e;
     }
   }
@@ -1806,6 +1908,7 @@ Result<std::vector<Bucket>> RingStore::Impl::Downsample(const std::string& key, 
     out.push_back({from_ns + static_cast<int64_t>(k) * step_ns, a.min,
                    a.sum / static_cast<double>(a.count), a.max, a.count});
   }
+  if (bad_frames) *bad_frames += bad;
   return out;
 }
 
@@ -1816,7 +1919,7 @@ Result<std::optional<Point>> RingStore::Impl::PrevRaw(sql::Conn& c, uint32_t id,
   s.Bind(1, t);
   std::optional<int64_t> v;
   while (s.Step()) {
-    if (!FindValue(s.Blob(1), id, v)) return Status::Error("malformed frame data");
+    if (!FindValue(s.Blob(1), id, v)) continue;  // (I14) interpolate across it
     if (v) return std::optional<Point>(Point{s.Int(0), static_cast<double>(*v)});
   }
   if (s.failed()) return s.status();
@@ -1830,7 +1933,7 @@ Result<std::optional<Point>> RingStore::Impl::NextRaw(sql::Conn& c, uint32_t id,
   s.Bind(1, t);
   std::optional<int64_t> v;
   while (s.Step()) {
-    if (!FindValue(s.Blob(1), id, v)) return Status::Error("malformed frame data");
+    if (!FindValue(s.Blob(1), id, v)) continue;  // (I14) interpolate across it
     if (v) return std::optional<Point>(Point{s.Int(0), static_cast<double>(*v)});
   }
   if (s.failed()) return s.status();
@@ -1930,13 +2033,19 @@ Result<std::map<std::string, int64_t>> RingStore::Impl::LastCounters() {
   }
   std::map<std::string, int64_t> out;
   sql::Stmt s(l.conn(), "SELECT data FROM frames ORDER BY seq DESC LIMIT 100000");
+  std::vector<std::pair<uint32_t, int64_t>> values;
   while (!wanted.empty() && s.Step()) {
-    ForEachValue(s.Blob(0), [&](uint32_t id, int64_t v) {
+    values.clear();
+    // (I14) a blob that does not decode gives nothing, not its first values
+    if (!ForEachValue(s.Blob(0), [&](uint32_t id, int64_t v) { values.emplace_back(id, v); })) {
+      continue;
+    }
+    for (const auto& [id, v] : values) {
       auto it = wanted.find(id);
-      if (it == wanted.end()) return;
+      if (it == wanted.end()) continue;
       out.emplace(it->second->key, v);
       wanted.erase(it);
-    });
+    }
   }
   if (s.failed()) return s.status();
   for (const auto& [id, c] : wanted) {
@@ -2066,7 +2175,7 @@ Result<std::optional<int64_t>> RingStore::Impl::OldestNs() {
   return rollup;
 }
 
-Result<StoreStats> RingStore::Impl::Stats() {
+StoreStats RingStore::Impl::Counters() {
   StoreStats st;
   {
     std::lock_guard lk(stats_mu_);
@@ -2080,6 +2189,11 @@ Result<StoreStats> RingStore::Impl::Stats() {
   st.max_bytes = options_.max_bytes;
   st.db_bytes = FileSize(path_).value_or(0);
   st.wal_bytes = FileSize(path_ + "-wal").value_or(0);
+  return st;
+}
+
+Result<StoreStats> RingStore::Impl::Stats() {
+  StoreStats st = Counters();
   Lease l(*this);
   if (!l.ok()) return l.status();
   auto& c = l.conn();
@@ -2150,8 +2264,16 @@ RingStore::~RingStore() {
 Result<std::unique_ptr<RingStore>> RingStore::Open(const std::string& path,
                                                    RingStoreOptions options) {
   try {
-    auto impl = std::make_unique<Impl>(path, std::move(options));
-    if (Status s = impl->Init(); !s.ok()) return s;
+    auto impl = std::make_unique<Impl>(path, options);
+    if (Status s = impl->Init(); !s.ok()) {
+      if (impl->damaged_opening().empty() || !options.recreate_bad) return s;
+      // Damage quick_check did not see: moved aside like any bad file (I10).
+      std::string why = impl->damaged_opening();
+      impl.reset();  // closes the file first
+      impl = std::make_unique<Impl>(path, std::move(options));
+      impl->TreatAsBad(std::move(why));
+      if (Status again = impl->Init(); !again.ok()) return again;
+    }
     impl->Start();
     return std::unique_ptr<RingStore>(new RingStore(std::move(impl)));
   } catch (const std::exception& e) {
@@ -2216,9 +2338,10 @@ Result<FrameSet> RingStore::Range(int64_t from_ns, int64_t to_ns,
   return Guarded("Range", [&] { return impl_->Range(from_ns, to_ns, keys, limit); });
 }
 Result<std::vector<Bucket>> RingStore::Downsample(const std::string& key, int64_t from_ns,
-                                                  int64_t to_ns, int64_t step_ns, Tier tier) {
+                                                  int64_t to_ns, int64_t step_ns, Tier tier,
+                                                  uint64_t* bad_frames) {
   return Guarded("Downsample",
-                 [&] { return impl_->Downsample(key, from_ns, to_ns, step_ns, tier); });
+                 [&] { return impl_->Downsample(key, from_ns, to_ns, step_ns, tier, bad_frames); });
 }
 Result<std::optional<double>> RingStore::CounterAt(const std::string& key, int64_t realtime_ns) {
   return Guarded("CounterAt", [&] { return impl_->CounterAt(key, realtime_ns); });
@@ -2239,6 +2362,25 @@ Result<std::optional<int64_t>> RingStore::OldestNs() {
 }
 Result<StoreStats> RingStore::Stats() {
   return Guarded("Stats", [&] { return impl_->Stats(); });
+}
+StoreStats RingStore::Counters() {
+  try {
+    return impl_->Counters();
+  } catch (const std::exception&) {  // out of memory copying a string
+    StoreStats st;
+    st.damaged = impl_->damaged();
+    return st;
+  }
+}
+bool RingStore::damaged() const {
+  return impl_->damaged();
+}
+std::string RingStore::damage() const {
+  try {
+    return impl_->damage();
+  } catch (const std::exception&) {
+    return "the store is damaged";
+  }
 }
 Status RingStore::IntegrityCheck() {
   return Guarded("IntegrityCheck", [&] { return impl_->IntegrityCheck(); });

@@ -143,11 +143,26 @@
 //      Opening one beyond it deletes the oldest closed windows first; when
 //      every row is an open window the open is refused. Window rows are
 //      never a reason to delete frames or rollup rows.
+//  13. Damage. A statement that fails with SQLITE_CORRUPT, SQLITE_NOTADB or
+//      a read error (IOERR_READ, IOERR_SHORT_READ, IOERR_CORRUPTFS,
+//      IOERR_DATA), on the writer's connection or a reader's, marks the
+//      store damaged for good (damaged(), StoreStats::damage): on_event gets
+//      kDamaged once, naming the file and what failed. From then on the
+//      writer writes nothing to the file (a batch is dropped and counted, as
+//      in kFailing; window operations fail), Close() does not checkpoint and
+//      returns a bad_store() error; reads are still tried (what is intact
+//      is still served). A disk-full or write error is not damage.
+//  14. A frame whose blob does not decode (frame_codec.h) is skipped by every
+//      read, never fails the read: Range/Latest count it in
+//      FrameSet::bad_frames, Downsample in its bad_frames argument, and
+//      CounterAt interpolates across it. Such a blob passes quick_check
+//      (SQLite does not look inside it), so only reads can find it.
 //  10. Files are never deleted. A file that is not an edgemon store (not
 //      SQLite, fails quick_check, foreign application_id or schema) is an
 //      error from Open(); with recreate_bad it is renamed (with its -wal and
 //      -shm) to `<path>.bad-<UTC time>` and a new store is created. A store
-//      written by a newer schema is always an error, never renamed.
+//      written by a newer schema is always an error, never renamed. These
+//      errors (and damage found while opening) are Status::bad_store().
 //
 // Writer states (WriterState):
 //
@@ -157,6 +172,9 @@
 //            and counted (dropped_batches, dropped_frames), on_event gets
 //            kWriteFailed at most once a minute; Append keeps accepting.
 //   kFailing ──a later commit succeeds──▶ kIdle, on_event gets kResumed.
+//   any ──damage found (I13)──▶ kFailing for good: no write is tried any more,
+//            each batch is dropped and counted; on_event got kDamaged once
+//            (no kWriteFailed, no kResumed).
 //   any ──Close()──▶ drains the queue, writes the open rollup period,
 //            checkpoints ──▶ kStopped (Append drops and counts).
 //
@@ -167,9 +185,10 @@
 // Thread safety: every public method may be called from any thread
 // concurrently, except that Close() and the destructor must not race with
 // other calls. Appends and SetInventory are applied in the order they were
-// made. on_event runs on the writer thread: it must not block for long and
-// must not call Flush(), Close() or the window methods (they wait for the
-// writer). Results are values owned by the caller.
+// made. on_event runs on the writer thread (kDamaged: on whichever thread's
+// statement found the damage, a reader's included): it must not block for
+// long and must not call Flush(), Close() or the window methods (they wait
+// for the writer). Results are values owned by the caller.
 #pragma once
 
 #include <cstdint>
@@ -198,6 +217,7 @@ struct StoreEvent {
     kResumed,      // a commit succeeded after failures
     kRecreated,    // Open() moved a bad file aside (message names the new path)
     kClockJump,    // the wall clock stepped (I11); once per step
+    kDamaged,      // the file is damaged (I13); once, from the thread that found it
   };
   Kind kind;
   std::string message;
@@ -229,7 +249,8 @@ struct RingStoreOptions {
   // SQLite's default is 2000 KiB; a small daemon can use less.
   int64_t cache_kib = 2000;
   int64_t reader_mmap_bytes = 256LL << 20;
-  // Called on the writer thread (and once from Open for kRecreated).
+  // Called on the writer thread (and once from Open for kRecreated, and
+  // once from whichever thread found it for kDamaged).
   std::function<void(const StoreEvent&)> on_event;
 };
 
@@ -247,7 +268,8 @@ struct StoredChannel {
 struct FrameSet {
   std::vector<StoredChannel> channels;
   std::vector<Frame> frames;
-  bool truncated = false;  // more frames matched than the limit
+  bool truncated = false;   // more frames matched than the limit
+  uint64_t bad_frames = 0;  // frames in the range whose data did not decode, left out (I14)
 };
 
 struct Bucket {
@@ -308,6 +330,10 @@ struct StoreStats {
   uint64_t expired_frames = 0;  // raw frames deleted by raw_retention
   uint64_t counter_resets = 0;  // see invariant 8
   std::string last_error;
+  // (I13) Set once a statement found the file damaged; `damage` says where
+  // and what failed.
+  bool damaged = false;
+  std::string damage;
 };
 
 class RingStore {
@@ -370,9 +396,11 @@ class RingStore {
                          size_t limit);
   // One channel downsampled to steps [from + k*step, from + (k+1)*step).
   // Steps without a value are left out. From the rollup tier, each period's
-  // row counts in the step that holds the period's start.
+  // row counts in the step that holds the period's start. Raw frames whose
+  // data does not decode are skipped and, with `bad_frames`, counted there.
   Result<std::vector<Bucket>> Downsample(const std::string& key, int64_t from_ns, int64_t to_ns,
-                                         int64_t step_ns, Tier tier = Tier::kAuto);
+                                         int64_t step_ns, Tier tier = Tier::kAuto,
+                                         uint64_t* bad_frames = nullptr);
   // A counter channel's value at realtime t, interpolated linearly between
   // the stored values around t (raw tier; the rollup tier, at period
   // precision, for times older than the raw tier). nullopt outside the data.
@@ -383,6 +411,13 @@ class RingStore {
   // integrator after a restart.
   Result<std::map<std::string, int64_t>> LastCounters();
   Result<StoreStats> Stats();
+  // What Stats() knows without reading the file: the writer's counters,
+  // the file sizes, the cap and the damage flag (size and row fields are
+  // left at their defaults). Never fails; for when Stats() does.
+  StoreStats Counters();
+  // (I13) Whether a statement found the file damaged, and what it said.
+  bool damaged() const;
+  std::string damage() const;
   // Realtime of the oldest data held in either tier (nullopt: empty store).
   Result<std::optional<int64_t>> OldestNs();
   // Wall-clock steps recorded with a stored realtime in [from, to) (I11).

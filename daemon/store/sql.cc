@@ -23,7 +23,7 @@ Status Conn::Exec(const char* sql) {
   char* err = nullptr;
   int rc = sqlite3_exec(db_, sql, nullptr, nullptr, &err);
   if (rc == SQLITE_OK) return Status::Ok();
-  failure_code_ = sqlite3_extended_errcode(db_);
+  set_failure_code(sqlite3_extended_errcode(db_));
   std::string msg = err ? err : sqlite3_errstr(rc);
   sqlite3_free(err);
   return Status::Error(std::string(sql).substr(0, 60) + ": " + msg + " (" +
@@ -31,11 +31,11 @@ Status Conn::Exec(const char* sql) {
 }
 
 sqlite3_stmt* Conn::Prepare(const char* sql, Status& error) {
-  auto it = cache_.find(sql);
+  auto it = cache_.find(std::string_view(sql));
   if (it != cache_.end()) return it->second;
   sqlite3_stmt* stmt = nullptr;
   if (sqlite3_prepare_v3(db_, sql, -1, SQLITE_PREPARE_PERSISTENT, &stmt, nullptr) != SQLITE_OK) {
-    failure_code_ = sqlite3_extended_errcode(db_);
+    set_failure_code(sqlite3_extended_errcode(db_));
     error = Status::Error(Error(std::string("prepare \"") + std::string(sql).substr(0, 60) + "\""));
     sqlite3_finalize(stmt);
     return nullptr;
@@ -46,8 +46,8 @@ sqlite3_stmt* Conn::Prepare(const char* sql, Status& error) {
 
 namespace {
 
-// One-off statements (pragmas with values spliced in) are not cached: the
-// cache is keyed by the SQL's address, which a temporary string would reuse.
+// One-off statements (pragmas with values spliced in) are not cached: each
+// would stay prepared, and in the cache, for the connection's life.
 template <typename F>
 auto QueryOne(Conn& c, const char* sql, F&& read) -> Result<decltype(read(nullptr))> {
   sqlite3_stmt* stmt = nullptr;

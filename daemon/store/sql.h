@@ -8,6 +8,7 @@
 #include <sqlite3.h>
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -29,8 +30,8 @@ class Conn {
   sqlite3* db() const { return db_; }
   // Runs SQL that returns no rows we need (pragmas, DDL, BEGIN/COMMIT).
   Status Exec(const char* sql);
-  // A cached prepared statement for a SQL string literal (the cache is keyed
-  // by the literal's address, so pass literals or long-lived strings).
+  // A cached prepared statement for `sql`, keyed by the SQL text: the same
+  // text, from a literal or a temporary string, gets the same statement.
   sqlite3_stmt* Prepare(const char* sql, Status& error);
   // First column of the first row as an integer (pragmas, counts). Not
   // cached: `sql` may be a temporary string.
@@ -41,14 +42,25 @@ class Conn {
   // Extended code of the most recent call through this class that failed
   // (kept across a later ROLLBACK or finalize, unlike sqlite3_errcode).
   int failure_code() const { return failure_code_; }
-  void set_failure_code(int code) { failure_code_ = code; }
+  // SQLite's message for failure_code() as it was when the call failed.
+  const std::string& failure_message() const { return failure_message_; }
+  void set_failure_code(int code) {
+    failure_code_ = code;
+    failure_message_ = code == SQLITE_OK ? std::string() : std::string(sqlite3_errmsg(db_));
+  }
   bool InTransaction() const { return sqlite3_get_autocommit(db_) == 0; }
 
  private:
   explicit Conn(sqlite3* db) : db_(db) {}
   sqlite3* db_;
   int failure_code_ = SQLITE_OK;
-  std::unordered_map<const char*, sqlite3_stmt*> cache_;
+  std::string failure_message_;
+  // Looked up by string_view without a copy (transparent hash and equality).
+  struct TextHash {
+    using is_transparent = void;
+    size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
+  };
+  std::unordered_map<std::string, sqlite3_stmt*, TextHash, std::equal_to<>> cache_;
 };
 
 // Binds, steps and reads one cached statement; resets it on destruction.

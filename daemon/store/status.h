@@ -22,16 +22,28 @@ class [[nodiscard]] Status {
     s.message_ = std::move(message);
     return s;
   }
+  // The file is not a usable store (not SQLite, corrupt, foreign, written by
+  // a newer schema, damaged while running): retrying cannot help.
+  static Status BadStore(std::string message) {
+    Status s = Error(std::move(message));
+    s.bad_store_ = true;
+    return s;
+  }
 
   bool ok() const { return ok_; }
+  bool bad_store() const { return bad_store_; }
   const std::string& message() const { return message_; }  // empty when ok
-  // Prepends context: "open /x.db: " + message.
+  // Prepends context: "open /x.db: " + message (bad_store() is kept).
   Status Context(const std::string& what) const {
-    return ok_ ? *this : Error(what + ": " + message_);
+    if (ok_) return *this;
+    Status s = Error(what + ": " + message_);
+    s.bad_store_ = bad_store_;
+    return s;
   }
 
  private:
   bool ok_ = true;
+  bool bad_store_ = false;
   std::string message_;
 };
 

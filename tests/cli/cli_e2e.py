@@ -272,7 +272,10 @@ def check_tegrastats_logfile(b):
     # SIGTERM too.
     p = subprocess.Popen([ARGS.edgemon, "--connect", "unix:" + b.sock, "tegrastats",
                           "--interval", "200"], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    time.sleep(0.8)
+    # The first line shows the stream (and its signal handling) is up; a
+    # fixed sleep raced a slow start.
+    first = p.stdout.readline()
+    expect(first != b"", "tegrastats printed nothing before SIGTERM")
     p.terminate()
     p.communicate(timeout=10)
     expect(p.returncode == 0, f"SIGTERM: exit {p.returncode}")
@@ -386,7 +389,15 @@ def check_errors(b):
     r = b.edgemon("watch", "--channels", "gpu/nosuch/*", "--count", "1", check=False)
     expect(r.returncode == 2 and "gpu/nosuch/*" in r.stderr, f"unknown channel: {r.returncode}")
     r = b.edgemon("query", "--since", "yesterday-ish", check=False)
-    expect(r.returncode == 65 and "not a time" in r.stderr, f"bad --since: {r.returncode}")
+    expect(r.returncode == 65 and "bad time" in r.stderr, f"bad --since: {r.returncode}")
+    # A time without a zone is UTC whatever TZ says (here 5 hours east of UTC,
+    # printed back in local time), in both spellings.
+    for spelling in ("2023-11-14 22:13:05", "2023-11-14 22:13:5"):
+        r = subprocess.run([ARGS.edgemon, "--connect", "unix:" + b.sock, "query", "--since",
+                            spelling, "--until", "2023-11-14T22:13:20Z"], capture_output=True,
+                           text=True, timeout=30, env=dict(os.environ, TZ="XXX-5"))
+        expect("no data between 2023-11-15T03:13:05.000 and 2023-11-15T03:13:20.000"
+               in r.stderr, f"--since '{spelling}': {r.returncode} {r.stderr}")
 
 
 def check_watch_survives_restart(b):

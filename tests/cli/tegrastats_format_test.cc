@@ -117,8 +117,9 @@ double TempOf(const Parsed& p, const std::string& name) {
   return -1000;
 }
 
-// The parser itself, on real tegrastats lines (Jetson facts §3.1, examples 1,
-// 3 and 6), before it judges ours.
+// The parser itself, on real tegrastats lines (a Jetson Nano on JP4 kept in
+// jetson-stats' tests, a TX2 on JP4.6 with two cores off and an Orin Nano on
+// JP6 from jetson-stats issue reports), before it judges ours.
 TEST(TegrastatsParser, ReadsRealLines) {
   const std::string nano =
       "RAM 1180/3965MB (lfb 1x2MB) SWAP 149/1024MB (cached 7MB) IRAM 0/252kB(lfb 252kB) CPU "

@@ -1,5 +1,6 @@
-// Times and durations of --since/--until/--last/--step, and channel selection.
-#include "timespec.h"
+// The one syntax for durations and times (edgemon/timespec.h), and channel
+// selection.
+#include "edgemon/timespec.h"
 
 #include <gtest/gtest.h>
 
@@ -12,59 +13,133 @@ namespace edgemon::cli {
 namespace {
 
 constexpr int64_t kS = 1'000'000'000;
+// 1700000000 is 2023-11-14T22:13:20Z.
+constexpr int64_t kT = 1'700'000'000 * kS;
 
 TEST(ParseDuration, Units) {
   EXPECT_EQ(ParseDurationNs("90s"), 90 * kS);
   EXPECT_EQ(ParseDurationNs("10m"), 600 * kS);
   EXPECT_EQ(ParseDurationNs("2h"), 7200 * kS);
   EXPECT_EQ(ParseDurationNs("1d"), 86400 * kS);
+  EXPECT_EQ(ParseDurationNs("7d"), 7 * 86400 * kS);
+  EXPECT_EQ(ParseDurationNs("2w"), 14 * 86400 * kS);
   EXPECT_EQ(ParseDurationNs("250ms"), kS / 4);
+  EXPECT_EQ(ParseDurationNs("500ms"), kS / 2);
   EXPECT_EQ(ParseDurationNs("1h30m"), 5400 * kS);
   EXPECT_EQ(ParseDurationNs("1m 30s"), 90 * kS);
+  EXPECT_EQ(ParseDurationNs("5 s"), 5 * kS);
   EXPECT_EQ(ParseDurationNs("1.5s"), 1500 * 1'000'000);
   EXPECT_EQ(ParseDurationNs("90"), 90 * kS);
   EXPECT_EQ(ParseDurationNs("0.1"), kS / 10);
   EXPECT_EQ(ParseDurationNs("20us"), 20'000);
   EXPECT_EQ(ParseDurationNs("7ns"), 7);
   EXPECT_EQ(ParseDurationNs("5min"), 300 * kS);
+  EXPECT_EQ(ParseDurationNs("3sec"), 3 * kS);
+  EXPECT_EQ(ParseDurationNs("0"), 0);
+  EXPECT_EQ(ParseDurationNs(" 10s\n"), 10 * kS);
+  // A bare number in another unit: the --interval options count ms.
+  EXPECT_EQ(ParseDurationNs("500", nullptr, kNsPerMillisecond), kS / 2);
+  EXPECT_EQ(ParseDurationNs("2s", nullptr, kNsPerMillisecond), 2 * kS);
 }
 
-TEST(ParseDuration, Rejects) {
-  for (const char* bad :
-       {"", "s", "10x", "-5m", "m10", "1..5s", "abc", "10m-", "99999999999999h"}) {
-    EXPECT_FALSE(ParseDurationNs(bad).has_value()) << bad;
+TEST(ParseDuration, RejectsWithAReason) {
+  struct Bad {
+    const char* text;
+    const char* why;
+  };
+  for (const Bad& bad :
+       {Bad{"", "empty"}, Bad{"s", "expected a number"}, Bad{"10x", "unknown unit at \"x\""},
+        Bad{"-5m", "never negative"}, Bad{"m10", "expected a number"}, Bad{"1..5s", "unknown unit"},
+        Bad{"abc", "expected a number"}, Bad{"10m-", "expected a number"},
+        Bad{"7 days", "expected a number at \"ays\""}, Bad{"1m 30", "a unit is missing"},
+        Bad{"99999999999999h", "too long"}, Bad{"99999999999999999999d", "too long"}}) {
+    std::string error;
+    EXPECT_FALSE(ParseDurationNs(bad.text, &error).has_value()) << bad.text;
+    EXPECT_NE(error.find("bad duration \"" + std::string(bad.text) + "\""), std::string::npos)
+        << error;
+    EXPECT_NE(error.find(bad.why), std::string::npos) << bad.text << ": " << error;
   }
+}
+
+TEST(ParseDuration, WholeMilliseconds) {
+  EXPECT_EQ(ParseDurationMs("90"), 90'000);
+  EXPECT_EQ(ParseDurationMs("500ms"), 500);
+  EXPECT_EQ(ParseDurationMs("24h"), 86'400'000);
+  EXPECT_EQ(ParseDurationMs("1.5s"), 1'500);
+  EXPECT_EQ(ParseDurationMs("250", nullptr, kNsPerMillisecond), 250);
+  std::string error;
+  EXPECT_FALSE(ParseDurationMs("1.5ms", &error));
+  EXPECT_NE(error.find("finer than a millisecond"), std::string::npos) << error;
 }
 
 TEST(ParseTime, RelativeAndUnix) {
   const int64_t now = 1'763'892'000 * kS + 123;
   EXPECT_EQ(ParseTimeNs("now", now), now);
   EXPECT_EQ(ParseTimeNs("-5m", now), now - 300 * kS);
+  EXPECT_EQ(ParseTimeNs("-10m", now), now - 600 * kS);
+  EXPECT_EQ(ParseTimeNs("+30s", now), now + 30 * kS);
   EXPECT_EQ(ParseTimeNs("90s ago", now), now - 90 * kS);
   EXPECT_EQ(ParseTimeNs("1763892000", now), 1'763'892'000 * kS);
   EXPECT_EQ(ParseTimeNs("1763892000.5", now), 1'763'892'000 * kS + kS / 2);
+  EXPECT_EQ(ParseTimeNs("@1700000000.25", now), kT + kS / 4);
+  EXPECT_EQ(ParseTimeNs("@1700000000.000000007", now), kT + 7);
+  EXPECT_EQ(ParseTimeNs("@1700000000", now), kT);
 }
 
-TEST(ParseTime, Calendar) {
-  setenv("TZ", "Europe/Paris", 1);  // UTC+1 in November, UTC+2 in July
+TEST(ParseTime, CalendarWithoutZoneIsUtc) {
+  // Whatever the local zone, a time without one is UTC.
+  setenv("TZ", "Europe/Paris", 1);
   tzset();
   const int64_t now = 1'763'892'000 * kS;
-  // 2025-11-23T10:00:00Z is 1763892000.
-  EXPECT_EQ(ParseTimeNs("2025-11-23T10:00:00Z", now), 1'763'892'000 * kS);
-  EXPECT_EQ(ParseTimeNs("2025-11-23T12:00:00+02:00", now), 1'763'892'000 * kS);
-  EXPECT_EQ(ParseTimeNs("2025-11-23T05:30:00-0430", now), 1'763'892'000 * kS);
-  EXPECT_EQ(ParseTimeNs("2025-11-23T11:00:00", now), 1'763'892'000 * kS);  // local, UTC+1
-  EXPECT_EQ(ParseTimeNs("2025-11-23 11:00:00.250", now), 1'763'892'000 * kS + kS / 4);
-  EXPECT_EQ(ParseTimeNs("2025-11-23T11:00", now), 1'763'892'000 * kS);
-  EXPECT_EQ(ParseTimeNs("2025-07-01T12:00:00", now), 1'751'364'000 * kS);  // UTC+2
-  EXPECT_EQ(ParseTimeNs("2025-11-23", now), (1'763'892'000 - 11 * 3600) * kS);
-  EXPECT_EQ(ParseTimeNs("11:00:00", now), 1'763'892'000 * kS);  // today
-  for (const char* bad : {"2025-02-30T00:00:00", "2025-13-01", "2025-11-23T25:00:00", "yesterday",
-                          "2025-11-23T10:00:00+", "2025-11-23X", "10m"}) {
-    EXPECT_FALSE(ParseTimeNs(bad, now).has_value()) << bad;
-  }
+  EXPECT_EQ(ParseTimeNs("2023-11-14T22:13:20Z", now), kT);
+  EXPECT_EQ(ParseTimeNs("2023-11-14T22:13:20", now), kT);
+  EXPECT_EQ(ParseTimeNs("2023-11-14 22:13:20", now), kT);
+  EXPECT_EQ(ParseTimeNs("2023-11-14 22:13:20 UTC", now), kT);
+  // The two spellings of the same instant (one or two digits per field).
+  EXPECT_EQ(ParseTimeNs("2023-11-14 22:13:05", now), kT - 15 * kS);
+  EXPECT_EQ(ParseTimeNs("2023-11-14 22:13:5", now), kT - 15 * kS);
+  EXPECT_EQ(ParseTimeNs("2023-11-14T22:13:05Z", now), kT - 15 * kS);
+  EXPECT_EQ(ParseTimeNs("2023-11-14 22:13:20.5", now), kT + kS / 2);
+  EXPECT_EQ(ParseTimeNs("2023-11-14T22:13:20.000000001Z", now), kT + 1);
+  EXPECT_EQ(ParseTimeNs("2023-11-15T00:13:20+02:00", now), kT);
+  EXPECT_EQ(ParseTimeNs("2023-11-15T00:13:20+0200", now), kT);
+  EXPECT_EQ(ParseTimeNs("2023-11-15T00:13:20+02", now), kT);
+  EXPECT_EQ(ParseTimeNs("2023-11-14T17:43:20-04:30", now), kT);
+  EXPECT_EQ(ParseTimeNs("2023-11-14T22:13", now), kT - 20 * kS);
+  EXPECT_EQ(ParseTimeNs("2023-11-14", now), kT - (22 * 3600 + 13 * 60 + 20) * kS);
+  EXPECT_EQ(ParseTimeNs("2024-02-29", now), 1'709'164'800 * kS);
+  EXPECT_EQ(ParseTimeNs("1969-12-31T23:59:59Z", now), -kS);
+  // A time of day: that time today, UTC (now is 2025-11-23T10:00:00Z).
+  EXPECT_EQ(ParseTimeNs("11:00:00", now), 1'763'895'600 * kS);
+  EXPECT_EQ(ParseTimeNs("9:30", now), 1'763'890'200 * kS);
   unsetenv("TZ");
   tzset();
+}
+
+TEST(ParseTime, RejectsWithAReason) {
+  struct Bad {
+    const char* text;
+    const char* why;
+  };
+  const int64_t now = kT;
+  for (const Bad& bad :
+       {Bad{"", "empty"}, Bad{"yesterday", "expected a time such as"},
+        Bad{"10m", "a duration, not a time: write -10m"},
+        Bad{"2023-02-29T00:00:00", "2023-02-29 is not a date"},
+        Bad{"2025-13-01", "2025-13-01 is not a date"},
+        Bad{"2025-11-23T25:00:00", "25:00:00 is not a time of day"},
+        Bad{"2025-11-23T10:00:00+", "zone offset"}, Bad{"2025-11-23T10:00:00+25:00", "zone offset"},
+        Bad{"2025-11-23X", "unexpected \"X\""},
+        Bad{"2023-11-14T22:13:20Zjunk", "unexpected \"Zjunk\""},
+        Bad{"2023-11-14T22:13:20.", "digits after the decimal point"},
+        Bad{"@-5", "Unix seconds after @"}, Bad{"@1.5x", "Unix seconds after @"},
+        Bad{"-5x", "unknown unit"}, Bad{"99999999999", "out of range"},
+        Bad{"-99999999999999h", "too long"}, Bad{"12:61", "12:61:00 is not a time of day"}}) {
+    std::string error;
+    EXPECT_FALSE(ParseTimeNs(bad.text, now, &error).has_value()) << bad.text;
+    EXPECT_NE(error.find("bad "), std::string::npos) << error;
+    EXPECT_NE(error.find(bad.why), std::string::npos) << bad.text << ": " << error;
+  }
 }
 
 Inventory SampleInventory() {

@@ -300,15 +300,24 @@ class DaemonTest(unittest.TestCase):
         finally:
             subprocess.run(["umount", "-l", mnt], check=False)
 
+    def refused_bad_store(self, want):
+        """Starts on self.db and expects exit 3 (not restarted by systemd)
+        with one line naming the file, what is wrong and --recreate-bad-db."""
+        d = Daemon(self.tmp, self.db)
+        rc = d.proc.wait(timeout=20)
+        d.log.close()
+        lines = d.output().strip().splitlines()
+        self.assertEqual(rc, 3, lines)
+        self.assertEqual(len(lines), 1, lines)
+        self.assertIn(self.db, lines[0])
+        self.assertIn(want, lines[0])
+        self.assertIn("--recreate-bad-db", lines[0])
+
     def test_corrupt_store_is_refused_or_moved_aside_never_lost(self):
         garbage = bytes(random.Random(7).getrandbits(8) for _ in range(65536))
         with open(self.db, "wb") as f:
             f.write(garbage)
-        d = Daemon(self.tmp, self.db)
-        rc = d.proc.wait(timeout=20)
-        d.log.close()
-        self.assertEqual(rc, 1, d.output())
-        self.assertIn("store", d.output())
+        self.refused_bad_store("not an SQLite database")
         with open(self.db, "rb") as f:
             self.assertEqual(f.read(), garbage, "the file was modified")
         notify = Notify(self.tmp)
@@ -323,6 +332,33 @@ class DaemonTest(unittest.TestCase):
             self.assertEqual(f.read(), garbage)
         self.assertEqual(integrity(self.db), "ok")
         notify.close()
+
+    def test_store_from_a_newer_edgemon_or_truncated_exits_3(self):
+        d = Daemon(self.tmp, self.db, extra=["--interval-ms", "20"])
+        try:
+            self.assertGreaterEqual(wait_frames(self.db, 100, 20), 100, d.output())
+        finally:
+            self.assertEqual(d.stop(), 0)
+        size = os.path.getsize(self.db)
+        con = sqlite3.connect(self.db)
+        con.execute("PRAGMA user_version = 99")
+        con.close()
+        self.refused_bad_store("newer edgemon")
+        con = sqlite3.connect(self.db)
+        con.execute("PRAGMA user_version = 3")
+        con.close()
+        # A file cut short (as if truncated while the daemon ran).
+        os.truncate(self.db, size // 3)
+        self.refused_bad_store("corrupt")
+        # Moved aside, never deleted, and a new store begins.
+        d = Daemon(self.tmp, self.db, extra=["--recreate-bad-db", "--interval-ms", "20"])
+        try:
+            self.assertGreaterEqual(wait_frames(self.db, 3, 20), 3, d.output())
+        finally:
+            self.assertEqual(d.stop(), 0)
+        moved = [n for n in os.listdir(self.tmp) if n.startswith("edgemon.db.bad-")]
+        self.assertEqual(len(moved), 1, os.listdir(self.tmp))
+        self.assertEqual(os.path.getsize(os.path.join(self.tmp, moved[0])), size // 3)
 
     def test_bad_config_exits_2_with_one_line_naming_the_key(self):
         cfg = self.config("[daemon]\ninterval_ms = \"fast\"\n")

@@ -10,7 +10,7 @@ if(EDGEMON_BUILD_TESTS)
   edgemon_test_tool(EDGEMON_GRPC_PYTHON_PLUGIN grpc_python_plugin)
 endif()
 if(EDGEMON_BUILD_TESTS AND NOT EDGEMON_GRPC_PYTHON_PLUGIN)
-  edgemon_tests_left_out("grpc_interop grpc_watchers grpc_tls")
+  edgemon_tests_left_out("grpc_interop grpc_watchers grpc_tls damaged_store")
 elseif(EDGEMON_BUILD_TESTS)
   add_test(NAME grpc_interop
            COMMAND ${EDGEMON_SYSTEM_PYTHON3} ${CMAKE_CURRENT_LIST_DIR}/interop_test.py
@@ -38,6 +38,15 @@ elseif(EDGEMON_BUILD_TESTS)
                    --proto-dir ${CMAKE_CURRENT_LIST_DIR}/../../proto
                    --fixtures ${CMAKE_CURRENT_LIST_DIR}/../fixtures)
   set_tests_properties(grpc_tls PROPERTIES TIMEOUT 180)
+  # A store truncated under the running daemon, and a malformed frame row.
+  add_test(NAME damaged_store
+           COMMAND ${EDGEMON_SYSTEM_PYTHON3} ${CMAKE_CURRENT_LIST_DIR}/damaged_store_test.py
+                   --edgemond $<TARGET_FILE:edgemond> --edgemon $<TARGET_FILE:edgemon>
+                   --protoc $<TARGET_FILE:protobuf::protoc>
+                   --plugin ${EDGEMON_GRPC_PYTHON_PLUGIN}
+                   --proto-dir ${CMAKE_CURRENT_LIST_DIR}/../../proto
+                   --fixtures ${CMAKE_CURRENT_LIST_DIR}/../fixtures)
+  set_tests_properties(damaged_store PROPERTIES TIMEOUT 180)
 endif()
 if(EDGEMON_BUILD_TESTS)
   # tests/unit/client_test.cc (globbed into edgemon_tests) needs the client

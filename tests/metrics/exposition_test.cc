@@ -236,10 +236,41 @@ TEST(ExpositionTest, ValuesInBaseUnitsDerivedFromTheInputs) {
   EXPECT_EQ(health("edgemon_energy_interval_seconds"), "0.01");
   EXPECT_EQ(health("edgemon_last_frame_timestamp_seconds"), "1700000000.123456789");
   EXPECT_EQ(health("edgemon_store_bytes"), std::to_string(5 << 20));
+  EXPECT_EQ(health("edgemon_store_frames"), "42");
+  EXPECT_EQ(health("edgemon_store_damaged"), "0");
   EXPECT_EQ(health("edgemon_channels"), std::to_string(b.inv.channels.size()));
   EXPECT_EQ(Find(lines, "edgemon_read_errors_total", "channel", "rail/VDD_CPU_CV/power")->value,
             "7");
   EXPECT_EQ(Find(lines, "edgemon_read_errors_total", "channel", "rail/VDD_IN/power")->value, "0");
+}
+
+// A damaged store: the store's series stay, the damage gauge says 1, and the
+// frame count it cannot read is left out rather than shown as 0.
+TEST(ExpositionTest, DamagedStoreKeepsItsSeriesAndLeavesOutWhatIsUnknown) {
+  Board b = Fixture();
+  Health h;
+  h.store = StoreHealth{.bytes = 4096,
+                        .max_bytes = 1 << 20,
+                        .frames = std::nullopt,
+                        .dropped_frames = 3,
+                        .failed_commits = 0,
+                        .damaged = true};
+  for (Format f : {Format::kPrometheus, Format::kOpenMetrics}) {
+    std::string text = RenderExposition(b.inv, &b.frame, h, f);
+    auto lines = Parse(text);
+    auto value = [&](const std::string& name) -> std::string {
+      for (const auto& l : lines) {
+        if (l.name == name && l.labels.empty()) return l.value;
+      }
+      return "(missing)";
+    };
+    EXPECT_EQ(value("edgemon_store_damaged"), "1");
+    EXPECT_EQ(value("edgemon_store_bytes"), "4096");
+    EXPECT_EQ(value("edgemon_store_max_bytes"), std::to_string(1 << 20));
+    EXPECT_EQ(value("edgemon_store_dropped_frames_total"), "3");
+    EXPECT_EQ(value("edgemon_store_failed_commits_total"), "0");
+    EXPECT_EQ(text.find("edgemon_store_frames"), std::string::npos) << text;
+  }
 }
 
 TEST(ExpositionTest, AbsentValuesAndConstantSourcesAreLeftOut) {

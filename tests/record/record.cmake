@@ -1,7 +1,7 @@
 # Tests of edgemon record/attach/mark (included from tests/CMakeLists.txt).
 #
 # edgemon_record_tests: the pure pieces (rail tree, summary JSON, CSV, Chrome
-# trace JSON, --items-from matching, time parsing).
+# trace JSON, --items-from matching).
 # record_e2e: edgemon-sim + edgemond on a unix socket, then `edgemon record`
 # checked against the simulator's analytic energy (sidecar), exit codes,
 # marks, --items, attach, and a daemon killed and restarted mid-recording.

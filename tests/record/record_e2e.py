@@ -255,6 +255,20 @@ def attach_window(board):
                f"--last 2s: average is not energy / duration: {x}")
 
 
+def attach_times_without_zone(board):
+    """A time without a zone is UTC whatever TZ says, in every spelling of it."""
+    outputs = {}
+    for spelling in ("2023-11-14 22:13:05", "2023-11-14 22:13:5", "2023-11-14T22:13:05Z",
+                     "2023-11-15T03:13:05+05:00", "@1699999985"):
+        # A local zone 5 hours east of UTC (POSIX form: needs no tzdata).
+        r = board.edgemon("attach", "--from", spelling, "--to", "-1s", env={"TZ": "XXX-5"})
+        expect(r.returncode == 0, f"attach --from '{spelling}': exit {r.returncode}: {r.stderr}")
+        clipped = [line for line in r.stdout.splitlines() if "before the oldest data" in line]
+        expect(len(clipped) == 1, f"'{spelling}': no clipping note in {r.stdout}")
+        outputs[spelling] = clipped[0]
+    expect(len(set(outputs.values())) == 1, f"the same instant read differently: {outputs}")
+
+
 def record_true(board):
     """record -- true: energy at once from the live counters; no peak without a sample."""
     out = os.path.join(board.tmp, "true")
@@ -298,6 +312,11 @@ def bad_input(board):
     expect(r.returncode == 2 and "--window" in r.stderr, f"attach without a range -> {r.returncode}")
     r = board.edgemon("attach", "--from", "yesterday")
     expect(r.returncode == 65 and "bad time" in r.stderr, f"bad time -> {r.returncode} {r.stderr}")
+    for args in (["attach", "--last", "5x"], ["record", "--pre", "5x", "--", "true"],
+                 ["record", "--post", "1 fortnight", "--", "true"]):
+        r = board.edgemon(*args)
+        expect(r.returncode == 65 and "bad duration" in r.stderr,
+               f"{args} -> {r.returncode} {r.stderr}")
     r = board.edgemon("record", "--items-from", "([", "--", "true")
     expect(r.returncode == 65, f"bad regex -> {r.returncode}")
     # No daemon: refuse to start the command.
@@ -419,6 +438,13 @@ def escaped_label(board):
     r = board.edgemon("mark", "end", evil)
     expect(r.returncode != 0 and "\x1b" not in r.stderr and "\\x1b[2J" in r.stderr,
            repr(r.stderr))
+    # Bytes that are not UTF-8 in a label: U+FFFD in the JSON and the bundle.
+    out = os.path.join(board.tmp, "not-utf8")
+    r = board.edgemon("attach", "--last", "2s", "--json", "--out", out, "--label", b"run \xff")
+    expect(r.returncode == 0, f"label not UTF-8: exit {r.returncode}: {r.stderr[-300:]}")
+    expect(json.loads(r.stdout)["label"] == "run \ufffd", r.stdout[:300])
+    expect(load(os.path.join(out, "summary.json"))["label"] == "run \ufffd", "summary.json")
+    load(os.path.join(out, "trace.json"))
 
 
 def rate_boost(board):
@@ -602,6 +628,7 @@ def main():
                    remote_mark, boards[1])
         nano = boards[0]
         checks.run("record -- true (live counters, no peak of 0)", record_true, nano)
+        checks.run("attach --from without a zone is UTC", attach_times_without_zone, nano)
         checks.run("exit codes (7, 127, 126, SIGSEGV)", exit_codes, nano)
         checks.run("bad input (flags, range, time, regex, no daemon)", bad_input, nano)
         checks.run("mark begin/end from inside the command", marks, nano)

@@ -11,13 +11,27 @@ namespace edgemon {
 namespace {
 
 TEST(Config, DurationsAndSizes) {
-  EXPECT_EQ(ParseDurationMs("90"), 90'000);
-  EXPECT_EQ(ParseDurationMs("500ms"), 500);
-  EXPECT_EQ(ParseDurationMs("24h"), 86'400'000);
-  EXPECT_EQ(ParseDurationMs("7d"), 7 * 86'400'000LL);
-  EXPECT_FALSE(ParseDurationMs("7 days"));
-  EXPECT_FALSE(ParseDurationMs("-5s"));
-  EXPECT_FALSE(ParseDurationMs("99999999999999999999d"));
+  // Durations go through the common syntax (edgemon/timespec.h), in whole ms.
+  auto retention = [](const std::string& value, std::string* error) {
+    Config c;
+    *error = ApplyToml("[store]\nretention = \"" + value + "\"\n", "edgemond.toml", c);
+    return c.retention_s;
+  };
+  std::string error;
+  EXPECT_EQ(retention("90", &error), 90);
+  EXPECT_EQ(retention("24h", &error), 86'400);
+  EXPECT_EQ(retention("7d", &error), 7 * 86'400);
+  EXPECT_EQ(retention("1h30m", &error), 5'400);
+  EXPECT_EQ(retention("5 s", &error), 5);
+  EXPECT_EQ(error, "");
+  for (const char* bad : {"7 days", "-5s", "99999999999999999999d", "1.0000001s", ""}) {
+    retention(bad, &error);
+    EXPECT_NE(error.find("store.retention"), std::string::npos) << bad << ": " << error;
+    EXPECT_NE(error.find("bad duration"), std::string::npos) << bad << ": " << error;
+  }
+  Config c;
+  EXPECT_EQ(ApplyToml("[daemon]\ntopology_check = \"500ms\"\n", "edgemond.toml", c), "");
+  EXPECT_EQ(c.topology_check_s, 0);  // kept in whole seconds
   EXPECT_EQ(ParseBytes("64MiB"), 64LL << 20);
   EXPECT_FALSE(ParseBytes("lots"));
 }

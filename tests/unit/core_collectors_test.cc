@@ -308,6 +308,19 @@ TEST(BoardCollector, StatusReplacedByRenameIsFollowed) {
   EXPECT_EQ(Get(c, f, Kind::kBoard, "nvpmodel", Field::kMode), 0);
 }
 
+// Every ReadText names its size cap: a default argument on the pure virtual
+// would bind to the static type (SysFs) and not to the override.
+template <typename T>
+concept ReadsTextWithoutACap = requires(T& fs, const std::string& path) {
+  fs.ReadText(path);
+};
+
+TEST(SysFs, ReadTextHasNoDefaultCap) {
+  EXPECT_FALSE(ReadsTextWithoutACap<SysFs>);
+  EXPECT_FALSE(ReadsTextWithoutACap<RootedSysFs>);
+  EXPECT_FALSE(ReadsTextWithoutACap<FaultySysFs>);
+}
+
 TEST(RootedSysFs, OnlyRegularFilesInsideTheRootAreRead) {
   TempTree t;
   t.Write("/sys/class/thermal/thermal_zone0/temp", "41000\n");

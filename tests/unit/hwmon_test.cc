@@ -243,6 +243,33 @@ TEST(Hwmon, Ina238BoardMonitorIsARailNamedByItsLabel) {
   EXPECT_EQ(run.channels().size(), 7u) << AllNames(run.channels());
 }
 
+TEST(Hwmon, InaLabelsFollowTheOneRule) {
+  // parse::IsUnusedInaLabel: "NC" is no rail; a label that merely contains
+  // "shunt" or "nc" is one.
+  TempTree t;
+  struct Ina {
+    const char* dev;
+    int hwmon;
+    const char* label;
+  };
+  for (const Ina& ina : {Ina{"1-0044", 2, "VDD_SHUNT_5V"}, Ina{"1-0045", 3, "NC"}}) {
+    const std::string d = WriteChip(t, std::string("devices/platform/c240000.i2c/i2c-1/") + ina.dev,
+                                    ina.hwmon, "ina226");
+    for (const auto& [file, value] :
+         {std::pair{"/in1_label", ina.label}, {"/in1_input", "5000"}, {"/curr1_input", "100"}}) {
+      t.Write(d + file, std::string(value) + "\n");
+    }
+  }
+  RootedSysFs fs(t.root());
+  HwmonHarness run(fs);
+  run.Sample();
+  EXPECT_EQ(run.Get(Kind::kRail, "VDD_SHUNT_5V", Field::kVoltage), 5000)
+      << AllNames(run.channels());
+  for (const auto& c : run.channels()) {
+    EXPECT_TRUE(c.kind != Kind::kRail || c.name == "VDD_SHUNT_5V") << c.name;
+  }
+}
+
 TEST(Hwmon, GenericRailsPowerUnitsAndLabels) {
   TempTree t;
   // ACPI power meter: power1_average only, in uW.

@@ -159,5 +159,23 @@ TEST(ParseNvmap, ProcessNamesWithSpacesAndMalformedTables) {
   EXPECT_FALSE(NvmapIovmmMaps("CLIENT PROCESS PID SIZE\ntotal lots\n"));
 }
 
+TEST(ParseStrings, LowerAndUpperAreAsciiOnly) {
+  EXPECT_EQ(Lower("VDD_IN Sum"), "vdd_in sum");
+  EXPECT_EQ(Lower("\xc3\x89T\xc3\x89"), "\xc3\x89t\xc3\x89");  // bytes >= 0x80 untouched
+  EXPECT_EQ(Lower(""), "");
+  EXPECT_EQ(Upper("nvenc1 @z{"), "NVENC1 @Z{");
+}
+
+TEST(ParseInaLabel, UnusedChannelsAndTheShuntSum) {
+  for (const char* unused : {"NC", "nc\n", " (NC) ", "N/C", "n/c", "", "  \n",
+                             "sum of shunt voltages", "Sum of shunt voltages\n"}) {
+    EXPECT_TRUE(IsUnusedInaLabel(unused)) << "'" << unused << "'";
+  }
+  for (const char* rail : {"VDD_IN", "VDD_SYNC", "NCPU", "VDD_NC_5V", "NC1", "shunt",
+                           "VDDQ_VDD2_1V8AO", "POM_5V_IN", "sum of shunt voltages 2"}) {
+    EXPECT_FALSE(IsUnusedInaLabel(rail)) << "'" << rail << "'";
+  }
+}
+
 }  // namespace
 }  // namespace edgemon::parse

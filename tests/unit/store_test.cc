@@ -8,12 +8,14 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <mutex>
 #include <random>
 #include <thread>
 
@@ -1144,6 +1146,7 @@ TEST(RingStore, GarbageFileIsAnErrorOrMovedAside) {
   auto r = RingStore::Open(path, Fast());
   ASSERT_FALSE(r.ok());
   EXPECT_NE(r.error().find("not an SQLite database"), std::string::npos) << r.error();
+  EXPECT_TRUE(r.status().bad_store());
   EXPECT_EQ(ReadAll(path), garbage);  // untouched
 
   auto o = Fast();
@@ -1186,6 +1189,7 @@ TEST(RingStore, CorruptPagesForeignAndNewerFilesAreRefused) {
   auto r = RingStore::Open(path, Fast());
   ASSERT_FALSE(r.ok());
   EXPECT_NE(r.error().find("corrupt"), std::string::npos) << r.error();
+  EXPECT_TRUE(r.status().bad_store());
   EXPECT_EQ(ReadAll(path), bytes);
 
   // Someone else's SQLite database.
@@ -1199,6 +1203,7 @@ TEST(RingStore, CorruptPagesForeignAndNewerFilesAreRefused) {
   auto f = RingStore::Open(foreign, Fast());
   ASSERT_FALSE(f.ok());
   EXPECT_NE(f.error().find("foreign"), std::string::npos) << f.error();
+  EXPECT_TRUE(f.status().bad_store());
   auto o = Fast();
   o.recreate_bad = true;
   EXPECT_TRUE(MustOpen(foreign, o));
@@ -1215,6 +1220,7 @@ TEST(RingStore, CorruptPagesForeignAndNewerFilesAreRefused) {
   auto n = RingStore::Open(newer, o);
   ASSERT_FALSE(n.ok());
   EXPECT_NE(n.error().find("newer"), std::string::npos) << n.error();
+  EXPECT_TRUE(n.status().bad_store());
   EXPECT_GT(FileBytes(newer), 0);
 }
 
@@ -1232,7 +1238,118 @@ TEST(RingStore, OptionsAreValidated) {
   o = Fast();
   o.batch_frames = 0;
   EXPECT_FALSE(RingStore::Open(dir.File("x.db"), o).ok());
-  EXPECT_FALSE(RingStore::Open(dir.File("no/such/dir/x.db"), Fast()).ok());
+  auto missing = RingStore::Open(dir.File("no/such/dir/x.db"), Fast());
+  EXPECT_FALSE(missing.ok());
+  EXPECT_FALSE(missing.status().bad_store());  // not the file's fault
+}
+
+// (I14) A frame blob that does not decode passes quick_check; every read
+// skips and counts it instead of failing the range.
+TEST(RingStore, MalformedFrameBlobIsSkippedAndCounted) {
+  TempDir dir;
+  const auto path = dir.File("blob.db");
+  const int kFrames = 20;
+  {
+    auto s = MustOpen(path);
+    ASSERT_TRUE(s);
+    Inventory inv = SmallInventory();
+    inv.channels.push_back(Ch(4, Kind::kRail, "VDD_IN", Field::kEnergy, kFlagCounter));
+    s->SetInventory(inv);
+    for (int i = 0; i < kFrames; ++i) {
+      s->Append(MakeFrame(kT0 + i * kSec, {i, 40000 + i, 5000, 1000, 100 * i}));
+    }
+    ASSERT_TRUE(s->Flush().ok());
+  }
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+  // 0x01 (format v1), then a varint that never ends.
+  ASSERT_EQ(
+      sqlite3_exec(db, "UPDATE frames SET data = x'01ff' WHERE seq = 6", nullptr, nullptr, nullptr),
+      SQLITE_OK);
+  ASSERT_EQ(sqlite3_changes(db), 1);
+  sqlite3_close(db);
+
+  auto s = MustOpen(path);  // quick_check passes; opening replays nothing from it
+  ASSERT_TRUE(s);
+  auto all = s->Range(kT0, kT0 + kFrames * kSec, {}, 0);
+  ASSERT_TRUE(all.ok()) << all.error();
+  EXPECT_EQ(all->frames.size(), static_cast<size_t>(kFrames - 1));
+  EXPECT_EQ(all->bad_frames, 1u);
+  for (const auto& f : all->frames) EXPECT_NE(f.seq, 6u);
+  // Paged: the bad frame does not end a page early.
+  auto page = s->Range(kT0, kT0 + kFrames * kSec, {"cpu/cpu0/load"}, 10);
+  ASSERT_TRUE(page.ok()) << page.error();
+  EXPECT_EQ(page->frames.size(), 10u);
+  EXPECT_TRUE(page->truncated);
+  EXPECT_EQ(page->bad_frames, 1u);
+  // Downsampled from raw frames: 19 values, one frame counted as bad.
+  uint64_t bad = 0;
+  auto b =
+      s->Downsample("cpu/cpu0/load", kT0, kT0 + kFrames * kSec, kFrames * kSec, Tier::kRaw, &bad);
+  ASSERT_TRUE(b.ok()) << b.error();
+  ASSERT_EQ(b->size(), 1u);
+  EXPECT_EQ((*b)[0].count, kFrames - 1);
+  EXPECT_EQ(bad, 1u);
+  // Energy across it: interpolated from its neighbours.
+  auto e = s->EnergyBetween("rail/VDD_IN/energy", kT0 + 5 * kSec, kT0 + 7 * kSec);
+  ASSERT_TRUE(e.ok()) << e.error();
+  ASSERT_TRUE(e->has_value());
+  EXPECT_DOUBLE_EQ(**e, 200.0);
+  EXPECT_FALSE(s->damaged());  // a bad blob is not a damaged file
+}
+
+// (I13) A file shortened while the store is open: the first statement that
+// meets it marks the store damaged, reported once; nothing more is written
+// and Close() says so.
+TEST(RingStore, TruncatedWhileOpenIsReportedOnceAsDamage) {
+  TempDir dir;
+  const auto path = dir.File("cut.db");
+  Inventory inv = edgemon::testing::OrinLikeInventory();
+  std::mt19937_64 rng(9);
+  {
+    auto s = MustOpen(path);
+    ASSERT_TRUE(s);
+    s->SetInventory(inv);
+    for (int i = 0; i < 600; ++i) s->Append(MakeFrame(kT0 + i * kSec, BigValues(inv, 0, rng)));
+  }  // closed: everything checkpointed into the main file
+  ASSERT_GT(FileBytes(path), 200000);
+  std::mutex mu;
+  std::vector<StoreEvent> events;
+  auto o = Fast();
+  o.on_event = [&](const StoreEvent& e) {
+    std::lock_guard lk(mu);
+    events.push_back(e);
+  };
+  auto s = MustOpen(path, o);
+  ASSERT_TRUE(s);
+  EXPECT_FALSE(s->damaged());
+  ASSERT_EQ(truncate(path.c_str(), FileBytes(path) / 3), 0);
+
+  auto r = s->Range(kT0, kT0 + 600 * kSec, {}, 0);
+  EXPECT_FALSE(r.ok());
+  EXPECT_TRUE(s->damaged()) << (r.ok() ? "read ok" : r.error());
+  EXPECT_NE(s->damage().find(path), std::string::npos) << s->damage();
+  EXPECT_FALSE(s->Range(kT0, kT0 + 600 * kSec, {}, 0).ok());  // reported once only
+  auto counters = s->Counters();
+  EXPECT_TRUE(counters.damaged);
+  EXPECT_GT(counters.db_bytes, 0);
+  // Writes are not attempted any more: dropped and counted.
+  s->SetInventory(inv);
+  s->Append(MakeFrame(kT0 + 601 * kSec, BigValues(inv, 0, rng)));
+  EXPECT_FALSE(s->Flush().ok());
+  EXPECT_FALSE(s->BeginWindow("run", kT0 + 601 * kSec).ok());
+  EXPECT_GE(s->Counters().dropped_frames, 1u);
+  Status closed = s->Close();
+  EXPECT_FALSE(closed.ok());
+  EXPECT_TRUE(closed.bad_store());
+  std::lock_guard lk(mu);
+  ASSERT_EQ(std::count_if(events.begin(), events.end(),
+                          [](const StoreEvent& e) { return e.kind == StoreEvent::Kind::kDamaged; }),
+            1)
+      << events.size();
+  for (const auto& e : events) {
+    EXPECT_NE(e.kind, StoreEvent::Kind::kWriteFailed) << e.message;  // damage is logged once
+  }
 }
 
 // ---------------------------------------------------------------- disk full

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "../collectors.h"
+#include "../parse.h"
 
 namespace edgemon {
 namespace {
@@ -23,22 +24,6 @@ namespace {
 constexpr std::array<std::string_view, 16> kEngineClocks = {
     "ape",   "dla0",   "dla1",  "pva0",   "pva1", "vic",   "nvjpg", "nvjpg1",
     "nvenc", "nvenc1", "nvdec", "nvdec1", "se",   "cvnas", "msenc", "ofa"};
-
-std::string Lower(std::string_view s) {
-  std::string out(s);
-  for (char& ch : out) {
-    if (ch >= 'A' && ch <= 'Z') ch = static_cast<char>(ch - 'A' + 'a');
-  }
-  return out;
-}
-
-std::string Upper(std::string_view s) {
-  std::string out(s);
-  for (char& ch : out) {
-    if (ch >= 'a' && ch <= 'z') ch = static_cast<char>(ch - 'a' + 'A');
-  }
-  return out;
-}
 
 bool IsEngineClock(std::string_view lower) {
   for (auto n : kEngineClocks) {
@@ -57,12 +42,12 @@ class EngineCollector final : public Collector {
     const std::string root = SysPath("kernel/debug/clk");
     const std::string bpmp = SysPath("kernel/debug/bpmp/debug/clk");
     for (const auto& name : ctx.fs().List(root)) {
-      const std::string lower = Lower(name);
+      const std::string lower = parse::Lower(name);
       if (!IsEngineClock(lower)) continue;
       const std::string dir = JoinPath(root, name);
       Channel base;
       base.kind = Kind::kEngine;
-      base.name = Upper(name);
+      base.name = parse::Upper(name);
       base.device = "clk " + name;
 
       FileId enable = ctx.Open(JoinPath(dir, "clk_enable_count"));

@@ -29,14 +29,6 @@ namespace {
 
 constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
 
-bool EndsWith(std::string_view s, std::string_view suffix) {
-  return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
-}
-
-bool StartsWith(std::string_view s, std::string_view prefix) {
-  return s.substr(0, prefix.size()) == prefix;
-}
-
 // Device-tree node names of NVIDIA integrated GPUs (jtop's list).
 constexpr std::array<std::string_view, 5> kGpuNodeNames = {"gpu", "gp10b", "gv11b", "ga10b",
                                                            "gb10b"};
@@ -52,7 +44,7 @@ bool IsGpuNodeName(std::string_view name) {
 // whose device has no of_node.
 bool IsGpuEntryName(std::string_view entry) {
   for (auto n : kGpuNodeNames) {
-    if (entry.size() > n.size() && EndsWith(entry, n) &&
+    if (entry.size() > n.size() && entry.ends_with(n) &&
         entry[entry.size() - n.size() - 1] == '.') {
       return true;
     }
@@ -66,7 +58,7 @@ Role Classify(std::string_view entry, const std::optional<std::string>& node_nam
   if (entry == "bwmgr") return Role::kSkip;  // Thor's EMC: emc.cc
   // Thor: "gpu-gpc-N" is the GPU; the other "gpu-*" domains (gpu-nvd-N) are
   // clock domains of the same GPU, reported as plain devfreq devices.
-  if (StartsWith(entry, "gpu-")) return StartsWith(entry, "gpu-gpc") ? Role::kGpu : Role::kDevfreq;
+  if (entry.starts_with("gpu-")) return entry.starts_with("gpu-gpc") ? Role::kGpu : Role::kDevfreq;
   if (node_name) return IsGpuNodeName(*node_name) ? Role::kGpu : Role::kDevfreq;
   return IsGpuEntryName(entry) ? Role::kGpu : Role::kDevfreq;
 }

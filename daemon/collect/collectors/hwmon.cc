@@ -78,17 +78,6 @@ std::optional<AttrName> ParseAttr(std::string_view name) {
   return std::nullopt;
 }
 
-std::string Lower(std::string_view s) {
-  std::string out(s);
-  for (char& ch : out) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
-  return out;
-}
-
-bool IsUnusedLabel(std::string_view label) {
-  std::string l = Lower(parse::Trim(label));
-  return l == "nc" || l == "(nc)" || l == "n/c";
-}
-
 struct Sensor {
   FileId file = -1;
   ChannelId channel = 0;
@@ -271,7 +260,7 @@ class HwmonCollector final : public Collector {
         }
         if (!label && chip_label && indexes.size() == 1) label = chip_label;
         if (!label) label = chip.name + " " + bus + (n == 1 ? "" : "/" + std::to_string(n));
-        if (IsUnusedLabel(*label) || Lower(*label).find("shunt") != std::string::npos) continue;
+        if (parse::IsUnusedInaLabel(*label)) continue;
         ina_rail[n] = *label;
       }
     }

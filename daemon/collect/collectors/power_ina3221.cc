@@ -26,19 +26,7 @@ constexpr int64_t kMaxBusMv = 32768;
 // Shunt register: +-163.8 mV; even a 0.2 mOhm shunt stays far below 1 kA.
 constexpr int64_t kMaxCurrentMa = 1'000'000;
 
-std::string Lower(std::string_view s) {
-  std::string out(s);
-  for (char& ch : out) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
-  return out;
-}
-
 // L4T device trees label unused channels "NC" (shown as "(NC)" by some tools).
-bool IsUnusedLabel(std::string_view label) {
-  std::string l = Lower(parse::Trim(label));
-  return l.empty() || l == "nc" || l == "(nc)" || l == "n/c" ||
-         l.find("sum of shunt") != std::string::npos;
-}
-
 struct Rail {
   FileId volt_file = -1;
   FileId curr_file = -1;
@@ -160,7 +148,7 @@ class Ina3221Collector final : public Collector {
     for (int k = 1; k <= kChannels; ++k) {
       const std::string n = std::to_string(k);
       auto label = ctx.ReadLine(JoinPath(chip.dir, "in" + n + "_label"));
-      if (!label || IsUnusedLabel(*label)) continue;
+      if (!label || parse::IsUnusedInaLabel(*label)) continue;
       auto enable = ctx.ReadInt(JoinPath(chip.dir, "in" + n + "_enable"));
       if (enable && *enable == 0) continue;
 

@@ -23,17 +23,6 @@ namespace {
 constexpr int kMaxChannels = 8;
 constexpr int64_t kMaxBusMv = 32768;
 
-std::string Lower(std::string_view s) {
-  std::string out(s);
-  for (char& ch : out) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
-  return out;
-}
-
-bool IsUnusedLabel(std::string_view label) {
-  std::string l = Lower(parse::Trim(label));
-  return l.empty() || l == "nc" || l == "(nc)" || l == "n/c";
-}
-
 // "32760 ma" -> 32760 when the unit is the expected one (or absent).
 std::optional<int64_t> Limit(const std::optional<std::string>& text, std::string_view unit) {
   if (!text) return std::nullopt;
@@ -41,7 +30,8 @@ std::optional<int64_t> Limit(const std::optional<std::string>& text, std::string
   if (!v || *v <= 0) return std::nullopt;
   std::string_view s = parse::Trim(*text);
   auto space = s.find_first_of(" \t");
-  std::string rest = space == std::string_view::npos ? "" : Lower(parse::Trim(s.substr(space)));
+  std::string rest =
+      space == std::string_view::npos ? "" : parse::Lower(parse::Trim(s.substr(space)));
   if (!rest.empty() && rest != unit) return std::nullopt;
   return v;
 }
@@ -138,7 +128,7 @@ class Ina3221IioCollector final : public Collector {
     for (int k = 0; k < kMaxChannels; ++k) {
       const std::string n = std::to_string(k);
       auto label = ctx.ReadLine(JoinPath(d.dir, "rail_name_" + n));
-      if (!label || IsUnusedLabel(*label)) continue;
+      if (!label || parse::IsUnusedInaLabel(*label)) continue;
 
       Channel base;
       base.kind = Kind::kRail;

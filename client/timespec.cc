@@ -1,0 +1,350 @@
+#include "edgemon/timespec.h"
+
+#include <algorithm>
+#include <cstdio>
+
+namespace edgemon {
+namespace {
+
+// Wide enough for any int64 times a unit, with room to detect overflow.
+__extension__ typedef __int128 Int128;
+
+constexpr int64_t kNsPerDay = 86'400 * kNsPerSecond;
+
+bool IsDigit(char c) {
+  return c >= '0' && c <= '9';
+}
+
+bool IsSpace(char c) {
+  return c == ' ' || c == '\t' || c == '\n' || c == '\r';
+}
+
+std::string_view Trim(std::string_view s) {
+  while (!s.empty() && IsSpace(s.front())) s.remove_prefix(1);
+  while (!s.empty() && IsSpace(s.back())) s.remove_suffix(1);
+  return s;
+}
+
+void SkipSpaces(std::string_view& s) {
+  while (!s.empty() && IsSpace(s.front())) s.remove_prefix(1);
+}
+
+bool Fail(std::string* error, const char* what, std::string_view text, const std::string& why) {
+  if (error) *error = std::string("bad ") + what + " \"" + std::string(text) + "\": " + why;
+  return false;
+}
+
+// A decimal number "12", "1.5", ".25" at the front of `s` (consumed), as its
+// digits: whole part and fraction in units of 1e-18, exactly.
+struct Decimal {
+  Int128 whole = 0;
+  Int128 frac_num = 0;  // fraction = frac_num / frac_den
+  Int128 frac_den = 1;
+  Int128 Times(int64_t unit) const { return whole * unit + frac_num * unit / frac_den; }
+};
+
+std::optional<Decimal> TakeDecimal(std::string_view& s) {
+  Decimal d;
+  size_t i = 0;
+  bool any = false;
+  while (i < s.size() && IsDigit(s[i])) {
+    // Past INT64_MAX it stays just past it: too large for any result.
+    d.whole = std::min<Int128>(d.whole * 10 + (s[i] - '0'), static_cast<Int128>(INT64_MAX) + 1);
+    ++i;
+    any = true;
+  }
+  if (i < s.size() && s[i] == '.') {
+    ++i;
+    while (i < s.size() && IsDigit(s[i])) {
+      if (d.frac_den < static_cast<Int128>(1'000'000'000'000'000'000)) {  // past 1e-18: nothing
+        d.frac_num = d.frac_num * 10 + (s[i] - '0');
+        d.frac_den *= 10;
+      }
+      ++i;
+      any = true;
+    }
+  }
+  if (!any) return std::nullopt;
+  s.remove_prefix(i);
+  return d;
+}
+
+// The unit at the front of `s` (longest match), consumed.
+std::optional<int64_t> TakeUnit(std::string_view& s) {
+  struct U {
+    std::string_view name;
+    int64_t ns;
+  };
+  static constexpr U kUnits[] = {
+      {"ns", 1},
+      {"us", 1000},
+      {"ms", kNsPerMillisecond},
+      {"min", 60 * kNsPerSecond},
+      {"sec", kNsPerSecond},
+      {"s", kNsPerSecond},
+      {"m", 60 * kNsPerSecond},
+      {"h", 3600 * kNsPerSecond},
+      {"d", kNsPerDay},
+      {"w", 7 * kNsPerDay},
+  };
+  for (const auto& u : kUnits) {
+    if (s.substr(0, u.name.size()) == u.name) {
+      s.remove_prefix(u.name.size());
+      return u.ns;
+    }
+  }
+  return std::nullopt;
+}
+
+// One or two digits at the front of `s` (consumed).
+std::optional<int> TakeField(std::string_view& s, size_t max_digits) {
+  size_t n = 0;
+  int v = 0;
+  while (n < s.size() && n < max_digits && IsDigit(s[n])) v = v * 10 + (s[n++] - '0');
+  if (n == 0) return std::nullopt;
+  s.remove_prefix(n);
+  return v;
+}
+
+bool Eat(std::string_view& s, char c) {
+  if (s.empty() || s.front() != c) return false;
+  s.remove_prefix(1);
+  return true;
+}
+
+// Days since 1970-01-01 of a proleptic Gregorian date (H. Hinnant's
+// days_from_civil).
+int64_t DaysFromCivil(int64_t y, int m, int d) {
+  y -= m <= 2;
+  const int64_t era = (y >= 0 ? y : y - 399) / 400;
+  const int64_t yoe = y - era * 400;
+  const int64_t doy = (153 * (m > 2 ? m - 3 : m + 9) + 2) / 5 + d - 1;
+  const int64_t doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+  return era * 146097 + doe - 719468;
+}
+
+int DaysInMonth(int y, int m) {
+  static constexpr int kDays[] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
+  const bool leap = (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
+  return m == 2 && leap ? 29 : kDays[m - 1];
+}
+
+// "H:M[:S[.fff]]" (one or two digits each) as ns since midnight.
+std::optional<int64_t> TakeClock(std::string_view& s, std::string_view text, std::string* error) {
+  auto h = TakeField(s, 2);
+  if (!h || !Eat(s, ':')) {
+    Fail(error, "time", text, "expected HH:MM after the date");
+    return std::nullopt;
+  }
+  auto m = TakeField(s, 2);
+  if (!m) {
+    Fail(error, "time", text, "expected minutes after HH:");
+    return std::nullopt;
+  }
+  int sec = 0;
+  Int128 frac_ns = 0;
+  if (Eat(s, ':')) {
+    auto sv = TakeField(s, 2);
+    if (!sv) {
+      Fail(error, "time", text, "expected seconds after HH:MM:");
+      return std::nullopt;
+    }
+    sec = *sv;
+    if (!s.empty() && s.front() == '.') {
+      auto frac = TakeDecimal(s);  // ".fff": whole part 0
+      if (!frac) {
+        Fail(error, "time", text, "expected digits after the decimal point");
+        return std::nullopt;
+      }
+      frac_ns = frac->Times(kNsPerSecond);
+    }
+  }
+  if (*h > 23 || *m > 59 || sec > 60) {
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "%02d:%02d:%02d is not a time of day", *h, *m, sec);
+    Fail(error, "time", text, buf);
+    return std::nullopt;
+  }
+  return static_cast<int64_t>((*h * 3600LL + *m * 60LL + sec) * kNsPerSecond + frac_ns);
+}
+
+std::optional<int64_t> Checked(Int128 v, std::string_view text, std::string* error) {
+  if (v > INT64_MAX || v < INT64_MIN) {
+    Fail(error, "time", text, "out of range");
+    return std::nullopt;
+  }
+  return static_cast<int64_t>(v);
+}
+
+}  // namespace
+
+namespace {
+
+// The duration in ns, exactly, up to `limit_ns`.
+std::optional<Int128> DurationTotal(std::string_view text, std::string* error,
+                                    int64_t bare_unit_ns, Int128 limit_ns) {
+  std::string_view s = Trim(text);
+  if (s.empty()) {
+    Fail(error, "duration", text, "empty; expected " + std::string(kDurationSyntax));
+    return std::nullopt;
+  }
+  if (s.front() == '-') {
+    Fail(error, "duration", text, "a duration is never negative");
+    return std::nullopt;
+  }
+  Int128 total = 0;
+  bool first = true;
+  while (!s.empty()) {
+    auto number = TakeDecimal(s);
+    if (!number) {
+      Fail(error, "duration", text,
+           "expected a number at \"" + std::string(s) + "\"; " + kDurationSyntax);
+      return std::nullopt;
+    }
+    SkipSpaces(s);
+    std::optional<int64_t> unit;
+    if (s.empty() && first) {
+      unit = bare_unit_ns;
+    } else if (!(unit = TakeUnit(s))) {
+      Fail(error, "duration", text,
+           s.empty() ? std::string("a unit is missing at the end (ns, us, ms, s, m, h, d, w)")
+                     : "unknown unit at \"" + std::string(s) + "\" (ns, us, ms, s, m, h, d, w)");
+      return std::nullopt;
+    }
+    total += number->Times(*unit);
+    if (total > limit_ns) {
+      Fail(error, "duration", text, "too long");
+      return std::nullopt;
+    }
+    SkipSpaces(s);
+    first = false;
+  }
+  return total;
+}
+
+}  // namespace
+
+std::optional<int64_t> ParseDurationNs(std::string_view text, std::string* error,
+                                       int64_t bare_unit_ns) {
+  auto total = DurationTotal(text, error, bare_unit_ns, INT64_MAX);
+  if (!total) return std::nullopt;
+  return static_cast<int64_t>(*total);
+}
+
+std::optional<int64_t> ParseDurationMs(std::string_view text, std::string* error,
+                                       int64_t bare_unit_ns) {
+  auto total = DurationTotal(text, error, bare_unit_ns,
+                             static_cast<Int128>(INT64_MAX) * kNsPerMillisecond);
+  if (!total) return std::nullopt;
+  if (*total % kNsPerMillisecond != 0) {
+    Fail(error, "duration", text, "finer than a millisecond");
+    return std::nullopt;
+  }
+  return static_cast<int64_t>(*total / kNsPerMillisecond);
+}
+
+std::optional<int64_t> ParseTimeNs(std::string_view text, int64_t now_ns, std::string* error) {
+  std::string_view s = Trim(text);
+  if (s.empty()) {
+    Fail(error, "time", text, std::string("empty; expected ") + kTimeSyntax);
+    return std::nullopt;
+  }
+  if (s == "now") return now_ns;
+
+  // Relative: "-10m", "+30s", "10m ago".
+  const bool ago = s.size() > 4 && s.substr(s.size() - 4) == " ago";
+  if (s.front() == '-' || s.front() == '+' || ago) {
+    const int sign = s.front() == '+' ? 1 : -1;
+    std::string_view d = ago ? s.substr(0, s.size() - 4) : s.substr(1);
+    std::string why;
+    auto v = ParseDurationNs(d, &why);
+    if (!v) {
+      Fail(error, "time", text, why);
+      return std::nullopt;
+    }
+    return Checked(static_cast<Int128>(now_ns) + sign * static_cast<Int128>(*v), text, error);
+  }
+
+  // Unix seconds: "1700000000.25" or "@1700000000.250000000".
+  {
+    std::string_view t = s;
+    const bool at = Eat(t, '@');
+    auto v = TakeDecimal(t);
+    if (v && t.empty()) return Checked(v->Times(kNsPerSecond), text, error);
+    if (at) {
+      Fail(error, "time", text, "expected Unix seconds after @ (@1700000000.5)");
+      return std::nullopt;
+    }
+  }
+
+  // "HH:MM[:SS]": that time today (UTC).
+  if (s.size() >= 3 && (s[1] == ':' || s[2] == ':')) {
+    auto clock = TakeClock(s, text, error);
+    if (!clock) return std::nullopt;
+    if (!s.empty()) {
+      Fail(error, "time", text, "unexpected \"" + std::string(s) + "\" after the time of day");
+      return std::nullopt;
+    }
+    const int64_t day = now_ns >= 0 ? now_ns / kNsPerDay : -((-now_ns + kNsPerDay - 1) / kNsPerDay);
+    return Checked(static_cast<Int128>(day) * kNsPerDay + *clock, text, error);
+  }
+
+  // ISO 8601: YYYY-MM-DD[(T| )H:M[:S[.fff]]][ ][Z|UTC|+hh[:mm]|-hh[:mm]]
+  std::string_view rest = s;
+  std::optional<int> year, month, day;
+  if (s.size() >= 5 && IsDigit(s[0]) && IsDigit(s[1]) && IsDigit(s[2]) && IsDigit(s[3]) &&
+      s[4] == '-') {
+    year = TakeField(rest, 4);
+    Eat(rest, '-');
+    month = TakeField(rest, 2);
+    if (month && Eat(rest, '-')) day = TakeField(rest, 2);
+  }
+  if (!year || !month || !day) {
+    std::string why = std::string("expected ") + kTimeSyntax;
+    std::string probe;
+    if (ParseDurationNs(s, &probe)) {
+      why = "a duration, not a time: write -" + std::string(s) + " for that long ago";
+    }
+    Fail(error, "time", text, why);
+    return std::nullopt;
+  }
+  if (*month < 1 || *month > 12 || *day < 1 || *day > DaysInMonth(*year, *month)) {
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "%04d-%02d-%02d is not a date", *year, *month, *day);
+    Fail(error, "time", text, buf);
+    return std::nullopt;
+  }
+  Int128 ns = static_cast<Int128>(DaysFromCivil(*year, *month, *day)) * kNsPerDay;
+  if (!rest.empty() && (rest.front() == 'T' || rest.front() == 't' || rest.front() == ' ') &&
+      rest.size() > 1 && IsDigit(rest[1])) {
+    rest.remove_prefix(1);
+    auto clock = TakeClock(rest, text, error);
+    if (!clock) return std::nullopt;
+    ns += *clock;
+  }
+  SkipSpaces(rest);
+  if (rest == "Z" || rest == "z" || rest == "UTC") {
+    rest = {};
+  } else if (!rest.empty() && (rest.front() == '+' || rest.front() == '-')) {
+    const int sign = rest.front() == '-' ? -1 : 1;
+    rest.remove_prefix(1);
+    std::optional<int> oh, om = 0;
+    if (rest.size() >= 2 && IsDigit(rest[0]) && IsDigit(rest[1])) oh = TakeField(rest, 2);
+    if (Eat(rest, ':') || (!rest.empty() && IsDigit(rest.front()))) {
+      om = rest.size() >= 2 && IsDigit(rest[0]) && IsDigit(rest[1]) ? TakeField(rest, 2)
+                                                                    : std::nullopt;
+    }
+    if (!oh || !om || *oh > 23 || *om > 59 || !rest.empty()) {
+      Fail(error, "time", text, "expected a zone offset such as +02:00, -0430 or Z");
+      return std::nullopt;
+    }
+    ns -= sign * static_cast<Int128>(*oh * 3600 + *om * 60) * kNsPerSecond;
+  }
+  if (!rest.empty()) {
+    Fail(error, "time", text, "unexpected \"" + std::string(rest) + "\" after the date and time");
+    return std::nullopt;
+  }
+  return Checked(ns, text, error);
+}
+
+}  // namespace edgemon
