@@ -32,16 +32,20 @@ void TuneHeap() {
 HeapTrimmer::Trim HeapTrimmer::Tick() {
   Trim t;
 #if defined(__GLIBC__) && (__GLIBC__ > 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ >= 33))
+  // Trimmed pages stay counted as free chunks: compare with the least seen
+  // since the last trim, so that only newly freed memory counts.
   const size_t free_now = mallinfo2().fordblks;
-  // Trimmed pages stay counted as free chunks: compare with the figure after
-  // the last trim, so that only newly freed memory triggers one.
-  if (free_now < free_after_last_) free_after_last_ = free_now;
-  if (free_now - free_after_last_ < min_freed_) return t;
-  t.rss_before_kib = ResidentKib();
+  const int64_t rss_now = ResidentKib();
+  if (rss_low_kib_ == 0 || rss_now < rss_low_kib_) rss_low_kib_ = rss_now;
+  if (free_now < free_low_) free_low_ = free_now;
+  const int64_t min_kib = static_cast<int64_t>(min_bytes_ / 1024);
+  if (free_now - free_low_ < min_bytes_ && rss_now - rss_low_kib_ < min_kib) return t;
+  t.rss_before_kib = rss_now;
   malloc_trim(0);
   t.rss_after_kib = ResidentKib();
   t.trimmed = true;
-  free_after_last_ = mallinfo2().fordblks;
+  free_low_ = mallinfo2().fordblks;
+  rss_low_kib_ = t.rss_after_kib;
 #endif
   return t;
 }

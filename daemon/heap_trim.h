@@ -4,10 +4,14 @@
 // allocated, up to eight per core) and returns only the top of the main heap
 // on its own: after 50 concurrent one-hour Queries edgemond had freed about
 // 50 MiB and still held all of it resident. Tick(), called every few seconds
-// from the daemon's main loop, reads how much the arenas hold free
-// (mallinfo2) and calls malloc_trim(0), which releases every whole free page
-// of every arena, when that grew by more than `min_freed_bytes` since the
-// last look. An idle daemon frees nothing and pays one mallinfo2 per tick.
+// from the daemon's main loop, calls malloc_trim(0), which releases every
+// whole free page of every arena, when since the last trim either
+//   - the arenas' free bytes (mallinfo2) grew by `min_bytes`: memory was
+//     freed (a load that was running at the last trim has ended), or
+//   - the resident set grew by `min_bytes`: a load came and went between two
+//     ticks, faulting in pages of free chunks trimmed before, which leaves
+//     the free bytes where they were.
+// An idle daemon pays one mallinfo2 and one read of /proc/self/statm a tick.
 //
 // TuneHeap(), called first thing in main before any thread starts, sets
 // glibc's allocator for a long-running daemon on a small board: two arenas
@@ -29,7 +33,7 @@ namespace edgemon {
 
 class HeapTrimmer {
  public:
-  explicit HeapTrimmer(size_t min_freed_bytes = 1 << 20) : min_freed_(min_freed_bytes) {}
+  explicit HeapTrimmer(size_t min_bytes = 1 << 20) : min_bytes_(min_bytes) {}
 
   struct Trim {
     bool trimmed = false;
@@ -39,8 +43,9 @@ class HeapTrimmer {
   Trim Tick();
 
  private:
-  size_t min_freed_;
-  size_t free_after_last_ = 0;  // arena free bytes after the last trim
+  size_t min_bytes_;
+  size_t free_low_ = 0;      // the arenas' least free bytes seen since the last trim
+  int64_t rss_low_kib_ = 0;  // the least resident set seen since the last trim
 };
 
 void TuneHeap();
