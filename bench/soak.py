@@ -38,6 +38,7 @@ import urllib.request
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "tests", "e2e"))
 import memory_load  # noqa: E402 (Watch streams, gRPC stubs)
+from harness import faketime_lib, rss_kib  # noqa: E402
 from metrics_slowloris import trickle  # noqa: E402
 
 
@@ -47,25 +48,8 @@ def free_port():
         return s.getsockname()[1]
 
 
-def rss_kib(pid):
-    with open(f"/proc/{pid}/status") as f:
-        for line in f:
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1])
-    return -1
-
-
 def fds(pid):
     return len(os.listdir(f"/proc/{pid}/fd"))
-
-
-def faketime_lib():
-    for d in ("/usr/lib/x86_64-linux-gnu/faketime", "/usr/lib/aarch64-linux-gnu/faketime",
-              "/usr/lib/faketime"):
-        lib = os.path.join(d, "libfaketimeMT.so.1")
-        if os.path.exists(lib):
-            return lib
-    return None
 
 
 class Clock:

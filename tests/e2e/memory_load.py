@@ -20,16 +20,9 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import interop_test  # noqa: E402 (stub generation)
+from harness import rss_kib  # noqa: E402,F401 (callers use memory_load.rss_kib too)
 
 NS = 1_000_000_000
-
-
-def rss_kib(pid):
-    with open(f"/proc/{pid}/status") as f:
-        for line in f:
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1])
-    return 0
 
 
 def stubs(out, protoc, plugin, proto_dir):
