@@ -50,7 +50,9 @@ class MetricsListener::Pool final : public httplib::TaskQueue {
     state_->jobs.push_back(std::move(fn));
     if (idle_ < state_->jobs.size() && threads_.size() < max_threads_) {
       ++idle_;  // counted idle until it takes a job
-      threads_.emplace_back([this] { Work(); });
+      // The copy of the state keeps its mutex alive until a worker that
+      // retired itself (detached) has returned.
+      threads_.emplace_back([this, keep = state_] { Work(); });
     }
     state_->work.notify_one();
   }
@@ -75,7 +77,14 @@ class MetricsListener::Pool final : public httplib::TaskQueue {
       std::function<void()> fn;
       {
         std::unique_lock lk(state_->mu);
-        state_->work.wait(lk, [&] { return !state_->jobs.empty() || state_->shutdown; });
+        const bool woken = state_->work.wait_for(
+            lk, kIdleWorkerLife, [&] { return !state_->jobs.empty() || state_->shutdown; });
+        if (!woken) {
+          // Idle this long after a burst (50 slow connections start 50
+          // workers): retire, so that their stacks and buffers go back.
+          RetireLocked();
+          return;
+        }
         if (state_->jobs.empty()) return;  // shut down and drained
         fn = std::move(state_->jobs.front());
         state_->jobs.pop_front();
@@ -88,6 +97,21 @@ class MetricsListener::Pool final : public httplib::TaskQueue {
     }
   }
 
+  // Removes the calling worker from threads_ (detached: it returns at once
+  // and touches the pool no more). Under state_->mu.
+  void RetireLocked() {
+    --idle_;
+    const auto self = std::this_thread::get_id();
+    for (auto it = threads_.begin(); it != threads_.end(); ++it) {
+      if (it->get_id() == self) {
+        it->detach();
+        threads_.erase(it);
+        return;
+      }
+    }
+  }
+
+  static constexpr std::chrono::seconds kIdleWorkerLife{30};
   const size_t max_threads_;
   const size_t max_queued_;
   std::shared_ptr<PoolState> state_;
