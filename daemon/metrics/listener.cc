@@ -7,6 +7,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <condition_variable>
@@ -38,8 +39,12 @@ struct MetricsListener::PoolState {
 // it, so none is dropped.
 class MetricsListener::Pool final : public httplib::TaskQueue {
  public:
-  Pool(size_t max_threads, size_t max_queued, std::shared_ptr<PoolState> state)
-      : max_threads_(max_threads), max_queued_(max_queued), state_(std::move(state)) {}
+  Pool(size_t max_threads, size_t max_queued, std::chrono::milliseconds idle_life,
+       std::shared_ptr<PoolState> state)
+      : max_threads_(max_threads),
+        max_queued_(max_queued),
+        idle_life_(idle_life),
+        state_(std::move(state)) {}
   ~Pool() override { shutdown(); }
 
   void enqueue(std::function<void()> fn) override {
@@ -78,7 +83,7 @@ class MetricsListener::Pool final : public httplib::TaskQueue {
       {
         std::unique_lock lk(state_->mu);
         const bool woken = state_->work.wait_for(
-            lk, kIdleWorkerLife, [&] { return !state_->jobs.empty() || state_->shutdown; });
+            lk, idle_life_, [&] { return !state_->jobs.empty() || state_->shutdown; });
         if (!woken) {
           // Idle this long after a burst (50 slow connections start 50
           // workers): retire, so that their stacks and buffers go back.
@@ -111,9 +116,9 @@ class MetricsListener::Pool final : public httplib::TaskQueue {
     }
   }
 
-  static constexpr std::chrono::seconds kIdleWorkerLife{30};
   const size_t max_threads_;
   const size_t max_queued_;
+  const std::chrono::milliseconds idle_life_;
   std::shared_ptr<PoolState> state_;
   std::vector<std::thread> threads_;  // guarded by state_->mu
   size_t idle_ = 0;                   // guarded by state_->mu
@@ -283,7 +288,10 @@ std::string MetricsListener::Start(const ListenerOptions& o) {
   state_ = state;
   size_t threads = o.threads > 0 ? o.threads : 1;
   size_t queued = o.max_queued > 0 ? o.max_queued : 1;
-  server->new_task_queue = [threads, queued, state] { return new Pool(threads, queued, state); };
+  const std::chrono::milliseconds idle_life(std::max(1, o.idle_worker_ms));
+  server->new_task_queue = [threads, queued, idle_life, state] {
+    return new Pool(threads, queued, idle_life, state);
+  };
   time_t sec = o.timeout_ms / 1000;
   time_t usec = static_cast<time_t>(o.timeout_ms % 1000) * 1000;
   server->set_read_timeout(sec, usec);
