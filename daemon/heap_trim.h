@@ -33,7 +33,7 @@ namespace edgemon {
 
 class HeapTrimmer {
  public:
-  explicit HeapTrimmer(size_t min_bytes = 1 << 20) : min_bytes_(min_bytes) {}
+  explicit HeapTrimmer(size_t min_bytes = 256 << 10) : min_bytes_(min_bytes) {}
 
   struct Trim {
     bool trimmed = false;
