@@ -10,8 +10,12 @@ import argparse
 import os
 import sqlite3
 import subprocess
+import sys
 import tempfile
 import time
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "e2e"))
+from harness import rss_kib  # noqa: E402
 
 
 def cpu_ns(pid):
@@ -21,14 +25,6 @@ def cpu_ns(pid):
         with open(f"/proc/{pid}/task/{tid}/schedstat") as f:
             total += int(f.read().split()[0])
     return total
-
-
-def rss_kib(pid):
-    with open(f"/proc/{pid}/status") as f:
-        for line in f:
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1])
-    return 0
 
 
 def cpu_over(pid, warmup, seconds):

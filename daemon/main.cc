@@ -34,6 +34,7 @@
 #include "config.h"
 #include "edgemon/clock.h"
 #include "flight_recorder.h"
+#include "heap_trim.h"
 #include "listener.h"
 #include "logging.h"
 #include "notify.h"
@@ -384,11 +385,18 @@ int Run(const Flags& flags) {
   notifier.Ready(StatusLine(config, sampler, collection, *st));
 
   std::thread sampling([&] { sampler.Run(); });
+  // Heap freed after a burst of queries or streams goes back to the kernel
+  // on the next tick (daemon/heap_trim.h).
+  HeapTrimmer heap_trimmer;
   int exit_code = 0;
   for (;;) {
     pollfd p{sfd, POLLIN, 0};
     int n = ::poll(&p, 1, 10'000);
     if (n == 0) {
+      if (auto t = heap_trimmer.Tick(); t.trimmed) {
+        log->debug("memory: freed heap returned to the system (RSS {} -> {} KiB)", t.rss_before_kib,
+                   t.rss_after_kib);
+      }
       notifier.Status(StatusLine(config, sampler, collection, *st));
       continue;
     }
@@ -455,6 +463,7 @@ int Run(const Flags& flags) {
 }  // namespace edgemon
 
 int main(int argc, char** argv) {
+  edgemon::TuneHeap();  // before any thread has an arena
   CLI::App app{"edgemond: the edgemon telemetry daemon"};
   edgemon::Flags flags;
   app.set_version_flag("--version", std::string("edgemond ") + EDGEMON_VERSION);

@@ -7,6 +7,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <condition_variable>
@@ -38,8 +39,12 @@ struct MetricsListener::PoolState {
 // it, so none is dropped.
 class MetricsListener::Pool final : public httplib::TaskQueue {
  public:
-  Pool(size_t max_threads, size_t max_queued, std::shared_ptr<PoolState> state)
-      : max_threads_(max_threads), max_queued_(max_queued), state_(std::move(state)) {}
+  Pool(size_t max_threads, size_t max_queued, std::chrono::milliseconds idle_life,
+       std::shared_ptr<PoolState> state)
+      : max_threads_(max_threads),
+        max_queued_(max_queued),
+        idle_life_(idle_life),
+        state_(std::move(state)) {}
   ~Pool() override { shutdown(); }
 
   void enqueue(std::function<void()> fn) override {
@@ -50,7 +55,9 @@ class MetricsListener::Pool final : public httplib::TaskQueue {
     state_->jobs.push_back(std::move(fn));
     if (idle_ < state_->jobs.size() && threads_.size() < max_threads_) {
       ++idle_;  // counted idle until it takes a job
-      threads_.emplace_back([this] { Work(); });
+      // The copy of the state keeps its mutex alive until a worker that
+      // retired itself (detached) has returned.
+      threads_.emplace_back([this, keep = state_] { Work(); });
     }
     state_->work.notify_one();
   }
@@ -75,7 +82,14 @@ class MetricsListener::Pool final : public httplib::TaskQueue {
       std::function<void()> fn;
       {
         std::unique_lock lk(state_->mu);
-        state_->work.wait(lk, [&] { return !state_->jobs.empty() || state_->shutdown; });
+        const bool woken = state_->work.wait_for(
+            lk, idle_life_, [&] { return !state_->jobs.empty() || state_->shutdown; });
+        if (!woken) {
+          // Idle this long after a burst (50 slow connections start 50
+          // workers): retire, so that their stacks and buffers go back.
+          RetireLocked();
+          return;
+        }
         if (state_->jobs.empty()) return;  // shut down and drained
         fn = std::move(state_->jobs.front());
         state_->jobs.pop_front();
@@ -88,8 +102,23 @@ class MetricsListener::Pool final : public httplib::TaskQueue {
     }
   }
 
+  // Removes the calling worker from threads_ (detached: it returns at once
+  // and touches the pool no more). Under state_->mu.
+  void RetireLocked() {
+    --idle_;
+    const auto self = std::this_thread::get_id();
+    for (auto it = threads_.begin(); it != threads_.end(); ++it) {
+      if (it->get_id() == self) {
+        it->detach();
+        threads_.erase(it);
+        return;
+      }
+    }
+  }
+
   const size_t max_threads_;
   const size_t max_queued_;
+  const std::chrono::milliseconds idle_life_;
   std::shared_ptr<PoolState> state_;
   std::vector<std::thread> threads_;  // guarded by state_->mu
   size_t idle_ = 0;                   // guarded by state_->mu
@@ -259,7 +288,10 @@ std::string MetricsListener::Start(const ListenerOptions& o) {
   state_ = state;
   size_t threads = o.threads > 0 ? o.threads : 1;
   size_t queued = o.max_queued > 0 ? o.max_queued : 1;
-  server->new_task_queue = [threads, queued, state] { return new Pool(threads, queued, state); };
+  const std::chrono::milliseconds idle_life(std::max(1, o.idle_worker_ms));
+  server->new_task_queue = [threads, queued, idle_life, state] {
+    return new Pool(threads, queued, idle_life, state);
+  };
   time_t sec = o.timeout_ms / 1000;
   time_t usec = static_cast<time_t>(o.timeout_ms % 1000) * 1000;
   server->set_read_timeout(sec, usec);

@@ -9,7 +9,8 @@
 // need them (a keep-alive connection holds its worker until it goes idle for
 // `keep_alive_s`); at most `max_queued` accepted connections wait for a
 // worker, after which the accept thread stops accepting (new connections
-// wait in the kernel's backlog). Every read and write has a timeout
+// wait in the kernel's backlog); a worker idle for `idle_worker_ms` exits, so
+// a burst of connections leaves no threads behind. Every read and write has a timeout
 // (`timeout_ms`), and each request must arrive whole within
 // `request_timeout_ms` of the connection becoming readable, so a silent
 // client or one trickling bytes (slowloris) frees its worker within that
@@ -49,6 +50,7 @@ struct ListenerOptions {
   int keep_alive_s = 2;
   size_t keep_alive_max_requests = 100;
   size_t max_headers = 64;
+  int idle_worker_ms = 30'000;  // a worker idle this long exits (a burst's threads go)
 };
 
 class MetricsListener {

@@ -1647,6 +1647,9 @@ Result<std::unique_ptr<sql::Conn>> RingStore::Impl::AcquireReader() {
 
 void RingStore::Impl::ReleaseReader(std::unique_ptr<sql::Conn> conn) {
   if (conn->InTransaction()) (void)conn->Exec("ROLLBACK");
+  // An idle reader keeps no page cache (the file's pages stay in the OS page
+  // cache): a burst of large reads leaves no memory behind in the pool.
+  sqlite3_db_release_memory(conn->db());
   std::lock_guard lk(pool_mu_);
   if (!readers_closed_ && idle_readers_.size() < options_.max_idle_readers) {
     idle_readers_.push_back(std::move(conn));

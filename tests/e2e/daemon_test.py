@@ -18,6 +18,8 @@ import tempfile
 import time
 import unittest
 
+from harness import faketime_lib
+
 ARGS = None
 
 
@@ -497,15 +499,6 @@ class DaemonTest(unittest.TestCase):
         finally:
             self.assertEqual(d.stop(), 0)
         notify.close()
-
-def faketime_lib():
-    for d in ("/usr/lib/x86_64-linux-gnu/faketime", "/usr/lib/aarch64-linux-gnu/faketime",
-              "/usr/lib/faketime"):
-        lib = os.path.join(d, "libfaketimeMT.so.1")
-        if os.path.exists(lib):
-            return lib
-    return None
-
 
 class ClockJumpTest(unittest.TestCase):
     """Real wall-clock steps under libfaketime (Debian's faketime): the offset

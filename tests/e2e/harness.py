@@ -1,5 +1,6 @@
 """Pieces shared by the end-to-end test scripts: a check runner that reports
-every failure and goes on, `expect`, and a free loopback port."""
+every failure and goes on, `expect`, a free loopback port, a process's RSS,
+libfaketime's path, and the simulator's start and stop."""
 import socket
 import traceback
 
@@ -32,6 +33,26 @@ def free_port():
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
+
+
+def rss_kib(pid):
+    """A process's resident set (VmRSS) in KiB, 0 when it has none."""
+    with open(f"/proc/{pid}/status") as f:
+        for line in f:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1])
+    return 0
+
+
+def faketime_lib():
+    """Debian's libfaketime (package faketime), or None."""
+    import os
+    for d in ("/usr/lib/x86_64-linux-gnu/faketime", "/usr/lib/aarch64-linux-gnu/faketime",
+              "/usr/lib/faketime"):
+        lib = os.path.join(d, "libfaketimeMT.so.1")
+        if os.path.exists(lib):
+            return lib
+    return None
 
 
 def start_sim(sim, board, out, fixtures, log, extra=(), timeout=20):

@@ -10,7 +10,7 @@ if(EDGEMON_BUILD_TESTS)
   edgemon_test_tool(EDGEMON_GRPC_PYTHON_PLUGIN grpc_python_plugin)
 endif()
 if(EDGEMON_BUILD_TESTS AND NOT EDGEMON_GRPC_PYTHON_PLUGIN)
-  edgemon_tests_left_out("grpc_interop grpc_watchers grpc_tls damaged_store")
+  edgemon_tests_left_out("grpc_interop grpc_watchers memory_after_load grpc_tls damaged_store")
 elseif(EDGEMON_BUILD_TESTS)
   add_test(NAME grpc_interop
            COMMAND ${EDGEMON_SYSTEM_PYTHON3} ${CMAKE_CURRENT_LIST_DIR}/interop_test.py
@@ -29,6 +29,15 @@ elseif(EDGEMON_BUILD_TESTS)
                    --proto-dir ${CMAKE_CURRENT_LIST_DIR}/../../proto
                    --fixtures ${CMAKE_CURRENT_LIST_DIR}/../fixtures)
   set_tests_properties(grpc_watchers PROPERTIES TIMEOUT 180)
+  # Concurrent Queries, then a flood of Watch streams: RSS back within 10 % of idle.
+  add_test(NAME memory_after_load
+           COMMAND ${EDGEMON_SYSTEM_PYTHON3} ${CMAKE_CURRENT_LIST_DIR}/memory_test.py
+                   --edgemond $<TARGET_FILE:edgemond>
+                   --protoc $<TARGET_FILE:protobuf::protoc>
+                   --plugin ${EDGEMON_GRPC_PYTHON_PLUGIN}
+                   --proto-dir ${CMAKE_CURRENT_LIST_DIR}/../../proto
+                   --fixtures ${CMAKE_CURRENT_LIST_DIR}/../fixtures)
+  set_tests_properties(memory_after_load PROPERTIES TIMEOUT 420)
   # TCP: plain text on a non-loopback address is refused; TLS with a cert and key works.
   add_test(NAME grpc_tls
            COMMAND ${EDGEMON_SYSTEM_PYTHON3} ${CMAKE_CURRENT_LIST_DIR}/tls_test.py

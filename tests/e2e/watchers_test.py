@@ -16,18 +16,11 @@ import threading
 import time
 
 import interop_test  # stub generation, shared with the interop test
+from harness import rss_kib
 
 STREAMS = 200
 SILENT = 50          # streams that never read a single frame
 FRAME_MS = 100
-
-
-def rss_kib(pid):
-    with open(f"/proc/{pid}/status") as f:
-        for line in f:
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1])
-    return 0
 
 
 def main():

@@ -11,6 +11,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <thread>
@@ -165,6 +166,43 @@ TEST(MetricsListenerTest, TricklingClientsNeitherStarveScrapesNorKeepTheirWorker
   done = true;
   trickle.join();
   for (int fd : slow) ::close(fd);
+}
+
+size_t ThreadCount() {
+  size_t n = 0;
+  for ([[maybe_unused]] const auto& e : std::filesystem::directory_iterator("/proc/self/task")) ++n;
+  return n;
+}
+
+TEST(MetricsListenerTest, WorkersStartedForABurstRetireWhenIdle) {
+  // 20 connections at once start 20 workers; once they are served and idle,
+  // the workers exit (they used to stay for the daemon's life: 50 slowloris
+  // connections left about 1.5 MiB of thread stacks and buffers behind).
+  MetricsListener l(Body);
+  ASSERT_EQ(l.Start({.host = "127.0.0.1", .port = 0, .idle_worker_ms = 300}), "");
+  const size_t before = ThreadCount();
+  std::vector<int> conns;
+  for (int i = 0; i < 20; ++i) conns.push_back(ConnectRaw(l.port()));
+  for (int fd : conns) (void)::send(fd, "GET /metrics HTTP/1.1\r\n", 23, MSG_NOSIGNAL);
+  size_t busy = 0;
+  for (int i = 0; i < 100 && busy < before + 10; ++i) {
+    busy = ThreadCount();
+    std::this_thread::sleep_for(50ms);
+  }
+  EXPECT_GE(busy, before + 10) << "the burst did not start workers";
+  for (int fd : conns) ::close(fd);
+  size_t after = ThreadCount();
+  for (int i = 0; i < 200 && after > before; ++i) {  // polled up to 20 s
+    std::this_thread::sleep_for(100ms);
+    after = ThreadCount();
+  }
+  EXPECT_LE(after, before) << "workers stayed after the burst";
+  // And the listener still serves after its workers retired.
+  httplib::Client c("127.0.0.1", l.port());
+  c.set_read_timeout(10, 0);
+  auto r = c.Get("/metrics");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 200);
 }
 
 TEST(MetricsListenerTest, ConcurrencyIsBoundedAndEveryClientIsServed) {
