@@ -44,6 +44,21 @@ def rss_kib(pid):
     return 0
 
 
+def read_stream(call, counts, i, stop):
+    """Counts the messages of one streaming call in counts[i] until it ends or
+    `stop` is set. Returns the gRPC error that ended it, or None."""
+    try:
+        for _ in call:
+            counts[i] += 1
+            if stop.is_set():
+                break
+    except Exception as e:  # grpc.RpcError, without importing grpc here
+        if not hasattr(e, "code"):
+            raise
+        return e
+    return None
+
+
 def faketime_lib():
     """Debian's libfaketime (package faketime), or None."""
     import os

@@ -20,7 +20,7 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import interop_test  # noqa: E402 (stub generation)
-from harness import rss_kib  # noqa: E402,F401 (callers use memory_load.rss_kib too)
+from harness import read_stream, rss_kib  # noqa: E402,F401 (callers use memory_load.rss_kib too)
 
 NS = 1_000_000_000
 
@@ -112,15 +112,10 @@ def stream_burst(grpc, pb, rpc, target, n, hold_s, on_peak=None):
     calls = []
 
     def reader(i, call):
-        try:
-            for _ in call:
-                received[i] += 1
-                if stop.is_set():
-                    break
-        except grpc.RpcError as e:
-            if e.code() == grpc.StatusCode.RESOURCE_EXHAUSTED:
-                with lock:
-                    refused[0] += 1
+        err = read_stream(call, received, i, stop)
+        if err is not None and err.code() == grpc.StatusCode.RESOURCE_EXHAUSTED:
+            with lock:
+                refused[0] += 1
 
     threads = []
     for i in range(n):

@@ -16,7 +16,7 @@ import threading
 import time
 
 import interop_test  # stub generation, shared with the interop test
-from harness import rss_kib
+from harness import read_stream, rss_kib
 
 STREAMS = 200
 SILENT = 50          # streams that never read a single frame
@@ -66,15 +66,6 @@ def main():
             received = [0] * STREAMS
             calls = []
 
-            def reader(i, call):
-                try:
-                    for _ in call:
-                        received[i] += 1
-                        if stop.is_set():
-                            break
-                except grpc.RpcError:
-                    pass
-
             threads = []
             for i in range(STREAMS):
                 stub = rpc.TelemetryStub(channels[i % len(channels)])
@@ -84,7 +75,8 @@ def main():
                 call = stub.Watch(req)
                 calls.append(call)
                 if not silent:
-                    t = threading.Thread(target=reader, args=(i, call), daemon=True)
+                    t = threading.Thread(target=read_stream, args=(call, received, i, stop),
+                                         daemon=True)
                     t.start()
                     threads.append(t)
             drain(6)
