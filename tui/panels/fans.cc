@@ -1,0 +1,28 @@
+#include "panels/panels.h"
+
+#include <string>
+
+#include "format.h"
+#include "panels/channels.h"
+
+namespace edgemon::tui {
+
+int DrawFans(Canvas& cv, const Telemetry& t, int row, int bottom, int col, int end,
+             const Glyphs& g) {
+  (void)g;
+  for (const Source& s : Sources(t.inventory(), Kind::kFan)) {
+    if (row >= bottom) break;
+    int c = cv.Put(row, col, "Fan ", Role::kTitle, end);
+    c = cv.Put(row, c, s.name, Role::kDim, end);
+    std::string text;
+    if (s.Get(Field::kDuty) != nullptr) text += " " + FormatPercent(Get(t, s.Get(Field::kDuty)));
+    if (s.Get(Field::kSpeed) != nullptr) {
+      Value rpm = Get(t, s.Get(Field::kSpeed));
+      text += " " + (rpm ? std::to_string(*rpm) : std::string("-")) + " rpm";
+    }
+    cv.Put(row, c, text, Role::kText, end);
+    ++row;
+  }
+  return row;
+}
+}  // namespace edgemon::tui
