@@ -33,7 +33,7 @@ class Terminal {
   bool color() const { return color_; }
 
   void Draw(const Screen& screen);
-  // Every key waiting on stdin, as view-model key codes (view_model.h);
+  // Every key waiting on stdin, as view-model key codes (keys.h);
   // *resized is set when the terminal changed size.
   std::vector<int> ReadKeys(bool* resized);
 
