@@ -42,7 +42,7 @@ class ServiceTest : public ::testing::Test {
     collection_ = std::make_unique<Collection>(*fs_, MakeDefaultCollectors(co), co,
                                                [](const std::string&) {});
     collection_->Discover();
-    auto st = store::RingStore::Open(tmp_.root() + "/edgemon.db", {});
+    auto st = store::RingStore::Open(tmp_.root() + "/edgemon.db", store_options_);
     ASSERT_TRUE(st.ok()) << st.error();
     store_ = std::move(st.value());
     hub_ = std::make_unique<WatchHub>(kMaxStreams);
@@ -122,6 +122,7 @@ class ServiceTest : public ::testing::Test {
 
   static constexpr size_t kMaxStreams = 8;
   int64_t frame_period_ns_ = 20'000'000;  // 50 Hz: enough frames for interval tests
+  store::RingStoreOptions store_options_;
   testing::TempTree tmp_;
   SystemClock clock_;
   std::unique_ptr<RootedSysFs> fs_;
@@ -1105,6 +1106,53 @@ TEST_F(ServiceTest, SummaryStatesTheRailRatesThatHeld) {
   v1::Summary old = summarize(before_start, before_start + kSec);
   EXPECT_FALSE(old.has_min_rail_rate_hz());
   EXPECT_FALSE(old.has_max_rail_rate_hz());
+}
+
+// Raw frames kept 30 s, rollups every 10 s: an older range is summarized
+// from the rollup tier.
+class RolledUpServiceTest : public ServiceTest {
+ protected:
+  RolledUpServiceTest() {
+    store_options_.raw_retention_ns = 30 * kSec;
+    store_options_.rollup_period_ns = 10 * kSec;
+  }
+};
+
+// A range whose raw frames are gone has no first reading: start_mc is
+// absent, never the range's minimum standing in for it.
+TEST_F(RolledUpServiceTest, StartTemperatureIsAbsentNotTheMinimumWhenUnread) {
+  const auto& inv = collection_->inventory();
+  store_->SetInventory(inv);
+  const int64_t t0 = clock_.RealtimeNs() - 1000 * kSec;
+  ChannelId t = Find(Kind::kThermal, "CPU-therm", Field::kTemp).id;
+  const uint64_t seq = store_->next_seq();
+  for (int i = 0; i < 200; ++i) {
+    Frame f;
+    f.seq = seq + static_cast<uint64_t>(i);
+    f.realtime_ns = t0 + i * kSec;
+    f.boottime_ns = 1000 * kSec + i * kSec;
+    f.values.resize(inv.channels.size());
+    f.values[t] = 40000 + 100 * i;
+    store_->Append(f);
+  }
+  ASSERT_TRUE(store_->Flush().ok());
+  auto stats = store_->Stats();
+  ASSERT_TRUE(stats.ok());
+  ASSERT_TRUE(stats->oldest_ns);
+  ASSERT_GT(*stats->oldest_ns, t0 + 100 * kSec) << "the raw tier still holds the range";
+  v1::Summary s;
+  auto st = SummarizeTime(*stub_, t0 + 20 * kSec, t0 + 80 * kSec, &s);
+  ASSERT_TRUE(st.ok()) << st.error_message();
+  const v1::TempSummary* temp = nullptr;
+  for (const auto& x : s.temps()) {
+    if (x.name() == "CPU-therm") temp = &x;
+  }
+  ASSERT_NE(temp, nullptr);
+  EXPECT_TRUE(temp->has_min_mc());
+  EXPECT_TRUE(temp->has_max_mc());
+  EXPECT_LT(temp->min_mc(), temp->max_mc());
+  EXPECT_FALSE(temp->has_start_mc())
+      << "start " << temp->start_mc() << " (min " << temp->min_mc() << ")";
 }
 
 class SlowServiceTest : public ServiceTest {
