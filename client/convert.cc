@@ -122,7 +122,9 @@ v1::Frame FrameToProto(const Frame& frame, uint64_t generation) {
 }
 
 Window WindowFromProto(const v1::Window& pb) {
-  return Window{pb.id(), pb.label(), pb.start_ns(), pb.end_ns(), pb.abandoned()};
+  Window w{pb.id(), pb.label(), pb.start_ns(), std::nullopt, pb.abandoned()};
+  if (pb.has_end_ns()) w.end_ns = pb.end_ns();
+  return w;
 }
 
 Summary SummaryFromProto(const v1::Summary& pb) {
@@ -139,12 +141,16 @@ Summary SummaryFromProto(const v1::Summary& pb) {
   if (pb.has_requested_from_ns()) s.requested_from_ns = pb.requested_from_ns();
   if (pb.has_requested_to_ns()) s.requested_to_ns = pb.requested_to_ns();
   for (const v1::RailSummary& r : pb.rails()) {
-    s.rails.push_back(
-        {r.name(), r.parent(), r.input(), r.energy_mj(), r.avg_power_mw(),
-         r.has_peak_power_mw() ? std::optional<int64_t>(r.peak_power_mw()) : std::nullopt});
+    RailSummary rs{r.name(), r.parent(), r.input(), std::nullopt, std::nullopt, std::nullopt};
+    if (r.has_energy_mj()) rs.energy_mj = r.energy_mj();
+    if (r.has_avg_power_mw()) rs.avg_power_mw = r.avg_power_mw();
+    if (r.has_peak_power_mw()) rs.peak_power_mw = r.peak_power_mw();
+    s.rails.push_back(std::move(rs));
   }
   for (const v1::TempSummary& t : pb.temps()) {
-    s.temps.push_back({t.name(), t.start_mc(), t.min_mc(), t.max_mc()});
+    TempSummary ts{t.name(), std::nullopt, t.min_mc(), t.max_mc()};
+    if (t.has_start_mc()) ts.start_mc = t.start_mc();
+    s.temps.push_back(std::move(ts));
   }
   for (const v1::FreqResidency& r : pb.residency()) {
     FreqResidency fr;
@@ -162,7 +168,7 @@ Process ProcessFromProto(const v1::Process& pb) {
   p.user = pb.user();
   p.name = pb.name();
   p.command = pb.command();
-  p.cpu_permille = pb.cpu_permille();
+  if (pb.has_cpu_permille()) p.cpu_permille = pb.cpu_permille();
   p.rss_kib = pb.rss_kib();
   if (pb.has_gpu_mem()) p.gpu_mem_kib = pb.gpu_mem_kib();
   return p;

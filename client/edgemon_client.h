@@ -139,22 +139,22 @@ struct Window {
   int64_t id = 0;
   std::string label;
   int64_t start_ns = 0;
-  int64_t end_ns = 0;      // 0 while open
-  bool abandoned = false;  // closed by the daemon: its lease ran out
+  std::optional<int64_t> end_ns;  // none while open
+  bool abandoned = false;         // closed by the daemon: its lease ran out
 };
 
 struct RailSummary {
   std::string name;
   std::string parent;
   bool input = false;
-  double energy_mj = 0;
-  double avg_power_mw = 0;
+  std::optional<double> energy_mj;       // none without a counter reading at both edges
+  std::optional<double> avg_power_mw;    // none without a counter or power samples
   std::optional<int64_t> peak_power_mw;  // none when no sample fell in the range
 };
 
 struct TempSummary {
   std::string name;
-  int64_t start_mc = 0;
+  std::optional<int64_t> start_mc;  // none when the first reading could not be read
   int64_t min_mc = 0;
   int64_t max_mc = 0;
 };
@@ -198,7 +198,7 @@ struct Process {
   std::string user;
   std::string name;
   std::string command;
-  uint32_t cpu_permille = 0;
+  std::optional<uint32_t> cpu_permille;  // none on the first request that sees the process
   uint64_t rss_kib = 0;
   std::optional<uint64_t> gpu_mem_kib;
 };

@@ -384,7 +384,7 @@ class Monitor {
     auto ws = client_->ListWindows(window_start_ns_, 0);
     if (!ws.ok()) return;
     for (const auto& w : *ws) {
-      if (w.end_ns == 0 && w.id != window_id_ && record::MarkName(w.label, window_id_)) {
+      if (!w.end_ns && w.id != window_id_ && record::MarkName(w.label, window_id_)) {
         (void)client_->RenewWindow(w.id);
       }
     }
@@ -758,16 +758,19 @@ int RunRecord(const Globals& globals, const RecordOptions& o) {
   }
   // The window's end is exact unless the daemon was away when the command
   // exited: then the range ends at the exit as this host saw it.
-  const bool exact_end = ended.ok() && !waited;
+  const bool exact_end = ended.ok() && !waited && ended->end_ns;
   if (exact_end) {
-    report.run_end_ns = ended->end_ns;
+    report.run_end_ns = *ended->end_ns;
   } else {
     report.run_end_ns = std::max(exit_local + offset, report.run_start_ns + 1);
     report.notes.push_back(
         ended.ok()
             ? "the daemon was unreachable when the command exited: window " +
                   std::to_string(window->id) + " ended " +
-                  record::Fixed(static_cast<double>(ended->end_ns - report.run_end_ns) / 1e9, 3) +
+                  record::Fixed(static_cast<double>(ended->end_ns.value_or(report.run_end_ns) -
+                                                    report.run_end_ns) /
+                                    1e9,
+                                3) +
                   " s late; this summary ends at the command's exit as seen here"
             : "the window could not be ended (" + ended.status().ToString() +
                   "): summarized by time range up to the command's exit as seen here");
@@ -952,7 +955,7 @@ int RunMark(const Globals& globals, const std::string& action, const std::string
   if (!ws.ok()) return ReportStatus("mark end " + name, ws.status());
   const client::Window* open = nullptr;
   for (const auto& w : *ws) {
-    if (w.label == label && w.end_ns == 0 && (!open || w.start_ns >= open->start_ns)) open = &w;
+    if (w.label == label && !w.end_ns && (!open || w.start_ns >= open->start_ns)) open = &w;
   }
   if (!open) {
     std::fprintf(stderr, "edgemon mark end: no open mark '%s'%s\n", TerminalSafe(name).c_str(),

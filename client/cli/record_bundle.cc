@@ -65,7 +65,9 @@ std::vector<Track> Tracks(const Inventory& inventory) {
 
 nlohmann::json EnergyArgs(const client::Summary& s) {
   nlohmann::json e = nlohmann::json::object();
-  for (const auto& r : s.rails) e[r.name] = r.energy_mj / 1000.0;
+  for (const auto& r : s.rails) {
+    e[r.name] = r.energy_mj ? nlohmann::json(*r.energy_mj / 1000.0) : nlohmann::json(nullptr);
+  }
   return e;
 }
 
@@ -191,7 +193,7 @@ std::string TraceJson(const Report& report, const std::vector<Frame>& frames,
     nlohmann::json args = {{"window_id", p.window_id}};
     if (p.summary) args["energy_j"] = EnergyArgs(*p.summary);
     if (!p.end_ns) args["ended"] = false;
-    slice(it->second, p.name, p.start_ns, p.end_ns ? p.end_ns : report.run_end_ns, args);
+    slice(it->second, p.name, p.start_ns, p.end_ns.value_or(report.run_end_ns), args);
   }
   o << "\n]}\n";
   return o.str();

@@ -26,6 +26,19 @@ const Channel* FindChannel(const Inventory& inv, Field field, std::string_view n
   return nullptr;
 }
 
+// A measured figure divided by `per`, or null when it was not measured:
+// missing is never 0.
+nlohmann::json Scaled(std::optional<double> v, double per) {
+  return v ? nlohmann::json(*v / per) : nlohmann::json(nullptr);
+}
+// The same as table text: "—" when not measured.
+std::string FixedOr(std::optional<double> v, double per, int decimals) {
+  return v ? Fixed(*v / per, decimals) : "—";
+}
+std::optional<double> Real(std::optional<int64_t> v) {
+  return v ? std::optional<double>(static_cast<double>(*v)) : std::nullopt;
+}
+
 // "2026-11-23 12:00:00.123 UTC"
 std::string UtcTime(int64_t ns) {
   std::time_t secs = static_cast<std::time_t>(ns / 1'000'000'000);
@@ -65,8 +78,8 @@ nlohmann::json RailsJson(const std::vector<client::RailSummary>& rails) {
     nlohmann::json j = {{"name", r.name},
                         {"parent", r.parent},
                         {"input", r.input},
-                        {"energy_j", r.energy_mj / 1000.0},
-                        {"avg_power_w", r.avg_power_mw / 1000.0}};
+                        {"energy_j", Scaled(r.energy_mj, 1000.0)},
+                        {"avg_power_w", Scaled(r.avg_power_mw, 1000.0)}};
     // No sample in the range: no peak (absent, never 0).
     if (r.peak_power_mw) j["peak_power_w"] = static_cast<double>(*r.peak_power_mw) / 1000.0;
     out.push_back(std::move(j));
@@ -83,7 +96,7 @@ std::string PhaseEnergy(const client::Summary& s) {
   std::string out;
   for (const auto& row : RailTree(s.rails, s.duration_s)) {
     if (row.depth != 0) continue;
-    out += (out.empty() ? "" : ", ") + row.name + " " + Fixed(row.energy_mj / 1000.0, 3) + " J";
+    out += (out.empty() ? "" : ", ") + row.name + " " + FixedOr(row.energy_mj, 1000.0, 3) + " J";
   }
   return out.empty() ? "no rail energy" : out;
 }
@@ -105,23 +118,28 @@ std::string Fixed(double value, int decimals) {
 std::vector<RailRow> RailTree(const std::vector<client::RailSummary>& rails, double duration_s) {
   std::set<std::string> names;
   for (const auto& r : rails) names.insert(r.name);
-  auto avg = [&](double mj) { return duration_s > 0 ? mj / duration_s : 0.0; };
+  auto avg = [&](std::optional<double> mj) -> std::optional<double> {
+    if (!mj || duration_s <= 0) return std::nullopt;
+    return *mj / duration_s;
+  };
   std::vector<RailRow> out;
   std::set<std::string> done;
   std::function<void(const client::RailSummary&, int)> visit = [&](const client::RailSummary& r,
                                                                    int depth) {
     if (!done.insert(r.name).second) return;  // a cycle or a duplicate name
     out.push_back({r.name, depth, r.input, false, r.energy_mj, r.avg_power_mw, r.peak_power_mw});
-    double children = 0;
+    std::optional<double> children = 0.0;  // none when a sub-rail was not measured
     size_t n = 0;
     for (const auto& c : rails) {
       if (c.parent != r.name || c.name == r.name || done.count(c.name)) continue;
-      children += c.energy_mj;
+      children =
+          children && c.energy_mj ? std::optional<double>(*children + *c.energy_mj) : std::nullopt;
       ++n;
       visit(c, depth + 1);
     }
     if (n > 0) {
-      double rest = r.energy_mj - children;
+      std::optional<double> rest =
+          r.energy_mj && children ? std::optional<double>(*r.energy_mj - *children) : std::nullopt;
       out.push_back({"other (" + r.name + " - sub-rails)", depth + 1, false, true, rest, avg(rest),
                      std::nullopt});
     }
@@ -141,10 +159,12 @@ std::vector<RailRow> RailTree(const std::vector<client::RailSummary>& rails, dou
 
 std::optional<double> TotalEnergyMj(const std::vector<client::RailSummary>& rails) {
   std::optional<double> total;
+  bool seen = false;
   for (const auto& r : rails) {
     if (!r.input) continue;
-    if (total) return std::nullopt;  // two inputs: not one board total
-    total = r.energy_mj;
+    if (seen) return std::nullopt;  // two inputs: not one board total
+    seen = true;
+    total = r.energy_mj;  // none when the input rail's energy was not measured
   }
   return total;
 }
@@ -268,19 +288,24 @@ std::vector<std::string> UncertaintyNotes(const client::Summary& summary, uint32
 
 std::vector<std::string> ResidualWarnings(const std::vector<client::RailSummary>& rails) {
   std::vector<std::string> out;
-  for (const auto& parent : rails) {
+  for (const auto& parent_rail : rails) {
+    if (!parent_rail.energy_mj) continue;  // not measured: nothing to compare with
+    const auto& parent = parent_rail;
+    const double parent_mj = *parent.energy_mj;
     double children = 0;
     size_t n = 0;
+    bool measured = true;
     for (const auto& c : rails) {
       if (c.parent != parent.name || c.name == parent.name) continue;
-      children += c.energy_mj;
+      if (!c.energy_mj) measured = false;
+      children += c.energy_mj.value_or(0.0);
       ++n;
     }
-    const double excess = children - parent.energy_mj;
+    if (!measured) continue;  // a sub-rail without a figure: no sum to compare
+    const double excess = children - parent_mj;
     if (n == 0 || excess <= 0) continue;
-    const double tolerance = kRailTolerance * std::max(parent.energy_mj, children);
-    const std::string share =
-        Fixed(parent.energy_mj > 0 ? 100.0 * excess / parent.energy_mj : 100.0, 1) + " %";
+    const double tolerance = kRailTolerance * std::max(parent_mj, children);
+    const std::string share = Fixed(parent_mj > 0 ? 100.0 * excess / parent_mj : 100.0, 1) + " %";
     const std::string limit = Fixed(kRailTolerance * 100, 0) + " %";
     if (excess <= tolerance) {
       out.push_back("sub-rails of " + parent.name + " read " + Fixed(excess / 1000.0, 3) + " J (" +
@@ -290,8 +315,7 @@ std::vector<std::string> ResidualWarnings(const std::vector<client::RailSummary>
       out.push_back("Warning: sub-rails of " + parent.name + " sum to " +
                     Fixed(children / 1000.0, 3) + " J, " + Fixed(excess / 1000.0, 3) + " J (" +
                     share + ") more than " + parent.name + " itself (" +
-                    Fixed(parent.energy_mj / 1000.0, 3) + " J), beyond the sensors' tolerance (" +
-                    limit +
+                    Fixed(parent_mj / 1000.0, 3) + " J), beyond the sensors' tolerance (" + limit +
                     "): a rail is miscalibrated or mislabelled; its \"other\" row is not "
                     "meaningful");
     }
@@ -342,8 +366,8 @@ std::string RenderSummary(const Report& report, const Inventory& inventory) {
       << fmt::format("{:<{}}{:>11}{:>10}{:>10}\n", "Energy", width + 2, "J", "avg W", "peak W");
     for (const auto& r : rows) {
       o << "  " << fmt::format("{:<{}}", std::string(2 * r.depth, ' ') + r.name, width)
-        << fmt::format("{:>11}", Fixed(r.energy_mj / 1000.0, 3))
-        << fmt::format("{:>10}", Fixed(r.avg_power_mw / 1000.0, 3))
+        << fmt::format("{:>11}", FixedOr(r.energy_mj, 1000.0, 3))
+        << fmt::format("{:>10}", FixedOr(r.avg_power_mw, 1000.0, 3))
         << fmt::format("{:>10}", r.peak_power_mw
                                      ? Fixed(static_cast<double>(*r.peak_power_mw) / 1000.0, 3)
                                      : "")
@@ -371,7 +395,7 @@ std::string RenderSummary(const Report& report, const Inventory& inventory) {
     } else {
       for (const auto& r : rows) {
         if (r.depth != 0) continue;
-        o << "  " << r.name << ": " << Fixed(r.energy_mj / items, 3) << " mJ/item\n";
+        o << "  " << r.name << ": " << FixedOr(r.energy_mj, items, 3) << " mJ/item\n";
       }
     }
   } else if (report.items) {
@@ -381,8 +405,7 @@ std::string RenderSummary(const Report& report, const Inventory& inventory) {
   if (!report.phases.empty()) {
     o << "\nPhases (edgemon mark)\n";
     for (const auto& p : report.phases) {
-      double dur =
-          static_cast<double>((p.end_ns ? p.end_ns : report.run_end_ns) - p.start_ns) / 1e9;
+      double dur = static_cast<double>(p.end_ns.value_or(report.run_end_ns) - p.start_ns) / 1e9;
       o << "  " << fmt::format("{:<16}", p.name) << fmt::format("{:>11}", Fixed(dur, 3) + " s")
         << "  " << (p.summary ? PhaseEnergy(*p.summary) : "no summary")
         << (p.end_ns ? "" : "  (not ended)") << "\n";
@@ -392,8 +415,7 @@ std::string RenderSummary(const Report& report, const Inventory& inventory) {
   if (!s.temps.empty()) {
     o << "\nTemperatures (C)     start    min    max\n";
     for (const auto& t : s.temps) {
-      o << fmt::format("  {:<18}{:>6}{:>7}{:>7}\n", t.name,
-                       Fixed(static_cast<double>(t.start_mc) / 1000.0, 1),
+      o << fmt::format("  {:<18}{:>6}{:>7}{:>7}\n", t.name, FixedOr(Real(t.start_mc), 1000.0, 1),
                        Fixed(static_cast<double>(t.min_mc) / 1000.0, 1),
                        Fixed(static_cast<double>(t.max_mc) / 1000.0, 1));
     }
@@ -481,8 +503,8 @@ nlohmann::json SummaryJson(const Report& report, const Inventory& inventory) {
                     {"depth", r.depth},
                     {"input", r.input},
                     {"remainder", r.remainder},
-                    {"energy_j", r.energy_mj / 1000.0},
-                    {"avg_power_w", r.avg_power_mw / 1000.0}});
+                    {"energy_j", Scaled(r.energy_mj, 1000.0)},
+                    {"avg_power_w", Scaled(r.avg_power_mw, 1000.0)}});
   }
   j["rail_tree"] = tree;
   auto total = TotalEnergyMj(s.rails);
@@ -495,7 +517,7 @@ nlohmann::json SummaryJson(const Report& report, const Inventory& inventory) {
   json temps = json::array();
   for (const auto& t : s.temps) {
     temps.push_back({{"name", t.name},
-                     {"start_c", static_cast<double>(t.start_mc) / 1000.0},
+                     {"start_c", Scaled(Real(t.start_mc), 1000.0)},
                      {"min_c", static_cast<double>(t.min_mc) / 1000.0},
                      {"max_c", static_cast<double>(t.max_mc) / 1000.0}});
   }
@@ -523,7 +545,7 @@ nlohmann::json SummaryJson(const Report& report, const Inventory& inventory) {
     json pj = {{"name", p.name},
                {"window_id", p.window_id},
                {"start_ns", p.start_ns},
-               {"end_ns", p.end_ns ? json(p.end_ns) : json(nullptr)}};
+               {"end_ns", p.end_ns ? json(*p.end_ns) : json(nullptr)}};
     if (p.summary) {
       pj["duration_s"] = p.summary->duration_s;
       pj["rails"] = RailsJson(p.summary->rails);
@@ -539,7 +561,7 @@ nlohmann::json SummaryJson(const Report& report, const Inventory& inventory) {
     json ij = {{"count", items}, {"source", report.items_source}};
     json by_rail = json::object();
     for (const auto& r : s.rails) {
-      by_rail[r.name] = items > 0 ? json(r.energy_mj / 1000.0 / items) : json(nullptr);
+      by_rail[r.name] = items > 0 ? Scaled(r.energy_mj, 1000.0 * items) : json(nullptr);
     }
     ij["energy_j_per_item_by_rail"] = by_rail;
     if (total && items > 0) {

@@ -32,7 +32,7 @@ struct Phase {
   int64_t window_id = 0;
   std::string name;
   int64_t start_ns = 0;
-  int64_t end_ns = 0;  // 0: never ended (the summary then stops at the run's end)
+  std::optional<int64_t> end_ns;  // none: never ended (the summary then stops at the run's end)
   std::optional<client::Summary> summary;
 };
 
@@ -70,8 +70,8 @@ struct RailRow {
   int depth = 0;     // 0 = top level
   bool input = false;
   bool remainder = false;
-  double energy_mj = 0;
-  double avg_power_mw = 0;
+  std::optional<double> energy_mj;       // none: not measured (shown as "—", never 0)
+  std::optional<double> avg_power_mw;    // none: not measured
   std::optional<int64_t> peak_power_mw;  // none for a remainder
 };
 

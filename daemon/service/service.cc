@@ -58,7 +58,7 @@ void ToProto(const store::Window& w, v1::Window* out) {
   out->set_id(w.id);
   out->set_label(w.label);
   out->set_start_ns(w.start_ns);
-  out->set_end_ns(w.end_ns.value_or(0));
+  if (w.end_ns) out->set_end_ns(*w.end_ns);
   out->set_abandoned(w.abandoned);
   if (w.lease_ns) out->set_lease_ms(static_cast<uint32_t>(*w.lease_ns / kNsPerMs));
 }
@@ -879,9 +879,7 @@ Status TelemetryService::BeginSummary(int64_t from, int64_t to, v1::Summary* out
       if (first.ok() && !first->frames.empty() && !first->frames[0].values.empty() &&
           first->frames[0].values[0]) {
         t->set_start_mc(*first->frames[0].values[0]);
-      } else {
-        t->set_start_mc(b->min);
-      }
+      }  // else: no first reading; left absent, never stood in for by the minimum
     }
   }
   auto run = std::make_shared<SummarizeRun>();

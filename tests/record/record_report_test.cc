@@ -40,8 +40,8 @@ TEST(RailTree, InputOnTopSubRailsIndentedAndRemainder) {
   EXPECT_EQ(rows[3].name, "other (VDD_IN - sub-rails)");
   EXPECT_TRUE(rows[3].remainder);
   EXPECT_EQ(rows[3].depth, 1);
-  EXPECT_DOUBLE_EQ(rows[3].energy_mj, 9000 - 3000 - 2500);
-  EXPECT_DOUBLE_EQ(rows[3].avg_power_mw, (9000 - 3000 - 2500) / 2.0);
+  EXPECT_EQ(rows[3].energy_mj, 9000 - 3000 - 2500);
+  EXPECT_EQ(rows[3].avg_power_mw, (9000 - 3000 - 2500) / 2.0);
   EXPECT_FALSE(rows[3].peak_power_mw.has_value());
   EXPECT_EQ(TotalEnergyMj(NanoRails()), 9000);
 }
@@ -82,8 +82,8 @@ TEST(RailTree, NestedParentsAndUnknownParentAndCycle) {
                                    "  b",
                                    "  other (a - sub-rails)"};
   EXPECT_EQ(names, want);
-  EXPECT_DOUBLE_EQ(rows[3].energy_mj, 200);
-  EXPECT_DOUBLE_EQ(rows[4].energy_mj, 700);
+  EXPECT_EQ(rows[3].energy_mj, 200);
+  EXPECT_EQ(rows[4].energy_mj, 700);
 }
 
 Inventory SmallInventory() {
@@ -201,6 +201,41 @@ TEST(SummaryJson, NoSampleMeansNoPeak) {
   EXPECT_DOUBLE_EQ(j["rails"][2]["peak_power_w"].get<double>(), 5.1);
   std::string text = RenderSummary(r, inv);
   EXPECT_EQ(text.find(" 0.000\n"), std::string::npos) << text;
+}
+
+// A rail the daemon could not measure (no counter reading at the edges) is
+// "—" on screen and null in summary.json, never 0; a measured 0 J is 0. A
+// parent with an unmeasured sub-rail has no remainder figure and no warning.
+TEST(SummaryJson, UnmeasuredIsNullMeasuredZeroIsZero) {
+  auto inv = SmallInventory();
+  Report r = SomeReport();
+  client::RailSummary unmeasured;
+  unmeasured.name = "VDD_SOC";
+  unmeasured.parent = "VDD_IN";
+  r.summary.rails = {Rail("VDD_CPU_GPU_CV", "VDD_IN", false, 0), unmeasured,
+                     Rail("VDD_IN", "", true, 9000)};
+  r.summary.temps = {{"cpu-thermal", std::nullopt, 44000, 46000}};
+  r.phases[0].end_ns.reset();
+  auto j = SummaryJson(r, inv);
+  ASSERT_EQ(j["rails"].size(), 3u);
+  EXPECT_EQ(j["rails"][0]["energy_j"], 0.0);
+  EXPECT_TRUE(j["rails"][1]["energy_j"].is_null()) << j["rails"][1];
+  EXPECT_TRUE(j["rails"][1]["avg_power_w"].is_null()) << j["rails"][1];
+  ASSERT_EQ(j["rail_tree"].size(), 4u);
+  EXPECT_TRUE(j["rail_tree"][3]["remainder"].get<bool>());
+  EXPECT_TRUE(j["rail_tree"][3]["energy_j"].is_null()) << j["rail_tree"][3];
+  EXPECT_TRUE(j["items"]["energy_j_per_item_by_rail"]["VDD_SOC"].is_null());
+  EXPECT_TRUE(j["temps"][0]["start_c"].is_null()) << j["temps"][0];
+  EXPECT_EQ(j["temps"][0]["min_c"], 44.0);
+  EXPECT_TRUE(j["phases"][0]["end_ns"].is_null());
+  std::string text = RenderSummary(r, inv);
+  EXPECT_NE(text.find("    VDD_SOC                               —         —"), std::string::npos)
+      << text;
+  EXPECT_NE(text.find("    VDD_CPU_GPU_CV                    0.000     0.000"), std::string::npos)
+      << text;
+  EXPECT_NE(text.find("  cpu-thermal            —   44.0   46.0"), std::string::npos) << text;
+  EXPECT_NE(text.find("(not ended)"), std::string::npos) << text;
+  EXPECT_EQ(text.find("sub-rails of"), std::string::npos) << text;
 }
 
 // Sub-rails above their parent beyond the sensors' tolerance: a warning

@@ -584,6 +584,16 @@ TEST(EdgetopView, ProcessesPageSaysWhyGpuMemoryOrTheListIsMissing) {
   EXPECT_NE(lines[static_cast<size_t>(row)].find("GPU"), std::string::npos);  // the column stays
   std::string init = LineWith(lines, "/sbin/init");
   EXPECT_NE(init.find(" - "), std::string::npos) << init;  // a dash, never 0
+
+  // A process seen for the first time has no CPU share yet: a dash, never 0.0.
+  list = Processes();
+  list.processes[1].cpu_permille.reset();
+  t.SetProcesses(list);
+  lines = Render(t, ui);
+  std::string py = LineWith(lines, "train.py");
+  EXPECT_EQ(py.find("98.7"), std::string::npos) << py;
+  EXPECT_EQ(py.find(" 0.0 "), std::string::npos) << py;
+  EXPECT_NE(py.find(" - "), std::string::npos) << py;
 }
 
 TEST(EdgetopView, PowerPageSaysWhenTheBoardHasNoRails) {

@@ -174,7 +174,9 @@ TEST(ClientConvertTest, SummaryAndProcess) {
   EXPECT_DOUBLE_EQ(s.duration_s, 2.5);
   EXPECT_EQ(s.samples, 25u);
   ASSERT_EQ(s.rails.size(), 1u);
-  EXPECT_DOUBLE_EQ(s.rails[0].energy_mj, 5731.6);
+  ASSERT_TRUE(s.rails[0].energy_mj);
+  EXPECT_DOUBLE_EQ(*s.rails[0].energy_mj, 5731.6);
+  EXPECT_FALSE(s.rails[0].avg_power_mw);  // not sent: absent, never 0
   EXPECT_EQ(s.rails[0].peak_power_mw, 2293);
   ASSERT_EQ(s.residency.size(), 1u);
   ASSERT_EQ(s.residency[0].khz_share.size(), 2u);
@@ -189,6 +191,9 @@ TEST(ClientConvertTest, SummaryAndProcess) {
   p.set_has_gpu_mem(true);
   p.set_gpu_mem_kib(2048);
   EXPECT_EQ(ProcessFromProto(p).gpu_mem_kib, 2048u);
+  EXPECT_FALSE(ProcessFromProto(p).cpu_permille);  // first sight: no share yet
+  p.set_cpu_permille(0);
+  EXPECT_EQ(ProcessFromProto(p).cpu_permille, std::optional<uint32_t>(0));  // idle, measured
   EXPECT_EQ(UnitFromString("KiB"), Unit::kKib);
   EXPECT_FALSE(UnitFromString("furlong"));
 }
@@ -306,12 +311,13 @@ TEST(ClientDaemonTest, CallsAgainstARealDaemon) {
 
   auto w = c.BeginWindow("client-test");
   ASSERT_TRUE(w.ok()) << w.status().ToString();
-  EXPECT_EQ(w->end_ns, 0);
+  EXPECT_FALSE(w->end_ns);  // open: no end, never 0
   std::this_thread::sleep_for(500ms);
   auto ended = c.EndWindow(w->id);
   ASSERT_TRUE(ended.ok()) << ended.status().ToString();
-  EXPECT_GT(ended->end_ns, ended->start_ns + 400'000'000);
-  auto list = c.ListWindows(0, ended->end_ns + 1);
+  ASSERT_TRUE(ended->end_ns);
+  EXPECT_GT(*ended->end_ns, ended->start_ns + 400'000'000);
+  auto list = c.ListWindows(0, *ended->end_ns + 1);
   ASSERT_TRUE(list.ok()) << list.status().ToString();
   bool listed = false;
   for (const Window& x : *list) listed |= x.id == w->id && x.label == "client-test";
@@ -319,12 +325,14 @@ TEST(ClientDaemonTest, CallsAgainstARealDaemon) {
   EXPECT_EQ(c.EndWindow(987654321).status().code, kNotFound);
   auto summary = c.SummarizeWindow(w->id);
   ASSERT_TRUE(summary.ok()) << summary.status().ToString();
-  EXPECT_NEAR(summary->duration_s, (ended->end_ns - ended->start_ns) / 1e9, 0.01);
+  EXPECT_NEAR(summary->duration_s, static_cast<double>(*ended->end_ns - ended->start_ns) / 1e9,
+              0.01);
   bool rail = false;
   for (const RailSummary& r : summary->rails) {
     if (r.name != "VDD_GPU_SOC") continue;
     rail = true;
-    EXPECT_NEAR(r.avg_power_mw, kGpuSocMw, 5.0);
+    ASSERT_TRUE(r.avg_power_mw);
+    EXPECT_NEAR(*r.avg_power_mw, kGpuSocMw, 5.0);
   }
   EXPECT_TRUE(rail);
   EXPECT_EQ(c.Summarize(10, 5).status().code, kInvalidArgument);

@@ -42,7 +42,7 @@ class ServiceTest : public ::testing::Test {
     collection_ = std::make_unique<Collection>(*fs_, MakeDefaultCollectors(co), co,
                                                [](const std::string&) {});
     collection_->Discover();
-    auto st = store::RingStore::Open(tmp_.root() + "/edgemon.db", {});
+    auto st = store::RingStore::Open(tmp_.root() + "/edgemon.db", store_options_);
     ASSERT_TRUE(st.ok()) << st.error();
     store_ = std::move(st.value());
     hub_ = std::make_unique<WatchHub>(kMaxStreams);
@@ -122,6 +122,7 @@ class ServiceTest : public ::testing::Test {
 
   static constexpr size_t kMaxStreams = 8;
   int64_t frame_period_ns_ = 20'000'000;  // 50 Hz: enough frames for interval tests
+  store::RingStoreOptions store_options_;
   testing::TempTree tmp_;
   SystemClock clock_;
   std::unique_ptr<RootedSysFs> fs_;
@@ -614,6 +615,47 @@ grpc::Status SummarizeTime(v1::Telemetry::Stub& stub, int64_t from, int64_t to, 
   return stub.Summarize(&ctx, r, s);
 }
 
+// A rail whose counter did not move drew 0 J: that is a measurement, sent
+// as 0 with its presence, not left out as if unmeasured.
+TEST_F(ServiceTest, ZeroEnergyIsSentAsZeroNotAbsent) {
+  const auto& inv = collection_->inventory();
+  store_->SetInventory(inv);
+  const int64_t t0 = clock_.RealtimeNs() - 1000 * kSec;
+  ChannelId e = Find(Kind::kRail, "VIN_SYS_5V0", Field::kEnergy).id;
+  ChannelId t = Find(Kind::kThermal, "CPU-therm", Field::kTemp).id;
+  const uint64_t seq = store_->next_seq();
+  for (int i = 0; i < 20; ++i) {
+    Frame f;
+    f.seq = seq + static_cast<uint64_t>(i);
+    f.realtime_ns = t0 + i * kSec;
+    f.boottime_ns = 1000 * kSec + i * kSec;
+    f.values.resize(inv.channels.size());
+    f.values[e] = 7000;  // the counter stood still
+    f.values[t] = 0;     // 0 C is a temperature
+    store_->Append(f);
+  }
+  ASSERT_TRUE(store_->Flush().ok());
+  v1::Summary s;
+  auto st = SummarizeTime(*stub_, t0 + 2 * kSec, t0 + 12 * kSec, &s);
+  ASSERT_TRUE(st.ok()) << st.error_message();
+  const v1::RailSummary* rail = FindRail(s, "VIN_SYS_5V0");
+  ASSERT_NE(rail, nullptr);
+  EXPECT_TRUE(rail->has_energy_mj());
+  EXPECT_EQ(rail->energy_mj(), 0.0);
+  EXPECT_TRUE(rail->has_avg_power_mw());
+  EXPECT_EQ(rail->avg_power_mw(), 0.0);
+  EXPECT_FALSE(rail->has_peak_power_mw());  // no power sample: no peak
+  const v1::TempSummary* temp = nullptr;
+  for (const auto& x : s.temps()) {
+    if (x.name() == "CPU-therm") temp = &x;
+  }
+  ASSERT_NE(temp, nullptr);
+  EXPECT_TRUE(temp->has_start_mc());
+  EXPECT_TRUE(temp->has_min_mc());
+  EXPECT_TRUE(temp->has_max_mc());
+  EXPECT_EQ(temp->max_mc(), 0);
+}
+
 // A range past the newest stored frame is answered from the live counters:
 // the fixture's rails draw constant power, so the energy is P * duration.
 TEST_F(ServiceTest, RangePastTheNewestFrameIsMeasuredFromLiveCounters) {
@@ -818,7 +860,7 @@ TEST_F(ServiceTest, WindowsLifecycle) {
   }
   EXPECT_GT(w.id(), 0);
   EXPECT_EQ(w.label(), "bench-1");
-  EXPECT_EQ(w.end_ns(), 0);
+  EXPECT_FALSE(w.has_end_ns());  // open: no end (never 0)
   v1::Window ended;
   {
     grpc::ClientContext ctx;
@@ -826,6 +868,7 @@ TEST_F(ServiceTest, WindowsLifecycle) {
     r.set_id(w.id());
     ASSERT_TRUE(stub_->EndWindow(&ctx, r, &ended).ok());
   }
+  EXPECT_TRUE(ended.has_end_ns());
   EXPECT_GE(ended.end_ns(), w.start_ns());
   {
     grpc::ClientContext ctx;
@@ -883,7 +926,7 @@ TEST_F(ServiceTest, LeasedWindowIsClosedAsAbandonedWhenNotRenewed) {
   ASSERT_TRUE(Begin(*stub_, "alive", 1000, &kept).ok());
   ASSERT_TRUE(Begin(*stub_, "", std::nullopt, &renewed, dead.id()).ok());
   EXPECT_EQ(renewed.id(), dead.id());
-  EXPECT_EQ(renewed.end_ns(), 0);
+  EXPECT_FALSE(renewed.has_end_ns());
   // Keep "alive" renewed until "killed" is seen abandoned.
   std::optional<v1::Window> seen;
   for (int i = 0; i < 300 && !seen; ++i) {
@@ -1063,6 +1106,53 @@ TEST_F(ServiceTest, SummaryStatesTheRailRatesThatHeld) {
   v1::Summary old = summarize(before_start, before_start + kSec);
   EXPECT_FALSE(old.has_min_rail_rate_hz());
   EXPECT_FALSE(old.has_max_rail_rate_hz());
+}
+
+// Raw frames kept 30 s, rollups every 10 s: an older range is summarized
+// from the rollup tier.
+class RolledUpServiceTest : public ServiceTest {
+ protected:
+  RolledUpServiceTest() {
+    store_options_.raw_retention_ns = 30 * kSec;
+    store_options_.rollup_period_ns = 10 * kSec;
+  }
+};
+
+// A range whose raw frames are gone has no first reading: start_mc is
+// absent, never the range's minimum standing in for it.
+TEST_F(RolledUpServiceTest, StartTemperatureIsAbsentNotTheMinimumWhenUnread) {
+  const auto& inv = collection_->inventory();
+  store_->SetInventory(inv);
+  const int64_t t0 = clock_.RealtimeNs() - 1000 * kSec;
+  ChannelId t = Find(Kind::kThermal, "CPU-therm", Field::kTemp).id;
+  const uint64_t seq = store_->next_seq();
+  for (int i = 0; i < 200; ++i) {
+    Frame f;
+    f.seq = seq + static_cast<uint64_t>(i);
+    f.realtime_ns = t0 + i * kSec;
+    f.boottime_ns = 1000 * kSec + i * kSec;
+    f.values.resize(inv.channels.size());
+    f.values[t] = 40000 + 100 * i;
+    store_->Append(f);
+  }
+  ASSERT_TRUE(store_->Flush().ok());
+  auto stats = store_->Stats();
+  ASSERT_TRUE(stats.ok());
+  ASSERT_TRUE(stats->oldest_ns);
+  ASSERT_GT(*stats->oldest_ns, t0 + 100 * kSec) << "the raw tier still holds the range";
+  v1::Summary s;
+  auto st = SummarizeTime(*stub_, t0 + 20 * kSec, t0 + 80 * kSec, &s);
+  ASSERT_TRUE(st.ok()) << st.error_message();
+  const v1::TempSummary* temp = nullptr;
+  for (const auto& x : s.temps()) {
+    if (x.name() == "CPU-therm") temp = &x;
+  }
+  ASSERT_NE(temp, nullptr);
+  EXPECT_TRUE(temp->has_min_mc());
+  EXPECT_TRUE(temp->has_max_mc());
+  EXPECT_LT(temp->min_mc(), temp->max_mc());
+  EXPECT_FALSE(temp->has_start_mc())
+      << "start " << temp->start_mc() << " (min " << temp->min_mc() << ")";
 }
 
 class SlowServiceTest : public ServiceTest {

@@ -91,9 +91,11 @@ int DrawProcesses(Canvas& cv, const Telemetry& t, const UiState& ui, int row, in
              : 0;
   for (size_t i = static_cast<size_t>(first); i < procs.size() && row < bottom; ++i, ++row) {
     const client::Process& p = procs[i];
-    std::vector<std::string> cells = {std::to_string(p.pid), p.user,
-                                      Printf("%.1f", static_cast<double>(p.cpu_permille) / 10.0),
-                                      FormatKib(static_cast<int64_t>(p.rss_kib))};
+    std::vector<std::string> cells = {
+        std::to_string(p.pid), p.user,
+        p.cpu_permille ? Printf("%.1f", static_cast<double>(*p.cpu_permille) / 10.0)
+                       : std::string("-"),
+        FormatKib(static_cast<int64_t>(p.rss_kib))};
     if (gpu) {
       cells.push_back(p.gpu_mem_kib ? FormatKib(static_cast<int64_t>(*p.gpu_mem_kib))
                                     : std::string("-"));

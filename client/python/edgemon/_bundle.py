@@ -31,15 +31,27 @@ def micros(ns: int) -> str:
     return "%s%d.%03d" % ("-" if neg else "", a // 1000, a % 1000)
 
 
+def present(msg: Any, field: str, per: float = 1.0) -> Optional[float]:
+    """A field the daemon sent (0 included) divided by ``per``; None when it
+    was not measured: missing is never 0."""
+    return getattr(msg, field) / per if msg.HasField(field) else None
+
+
 def total_energy_mj(rails: List[Any]) -> Optional[float]:
     total = None
+    seen = False
     for r in rails:
         if not r.input:
             continue
-        if total is not None:
+        if seen:
             return None  # two inputs: not one board total
-        total = r.energy_mj
+        seen = True
+        total = present(r, "energy_mj")  # None when the input rail was not measured
     return total
+
+
+def _div(v: Optional[float], per: float) -> Optional[float]:
+    return v / per if v is not None else None
 
 
 def rail_tree(rails: List[Any], duration_s: float) -> List[Dict[str, Any]]:
@@ -47,24 +59,27 @@ def rail_tree(rails: List[Any], duration_s: float) -> List[Dict[str, Any]]:
     out = []  # type: List[Dict[str, Any]]
     done = set()  # type: set
 
-    def avg(mj: float) -> float:
-        return mj / duration_s if duration_s > 0 else 0.0
+    def avg(mj: Optional[float]) -> Optional[float]:
+        return mj / duration_s if mj is not None and duration_s > 0 else None
 
     def visit(r: Any, depth: int) -> None:
         if r.name in done:
             return
         done.add(r.name)
         out.append({"name": r.name, "depth": depth, "input": r.input, "remainder": False,
-                    "energy_mj": r.energy_mj, "avg_power_mw": r.avg_power_mw})
-        children, n = 0.0, 0
+                    "energy_mj": present(r, "energy_mj"),
+                    "avg_power_mw": present(r, "avg_power_mw")})
+        children, n = 0.0, 0  # type: Tuple[Optional[float], int]
         for c in rails:
             if c.parent != r.name or c.name == r.name or c.name in done:
                 continue
-            children += c.energy_mj
+            e = present(c, "energy_mj")
+            children = children + e if children is not None and e is not None else None
             n += 1
             visit(c, depth + 1)
         if n > 0:
-            rest = r.energy_mj - children
+            own = present(r, "energy_mj")
+            rest = own - children if own is not None and children is not None else None
             out.append({"name": "other (%s - sub-rails)" % r.name, "depth": depth + 1,
                         "input": False, "remainder": True, "energy_mj": rest,
                         "avg_power_mw": avg(rest)})
@@ -188,13 +203,17 @@ def residual_warnings(rails: List[Any]) -> List[str]:
     """A line for each rail whose sub-rails read more than the rail itself."""
     out = []
     for parent in rails:
-        subs = [c.energy_mj for c in rails if c.parent == parent.name and c.name != parent.name]
-        children = float(sum(subs))
-        excess = children - parent.energy_mj
+        parent_mj = present(parent, "energy_mj")
+        subs = [present(c, "energy_mj") for c in rails
+                if c.parent == parent.name and c.name != parent.name]
+        if parent_mj is None or any(e is None for e in subs):
+            continue  # not measured: nothing to compare
+        children = float(sum(e for e in subs if e is not None))
+        excess = children - parent_mj
         if not subs or excess <= 0:
             continue
-        tolerance = RAIL_TOLERANCE * max(parent.energy_mj, children)
-        share = fixed(100.0 * excess / parent.energy_mj if parent.energy_mj > 0 else 100.0, 1) + " %"
+        tolerance = RAIL_TOLERANCE * max(parent_mj, children)
+        share = fixed(100.0 * excess / parent_mj if parent_mj > 0 else 100.0, 1) + " %"
         limit = fixed(RAIL_TOLERANCE * 100, 0) + " %"
         if excess <= tolerance:
             out.append("sub-rails of %s read %s J (%s) more than %s: within the sensors' "
@@ -205,7 +224,7 @@ def residual_warnings(rails: List[Any]) -> List[str]:
                        "(%s J), beyond the sensors' tolerance (%s): a rail is miscalibrated or "
                        "mislabelled; its \"other\" row is not meaningful" %
                        (parent.name, fixed(children / 1000.0, 3), fixed(excess / 1000.0, 3),
-                        share, parent.name, fixed(parent.energy_mj / 1000.0, 3), limit))
+                        share, parent.name, fixed(parent_mj / 1000.0, 3), limit))
     return out
 
 
@@ -220,8 +239,8 @@ def _rails_json(rails: List[Any]) -> List[Dict[str, Any]]:
     out = []
     for r in rails:
         j = {"name": r.name, "parent": r.parent, "input": r.input,
-             "energy_j": r.energy_mj / 1000.0,
-             "avg_power_w": r.avg_power_mw / 1000.0}  # type: Dict[str, Any]
+             "energy_j": present(r, "energy_mj", 1000.0),
+             "avg_power_w": present(r, "avg_power_mw", 1000.0)}  # type: Dict[str, Any]
         if r.HasField("peak_power_mw"):  # no sample in the range: no peak, never 0
             j["peak_power_w"] = r.peak_power_mw / 1000.0
         out.append(j)
@@ -258,14 +277,15 @@ def summary_json(result: Any, device: Any, target: str, notes: List[str]) -> Dic
                   "pre_s": 0.0, "post_s": 0.0}
     j["rails"] = _rails_json(s.rails)
     j["rail_tree"] = [{"name": r["name"], "depth": r["depth"], "input": r["input"],
-                       "remainder": r["remainder"], "energy_j": r["energy_mj"] / 1000.0,
-                       "avg_power_w": r["avg_power_mw"] / 1000.0}
+                       "remainder": r["remainder"], "energy_j": _div(r["energy_mj"], 1000.0),
+                       "avg_power_w": _div(r["avg_power_mw"], 1000.0)}
                       for r in rail_tree(list(s.rails), s.duration_s)]
     total = total_energy_mj(list(s.rails))
     j["total_energy_j"] = total / 1000.0 if total is not None else None
     inputs = [r.name for r in s.rails if r.input]
     j["total_rail"] = inputs[-1] if total is not None else None
-    j["temps"] = [{"name": t.name, "start_c": t.start_mc / 1000.0, "min_c": t.min_mc / 1000.0,
+    j["temps"] = [{"name": t.name, "start_c": present(t, "start_mc", 1000.0),
+                   "min_c": t.min_mc / 1000.0,
                    "max_c": t.max_mc / 1000.0} for t in s.temps]
     j["residency"] = [{"name": r.name,
                        "khz_share": [[int(k), v] for k, v in sorted(r.khz_share.items())]}
@@ -298,7 +318,8 @@ def summary_json(result: Any, device: Any, target: str, notes: List[str]) -> Dic
         items = float(result.items)
         ij = {"count": items, "source": "items="}  # type: Dict[str, Any]
         ij["energy_j_per_item_by_rail"] = {
-            r.name: (r.energy_mj / 1000.0 / items if items > 0 else None) for r in s.rails}
+            r.name: (present(r, "energy_mj", 1000.0 * items) if items > 0 else None)
+            for r in s.rails}
         if total is not None and items > 0:
             ij["energy_j_per_item"] = total / 1000.0 / items
             ij["items_per_j"] = items / (total / 1000.0) if total > 0 else None
@@ -361,8 +382,8 @@ def _tracks(device: Any) -> List[Tuple[int, int, str, str, float]]:
     return out
 
 
-def _energy_args(s: Any) -> Dict[str, float]:
-    return {r.name: r.energy_mj / 1000.0 for r in s.rails}
+def _energy_args(s: Any) -> Dict[str, Optional[float]]:
+    return {r.name: present(r, "energy_mj", 1000.0) for r in s.rails}
 
 
 def trace_json(result: Any, frames: List[Any], device: Any) -> str:

@@ -5,6 +5,7 @@ import time
 from typing import Any, Callable, Dict, List, NamedTuple, Optional, TypeVar
 
 from . import _errors
+from ._bundle import present
 
 _BOOST_LEASE_S = 10.0
 # A measurement's window lease: renewed every quarter of it while the block runs.
@@ -15,14 +16,15 @@ class RailEnergy(NamedTuple):
     name: str
     parent: str
     input: bool
-    energy_j: float
-    avg_power_w: float
+    energy_j: Optional[float]     # None: not measured (never 0)
+    avg_power_w: Optional[float]
     peak_power_w: Optional[float]
 
 
 class TempRange(NamedTuple):
-    """Degrees Celsius at the start, and the minimum and maximum in the window."""
-    start_c: float
+    """Degrees Celsius at the start (None when unread), and the minimum and
+    maximum in the window."""
+    start_c: Optional[float]
     min_c: float
     max_c: float
 
@@ -64,10 +66,10 @@ class Result(object):
         self.boost_rate_hz = boost_rate_hz
         self._client = client
         self._device = device
-        self.rails = {r.name: RailEnergy(r.name, r.parent, r.input, r.energy_mj / 1000.0,
-                                         r.avg_power_mw / 1000.0,
-                                         r.peak_power_mw / 1000.0
-                                         if r.HasField("peak_power_mw") else None)
+        self.rails = {r.name: RailEnergy(r.name, r.parent, r.input,
+                                         present(r, "energy_mj", 1000.0),
+                                         present(r, "avg_power_mw", 1000.0),
+                                         present(r, "peak_power_mw", 1000.0))
                       for r in summary.rails}
 
     @property
@@ -75,7 +77,7 @@ class Result(object):
         return self.summary.duration_s
 
     @property
-    def energy_j(self) -> Dict[str, float]:
+    def energy_j(self) -> Dict[str, Optional[float]]:
         return {n: r.energy_j for n, r in self.rails.items()}
 
     @property
@@ -101,7 +103,8 @@ class Result(object):
 
     @property
     def temperatures(self) -> Dict[str, TempRange]:
-        return {t.name: TempRange(t.start_mc / 1000.0, t.min_mc / 1000.0, t.max_mc / 1000.0)
+        return {t.name: TempRange(present(t, "start_mc", 1000.0), t.min_mc / 1000.0,
+                                  t.max_mc / 1000.0)
                 for t in self.summary.temps}
 
     @property

@@ -418,7 +418,7 @@ class jtop(threading.Thread):  # noqa: N801 - jetson-stats' name
             procs = self._client.processes(sort="mem", limit=0)
         except edgemon.Error as e:
             raise JtopException("jtop (edgemon): %s" % e.message) from None
-        out = [[p.pid, p.user, "I", "Graphic", None, None, p.cpu_permille / 10.0, p.rss_kib,
+        out = [[p.pid, p.user, "I", "Graphic", None, None, (p.cpu_permille / 10.0 if p.HasField("cpu_permille") else None), p.rss_kib,
                 p.gpu_mem_kib, p.name] for p in procs if p.has_gpu_mem]
         self._processes = (self._count, out)
         return out

@@ -383,3 +383,29 @@ def test_pip_install_offline_in_a_venv_with_system_packages(tmp_path):
                        stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                        universal_newlines=True, env=env, cwd=str(tmp_path))
     assert r.returncode == 0 and venv in r.stdout, r.stdout
+
+
+def test_an_open_window_has_no_end_and_a_closed_one_has(nano):
+    c = edgemon.connect(nano.target)
+    w = c.begin_window("presence")
+    assert not w.HasField("end_ns")  # open: no end, never 0
+    assert not [x for x in c.windows() if x.id == w.id][0].HasField("end_ns")
+    e = c.end_window(w.id)
+    assert e.HasField("end_ns") and e.end_ns >= w.start_ns
+
+
+def test_unmeasured_is_none_and_a_measured_zero_is_zero():
+    from edgemon import _bundle
+    from edgemon.v1 import edgemon_pb2 as pb
+    idle = pb.RailSummary(name="VDD_IN", input=True, energy_mj=0.0, avg_power_mw=0.0)
+    unread = pb.RailSummary(name="VDD_SOC", parent="VDD_IN")
+    assert idle.HasField("energy_mj")  # a 0 sent is a 0 received
+    assert _bundle.total_energy_mj([idle, unread]) == 0.0
+    assert _bundle.total_energy_mj([pb.RailSummary(name="VDD_IN", input=True)]) is None
+    rails = _bundle._rails_json([idle, unread])
+    assert rails[0]["energy_j"] == 0.0 and rails[0]["avg_power_w"] == 0.0
+    assert rails[1]["energy_j"] is None and rails[1]["avg_power_w"] is None
+    tree = _bundle.rail_tree([idle, unread], 2.0)
+    assert [r["remainder"] for r in tree] == [False, False, True]
+    assert tree[2]["energy_mj"] is None  # parent minus an unmeasured sub-rail: unknown
+    assert _bundle.residual_warnings([idle, unread]) == []
