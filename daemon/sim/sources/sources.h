@@ -27,6 +27,7 @@
 #include <string_view>
 #include <vector>
 
+#include "collector.h"
 #include "parse.h"
 #include "simulator.h"
 #include "sysfs.h"
@@ -139,18 +140,9 @@ struct SimTree {
   explicit SimTree(const std::string& root) : fs(root) {}
 
   // -- tree access ----------------------------------------------------------
-  std::optional<int64_t> ReadInt(const std::string& path) {
-    auto text = fs.ReadText(path, 256);
-    if (!text) return std::nullopt;
-    return parse::Int(*text);
-  }
+  std::optional<int64_t> ReadInt(const std::string& path) { return edgemon::ReadInt(fs, path); }
   std::optional<std::string> ReadLine(const std::string& path) {
-    auto text = fs.ReadText(path, 4096);
-    if (!text) return std::nullopt;
-    std::string_view s = *text;
-    s = parse::Trim(s.substr(0, s.find('\n')));
-    if (s.empty()) return std::nullopt;
-    return std::string(s);
+    return edgemon::ReadLine(fs, path);
   }
   // Opens a value file for writing, through its canonical path (which stays
   // inside the root). -1 when absent.
