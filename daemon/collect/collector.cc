@@ -79,20 +79,28 @@ FileId DiscoverContext::Open(const std::string& path) {
   return id;
 }
 
-std::optional<int64_t> DiscoverContext::ReadInt(const std::string& path) {
-  auto text = fs_.ReadText(path, 256);
+std::optional<int64_t> ReadInt(SysFs& fs, const std::string& path) {
+  auto text = fs.ReadText(path, 256);
   if (!text) return std::nullopt;
   return parse::Int(*text);
 }
 
-std::optional<std::string> DiscoverContext::ReadLine(const std::string& path) {
-  auto text = fs_.ReadText(path, 4096);
+std::optional<std::string> ReadLine(SysFs& fs, const std::string& path) {
+  auto text = fs.ReadText(path, 4096);
   if (!text) return std::nullopt;
   std::string_view s = *text;
   s = s.substr(0, s.find('\n'));
   s = parse::Trim(s);
   if (s.empty()) return std::nullopt;
   return std::string(s);
+}
+
+std::optional<int64_t> DiscoverContext::ReadInt(const std::string& path) {
+  return edgemon::ReadInt(fs_, path);
+}
+
+std::optional<std::string> DiscoverContext::ReadLine(const std::string& path) {
+  return edgemon::ReadLine(fs_, path);
 }
 
 void SampleContext::Fail(ChannelId id, ReadError e) {

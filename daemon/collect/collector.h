@@ -63,6 +63,11 @@ class ChannelTable {
   std::unordered_map<std::string, ChannelId> by_key_;
 };
 
+// Discovery-time reads through `fs`: an integer file, and the first line of a
+// text file, trimmed (nullopt when absent or empty).
+std::optional<int64_t> ReadInt(SysFs& fs, const std::string& path);
+std::optional<std::string> ReadLine(SysFs& fs, const std::string& path);
+
 class DiscoverContext {
  public:
   DiscoverContext(SysFs& fs, ChannelTable& table, BoardInfo& board, const CollectOptions& options,

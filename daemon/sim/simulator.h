@@ -2,7 +2,8 @@
 // scratch root whose values then change over time along known, analytic
 // waveforms (waveform.h), for demos and end-to-end tests of edgemon.
 //
-// What moves (everything else keeps the fixture's value):
+// What moves (everything else keeps the fixture's value; each source in
+// sources/<name of its collector>.cc, listed in sources/registry.cc):
 //   /proc/stat           per-core jiffies at USER_HZ=100 following each online
 //                        core's load; busy = floor(100 * integral(load)),
 //                        total = floor(100 * t); the aggregate line adds the

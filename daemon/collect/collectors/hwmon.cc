@@ -195,15 +195,6 @@ class HwmonCollector final : public Collector {
     return chips;
   }
 
-  static std::optional<std::string> ReadLine(SysFs& fs, const std::string& path) {
-    auto text = fs.ReadText(path, 4096);
-    if (!text) return std::nullopt;
-    std::string_view s = *text;
-    s = parse::Trim(s.substr(0, s.find('\n')));
-    if (s.empty()) return std::nullopt;
-    return std::string(s);
-  }
-
   // The sensors of a directory, by (type, index).
   static std::map<std::pair<Type, int>, Found> Scan(SysFs& fs, const std::string& dir) {
     std::map<std::pair<Type, int>, Found> out;
