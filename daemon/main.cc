@@ -272,16 +272,16 @@ int Run(const Flags& flags) {
   auto opened = store::RingStore::Open(config.db_path,
                                        StoreOptions(config, flags.recreate_bad_db, log, health));
   if (!opened.ok()) {
-    if (opened.status().bad_store()) {
+    if (opened.status().code() == edgemon::StatusCode::kDataLoss) {
       // One line: the path, what is wrong, and what to do (never done silently).
-      log->critical("bad store: {}; {}", opened.error(),
+      log->critical("bad store: {}; {}", opened.status().message(),
                     flags.recreate_bad_db
                         ? "--recreate-bad-db never moves a store written by a newer edgemon"
                         : "start once with --recreate-bad-db to move it aside as " +
                               config.db_path + ".bad-<time> and begin a new store");
       return kExitBadStore;
     }
-    log->critical("cannot open the store: {}", opened.error());
+    log->critical("cannot open the store: {}", opened.status().message());
     return 1;
   }
   std::unique_ptr<store::RingStore> st = std::move(opened.value());
@@ -444,7 +444,7 @@ int Run(const Flags& flags) {
   metrics_listener.Stop();
   sampler.Stop();
   sampling.join();
-  if (auto s = st->Close(); s.bad_store() || st->damaged()) {
+  if (auto s = st->Close(); s.code() == edgemon::StatusCode::kDataLoss || st->damaged()) {
     log->error(
         "stopped after {} frames with a damaged store: {}; frames since the damage were not "
         "stored; restart with --recreate-bad-db to move the file aside",

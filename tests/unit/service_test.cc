@@ -43,7 +43,7 @@ class ServiceTest : public ::testing::Test {
                                                [](const std::string&) {});
     collection_->Discover();
     auto st = store::RingStore::Open(tmp_.root() + "/edgemon.db", {});
-    ASSERT_TRUE(st.ok()) << st.error();
+    ASSERT_TRUE(st.ok()) << st.status().message();
     store_ = std::move(st.value());
     hub_ = std::make_unique<WatchHub>(kMaxStreams);
     SamplerOptions so;
