@@ -37,13 +37,12 @@ struct ControlOptions {
   std::string duration;
 };
 
-int Report(const std::string& what, const client::Status& s) {
+int Report(const std::string& what, const Status& s) {
   return ReportStatus("control: " + what, s);
 }
 
 // Holds `lease` until a signal (or the helper ends it), then releases it.
-int HoldOrDetach(client::Result<std::unique_ptr<client::HeldLease>> lease,
-                 const std::string& what) {
+int HoldOrDetach(Result<std::unique_ptr<client::HeldLease>> lease, const std::string& what) {
   if (!lease.ok()) return Report(what, lease.status());
   const auto& l = (*lease)->lease();
   if (l.detached()) {

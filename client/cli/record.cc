@@ -73,7 +73,7 @@ template <typename F>
 auto Retry(F f, std::chrono::steady_clock::time_point deadline,
            const std::function<void()>& reconnect, bool* waited = nullptr) {
   auto r = f();
-  while (!r.ok() && r.status().code == client::kUnavailable &&
+  while (!r.ok() && r.status().code() == StatusCode::kUnavailable &&
          std::chrono::steady_clock::now() < deadline) {
     if (waited) *waited = true;
     std::this_thread::sleep_for(std::chrono::milliseconds(200));
@@ -407,14 +407,14 @@ class Monitor {
           next_boost =
               std::chrono::steady_clock::now() + std::chrono::milliseconds(kBoostLeaseMs / 3);
         } else {
-          ok = b.status().code != client::kUnavailable &&
-               b.status().code != client::kDeadlineExceeded;
+          ok = b.status().code() != StatusCode::kUnavailable &&
+               b.status().code() != StatusCode::kDeadlineExceeded;
           if (ok) renew_failed_ = true;
         }
       } else {
         auto l = client_->Latest({probe_key_});
-        ok = l.ok() || (l.status().code != client::kUnavailable &&
-                        l.status().code != client::kDeadlineExceeded);
+        ok = l.ok() || (l.status().code() != StatusCode::kUnavailable &&
+                        l.status().code() != StatusCode::kDeadlineExceeded);
       }
       {
         std::lock_guard lk(mu_);
@@ -884,7 +884,7 @@ int RunAttach(const Globals& globals, const AttachOptions& o) {
     return ReportFirstCall("edgemon attach", c->target(), info.status());
   }
   FillDevice(report, *info, c->target());
-  client::Result<client::Summary> summary = client::Status{client::kUnavailable, ""};
+  Result<client::Summary> summary = Status::Unavailable("");
   if (o.window) {
     summary = c->SummarizeWindow(o.window);
     if (!summary.ok())

@@ -198,7 +198,7 @@ int RunStream(Session& session, const client::WatchOptions& options, uint64_t co
     }
     if (count > 0 && ++frames >= count) finish(kExitOk);
   };
-  auto on_state = [&](client::ConnectionState state, const client::Status& status) {
+  auto on_state = [&](client::ConnectionState state, const Status& status) {
     if (state == client::ConnectionState::kDisconnected) {
       if (!lost) {
         std::fprintf(stderr, "edgemon: lost the daemon at %s (%s); reconnecting\n",
