@@ -387,11 +387,10 @@ grpc::ServerUnaryReactor* TelemetryService::GetLatest(grpc::CallbackServerContex
     return Done(ctx, Invalid("channels: more than " +
                              std::to_string(options_.max_channels_per_request) + " entries"));
   }
-  std::string err;
   auto subset = SelectChannels(
-      *s.inventory, std::vector<std::string>(req->channels().begin(), req->channels().end()), err);
-  if (!err.empty()) return Done(ctx, Invalid("channels: " + err));
-  ToProto(*s.frame, subset, s.generation, resp);
+      *s.inventory, std::vector<std::string>(req->channels().begin(), req->channels().end()));
+  if (!subset.ok()) return Done(ctx, Invalid("channels: " + subset.status().message()));
+  ToProto(*s.frame, *subset, s.generation, resp);
   return Done(ctx, Status::OK);
 }
 
@@ -411,11 +410,10 @@ grpc::ServerWriteReactor<v1::Frame>* TelemetryService::Watch(grpc::CallbackServe
   std::vector<ChannelId> subset;
   if (req->channels_size() > 0) {
     if (!s.inventory) return new Refused(Status(StatusCode::UNAVAILABLE, "no frame sampled yet"));
-    std::string err;
-    subset = SelectChannels(
-        *s.inventory, std::vector<std::string>(req->channels().begin(), req->channels().end()),
-        err);
-    if (!err.empty()) return new Refused(Invalid("channels: " + err));
+    auto selected = SelectChannels(
+        *s.inventory, std::vector<std::string>(req->channels().begin(), req->channels().end()));
+    if (!selected.ok()) return new Refused(Invalid("channels: " + selected.status().message()));
+    subset = std::move(selected).value();
   }
   if (!hub_.TryAcquireStream()) {
     return new Refused(Status(StatusCode::RESOURCE_EXHAUSTED,
@@ -467,10 +465,10 @@ grpc::ServerWriteReactor<v1::QueryChunk>* TelemetryService::Query(grpc::Callback
   }
   Snapshot s = hub_.Latest();
   if (!s.inventory) return new Refused(Status(StatusCode::UNAVAILABLE, "no frame sampled yet"));
-  std::string err;
-  auto subset = SelectChannels(
-      *s.inventory, std::vector<std::string>(req->channels().begin(), req->channels().end()), err);
-  if (!err.empty()) return new Refused(Invalid("channels: " + err));
+  auto selected = SelectChannels(
+      *s.inventory, std::vector<std::string>(req->channels().begin(), req->channels().end()));
+  if (!selected.ok()) return new Refused(Invalid("channels: " + selected.status().message()));
+  std::vector<ChannelId> subset = std::move(selected).value();
   if (subset.empty()) {
     for (const auto& c : s.inventory->channels) subset.push_back(c.id);
   }

@@ -137,6 +137,32 @@ class ServiceTest : public ::testing::Test {
   std::unique_ptr<v1::Telemetry::Stub> stub_;
 };
 
+TEST(CodecSelectChannels, KeysIdsGlobsOrInvalidArgument) {
+  Inventory inv;
+  auto add = [&](Kind k, const char* name, Field f) {
+    Channel c;
+    c.id = static_cast<ChannelId>(inv.channels.size());
+    c.kind = k;
+    c.name = name;
+    c.field = f;
+    inv.channels.push_back(c);
+  };
+  add(Kind::kRail, "VDD_IN", Field::kPower);         // 0
+  add(Kind::kRail, "VDD_IN", Field::kVoltage);       // 1
+  add(Kind::kThermal, "cpu-thermal", Field::kTemp);  // 2
+  auto all = SelectChannels(inv, {});
+  ASSERT_TRUE(all.ok()) << all.status().ToString();
+  EXPECT_TRUE(all->empty());
+  auto some = SelectChannels(inv, {"thermal/*", "1", "rail/VDD_IN/voltage"});
+  ASSERT_TRUE(some.ok()) << some.status().ToString();
+  EXPECT_EQ(*some, (std::vector<ChannelId>{1, 2}));
+  auto bad = SelectChannels(inv, {"rail/*", "gpu/*"});
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.status().code(), edgemon::StatusCode::kInvalidArgument);
+  EXPECT_NE(bad.status().message().find("\"gpu/*\""), std::string::npos) << bad.status().message();
+  EXPECT_FALSE(SelectChannels(inv, {"3"}).ok());
+}
+
 TEST_F(ServiceTest, SocketIsGroupOnly) {
   struct stat st {};
   ASSERT_EQ(::stat(socket_.c_str(), &st), 0);
