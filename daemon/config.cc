@@ -278,7 +278,13 @@ std::string ApplyTomlLines(const std::string& text, const std::string& source, C
               v = __builtin_mul_overflow(*v, 1000, &ms) ? std::nullopt : std::optional(ms);
             }
           } else if (auto s = node.value<std::string>()) {
-            v = key->type == Key::kDuration ? ParseDurationMs(*s, &why) : ParseBytes(*s);
+            if (key->type != Key::kDuration) {
+              v = ParseBytes(*s);
+            } else if (auto d = ParseDurationMs(*s); d.ok()) {
+              v = *d;
+            } else {
+              why = d.status().message();
+            }
           }
           if (!v || *v < 0) {
             if (!why.empty()) return where + ": " + why;

@@ -72,7 +72,7 @@ int RunControl(const ControlOptions& o) {
   edgemon::v1::LeaseOptions lease;
   if (!o.duration.empty()) {
     auto ns = ParseDurationNs(o.duration);
-    if (!ns || *ns <= 0) {
+    if (!ns.ok() || *ns <= 0) {
       std::fprintf(stderr, "edgemon control: --for: expected a duration such as 10m or 90s\n");
       return kExitUsage;
     }

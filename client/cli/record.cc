@@ -629,11 +629,11 @@ void EndControl(RunControl& control, Report& report) {
 }
 
 int RunRecord(const Globals& globals, const RecordOptions& o) {
-  std::string error;
-  auto pre = ParseDurationNs(o.pre, &error);
-  auto post = pre ? ParseDurationNs(o.post, &error) : std::nullopt;
-  if (!pre || !post) {
-    std::fprintf(stderr, "edgemon record: %s: %s\n", pre ? "--post" : "--pre", error.c_str());
+  auto pre = ParseDurationNs(o.pre);
+  auto post = ParseDurationNs(o.post);
+  if (!pre.ok() || !post.ok()) {
+    std::fprintf(stderr, "edgemon record: %s: %s\n", pre.ok() ? "--post" : "--pre",
+                 (pre.ok() ? post : pre).status().message().c_str());
     return kExitDataErr;
   }
   std::optional<std::regex> re;
@@ -851,22 +851,21 @@ int RunAttach(const Globals& globals, const AttachOptions& o) {
   Report report;
   report.mode = "attach";
   int64_t from = 0, to = 0;
-  std::string error;
   if (!o.last.empty()) {
-    auto d = ParseDurationNs(o.last, &error);
-    if (!d || *d <= 0) {
+    auto d = ParseDurationNs(o.last);
+    if (!d.ok() || *d <= 0) {
       std::fprintf(stderr, "edgemon attach: --last: %s\n",
-                   d ? "the duration must be more than 0" : error.c_str());
+                   d.ok() ? "the duration must be more than 0" : d.status().message().c_str());
       return kExitDataErr;
     }
     from = now - *d;
     to = now;
   } else if (!o.from.empty()) {
-    auto f = ParseTimeNs(o.from, now, &error);
-    std::optional<int64_t> t = now;
-    if (f && !o.to.empty()) t = ParseTimeNs(o.to, now, &error);
-    if (!f || !t) {
-      std::fprintf(stderr, "edgemon attach: %s: %s\n", !f ? "--from" : "--to", error.c_str());
+    auto f = ParseTimeNs(o.from, now);
+    Result<int64_t> t = o.to.empty() ? Result<int64_t>(now) : ParseTimeNs(o.to, now);
+    if (!f.ok() || !t.ok()) {
+      std::fprintf(stderr, "edgemon attach: %s: %s\n", !f.ok() ? "--from" : "--to",
+                   (!f.ok() ? f : t).status().message().c_str());
       return kExitDataErr;
     }
     if (*f >= *t) {
