@@ -83,24 +83,25 @@ struct Flags {
 };
 
 // Reads the config file (when given) and applies flags over it.
-std::string LoadConfig(const Flags& flags, Config& c) {
+Status LoadConfig(const Flags& flags, Config& c) {
   c = Config{};
   if (!flags.config_path.empty()) {
-    std::string text;
-    if (auto err = ReadConfigFile(flags.config_path, &text); !err.empty()) return err;
-    if (auto err = ApplyToml(text, flags.config_path, c); !err.empty()) return err;
+    auto text = ReadConfigFile(flags.config_path);
+    if (!text.ok()) return text.status();
+    if (Status s = ApplyToml(*text, flags.config_path, c); !s.ok()) return s;
   }
-  if (flags.root && flags.root->empty()) return "flag --root: must not be empty";
-  if (flags.db && flags.db->empty()) return "flag --db: must not be empty";
+  if (flags.root && flags.root->empty())
+    return Status::InvalidArgument("flag --root: must not be empty");
+  if (flags.db && flags.db->empty()) return Status::InvalidArgument("flag --db: must not be empty");
   // Relative paths on the command line are relative to the working directory.
   std::error_code ec;
   if (flags.root) {
     c.root = std::filesystem::absolute(*flags.root, ec).lexically_normal().string();
-    if (ec) return "flag --root: " + ec.message();
+    if (ec) return Status::InvalidArgument("flag --root: " + ec.message());
   }
   if (flags.db) {
     c.db_path = std::filesystem::absolute(*flags.db, ec).string();
-    if (ec) return "flag --db: " + ec.message();
+    if (ec) return Status::InvalidArgument("flag --db: " + ec.message());
   }
   if (flags.listen) c.listen = *flags.listen;
   if (flags.metrics_listen) c.metrics_listen = *flags.metrics_listen;
@@ -238,8 +239,8 @@ int Run(const Flags& flags) {
   // chmod to 0660) is private to its user unless it widens a mode itself.
   ::umask(0077);
   Config config;
-  if (auto err = LoadConfig(flags, config); !err.empty()) {
-    std::fprintf(stderr, "edgemond: %s\n", err.c_str());
+  if (Status s = LoadConfig(flags, config); !s.ok()) {
+    std::fprintf(stderr, "edgemond: %s\n", s.message().c_str());
     return kExitConfig;
   }
   auto log = MakeLogger("edgemond", config.log_level);
@@ -331,8 +332,7 @@ int Run(const Flags& flags) {
   metrics::MetricsListener metrics_listener(
       [&metrics_source](metrics::Format f) { return metrics_source.Render(f); });
   if (!config.metrics_listen.empty()) {
-    std::string why;
-    auto addr = ParseHostPort(config.metrics_listen, &why);  // Validate() accepted it
+    auto addr = ParseHostPort(config.metrics_listen);  // Validate() accepted it
     metrics::ListenerOptions mo;
     mo.host = addr->host;
     mo.port = addr->port;
@@ -411,8 +411,8 @@ int Run(const Flags& flags) {
     if (si.ssi_signo == SIGHUP) {
       notifier.Reloading(clock.MonotonicNs());
       Config next;
-      if (auto err = LoadConfig(flags, next); !err.empty()) {
-        log->error("reload: {}; keeping the running configuration", err);
+      if (Status s = LoadConfig(flags, next); !s.ok()) {
+        log->error("reload: {}; keeping the running configuration", s.message());
       } else {
         notifier.FitWatchdogTo(next.interval_ms * kNsPerMs);
         sampler.Reconfigure(next.interval_ms * kNsPerMs, EnergyPeriodNs(next));

@@ -49,15 +49,15 @@ struct Flags {
   std::optional<std::string> root, listen, state_dir, log_level;
 };
 
-std::string Load(const Flags& flags, Config& c) {
+Status Load(const Flags& flags, Config& c) {
   if (!flags.config_path.empty()) {
-    std::string text;
-    if (auto err = ReadConfigFile(flags.config_path, &text); !err.empty()) return err;
-    if (auto err = ApplyToml(text, flags.config_path, c); !err.empty()) return err;
+    auto text = ReadConfigFile(flags.config_path);
+    if (!text.ok()) return text.status();
+    if (Status s = ApplyToml(*text, flags.config_path, c); !s.ok()) return s;
   }
   std::error_code ec;
   if (flags.root) {
-    if (flags.root->empty()) return "flag --root: must not be empty";
+    if (flags.root->empty()) return Status::InvalidArgument("flag --root: must not be empty");
     c.root = std::filesystem::absolute(*flags.root, ec).lexically_normal().string();
   }
   if (flags.listen) c.control_listen = *flags.listen;
@@ -71,9 +71,11 @@ std::string Load(const Flags& flags, Config& c) {
             .string();
   }
   if (c.control_listen.rfind("unix:", 0) != 0 || c.control_listen.size() <= 5) {
-    return "key control.listen: expected unix:/path, got \"" + c.control_listen + "\"";
+    return Status::InvalidArgument("key control.listen: expected unix:/path, got \"" +
+                                   c.control_listen + "\"");
   }
-  if (c.control_group.empty()) return "key control.group: must not be empty";
+  if (c.control_group.empty())
+    return Status::InvalidArgument("key control.group: must not be empty");
   return Validate(c);
 }
 
@@ -130,8 +132,8 @@ int Listen(const std::string& path, std::optional<gid_t> gid, std::string* error
 int Run(const Flags& flags) {
   ::umask(0077);
   Config config;
-  if (auto err = Load(flags, config); !err.empty()) {
-    std::fprintf(stderr, "edgemon-control: %s\n", err.c_str());
+  if (Status s = Load(flags, config); !s.ok()) {
+    std::fprintf(stderr, "edgemon-control: %s\n", s.message().c_str());
     return kExitConfig;
   }
   if (!config.control_enable) {

@@ -318,45 +318,46 @@ TEST(MetricsSourceTest, RendersTheLatestFrameOfARealFixtureBoard) {
 }
 
 TEST(MetricsConfigTest, ParsesListenAddresses) {
-  std::string why;
-  auto a = ParseHostPort("127.0.0.1:9469", &why);
-  ASSERT_TRUE(a);
+  auto a = ParseHostPort("127.0.0.1:9469");
+  ASSERT_TRUE(a.ok());
   EXPECT_EQ(a->host, "127.0.0.1");
   EXPECT_EQ(a->port, 9469);
   EXPECT_TRUE(a->loopback);
-  a = ParseHostPort("9469", &why);  // a port alone: loopback
-  ASSERT_TRUE(a);
+  a = ParseHostPort("9469");  // a port alone: loopback
+  ASSERT_TRUE(a.ok());
   EXPECT_EQ(a->host, "127.0.0.1");
   EXPECT_TRUE(a->loopback);
-  a = ParseHostPort(":9469", &why);
-  ASSERT_TRUE(a);
+  a = ParseHostPort(":9469");
+  ASSERT_TRUE(a.ok());
   EXPECT_EQ(a->host, "127.0.0.1");
-  a = ParseHostPort("[::1]:9469", &why);
-  ASSERT_TRUE(a);
+  a = ParseHostPort("[::1]:9469");
+  ASSERT_TRUE(a.ok());
   EXPECT_EQ(a->host, "::1");
   EXPECT_TRUE(a->loopback);
-  a = ParseHostPort("localhost:1", &why);
-  ASSERT_TRUE(a && a->loopback);
-  a = ParseHostPort("0.0.0.0:9469", &why);  // explicit: served off the machine
-  ASSERT_TRUE(a);
+  a = ParseHostPort("localhost:1");
+  ASSERT_TRUE(a.ok() && a->loopback);
+  a = ParseHostPort("0.0.0.0:9469");  // explicit: served off the machine
+  ASSERT_TRUE(a.ok());
   EXPECT_FALSE(a->loopback);
-  a = ParseHostPort("[::]:9469", &why);
-  ASSERT_TRUE(a);
+  a = ParseHostPort("[::]:9469");
+  ASSERT_TRUE(a.ok());
   EXPECT_FALSE(a->loopback);
   for (const char* bad :
        {"", "host", "127.0.0.1:", "127.0.0.1:0", "127.0.0.1:65536", "127.0.0.1:x", "::1:9469",
         "[::1:9469", "example.com:9469", "127.0.0.1:94 69", "unix:/tmp/x"}) {
-    why.clear();
-    EXPECT_FALSE(ParseHostPort(bad, &why)) << bad;
-    EXPECT_FALSE(why.empty()) << bad;
+    auto r = ParseHostPort(bad);
+    ASSERT_FALSE(r.ok()) << bad;
+    EXPECT_EQ(r.status().code(), StatusCode::kInvalidArgument) << bad;
+    EXPECT_FALSE(r.status().message().empty()) << bad;
   }
   Config c;
   c.metrics_listen = "127.0.0.1:99999";
-  EXPECT_EQ(Validate(c).rfind("key daemon.metrics_listen: ", 0), 0u) << Validate(c);
+  EXPECT_EQ(Validate(c).message().rfind("key daemon.metrics_listen: ", 0), 0u)
+      << Validate(c).message();
   Config t;
-  EXPECT_EQ(ApplyToml("[daemon]\nmetrics_listen = \"[::1]:9469\"\n", "t.toml", t), "");
+  EXPECT_EQ(ApplyToml("[daemon]\nmetrics_listen = \"[::1]:9469\"\n", "t.toml", t).message(), "");
   EXPECT_EQ(t.metrics_listen, "[::1]:9469");
-  EXPECT_EQ(Validate(t), "");
+  EXPECT_EQ(Validate(t).message(), "");
   EXPECT_EQ(Config{}.metrics_listen, "");  // off by default
 }
 
