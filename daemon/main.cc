@@ -203,8 +203,8 @@ std::unique_ptr<FlightRecorder> OpenFlightRecorder(const Config& c, const Collec
                                                    store::RingStore& st, spdlog::logger& log) {
   if (c.listen.rfind("unix:", 0) != 0) return nullptr;
   const std::string socket = c.listen.substr(5), path = socket + ".flight";
-  if (auto err = service::MakeSocketDirectory(socket); !err.empty()) {
-    log.warn("{}: frames not yet committed are lost if the daemon is killed", err);
+  if (Status s = service::MakeSocketDirectory(socket); !s.ok()) {
+    log.warn("{}: frames not yet committed are lost if the daemon is killed", s.message());
     return nullptr;
   }
   const Inventory& inv = collection.inventory();
@@ -336,8 +336,8 @@ int Run(const Flags& flags) {
     metrics::ListenerOptions mo;
     mo.host = addr->host;
     mo.port = addr->port;
-    if (auto err = metrics_listener.Start(mo); !err.empty()) {
-      log->critical("key daemon.metrics_listen: {}", err);
+    if (Status s = metrics_listener.Start(mo); !s.ok()) {
+      log->critical("key daemon.metrics_listen: {}", s.message());
       (void)st->Close();
       return 1;
     }
@@ -367,15 +367,16 @@ int Run(const Flags& flags) {
   server_opts.tls_cert = config.tls_cert;
   server_opts.tls_key = config.tls_key;
   if (!config.tcp_token_file.empty()) {
-    if (auto err = service::LoadBearerToken(config.tcp_token_file, &server_opts.bearer_token);
-        !err.empty()) {
-      log->critical("key daemon.tcp_token_file: {}", err);
+    auto token = service::LoadBearerToken(config.tcp_token_file);
+    if (!token.ok()) {
+      log->critical("key daemon.tcp_token_file: {}", token.status().message());
       (void)st->Close();
       return 2;
     }
+    server_opts.bearer_token = std::move(token).value();
   }
-  if (auto err = server.Start(server_opts); !err.empty()) {
-    log->critical("API: {}", err);
+  if (Status s = server.Start(server_opts); !s.ok()) {
+    log->critical("API: {}", s.message());
     (void)st->Close();
     return 1;
   }

@@ -102,19 +102,13 @@ std::string Comm(pid_t pid) {
   return *text;
 }
 
-int Listen(const std::string& path, std::optional<gid_t> gid, std::string* error) {
-  if (auto err = service::MakeSocketDirectory(path); !err.empty()) {
-    *error = err;
-    return -1;
-  }
-  if (auto err = service::ClaimUnixPath(path); !err.empty()) {
-    *error = err;
-    return -1;
-  }
+// The listening socket's fd.
+Result<int> Listen(const std::string& path, std::optional<gid_t> gid) {
+  if (Status s = service::MakeSocketDirectory(path); !s.ok()) return s;
+  if (Status s = service::ClaimUnixPath(path); !s.ok()) return s;
   sockaddr_un addr{};
   if (path.size() >= sizeof addr.sun_path) {
-    *error = "socket path too long: " + path;
-    return -1;
+    return Status::InvalidArgument("socket path too long: " + path);
   }
   addr.sun_family = AF_UNIX;
   std::memcpy(addr.sun_path, path.c_str(), path.size() + 1);
@@ -122,9 +116,10 @@ int Listen(const std::string& path, std::optional<gid_t> gid, std::string* error
   if (fd < 0 || ::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0 ||
       ::chmod(path.c_str(), 0660) != 0 ||
       (gid && ::chown(path.c_str(), static_cast<uid_t>(-1), *gid) != 0) || ::listen(fd, 64) != 0) {
-    *error = "cannot listen on unix:" + path + ": " + std::strerror(errno);
+    Status failed =
+        Status::Unavailable("cannot listen on unix:" + path + ": " + std::strerror(errno));
     if (fd >= 0) ::close(fd);
-    return -1;
+    return failed;
   }
   return fd;
 }
@@ -171,12 +166,16 @@ int Run(const Flags& flags) {
   builder.SetMaxReceiveMessageSize(1 << 16);
   builder.RegisterService(&service);
   std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
-  std::string error;
-  int lfd = server ? Listen(socket_path, gid, &error) : -1;
-  if (lfd < 0) {
-    log->critical("{}", server ? error : "cannot start the gRPC server");
+  if (!server) {
+    log->critical("cannot start the gRPC server");
     return 1;
   }
+  auto listening = Listen(socket_path, gid);
+  if (!listening.ok()) {
+    log->critical("{}", listening.status().message());
+    return 1;
+  }
+  const int lfd = *listening;
   log->info("control of {} on {} (group {}), state in {}; nvpmodel: {}, jetson_clocks: {}",
             config.root, config.control_listen, config.control_group, config.control_state_dir,
             board.NvpmodelTool().empty() ? "absent" : board.NvpmodelTool(),

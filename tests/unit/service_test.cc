@@ -64,7 +64,7 @@ class ServiceTest : public ::testing::Test {
     socket_ = tmp_.root() + "/run/edgemon/api.sock";
     ServerOptions so2;
     so2.unix_path = socket_;
-    ASSERT_EQ(server_->Start(so2), "");
+    ASSERT_TRUE(server_->Start(so2).ok());
     channel_ = grpc::CreateChannel("unix:" + socket_, grpc::InsecureChannelCredentials());
     stub_ = v1::Telemetry::NewStub(channel_);
   }
@@ -729,7 +729,7 @@ TEST_F(ServiceTest, ShortRangeNoteStatesNoRate) {
   ApiServer server(svc);
   ServerOptions so;
   so.unix_path = tmp_.root() + "/run/edgemon/api2.sock";
-  ASSERT_EQ(server.Start(so), "");
+  ASSERT_TRUE(server.Start(so).ok());
   auto stub = v1::Telemetry::NewStub(
       grpc::CreateChannel("unix:" + so.unix_path, grpc::InsecureChannelCredentials()));
   v1::Summary s;
