@@ -173,7 +173,7 @@ Status ControlService::Who(grpc::ServerContext* ctx, Caller* who) const {
 
 Status ControlService::Grant(const Caller& who, const std::string& kind, const std::string& detail,
                              const v1::LeaseOptions& options,
-                             const std::function<Outcome(const std::string&, json*)>& plan,
+                             const std::function<edgemon::Status(const std::string&, json*)>& plan,
                              v1::Lease* granted) {
   if (!(options.duration_s() >= 0) || options.duration_s() > 30 * 86400.0) {
     return Status(StatusCode::INVALID_ARGUMENT, "lease duration must be 0..30 days");
@@ -200,8 +200,8 @@ Status ControlService::Grant(const Caller& who, const std::string& kind, const s
   }
   LeaseRec rec;
   const std::string id = NewLeaseId();
-  if (Outcome o = plan(id, &rec.plan); !o.ok()) {
-    return refuse(static_cast<StatusCode>(o.code), o.message);
+  if (edgemon::Status o = plan(id, &rec.plan); !o.ok()) {
+    return refuse(static_cast<StatusCode>(o.code()), o.message());
   }
   rec.seq = next_seq_++;
   rec.info.set_id(id);
@@ -222,10 +222,10 @@ Status ControlService::Grant(const Caller& who, const std::string& kind, const s
     leases_.erase(kind);
     return refuse(StatusCode::INTERNAL, err + "; nothing was changed");
   }
-  if (Outcome o = board_.Apply(rec.plan); !o.ok()) {
+  if (edgemon::Status o = board_.Apply(rec.plan); !o.ok()) {
     leases_.erase(kind);
     if (!SaveStateLocked(&err)) log_->error("{}", err);
-    return refuse(static_cast<StatusCode>(o.code), o.message);
+    return refuse(static_cast<StatusCode>(o.code()), o.message());
   }
   changes_++;
   if (!SaveStateLocked(&err)) log_->error("{}", err);
