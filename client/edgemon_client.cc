@@ -222,17 +222,11 @@ Result<std::unique_ptr<Client>> Client::Connect(std::string_view target) {
   return Connect(target, ConnectOptions{});
 }
 
-std::optional<std::string> Client::ReadTokenFile(const std::string& path, std::string* error) {
+Result<std::string> Client::ReadTokenFile(const std::string& path) {
   auto text = ReadWholeFile(path);
-  if (!text) {
-    *error = "cannot read token file " + path;
-    return std::nullopt;
-  }
+  if (!text) return Status::NotFound("cannot read token file " + path);
   std::string token = FirstLineTrimmed(*text);
-  if (token.empty()) {
-    *error = "token file " + path + " is empty";
-    return std::nullopt;
-  }
+  if (token.empty()) return Status::InvalidArgument("token file " + path + " is empty");
   return token;
 }
 

@@ -230,9 +230,9 @@ class Client {
   static Result<std::unique_ptr<Client>> Connect(std::string_view target,
                                                  const ConnectOptions& options);
 
-  // Reads a bearer token file (its first line, trimmed). nullopt and *error
-  // when it cannot be read or is empty.
-  static std::optional<std::string> ReadTokenFile(const std::string& path, std::string* error);
+  // Reads a bearer token file (its first line, trimmed): NOT_FOUND when it
+  // cannot be read, INVALID_ARGUMENT when it is empty.
+  static Result<std::string> ReadTokenFile(const std::string& path);
 
   // "unix:/path" for "/path"; other forms unchanged; "" when malformed.
   static std::string NormalizeTarget(std::string_view target);

@@ -235,10 +235,9 @@ int main(int argc, char** argv) {
   if (no_color_env != nullptr && *no_color_env != '\0') no_color = true;
 
   if (!token_file.empty()) {
-    std::string error;
-    auto token = edgemon::client::Client::ReadTokenFile(token_file, &error);
-    if (!token) {
-      std::fprintf(stderr, "edgetop: %s\n", error.c_str());
+    auto token = edgemon::client::Client::ReadTokenFile(token_file);
+    if (!token.ok()) {
+      std::fprintf(stderr, "edgetop: %s\n", token.status().message().c_str());
       return 2;
     }
     connect_options.bearer_token = *token;

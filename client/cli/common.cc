@@ -9,10 +9,9 @@ namespace edgemon::cli {
 std::unique_ptr<client::Client> ConnectOrReport(const Globals& globals) {
   client::ConnectOptions options = globals.tls_and_token;
   if (!globals.token_file.empty()) {
-    std::string error;
-    auto token = client::Client::ReadTokenFile(globals.token_file, &error);
-    if (!token) {
-      std::fprintf(stderr, "edgemon: %s\n", error.c_str());
+    auto token = client::Client::ReadTokenFile(globals.token_file);
+    if (!token.ok()) {
+      std::fprintf(stderr, "edgemon: %s\n", token.status().message().c_str());
       return nullptr;
     }
     options.bearer_token = *token;

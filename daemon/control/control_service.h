@@ -97,7 +97,8 @@ class ControlService final : public edgemon::v1::Control::Service {
                     const v1::Lease& lease);
   // Ends a lease (mu_ held): restores, removes, persists, logs. Returns the message.
   std::string EndLocked(const std::string& kind, const std::string& why);
-  bool SaveStateLocked(std::string* error);
+  // Writes the state file (atomically); an error says what failed.
+  edgemon::Status SaveStateLocked();
   void ExpiryLoop();
 
   BoardControl& board_;
