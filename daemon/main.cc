@@ -247,12 +247,12 @@ int Run(const Flags& flags) {
 
   // Signals are taken from a signalfd on this thread; block them before any
   // other thread starts so every thread inherits the mask.
-  std::string signal_error;
-  int sfd = OpenSignalFd({SIGTERM, SIGINT, SIGHUP}, &signal_error);
-  if (sfd < 0) {
-    log->critical("{}", signal_error);
+  auto signal_fd = OpenSignalFd({SIGTERM, SIGINT, SIGHUP});
+  if (!signal_fd.ok()) {
+    log->critical("{}", signal_fd.status().message());
     return 1;
   }
+  const int sfd = *signal_fd;
 
   SystemClock clock;
   Notifier notifier;

@@ -144,12 +144,12 @@ int Run(const Flags& flags) {
   }
   auto log = MakeLogger("edgemon-control", config.log_level);
 
-  std::string signal_error;
-  int sfd = OpenSignalFd({SIGTERM, SIGINT, SIGHUP}, &signal_error);
-  if (sfd < 0) {
-    log->critical("{}", signal_error);
+  auto signal_fd = OpenSignalFd({SIGTERM, SIGINT, SIGHUP});
+  if (!signal_fd.ok()) {
+    log->critical("{}", signal_fd.status().message());
     return 1;
   }
+  const int sfd = *signal_fd;
 
   const auto gid = service::LocalGroupId(config.control_group);
   if (!gid) {
