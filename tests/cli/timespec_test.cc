@@ -173,19 +173,21 @@ Inventory SampleInventory() {
 
 TEST(SelectChannels, KeysIdsAndGlobs) {
   const Inventory inv = SampleInventory();
-  std::string error;
-  EXPECT_EQ(SelectChannels(inv, {}, &error).size(), 5u);
-  EXPECT_EQ(SelectChannels(inv, {"rail/*"}, &error), (std::vector<ChannelId>{0, 1, 2}));
-  EXPECT_EQ(SelectChannels(inv, {"*/power"}, &error), (std::vector<ChannelId>{0, 2}));
-  EXPECT_EQ(SelectChannels(inv, {"rail/VDD_IN/*", "thermal/*"}, &error),
-            (std::vector<ChannelId>{0, 1, 3}));
-  EXPECT_EQ(SelectChannels(inv, {"cpu/cpu0/load", "4", "2"}, &error),
-            (std::vector<ChannelId>{2, 4}));
-  EXPECT_TRUE(error.empty());
-  EXPECT_TRUE(SelectChannels(inv, {"rail/*", "gpu/*"}, &error).empty());
-  EXPECT_NE(error.find("gpu/*"), std::string::npos);
-  EXPECT_TRUE(SelectChannels(inv, {"17"}, &error).empty());
-  EXPECT_FALSE(error.empty());
+  auto ids = [&](const std::vector<std::string>& patterns) {
+    auto r = SelectChannels(inv, patterns);
+    EXPECT_TRUE(r.ok()) << r.status().ToString();
+    return r.ok() ? *r : std::vector<ChannelId>{};
+  };
+  EXPECT_EQ(ids({}).size(), 5u);
+  EXPECT_EQ(ids({"rail/*"}), (std::vector<ChannelId>{0, 1, 2}));
+  EXPECT_EQ(ids({"*/power"}), (std::vector<ChannelId>{0, 2}));
+  EXPECT_EQ(ids({"rail/VDD_IN/*", "thermal/*"}), (std::vector<ChannelId>{0, 1, 3}));
+  EXPECT_EQ(ids({"cpu/cpu0/load", "4", "2"}), (std::vector<ChannelId>{2, 4}));
+  auto bad = SelectChannels(inv, {"rail/*", "gpu/*"});
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(bad.status().message().find("gpu/*"), std::string::npos);
+  EXPECT_FALSE(SelectChannels(inv, {"17"}).ok());
   EXPECT_EQ(SplitList({"rail/*,thermal/*", " cpu/* ", ",,"}),
             (std::vector<std::string>{"rail/*", "thermal/*", "cpu/*"}));
 }
