@@ -63,7 +63,7 @@ void WriteHistory(const std::string& root, const std::string& db, int frames) {
   c.Sample(kSec, f);
   auto st = edgemon::store::RingStore::Open(db, {});
   if (!st.ok()) {
-    std::fprintf(stderr, "api_bench: %s\n", st.error().c_str());
+    std::fprintf(stderr, "api_bench: %s\n", st.status().message().c_str());
     std::exit(1);
   }
   (*st)->SetInventory(c.inventory());
@@ -264,7 +264,7 @@ int main(int argc, char** argv) {
       auto r = c.Query(from, to, channels, step, limit);
       auto t1 = Clock::now();
       if (!r.ok()) {
-        std::printf("%-48s failed: %s\n", what, r.status().message.c_str());
+        std::printf("%-48s failed: %s\n", what, r.status().message().c_str());
         return;
       }
       size_t values = 0;

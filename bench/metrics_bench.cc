@@ -70,8 +70,8 @@ void HttpScrape(benchmark::State& state, bool keep_alive) {
   OrinBoard b;
   Exposition plan(b.inv);
   MetricsListener l([&](Format f) { return plan.Render(&b.frame, b.health, f); });
-  if (auto err = l.Start({.host = "127.0.0.1", .port = 0}); !err.empty()) {
-    state.SkipWithError(err.c_str());
+  if (edgemon::Status s = l.Start({.host = "127.0.0.1", .port = 0}); !s.ok()) {
+    state.SkipWithError(s.message().c_str());
     return;
   }
   httplib::Client c("127.0.0.1", l.port());

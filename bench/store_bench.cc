@@ -218,7 +218,7 @@ int64_t FileBytes(const std::string& path) {
 std::unique_ptr<store::RingStore> Open(const std::string& path, store::RingStoreOptions o) {
   auto r = store::RingStore::Open(path, std::move(o));
   if (!r.ok()) {
-    std::fprintf(stderr, "open %s: %s\n", path.c_str(), r.error().c_str());
+    std::fprintf(stderr, "open %s: %s\n", path.c_str(), r.status().message().c_str());
     return nullptr;
   }
   return std::move(r.value());
@@ -331,7 +331,7 @@ void Downsample24h(benchmark::State& state, store::Tier tier) {
   for (auto _ : state) {
     auto r = d.store->Downsample("thermal/tj-thermal/temp", kT0, kT0 + 86400 * kSec, step, tier);
     if (!r.ok()) {
-      state.SkipWithError(r.error().c_str());
+      state.SkipWithError(r.status().message().c_str());
       return;
     }
     points = r->size();
@@ -352,7 +352,7 @@ void BM_Range1h5Channels(benchmark::State& state) {
   size_t frames = 0;
   for (auto _ : state) {
     auto r = d.store->Range(kT0 + 43200 * kSec, kT0 + 46800 * kSec, keys, 0);
-    if (!r.ok()) return state.SkipWithError(r.error().c_str());
+    if (!r.ok()) return state.SkipWithError(r.status().message().c_str());
     frames = r->frames.size();
   }
   state.counters["frames"] = static_cast<double>(frames);
@@ -376,7 +376,7 @@ void BM_Latest(benchmark::State& state) {
   if (!d.store) return state.SkipWithError("no day store");
   for (auto _ : state) {
     auto r = d.store->Latest();
-    if (!r.ok()) return state.SkipWithError(r.error().c_str());
+    if (!r.ok()) return state.SkipWithError(r.status().message().c_str());
     benchmark::DoNotOptimize(r->frames.data());
   }
 }

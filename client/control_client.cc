@@ -43,7 +43,7 @@ std::string ControlTarget(const std::string& flag) {
 Result<std::unique_ptr<ControlClient>> ControlClient::Connect(const std::string& target) {
   std::string path = target.rfind("unix:", 0) == 0 ? target.substr(5) : target;
   if (path.empty() || path.front() != '/') {
-    return Status{kInvalidArgument, "the control helper's address must be unix:/path or /path"};
+    return Status::InvalidArgument("the control helper's address must be unix:/path or /path");
   }
   auto c = std::unique_ptr<ControlClient>(new ControlClient());
   c->target_ = "unix:" + path;
@@ -55,19 +55,20 @@ Result<std::unique_ptr<ControlClient>> ControlClient::Connect(const std::string&
 
 // UNAVAILABLE says little: the socket's absence or its permissions say why.
 Status ControlClient::Explain(const grpc::Status& s) const {
-  Status out{static_cast<int>(s.error_code()), s.error_message()};
+  Status out(static_cast<StatusCode>(s.error_code()), s.error_message());
   if (s.error_code() != grpc::StatusCode::UNAVAILABLE) return out;
   if (::access(path_.c_str(), F_OK) != 0) {
-    out.message = "no control helper at " + target_ +
-                  " (edgemon-control is off unless [control] enable = true in edgemond.toml "
-                  "and its service is started)";
+    out = Status::Unavailable(
+        "no control helper at " + target_ +
+        " (edgemon-control is off unless [control] enable = true in edgemond.toml "
+        "and its service is started)");
   } else if (::access(path_.c_str(), R_OK | W_OK) != 0 && errno == EACCES) {
     struct stat st {};
     const std::string group =
         ::stat(path_.c_str(), &st) == 0 ? GroupName(st.st_gid) : std::string("edgemon-control");
-    out.code = kPermissionDenied;
-    out.message = "permission denied on " + path_ + ": only root and members of group " + group +
-                  " may change the power mode, clocks and fan";
+    out = Status::PermissionDenied("permission denied on " + path_ +
+                                   ": only root and members of group " + group +
+                                   " may change the power mode, clocks and fan");
   }
   return out;
 }
@@ -112,7 +113,7 @@ Result<std::unique_ptr<HeldLease>> ControlClient::Open(
   if (!held->reader_->Read(&ev)) {
     grpc::Status s = held->reader_->Finish();
     held->done_ = true;
-    if (s.ok()) return Status{kUnavailable, "the helper ended the call without a lease"};
+    if (s.ok()) return Status::Unavailable("the helper ended the call without a lease");
     return Explain(s);
   }
   held->lease_ = ev.lease();

@@ -15,9 +15,8 @@ namespace edgemon::client {
 inline CLI::Validator DurationMsFlag() {
   return CLI::Validator(
       [](std::string& value) -> std::string {
-        std::string error;
-        auto ms = ParseDurationMs(value, &error, kNsPerMillisecond);
-        if (!ms) return error;
+        auto ms = ParseDurationMs(value, kNsPerMillisecond);
+        if (!ms.ok()) return ms.status().message();
         value = std::to_string(*ms);
         return {};
       },

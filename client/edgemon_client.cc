@@ -20,16 +20,16 @@ Status FromGrpc(const grpc::Status& s) {
   // which gRPC reports as UNAVAILABLE: it is a refusal, and no retry helps.
   if (s.error_code() == grpc::StatusCode::UNAVAILABLE &&
       s.error_message().find("Permission denied") != std::string::npos) {
-    return Status{grpc::StatusCode::PERMISSION_DENIED, s.error_message()};
+    return Status::PermissionDenied(s.error_message());
   }
-  return Status{static_cast<int>(s.error_code()), s.error_message()};
+  return Status(static_cast<StatusCode>(s.error_code()), s.error_message());
 }
 
 // Errors a retry cannot fix: the request itself or the server is wrong.
-bool IsPermanent(int code) {
-  return code == grpc::StatusCode::INVALID_ARGUMENT || code == grpc::StatusCode::NOT_FOUND ||
-         code == grpc::StatusCode::UNIMPLEMENTED || code == grpc::StatusCode::PERMISSION_DENIED ||
-         code == grpc::StatusCode::UNAUTHENTICATED || code == grpc::StatusCode::OUT_OF_RANGE;
+bool IsPermanent(StatusCode code) {
+  return code == StatusCode::kInvalidArgument || code == StatusCode::kNotFound ||
+         code == StatusCode::kUnimplemented || code == StatusCode::kPermissionDenied ||
+         code == StatusCode::kUnauthenticated || code == StatusCode::kOutOfRange;
 }
 
 void AddBearer(grpc::ClientContext& ctx, const std::string& token) {
@@ -37,35 +37,6 @@ void AddBearer(grpc::ClientContext& ctx, const std::string& token) {
 }
 
 }  // namespace
-
-std::string_view StatusCodeName(int code) {
-  static constexpr std::string_view kNames[] = {"OK",
-                                                "CANCELLED",
-                                                "UNKNOWN",
-                                                "INVALID_ARGUMENT",
-                                                "DEADLINE_EXCEEDED",
-                                                "NOT_FOUND",
-                                                "ALREADY_EXISTS",
-                                                "PERMISSION_DENIED",
-                                                "RESOURCE_EXHAUSTED",
-                                                "FAILED_PRECONDITION",
-                                                "ABORTED",
-                                                "OUT_OF_RANGE",
-                                                "UNIMPLEMENTED",
-                                                "INTERNAL",
-                                                "UNAVAILABLE",
-                                                "DATA_LOSS",
-                                                "UNAUTHENTICATED"};
-  if (code < 0 || code >= static_cast<int>(std::size(kNames))) return "UNKNOWN";
-  return kNames[code];
-}
-
-std::string Status::ToString() const {
-  if (ok()) return "OK";
-  std::string s(StatusCodeName(code));
-  if (!message.empty()) s += ": " + message;
-  return s;
-}
 
 std::string_view ToString(ConnectionState state) {
   switch (state) {
@@ -178,8 +149,8 @@ class WatcherImpl final : public Watcher {
       }
       if (stopped()) break;
       Status st = FromGrpc(gs);
-      if (st.ok()) st = {kUnavailable, "the stream ended"};
-      if (IsPermanent(st.code)) {
+      if (st.ok()) st = Status::Unavailable("the stream ended");
+      if (IsPermanent(st.code())) {
         final_status = st;
         break;
       }
@@ -251,17 +222,11 @@ Result<std::unique_ptr<Client>> Client::Connect(std::string_view target) {
   return Connect(target, ConnectOptions{});
 }
 
-std::optional<std::string> Client::ReadTokenFile(const std::string& path, std::string* error) {
+Result<std::string> Client::ReadTokenFile(const std::string& path) {
   auto text = ReadWholeFile(path);
-  if (!text) {
-    *error = "cannot read token file " + path;
-    return std::nullopt;
-  }
+  if (!text) return Status::NotFound("cannot read token file " + path);
   std::string token = FirstLineTrimmed(*text);
-  if (token.empty()) {
-    *error = "token file " + path + " is empty";
-    return std::nullopt;
-  }
+  if (token.empty()) return Status::InvalidArgument("token file " + path + " is empty");
   return token;
 }
 
@@ -269,8 +234,8 @@ Result<std::unique_ptr<Client>> Client::Connect(std::string_view target,
                                                 const ConnectOptions& options) {
   std::string normalized = NormalizeTarget(target);
   if (normalized.empty()) {
-    return Status{kInvalidArgument, "bad target '" + std::string(target) +
-                                        "': expected unix:/path, /path or host:port"};
+    return Status::InvalidArgument("bad target '" + std::string(target) +
+                                   "': expected unix:/path, /path or host:port");
   }
   grpc::ChannelArguments args;
   // gRPC's own reconnect backoff (1 s .. 120 s by default) would hide a
@@ -284,12 +249,12 @@ Result<std::unique_ptr<Client>> Client::Connect(std::string_view target,
   std::shared_ptr<grpc::ChannelCredentials> creds = grpc::InsecureChannelCredentials();
   if (options.tls || !options.tls_ca_file.empty()) {
     if (normalized.starts_with("unix")) {
-      return Status{kInvalidArgument, "TLS is for TCP targets, not " + normalized};
+      return Status::InvalidArgument("TLS is for TCP targets, not " + normalized);
     }
     grpc::SslCredentialsOptions ssl;
     if (!options.tls_ca_file.empty()) {
       auto roots = ReadWholeFile(options.tls_ca_file);
-      if (!roots) return Status{kInvalidArgument, "cannot read CA file " + options.tls_ca_file};
+      if (!roots) return Status::InvalidArgument("cannot read CA file " + options.tls_ca_file);
       ssl.pem_root_certs = *roots;
     }
     if (!options.tls_server_name.empty()) {
@@ -299,7 +264,7 @@ Result<std::unique_ptr<Client>> Client::Connect(std::string_view target,
   }
   impl->bearer_token = options.bearer_token;
   impl->channel = grpc::CreateCustomChannel(normalized, creds, args);
-  if (!impl->channel) return Status{kInvalidArgument, "cannot create a channel to " + normalized};
+  if (!impl->channel) return Status::InvalidArgument("cannot create a channel to " + normalized);
   impl->stub = v1::Telemetry::NewStub(impl->channel);
   return std::unique_ptr<Client>(new Client(std::move(impl)));
 }
@@ -333,7 +298,7 @@ Result<LiveFrame> Client::Latest(const std::vector<std::string>& channels) {
   grpc::Status s = impl_->stub->GetLatest(&ctx, req, &pb);
   if (!s.ok()) return FromGrpc(s);
   std::optional<Frame> f = FrameFromProto(pb);
-  if (!f) return Status{grpc::StatusCode::INTERNAL, "malformed frame from the daemon"};
+  if (!f) return Status::Internal("malformed frame from the daemon");
   return LiveFrame{std::move(*f), pb.generation()};
 }
 
@@ -380,7 +345,7 @@ Result<QueryResult> Client::Query(const QueryRequest& request) {
   }
   grpc::Status s = reader->Finish();
   if (!s.ok()) return FromGrpc(s);
-  if (malformed) return Status{grpc::StatusCode::INTERNAL, "malformed frame from the daemon"};
+  if (malformed) return Status::Internal("malformed frame from the daemon");
   return out;
 }
 

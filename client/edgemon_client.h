@@ -3,7 +3,7 @@
 // edgemon (--connect) and edgetop.
 //
 //   auto client = edgemon::client::Client::Connect("unix:/run/edgemon/edgemon.sock");
-//   if (!client.ok()) { ... client.status().message ... }
+//   if (!client.ok()) { ... client.status().message() ... }
 //   auto info = (*client)->DeviceInfo();               // inventory, board, settings
 //   auto watch = (*client)->Watch({.interval_ms = 500}, on_frame, on_state);
 //   ...
@@ -33,56 +33,12 @@
 #include <vector>
 
 #include "edgemon/channel.h"
+#include "edgemon/status.h"
 
 namespace edgemon::client {
 
-// The outcome of a call: a gRPC status code (0 = OK, 3 = INVALID_ARGUMENT,
-// 5 = NOT_FOUND, 14 = UNAVAILABLE, ...) and its message.
-struct Status {
-  int code = 0;
-  std::string message;
-
-  bool ok() const { return code == 0; }
-  std::string ToString() const;  // "OK" or "UNAVAILABLE: connection refused"
-};
-
-// Common gRPC status codes, named (values as in grpc::StatusCode).
-inline constexpr int kOk = 0;
-inline constexpr int kCancelled = 1;
-inline constexpr int kInvalidArgument = 3;
-inline constexpr int kDeadlineExceeded = 4;
-inline constexpr int kNotFound = 5;
-inline constexpr int kPermissionDenied = 7;
-inline constexpr int kResourceExhausted = 8;
-inline constexpr int kUnimplemented = 12;
-inline constexpr int kUnavailable = 14;
-inline constexpr int kUnauthenticated = 16;
-
-std::string_view StatusCodeName(int code);
-
-// A value or a non-OK Status.
-template <typename T>
-class Result {
- public:
-  Result(T value) : value_(std::move(value)) {}  // NOLINT: implicit by design
-  Result(Status status) : status_(std::move(status)) {
-    if (status_.ok()) status_ = {kUnavailable, "Result built from an OK status without a value"};
-  }
-
-  bool ok() const { return value_.has_value(); }
-  const Status& status() const { return status_; }
-  T& value() & { return *value_; }
-  const T& value() const& { return *value_; }
-  T&& value() && { return std::move(*value_); }
-  T& operator*() & { return *value_; }
-  const T& operator*() const& { return *value_; }
-  T* operator->() { return &*value_; }
-  const T* operator->() const { return &*value_; }
-
- private:
-  std::optional<T> value_;
-  Status status_;
-};
+// Every call's outcome is an edgemon::Status (a gRPC status code and its
+// message) or an edgemon::Result<T> (include/edgemon/status.h).
 
 // GetDeviceInfo. inventory.channels is indexed by channel id (ids are dense);
 // a channel whose kind or field this client does not know (a newer daemon)
@@ -274,9 +230,9 @@ class Client {
   static Result<std::unique_ptr<Client>> Connect(std::string_view target,
                                                  const ConnectOptions& options);
 
-  // Reads a bearer token file (its first line, trimmed). nullopt and *error
-  // when it cannot be read or is empty.
-  static std::optional<std::string> ReadTokenFile(const std::string& path, std::string* error);
+  // Reads a bearer token file (its first line, trimmed): NOT_FOUND when it
+  // cannot be read, INVALID_ARGUMENT when it is empty.
+  static Result<std::string> ReadTokenFile(const std::string& path);
 
   // "unix:/path" for "/path"; other forms unchanged; "" when malformed.
   static std::string NormalizeTarget(std::string_view target);

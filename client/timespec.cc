@@ -29,9 +29,9 @@ void SkipSpaces(std::string_view& s) {
   while (!s.empty() && IsSpace(s.front())) s.remove_prefix(1);
 }
 
-bool Fail(std::string* error, const char* what, std::string_view text, const std::string& why) {
-  if (error) *error = std::string("bad ") + what + " \"" + std::string(text) + "\": " + why;
-  return false;
+Status Fail(const char* what, std::string_view text, const std::string& why) {
+  return Status::InvalidArgument(std::string("bad ") + what + " \"" + std::string(text) +
+                                 "\": " + why);
 }
 
 // A decimal number "12", "1.5", ".25" at the front of `s` (consumed), as its
@@ -130,31 +130,27 @@ int DaysInMonth(int y, int m) {
 }
 
 // "H:M[:S[.fff]]" (one or two digits each) as ns since midnight.
-std::optional<int64_t> TakeClock(std::string_view& s, std::string_view text, std::string* error) {
+Result<int64_t> TakeClock(std::string_view& s, std::string_view text) {
   auto h = TakeField(s, 2);
   if (!h || !Eat(s, ':')) {
-    Fail(error, "time", text, "expected HH:MM after the date");
-    return std::nullopt;
+    return Fail("time", text, "expected HH:MM after the date");
   }
   auto m = TakeField(s, 2);
   if (!m) {
-    Fail(error, "time", text, "expected minutes after HH:");
-    return std::nullopt;
+    return Fail("time", text, "expected minutes after HH:");
   }
   int sec = 0;
   Int128 frac_ns = 0;
   if (Eat(s, ':')) {
     auto sv = TakeField(s, 2);
     if (!sv) {
-      Fail(error, "time", text, "expected seconds after HH:MM:");
-      return std::nullopt;
+      return Fail("time", text, "expected seconds after HH:MM:");
     }
     sec = *sv;
     if (!s.empty() && s.front() == '.') {
       auto frac = TakeDecimal(s);  // ".fff": whole part 0
       if (!frac) {
-        Fail(error, "time", text, "expected digits after the decimal point");
-        return std::nullopt;
+        return Fail("time", text, "expected digits after the decimal point");
       }
       frac_ns = frac->Times(kNsPerSecond);
     }
@@ -162,16 +158,14 @@ std::optional<int64_t> TakeClock(std::string_view& s, std::string_view text, std
   if (*h > 23 || *m > 59 || sec > 60) {
     char buf[64];
     std::snprintf(buf, sizeof buf, "%02d:%02d:%02d is not a time of day", *h, *m, sec);
-    Fail(error, "time", text, buf);
-    return std::nullopt;
+    return Fail("time", text, buf);
   }
   return static_cast<int64_t>((*h * 3600LL + *m * 60LL + sec) * kNsPerSecond + frac_ns);
 }
 
-std::optional<int64_t> Checked(Int128 v, std::string_view text, std::string* error) {
+Result<int64_t> Checked(Int128 v, std::string_view text) {
   if (v > INT64_MAX || v < INT64_MIN) {
-    Fail(error, "time", text, "out of range");
-    return std::nullopt;
+    return Fail("time", text, "out of range");
   }
   return static_cast<int64_t>(v);
 }
@@ -181,40 +175,35 @@ std::optional<int64_t> Checked(Int128 v, std::string_view text, std::string* err
 namespace {
 
 // The duration in ns, exactly, up to `limit_ns`.
-std::optional<Int128> DurationTotal(std::string_view text, std::string* error,
-                                    int64_t bare_unit_ns, Int128 limit_ns) {
+Result<Int128> DurationTotal(std::string_view text, int64_t bare_unit_ns, Int128 limit_ns) {
   std::string_view s = Trim(text);
   if (s.empty()) {
-    Fail(error, "duration", text, "empty; expected " + std::string(kDurationSyntax));
-    return std::nullopt;
+    return Fail("duration", text, "empty; expected " + std::string(kDurationSyntax));
   }
   if (s.front() == '-') {
-    Fail(error, "duration", text, "a duration is never negative");
-    return std::nullopt;
+    return Fail("duration", text, "a duration is never negative");
   }
   Int128 total = 0;
   bool first = true;
   while (!s.empty()) {
     auto number = TakeDecimal(s);
     if (!number) {
-      Fail(error, "duration", text,
-           "expected a number at \"" + std::string(s) + "\"; " + kDurationSyntax);
-      return std::nullopt;
+      return Fail("duration", text,
+                  "expected a number at \"" + std::string(s) + "\"; " + kDurationSyntax);
     }
     SkipSpaces(s);
     std::optional<int64_t> unit;
     if (s.empty() && first) {
       unit = bare_unit_ns;
     } else if (!(unit = TakeUnit(s))) {
-      Fail(error, "duration", text,
-           s.empty() ? std::string("a unit is missing at the end (ns, us, ms, s, m, h, d, w)")
-                     : "unknown unit at \"" + std::string(s) + "\" (ns, us, ms, s, m, h, d, w)");
-      return std::nullopt;
+      return Fail("duration", text,
+                  s.empty()
+                      ? std::string("a unit is missing at the end (ns, us, ms, s, m, h, d, w)")
+                      : "unknown unit at \"" + std::string(s) + "\" (ns, us, ms, s, m, h, d, w)");
     }
     total += number->Times(*unit);
     if (total > limit_ns) {
-      Fail(error, "duration", text, "too long");
-      return std::nullopt;
+      return Fail("duration", text, "too long");
     }
     SkipSpaces(s);
     first = false;
@@ -224,30 +213,26 @@ std::optional<Int128> DurationTotal(std::string_view text, std::string* error,
 
 }  // namespace
 
-std::optional<int64_t> ParseDurationNs(std::string_view text, std::string* error,
-                                       int64_t bare_unit_ns) {
-  auto total = DurationTotal(text, error, bare_unit_ns, INT64_MAX);
-  if (!total) return std::nullopt;
+Result<int64_t> ParseDurationNs(std::string_view text, int64_t bare_unit_ns) {
+  auto total = DurationTotal(text, bare_unit_ns, INT64_MAX);
+  if (!total.ok()) return total.status();
   return static_cast<int64_t>(*total);
 }
 
-std::optional<int64_t> ParseDurationMs(std::string_view text, std::string* error,
-                                       int64_t bare_unit_ns) {
-  auto total = DurationTotal(text, error, bare_unit_ns,
-                             static_cast<Int128>(INT64_MAX) * kNsPerMillisecond);
-  if (!total) return std::nullopt;
+Result<int64_t> ParseDurationMs(std::string_view text, int64_t bare_unit_ns) {
+  auto total =
+      DurationTotal(text, bare_unit_ns, static_cast<Int128>(INT64_MAX) * kNsPerMillisecond);
+  if (!total.ok()) return total.status();
   if (*total % kNsPerMillisecond != 0) {
-    Fail(error, "duration", text, "finer than a millisecond");
-    return std::nullopt;
+    return Fail("duration", text, "finer than a millisecond");
   }
   return static_cast<int64_t>(*total / kNsPerMillisecond);
 }
 
-std::optional<int64_t> ParseTimeNs(std::string_view text, int64_t now_ns, std::string* error) {
+Result<int64_t> ParseTimeNs(std::string_view text, int64_t now_ns) {
   std::string_view s = Trim(text);
   if (s.empty()) {
-    Fail(error, "time", text, std::string("empty; expected ") + kTimeSyntax);
-    return std::nullopt;
+    return Fail("time", text, std::string("empty; expected ") + kTimeSyntax);
   }
   if (s == "now") return now_ns;
 
@@ -256,13 +241,11 @@ std::optional<int64_t> ParseTimeNs(std::string_view text, int64_t now_ns, std::s
   if (s.front() == '-' || s.front() == '+' || ago) {
     const int sign = s.front() == '+' ? 1 : -1;
     std::string_view d = ago ? s.substr(0, s.size() - 4) : s.substr(1);
-    std::string why;
-    auto v = ParseDurationNs(d, &why);
-    if (!v) {
-      Fail(error, "time", text, why);
-      return std::nullopt;
+    auto v = ParseDurationNs(d);
+    if (!v.ok()) {
+      return Fail("time", text, v.status().message());
     }
-    return Checked(static_cast<Int128>(now_ns) + sign * static_cast<Int128>(*v), text, error);
+    return Checked(static_cast<Int128>(now_ns) + sign * static_cast<Int128>(*v), text);
   }
 
   // Unix seconds: "1700000000.25" or "@1700000000.250000000".
@@ -270,23 +253,21 @@ std::optional<int64_t> ParseTimeNs(std::string_view text, int64_t now_ns, std::s
     std::string_view t = s;
     const bool at = Eat(t, '@');
     auto v = TakeDecimal(t);
-    if (v && t.empty()) return Checked(v->Times(kNsPerSecond), text, error);
+    if (v && t.empty()) return Checked(v->Times(kNsPerSecond), text);
     if (at) {
-      Fail(error, "time", text, "expected Unix seconds after @ (@1700000000.5)");
-      return std::nullopt;
+      return Fail("time", text, "expected Unix seconds after @ (@1700000000.5)");
     }
   }
 
   // "HH:MM[:SS]": that time today (UTC).
   if (s.size() >= 3 && (s[1] == ':' || s[2] == ':')) {
-    auto clock = TakeClock(s, text, error);
-    if (!clock) return std::nullopt;
+    auto clock = TakeClock(s, text);
+    if (!clock.ok()) return clock.status();
     if (!s.empty()) {
-      Fail(error, "time", text, "unexpected \"" + std::string(s) + "\" after the time of day");
-      return std::nullopt;
+      return Fail("time", text, "unexpected \"" + std::string(s) + "\" after the time of day");
     }
     const int64_t day = now_ns >= 0 ? now_ns / kNsPerDay : -((-now_ns + kNsPerDay - 1) / kNsPerDay);
-    return Checked(static_cast<Int128>(day) * kNsPerDay + *clock, text, error);
+    return Checked(static_cast<Int128>(day) * kNsPerDay + *clock, text);
   }
 
   // ISO 8601: YYYY-MM-DD[(T| )H:M[:S[.fff]]][ ][Z|UTC|+hh[:mm]|-hh[:mm]]
@@ -301,25 +282,22 @@ std::optional<int64_t> ParseTimeNs(std::string_view text, int64_t now_ns, std::s
   }
   if (!year || !month || !day) {
     std::string why = std::string("expected ") + kTimeSyntax;
-    std::string probe;
-    if (ParseDurationNs(s, &probe)) {
+    if (ParseDurationNs(s).ok()) {
       why = "a duration, not a time: write -" + std::string(s) + " for that long ago";
     }
-    Fail(error, "time", text, why);
-    return std::nullopt;
+    return Fail("time", text, why);
   }
   if (*month < 1 || *month > 12 || *day < 1 || *day > DaysInMonth(*year, *month)) {
     char buf[64];
     std::snprintf(buf, sizeof buf, "%04d-%02d-%02d is not a date", *year, *month, *day);
-    Fail(error, "time", text, buf);
-    return std::nullopt;
+    return Fail("time", text, buf);
   }
   Int128 ns = static_cast<Int128>(DaysFromCivil(*year, *month, *day)) * kNsPerDay;
   if (!rest.empty() && (rest.front() == 'T' || rest.front() == 't' || rest.front() == ' ') &&
       rest.size() > 1 && IsDigit(rest[1])) {
     rest.remove_prefix(1);
-    auto clock = TakeClock(rest, text, error);
-    if (!clock) return std::nullopt;
+    auto clock = TakeClock(rest, text);
+    if (!clock.ok()) return clock.status();
     ns += *clock;
   }
   SkipSpaces(rest);
@@ -335,16 +313,14 @@ std::optional<int64_t> ParseTimeNs(std::string_view text, int64_t now_ns, std::s
                                                                     : std::nullopt;
     }
     if (!oh || !om || *oh > 23 || *om > 59 || !rest.empty()) {
-      Fail(error, "time", text, "expected a zone offset such as +02:00, -0430 or Z");
-      return std::nullopt;
+      return Fail("time", text, "expected a zone offset such as +02:00, -0430 or Z");
     }
     ns -= sign * static_cast<Int128>(*oh * 3600 + *om * 60) * kNsPerSecond;
   }
   if (!rest.empty()) {
-    Fail(error, "time", text, "unexpected \"" + std::string(rest) + "\" after the date and time");
-    return std::nullopt;
+    return Fail("time", text, "unexpected \"" + std::string(rest) + "\" after the date and time");
   }
-  return Checked(ns, text, error);
+  return Checked(ns, text);
 }
 
 }  // namespace edgemon

@@ -56,7 +56,7 @@ std::optional<int64_t> ParseBytes(const std::string& s) {
                           {"GB", 1'000'000'000}});
 }
 
-std::optional<HostPort> ParseHostPort(const std::string& s, std::string* why) {
+Result<HostPort> ParseHostPort(const std::string& s) {
   HostPort hp;
   std::string port = s;
   if (size_t colon = s.rfind(':'); colon != std::string::npos) {
@@ -64,20 +64,17 @@ std::optional<HostPort> ParseHostPort(const std::string& s, std::string* why) {
     port = s.substr(colon + 1);
     if (!hp.host.empty() && hp.host.front() == '[') {
       if (hp.host.size() < 3 || hp.host.back() != ']') {
-        *why = "expected [IPv6 address]:port";
-        return std::nullopt;
+        return Status::InvalidArgument("expected [IPv6 address]:port");
       }
       hp.host = hp.host.substr(1, hp.host.size() - 2);
     } else if (hp.host.find(':') != std::string::npos) {
-      *why = "an IPv6 address needs brackets: [addr]:port";
-      return std::nullopt;
+      return Status::InvalidArgument("an IPv6 address needs brackets: [addr]:port");
     }
   }
   int n = 0;
   auto [p, ec] = std::from_chars(port.data(), port.data() + port.size(), n);
   if (port.empty() || ec != std::errc() || p != port.data() + port.size() || n < 1 || n > 65535) {
-    *why = "expected host:port with a port between 1 and 65535";
-    return std::nullopt;
+    return Status::InvalidArgument("expected host:port with a port between 1 and 65535");
   }
   hp.port = n;
   if (hp.host.empty()) hp.host = "127.0.0.1";
@@ -93,29 +90,28 @@ std::optional<HostPort> ParseHostPort(const std::string& s, std::string* why) {
     std::memcpy(&a6, addr, sizeof a6);
     hp.loopback = IN6_IS_ADDR_LOOPBACK(&a6);
   } else {
-    *why = "the host must be an IP address or localhost";
-    return std::nullopt;
+    return Status::InvalidArgument("the host must be an IP address or localhost");
   }
   return hp;
 }
 
-std::string ReadConfigFile(const std::string& path, std::string* text) {
+Result<std::string> ReadConfigFile(const std::string& path) {
   int err = 0;
   auto bytes = ReadRegularFile(path, kMaxConfigBytes, &err);
-  if (bytes) {
-    *text = std::move(*bytes);
-    return {};
-  }
-  if (err == EINVAL) return "config file " + path + " is not a regular file";
+  if (bytes) return std::move(*bytes);
+  if (err == EINVAL)
+    return Status::InvalidArgument("config file " + path + " is not a regular file");
   if (err == EFBIG) {
-    return "config file " + path + " is larger than " + std::to_string(kMaxConfigBytes) + " bytes";
+    return Status::InvalidArgument("config file " + path + " is larger than " +
+                                   std::to_string(kMaxConfigBytes) + " bytes");
   }
-  return "cannot read config file " + path + ": " + std::strerror(err);
+  return Status::Error(err == ENOENT ? StatusCode::kNotFound : StatusCode::kFailedPrecondition,
+                       "cannot read config file " + path + ": " + std::strerror(err));
 }
 
 namespace {
-std::string ApplyTomlLines(const std::string& text, const std::string& source, Config& c);
-std::string ValidateLines(const Config& c);
+Status ApplyTomlLines(const std::string& text, const std::string& source, Config& c);
+Status ValidateLines(const Config& c);
 
 // Errors quote the file's own bytes (a key, a value, the parser's view of a
 // token): keep them one printable line.
@@ -133,6 +129,9 @@ std::string OneLine(std::string s) {
   }
   return out;
 }
+Status OneLine(const Status& s) {
+  return s.ok() ? s : Status(s.code(), OneLine(s.message()));
+}
 }  // namespace
 
 // The TOML parser recurses per nesting level (arrays, inline tables) and the
@@ -141,7 +140,7 @@ std::string OneLine(std::string s) {
 // document is refused before parsing when, outside strings and comments,
 // brackets and braces nest, or a key has dotted parts, deeper than
 // kMaxConfigDepth. Returns "" or the first offending line.
-std::string CheckTomlShape(const std::string& text, const std::string& source) {
+Status CheckTomlShape(const std::string& text, const std::string& source) {
   int depth = 0, dots = 0, line = 1;
   bool in_value = false;  // after '=' on this line, where dots may be numbers
   for (size_t i = 0; i < text.size(); ++i) {
@@ -180,33 +179,34 @@ std::string CheckTomlShape(const std::string& text, const std::string& source) {
       ++dots;
     }
     if (depth > kMaxConfigDepth || dots >= kMaxConfigDepth) {
-      return source + ":" + std::to_string(line) + ": nested deeper than " +
-             std::to_string(kMaxConfigDepth) + " levels";
+      return Status::InvalidArgument(source + ":" + std::to_string(line) + ": nested deeper than " +
+                                     std::to_string(kMaxConfigDepth) + " levels");
     }
   }
-  return {};
+  return Status::Ok();
 }
 
-std::string ApplyToml(const std::string& text, const std::string& source, Config& c) {
+Status ApplyToml(const std::string& text, const std::string& source, Config& c) {
   if (static_cast<int64_t>(text.size()) > kMaxConfigBytes) {
-    return source + ": larger than " + std::to_string(kMaxConfigBytes) + " bytes";
+    return Status::InvalidArgument(source + ": larger than " + std::to_string(kMaxConfigBytes) +
+                                   " bytes");
   }
-  if (auto err = CheckTomlShape(text, source); !err.empty()) return OneLine(err);
+  if (Status s = CheckTomlShape(text, source); !s.ok()) return OneLine(s);
   return OneLine(ApplyTomlLines(text, source, c));
 }
 
-std::string Validate(const Config& c) {
+Status Validate(const Config& c) {
   return OneLine(ValidateLines(c));
 }
 
 namespace {
-std::string ApplyTomlLines(const std::string& text, const std::string& source, Config& c) {
+Status ApplyTomlLines(const std::string& text, const std::string& source, Config& c) {
   toml::table doc;
   try {
     doc = toml::parse(text, source);
   } catch (const toml::parse_error& e) {
-    return source + ":" + std::to_string(e.source().begin.line) + ": " +
-           std::string(e.description());
+    return Status::InvalidArgument(source + ":" + std::to_string(e.source().begin.line) + ": " +
+                                   std::string(e.description()));
   }
   int64_t retention_ms = c.retention_s * 1000, rollup_ms = c.rollup_period_s * 1000,
           rollup_retention_ms = c.rollup_retention_s * 1000,
@@ -239,7 +239,8 @@ std::string ApplyTomlLines(const std::string& text, const std::string& source, C
   for (auto&& [table_name, table_node] : doc) {
     const toml::table* table = table_node.as_table();
     std::string tname(table_name.str());
-    if (table == nullptr) return source + ": key " + tname + ": expected a [table]";
+    if (table == nullptr)
+      return Status::InvalidArgument(source + ": key " + tname + ": expected a [table]");
     for (auto&& [key_name, node] : *table) {
       std::string kname(key_name.str());
       std::string where = source + ": key " + tname + "." + kname;
@@ -247,23 +248,25 @@ std::string ApplyTomlLines(const std::string& text, const std::string& source, C
       for (const auto& k : keys) {
         if (tname == k.table && kname == k.name) key = &k;
       }
-      if (key == nullptr) return where + ": unknown key";
+      if (key == nullptr) return Status::InvalidArgument(where + ": unknown key");
       switch (key->type) {
         case Key::kString: {
           auto v = node.value<std::string>();
-          if (!v) return where + ": expected a string";
+          if (!v) return Status::InvalidArgument(where + ": expected a string");
           *static_cast<std::string*>(key->target) = *v;
           break;
         }
         case Key::kBool: {
           auto v = node.value<bool>();
-          if (!v || !node.is_boolean()) return where + ": expected true or false";
+          if (!v || !node.is_boolean())
+            return Status::InvalidArgument(where + ": expected true or false");
           *static_cast<bool*>(key->target) = *v;
           break;
         }
         case Key::kInt: {
           auto v = node.value<int64_t>();
-          if (!v || !node.is_integer()) return where + ": expected an integer";
+          if (!v || !node.is_integer())
+            return Status::InvalidArgument(where + ": expected an integer");
           *static_cast<int64_t*>(key->target) = *v;
           break;
         }
@@ -278,13 +281,20 @@ std::string ApplyTomlLines(const std::string& text, const std::string& source, C
               v = __builtin_mul_overflow(*v, 1000, &ms) ? std::nullopt : std::optional(ms);
             }
           } else if (auto s = node.value<std::string>()) {
-            v = key->type == Key::kDuration ? ParseDurationMs(*s, &why) : ParseBytes(*s);
+            if (key->type != Key::kDuration) {
+              v = ParseBytes(*s);
+            } else if (auto d = ParseDurationMs(*s); d.ok()) {
+              v = *d;
+            } else {
+              why = d.status().message();
+            }
           }
           if (!v || *v < 0) {
-            if (!why.empty()) return where + ": " + why;
-            return where + (key->type == Key::kDuration
-                                ? std::string(": expected ") + kDurationSyntax
-                                : std::string(": expected a size such as \"512MiB\""));
+            if (!why.empty()) return Status::InvalidArgument(where + ": " + why);
+            return Status::InvalidArgument(
+                where + (key->type == Key::kDuration
+                             ? std::string(": expected ") + kDurationSyntax
+                             : std::string(": expected a size such as \"512MiB\"")));
           }
           *static_cast<int64_t*>(key->target) = *v;
           break;
@@ -296,95 +306,107 @@ std::string ApplyTomlLines(const std::string& text, const std::string& source, C
   c.rollup_period_s = rollup_ms / 1000;
   c.rollup_retention_s = rollup_retention_ms / 1000;
   c.topology_check_s = topology_ms / 1000;
-  return {};
+  return Status::Ok();
 }
 
-std::string ValidateLines(const Config& c) {
-  if (c.root.empty() || c.root.front() != '/') return "key daemon.root: must be an absolute path";
+Status ValidateLines(const Config& c) {
+  if (c.root.empty() || c.root.front() != '/')
+    return Status::InvalidArgument("key daemon.root: must be an absolute path");
   if (c.interval_ms < 10 || c.interval_ms > 3'600'000) {
-    return "key daemon.interval_ms: must be between 10 and 3600000, got " +
-           std::to_string(c.interval_ms);
+    return Status::InvalidArgument("key daemon.interval_ms: must be between 10 and 3600000, got " +
+                                   std::to_string(c.interval_ms));
   }
   if (c.energy_rate_hz < 0 || c.energy_rate_hz > 1000) {
-    return "key daemon.energy_rate_hz: must be between 0 and 1000, got " +
-           std::to_string(c.energy_rate_hz);
+    return Status::InvalidArgument("key daemon.energy_rate_hz: must be between 0 and 1000, got " +
+                                   std::to_string(c.energy_rate_hz));
   }
   if (c.topology_check_s < 1 || c.topology_check_s > 86400) {
-    return "key daemon.topology_check: must be between 1s and 1d";
+    return Status::InvalidArgument("key daemon.topology_check: must be between 1s and 1d");
   }
   if (c.listen.rfind("unix:", 0) != 0 && c.listen.find(':') == std::string::npos) {
-    return "key daemon.listen: expected unix:/path or host:port, got \"" + c.listen + "\"";
+    return Status::InvalidArgument("key daemon.listen: expected unix:/path or host:port, got \"" +
+                                   c.listen + "\"");
   }
   if (c.listen.rfind("unix:", 0) == 0 && c.listen.size() <= 5) {
-    return "key daemon.listen: the unix socket path is empty";
+    return Status::InvalidArgument("key daemon.listen: the unix socket path is empty");
   }
   if (!c.tcp_listen.empty()) {
     auto colon = c.tcp_listen.rfind(':');
     if (colon == std::string::npos || colon == 0 || colon + 1 == c.tcp_listen.size() ||
         c.tcp_listen.rfind("unix:", 0) == 0) {
-      return "key daemon.tcp_listen: expected host:port, got \"" + c.tcp_listen + "\"";
+      return Status::InvalidArgument("key daemon.tcp_listen: expected host:port, got \"" +
+                                     c.tcp_listen + "\"");
     }
   }
   if (!c.tcp_listen.empty() && c.listen.rfind("unix:", 0) != 0) {
-    return "key daemon.tcp_listen: daemon.listen is already a TCP address; use one of them";
+    return Status::InvalidArgument(
+        "key daemon.tcp_listen: daemon.listen is already a TCP address; use one of them");
   }
   if (c.tls_cert.empty() != c.tls_key.empty()) {
-    return "keys daemon.tls_cert and daemon.tls_key: set both or neither";
+    return Status::InvalidArgument("keys daemon.tls_cert and daemon.tls_key: set both or neither");
   }
   if (!c.tcp_token_file.empty() && c.tcp_listen.empty() && c.listen.rfind("unix:", 0) == 0) {
-    return "key daemon.tcp_token_file: there is no TCP listener to protect (set "
-           "daemon.tcp_listen)";
+    return Status::InvalidArgument(
+        "key daemon.tcp_token_file: there is no TCP listener to protect (set "
+        "daemon.tcp_listen)");
   }
   for (const std::string* addr : {&c.listen, &c.tcp_listen}) {
     if (addr->empty() || addr->rfind("unix:", 0) == 0 || !c.tls_cert.empty()) continue;
     // An IP literal judged by its value, or "localhost"; any other name could
     // resolve anywhere ("127.0.0.1.example.test"), and an empty host binds
     // every address.
-    std::string why;
-    auto hp = addr->front() == ':' ? std::nullopt : ParseHostPort(*addr, &why);
-    if (!hp || !hp->loopback) {
-      return std::string("key daemon.") + (addr == &c.listen ? "listen" : "tcp_listen") + ": " +
-             *addr +
-             " is not a loopback address; refusing plain-text TCP (set daemon.tls_cert and "
-             "daemon.tls_key)";
+    auto hp = addr->front() == ':' ? Result<HostPort>(Status::InvalidArgument("no host"))
+                                   : ParseHostPort(*addr);
+    if (!hp.ok() || !hp->loopback) {
+      return Status::InvalidArgument(
+          std::string("key daemon.") + (addr == &c.listen ? "listen" : "tcp_listen") + ": " +
+          *addr +
+          " is not a loopback address; refusing plain-text TCP (set daemon.tls_cert and "
+          "daemon.tls_key)");
     }
   }
-  if (std::string why; !c.metrics_listen.empty() && !ParseHostPort(c.metrics_listen, &why)) {
-    return "key daemon.metrics_listen: " + why + ", got \"" + c.metrics_listen + "\"";
+  if (auto hp =
+          c.metrics_listen.empty() ? Result<HostPort>(HostPort{}) : ParseHostPort(c.metrics_listen);
+      !hp.ok()) {
+    return Status::InvalidArgument("key daemon.metrics_listen: " + hp.status().message() +
+                                   ", got \"" + c.metrics_listen + "\"");
   }
   if (c.max_streams < 1 || c.max_streams > 100'000) {
-    return "key daemon.max_streams: must be between 1 and 100000, got " +
-           std::to_string(c.max_streams);
+    return Status::InvalidArgument("key daemon.max_streams: must be between 1 and 100000, got " +
+                                   std::to_string(c.max_streams));
   }
   if (c.nvml != "auto" && c.nvml != "on" && c.nvml != "off") {
-    return "key daemon.nvml: must be auto, on or off";
+    return Status::InvalidArgument("key daemon.nvml: must be auto, on or off");
   }
   const char* levels[] = {"trace", "debug", "info", "warn", "error"};
   bool level_ok = false;
   for (auto* l : levels) level_ok = level_ok || c.log_level == l;
-  if (!level_ok) return "key daemon.log_level: must be trace, debug, info, warn or error";
-  if (c.db_path.empty()) return "key store.path: must not be empty";
+  if (!level_ok)
+    return Status::InvalidArgument(
+        "key daemon.log_level: must be trace, debug, info, warn or error");
+  if (c.db_path.empty()) return Status::InvalidArgument("key store.path: must not be empty");
   // Upper bounds keep every later product in nanoseconds inside int64.
   constexpr int64_t kTenYears = 3650LL * 86400;
   if (c.retention_s < 60 || c.retention_s > kTenYears) {
-    return "key store.retention: must be between 1m and 3650d";
+    return Status::InvalidArgument("key store.retention: must be between 1m and 3650d");
   }
   if (c.max_db_bytes < (1 << 20) || c.max_db_bytes > (1LL << 40)) {
-    return "key store.max_size: must be between 1MiB and 1TiB";
+    return Status::InvalidArgument("key store.max_size: must be between 1MiB and 1TiB");
   }
   if (c.rollup_period_s < 1 || c.rollup_period_s > 86400) {
-    return "key store.rollup_period: must be between 1s and 1d";
+    return Status::InvalidArgument("key store.rollup_period: must be between 1s and 1d");
   }
   if (c.rollup_retention_s < c.rollup_period_s) {
-    return "key store.rollup_retention: must be at least one rollup_period";
+    return Status::InvalidArgument(
+        "key store.rollup_retention: must be at least one rollup_period");
   }
   if (c.rollup_retention_s > kTenYears) {
-    return "key store.rollup_retention: must be at most 3650d";
+    return Status::InvalidArgument("key store.rollup_retention: must be at most 3650d");
   }
   if (c.commit_interval_ms < 0 || c.commit_interval_ms > 600'000) {
-    return "key store.commit_interval_ms: must be between 0 and 600000";
+    return Status::InvalidArgument("key store.commit_interval_ms: must be between 0 and 600000");
   }
-  return {};
+  return Status::Ok();
 }
 
 }  // namespace

@@ -7,6 +7,8 @@
 #include <optional>
 #include <string>
 
+#include "edgemon/status.h"
+
 namespace edgemon {
 
 struct Config {
@@ -50,21 +52,21 @@ struct HostPort {
   int port = 0;
   bool loopback = false;
 };
-// nullopt and *why (one phrase) when `s` is not a valid address.
-std::optional<HostPort> ParseHostPort(const std::string& s, std::string* why);
+// INVALID_ARGUMENT (one phrase) when `s` is not a valid address.
+Result<HostPort> ParseHostPort(const std::string& s);
 
 // Reads a config file: a regular file (not a directory, FIFO or device) of
-// at most kMaxConfigBytes. Returns "" and the bytes in *text, else one line.
+// at most kMaxConfigBytes. Returns its bytes, else an error in one line.
 inline constexpr int64_t kMaxConfigBytes = 1 << 20;
-std::string ReadConfigFile(const std::string& path, std::string* text);
+Result<std::string> ReadConfigFile(const std::string& path);
 
 // Applies a TOML document to `config`. The document's shape is checked
 // before it is parsed (at most kMaxConfigBytes, nesting and dotted keys at
 // most kMaxConfigDepth deep), so a hostile file cannot exhaust the stack. Unknown keys are errors
-// (typos must not pass silently). Returns an empty string on success, else one line.
+// (typos must not pass silently). Errors are INVALID_ARGUMENT in one line.
 inline constexpr int kMaxConfigDepth = 8;
-std::string ApplyToml(const std::string& text, const std::string& source, Config& config);
-// Checks ranges and combinations. Empty on success, else one line.
-std::string Validate(const Config& config);
+Status ApplyToml(const std::string& text, const std::string& source, Config& config);
+// Checks ranges and combinations: OK, else INVALID_ARGUMENT in one line.
+Status Validate(const Config& config);
 
 }  // namespace edgemon

@@ -83,24 +83,25 @@ struct Flags {
 };
 
 // Reads the config file (when given) and applies flags over it.
-std::string LoadConfig(const Flags& flags, Config& c) {
+Status LoadConfig(const Flags& flags, Config& c) {
   c = Config{};
   if (!flags.config_path.empty()) {
-    std::string text;
-    if (auto err = ReadConfigFile(flags.config_path, &text); !err.empty()) return err;
-    if (auto err = ApplyToml(text, flags.config_path, c); !err.empty()) return err;
+    auto text = ReadConfigFile(flags.config_path);
+    if (!text.ok()) return text.status();
+    if (Status s = ApplyToml(*text, flags.config_path, c); !s.ok()) return s;
   }
-  if (flags.root && flags.root->empty()) return "flag --root: must not be empty";
-  if (flags.db && flags.db->empty()) return "flag --db: must not be empty";
+  if (flags.root && flags.root->empty())
+    return Status::InvalidArgument("flag --root: must not be empty");
+  if (flags.db && flags.db->empty()) return Status::InvalidArgument("flag --db: must not be empty");
   // Relative paths on the command line are relative to the working directory.
   std::error_code ec;
   if (flags.root) {
     c.root = std::filesystem::absolute(*flags.root, ec).lexically_normal().string();
-    if (ec) return "flag --root: " + ec.message();
+    if (ec) return Status::InvalidArgument("flag --root: " + ec.message());
   }
   if (flags.db) {
     c.db_path = std::filesystem::absolute(*flags.db, ec).string();
-    if (ec) return "flag --db: " + ec.message();
+    if (ec) return Status::InvalidArgument("flag --db: " + ec.message());
   }
   if (flags.listen) c.listen = *flags.listen;
   if (flags.metrics_listen) c.metrics_listen = *flags.metrics_listen;
@@ -202,8 +203,8 @@ std::unique_ptr<FlightRecorder> OpenFlightRecorder(const Config& c, const Collec
                                                    store::RingStore& st, spdlog::logger& log) {
   if (c.listen.rfind("unix:", 0) != 0) return nullptr;
   const std::string socket = c.listen.substr(5), path = socket + ".flight";
-  if (auto err = service::MakeSocketDirectory(socket); !err.empty()) {
-    log.warn("{}: frames not yet committed are lost if the daemon is killed", err);
+  if (Status s = service::MakeSocketDirectory(socket); !s.ok()) {
+    log.warn("{}: frames not yet committed are lost if the daemon is killed", s.message());
     return nullptr;
   }
   const Inventory& inv = collection.inventory();
@@ -238,20 +239,20 @@ int Run(const Flags& flags) {
   // chmod to 0660) is private to its user unless it widens a mode itself.
   ::umask(0077);
   Config config;
-  if (auto err = LoadConfig(flags, config); !err.empty()) {
-    std::fprintf(stderr, "edgemond: %s\n", err.c_str());
+  if (Status s = LoadConfig(flags, config); !s.ok()) {
+    std::fprintf(stderr, "edgemond: %s\n", s.message().c_str());
     return kExitConfig;
   }
   auto log = MakeLogger("edgemond", config.log_level);
 
   // Signals are taken from a signalfd on this thread; block them before any
   // other thread starts so every thread inherits the mask.
-  std::string signal_error;
-  int sfd = OpenSignalFd({SIGTERM, SIGINT, SIGHUP}, &signal_error);
-  if (sfd < 0) {
-    log->critical("{}", signal_error);
+  auto signal_fd = OpenSignalFd({SIGTERM, SIGINT, SIGHUP});
+  if (!signal_fd.ok()) {
+    log->critical("{}", signal_fd.status().message());
     return 1;
   }
+  const int sfd = *signal_fd;
 
   SystemClock clock;
   Notifier notifier;
@@ -272,16 +273,16 @@ int Run(const Flags& flags) {
   auto opened = store::RingStore::Open(config.db_path,
                                        StoreOptions(config, flags.recreate_bad_db, log, health));
   if (!opened.ok()) {
-    if (opened.status().bad_store()) {
+    if (opened.status().code() == edgemon::StatusCode::kDataLoss) {
       // One line: the path, what is wrong, and what to do (never done silently).
-      log->critical("bad store: {}; {}", opened.error(),
+      log->critical("bad store: {}; {}", opened.status().message(),
                     flags.recreate_bad_db
                         ? "--recreate-bad-db never moves a store written by a newer edgemon"
                         : "start once with --recreate-bad-db to move it aside as " +
                               config.db_path + ".bad-<time> and begin a new store");
       return kExitBadStore;
     }
-    log->critical("cannot open the store: {}", opened.error());
+    log->critical("cannot open the store: {}", opened.status().message());
     return 1;
   }
   std::unique_ptr<store::RingStore> st = std::move(opened.value());
@@ -331,13 +332,12 @@ int Run(const Flags& flags) {
   metrics::MetricsListener metrics_listener(
       [&metrics_source](metrics::Format f) { return metrics_source.Render(f); });
   if (!config.metrics_listen.empty()) {
-    std::string why;
-    auto addr = ParseHostPort(config.metrics_listen, &why);  // Validate() accepted it
+    auto addr = ParseHostPort(config.metrics_listen);  // Validate() accepted it
     metrics::ListenerOptions mo;
     mo.host = addr->host;
     mo.port = addr->port;
-    if (auto err = metrics_listener.Start(mo); !err.empty()) {
-      log->critical("key daemon.metrics_listen: {}", err);
+    if (Status s = metrics_listener.Start(mo); !s.ok()) {
+      log->critical("key daemon.metrics_listen: {}", s.message());
       (void)st->Close();
       return 1;
     }
@@ -367,15 +367,16 @@ int Run(const Flags& flags) {
   server_opts.tls_cert = config.tls_cert;
   server_opts.tls_key = config.tls_key;
   if (!config.tcp_token_file.empty()) {
-    if (auto err = service::LoadBearerToken(config.tcp_token_file, &server_opts.bearer_token);
-        !err.empty()) {
-      log->critical("key daemon.tcp_token_file: {}", err);
+    auto token = service::LoadBearerToken(config.tcp_token_file);
+    if (!token.ok()) {
+      log->critical("key daemon.tcp_token_file: {}", token.status().message());
       (void)st->Close();
       return 2;
     }
+    server_opts.bearer_token = std::move(token).value();
   }
-  if (auto err = server.Start(server_opts); !err.empty()) {
-    log->critical("API: {}", err);
+  if (Status s = server.Start(server_opts); !s.ok()) {
+    log->critical("API: {}", s.message());
     (void)st->Close();
     return 1;
   }
@@ -411,8 +412,8 @@ int Run(const Flags& flags) {
     if (si.ssi_signo == SIGHUP) {
       notifier.Reloading(clock.MonotonicNs());
       Config next;
-      if (auto err = LoadConfig(flags, next); !err.empty()) {
-        log->error("reload: {}; keeping the running configuration", err);
+      if (Status s = LoadConfig(flags, next); !s.ok()) {
+        log->error("reload: {}; keeping the running configuration", s.message());
       } else {
         notifier.FitWatchdogTo(next.interval_ms * kNsPerMs);
         sampler.Reconfigure(next.interval_ms * kNsPerMs, EnergyPeriodNs(next));
@@ -444,7 +445,7 @@ int Run(const Flags& flags) {
   metrics_listener.Stop();
   sampler.Stop();
   sampling.join();
-  if (auto s = st->Close(); s.bad_store() || st->damaged()) {
+  if (auto s = st->Close(); s.code() == edgemon::StatusCode::kDataLoss || st->damaged()) {
     log->error(
         "stopped after {} frames with a damaged store: {}; frames since the damage were not "
         "stored; restart with --recreate-bad-db to move the file aside",

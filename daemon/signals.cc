@@ -9,13 +9,13 @@
 
 namespace edgemon {
 
-int OpenSignalFd(std::initializer_list<int> signals, std::string* error) {
+Result<int> OpenSignalFd(std::initializer_list<int> signals) {
   sigset_t mask;
   sigemptyset(&mask);
   for (int sig : signals) sigaddset(&mask, sig);
   pthread_sigmask(SIG_BLOCK, &mask, nullptr);
   int sfd = signalfd(-1, &mask, SFD_CLOEXEC);
-  if (sfd < 0) *error = std::string("signalfd: ") + std::strerror(errno);
+  if (sfd < 0) return Status::Internal(std::string("signalfd: ") + std::strerror(errno));
   return sfd;
 }
 

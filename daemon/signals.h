@@ -5,10 +5,12 @@
 #include <initializer_list>
 #include <string>
 
+#include "edgemon/status.h"
+
 namespace edgemon {
 
 // Blocks `signals` for this thread and every thread it starts, and returns a
-// signalfd (CLOEXEC) delivering them; -1 and *error (one line) on failure.
-int OpenSignalFd(std::initializer_list<int> signals, std::string* error);
+// signalfd (CLOEXEC) delivering them, else an error in one line.
+Result<int> OpenSignalFd(std::initializer_list<int> signals);
 
 }  // namespace edgemon

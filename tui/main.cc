@@ -98,7 +98,7 @@ class App {
     options.max_backoff = std::chrono::milliseconds(2000);
     watcher_ = client_.Watch(
         options, [this](const edgemon::client::LiveFrame& f) { OnFrame(f); },
-        [this](ConnectionState s, const edgemon::client::Status& st) { OnState(s, st); });
+        [this](ConnectionState s, const edgemon::Status& st) { OnState(s, st); });
   }
 
   void Stop() {
@@ -143,11 +143,11 @@ class App {
     Wake();
   }
 
-  void OnState(ConnectionState s, const edgemon::client::Status& st) {
+  void OnState(ConnectionState s, const edgemon::Status& st) {
     {
       std::lock_guard<std::mutex> lock(shared_.mu);
       shared_.state = s;
-      shared_.message = st.ok() ? "" : st.message;
+      shared_.message = st.ok() ? "" : st.message();
       // A reconnect may reach a restarted daemon: channel ids may differ.
       if (s != ConnectionState::kConnected) shared_.need_info = true;
       shared_.state_dirty = true;
@@ -235,10 +235,9 @@ int main(int argc, char** argv) {
   if (no_color_env != nullptr && *no_color_env != '\0') no_color = true;
 
   if (!token_file.empty()) {
-    std::string error;
-    auto token = edgemon::client::Client::ReadTokenFile(token_file, &error);
-    if (!token) {
-      std::fprintf(stderr, "edgetop: %s\n", error.c_str());
+    auto token = edgemon::client::Client::ReadTokenFile(token_file);
+    if (!token.ok()) {
+      std::fprintf(stderr, "edgetop: %s\n", token.status().message().c_str());
       return 2;
     }
     connect_options.bearer_token = *token;
@@ -246,7 +245,7 @@ int main(int argc, char** argv) {
   auto client = edgemon::client::Client::Connect(target, connect_options);
   if (!client.ok()) {
     std::fprintf(stderr, "edgetop: --connect %s: %s\n", target.c_str(),
-                 client.status().message.c_str());
+                 client.status().message().c_str());
     return 2;
   }
   (*client)->set_timeout(std::chrono::milliseconds(3000));

@@ -63,13 +63,13 @@ std::unique_ptr<client::Client> ConnectOrReport(const Globals& globals);
 // fits the status (kExitUnavailable for UNAVAILABLE/DEADLINE_EXCEEDED,
 // kExitUsage for INVALID_ARGUMENT, kExitNoPerm for UNAUTHENTICATED and
 // PERMISSION_DENIED, kExitFailure otherwise).
-int ReportStatus(std::string_view what, const client::Status& status);
+int ReportStatus(std::string_view what, const Status& status);
 
 // The first call to the daemon failed: prints "<who>: cannot reach the
 // daemon at T: <status><suffix>" (or "the daemon refused us at T: ..." for
 // UNAUTHENTICATED / PERMISSION_DENIED) and returns kExitUnavailable,
 // kExitNoPerm or kExitFailure.
-int ReportFirstCall(std::string_view who, const std::string& target, const client::Status& status,
+int ReportFirstCall(std::string_view who, const std::string& target, const Status& status,
                     std::string_view suffix = "");
 
 // Text from the daemon or the user (window labels, mark names, commands) made

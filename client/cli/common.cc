@@ -9,10 +9,9 @@ namespace edgemon::cli {
 std::unique_ptr<client::Client> ConnectOrReport(const Globals& globals) {
   client::ConnectOptions options = globals.tls_and_token;
   if (!globals.token_file.empty()) {
-    std::string error;
-    auto token = client::Client::ReadTokenFile(globals.token_file, &error);
-    if (!token) {
-      std::fprintf(stderr, "edgemon: %s\n", error.c_str());
+    auto token = client::Client::ReadTokenFile(globals.token_file);
+    if (!token.ok()) {
+      std::fprintf(stderr, "edgemon: %s\n", token.status().message().c_str());
       return nullptr;
     }
     options.bearer_token = *token;
@@ -20,7 +19,7 @@ std::unique_ptr<client::Client> ConnectOrReport(const Globals& globals) {
   auto connected = client::Client::Connect(globals.connect, options);
   if (!connected.ok()) {
     std::fprintf(stderr, "edgemon: bad daemon address '%s': %s\n", globals.connect.c_str(),
-                 connected.status().message.c_str());
+                 connected.status().message().c_str());
     return nullptr;
   }
   std::unique_ptr<client::Client> c = std::move(connected).value();
@@ -50,29 +49,29 @@ std::string TerminalSafe(std::string_view text) {
   return out;
 }
 
-int ReportStatus(std::string_view what, const client::Status& status) {
+int ReportStatus(std::string_view what, const Status& status) {
   std::fprintf(stderr, "edgemon: %s: %s\n", TerminalSafe(what).c_str(),
                TerminalSafe(status.ToString()).c_str());
-  switch (status.code) {
-    case client::kUnavailable:
-    case client::kDeadlineExceeded:
+  switch (status.code()) {
+    case StatusCode::kUnavailable:
+    case StatusCode::kDeadlineExceeded:
       return kExitUnavailable;
-    case client::kInvalidArgument:
+    case StatusCode::kInvalidArgument:
       return kExitUsage;
-    case client::kUnauthenticated:
-    case client::kPermissionDenied:
+    case StatusCode::kUnauthenticated:
+    case StatusCode::kPermissionDenied:
       return kExitNoPerm;
     default:
       return kExitFailure;
   }
 }
 
-int ReportFirstCall(std::string_view who, const std::string& target, const client::Status& status,
+int ReportFirstCall(std::string_view who, const std::string& target, const Status& status,
                     std::string_view suffix) {
-  const bool refused =
-      status.code == client::kUnauthenticated || status.code == client::kPermissionDenied;
+  const bool refused = status.code() == StatusCode::kUnauthenticated ||
+                       status.code() == StatusCode::kPermissionDenied;
   const bool unreachable =
-      status.code == client::kUnavailable || status.code == client::kDeadlineExceeded;
+      status.code() == StatusCode::kUnavailable || status.code() == StatusCode::kDeadlineExceeded;
   std::fprintf(stderr, "%.*s: %s %s: %s%.*s\n", static_cast<int>(who.size()), who.data(),
                refused ? "the daemon refused us at" : "cannot reach the daemon at", target.c_str(),
                status.ToString().c_str(), static_cast<int>(suffix.size()), suffix.data());

@@ -37,13 +37,12 @@ struct ControlOptions {
   std::string duration;
 };
 
-int Report(const std::string& what, const client::Status& s) {
+int Report(const std::string& what, const Status& s) {
   return ReportStatus("control: " + what, s);
 }
 
 // Holds `lease` until a signal (or the helper ends it), then releases it.
-int HoldOrDetach(client::Result<std::unique_ptr<client::HeldLease>> lease,
-                 const std::string& what) {
+int HoldOrDetach(Result<std::unique_ptr<client::HeldLease>> lease, const std::string& what) {
   if (!lease.ok()) return Report(what, lease.status());
   const auto& l = (*lease)->lease();
   if (l.detached()) {
@@ -73,7 +72,7 @@ int RunControl(const ControlOptions& o) {
   edgemon::v1::LeaseOptions lease;
   if (!o.duration.empty()) {
     auto ns = ParseDurationNs(o.duration);
-    if (!ns || *ns <= 0) {
+    if (!ns.ok() || *ns <= 0) {
       std::fprintf(stderr, "edgemon control: --for: expected a duration such as 10m or 90s\n");
       return kExitUsage;
     }

@@ -229,27 +229,26 @@ int RunQuery(const Registry& registry, const QueryFlags& f) {
   const int64_t now = SystemClock().RealtimeNs();
   int64_t from = 0;
   int64_t to = now;
-  std::string error;
   if (!f.last.empty()) {
-    auto d = ParseDurationNs(f.last, &error);
-    if (!d || *d <= 0) {
+    auto d = ParseDurationNs(f.last);
+    if (!d.ok() || *d <= 0) {
       std::fprintf(stderr, "edgemon query: --last: %s\n",
-                   d ? "the duration must be more than 0" : error.c_str());
+                   d.ok() ? "the duration must be more than 0" : d.status().message().c_str());
       return kExitDataErr;
     }
     from = now - *d;
   } else {
     const std::string since = f.since.empty() ? std::string("-10m") : f.since;
-    auto t = ParseTimeNs(since, now, &error);
-    if (!t) {
-      std::fprintf(stderr, "edgemon query: --since: %s\n", error.c_str());
+    auto t = ParseTimeNs(since, now);
+    if (!t.ok()) {
+      std::fprintf(stderr, "edgemon query: --since: %s\n", t.status().message().c_str());
       return kExitDataErr;
     }
     from = *t;
     if (!f.until.empty()) {
-      auto u = ParseTimeNs(f.until, now, &error);
-      if (!u) {
-        std::fprintf(stderr, "edgemon query: --until: %s\n", error.c_str());
+      auto u = ParseTimeNs(f.until, now);
+      if (!u.ok()) {
+        std::fprintf(stderr, "edgemon query: --until: %s\n", u.status().message().c_str());
         return kExitDataErr;
       }
       to = *u;
@@ -261,10 +260,10 @@ int RunQuery(const Registry& registry, const QueryFlags& f) {
   }
   int64_t step = 0;
   if (!f.step.empty()) {
-    auto s = ParseDurationNs(f.step, &error);
-    if (!s || *s <= 0) {
+    auto s = ParseDurationNs(f.step);
+    if (!s.ok() || *s <= 0) {
       std::fprintf(stderr, "edgemon query: --step: %s\n",
-                   s ? "the step must be more than 0" : error.c_str());
+                   s.ok() ? "the step must be more than 0" : s.status().message().c_str());
       return kExitDataErr;
     }
     step = *s;

@@ -73,7 +73,7 @@ template <typename F>
 auto Retry(F f, std::chrono::steady_clock::time_point deadline,
            const std::function<void()>& reconnect, bool* waited = nullptr) {
   auto r = f();
-  while (!r.ok() && r.status().code == client::kUnavailable &&
+  while (!r.ok() && r.status().code() == StatusCode::kUnavailable &&
          std::chrono::steady_clock::now() < deadline) {
     if (waited) *waited = true;
     std::this_thread::sleep_for(std::chrono::milliseconds(200));
@@ -407,14 +407,14 @@ class Monitor {
           next_boost =
               std::chrono::steady_clock::now() + std::chrono::milliseconds(kBoostLeaseMs / 3);
         } else {
-          ok = b.status().code != client::kUnavailable &&
-               b.status().code != client::kDeadlineExceeded;
+          ok = b.status().code() != StatusCode::kUnavailable &&
+               b.status().code() != StatusCode::kDeadlineExceeded;
           if (ok) renew_failed_ = true;
         }
       } else {
         auto l = client_->Latest({probe_key_});
-        ok = l.ok() || (l.status().code != client::kUnavailable &&
-                        l.status().code != client::kDeadlineExceeded);
+        ok = l.ok() || (l.status().code() != StatusCode::kUnavailable &&
+                        l.status().code() != StatusCode::kDeadlineExceeded);
       }
       {
         std::lock_guard lk(mu_);
@@ -629,11 +629,11 @@ void EndControl(RunControl& control, Report& report) {
 }
 
 int RunRecord(const Globals& globals, const RecordOptions& o) {
-  std::string error;
-  auto pre = ParseDurationNs(o.pre, &error);
-  auto post = pre ? ParseDurationNs(o.post, &error) : std::nullopt;
-  if (!pre || !post) {
-    std::fprintf(stderr, "edgemon record: %s: %s\n", pre ? "--post" : "--pre", error.c_str());
+  auto pre = ParseDurationNs(o.pre);
+  auto post = ParseDurationNs(o.post);
+  if (!pre.ok() || !post.ok()) {
+    std::fprintf(stderr, "edgemon record: %s: %s\n", pre.ok() ? "--post" : "--pre",
+                 (pre.ok() ? post : pre).status().message().c_str());
     return kExitDataErr;
   }
   std::optional<std::regex> re;
@@ -854,22 +854,21 @@ int RunAttach(const Globals& globals, const AttachOptions& o) {
   Report report;
   report.mode = "attach";
   int64_t from = 0, to = 0;
-  std::string error;
   if (!o.last.empty()) {
-    auto d = ParseDurationNs(o.last, &error);
-    if (!d || *d <= 0) {
+    auto d = ParseDurationNs(o.last);
+    if (!d.ok() || *d <= 0) {
       std::fprintf(stderr, "edgemon attach: --last: %s\n",
-                   d ? "the duration must be more than 0" : error.c_str());
+                   d.ok() ? "the duration must be more than 0" : d.status().message().c_str());
       return kExitDataErr;
     }
     from = now - *d;
     to = now;
   } else if (!o.from.empty()) {
-    auto f = ParseTimeNs(o.from, now, &error);
-    std::optional<int64_t> t = now;
-    if (f && !o.to.empty()) t = ParseTimeNs(o.to, now, &error);
-    if (!f || !t) {
-      std::fprintf(stderr, "edgemon attach: %s: %s\n", !f ? "--from" : "--to", error.c_str());
+    auto f = ParseTimeNs(o.from, now);
+    Result<int64_t> t = o.to.empty() ? Result<int64_t>(now) : ParseTimeNs(o.to, now);
+    if (!f.ok() || !t.ok()) {
+      std::fprintf(stderr, "edgemon attach: %s: %s\n", !f.ok() ? "--from" : "--to",
+                   (!f.ok() ? f : t).status().message().c_str());
       return kExitDataErr;
     }
     if (*f >= *t) {
@@ -887,7 +886,7 @@ int RunAttach(const Globals& globals, const AttachOptions& o) {
     return ReportFirstCall("edgemon attach", c->target(), info.status());
   }
   FillDevice(report, *info, c->target());
-  client::Result<client::Summary> summary = client::Status{client::kUnavailable, ""};
+  Result<client::Summary> summary = Status::Unavailable("");
   if (o.window) {
     summary = c->SummarizeWindow(o.window);
     if (!summary.ok())

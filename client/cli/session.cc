@@ -60,21 +60,18 @@ std::vector<std::string> SplitList(const std::vector<std::string>& items) {
 std::optional<std::vector<ChannelId>> SelectOrReport(std::string_view command,
                                                      const Inventory& inventory,
                                                      const std::vector<std::string>& patterns) {
-  std::string error;
-  std::vector<ChannelId> ids = SelectChannels(inventory, patterns, &error);
-  if (!error.empty()) {
+  auto ids = SelectChannels(inventory, patterns);
+  if (!ids.ok()) {
     std::fprintf(stderr, "edgemon %.*s: %s\n", static_cast<int>(command.size()), command.data(),
-                 error.c_str());
+                 ids.status().message().c_str());
     return std::nullopt;
   }
-  return ids;
+  return std::move(ids).value();
 }
 
-std::vector<ChannelId> SelectChannels(const Inventory& inventory,
-                                      const std::vector<std::string>& patterns,
-                                      std::string* error) {
+Result<std::vector<ChannelId>> SelectChannels(const Inventory& inventory,
+                                              const std::vector<std::string>& patterns) {
   std::vector<ChannelId> ids;
-  error->clear();
   if (patterns.empty()) {
     for (const Channel& c : inventory.channels) {
       if (!c.name.empty()) ids.push_back(c.id);
@@ -96,10 +93,10 @@ std::vector<ChannelId> SelectChannels(const Inventory& inventory,
       }
     }
     if (ids.size() == before) {
-      *error = "no channel matches \"" + p +
-               "\" (expected a key kind/name/field, an id, or a pattern such as rail/* or "
-               "*/power; see edgemon sensors)";
-      return {};
+      return Status::InvalidArgument(
+          "no channel matches \"" + p +
+          "\" (expected a key kind/name/field, an id, or a pattern such as rail/* or "
+          "*/power; see edgemon sensors)");
     }
   }
   std::sort(ids.begin(), ids.end());
@@ -198,7 +195,7 @@ int RunStream(Session& session, const client::WatchOptions& options, uint64_t co
     }
     if (count > 0 && ++frames >= count) finish(kExitOk);
   };
-  auto on_state = [&](client::ConnectionState state, const client::Status& status) {
+  auto on_state = [&](client::ConnectionState state, const Status& status) {
     if (state == client::ConnectionState::kDisconnected) {
       if (!lost) {
         std::fprintf(stderr, "edgemon: lost the daemon at %s (%s); reconnecting\n",

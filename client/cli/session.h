@@ -33,10 +33,10 @@ std::vector<std::string> SplitList(const std::vector<std::string>& items);
 // Channels matching any of `patterns`, ascending ids: a key
 // "kind/name/field", a channel id, or a shell glob over keys ("rail/*",
 // "thermal/cpu*", "*/power", "rail/*/power"). An empty list selects every
-// named channel. A pattern that matches nothing sets *error (one line) and
-// returns {}.
-std::vector<ChannelId> SelectChannels(const Inventory& inventory,
-                                      const std::vector<std::string>& patterns, std::string* error);
+// named channel. A pattern that matches nothing is INVALID_ARGUMENT (one
+// line).
+Result<std::vector<ChannelId>> SelectChannels(const Inventory& inventory,
+                                              const std::vector<std::string>& patterns);
 
 // SelectChannels for subcommand `command`: on a pattern that matches nothing
 // prints "edgemon <command>: <why>" to stderr and returns nullopt (exit 2).

@@ -62,8 +62,8 @@ int RunWatch(const Registry& registry, const WatchFlags& f) {
   StreamHooks hooks;
   hooks.on_inventory = [&](const client::DeviceInfo& info) {
     inventory = info.inventory;
-    std::string err;
-    std::vector<ChannelId> ids = SelectChannels(inventory, patterns, &err);
+    auto selected = SelectChannels(inventory, patterns);
+    std::vector<ChannelId> ids = selected.ok() ? *selected : std::vector<ChannelId>{};
     shown.clear();
     bool has_total = inventory.Find(Kind::kCpu, "cpu", Field::kLoad) != nullptr;
     for (ChannelId id : ids) {

@@ -24,10 +24,6 @@ using nlohmann::json;
 
 namespace {
 
-constexpr int kInvalidArgument = 3;
-constexpr int kFailedPrecondition = 9;
-constexpr int kAborted = 10;
-constexpr int kUnimplemented = 12;
 constexpr int kToolTimeoutMs = 60'000;
 
 std::string Trim(std::string s) {
@@ -148,16 +144,16 @@ std::string BoardControl::JetsonClocksTool() const {
   return FindTool("jetson_clocks");
 }
 
-Outcome BoardControl::RunTool(const std::vector<std::string>& argv, std::string* output) const {
+Status BoardControl::RunTool(const std::vector<std::string>& argv, std::string* output) const {
   int pipefd[2];
-  if (::pipe2(pipefd, O_CLOEXEC) != 0) return Outcome::Error(kAborted, std::strerror(errno));
+  if (::pipe2(pipefd, O_CLOEXEC) != 0) return Status::Aborted(std::strerror(errno));
   std::vector<char*> args;
   for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
   args.push_back(nullptr);
   char env_path[] = "PATH=/usr/sbin:/usr/bin:/sbin:/bin";
   char* envp[] = {env_path, nullptr};
   pid_t pid = ::fork();
-  if (pid < 0) return Outcome::Error(kAborted, std::string("fork: ") + std::strerror(errno));
+  if (pid < 0) return Status::Aborted(std::string("fork: ") + std::strerror(errno));
   if (pid == 0) {
     int devnull = ::open("/dev/null", O_RDONLY);
     if (devnull >= 0) ::dup2(devnull, 0);
@@ -197,26 +193,25 @@ Outcome BoardControl::RunTool(const std::vector<std::string>& argv, std::string*
   std::string cmd = argv[0];
   for (size_t i = 1; i < argv.size(); ++i) cmd += " " + argv[i];
   if (timed_out) {
-    return Outcome::Error(kAborted, cmd + " did not finish within " +
-                                        std::to_string(kToolTimeoutMs / 1000) + " s; killed");
+    return Status::Aborted(cmd + " did not finish within " + std::to_string(kToolTimeoutMs / 1000) +
+                           " s; killed");
   }
   if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
     std::string out = Trim(*output);
     std::replace(out.begin(), out.end(), '\n', ' ');
-    return Outcome::Error(kAborted,
-                          cmd + " failed (" +
-                              (WIFEXITED(status) ? "exit " + std::to_string(WEXITSTATUS(status))
-                                                 : "signal " + std::to_string(WTERMSIG(status))) +
-                              (out.empty() ? ")" : "): " + out));
+    return Status::Aborted(cmd + " failed (" +
+                           (WIFEXITED(status) ? "exit " + std::to_string(WEXITSTATUS(status))
+                                              : "signal " + std::to_string(WTERMSIG(status))) +
+                           (out.empty() ? ")" : "): " + out));
   }
   return {};
 }
 
-Outcome BoardControl::PlanMode(int id, json* restore) const {
+Status BoardControl::PlanMode(int id, json* restore) const {
   auto modes = Modes();
   if (modes.empty()) {
-    return Outcome::Error(kUnimplemented,
-                          "this board has no power modes (no " + Path("/etc/nvpmodel.conf") + ")");
+    return Status::Unimplemented("this board has no power modes (no " + Path("/etc/nvpmodel.conf") +
+                                 ")");
   }
   auto it = std::find_if(modes.begin(), modes.end(), [&](const auto& m) { return m.id == id; });
   if (it == modes.end()) {
@@ -224,25 +219,24 @@ Outcome BoardControl::PlanMode(int id, json* restore) const {
     for (const auto& m : modes) {
       known += (known.empty() ? "" : ", ") + std::to_string(m.id) + " " + m.name;
     }
-    return Outcome::Error(kInvalidArgument,
-                          "unknown power mode " + std::to_string(id) + " (modes: " + known + ")");
+    return Status::InvalidArgument("unknown power mode " + std::to_string(id) +
+                                   " (modes: " + known + ")");
   }
   std::string tool = NvpmodelTool();
   if (tool.empty()) {
-    return Outcome::Error(kUnimplemented, "no nvpmodel tool on this board (looked in " +
-                                              Path("/usr/sbin") + " and " + Path("/usr/bin") + ")");
+    return Status::Unimplemented("no nvpmodel tool on this board (looked in " + Path("/usr/sbin") +
+                                 " and " + Path("/usr/bin") + ")");
   }
   auto current = CurrentMode();
   if (current) {
     auto cur =
         std::find_if(modes.begin(), modes.end(), [&](const auto& m) { return m.id == *current; });
     if (cur != modes.end() && cur->tpc_pg_mask.value_or(0) != it->tpc_pg_mask.value_or(0)) {
-      return Outcome::Error(kFailedPrecondition,
-                            "power mode " + std::to_string(id) + " (" + it->name +
-                                ") needs a reboot (its TPC_PG_MASK differs from mode " +
-                                std::to_string(*current) +
-                                "); edgemon-control never reboots: run nvpmodel -m " +
-                                std::to_string(id) + " yourself and reboot");
+      return Status::FailedPrecondition("power mode " + std::to_string(id) + " (" + it->name +
+                                        ") needs a reboot (its TPC_PG_MASK differs from mode " +
+                                        std::to_string(*current) +
+                                        "); edgemon-control never reboots: run nvpmodel -m " +
+                                        std::to_string(id) + " yourself and reboot");
     }
   }
   *restore = {{"type", "mode"}, {"tool", tool}, {"to", id}, {"name", it->name}};
@@ -250,7 +244,7 @@ Outcome BoardControl::PlanMode(int id, json* restore) const {
   return {};
 }
 
-Outcome BoardControl::PlanClocks(const std::string& lease_id, json* restore) const {
+Status BoardControl::PlanClocks(const std::string& lease_id, json* restore) const {
   if (std::string tool = JetsonClocksTool(); !tool.empty()) {
     *restore = {{"type", "jetson_clocks"},
                 {"tool", tool},
@@ -281,21 +275,21 @@ Outcome BoardControl::PlanClocks(const std::string& lease_id, json* restore) con
     lock(d, "available_governors", "governor", "min_freq", "max_freq");
   }
   if (!any) {
-    return Outcome::Error(kUnimplemented, "no cpufreq or devfreq clocks found under " +
-                                              (root_.empty() ? std::string("/") : root_));
+    return Status::Unimplemented("no cpufreq or devfreq clocks found under " +
+                                 (root_.empty() ? std::string("/") : root_));
   }
   for (const auto& f : Fans()) add(f.pwm_path, "255");
   *restore = {{"type", "writes"}, {"what", "clocks"}, {"writes", writes}};
   return {};
 }
 
-Outcome BoardControl::PlanFan(const std::string& fan, int percent, json* restore) const {
+Status BoardControl::PlanFan(const std::string& fan, int percent, json* restore) const {
   if (percent < 0 || percent > 100) {
-    return Outcome::Error(kInvalidArgument,
-                          "fan speed must be 0..100 percent, got " + std::to_string(percent));
+    return Status::InvalidArgument("fan speed must be 0..100 percent, got " +
+                                   std::to_string(percent));
   }
   auto fans = Fans();
-  if (fans.empty()) return Outcome::Error(kInvalidArgument, "this board has no controllable fan");
+  if (fans.empty()) return Status::InvalidArgument("this board has no controllable fan");
   std::string names;
   for (const auto& f : fans) names += (names.empty() ? "" : ", ") + f.name;
   json writes = json::array();
@@ -307,13 +301,13 @@ Outcome BoardControl::PlanFan(const std::string& fan, int percent, json* restore
     writes.push_back({{"path", f.pwm_path}, {"old", *old}, {"new", std::to_string(pwm) + "\n"}});
   }
   if (writes.empty()) {
-    return Outcome::Error(kInvalidArgument, "no fan '" + fan + "' (fans: " + names + ")");
+    return Status::InvalidArgument("no fan '" + fan + "' (fans: " + names + ")");
   }
   *restore = {{"type", "writes"}, {"what", "fan"}, {"writes", writes}};
   return {};
 }
 
-Outcome BoardControl::WriteFiles(const json& writes) {
+Status BoardControl::WriteFiles(const json& writes) {
   for (size_t i = 0; i < writes.size(); ++i) {
     const auto& w = writes[i];
     std::string err = WriteText(w["path"].get<std::string>(), w["new"].get<std::string>());
@@ -330,34 +324,33 @@ Outcome BoardControl::WriteFiles(const json& writes) {
     }
     message += failed.empty() ? "; the " + std::to_string(i) + " earlier writes were rolled back"
                               : "; could not roll back:" + failed;
-    return Outcome::Error(kAborted, message);
+    return Status::Aborted(message);
   }
   return {};
 }
 
-Outcome BoardControl::Apply(const json& plan) {
+Status BoardControl::Apply(const json& plan) {
   const std::string type = plan.value("type", "");
   std::string out;
   if (type == "writes") return WriteFiles(plan["writes"]);
   if (type == "mode") {
     const int to = plan["to"].get<int>();
-    Outcome o = RunTool({plan["tool"].get<std::string>(), "-m", std::to_string(to)}, &out);
+    Status o = RunTool({plan["tool"].get<std::string>(), "-m", std::to_string(to)}, &out);
     if (out.find("eboot required") != std::string::npos) {
       Restore(plan);
-      return Outcome::Error(kFailedPrecondition,
-                            "power mode " + std::to_string(to) +
-                                " needs a reboot (nvpmodel says so); edgemon-control never "
-                                "reboots: run nvpmodel -m " +
-                                std::to_string(to) + " yourself and reboot");
+      return Status::FailedPrecondition("power mode " + std::to_string(to) +
+                                        " needs a reboot (nvpmodel says so); edgemon-control never "
+                                        "reboots: run nvpmodel -m " +
+                                        std::to_string(to) + " yourself and reboot");
     }
     if (o.ok() && CurrentMode() != to) {
-      o = Outcome::Error(kAborted, "nvpmodel -m " + std::to_string(to) +
-                                       " returned but the board reports mode " +
-                                       (CurrentMode() ? std::to_string(*CurrentMode()) : "—"));
+      o = Status::Aborted("nvpmodel -m " + std::to_string(to) +
+                          " returned but the board reports mode " +
+                          (CurrentMode() ? std::to_string(*CurrentMode()) : "—"));
     }
     if (!o.ok()) {
       std::string left = Restore(plan);
-      if (!left.empty()) o.message += "; " + left;
+      if (!left.empty()) o = Status(o.code(), o.message() + "; " + left);
     }
     return o;
   }
@@ -366,15 +359,15 @@ Outcome BoardControl::Apply(const json& plan) {
     const std::string store = plan["store"].get<std::string>();
     std::error_code ec;
     fs::create_directories(fs::path(store).parent_path(), ec);
-    if (Outcome o = RunTool({tool, "--store", store}, &out); !o.ok()) return o;
-    if (Outcome o = RunTool({tool}, &out); !o.ok()) {
+    if (Status o = RunTool({tool, "--store", store}, &out); !o.ok()) return o;
+    if (Status o = RunTool({tool}, &out); !o.ok()) {
       std::string left = Restore(plan);
-      o.message += left.empty() ? "; restored from " + store : "; " + left;
+      o = Status(o.code(), o.message() + (left.empty() ? "; restored from " + store : "; " + left));
       return o;
     }
     return {};
   }
-  return Outcome::Error(kAborted, "unknown change type '" + type + "'");
+  return Status::Aborted("unknown change type '" + type + "'");
 }
 
 std::string BoardControl::Restore(const json& plan) {
@@ -396,16 +389,16 @@ std::string BoardControl::Restore(const json& plan) {
     if (!plan.contains("from")) return "the previous power mode was unknown; left as it is";
     const int from = plan["from"].get<int>();
     if (CurrentMode() == from) return {};
-    Outcome o = RunTool({plan["tool"].get<std::string>(), "-m", std::to_string(from)}, &out);
-    return o.ok() ? std::string() : o.message;
+    Status o = RunTool({plan["tool"].get<std::string>(), "-m", std::to_string(from)}, &out);
+    return o.ok() ? std::string() : o.message();
   }
   if (type == "jetson_clocks") {
     const std::string store = plan["store"].get<std::string>();
     std::error_code ec;
     if (!fs::exists(store, ec)) return {};  // killed before --store wrote it: nothing changed
-    Outcome o = RunTool({plan["tool"].get<std::string>(), "--restore", store}, &out);
+    Status o = RunTool({plan["tool"].get<std::string>(), "--restore", store}, &out);
     if (o.ok()) fs::remove(store, ec);
-    return o.ok() ? std::string() : o.message;
+    return o.ok() ? std::string() : o.message();
   }
   return "unknown change type '" + type + "'";
 }

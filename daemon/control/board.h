@@ -18,6 +18,8 @@
 #include <string>
 #include <vector>
 
+#include "edgemon/status.h"
+
 namespace edgemon::control {
 
 struct PowerModeInfo {
@@ -32,14 +34,8 @@ struct FanInfo {
   std::optional<int> pwm;
 };
 
-// The outcome of an operation: ok, or a code (one of the grpc::StatusCode
-// values below) and one line.
-struct Outcome {
-  int code = 0;  // 0 OK, 3 INVALID_ARGUMENT, 9 FAILED_PRECONDITION, 10 ABORTED, 12 UNIMPLEMENTED
-  std::string message;
-  bool ok() const { return code == 0; }
-  static Outcome Error(int code, std::string message) { return {code, std::move(message)}; }
-};
+// Operations report an edgemon::Status: OK, or INVALID_ARGUMENT,
+// FAILED_PRECONDITION, ABORTED or UNIMPLEMENTED and one line.
 
 class BoardControl {
  public:
@@ -55,11 +51,11 @@ class BoardControl {
   std::string JetsonClocksTool() const;  // "" when absent
 
   // Plans: fill *restore (JSON to persist) or return an error; nothing written.
-  Outcome PlanMode(int id, nlohmann::json* restore) const;
-  Outcome PlanClocks(const std::string& lease_id, nlohmann::json* restore) const;
-  Outcome PlanFan(const std::string& fan, int percent, nlohmann::json* restore) const;
+  Status PlanMode(int id, nlohmann::json* restore) const;
+  Status PlanClocks(const std::string& lease_id, nlohmann::json* restore) const;
+  Status PlanFan(const std::string& fan, int percent, nlohmann::json* restore) const;
   // Applies a planned change; on failure everything it wrote is restored.
-  Outcome Apply(const nlohmann::json& plan);
+  Status Apply(const nlohmann::json& plan);
   // Restores from a plan (after Apply, or from a state file after a crash).
   // Returns what it could not restore ("" when everything was).
   std::string Restore(const nlohmann::json& plan);
@@ -71,8 +67,8 @@ class BoardControl {
  private:
   std::string Path(const std::string& abs) const;  // root + abs
   std::string FindTool(const std::string& name) const;
-  Outcome RunTool(const std::vector<std::string>& argv, std::string* output) const;
-  Outcome WriteFiles(const nlohmann::json& writes);  // [{path, old, new}], rolled back on failure
+  Status RunTool(const std::vector<std::string>& argv, std::string* output) const;
+  Status WriteFiles(const nlohmann::json& writes);  // [{path, old, new}], rolled back on failure
 
   std::string root_;  // "" for "/"
   std::string state_dir_;

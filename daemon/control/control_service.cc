@@ -124,11 +124,10 @@ void ControlService::RecoverFromState() {
                   e.what(), l.dump());
     }
   }
-  std::string err;
-  if (!SaveStateLocked(&err)) log_->error("{}", err);
+  if (edgemon::Status saved = SaveStateLocked(); !saved.ok()) log_->error("{}", saved.message());
 }
 
-bool ControlService::SaveStateLocked(std::string* error) {
+edgemon::Status ControlService::SaveStateLocked() {
   json leases = json::array();
   for (const auto& [kind, rec] : leases_) {
     leases.push_back({{"kind", kind},
@@ -154,8 +153,11 @@ bool ControlService::SaveStateLocked(std::string* error) {
             ::fsync(fd) == 0;
   if (fd >= 0) ok = (::close(fd) == 0) && ok;
   ok = ok && ::rename(tmp.c_str(), state_path_.c_str()) == 0;
-  if (!ok) *error = "cannot save the state file " + state_path_ + ": " + std::strerror(errno);
-  return ok;
+  if (!ok) {
+    return edgemon::Status::Internal("cannot save the state file " + state_path_ + ": " +
+                                     std::strerror(errno));
+  }
+  return edgemon::Status::Ok();
 }
 
 Status ControlService::Who(grpc::ServerContext* ctx, Caller* who) const {
@@ -173,7 +175,7 @@ Status ControlService::Who(grpc::ServerContext* ctx, Caller* who) const {
 
 Status ControlService::Grant(const Caller& who, const std::string& kind, const std::string& detail,
                              const v1::LeaseOptions& options,
-                             const std::function<Outcome(const std::string&, json*)>& plan,
+                             const std::function<edgemon::Status(const std::string&, json*)>& plan,
                              v1::Lease* granted) {
   if (!(options.duration_s() >= 0) || options.duration_s() > 30 * 86400.0) {
     return Status(StatusCode::INVALID_ARGUMENT, "lease duration must be 0..30 days");
@@ -200,8 +202,8 @@ Status ControlService::Grant(const Caller& who, const std::string& kind, const s
   }
   LeaseRec rec;
   const std::string id = NewLeaseId();
-  if (Outcome o = plan(id, &rec.plan); !o.ok()) {
-    return refuse(static_cast<StatusCode>(o.code), o.message);
+  if (edgemon::Status o = plan(id, &rec.plan); !o.ok()) {
+    return refuse(static_cast<StatusCode>(o.code()), o.message());
   }
   rec.seq = next_seq_++;
   rec.info.set_id(id);
@@ -217,18 +219,17 @@ Status ControlService::Grant(const Caller& who, const std::string& kind, const s
   }
   rec.info.set_detached(options.detach());
   leases_[kind] = rec;
-  std::string err;
-  if (!SaveStateLocked(&err)) {
+  if (edgemon::Status saved = SaveStateLocked(); !saved.ok()) {
     leases_.erase(kind);
-    return refuse(StatusCode::INTERNAL, err + "; nothing was changed");
+    return refuse(StatusCode::INTERNAL, saved.message() + "; nothing was changed");
   }
-  if (Outcome o = board_.Apply(rec.plan); !o.ok()) {
+  if (edgemon::Status o = board_.Apply(rec.plan); !o.ok()) {
     leases_.erase(kind);
-    if (!SaveStateLocked(&err)) log_->error("{}", err);
-    return refuse(static_cast<StatusCode>(o.code), o.message);
+    if (edgemon::Status saved = SaveStateLocked(); !saved.ok()) log_->error("{}", saved.message());
+    return refuse(static_cast<StatusCode>(o.code()), o.message());
   }
   changes_++;
-  if (!SaveStateLocked(&err)) log_->error("{}", err);
+  if (edgemon::Status saved = SaveStateLocked(); !saved.ok()) log_->error("{}", saved.message());
   log_->info("lease {} granted to uid {} pid {} gid {} ({}): {}, {}", id, who.uid, who.pid, who.gid,
              who.comm, detail,
              options.duration_s() > 0 ? "for " + std::to_string(options.duration_s()) + " s"
@@ -257,8 +258,7 @@ std::string ControlService::EndLocked(const std::string& kind, const std::string
   LeaseRec rec = it->second;
   std::string left = board_.Restore(rec.plan);
   leases_.erase(it);
-  std::string err;
-  if (!SaveStateLocked(&err)) log_->error("{}", err);
+  if (edgemon::Status saved = SaveStateLocked(); !saved.ok()) log_->error("{}", saved.message());
   std::string message = "lease " + rec.info.id() + " (" + rec.info.detail() + ") ended: " + why +
                         "; " + (left.empty() ? "restored" : left);
   if (left.empty()) {

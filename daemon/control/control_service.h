@@ -87,16 +87,18 @@ class ControlService final : public edgemon::v1::Control::Service {
   };
   grpc::Status Who(grpc::ServerContext* ctx, Caller* who) const;
   // Plans, persists and applies; on success the lease id in *id.
-  grpc::Status Grant(const Caller& who, const std::string& kind, const std::string& detail,
-                     const v1::LeaseOptions& options,
-                     const std::function<Outcome(const std::string& id, nlohmann::json*)>& plan,
-                     v1::Lease* granted);
+  grpc::Status Grant(
+      const Caller& who, const std::string& kind, const std::string& detail,
+      const v1::LeaseOptions& options,
+      const std::function<edgemon::Status(const std::string& id, nlohmann::json*)>& plan,
+      v1::Lease* granted);
   // Holds a granted lease for the stream's life (or returns at once when detached).
   grpc::Status Hold(grpc::ServerContext* ctx, grpc::ServerWriter<v1::LeaseEvent>* writer,
                     const v1::Lease& lease);
   // Ends a lease (mu_ held): restores, removes, persists, logs. Returns the message.
   std::string EndLocked(const std::string& kind, const std::string& why);
-  bool SaveStateLocked(std::string* error);
+  // Writes the state file (atomically); an error says what failed.
+  edgemon::Status SaveStateLocked();
   void ExpiryLoop();
 
   BoardControl& board_;

@@ -49,15 +49,15 @@ struct Flags {
   std::optional<std::string> root, listen, state_dir, log_level;
 };
 
-std::string Load(const Flags& flags, Config& c) {
+Status Load(const Flags& flags, Config& c) {
   if (!flags.config_path.empty()) {
-    std::string text;
-    if (auto err = ReadConfigFile(flags.config_path, &text); !err.empty()) return err;
-    if (auto err = ApplyToml(text, flags.config_path, c); !err.empty()) return err;
+    auto text = ReadConfigFile(flags.config_path);
+    if (!text.ok()) return text.status();
+    if (Status s = ApplyToml(*text, flags.config_path, c); !s.ok()) return s;
   }
   std::error_code ec;
   if (flags.root) {
-    if (flags.root->empty()) return "flag --root: must not be empty";
+    if (flags.root->empty()) return Status::InvalidArgument("flag --root: must not be empty");
     c.root = std::filesystem::absolute(*flags.root, ec).lexically_normal().string();
   }
   if (flags.listen) c.control_listen = *flags.listen;
@@ -71,9 +71,11 @@ std::string Load(const Flags& flags, Config& c) {
             .string();
   }
   if (c.control_listen.rfind("unix:", 0) != 0 || c.control_listen.size() <= 5) {
-    return "key control.listen: expected unix:/path, got \"" + c.control_listen + "\"";
+    return Status::InvalidArgument("key control.listen: expected unix:/path, got \"" +
+                                   c.control_listen + "\"");
   }
-  if (c.control_group.empty()) return "key control.group: must not be empty";
+  if (c.control_group.empty())
+    return Status::InvalidArgument("key control.group: must not be empty");
   return Validate(c);
 }
 
@@ -100,19 +102,13 @@ std::string Comm(pid_t pid) {
   return *text;
 }
 
-int Listen(const std::string& path, std::optional<gid_t> gid, std::string* error) {
-  if (auto err = service::MakeSocketDirectory(path); !err.empty()) {
-    *error = err;
-    return -1;
-  }
-  if (auto err = service::ClaimUnixPath(path); !err.empty()) {
-    *error = err;
-    return -1;
-  }
+// The listening socket's fd.
+Result<int> Listen(const std::string& path, std::optional<gid_t> gid) {
+  if (Status s = service::MakeSocketDirectory(path); !s.ok()) return s;
+  if (Status s = service::ClaimUnixPath(path); !s.ok()) return s;
   sockaddr_un addr{};
   if (path.size() >= sizeof addr.sun_path) {
-    *error = "socket path too long: " + path;
-    return -1;
+    return Status::InvalidArgument("socket path too long: " + path);
   }
   addr.sun_family = AF_UNIX;
   std::memcpy(addr.sun_path, path.c_str(), path.size() + 1);
@@ -120,9 +116,10 @@ int Listen(const std::string& path, std::optional<gid_t> gid, std::string* error
   if (fd < 0 || ::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0 ||
       ::chmod(path.c_str(), 0660) != 0 ||
       (gid && ::chown(path.c_str(), static_cast<uid_t>(-1), *gid) != 0) || ::listen(fd, 64) != 0) {
-    *error = "cannot listen on unix:" + path + ": " + std::strerror(errno);
+    Status failed =
+        Status::Unavailable("cannot listen on unix:" + path + ": " + std::strerror(errno));
     if (fd >= 0) ::close(fd);
-    return -1;
+    return failed;
   }
   return fd;
 }
@@ -130,8 +127,8 @@ int Listen(const std::string& path, std::optional<gid_t> gid, std::string* error
 int Run(const Flags& flags) {
   ::umask(0077);
   Config config;
-  if (auto err = Load(flags, config); !err.empty()) {
-    std::fprintf(stderr, "edgemon-control: %s\n", err.c_str());
+  if (Status s = Load(flags, config); !s.ok()) {
+    std::fprintf(stderr, "edgemon-control: %s\n", s.message().c_str());
     return kExitConfig;
   }
   if (!config.control_enable) {
@@ -147,12 +144,12 @@ int Run(const Flags& flags) {
   }
   auto log = MakeLogger("edgemon-control", config.log_level);
 
-  std::string signal_error;
-  int sfd = OpenSignalFd({SIGTERM, SIGINT, SIGHUP}, &signal_error);
-  if (sfd < 0) {
-    log->critical("{}", signal_error);
+  auto signal_fd = OpenSignalFd({SIGTERM, SIGINT, SIGHUP});
+  if (!signal_fd.ok()) {
+    log->critical("{}", signal_fd.status().message());
     return 1;
   }
+  const int sfd = *signal_fd;
 
   const auto gid = service::LocalGroupId(config.control_group);
   if (!gid) {
@@ -169,12 +166,16 @@ int Run(const Flags& flags) {
   builder.SetMaxReceiveMessageSize(1 << 16);
   builder.RegisterService(&service);
   std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
-  std::string error;
-  int lfd = server ? Listen(socket_path, gid, &error) : -1;
-  if (lfd < 0) {
-    log->critical("{}", server ? error : "cannot start the gRPC server");
+  if (!server) {
+    log->critical("cannot start the gRPC server");
     return 1;
   }
+  auto listening = Listen(socket_path, gid);
+  if (!listening.ok()) {
+    log->critical("{}", listening.status().message());
+    return 1;
+  }
+  const int lfd = *listening;
   log->info("control of {} on {} (group {}), state in {}; nvpmodel: {}, jetson_clocks: {}",
             config.root, config.control_listen, config.control_group, config.control_state_dir,
             board.NvpmodelTool().empty() ? "absent" : board.NvpmodelTool(),

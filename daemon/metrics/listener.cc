@@ -280,8 +280,8 @@ MetricsListener::~MetricsListener() {
   Stop();
 }
 
-std::string MetricsListener::Start(const ListenerOptions& o) {
-  if (server_) return "already started";
+Status MetricsListener::Start(const ListenerOptions& o) {
+  if (server_) return Status::FailedPrecondition("already started");
   auto server = std::make_unique<Server>(o.timeout_ms, o.request_timeout_ms, o.keep_alive_s,
                                          o.keep_alive_max_requests);
   auto state = std::make_shared<PoolState>();
@@ -358,8 +358,8 @@ std::string MetricsListener::Start(const ListenerOptions& o) {
   if (port == 0) {
     int e = errno;
     std::string host = o.host.find(':') != std::string::npos ? "[" + o.host + "]" : o.host;
-    return "cannot listen on " + host + ":" + std::to_string(o.port) +
-           (e != 0 ? std::string(": ") + std::strerror(e) : std::string());
+    return Status::Unavailable("cannot listen on " + host + ":" + std::to_string(o.port) +
+                               (e != 0 ? std::string(": ") + std::strerror(e) : std::string()));
   }
   port_ = port;
   server_ = std::move(server);
@@ -368,7 +368,7 @@ std::string MetricsListener::Start(const ListenerOptions& o) {
   for (int i = 0; i < 5000 && !server_->is_running(); ++i) {
     std::this_thread::sleep_for(std::chrono::microseconds(200));
   }
-  return {};
+  return Status::Ok();
 }
 
 void MetricsListener::Stop() {

@@ -32,6 +32,7 @@
 #include <string>
 #include <thread>
 
+#include "edgemon/status.h"
 #include "exposition.h"
 
 namespace httplib {
@@ -62,9 +63,9 @@ class MetricsListener {
   MetricsListener(const MetricsListener&) = delete;
   MetricsListener& operator=(const MetricsListener&) = delete;
 
-  // Binds and starts serving on a thread of its own. Empty on success, else
+  // Binds and starts serving on a thread of its own. OK, else UNAVAILABLE in
   // one line saying why (address in use, not available, ...).
-  std::string Start(const ListenerOptions& options);
+  Status Start(const ListenerOptions& options);
   // Stops accepting, finishes the requests in progress, joins. Idempotent.
   void Stop();
 

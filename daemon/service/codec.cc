@@ -92,10 +92,9 @@ void ToProto(const Frame& frame, const std::vector<ChannelId>& subset, uint64_t 
   }
 }
 
-std::vector<ChannelId> SelectChannels(const Inventory& inventory,
-                                      const std::vector<std::string>& wanted, std::string& error) {
+Result<std::vector<ChannelId>> SelectChannels(const Inventory& inventory,
+                                              const std::vector<std::string>& wanted) {
   std::vector<ChannelId> ids;
-  error.clear();
   for (const auto& w : wanted) {
     size_t before = ids.size();
     if (!w.empty() &&
@@ -119,9 +118,9 @@ std::vector<ChannelId> SelectChannels(const Inventory& inventory,
       }
     }
     if (ids.size() == before) {
-      error = "unknown channel \"" + w +
-              "\" (expected a key kind/name/field, an id, or kind/* or kind/name/*)";
-      return {};
+      return Status::InvalidArgument(
+          "unknown channel \"" + w +
+          "\" (expected a key kind/name/field, an id, or kind/* or kind/name/*)");
     }
   }
   std::sort(ids.begin(), ids.end());

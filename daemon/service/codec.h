@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "edgemon/channel.h"
+#include "edgemon/status.h"
 #include "edgemon/v1/edgemon.pb.h"
 
 namespace edgemon::service {
@@ -30,9 +31,9 @@ std::vector<std::string> FlagNames(uint32_t flags);
 // Resolves a client's channel list against the inventory. Each entry is a
 // key "kind/name/field", a decimal channel id, or a pattern "kind/*" or
 // "kind/name/*". An empty list selects every channel, returned as an empty
-// vector. Returns ascending unique ids, or sets `error` to one line naming
-// the first entry that matched nothing.
-std::vector<ChannelId> SelectChannels(const Inventory& inventory,
-                                      const std::vector<std::string>& wanted, std::string& error);
+// vector. Returns ascending unique ids, or INVALID_ARGUMENT naming the first
+// entry that matched nothing.
+Result<std::vector<ChannelId>> SelectChannels(const Inventory& inventory,
+                                              const std::vector<std::string>& wanted);
 
 }  // namespace edgemon::service

@@ -83,20 +83,21 @@ std::optional<gid_t> LocalGroupId(const std::string& name) {
   return std::nullopt;
 }
 
-std::string LoadBearerToken(const std::string& path, std::string* token) {
+Result<std::string> LoadBearerToken(const std::string& path) {
   struct stat st {};
   if (::stat(path.c_str(), &st) != 0) {
-    return "cannot read token file " + path + ": " + std::strerror(errno);
+    return Status::Internal("cannot read token file " + path + ": " + std::strerror(errno));
   }
   if ((st.st_mode & S_IRWXO) != 0) {
-    return "token file " + path + " is accessible to others (chmod o-rwx)";
+    return Status::PermissionDenied("token file " + path +
+                                    " is accessible to others (chmod o-rwx)");
   }
   auto text = ReadWholeFile(path);
-  if (!text) return "cannot read token file " + path;
+  if (!text) return Status::Internal("cannot read token file " + path);
   std::string t = FirstLineTrimmed(*text);
-  if (t.size() < 16) return "token file " + path + ": the token must be at least 16 bytes";
-  *token = std::move(t);
-  return {};
+  if (t.size() < 16)
+    return Status::InvalidArgument("token file " + path + ": the token must be at least 16 bytes");
+  return t;
 }
 
 bool IsLoopbackAddress(const sockaddr* sa) {
@@ -170,30 +171,32 @@ bool ListensOnlyOnLoopback(int port) {
 
 // A live socket is never replaced: another process answering on `path` is an
 // error; a stale socket file (nobody listening) is removed so bind succeeds.
-std::string ClaimUnixPath(const std::string& path) {
+Status ClaimUnixPath(const std::string& path) {
   struct stat st {};
-  if (::lstat(path.c_str(), &st) != 0) return {};
-  if (!S_ISSOCK(st.st_mode)) return path + " exists and is not a socket; refusing to replace it";
+  if (::lstat(path.c_str(), &st) != 0) return Status::Ok();
+  if (!S_ISSOCK(st.st_mode))
+    return Status::AlreadyExists(path + " exists and is not a socket; refusing to replace it");
   sockaddr_un addr{};
-  if (path.size() >= sizeof addr.sun_path) return "socket path too long: " + path;
+  if (path.size() >= sizeof addr.sun_path) return Status::Internal("socket path too long: " + path);
   addr.sun_family = AF_UNIX;
   std::memcpy(addr.sun_path, path.c_str(), path.size() + 1);
   int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  if (fd < 0) return std::string("socket: ") + std::strerror(errno);
+  if (fd < 0) return Status::Internal(std::string("socket: ") + std::strerror(errno));
   int rc = ::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr);
   int err = errno;
   ::close(fd);
   if (rc == 0 || err == EAGAIN || err == EACCES) {
-    return "another process is serving on " + path +
-           " (is edgemond already running?); refusing to replace a live socket";
+    return Status::AlreadyExists(
+        "another process is serving on " + path +
+        " (is edgemond already running?); refusing to replace a live socket");
   }
   if (::unlink(path.c_str()) != 0 && errno != ENOENT) {
-    return "cannot remove stale socket " + path + ": " + std::strerror(errno);
+    return Status::Internal("cannot remove stale socket " + path + ": " + std::strerror(errno));
   }
-  return {};
+  return Status::Ok();
 }
 
-std::string MakeSocketDirectory(const std::string& unix_path) {
+Status MakeSocketDirectory(const std::string& unix_path) {
   std::error_code ec;
   auto dir = std::filesystem::path(unix_path).parent_path();
   // Created 0755 whatever the umask: clients in the edgemon group must reach
@@ -201,14 +204,15 @@ std::string MakeSocketDirectory(const std::string& unix_path) {
   if (!dir.empty() && std::filesystem::create_directories(dir, ec)) {
     std::filesystem::permissions(dir, std::filesystem::perms(0755), ec);
   }
-  return ec ? "cannot create " + dir.string() + ": " + ec.message() : std::string();
+  if (ec) return Status::Internal("cannot create " + dir.string() + ": " + ec.message());
+  return Status::Ok();
 }
 
 ApiServer::~ApiServer() {
   Shutdown(0);
 }
 
-std::string ApiServer::Start(const ServerOptions& o) {
+Status ApiServer::Start(const ServerOptions& o) {
   grpc::EnableDefaultHealthCheckService(true);
   grpc::reflection::InitProtoReflectionServerBuilderPlugin();
   grpc::ServerBuilder builder;
@@ -217,25 +221,27 @@ std::string ApiServer::Start(const ServerOptions& o) {
   builder.SetMaxSendMessageSize(o.max_message_bytes);
   builder.RegisterService(&service_);
   if (!o.unix_path.empty()) {
-    if (auto err = MakeSocketDirectory(o.unix_path); !err.empty()) return err;
-    if (auto err = ClaimUnixPath(o.unix_path); !err.empty()) return err;
+    if (Status s = MakeSocketDirectory(o.unix_path); !s.ok()) return s;
+    if (Status s = ClaimUnixPath(o.unix_path); !s.ok()) return s;
     builder.AddListeningPort("unix:" + o.unix_path, grpc::InsecureServerCredentials());
   }
   int tcp_port = 0;
   if (!o.tcp_listen.empty()) {
-    if (o.tls_cert.empty() != o.tls_key.empty()) return "TLS needs both a certificate and a key";
+    if (o.tls_cert.empty() != o.tls_key.empty())
+      return Status::InvalidArgument("TLS needs both a certificate and a key");
     std::shared_ptr<grpc::ServerCredentials> creds;
     if (!o.tls_cert.empty()) {
       auto cert = ReadWholeFile(o.tls_cert);
       auto key = ReadWholeFile(o.tls_key);
-      if (!cert) return "cannot read TLS certificate " + o.tls_cert;
-      if (!key) return "cannot read TLS key " + o.tls_key;
+      if (!cert) return Status::Internal("cannot read TLS certificate " + o.tls_cert);
+      if (!key) return Status::Internal("cannot read TLS key " + o.tls_key);
       grpc::SslServerCredentialsOptions ssl;
       ssl.pem_key_cert_pairs.push_back({*key, *cert});
       creds = grpc::SslServerCredentials(ssl);
     } else if (!IsLoopback(o.tcp_listen)) {
-      return "TCP listener " + o.tcp_listen +
-             " is not a loopback address; configure daemon.tls_cert and daemon.tls_key";
+      return Status::Internal(
+          "TCP listener " + o.tcp_listen +
+          " is not a loopback address; configure daemon.tls_cert and daemon.tls_key");
     } else if (!o.bearer_token.empty()) {
       // Plain text on loopback, but through a security connector so the token
       // check below can run (insecure credentials take no processor). Peers
@@ -251,27 +257,30 @@ std::string ApiServer::Start(const ServerOptions& o) {
   }
   server_ = builder.BuildAndStart();
   if (!server_) {
-    return "cannot listen on " + (o.unix_path.empty() ? "" : "unix:" + o.unix_path) +
-           (o.tcp_listen.empty() ? "" : " " + o.tcp_listen) + " (in use or not permitted)";
+    return Status::Unavailable(
+        "cannot listen on " + (o.unix_path.empty() ? "" : "unix:" + o.unix_path) +
+        (o.tcp_listen.empty() ? "" : " " + o.tcp_listen) + " (in use or not permitted)");
   }
   if (!o.tcp_listen.empty() && tcp_port == 0) {
     server_->Shutdown();
     server_.reset();
-    return "cannot listen on " + o.tcp_listen + " (in use or not permitted)";
+    return Status::Unavailable("cannot listen on " + o.tcp_listen + " (in use or not permitted)");
   }
   if (!o.tcp_listen.empty() && o.tls_cert.empty() && !ListensOnlyOnLoopback(tcp_port)) {
     server_->Shutdown();
     server_.reset();
-    return "TCP listener " + o.tcp_listen +
-           " is bound to a non-loopback address; configure daemon.tls_cert and daemon.tls_key";
+    return Status::Internal(
+        "TCP listener " + o.tcp_listen +
+        " is bound to a non-loopback address; configure daemon.tls_cert and daemon.tls_key");
   }
   if (!o.unix_path.empty()) {
     if (::chmod(o.unix_path.c_str(), 0660) != 0) {
-      return "chmod " + o.unix_path + ": " + std::strerror(errno);
+      return Status::Internal("chmod " + o.unix_path + ": " + std::strerror(errno));
     }
     if (const auto gid = LocalGroupId("edgemon")) {
       if (::chown(o.unix_path.c_str(), static_cast<uid_t>(-1), *gid) != 0) {
-        return "chown " + o.unix_path + " to group edgemon: " + std::strerror(errno);
+        return Status::Internal("chown " + o.unix_path +
+                                " to group edgemon: " + std::strerror(errno));
       }
     }
   }
@@ -279,7 +288,7 @@ std::string ApiServer::Start(const ServerOptions& o) {
   std::lock_guard lk(health_mu_);
   server_->GetHealthCheckService()->SetServingStatus(kStoreHealthService, store_serving_);
   serving_ = true;
-  return {};
+  return Status::Ok();
 }
 
 void ApiServer::SetStoreServing(bool serving) {

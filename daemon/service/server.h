@@ -31,6 +31,7 @@
 
 #include <grpcpp/grpcpp.h>
 
+#include "edgemon/status.h"
 #include "service.h"
 
 namespace edgemon::service {
@@ -50,9 +51,9 @@ struct ServerOptions {
 };
 
 // Reads a bearer token file: the first line, surrounding whitespace removed.
-// Returns "" on success (token in *token), else one line saying what is wrong
-// (unreadable, empty, shorter than 16 bytes, or readable by others).
-std::string LoadBearerToken(const std::string& path, std::string* token);
+// Returns the token, else one line saying what is wrong (unreadable, empty,
+// shorter than 16 bytes, or readable by others).
+Result<std::string> LoadBearerToken(const std::string& path);
 
 // True when `host_port`'s host is a loopback IP literal (127.0.0.0/8, ::1,
 // ::ffff:127.0.0.0/104) or "localhost" (what it bound to is checked after
@@ -60,24 +61,24 @@ std::string LoadBearerToken(const std::string& path, std::string* token);
 // address is false.
 bool IsLoopback(const std::string& host_port);
 
-// Creates the unix socket's directory (0755) when it is missing. "" on
-// success, else one line. The socket and the flight recorder beside it share it.
-std::string MakeSocketDirectory(const std::string& unix_path);
+// Creates the unix socket's directory (0755) when it is missing. OK, else an
+// error in one line. The socket and the flight recorder beside it share it.
+Status MakeSocketDirectory(const std::string& unix_path);
 
 // The gid of `name` from /etc/group (read directly, no NSS); nullopt when absent.
 std::optional<gid_t> LocalGroupId(const std::string& name);
 
-// A live socket is never replaced: "" when `path` is free or held by a stale
-// socket file (then removed), else one line.
-std::string ClaimUnixPath(const std::string& path);
+// A live socket is never replaced: OK when `path` is free or held by a stale
+// socket file (then removed), else one line (ALREADY_EXISTS when taken).
+Status ClaimUnixPath(const std::string& path);
 
 class ApiServer {
  public:
   explicit ApiServer(TelemetryService& service) : service_(service) {}
   ~ApiServer();
 
-  // Listens; returns "" on success, else one line saying what failed.
-  std::string Start(const ServerOptions& options);
+  // Listens; returns OK, else one line saying what failed.
+  Status Start(const ServerOptions& options);
   // Finishes live watches, then shuts the server down (in-flight calls get
   // `grace_ms` to finish, then are cancelled), then stops the service's worker.
   void Shutdown(int grace_ms = 2000);

@@ -182,7 +182,7 @@ class QueryReactor final : public grpc::ServerWriteReactor<v1::QueryChunk> {
   Status FetchFrames() {
     size_t page = std::min<size_t>(svc_.options().frames_per_chunk, rows_left_);
     auto set = svc_.store().Range(next_from_, to_, keys_, page);
-    if (!set.ok()) return StoreFailure(svc_.store(), "query: " + set.error());
+    if (!set.ok()) return StoreFailure(svc_.store(), "query: " + set.status().message());
     bad_frames_ += set->bad_frames;
     std::vector<ChannelId> col_ids;
     for (const auto& sc : set->channels) {
@@ -220,7 +220,8 @@ class QueryReactor final : public grpc::ServerWriteReactor<v1::QueryChunk> {
     const std::string& key = keys_[key_index_++];
     uint64_t bad = 0;
     auto buckets = svc_.store().Downsample(key, next_from_, to_, step_, store::Tier::kAuto, &bad);
-    if (!buckets.ok()) return StoreFailure(svc_.store(), "query " + key + ": " + buckets.error());
+    if (!buckets.ok())
+      return StoreFailure(svc_.store(), "query " + key + ": " + buckets.status().message());
     // Every series reads the same frames: a bad one counts once.
     bad_frames_ = std::max(bad_frames_, bad);
     auto* s = chunk_.add_series();
@@ -386,11 +387,10 @@ grpc::ServerUnaryReactor* TelemetryService::GetLatest(grpc::CallbackServerContex
     return Done(ctx, Invalid("channels: more than " +
                              std::to_string(options_.max_channels_per_request) + " entries"));
   }
-  std::string err;
   auto subset = SelectChannels(
-      *s.inventory, std::vector<std::string>(req->channels().begin(), req->channels().end()), err);
-  if (!err.empty()) return Done(ctx, Invalid("channels: " + err));
-  ToProto(*s.frame, subset, s.generation, resp);
+      *s.inventory, std::vector<std::string>(req->channels().begin(), req->channels().end()));
+  if (!subset.ok()) return Done(ctx, Invalid("channels: " + subset.status().message()));
+  ToProto(*s.frame, *subset, s.generation, resp);
   return Done(ctx, Status::OK);
 }
 
@@ -410,11 +410,10 @@ grpc::ServerWriteReactor<v1::Frame>* TelemetryService::Watch(grpc::CallbackServe
   std::vector<ChannelId> subset;
   if (req->channels_size() > 0) {
     if (!s.inventory) return new Refused(Status(StatusCode::UNAVAILABLE, "no frame sampled yet"));
-    std::string err;
-    subset = SelectChannels(
-        *s.inventory, std::vector<std::string>(req->channels().begin(), req->channels().end()),
-        err);
-    if (!err.empty()) return new Refused(Invalid("channels: " + err));
+    auto selected = SelectChannels(
+        *s.inventory, std::vector<std::string>(req->channels().begin(), req->channels().end()));
+    if (!selected.ok()) return new Refused(Invalid("channels: " + selected.status().message()));
+    subset = std::move(selected).value();
   }
   if (!hub_.TryAcquireStream()) {
     return new Refused(Status(StatusCode::RESOURCE_EXHAUSTED,
@@ -466,16 +465,16 @@ grpc::ServerWriteReactor<v1::QueryChunk>* TelemetryService::Query(grpc::Callback
   }
   Snapshot s = hub_.Latest();
   if (!s.inventory) return new Refused(Status(StatusCode::UNAVAILABLE, "no frame sampled yet"));
-  std::string err;
-  auto subset = SelectChannels(
-      *s.inventory, std::vector<std::string>(req->channels().begin(), req->channels().end()), err);
-  if (!err.empty()) return new Refused(Invalid("channels: " + err));
+  auto selected = SelectChannels(
+      *s.inventory, std::vector<std::string>(req->channels().begin(), req->channels().end()));
+  if (!selected.ok()) return new Refused(Invalid("channels: " + selected.status().message()));
+  std::vector<ChannelId> subset = std::move(selected).value();
   if (subset.empty()) {
     for (const auto& c : s.inventory->channels) subset.push_back(c.id);
   }
   // Keys the store knows (a channel discovered moments ago may not be stored yet).
   auto stored = store_.Channels();
-  if (!stored.ok()) return new Refused(StoreFailure(store_, "query: " + stored.error()));
+  if (!stored.ok()) return new Refused(StoreFailure(store_, "query: " + stored.status().message()));
   std::unordered_map<std::string, bool> known;
   for (const auto& sc : *stored) known[sc.key] = true;
   std::vector<std::string> keys;
@@ -517,7 +516,7 @@ grpc::ServerUnaryReactor* TelemetryService::BeginWindow(grpc::CallbackServerCont
           it->second.expires_mono_ns = clock_.MonotonicNs() + *it->second.lease_ns;
           it->second.last_seen_ns = std::max(it->second.last_seen_ns, arrived);
           auto w = store_.GetWindow(id);
-          if (!w.ok()) return StoreFailure(store_, "renew window: " + w.error());
+          if (!w.ok()) return StoreFailure(store_, "renew window: " + w.status().message());
           if (!*w) return Status(StatusCode::NOT_FOUND, "no window with id " + std::to_string(id));
           ToProto(**w, resp);
           return Status::OK;
@@ -547,7 +546,7 @@ grpc::ServerUnaryReactor* TelemetryService::BeginWindow(grpc::CallbackServerCont
                             "); end some, or open them with a lease so that abandoned ones close");
         }
         auto id = store_.BeginWindow(label, start, lease);
-        if (!id.ok()) return StoreFailure(store_, "begin window: " + id.error());
+        if (!id.ok()) return StoreFailure(store_, "begin window: " + id.status().message());
         open_windows_[*id] = OpenWindow{lease, lease ? clock_.MonotonicNs() + *lease : 0, start};
         ToProto(store::Window{*id, label, start, std::nullopt, false, lease}, resp);
         return Status::OK;
@@ -565,7 +564,7 @@ grpc::ServerUnaryReactor* TelemetryService::EndWindow(grpc::CallbackServerContex
       [this, id, arrived, resp] {
         SweepWindows();
         auto w = store_.GetWindow(id);
-        if (!w.ok()) return StoreFailure(store_, "end window: " + w.error());
+        if (!w.ok()) return StoreFailure(store_, "end window: " + w.status().message());
         if (!*w) return Status(StatusCode::NOT_FOUND, "no window with id " + std::to_string(id));
         if ((*w)->abandoned) {
           return Status(StatusCode::FAILED_PRECONDITION,
@@ -608,7 +607,7 @@ grpc::ServerUnaryReactor* TelemetryService::ListWindows(grpc::CallbackServerCont
   }
   return Defer(ctx, [this, from, to, page, after, resp] {
     auto ws = store_.ListWindows(from, to, size_t{page} + 1, after);
-    if (!ws.ok()) return StoreFailure(store_, "list windows: " + ws.error());
+    if (!ws.ok()) return StoreFailure(store_, "list windows: " + ws.status().message());
     const bool more = ws->size() > page;
     if (more) ws->resize(page);
     for (const auto& w : *ws) ToProto(w, resp->add_windows());
@@ -642,7 +641,7 @@ grpc::ServerUnaryReactor* TelemetryService::Summarize(grpc::CallbackServerContex
   auto* r = ctx->DefaultReactor();
   bool posted = worker_.Post([this, r, id, resp] {
     auto w = store_.GetWindow(id);
-    if (!w.ok()) return r->Finish(StoreFailure(store_, "summarize: " + w.error()));
+    if (!w.ok()) return r->Finish(StoreFailure(store_, "summarize: " + w.status().message()));
     if (!*w)
       return r->Finish(Status(StatusCode::NOT_FOUND, "no window with id " + std::to_string(id)));
     // An open window is measured up to now.
@@ -695,7 +694,7 @@ void TelemetryService::RunSummarize(grpc::ServerUnaryReactor* r, int64_t from, i
 void TelemetryService::NextSummaryPage(const std::shared_ptr<SummarizeRun>& run) {
   auto page = store_.Range(run->next_from, run->to, run->keys, options_.summary_page_frames);
   if (!page.ok()) {
-    return run->reactor->Finish(StoreFailure(store_, "summarize: " + page.error()));
+    return run->reactor->Finish(StoreFailure(store_, "summarize: " + page.status().message()));
   }
   run->bad_frames += page->bad_frames;
   if (!run->frames) run->frames.emplace(page->channels, frame_period_ns());
@@ -809,7 +808,7 @@ Status TelemetryService::BeginSummary(int64_t from, int64_t to, v1::Summary* out
     out->set_max_rail_rate_hz(rates->max_hz);
   }
   auto channels = store_.Channels();
-  if (!channels.ok()) return StoreFailure(store_, "summarize: " + channels.error());
+  if (!channels.ok()) return StoreFailure(store_, "summarize: " + channels.status().message());
   auto stats = store_.Stats();
   bool in_raw = stats.ok() && stats->oldest_ns && *stats->oldest_ns <= from;
   store::Tier tier = in_raw ? store::Tier::kRaw : store::Tier::kAuto;

@@ -515,14 +515,14 @@ class RingStore::Impl {
 RingStore::Impl::Verdict RingStore::Impl::Validate() {
   Verdict v;
   if (struct stat st{}; stat(path_.c_str(), &st) == 0 && !S_ISREG(st.st_mode)) {
-    v.status = Status::Error("not a regular file");
+    v.status = Status::InvalidArgument("not a regular file");
     return v;
   }
   if (auto size = FileSize(path_); size && *size > 0) {
     char header[16] = {};
     FILE* f = std::fopen(path_.c_str(), "rb");
     if (!f) {
-      v.status = Status::Error("cannot read " + path_);
+      v.status = Status::Internal("cannot read " + path_);
       return v;
     }
     size_t n = std::fread(header, 1, sizeof header, f);
@@ -543,7 +543,7 @@ RingStore::Impl::Verdict RingStore::Impl::Validate() {
   auto check = w_->QueryText("PRAGMA quick_check");
   if (!check.ok()) {
     if (IsBadFileCode(w_->failure_code())) {
-      v.bad = "corrupt database (" + check.error() + ")";
+      v.bad = "corrupt database (" + check.status().message() + ")";
     } else {
       v.status = check.status();
     }
@@ -559,7 +559,7 @@ RingStore::Impl::Verdict RingStore::Impl::Validate() {
   for (auto* r : {&app, &version, &objects}) {
     if (!r->ok()) {
       if (IsBadFileCode(w_->failure_code())) {
-        v.bad = "corrupt database (" + r->error() + ")";
+        v.bad = "corrupt database (" + r->status().message() + ")";
       } else {
         v.status = r->status();
       }
@@ -568,7 +568,7 @@ RingStore::Impl::Verdict RingStore::Impl::Validate() {
   }
   if (*app == kApplicationId) {
     if (*version > kSchemaVersion) {
-      v.status = Status::BadStore("written by a newer edgemon (schema version " +
+      v.status = Status::DataLoss("written by a newer edgemon (schema version " +
                                   std::to_string(*version) + ", this build knows up to " +
                                   std::to_string(kSchemaVersion) + "); refusing to touch it");
     }
@@ -593,14 +593,14 @@ Status RingStore::Impl::MoveAside(std::string& moved_to) {
   moved_to = base;
   for (int i = 2; FileSize(moved_to) && i < 1000; ++i) moved_to = base + "-" + std::to_string(i);
   if (rename(path_.c_str(), moved_to.c_str()) != 0) {
-    return Status::Error("cannot rename " + path_ + " to " + moved_to + ": " + strerror(errno));
+    return Status::Internal("cannot rename " + path_ + " to " + moved_to + ": " + strerror(errno));
   }
   // The journal files belong to the bad file: keep them with it so they are
   // neither lost nor replayed into the new store.
   for (const char* suffix : {"-wal", "-shm", "-journal"}) {
     std::string from = path_ + suffix;
     if (FileSize(from) && rename(from.c_str(), (moved_to + suffix).c_str()) != 0) {
-      return Status::Error("cannot rename " + from + ": " + strerror(errno));
+      return Status::Internal("cannot rename " + from + ": " + strerror(errno));
     }
   }
   return Status::Ok();
@@ -608,30 +608,31 @@ Status RingStore::Impl::MoveAside(std::string& moved_to) {
 
 Status RingStore::Impl::Init() {
   const auto& o = options_;
-  if (o.raw_retention_ns <= 0) return Status::Error("raw_retention must be positive");
-  if (o.rollup_period_ns <= 0) return Status::Error("rollup_period must be positive");
+  if (o.raw_retention_ns <= 0) return Status::InvalidArgument("raw_retention must be positive");
+  if (o.rollup_period_ns <= 0) return Status::InvalidArgument("rollup_period must be positive");
   if (o.rollup_retention_ns < o.rollup_period_ns) {
-    return Status::Error("rollup_retention must be at least one rollup_period");
+    return Status::InvalidArgument("rollup_retention must be at least one rollup_period");
   }
   if (o.max_bytes != 0 && o.max_bytes < kMinMaxBytes) {
-    return Status::Error("max_bytes must be 0 (no cap) or at least 256 KiB, got " +
-                         std::to_string(o.max_bytes));
+    return Status::InvalidArgument("max_bytes must be 0 (no cap) or at least 256 KiB, got " +
+                                   std::to_string(o.max_bytes));
   }
-  if (o.batch_frames == 0) return Status::Error("batch_frames must be at least 1");
-  if (o.commit_interval_ms < 0) return Status::Error("commit_interval_ms must not be negative");
+  if (o.batch_frames == 0) return Status::InvalidArgument("batch_frames must be at least 1");
+  if (o.commit_interval_ms < 0)
+    return Status::InvalidArgument("commit_interval_ms must not be negative");
 
   Verdict v = Validate();
   if (!v.status.ok()) return v.status.Context(path_);
   if (v.bad.empty() && !treat_as_bad_.empty()) v.bad = treat_as_bad_;
   if (!v.bad.empty()) {
-    if (!o.recreate_bad) return Status::BadStore(path_ + ": " + v.bad + "; left untouched");
+    if (!o.recreate_bad) return Status::DataLoss(path_ + ": " + v.bad + "; left untouched");
     std::string moved_to;
     if (Status s = MoveAside(moved_to); !s.ok()) return s;
     Report(StoreEvent::Kind::kRecreated,
            path_ + ": " + v.bad + "; moved to " + moved_to + ", starting a new store");
     v = Validate();
     if (!v.status.ok()) return v.status.Context(path_);
-    if (!v.bad.empty()) return Status::BadStore(path_ + ": " + v.bad + " (after moving aside)");
+    if (!v.bad.empty()) return Status::DataLoss(path_ + ": " + v.bad + " (after moving aside)");
   }
   // Damage that quick_check does not see (an index, a page it skips) shows
   // up here: it is a bad store too, not a passing failure.
@@ -639,7 +640,7 @@ Status RingStore::Impl::Init() {
     if (Status s = (this->*step)(); !s.ok()) {
       if (IsDamageCode(w_->failure_code())) {
         damaged_opening_ = "damaged (" + s.message() + ")";
-        return Status::BadStore(path_ + ": " + damaged_opening_);
+        return Status::DataLoss(path_ + ": " + damaged_opening_);
       }
       return s.Context(path_);
     }
@@ -658,7 +659,7 @@ Status RingStore::Impl::Setup() {
   }
   auto mode = w_->QueryText("PRAGMA journal_mode=WAL");
   if (!mode.ok()) return mode.status();
-  if (*mode != "wal") return Status::Error("cannot enable WAL (journal_mode is " + *mode + ")");
+  if (*mode != "wal") return Status::Internal("cannot enable WAL (journal_mode is " + *mode + ")");
   const std::string setup =
       "PRAGMA synchronous=NORMAL; PRAGMA temp_store=MEMORY; PRAGMA secure_delete=FAST; "
       "PRAGMA cache_size=-" +
@@ -834,9 +835,9 @@ Status RingStore::Impl::LoadState() {
     auto got = w_->QueryInt(cap.c_str());
     if (!got.ok()) return got.status();
     if (*got > max_pages_) {
-      return Status::Error("the file holds " + std::to_string(*got) +
-                           " pages and cannot shrink to max_bytes " +
-                           std::to_string(options_.max_bytes));
+      return Status::Internal("the file holds " + std::to_string(*got) +
+                              " pages and cannot shrink to max_bytes " +
+                              std::to_string(options_.max_bytes));
     }
   }
   return Status::Ok();
@@ -883,7 +884,7 @@ Result<int64_t> RingStore::Impl::Submit(SyncOp::Kind kind, std::string label, in
   auto done = op->done.get_future();
   {
     std::lock_guard lk(mu_);
-    if (stop_) return Status::Error("store is closed");
+    if (stop_) return Status::Unavailable("store is closed");
     queue_.emplace_back(op);
     sync_pending_ = true;
   }
@@ -909,7 +910,7 @@ Status RingStore::Impl::EndWindow(int64_t id, int64_t end_ns, bool abandoned) {
 
 Result<int64_t> RingStore::Impl::AddWindow(const std::string& label, int64_t start_ns,
                                            int64_t end_ns) {
-  if (end_ns < start_ns) return Status::Error("window end is before its start");
+  if (end_ns < start_ns) return Status::InvalidArgument("window end is before its start");
   return Submit(SyncOp::Kind::kAddWindow, label, start_ns, end_ns);
 }
 
@@ -937,10 +938,11 @@ Status RingStore::Impl::Close() {
   std::lock_guard lk(stats_mu_);
   counters_.state = WriterState::kStopped;
   if (damaged_) {
-    close_status_ = Status::BadStore("the store is damaged: " + counters_.damage);
+    close_status_ = Status::DataLoss("the store is damaged: " + counters_.damage);
   } else {
-    close_status_ = counters_.last_error.empty() || !failing_ ? Status::Ok()
-                                                              : Status::Error(counters_.last_error);
+    close_status_ = counters_.last_error.empty() || !failing_
+                        ? Status::Ok()
+                        : Status::Internal(counters_.last_error);
   }
   return close_status_;
 }
@@ -993,14 +995,14 @@ void RingStore::Impl::Process(std::deque<Item>& items) {
         ApplyInventory(**inv);
       } else {
         auto& op = *std::get<std::shared_ptr<SyncOp>>(item);
-        Result<int64_t> result = Status::Error("not run");
+        Result<int64_t> result = Status::Internal("not run");
         Status s = HandleSyncOp(op, result);
         answered = true;
         op.done.set_value(s.ok() ? std::move(result) : Result<int64_t>(s));
       }
     } catch (const std::exception& e) {  // keep the writer alive; answer any waiter
       if (auto* op = std::get_if<std::shared_ptr<SyncOp>>(&item); op && !answered) {
-        (*op)->done.set_value(Status::Error(std::string("writer: ") + e.what()));
+        (*op)->done.set_value(Status::Internal(std::string("writer: ") + e.what()));
       }
       std::lock_guard lk(stats_mu_);
       counters_.last_error = std::string("writer: ") + e.what();
@@ -1024,7 +1026,7 @@ Status RingStore::Impl::HandleSyncOp(SyncOp& op, Result<int64_t>& result) {
   using K = SyncOp::Kind;
   Status committed = Commit();  // everything queued before the op
   if (op.kind != K::kFlush && damaged()) {
-    return Status::Error("the store is damaged (" + damage() + ")");
+    return Status::Internal("the store is damaged (" + damage() + ")");
   }
   switch (op.kind) {
     case K::kFlush: {
@@ -1073,11 +1075,13 @@ Status RingStore::Impl::HandleSyncOp(SyncOp& op, Result<int64_t>& result) {
         sql::Stmt q(*w_, "SELECT start_ns, end_ns FROM windows WHERE id = ?1");
         q.Bind(1, op.a);
         if (!q.Step()) {
-          return q.failed() ? q.status() : Status::Error("no window " + std::to_string(op.a));
+          return q.failed() ? q.status() : Status::NotFound("no window " + std::to_string(op.a));
         }
-        if (!q.IsNull(1)) return Status::Error("window " + std::to_string(op.a) + " already ended");
+        if (!q.IsNull(1))
+          return Status::FailedPrecondition("window " + std::to_string(op.a) + " already ended");
         if (op.b < q.Int(0)) {
-          return Status::Error("window " + std::to_string(op.a) + " would end before its start");
+          return Status::InvalidArgument("window " + std::to_string(op.a) +
+                                         " would end before its start");
         }
         sql::Stmt u(*w_, "UPDATE windows SET end_ns = ?2, abandoned = ?3 WHERE id = ?1");
         return u.Bind(1, op.a).Bind(2, op.b).Bind(3, int64_t{op.c ? 1 : 0}).Run();
@@ -1087,7 +1091,7 @@ Status RingStore::Impl::HandleSyncOp(SyncOp& op, Result<int64_t>& result) {
       return Status::Ok();
     }
   }
-  return Status::Error("unknown operation");
+  return Status::Internal("unknown operation");
 }
 
 void RingStore::Impl::ApplyInventory(const std::vector<Channel>& channels) {
@@ -1265,7 +1269,7 @@ Status RingStore::Impl::Commit() {
   uint64_t failed_attempts = 0;
   if (damaged()) {
     // (I13) Nothing more is written into a damaged file.
-    s = Status::Error("the store is damaged (" + damage() + ")");
+    s = Status::Internal("the store is damaged (" + damage() + ")");
     last_errcode_ = SQLITE_CORRUPT;
   } else {
     if (!failing_) SetState(WriterState::kCommitting);
@@ -1311,8 +1315,8 @@ Status RingStore::Impl::Commit() {
     }
     if (!error_since_flush_ && lost > 0) {
       error_since_flush_ =
-          Status::Error((full ? "disk full: " : "write failed: ") + std::to_string(lost) +
-                        " frames dropped (" + s.message() + ")");
+          Status::Internal((full ? "disk full: " : "write failed: ") + std::to_string(lost) +
+                           " frames dropped (" + s.message() + ")");
     }
     // A damaged store was reported once (kDamaged); its drops are counted.
     if (!damaged()) {
@@ -1320,8 +1324,8 @@ Status RingStore::Impl::Commit() {
                                                  ": dropped a batch of " + std::to_string(lost) +
                                                  " frames (" + s.message() + ")");
     }
-    return Status::Error((full ? "disk full: " : "write failed: ") + std::to_string(lost) +
-                         " frames dropped (" + s.message() + ")");
+    return Status::Internal((full ? "disk full: " : "write failed: ") + std::to_string(lost) +
+                            " frames dropped (" + s.message() + ")");
   }
   // Committed: apply what the transaction did.
   frames_ += d.inserted - d.expired - d.trimmed;
@@ -1621,7 +1625,7 @@ void RingStore::Impl::NoteDamage(int code, std::string_view doing, const std::st
 Result<std::unique_ptr<sql::Conn>> RingStore::Impl::AcquireReader() {
   {
     std::lock_guard lk(pool_mu_);
-    if (readers_closed_) return Status::Error("store is closed");
+    if (readers_closed_) return Status::Unavailable("store is closed");
     if (!idle_readers_.empty()) {
       auto c = std::move(idle_readers_.back());
       idle_readers_.pop_back();
@@ -1722,7 +1726,7 @@ Result<RingStore::Impl::ChannelRef> RingStore::Impl::FindChannel(sql::Conn& c,
   s.Bind(1, std::string_view(key));
   if (!s.Step()) {
     if (s.failed()) return s.status();
-    return Status::Error("unknown channel \"" + key + "\"");
+    return Status::NotFound("unknown channel \"" + key + "\"");
   }
   return ChannelRef{s.Int(0), static_cast<uint32_t>(s.Int(1))};
 }
@@ -1747,9 +1751,9 @@ Result<FrameSet> RingStore::Impl::ReadFrames(bool latest, int64_t from_ns, int64
     for (size_t i = 0; i < all->size(); ++i) by_key.emplace((*all)[i].key, i);
     for (const auto& k : keys) {
       auto it = by_key.find(k);
-      if (it == by_key.end()) return Status::Error("unknown channel \"" + k + "\"");
+      if (it == by_key.end()) return Status::NotFound("unknown channel \"" + k + "\"");
       for (const auto& have : out.channels) {
-        if (have.key == k) return Status::Error("channel \"" + k + "\" requested twice");
+        if (have.key == k) return Status::InvalidArgument("channel \"" + k + "\" requested twice");
       }
       out.channels.push_back((*all)[it->second]);
       out.channels.back().channel.id = static_cast<ChannelId>(out.channels.size() - 1);
@@ -1855,14 +1859,14 @@ Result<std::vector<Bucket>> RingStore::Impl::Downsample(const std::string& key, 
                                                         int64_t to_ns, int64_t step_ns, Tier tier,
                                                         uint64_t* bad_frames) {
   uint64_t bad = 0;
-  if (step_ns <= 0) return Status::Error("step must be positive");
+  if (step_ns <= 0) return Status::InvalidArgument("step must be positive");
   if (to_ns <= from_ns) return std::vector<Bucket>{};
   // Width of the range, guarded against overflow.
   uint64_t width = static_cast<uint64_t>(to_ns) - static_cast<uint64_t>(from_ns);
   uint64_t steps =
       width / static_cast<uint64_t>(step_ns) + (width % static_cast<uint64_t>(step_ns) != 0);
   if (steps > 1'000'000)
-    return Status::Error("too many steps (" + std::to_string(steps) + " > 1000000)");
+    return Status::InvalidArgument("too many steps (" + std::to_string(steps) + " > 1000000)");
   Lease l(*this);
   if (!l.ok()) return l.status();
   auto ch = FindChannel(l.conn(), key);
@@ -2005,18 +2009,20 @@ Result<std::optional<double>> RingStore::Impl::CounterAt(const std::string& key,
   if (!l.ok()) return l.status();
   auto ch = FindChannel(l.conn(), key);
   if (!ch.ok()) return ch.status();
-  if ((ch->flags & kFlagCounter) == 0) return Status::Error("\"" + key + "\" is not a counter");
+  if ((ch->flags & kFlagCounter) == 0)
+    return Status::InvalidArgument("\"" + key + "\" is not a counter");
   return CounterAtIn(l.conn(), static_cast<uint32_t>(ch->id), t_ns);
 }
 
 Result<std::optional<double>> RingStore::Impl::EnergyBetween(const std::string& key, int64_t t0,
                                                              int64_t t1) {
-  if (t1 < t0) return Status::Error("window ends before it starts");
+  if (t1 < t0) return Status::InvalidArgument("window ends before it starts");
   Lease l(*this);
   if (!l.ok()) return l.status();
   auto ch = FindChannel(l.conn(), key);
   if (!ch.ok()) return ch.status();
-  if ((ch->flags & kFlagCounter) == 0) return Status::Error("\"" + key + "\" is not a counter");
+  if ((ch->flags & kFlagCounter) == 0)
+    return Status::InvalidArgument("\"" + key + "\" is not a counter");
   auto a = CounterAtIn(l.conn(), static_cast<uint32_t>(ch->id), t0);
   if (!a.ok()) return a.status();
   auto b = CounterAtIn(l.conn(), static_cast<uint32_t>(ch->id), t1);
@@ -2132,8 +2138,8 @@ Status RingStore::Impl::CapWindows() {
               "ORDER BY end_ns, id LIMIT ?1)");
   if (Status e = d.Bind(1, *n - cap + 1).Run(); !e.ok()) return e;
   if (sqlite3_changes(w_->db()) < *n - cap + 1) {
-    return Status::Error("the windows table is full of open windows (limit " + std::to_string(cap) +
-                         ")");
+    return Status::ResourceExhausted("the windows table is full of open windows (limit " +
+                                     std::to_string(cap) + ")");
   }
   return Status::Ok();
 }
@@ -2239,7 +2245,7 @@ Status RingStore::Impl::IntegrityCheck() {
     problems += line;
   }
   if (s.failed()) return s.status();
-  if (!problems.empty()) return Status::Error("integrity_check: " + problems);
+  if (!problems.empty()) return Status::Internal("integrity_check: " + problems);
   return Status::Ok();
 }
 
@@ -2253,7 +2259,7 @@ auto Guarded(const char* what, F&& f) -> decltype(f()) {
   try {
     return f();
   } catch (const std::exception& e) {
-    return Status::Error(std::string(what) + ": " + e.what());
+    return Status::Internal(std::string(what) + ": " + e.what());
   }
 }
 
@@ -2280,7 +2286,7 @@ Result<std::unique_ptr<RingStore>> RingStore::Open(const std::string& path,
     impl->Start();
     return std::unique_ptr<RingStore>(new RingStore(std::move(impl)));
   } catch (const std::exception& e) {
-    return Status::Error(path + ": " + e.what());
+    return Status::Internal(path + ": " + e.what());
   }
 }
 

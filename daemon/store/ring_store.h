@@ -150,7 +150,7 @@
 //      kDamaged once, naming the file and what failed. From then on the
 //      writer writes nothing to the file (a batch is dropped and counted, as
 //      in kFailing; window operations fail), Close() does not checkpoint and
-//      returns a bad_store() error; reads are still tried (what is intact
+//      returns a DATA_LOSS error; reads are still tried (what is intact
 //      is still served). A disk-full or write error is not damage.
 //  14. A frame whose blob does not decode (frame_codec.h) is skipped by every
 //      read, never fails the read: Range/Latest count it in
@@ -162,7 +162,7 @@
 //      error from Open(); with recreate_bad it is renamed (with its -wal and
 //      -shm) to `<path>.bad-<UTC time>` and a new store is created. A store
 //      written by a newer schema is always an error, never renamed. These
-//      errors (and damage found while opening) are Status::bad_store().
+//      errors (and damage found while opening) have code StatusCode::kDataLoss.
 //
 // Writer states (WriterState):
 //
@@ -201,7 +201,7 @@
 #include <vector>
 
 #include "edgemon/channel.h"
-#include "status.h"
+#include "edgemon/status.h"
 
 namespace edgemon::store {
 

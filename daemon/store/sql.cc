@@ -8,7 +8,7 @@ Result<std::unique_ptr<Conn>> Conn::Open(const std::string& path, int flags) {
   if (rc != SQLITE_OK) {
     std::string msg = db ? sqlite3_errmsg(db) : sqlite3_errstr(rc);
     sqlite3_close_v2(db);
-    return Status::Error("cannot open " + path + ": " + msg);
+    return Status::Internal("cannot open " + path + ": " + msg);
   }
   sqlite3_extended_result_codes(db, 1);
   return std::unique_ptr<Conn>(new Conn(db));
@@ -26,8 +26,8 @@ Status Conn::Exec(const char* sql) {
   set_failure_code(sqlite3_extended_errcode(db_));
   std::string msg = err ? err : sqlite3_errstr(rc);
   sqlite3_free(err);
-  return Status::Error(std::string(sql).substr(0, 60) + ": " + msg + " (" +
-                       std::to_string(sqlite3_extended_errcode(db_)) + ")");
+  return Status::Internal(std::string(sql).substr(0, 60) + ": " + msg + " (" +
+                          std::to_string(sqlite3_extended_errcode(db_)) + ")");
 }
 
 sqlite3_stmt* Conn::Prepare(const char* sql, Status& error) {
@@ -36,7 +36,8 @@ sqlite3_stmt* Conn::Prepare(const char* sql, Status& error) {
   sqlite3_stmt* stmt = nullptr;
   if (sqlite3_prepare_v3(db_, sql, -1, SQLITE_PREPARE_PERSISTENT, &stmt, nullptr) != SQLITE_OK) {
     set_failure_code(sqlite3_extended_errcode(db_));
-    error = Status::Error(Error(std::string("prepare \"") + std::string(sql).substr(0, 60) + "\""));
+    error =
+        Status::Internal(Error(std::string("prepare \"") + std::string(sql).substr(0, 60) + "\""));
     sqlite3_finalize(stmt);
     return nullptr;
   }
@@ -54,13 +55,13 @@ auto QueryOne(Conn& c, const char* sql, F&& read) -> Result<decltype(read(nullpt
   if (sqlite3_prepare_v2(c.db(), sql, -1, &stmt, nullptr) != SQLITE_OK) {
     c.set_failure_code(sqlite3_extended_errcode(c.db()));
     sqlite3_finalize(stmt);
-    return Status::Error(c.Error(std::string("\"") + sql + "\""));
+    return Status::Internal(c.Error(std::string("\"") + sql + "\""));
   }
   int rc = sqlite3_step(stmt);
   if (rc != SQLITE_ROW) {
     if (rc != SQLITE_DONE) c.set_failure_code(sqlite3_extended_errcode(c.db()));
-    Status err = Status::Error(rc == SQLITE_DONE ? std::string("no row from ") + sql
-                                                 : c.Error(std::string("\"") + sql + "\""));
+    Status err = Status::Internal(rc == SQLITE_DONE ? std::string("no row from ") + sql
+                                                    : c.Error(std::string("\"") + sql + "\""));
     sqlite3_finalize(stmt);
     return err;
   }
@@ -129,7 +130,7 @@ bool Stmt::Step() {
   if (rc_ != SQLITE_DONE) {
     conn_.set_failure_code(sqlite3_extended_errcode(conn_.db()));
     status_ =
-        Status::Error(conn_.Error(std::string("\"") + std::string(sql_).substr(0, 60) + "\""));
+        Status::Internal(conn_.Error(std::string("\"") + std::string(sql_).substr(0, 60) + "\""));
   }
   return false;
 }

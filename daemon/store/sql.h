@@ -15,7 +15,7 @@
 #include <string_view>
 #include <unordered_map>
 
-#include "status.h"
+#include "edgemon/status.h"
 
 namespace edgemon::store::sql {
 

@@ -24,9 +24,9 @@
 // in another zone, or from a service with another TZ, means the same
 // instant. Write the offset ("+02:00") for a local time.
 //
-// Both return nullopt on anything else (negative durations, overflow,
-// 2023-02-30, trailing junk) and, when `error` is given, a one-line reason
-// that names the input. Pure functions: no time zone database, no locale.
+// Anything else (negative durations, overflow, 2023-02-30, trailing junk) is
+// INVALID_ARGUMENT with a one-line reason that names the input. Pure functions: no time zone
+// database, no locale.
 #pragma once
 
 #include <cstdint>
@@ -34,20 +34,19 @@
 #include <string>
 #include <string_view>
 
+#include "edgemon/status.h"
+
 namespace edgemon {
 
 inline constexpr int64_t kNsPerSecond = 1'000'000'000;
 inline constexpr int64_t kNsPerMillisecond = 1'000'000;
 
-std::optional<int64_t> ParseDurationNs(std::string_view text, std::string* error = nullptr,
-                                       int64_t bare_unit_ns = kNsPerSecond);
+Result<int64_t> ParseDurationNs(std::string_view text, int64_t bare_unit_ns = kNsPerSecond);
 
 // The same in whole milliseconds; finer durations ("1.5ms") are an error.
-std::optional<int64_t> ParseDurationMs(std::string_view text, std::string* error = nullptr,
-                                       int64_t bare_unit_ns = kNsPerSecond);
+Result<int64_t> ParseDurationMs(std::string_view text, int64_t bare_unit_ns = kNsPerSecond);
 
-std::optional<int64_t> ParseTimeNs(std::string_view text, int64_t now_ns,
-                                   std::string* error = nullptr);
+Result<int64_t> ParseTimeNs(std::string_view text, int64_t now_ns);
 
 // The syntax in one line each, for --help texts and error messages.
 inline constexpr const char* kDurationSyntax = "a duration such as 500ms, 10s, 5m, 1h30m, 7d";

@@ -6,6 +6,7 @@
 
 #include <cstdlib>
 #include <ctime>
+#include <optional>
 
 #include "session.h"
 
@@ -16,30 +17,35 @@ constexpr int64_t kS = 1'000'000'000;
 // 1700000000 is 2023-11-14T22:13:20Z.
 constexpr int64_t kT = 1'700'000'000 * kS;
 
+// The value, or nullopt for an error: comparable with EXPECT_EQ.
+std::optional<int64_t> V(const Result<int64_t>& r) {
+  return r.ok() ? std::optional<int64_t>(*r) : std::nullopt;
+}
+
 TEST(ParseDuration, Units) {
-  EXPECT_EQ(ParseDurationNs("90s"), 90 * kS);
-  EXPECT_EQ(ParseDurationNs("10m"), 600 * kS);
-  EXPECT_EQ(ParseDurationNs("2h"), 7200 * kS);
-  EXPECT_EQ(ParseDurationNs("1d"), 86400 * kS);
-  EXPECT_EQ(ParseDurationNs("7d"), 7 * 86400 * kS);
-  EXPECT_EQ(ParseDurationNs("2w"), 14 * 86400 * kS);
-  EXPECT_EQ(ParseDurationNs("250ms"), kS / 4);
-  EXPECT_EQ(ParseDurationNs("500ms"), kS / 2);
-  EXPECT_EQ(ParseDurationNs("1h30m"), 5400 * kS);
-  EXPECT_EQ(ParseDurationNs("1m 30s"), 90 * kS);
-  EXPECT_EQ(ParseDurationNs("5 s"), 5 * kS);
-  EXPECT_EQ(ParseDurationNs("1.5s"), 1500 * 1'000'000);
-  EXPECT_EQ(ParseDurationNs("90"), 90 * kS);
-  EXPECT_EQ(ParseDurationNs("0.1"), kS / 10);
-  EXPECT_EQ(ParseDurationNs("20us"), 20'000);
-  EXPECT_EQ(ParseDurationNs("7ns"), 7);
-  EXPECT_EQ(ParseDurationNs("5min"), 300 * kS);
-  EXPECT_EQ(ParseDurationNs("3sec"), 3 * kS);
-  EXPECT_EQ(ParseDurationNs("0"), 0);
-  EXPECT_EQ(ParseDurationNs(" 10s\n"), 10 * kS);
+  EXPECT_EQ(V(ParseDurationNs("90s")), 90 * kS);
+  EXPECT_EQ(V(ParseDurationNs("10m")), 600 * kS);
+  EXPECT_EQ(V(ParseDurationNs("2h")), 7200 * kS);
+  EXPECT_EQ(V(ParseDurationNs("1d")), 86400 * kS);
+  EXPECT_EQ(V(ParseDurationNs("7d")), 7 * 86400 * kS);
+  EXPECT_EQ(V(ParseDurationNs("2w")), 14 * 86400 * kS);
+  EXPECT_EQ(V(ParseDurationNs("250ms")), kS / 4);
+  EXPECT_EQ(V(ParseDurationNs("500ms")), kS / 2);
+  EXPECT_EQ(V(ParseDurationNs("1h30m")), 5400 * kS);
+  EXPECT_EQ(V(ParseDurationNs("1m 30s")), 90 * kS);
+  EXPECT_EQ(V(ParseDurationNs("5 s")), 5 * kS);
+  EXPECT_EQ(V(ParseDurationNs("1.5s")), 1500 * 1'000'000);
+  EXPECT_EQ(V(ParseDurationNs("90")), 90 * kS);
+  EXPECT_EQ(V(ParseDurationNs("0.1")), kS / 10);
+  EXPECT_EQ(V(ParseDurationNs("20us")), 20'000);
+  EXPECT_EQ(V(ParseDurationNs("7ns")), 7);
+  EXPECT_EQ(V(ParseDurationNs("5min")), 300 * kS);
+  EXPECT_EQ(V(ParseDurationNs("3sec")), 3 * kS);
+  EXPECT_EQ(V(ParseDurationNs("0")), 0);
+  EXPECT_EQ(V(ParseDurationNs(" 10s\n")), 10 * kS);
   // A bare number in another unit: the --interval options count ms.
-  EXPECT_EQ(ParseDurationNs("500", nullptr, kNsPerMillisecond), kS / 2);
-  EXPECT_EQ(ParseDurationNs("2s", nullptr, kNsPerMillisecond), 2 * kS);
+  EXPECT_EQ(V(ParseDurationNs("500", kNsPerMillisecond)), kS / 2);
+  EXPECT_EQ(V(ParseDurationNs("2s", kNsPerMillisecond)), 2 * kS);
 }
 
 TEST(ParseDuration, RejectsWithAReason) {
@@ -53,8 +59,10 @@ TEST(ParseDuration, RejectsWithAReason) {
         Bad{"abc", "expected a number"}, Bad{"10m-", "expected a number"},
         Bad{"7 days", "expected a number at \"ays\""}, Bad{"1m 30", "a unit is missing"},
         Bad{"99999999999999h", "too long"}, Bad{"99999999999999999999d", "too long"}}) {
-    std::string error;
-    EXPECT_FALSE(ParseDurationNs(bad.text, &error).has_value()) << bad.text;
+    auto r = ParseDurationNs(bad.text);
+    ASSERT_FALSE(r.ok()) << bad.text;
+    EXPECT_EQ(r.status().code(), StatusCode::kInvalidArgument);
+    const std::string& error = r.status().message();
     EXPECT_NE(error.find("bad duration \"" + std::string(bad.text) + "\""), std::string::npos)
         << error;
     EXPECT_NE(error.find(bad.why), std::string::npos) << bad.text << ": " << error;
@@ -62,28 +70,29 @@ TEST(ParseDuration, RejectsWithAReason) {
 }
 
 TEST(ParseDuration, WholeMilliseconds) {
-  EXPECT_EQ(ParseDurationMs("90"), 90'000);
-  EXPECT_EQ(ParseDurationMs("500ms"), 500);
-  EXPECT_EQ(ParseDurationMs("24h"), 86'400'000);
-  EXPECT_EQ(ParseDurationMs("1.5s"), 1'500);
-  EXPECT_EQ(ParseDurationMs("250", nullptr, kNsPerMillisecond), 250);
-  std::string error;
-  EXPECT_FALSE(ParseDurationMs("1.5ms", &error));
+  EXPECT_EQ(V(ParseDurationMs("90")), 90'000);
+  EXPECT_EQ(V(ParseDurationMs("500ms")), 500);
+  EXPECT_EQ(V(ParseDurationMs("24h")), 86'400'000);
+  EXPECT_EQ(V(ParseDurationMs("1.5s")), 1'500);
+  EXPECT_EQ(V(ParseDurationMs("250", kNsPerMillisecond)), 250);
+  auto r = ParseDurationMs("1.5ms");
+  ASSERT_FALSE(r.ok());
+  const std::string& error = r.status().message();
   EXPECT_NE(error.find("finer than a millisecond"), std::string::npos) << error;
 }
 
 TEST(ParseTime, RelativeAndUnix) {
   const int64_t now = 1'763'892'000 * kS + 123;
-  EXPECT_EQ(ParseTimeNs("now", now), now);
-  EXPECT_EQ(ParseTimeNs("-5m", now), now - 300 * kS);
-  EXPECT_EQ(ParseTimeNs("-10m", now), now - 600 * kS);
-  EXPECT_EQ(ParseTimeNs("+30s", now), now + 30 * kS);
-  EXPECT_EQ(ParseTimeNs("90s ago", now), now - 90 * kS);
-  EXPECT_EQ(ParseTimeNs("1763892000", now), 1'763'892'000 * kS);
-  EXPECT_EQ(ParseTimeNs("1763892000.5", now), 1'763'892'000 * kS + kS / 2);
-  EXPECT_EQ(ParseTimeNs("@1700000000.25", now), kT + kS / 4);
-  EXPECT_EQ(ParseTimeNs("@1700000000.000000007", now), kT + 7);
-  EXPECT_EQ(ParseTimeNs("@1700000000", now), kT);
+  EXPECT_EQ(V(ParseTimeNs("now", now)), now);
+  EXPECT_EQ(V(ParseTimeNs("-5m", now)), now - 300 * kS);
+  EXPECT_EQ(V(ParseTimeNs("-10m", now)), now - 600 * kS);
+  EXPECT_EQ(V(ParseTimeNs("+30s", now)), now + 30 * kS);
+  EXPECT_EQ(V(ParseTimeNs("90s ago", now)), now - 90 * kS);
+  EXPECT_EQ(V(ParseTimeNs("1763892000", now)), 1'763'892'000 * kS);
+  EXPECT_EQ(V(ParseTimeNs("1763892000.5", now)), 1'763'892'000 * kS + kS / 2);
+  EXPECT_EQ(V(ParseTimeNs("@1700000000.25", now)), kT + kS / 4);
+  EXPECT_EQ(V(ParseTimeNs("@1700000000.000000007", now)), kT + 7);
+  EXPECT_EQ(V(ParseTimeNs("@1700000000", now)), kT);
 }
 
 TEST(ParseTime, CalendarWithoutZoneIsUtc) {
@@ -91,27 +100,27 @@ TEST(ParseTime, CalendarWithoutZoneIsUtc) {
   setenv("TZ", "Europe/Paris", 1);
   tzset();
   const int64_t now = 1'763'892'000 * kS;
-  EXPECT_EQ(ParseTimeNs("2023-11-14T22:13:20Z", now), kT);
-  EXPECT_EQ(ParseTimeNs("2023-11-14T22:13:20", now), kT);
-  EXPECT_EQ(ParseTimeNs("2023-11-14 22:13:20", now), kT);
-  EXPECT_EQ(ParseTimeNs("2023-11-14 22:13:20 UTC", now), kT);
+  EXPECT_EQ(V(ParseTimeNs("2023-11-14T22:13:20Z", now)), kT);
+  EXPECT_EQ(V(ParseTimeNs("2023-11-14T22:13:20", now)), kT);
+  EXPECT_EQ(V(ParseTimeNs("2023-11-14 22:13:20", now)), kT);
+  EXPECT_EQ(V(ParseTimeNs("2023-11-14 22:13:20 UTC", now)), kT);
   // The two spellings of the same instant (one or two digits per field).
-  EXPECT_EQ(ParseTimeNs("2023-11-14 22:13:05", now), kT - 15 * kS);
-  EXPECT_EQ(ParseTimeNs("2023-11-14 22:13:5", now), kT - 15 * kS);
-  EXPECT_EQ(ParseTimeNs("2023-11-14T22:13:05Z", now), kT - 15 * kS);
-  EXPECT_EQ(ParseTimeNs("2023-11-14 22:13:20.5", now), kT + kS / 2);
-  EXPECT_EQ(ParseTimeNs("2023-11-14T22:13:20.000000001Z", now), kT + 1);
-  EXPECT_EQ(ParseTimeNs("2023-11-15T00:13:20+02:00", now), kT);
-  EXPECT_EQ(ParseTimeNs("2023-11-15T00:13:20+0200", now), kT);
-  EXPECT_EQ(ParseTimeNs("2023-11-15T00:13:20+02", now), kT);
-  EXPECT_EQ(ParseTimeNs("2023-11-14T17:43:20-04:30", now), kT);
-  EXPECT_EQ(ParseTimeNs("2023-11-14T22:13", now), kT - 20 * kS);
-  EXPECT_EQ(ParseTimeNs("2023-11-14", now), kT - (22 * 3600 + 13 * 60 + 20) * kS);
-  EXPECT_EQ(ParseTimeNs("2024-02-29", now), 1'709'164'800 * kS);
-  EXPECT_EQ(ParseTimeNs("1969-12-31T23:59:59Z", now), -kS);
+  EXPECT_EQ(V(ParseTimeNs("2023-11-14 22:13:05", now)), kT - 15 * kS);
+  EXPECT_EQ(V(ParseTimeNs("2023-11-14 22:13:5", now)), kT - 15 * kS);
+  EXPECT_EQ(V(ParseTimeNs("2023-11-14T22:13:05Z", now)), kT - 15 * kS);
+  EXPECT_EQ(V(ParseTimeNs("2023-11-14 22:13:20.5", now)), kT + kS / 2);
+  EXPECT_EQ(V(ParseTimeNs("2023-11-14T22:13:20.000000001Z", now)), kT + 1);
+  EXPECT_EQ(V(ParseTimeNs("2023-11-15T00:13:20+02:00", now)), kT);
+  EXPECT_EQ(V(ParseTimeNs("2023-11-15T00:13:20+0200", now)), kT);
+  EXPECT_EQ(V(ParseTimeNs("2023-11-15T00:13:20+02", now)), kT);
+  EXPECT_EQ(V(ParseTimeNs("2023-11-14T17:43:20-04:30", now)), kT);
+  EXPECT_EQ(V(ParseTimeNs("2023-11-14T22:13", now)), kT - 20 * kS);
+  EXPECT_EQ(V(ParseTimeNs("2023-11-14", now)), kT - (22 * 3600 + 13 * 60 + 20) * kS);
+  EXPECT_EQ(V(ParseTimeNs("2024-02-29", now)), 1'709'164'800 * kS);
+  EXPECT_EQ(V(ParseTimeNs("1969-12-31T23:59:59Z", now)), -kS);
   // A time of day: that time today, UTC (now is 2025-11-23T10:00:00Z).
-  EXPECT_EQ(ParseTimeNs("11:00:00", now), 1'763'895'600 * kS);
-  EXPECT_EQ(ParseTimeNs("9:30", now), 1'763'890'200 * kS);
+  EXPECT_EQ(V(ParseTimeNs("11:00:00", now)), 1'763'895'600 * kS);
+  EXPECT_EQ(V(ParseTimeNs("9:30", now)), 1'763'890'200 * kS);
   unsetenv("TZ");
   tzset();
 }
@@ -135,8 +144,10 @@ TEST(ParseTime, RejectsWithAReason) {
         Bad{"@-5", "Unix seconds after @"}, Bad{"@1.5x", "Unix seconds after @"},
         Bad{"-5x", "unknown unit"}, Bad{"99999999999", "out of range"},
         Bad{"-99999999999999h", "too long"}, Bad{"12:61", "12:61:00 is not a time of day"}}) {
-    std::string error;
-    EXPECT_FALSE(ParseTimeNs(bad.text, now, &error).has_value()) << bad.text;
+    auto r = ParseTimeNs(bad.text, now);
+    ASSERT_FALSE(r.ok()) << bad.text;
+    EXPECT_EQ(r.status().code(), StatusCode::kInvalidArgument);
+    const std::string& error = r.status().message();
     EXPECT_NE(error.find("bad "), std::string::npos) << error;
     EXPECT_NE(error.find(bad.why), std::string::npos) << bad.text << ": " << error;
   }
@@ -162,19 +173,21 @@ Inventory SampleInventory() {
 
 TEST(SelectChannels, KeysIdsAndGlobs) {
   const Inventory inv = SampleInventory();
-  std::string error;
-  EXPECT_EQ(SelectChannels(inv, {}, &error).size(), 5u);
-  EXPECT_EQ(SelectChannels(inv, {"rail/*"}, &error), (std::vector<ChannelId>{0, 1, 2}));
-  EXPECT_EQ(SelectChannels(inv, {"*/power"}, &error), (std::vector<ChannelId>{0, 2}));
-  EXPECT_EQ(SelectChannels(inv, {"rail/VDD_IN/*", "thermal/*"}, &error),
-            (std::vector<ChannelId>{0, 1, 3}));
-  EXPECT_EQ(SelectChannels(inv, {"cpu/cpu0/load", "4", "2"}, &error),
-            (std::vector<ChannelId>{2, 4}));
-  EXPECT_TRUE(error.empty());
-  EXPECT_TRUE(SelectChannels(inv, {"rail/*", "gpu/*"}, &error).empty());
-  EXPECT_NE(error.find("gpu/*"), std::string::npos);
-  EXPECT_TRUE(SelectChannels(inv, {"17"}, &error).empty());
-  EXPECT_FALSE(error.empty());
+  auto ids = [&](const std::vector<std::string>& patterns) {
+    auto r = SelectChannels(inv, patterns);
+    EXPECT_TRUE(r.ok()) << r.status().ToString();
+    return r.ok() ? *r : std::vector<ChannelId>{};
+  };
+  EXPECT_EQ(ids({}).size(), 5u);
+  EXPECT_EQ(ids({"rail/*"}), (std::vector<ChannelId>{0, 1, 2}));
+  EXPECT_EQ(ids({"*/power"}), (std::vector<ChannelId>{0, 2}));
+  EXPECT_EQ(ids({"rail/VDD_IN/*", "thermal/*"}), (std::vector<ChannelId>{0, 1, 3}));
+  EXPECT_EQ(ids({"cpu/cpu0/load", "4", "2"}), (std::vector<ChannelId>{2, 4}));
+  auto bad = SelectChannels(inv, {"rail/*", "gpu/*"});
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(bad.status().message().find("gpu/*"), std::string::npos);
+  EXPECT_FALSE(SelectChannels(inv, {"17"}).ok());
   EXPECT_EQ(SplitList({"rail/*,thermal/*", " cpu/* ", ",,"}),
             (std::vector<std::string>{"rail/*", "thermal/*", "cpu/*"}));
 }

@@ -62,7 +62,7 @@ struct World {
     server = std::make_unique<service::ApiServer>(*api);
     service::ServerOptions server_opts;
     server_opts.unix_path = dir + "/api.sock";
-    if (!server->Start(server_opts).empty()) std::abort();
+    if (!server->Start(server_opts).ok()) std::abort();
     stub = v1::Telemetry::NewStub(server->server()->InProcessChannel(grpc::ChannelArguments()));
   }
 

@@ -11,8 +11,9 @@
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::string text(reinterpret_cast<const char*>(data), size);
   edgemon::Config config;
-  std::string error = edgemon::ApplyToml(text, "fuzz.toml", config);
-  if (error.empty() && edgemon::Validate(config).empty()) {
+  const edgemon::Status applied = edgemon::ApplyToml(text, "fuzz.toml", config);
+  const std::string& error = applied.message();
+  if (applied.ok() && edgemon::Validate(config).ok()) {
     if (config.interval_ms <= 0 || config.max_streams < 1) std::abort();
   }
   if (error.find('\n') != std::string::npos) std::abort();  // one line

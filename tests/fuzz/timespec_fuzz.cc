@@ -9,16 +9,13 @@
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string text(reinterpret_cast<const char*>(data), size);
-  std::string error;
-  auto d = edgemon::ParseDurationNs(text, &error);
-  if (d && *d < 0) std::abort();
-  if (!d && error.empty()) std::abort();
-  error.clear();
-  auto ms = edgemon::ParseDurationNs(text, &error, edgemon::kNsPerMillisecond);
-  if (ms && *ms < 0) std::abort();
-  if (!ms && error.empty()) std::abort();
-  error.clear();
-  auto t = edgemon::ParseTimeNs(text, 1'700'000'000'000'000'000, &error);
-  if (!t && error.empty()) std::abort();
+  auto d = edgemon::ParseDurationNs(text);
+  if (d.ok() && *d < 0) std::abort();
+  if (!d.ok() && d.status().message().empty()) std::abort();
+  auto ms = edgemon::ParseDurationNs(text, edgemon::kNsPerMillisecond);
+  if (ms.ok() && *ms < 0) std::abort();
+  if (!ms.ok() && ms.status().message().empty()) std::abort();
+  auto t = edgemon::ParseTimeNs(text, 1'700'000'000'000'000'000);
+  if (!t.ok() && t.status().message().empty()) std::abort();
   return 0;
 }

@@ -64,7 +64,7 @@ std::chrono::milliseconds WaitClosed(int fd, std::chrono::milliseconds limit) {
 
 TEST(MetricsListenerTest, ServesMetricsOnlyAndTheRightMethods) {
   MetricsListener l(Body);
-  ASSERT_EQ(l.Start({.host = "127.0.0.1", .port = 0}), "");
+  ASSERT_TRUE(l.Start({.host = "127.0.0.1", .port = 0}).ok());
   ASSERT_GT(l.port(), 0);
   httplib::Client c("127.0.0.1", l.port());
 
@@ -114,7 +114,7 @@ TEST(MetricsListenerTest, ServesMetricsOnlyAndTheRightMethods) {
 
 TEST(MetricsListenerTest, SilentAndSlowClientsAreDroppedWhileOthersAreServed) {
   MetricsListener l(Body);
-  ASSERT_EQ(l.Start({.host = "127.0.0.1", .port = 0, .threads = 2, .timeout_ms = 300}), "");
+  ASSERT_TRUE(l.Start({.host = "127.0.0.1", .port = 0, .threads = 2, .timeout_ms = 300}).ok());
   int silent = ConnectRaw(l.port());
   int partial = ConnectRaw(l.port());
   const char head[] = "GET /metrics HTTP/1.1\r\nHost: x\r\n";  // never finished
@@ -141,7 +141,7 @@ TEST(MetricsListenerTest, TricklingClientsNeitherStarveScrapesNorKeepTheirWorker
   // each trickling connection is cut when its request's time is up. (Four
   // such clients used to hold every worker: a scrape timed out at 30 s.)
   MetricsListener l(Body);
-  ASSERT_EQ(l.Start({.host = "127.0.0.1", .port = 0}), "");
+  ASSERT_TRUE(l.Start({.host = "127.0.0.1", .port = 0}).ok());
   const ListenerOptions defaults;
   std::vector<int> slow;
   for (int i = 0; i < 50; ++i) slow.push_back(ConnectRaw(l.port()));
@@ -179,7 +179,7 @@ TEST(MetricsListenerTest, WorkersStartedForABurstRetireWhenIdle) {
   // the workers exit (they used to stay for the daemon's life: 50 slowloris
   // connections left about 1.5 MiB of thread stacks and buffers behind).
   MetricsListener l(Body);
-  ASSERT_EQ(l.Start({.host = "127.0.0.1", .port = 0, .idle_worker_ms = 300}), "");
+  ASSERT_TRUE(l.Start({.host = "127.0.0.1", .port = 0, .idle_worker_ms = 300}).ok());
   const size_t before = ThreadCount();
   std::vector<int> conns;
   for (int i = 0; i < 20; ++i) conns.push_back(ConnectRaw(l.port()));
@@ -216,7 +216,7 @@ TEST(MetricsListenerTest, ConcurrencyIsBoundedAndEveryClientIsServed) {
     --active;
     return Body(f);
   });
-  ASSERT_EQ(l.Start({.host = "127.0.0.1", .port = 0, .threads = 3, .max_queued = 4}), "");
+  ASSERT_TRUE(l.Start({.host = "127.0.0.1", .port = 0, .threads = 3, .max_queued = 4}).ok());
   std::atomic<int> ok{0}, failed{0};
   std::vector<std::thread> clients;
   for (int i = 0; i < 40; ++i) {
@@ -239,7 +239,7 @@ TEST(MetricsListenerTest, ConcurrencyIsBoundedAndEveryClientIsServed) {
 
 TEST(MetricsListenerTest, StopsPromptlyWithAnIdleKeepAliveConnection) {
   MetricsListener l(Body);
-  ASSERT_EQ(l.Start({.host = "127.0.0.1", .port = 0, .keep_alive_s = 2}), "");
+  ASSERT_TRUE(l.Start({.host = "127.0.0.1", .port = 0, .keep_alive_s = 2}).ok());
   httplib::Client c("127.0.0.1", l.port());
   c.set_keep_alive(true);
   ASSERT_TRUE(c.Get("/metrics"));
@@ -250,13 +250,16 @@ TEST(MetricsListenerTest, StopsPromptlyWithAnIdleKeepAliveConnection) {
 
 TEST(MetricsListenerTest, BindErrorsAreOneLine) {
   MetricsListener a(Body);
-  ASSERT_EQ(a.Start({.host = "127.0.0.1", .port = 0}), "");
+  ASSERT_TRUE(a.Start({.host = "127.0.0.1", .port = 0}).ok());
   MetricsListener b(Body);
-  std::string err = b.Start({.host = "127.0.0.1", .port = a.port()});
+  Status s = b.Start({.host = "127.0.0.1", .port = a.port()});
+  EXPECT_EQ(s.code(), StatusCode::kUnavailable);
+  std::string err = s.message();
   EXPECT_EQ(err.rfind("cannot listen on 127.0.0.1:" + std::to_string(a.port()), 0), 0u) << err;
   EXPECT_EQ(err.find('\n'), std::string::npos);
   MetricsListener c(Body);
-  err = c.Start({.host = "192.0.2.1", .port = 9});  // TEST-NET-1: not an address of this host
+  err = c.Start({.host = "192.0.2.1", .port = 9})
+            .message();  // TEST-NET-1: not an address of this host
   EXPECT_EQ(err.rfind("cannot listen on 192.0.2.1:9", 0), 0u) << err;
 }
 
@@ -318,45 +321,46 @@ TEST(MetricsSourceTest, RendersTheLatestFrameOfARealFixtureBoard) {
 }
 
 TEST(MetricsConfigTest, ParsesListenAddresses) {
-  std::string why;
-  auto a = ParseHostPort("127.0.0.1:9469", &why);
-  ASSERT_TRUE(a);
+  auto a = ParseHostPort("127.0.0.1:9469");
+  ASSERT_TRUE(a.ok());
   EXPECT_EQ(a->host, "127.0.0.1");
   EXPECT_EQ(a->port, 9469);
   EXPECT_TRUE(a->loopback);
-  a = ParseHostPort("9469", &why);  // a port alone: loopback
-  ASSERT_TRUE(a);
+  a = ParseHostPort("9469");  // a port alone: loopback
+  ASSERT_TRUE(a.ok());
   EXPECT_EQ(a->host, "127.0.0.1");
   EXPECT_TRUE(a->loopback);
-  a = ParseHostPort(":9469", &why);
-  ASSERT_TRUE(a);
+  a = ParseHostPort(":9469");
+  ASSERT_TRUE(a.ok());
   EXPECT_EQ(a->host, "127.0.0.1");
-  a = ParseHostPort("[::1]:9469", &why);
-  ASSERT_TRUE(a);
+  a = ParseHostPort("[::1]:9469");
+  ASSERT_TRUE(a.ok());
   EXPECT_EQ(a->host, "::1");
   EXPECT_TRUE(a->loopback);
-  a = ParseHostPort("localhost:1", &why);
-  ASSERT_TRUE(a && a->loopback);
-  a = ParseHostPort("0.0.0.0:9469", &why);  // explicit: served off the machine
-  ASSERT_TRUE(a);
+  a = ParseHostPort("localhost:1");
+  ASSERT_TRUE(a.ok() && a->loopback);
+  a = ParseHostPort("0.0.0.0:9469");  // explicit: served off the machine
+  ASSERT_TRUE(a.ok());
   EXPECT_FALSE(a->loopback);
-  a = ParseHostPort("[::]:9469", &why);
-  ASSERT_TRUE(a);
+  a = ParseHostPort("[::]:9469");
+  ASSERT_TRUE(a.ok());
   EXPECT_FALSE(a->loopback);
   for (const char* bad :
        {"", "host", "127.0.0.1:", "127.0.0.1:0", "127.0.0.1:65536", "127.0.0.1:x", "::1:9469",
         "[::1:9469", "example.com:9469", "127.0.0.1:94 69", "unix:/tmp/x"}) {
-    why.clear();
-    EXPECT_FALSE(ParseHostPort(bad, &why)) << bad;
-    EXPECT_FALSE(why.empty()) << bad;
+    auto r = ParseHostPort(bad);
+    ASSERT_FALSE(r.ok()) << bad;
+    EXPECT_EQ(r.status().code(), StatusCode::kInvalidArgument) << bad;
+    EXPECT_FALSE(r.status().message().empty()) << bad;
   }
   Config c;
   c.metrics_listen = "127.0.0.1:99999";
-  EXPECT_EQ(Validate(c).rfind("key daemon.metrics_listen: ", 0), 0u) << Validate(c);
+  EXPECT_EQ(Validate(c).message().rfind("key daemon.metrics_listen: ", 0), 0u)
+      << Validate(c).message();
   Config t;
-  EXPECT_EQ(ApplyToml("[daemon]\nmetrics_listen = \"[::1]:9469\"\n", "t.toml", t), "");
+  EXPECT_EQ(ApplyToml("[daemon]\nmetrics_listen = \"[::1]:9469\"\n", "t.toml", t).message(), "");
   EXPECT_EQ(t.metrics_listen, "[::1]:9469");
-  EXPECT_EQ(Validate(t), "");
+  EXPECT_EQ(Validate(t).message(), "");
   EXPECT_EQ(Config{}.metrics_listen, "");  // off by default
 }
 

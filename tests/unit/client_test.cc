@@ -211,8 +211,8 @@ TEST(ClientTargetTest, Normalize) {
   EXPECT_EQ(Client::NormalizeTarget("host:12a"), "");
   auto bad = Client::Connect("nohostport");
   ASSERT_FALSE(bad.ok());
-  EXPECT_EQ(bad.status().code, kInvalidArgument);
-  EXPECT_NE(bad.status().message.find("nohostport"), std::string::npos);
+  EXPECT_EQ(bad.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(bad.status().message().find("nohostport"), std::string::npos);
 }
 
 TEST(ClientTargetTest, NoDaemonIsUnavailableNotACrash) {
@@ -222,9 +222,9 @@ TEST(ClientTargetTest, NoDaemonIsUnavailableNotACrash) {
   (*c)->set_timeout(2s);
   auto info = (*c)->DeviceInfo();
   ASSERT_FALSE(info.ok());
-  EXPECT_EQ(info.status().code, kUnavailable) << info.status().ToString();
+  EXPECT_EQ(info.status().code(), StatusCode::kUnavailable) << info.status().ToString();
   EXPECT_EQ(Status{}.ToString(), "OK");
-  EXPECT_EQ((Status{kNotFound, "no window"}.ToString()), "NOT_FOUND: no window");
+  EXPECT_EQ((Status::NotFound("no window").ToString()), "NOT_FOUND: no window");
 }
 
 // A real edgemond on the agx-orin fixture, listening on a socket in `dir`.
@@ -306,7 +306,8 @@ TEST(ClientDaemonTest, CallsAgainstARealDaemon) {
 
   auto unknown = c.Latest({"rail/NO_SUCH_RAIL/power"});
   ASSERT_FALSE(unknown.ok());
-  EXPECT_TRUE(unknown.status().code == kNotFound || unknown.status().code == kInvalidArgument)
+  EXPECT_TRUE(unknown.status().code() == StatusCode::kNotFound ||
+              unknown.status().code() == StatusCode::kInvalidArgument)
       << unknown.status().ToString();
 
   auto w = c.BeginWindow("client-test");
@@ -322,7 +323,7 @@ TEST(ClientDaemonTest, CallsAgainstARealDaemon) {
   bool listed = false;
   for (const Window& x : *list) listed |= x.id == w->id && x.label == "client-test";
   EXPECT_TRUE(listed);
-  EXPECT_EQ(c.EndWindow(987654321).status().code, kNotFound);
+  EXPECT_EQ(c.EndWindow(987654321).status().code(), StatusCode::kNotFound);
   auto summary = c.SummarizeWindow(w->id);
   ASSERT_TRUE(summary.ok()) << summary.status().ToString();
   EXPECT_NEAR(summary->duration_s, static_cast<double>(*ended->end_ns - ended->start_ns) / 1e9,
@@ -335,12 +336,12 @@ TEST(ClientDaemonTest, CallsAgainstARealDaemon) {
     EXPECT_NEAR(*r.avg_power_mw, kGpuSocMw, 5.0);
   }
   EXPECT_TRUE(rail);
-  EXPECT_EQ(c.Summarize(10, 5).status().code, kInvalidArgument);
+  EXPECT_EQ(c.Summarize(10, 5).status().code(), StatusCode::kInvalidArgument);
 
   auto boost = c.Boost(20, 1000);
   ASSERT_TRUE(boost.ok()) << boost.status().ToString();
   EXPECT_GE(boost->rate_hz, 1u);
-  EXPECT_EQ(c.Boost(0, 1000).status().code, kInvalidArgument);
+  EXPECT_EQ(c.Boost(0, 1000).status().code(), StatusCode::kInvalidArgument);
 
   auto procs = c.ListProcesses("pid", 10);
   ASSERT_TRUE(procs.ok()) << procs.status().ToString();
@@ -368,7 +369,7 @@ TEST(ClientDaemonTest, CallsAgainstARealDaemon) {
   EXPECT_EQ(buckets->series[0].id, volts->id);
   EXPECT_EQ(buckets->series[0].buckets[0].min, kGpuSocMv);
   EXPECT_EQ(buckets->series[0].buckets[0].max, kGpuSocMv);
-  EXPECT_EQ(c.Query(20, 10, {}).status().code, kInvalidArgument);
+  EXPECT_EQ(c.Query(20, 10, {}).status().code(), StatusCode::kInvalidArgument);
 }
 
 // Records what a Watcher reports, for the reconnect test.
@@ -438,7 +439,7 @@ TEST(ClientDaemonTest, WatchReconnectsWithBackoff) {
     for (auto& [st, t] : rec.states) {
       if (st == ConnectionState::kConnecting) tries.push_back(t);
     }
-    EXPECT_EQ(rec.last_status.code, kUnavailable) << rec.last_status.ToString();
+    EXPECT_EQ(rec.last_status.code(), StatusCode::kUnavailable) << rec.last_status.ToString();
   }
   ASSERT_GE(tries.size(), 5u);  // the first stream + 4 retries at least
   std::vector<double> gaps_ms;
@@ -509,7 +510,7 @@ TEST(ClientWatchTest, BackoffDoublesUpToTheCap) {
   EXPECT_EQ(rec.frames, 0);
   for (auto& [st, t] : rec.states) EXPECT_NE(st, ConnectionState::kConnected);
   EXPECT_EQ(rec.states.back().first, ConnectionState::kStopped);
-  EXPECT_EQ(rec.last_status.code, kOk);  // stopped by the caller
+  EXPECT_EQ(rec.last_status.code(), StatusCode::kOk);  // stopped by the caller
 }
 
 TEST(ClientDaemonTest, WatchStopsOnBadRequestAndOnStopToken) {
@@ -534,7 +535,8 @@ TEST(ClientDaemonTest, WatchStopsOnBadRequestAndOnStopToken) {
   ASSERT_TRUE(bad.WaitFor([&] { return !w1->running(); }, 5s));
   {
     std::lock_guard lock(bad.mu);
-    EXPECT_TRUE(bad.last_status.code == kInvalidArgument || bad.last_status.code == kNotFound)
+    EXPECT_TRUE(bad.last_status.code() == StatusCode::kInvalidArgument ||
+                bad.last_status.code() == StatusCode::kNotFound)
         << bad.last_status.ToString();
     EXPECT_EQ(bad.states.back().first, ConnectionState::kStopped);
   }

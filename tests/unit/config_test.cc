@@ -14,7 +14,7 @@ TEST(Config, DurationsAndSizes) {
   // Durations go through the common syntax (edgemon/timespec.h), in whole ms.
   auto retention = [](const std::string& value, std::string* error) {
     Config c;
-    *error = ApplyToml("[store]\nretention = \"" + value + "\"\n", "edgemond.toml", c);
+    *error = ApplyToml("[store]\nretention = \"" + value + "\"\n", "edgemond.toml", c).message();
     return c.retention_s;
   };
   std::string error;
@@ -30,7 +30,7 @@ TEST(Config, DurationsAndSizes) {
     EXPECT_NE(error.find("bad duration"), std::string::npos) << bad << ": " << error;
   }
   Config c;
-  EXPECT_EQ(ApplyToml("[daemon]\ntopology_check = \"500ms\"\n", "edgemond.toml", c), "");
+  EXPECT_EQ(ApplyToml("[daemon]\ntopology_check = \"500ms\"\n", "edgemond.toml", c).message(), "");
   EXPECT_EQ(c.topology_check_s, 0);  // kept in whole seconds
   EXPECT_EQ(ParseBytes("64MiB"), 64LL << 20);
   EXPECT_FALSE(ParseBytes("lots"));
@@ -41,7 +41,8 @@ TEST(Config, FileValuesApply) {
   EXPECT_EQ(ApplyToml("[daemon]\ninterval_ms = 500\nenergy_rate_hz = 200\n"
                       "[store]\npath = \"/tmp/x.db\"\nretention = \"2d\"\nmax_size = \"64MiB\"\n"
                       "rollup_period = 30\n",
-                      "edgemond.toml", c),
+                      "edgemond.toml", c)
+                .message(),
             "");
   EXPECT_EQ(c.interval_ms, 500);
   EXPECT_EQ(c.energy_rate_hz, 200);
@@ -49,75 +50,81 @@ TEST(Config, FileValuesApply) {
   EXPECT_EQ(c.retention_s, 2 * 86400);
   EXPECT_EQ(c.max_db_bytes, 64LL << 20);
   EXPECT_EQ(c.rollup_period_s, 30);
-  EXPECT_EQ(Validate(c), "");
+  EXPECT_EQ(Validate(c).message(), "");
 }
 
 TEST(Config, ControlKeysAreOffByDefaultAndTyped) {
   Config c;
   EXPECT_FALSE(c.control_enable);
-  EXPECT_EQ(ApplyToml("[control]\nenable = true\ngroup = \"bench\"\n", "f.toml", c), "");
+  EXPECT_EQ(ApplyToml("[control]\nenable = true\ngroup = \"bench\"\n", "f.toml", c).message(), "");
   EXPECT_TRUE(c.control_enable);
   EXPECT_EQ(c.control_group, "bench");
-  EXPECT_EQ(ApplyToml("[control]\nenable = \"yes\"\n", "f.toml", c),
+  EXPECT_EQ(ApplyToml("[control]\nenable = \"yes\"\n", "f.toml", c).message(),
             "f.toml: key control.enable: expected true or false");
-  EXPECT_EQ(ApplyToml("[control]\nenabled = true\n", "f.toml", c),
+  EXPECT_EQ(ApplyToml("[control]\nenabled = true\n", "f.toml", c).message(),
             "f.toml: key control.enabled: unknown key");
 }
 
 TEST(Config, ErrorsNameTheKeyAndTheReason) {
   Config c;
-  EXPECT_EQ(ApplyToml("[daemon]\ninterval = 5\n", "f.toml", c),
+  EXPECT_EQ(ApplyToml("[daemon]\ninterval = 5\n", "f.toml", c).message(),
             "f.toml: key daemon.interval: unknown key");
-  EXPECT_EQ(ApplyToml("[daemon]\ninterval_ms = \"fast\"\n", "f.toml", c),
+  EXPECT_EQ(ApplyToml("[daemon]\ninterval_ms = \"fast\"\n", "f.toml", c).message(),
             "f.toml: key daemon.interval_ms: expected an integer");
-  EXPECT_NE(
-      ApplyToml("[store]\nretention = \"forever\"\n", "f.toml", c).find("key store.retention"),
-      std::string::npos);
-  EXPECT_NE(ApplyToml("[daemon\n", "f.toml", c).find("f.toml:1"), std::string::npos);
+  EXPECT_NE(ApplyToml("[store]\nretention = \"forever\"\n", "f.toml", c)
+                .message()
+                .find("key store.retention"),
+            std::string::npos);
+  EXPECT_NE(ApplyToml("[daemon\n", "f.toml", c).message().find("f.toml:1"), std::string::npos);
   Config bad;
   bad.interval_ms = 5;
-  EXPECT_EQ(Validate(bad), "key daemon.interval_ms: must be between 10 and 3600000, got 5");
+  EXPECT_EQ(Validate(bad).message(),
+            "key daemon.interval_ms: must be between 10 and 3600000, got 5");
+  EXPECT_EQ(Validate(bad).code(), StatusCode::kInvalidArgument);
   bad = Config{};
   bad.energy_rate_hz = 5000;
-  EXPECT_NE(Validate(bad).find("key daemon.energy_rate_hz"), std::string::npos);
+  EXPECT_NE(Validate(bad).message().find("key daemon.energy_rate_hz"), std::string::npos);
   bad = Config{};
   bad.listen = "nowhere";
-  EXPECT_NE(Validate(bad).find("key daemon.listen"), std::string::npos);
+  EXPECT_NE(Validate(bad).message().find("key daemon.listen"), std::string::npos);
 }
 
 TEST(Config, ApiKeys) {
   Config c;
-  EXPECT_EQ(ApplyToml("[daemon]\ntcp_listen = \"127.0.0.1:7070\"\nmax_streams = 8\n", "f.toml", c),
+  EXPECT_EQ(ApplyToml("[daemon]\ntcp_listen = \"127.0.0.1:7070\"\nmax_streams = 8\n", "f.toml", c)
+                .message(),
             "");
   EXPECT_EQ(c.tcp_listen, "127.0.0.1:7070");
   EXPECT_EQ(c.max_streams, 8);
-  EXPECT_EQ(Validate(c), "");
+  EXPECT_EQ(Validate(c).message(), "");
   // Non-loopback TCP without TLS is refused, naming the key.
   c.tcp_listen = "0.0.0.0:7070";
-  EXPECT_EQ(Validate(c),
+  EXPECT_EQ(Validate(c).message(),
             "key daemon.tcp_listen: 0.0.0.0:7070 is not a loopback address; refusing plain-text "
             "TCP (set daemon.tls_cert and daemon.tls_key)");
   c.tls_cert = "/etc/edgemon/cert.pem";
-  EXPECT_EQ(Validate(c), "keys daemon.tls_cert and daemon.tls_key: set both or neither");
+  EXPECT_EQ(Validate(c).message(), "keys daemon.tls_cert and daemon.tls_key: set both or neither");
   c.tls_key = "/etc/edgemon/key.pem";
-  EXPECT_EQ(Validate(c), "");
+  EXPECT_EQ(Validate(c).message(), "");
   // The main listen address follows the same rule.
   Config d;
   d.listen = "192.168.1.5:7070";
-  EXPECT_NE(Validate(d).find("key daemon.listen: 192.168.1.5:7070 is not a loopback"),
+  EXPECT_NE(Validate(d).message().find("key daemon.listen: 192.168.1.5:7070 is not a loopback"),
             std::string::npos);
   d.listen = "[::1]:7070";
-  EXPECT_EQ(Validate(d), "");
+  EXPECT_EQ(Validate(d).message(), "");
   d.listen = "unix:";
-  EXPECT_NE(Validate(d).find("key daemon.listen"), std::string::npos);
+  EXPECT_NE(Validate(d).message().find("key daemon.listen"), std::string::npos);
   Config e;
   e.tcp_listen = "7070";
-  EXPECT_NE(Validate(e).find("key daemon.tcp_listen: expected host:port"), std::string::npos);
+  EXPECT_NE(Validate(e).message().find("key daemon.tcp_listen: expected host:port"),
+            std::string::npos);
   e = Config{};
   e.max_streams = 0;
-  EXPECT_EQ(Validate(e), "key daemon.max_streams: must be between 1 and 100000, got 0");
-  EXPECT_NE(ApplyToml("[daemon]\nmax_streams = \"many\"\n", "f.toml", e).find("max_streams"),
-            std::string::npos);
+  EXPECT_EQ(Validate(e).message(), "key daemon.max_streams: must be between 1 and 100000, got 0");
+  EXPECT_NE(
+      ApplyToml("[daemon]\nmax_streams = \"many\"\n", "f.toml", e).message().find("max_streams"),
+      std::string::npos);
 }
 
 TEST(Config, ErrorsStayOneLineWhateverTheFileHolds) {
@@ -126,14 +133,14 @@ TEST(Config, ErrorsStayOneLineWhateverTheFileHolds) {
   Config c;
   std::string text("11101101=n\n\n\n\n", 14);
   text += std::string(4, '\0') + "\n=\n\n119";
-  std::string err = ApplyToml(text, "f.toml", c);
+  std::string err = ApplyToml(text, "f.toml", c).message();
   ASSERT_FALSE(err.empty());
   EXPECT_EQ(err.find('\n'), std::string::npos) << err;
   EXPECT_NE(err.find("f.toml:1:"), std::string::npos) << err;
   EXPECT_NE(err.find("\\n"), std::string::npos) << err;  // shown escaped
   Config bad;
   bad.tcp_listen = "host\nname:7070";
-  err = Validate(bad);
+  err = Validate(bad).message();
   ASSERT_FALSE(err.empty());
   EXPECT_EQ(err.find('\n'), std::string::npos) << err;
 }
@@ -143,22 +150,24 @@ TEST(Config, DeepDocumentsAreRefusedBeforeParsing) {
   // SIGHUP reload; now refused with one line naming the place.
   Config c;
   std::string arrays = "[daemon]\nroot = " + std::string(40000, '[') + std::string(40000, ']');
-  std::string err = ApplyToml(arrays, "f.toml", c);
+  std::string err = ApplyToml(arrays, "f.toml", c).message();
   EXPECT_NE(err.find("f.toml:2: nested deeper than"), std::string::npos) << err;
   std::string tables = "x = ";
   for (int i = 0; i < 40000; ++i) tables += "{a = ";
   tables += "1" + std::string(40000, '}');
-  EXPECT_NE(ApplyToml(tables, "f.toml", c).find("nested deeper"), std::string::npos);
+  EXPECT_NE(ApplyToml(tables, "f.toml", c).message().find("nested deeper"), std::string::npos);
   std::string dotted = "[a";
   for (int i = 0; i < 30000; ++i) dotted += ".a";
   dotted += "]\n";
-  EXPECT_NE(ApplyToml(dotted, "f.toml", c).find("f.toml:1: nested deeper"), std::string::npos);
+  EXPECT_NE(ApplyToml(dotted, "f.toml", c).message().find("f.toml:1: nested deeper"),
+            std::string::npos);
   // What a real config holds still passes: dots inside strings and numbers,
   // brackets in comments and strings.
   EXPECT_EQ(ApplyToml("# [[[[[[[[[[[[ a.b.c.d.e.f.g.h.i.j\n[daemon]\n"
                       "tcp_listen = \"127.0.0.1:7070\" # x.y.z.w.v.u.t.s.r\n"
                       "root = '/a.b/c.d/e.f/g.h/i.j/k.l/m.n/o.p/q[[[[[[[[[['\n",
-                      "f.toml", c),
+                      "f.toml", c)
+                .message(),
             "");
   EXPECT_EQ(c.root, "/a.b/c.d/e.f/g.h/i.j/k.l/m.n/o.p/q[[[[[[[[[[");
 }
@@ -166,21 +175,22 @@ TEST(Config, DeepDocumentsAreRefusedBeforeParsing) {
 TEST(Config, NumericLimitsAreCheckedBeforeArithmetic) {
   // 18446744074 s in nanoseconds wraps int64 to 0.29 s, which deleted history.
   Config c;
-  ASSERT_EQ(ApplyToml("[store]\nretention = 18446744074\n", "f.toml", c), "");
-  EXPECT_EQ(Validate(c), "key store.retention: must be between 1m and 3650d");
+  ASSERT_EQ(ApplyToml("[store]\nretention = 18446744074\n", "f.toml", c).message(), "");
+  EXPECT_EQ(Validate(c).message(), "key store.retention: must be between 1m and 3650d");
   c = Config{};
-  ASSERT_EQ(ApplyToml("[store]\nretention = \"1000000d\"\n", "f.toml", c), "");
-  EXPECT_EQ(Validate(c), "key store.retention: must be between 1m and 3650d");
+  ASSERT_EQ(ApplyToml("[store]\nretention = \"1000000d\"\n", "f.toml", c).message(), "");
+  EXPECT_EQ(Validate(c).message(), "key store.retention: must be between 1m and 3650d");
   c = Config{};
   EXPECT_NE(ApplyToml("[store]\nretention = 9223372036854775807\n", "f.toml", c)
+                .message()
                 .find("key store.retention: expected a duration"),
             std::string::npos);
   c = Config{};
-  ASSERT_EQ(ApplyToml("[store]\nrollup_retention = \"99999d\"\n", "f.toml", c), "");
-  EXPECT_EQ(Validate(c), "key store.rollup_retention: must be at most 3650d");
+  ASSERT_EQ(ApplyToml("[store]\nrollup_retention = \"99999d\"\n", "f.toml", c).message(), "");
+  EXPECT_EQ(Validate(c).message(), "key store.rollup_retention: must be at most 3650d");
   c = Config{};
-  ASSERT_EQ(ApplyToml("[store]\nmax_size = \"9000GiB\"\n", "f.toml", c), "");
-  EXPECT_EQ(Validate(c), "key store.max_size: must be between 1MiB and 1TiB");
+  ASSERT_EQ(ApplyToml("[store]\nmax_size = \"9000GiB\"\n", "f.toml", c).message(), "");
+  EXPECT_EQ(Validate(c).message(), "key store.max_size: must be between 1MiB and 1TiB");
 }
 
 TEST(Config, PlainTcpIsJudgedByAddressNotSpelling) {
@@ -188,41 +198,45 @@ TEST(Config, PlainTcpIsJudgedByAddressNotSpelling) {
   // 0.0.0.0, which served plain gRPC on every interface.
   Config c;
   c.tcp_listen = "127.0.0.1.example.test:17071";
-  EXPECT_NE(Validate(c).find("is not a loopback address"), std::string::npos);
+  EXPECT_NE(Validate(c).message().find("is not a loopback address"), std::string::npos);
   c.tcp_listen = ":17071";  // every address
-  EXPECT_NE(Validate(c).find("key daemon.tcp_listen"), std::string::npos);
+  EXPECT_NE(Validate(c).message().find("key daemon.tcp_listen"), std::string::npos);
   c.tcp_listen = "127.0.0.2:17071";
-  EXPECT_EQ(Validate(c), "");
+  EXPECT_EQ(Validate(c).message(), "");
   c.tcp_listen = "[::1]:17071";
-  EXPECT_EQ(Validate(c), "");
+  EXPECT_EQ(Validate(c).message(), "");
   c.tcp_listen = "localhost:17071";
-  EXPECT_EQ(Validate(c), "");
+  EXPECT_EQ(Validate(c).message(), "");
 }
 
 TEST(Config, OnlyBoundedRegularFilesAreRead) {
   auto dir = std::filesystem::temp_directory_path() / ("edgemon-cfg-" + std::to_string(getpid()));
   std::filesystem::create_directories(dir);
-  std::string text;
-  EXPECT_NE(ReadConfigFile(dir.string(), &text).find("is not a regular file"), std::string::npos);
+  EXPECT_NE(ReadConfigFile(dir.string()).status().message().find("is not a regular file"),
+            std::string::npos);
   auto fifo = (dir / "fifo").string();
   ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
-  EXPECT_NE(ReadConfigFile(fifo, &text).find("is not a regular file"), std::string::npos);
-  EXPECT_NE(ReadConfigFile("/dev/zero", &text).find("is not a regular file"), std::string::npos);
+  EXPECT_NE(ReadConfigFile(fifo).status().message().find("is not a regular file"),
+            std::string::npos);
+  EXPECT_NE(ReadConfigFile("/dev/zero").status().message().find("is not a regular file"),
+            std::string::npos);
   auto big = (dir / "big.toml").string();
   {
     std::ofstream out(big);
     out << std::string(kMaxConfigBytes + 1, '#');
   }
-  EXPECT_NE(ReadConfigFile(big, &text).find("is larger than"), std::string::npos);
+  EXPECT_NE(ReadConfigFile(big).status().message().find("is larger than"), std::string::npos);
   auto good = (dir / "good.toml").string();
   {
     std::ofstream out(good);
     out << "[daemon]\ninterval_ms = 500\n";
   }
-  EXPECT_EQ(ReadConfigFile(good, &text), "");
-  EXPECT_EQ(text, "[daemon]\ninterval_ms = 500\n");
-  EXPECT_NE(ReadConfigFile((dir / "missing").string(), &text).find("cannot read config file"),
-            std::string::npos);
+  auto text = ReadConfigFile(good);
+  ASSERT_TRUE(text.ok()) << text.status().ToString();
+  EXPECT_EQ(*text, "[daemon]\ninterval_ms = 500\n");
+  auto missing = ReadConfigFile((dir / "missing").string());
+  EXPECT_EQ(missing.status().code(), StatusCode::kNotFound);
+  EXPECT_NE(missing.status().message().find("cannot read config file"), std::string::npos);
   std::filesystem::remove_all(dir);
 }
 

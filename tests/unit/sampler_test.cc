@@ -150,7 +150,7 @@ TEST(Sampler, WallClockStepsThroughTheStoreDeleteNothing) {
   constexpr int64_t kDay = 86'400LL * 1'000'000'000;
   {
     auto st = store::RingStore::Open(db, so);
-    ASSERT_TRUE(st.ok()) << st.error();
+    ASSERT_TRUE(st.ok()) << st.status().message();
     Rig rig(100 * kMs, 0, 1);
     StoreSink sink(**st);
     rig.sampler->AddSink(&sink);
@@ -173,7 +173,7 @@ TEST(Sampler, WallClockStepsThroughTheStoreDeleteNothing) {
   }
   {  // Reboot (boottime starts again) into 1970; NTP steps the clock later.
     auto st = store::RingStore::Open(db, so);
-    ASSERT_TRUE(st.ok()) << st.error();
+    ASSERT_TRUE(st.ok()) << st.status().message();
     Rig rig(100 * kMs, 0, 1);
     rig.clock.JumpRealtime(-rig.clock.RealtimeNs() + rig.clock.BoottimeNs());
     StoreSink sink(**st);

@@ -43,7 +43,7 @@ class ServiceTest : public ::testing::Test {
                                                [](const std::string&) {});
     collection_->Discover();
     auto st = store::RingStore::Open(tmp_.root() + "/edgemon.db", store_options_);
-    ASSERT_TRUE(st.ok()) << st.error();
+    ASSERT_TRUE(st.ok()) << st.status().message();
     store_ = std::move(st.value());
     hub_ = std::make_unique<WatchHub>(kMaxStreams);
     SamplerOptions so;
@@ -64,7 +64,7 @@ class ServiceTest : public ::testing::Test {
     socket_ = tmp_.root() + "/run/edgemon/api.sock";
     ServerOptions so2;
     so2.unix_path = socket_;
-    ASSERT_EQ(server_->Start(so2), "");
+    ASSERT_TRUE(server_->Start(so2).ok());
     channel_ = grpc::CreateChannel("unix:" + socket_, grpc::InsecureChannelCredentials());
     stub_ = v1::Telemetry::NewStub(channel_);
   }
@@ -137,6 +137,32 @@ class ServiceTest : public ::testing::Test {
   std::shared_ptr<grpc::Channel> channel_;
   std::unique_ptr<v1::Telemetry::Stub> stub_;
 };
+
+TEST(CodecSelectChannels, KeysIdsGlobsOrInvalidArgument) {
+  Inventory inv;
+  auto add = [&](Kind k, const char* name, Field f) {
+    Channel c;
+    c.id = static_cast<ChannelId>(inv.channels.size());
+    c.kind = k;
+    c.name = name;
+    c.field = f;
+    inv.channels.push_back(c);
+  };
+  add(Kind::kRail, "VDD_IN", Field::kPower);         // 0
+  add(Kind::kRail, "VDD_IN", Field::kVoltage);       // 1
+  add(Kind::kThermal, "cpu-thermal", Field::kTemp);  // 2
+  auto all = SelectChannels(inv, {});
+  ASSERT_TRUE(all.ok()) << all.status().ToString();
+  EXPECT_TRUE(all->empty());
+  auto some = SelectChannels(inv, {"thermal/*", "1", "rail/VDD_IN/voltage"});
+  ASSERT_TRUE(some.ok()) << some.status().ToString();
+  EXPECT_EQ(*some, (std::vector<ChannelId>{1, 2}));
+  auto bad = SelectChannels(inv, {"rail/*", "gpu/*"});
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.status().code(), edgemon::StatusCode::kInvalidArgument);
+  EXPECT_NE(bad.status().message().find("\"gpu/*\""), std::string::npos) << bad.status().message();
+  EXPECT_FALSE(SelectChannels(inv, {"3"}).ok());
+}
 
 TEST_F(ServiceTest, SocketIsGroupOnly) {
   struct stat st {};
@@ -745,7 +771,7 @@ TEST_F(ServiceTest, ShortRangeNoteStatesNoRate) {
   ApiServer server(svc);
   ServerOptions so;
   so.unix_path = tmp_.root() + "/run/edgemon/api2.sock";
-  ASSERT_EQ(server.Start(so), "");
+  ASSERT_TRUE(server.Start(so).ok());
   auto stub = v1::Telemetry::NewStub(
       grpc::CreateChannel("unix:" + so.unix_path, grpc::InsecureChannelCredentials()));
   v1::Summary s;

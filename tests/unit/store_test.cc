@@ -94,7 +94,7 @@ RingStoreOptions Fast() {
 std::unique_ptr<RingStore> MustOpen(const std::string& path, RingStoreOptions o = Fast()) {
   auto r = RingStore::Open(path, std::move(o));
   if (!r.ok()) {
-    ADD_FAILURE() << "Open(" << path << "): " << r.error();
+    ADD_FAILURE() << "Open(" << path << "): " << r.status().message();
     return nullptr;
   }
   return std::move(r.value());
@@ -246,7 +246,7 @@ TEST(RingStore, RoundTripKeepsAbsentValuesAbsentAndZeroZero) {
   ASSERT_TRUE(s->Flush().ok());
 
   auto all = s->Range(kT0, kT0 + 10 * kSec, {}, 0);
-  ASSERT_TRUE(all.ok()) << all.error();
+  ASSERT_TRUE(all.ok()) << all.status().message();
   ASSERT_EQ(all->channels.size(), 4u);
   EXPECT_EQ(all->channels[0].key, "cpu/cpu0/load");
   EXPECT_EQ(all->channels[1].channel.trips.size(), 2u);
@@ -268,7 +268,7 @@ TEST(RingStore, RoundTripKeepsAbsentValuesAbsentAndZeroZero) {
 
   // A subset, in the order asked for.
   auto sub = s->Range(kT0, kT0 + 10 * kSec, {"rail/VDD_IN/power", "cpu/cpu0/load"}, 2);
-  ASSERT_TRUE(sub.ok()) << sub.error();
+  ASSERT_TRUE(sub.ok()) << sub.status().message();
   ASSERT_EQ(sub->channels.size(), 2u);
   EXPECT_EQ(sub->channels[0].key, "rail/VDD_IN/power");
   EXPECT_EQ(sub->channels[0].channel.id, 0u);
@@ -290,7 +290,7 @@ TEST(RingStore, RoundTripKeepsAbsentValuesAbsentAndZeroZero) {
 
   auto bad = s->Range(kT0, kT0 + kSec, {"cpu/cpu9/load"}, 0);
   EXPECT_FALSE(bad.ok());
-  EXPECT_NE(bad.error().find("unknown channel"), std::string::npos);
+  EXPECT_NE(bad.status().message().find("unknown channel"), std::string::npos);
 }
 
 TEST(RingStore, SeqContinuesAfterReopen) {
@@ -370,7 +370,7 @@ TEST(RingStore, InventoryChangeKeepsHistoryAndIds) {
   EXPECT_EQ((*chans)[2].store_id, 3);
 
   auto r = s->Range(kT0, kT0 + 3 * kSec, {}, 0);
-  ASSERT_TRUE(r.ok()) << r.error();
+  ASSERT_TRUE(r.ok()) << r.status().message();
   ASSERT_EQ(r->frames.size(), 3u);
   EXPECT_EQ(r->frames[0].values, (std::vector<Value>{1, 2, std::nullopt}));
   EXPECT_EQ(r->frames[1].values, (std::vector<Value>{10, 20, 30}));
@@ -397,7 +397,7 @@ TEST(RingStore, OldestNsIsTheFirstFrameWithinItsRollupPeriod) {
   ASSERT_TRUE(s->Flush().ok());
   ASSERT_GT(s->Stats()->rollup_rows, 0);
   auto oldest = s->OldestNs();
-  ASSERT_TRUE(oldest.ok()) << oldest.error();
+  ASSERT_TRUE(oldest.ok()) << oldest.status().message();
   EXPECT_EQ(*oldest, kT0 + 7 * kSec);
 }
 
@@ -430,14 +430,14 @@ TEST(RingStore, DurationRetentionOfRawRollupAndWindows) {
   // t = 300, 310, ..., 580 (the period at 590 is still open).
   EXPECT_EQ(st->rollup_rows, 29);
   auto rows = s->Downsample("cpu/cpu/load", kT0, kT0 + 590 * kSec, 10 * kSec, Tier::kRollup);
-  ASSERT_TRUE(rows.ok()) << rows.error();
+  ASSERT_TRUE(rows.ok()) << rows.status().message();
   ASSERT_EQ(rows->size(), 29u);
   EXPECT_EQ(rows->front().t_ns, kT0 + 300 * kSec);
   EXPECT_EQ(rows->front().min, 300);
   EXPECT_EQ(rows->front().max, 309);
   // The oldest data held: the rollup tier's, older than the raw tier.
   auto oldest = s->OldestNs();
-  ASSERT_TRUE(oldest.ok()) << oldest.error();
+  ASSERT_TRUE(oldest.ok()) << oldest.status().message();
   EXPECT_EQ(*oldest, kT0 + 300 * kSec);
   // Windows: the one that ended long ago is gone, the open one stays.
   auto w = s->ListWindows(INT64_MIN, INT64_MAX);
@@ -469,7 +469,7 @@ Inventory OneCpu() {
 // Every frame held, in seq order, checked never to go back in stored time.
 std::vector<Frame> AllFramesMonotonic(RingStore& s) {
   auto r = s.Range(INT64_MIN, INT64_MAX, {}, 0);
-  EXPECT_TRUE(r.ok()) << r.error();
+  EXPECT_TRUE(r.ok()) << r.status().message();
   if (!r.ok()) return {};
   auto frames = r->frames;
   std::sort(frames.begin(), frames.end(),
@@ -506,7 +506,7 @@ TEST(RingStore, ForwardJumpDeletesNothingAndIsRecorded) {
   auto frames = AllFramesMonotonic(*s);
   ASSERT_EQ(frames.size(), 93u);
   auto jumps = s->ClockJumps(INT64_MIN, INT64_MAX);
-  ASSERT_TRUE(jumps.ok()) << jumps.error();
+  ASSERT_TRUE(jumps.ok()) << jumps.status().message();
   ASSERT_EQ(jumps->size(), 2u);
   EXPECT_EQ((*jumps)[0].boottime_ns, 70 * kSec);
   EXPECT_EQ((*jumps)[0].new_offset_ns - (*jumps)[0].old_offset_ns, 8 * kDay);
@@ -553,7 +553,7 @@ TEST(RingStore, BackwardJumpKeepsStoredTimeMonotonicAndDeletesNothing) {
   EXPECT_EQ(frames[89].realtime_ns, kT0 + 99 * kSec);
   EXPECT_EQ(frames[90].realtime_ns, kT0 + 100 * kSec);
   auto jumps = s->ClockJumps(INT64_MIN, INT64_MAX);
-  ASSERT_TRUE(jumps.ok()) << jumps.error();
+  ASSERT_TRUE(jumps.ok()) << jumps.status().message();
   ASSERT_EQ(jumps->size(), 2u);
   EXPECT_EQ((*jumps)[0].new_offset_ns - (*jumps)[0].old_offset_ns, -30 * kDay);
   EXPECT_EQ((*jumps)[0].realtime_ns, kT0 + 70 * kSec);
@@ -591,7 +591,7 @@ TEST(RingStore, BootIn1970ThenNtpStepKeepsHistoryAndRetentionFollowsBoottime) {
     EXPECT_EQ(frames[61].realtime_ns, kT0 + 70 * kSec);
     EXPECT_EQ(frames[80].realtime_ns, kT0 + 3600 * kSec + 25 * kSec);
     auto jumps = s->ClockJumps(INT64_MIN, INT64_MAX);
-    ASSERT_TRUE(jumps.ok()) << jumps.error();
+    ASSERT_TRUE(jumps.ok()) << jumps.status().message();
     ASSERT_EQ(jumps->size(), 1u);
     EXPECT_EQ((*jumps)[0].boottime_ns, 25 * kSec);
     EXPECT_EQ((*jumps)[0].old_offset_ns, 0);
@@ -735,7 +735,7 @@ TEST(RingStore, WindowsNeverEvictFrameHistory) {
   const std::string label(256, 'w');
   for (int i = 0; i < 7000; ++i) {
     auto w = s->AddWindow(label, kT0 + i * 1000, kT0 + i * 1000 + 500);
-    ASSERT_TRUE(w.ok()) << i << ": " << w.error();
+    ASSERT_TRUE(w.ok()) << i << ": " << w.status().message();
   }
   s->Append(MakeFrame(kT0 + 500 * kSec, BigValues(inv, 500, rng)));
   ASSERT_TRUE(s->Flush().ok());
@@ -756,7 +756,8 @@ TEST(RingStore, WindowsNeverEvictFrameHistory) {
   }
   auto refused = s->BeginWindow(label, kT0 + 600 * kSec);
   ASSERT_FALSE(refused.ok());
-  EXPECT_NE(refused.error().find("open windows"), std::string::npos) << refused.error();
+  EXPECT_NE(refused.status().message().find("open windows"), std::string::npos)
+      << refused.status().message();
   auto open = s->OpenWindows();
   ASSERT_TRUE(open.ok());
   ASSERT_EQ(open->size(), cap);
@@ -864,7 +865,7 @@ TEST(RingStore, RollupHoldsExactMinAvgMaxPerPeriod) {
     // Two closed periods come from the rollup tier, the open one from raw.
     for (Tier tier : {Tier::kRollup, Tier::kRaw, Tier::kAuto}) {
       auto b = s->Downsample("thermal/tj-thermal/temp", kT0, kT0 + 180 * kSec, 60 * kSec, tier);
-      ASSERT_TRUE(b.ok()) << b.error();
+      ASSERT_TRUE(b.ok()) << b.status().message();
       ASSERT_EQ(b->size(), 3u);
       for (const auto& bucket : *b) {
         const auto& e = expect.at(bucket.t_ns);
@@ -925,7 +926,7 @@ TEST(RingStore, RollupRebuildsTheOpenPeriodAfterACrash) {
   auto s = MustOpen(path);
   ASSERT_TRUE(s);
   auto b = s->Downsample("cpu/cpu/load", kT0, kT0 + 180 * kSec, 60 * kSec, Tier::kRollup);
-  ASSERT_TRUE(b.ok()) << b.error();
+  ASSERT_TRUE(b.ok()) << b.status().message();
   ASSERT_EQ(b->size(), 3u);
   EXPECT_EQ((*b)[0].count, 60);
   EXPECT_EQ((*b)[1].count, 60);
@@ -952,7 +953,7 @@ TEST(RingStore, DownsampleReadsRawOrRollupTier) {
 
   // Fine steps inside the raw tier: from raw frames.
   auto fine = s->Downsample(key, kT0 + 3300 * kSec, kT0 + 3600 * kSec, 10 * kSec);
-  ASSERT_TRUE(fine.ok()) << fine.error();
+  ASSERT_TRUE(fine.ok()) << fine.status().message();
   ASSERT_EQ(fine->size(), 30u);
   for (size_t k = 0; k < fine->size(); ++k) {
     const auto& b = (*fine)[k];
@@ -966,7 +967,7 @@ TEST(RingStore, DownsampleReadsRawOrRollupTier) {
   // The whole hour at 5-minute steps: the raw tier holds only 10 minutes, so
   // this comes from the rollup tier (plus the open minute from raw).
   auto coarse = s->Downsample(key, kT0, kT0 + 3600 * kSec, 300 * kSec);
-  ASSERT_TRUE(coarse.ok()) << coarse.error();
+  ASSERT_TRUE(coarse.ok()) << coarse.status().message();
   ASSERT_EQ(coarse->size(), 12u);
   for (size_t k = 0; k < coarse->size(); ++k) {
     const auto& b = (*coarse)[k];
@@ -1014,7 +1015,7 @@ TEST(RingStore, CounterAtInterpolatesAndEnergyIsASubtraction) {
   const std::string key = "rail/VDD_IN/energy";
   auto at = [&](int64_t t) {
     auto r = s->CounterAt(key, t);
-    EXPECT_TRUE(r.ok()) << r.error();
+    EXPECT_TRUE(r.ok()) << r.status().message();
     return r.ok() ? *r : std::nullopt;
   };
   EXPECT_EQ(at(kT0 + 2500 * int64_t{1'000'000}), 2500.0);
@@ -1067,7 +1068,7 @@ TEST(RingStore, CounterAtFallsBackToTheRollupTier) {
   const std::string key = "rail/VDD_CPU_CV/energy";
   // Period starts are exact (the first sample of each minute is at its start).
   auto e = s->EnergyBetween(key, kT0 + 60 * kSec, kT0 + 180 * kSec);
-  ASSERT_TRUE(e.ok()) << e.error();
+  ASSERT_TRUE(e.ok()) << e.status().message();
   ASSERT_TRUE(e->has_value());
   EXPECT_DOUBLE_EQ(**e, 240000.0);
   // Inside a period: within one sample of the truth.
@@ -1091,7 +1092,7 @@ TEST(RingStore, WindowsCrud) {
     auto s = MustOpen(path);
     ASSERT_TRUE(s);
     auto ra = s->BeginWindow("resnet50 fp16", kT0 + 10 * kSec);
-    ASSERT_TRUE(ra.ok()) << ra.error();
+    ASSERT_TRUE(ra.ok()) << ra.status().message();
     a = *ra;
     auto g = s->GetWindow(a);
     ASSERT_TRUE(g.ok() && g->has_value());
@@ -1145,8 +1146,9 @@ TEST(RingStore, GarbageFileIsAnErrorOrMovedAside) {
 
   auto r = RingStore::Open(path, Fast());
   ASSERT_FALSE(r.ok());
-  EXPECT_NE(r.error().find("not an SQLite database"), std::string::npos) << r.error();
-  EXPECT_TRUE(r.status().bad_store());
+  EXPECT_NE(r.status().message().find("not an SQLite database"), std::string::npos)
+      << r.status().message();
+  EXPECT_TRUE(r.status().code() == edgemon::StatusCode::kDataLoss);
   EXPECT_EQ(ReadAll(path), garbage);  // untouched
 
   auto o = Fast();
@@ -1188,8 +1190,8 @@ TEST(RingStore, CorruptPagesForeignAndNewerFilesAreRefused) {
   WriteAll(path, bytes);
   auto r = RingStore::Open(path, Fast());
   ASSERT_FALSE(r.ok());
-  EXPECT_NE(r.error().find("corrupt"), std::string::npos) << r.error();
-  EXPECT_TRUE(r.status().bad_store());
+  EXPECT_NE(r.status().message().find("corrupt"), std::string::npos) << r.status().message();
+  EXPECT_TRUE(r.status().code() == edgemon::StatusCode::kDataLoss);
   EXPECT_EQ(ReadAll(path), bytes);
 
   // Someone else's SQLite database.
@@ -1202,8 +1204,8 @@ TEST(RingStore, CorruptPagesForeignAndNewerFilesAreRefused) {
   sqlite3_close(db);
   auto f = RingStore::Open(foreign, Fast());
   ASSERT_FALSE(f.ok());
-  EXPECT_NE(f.error().find("foreign"), std::string::npos) << f.error();
-  EXPECT_TRUE(f.status().bad_store());
+  EXPECT_NE(f.status().message().find("foreign"), std::string::npos) << f.status().message();
+  EXPECT_TRUE(f.status().code() == edgemon::StatusCode::kDataLoss);
   auto o = Fast();
   o.recreate_bad = true;
   EXPECT_TRUE(MustOpen(foreign, o));
@@ -1219,8 +1221,8 @@ TEST(RingStore, CorruptPagesForeignAndNewerFilesAreRefused) {
   sqlite3_close(db);
   auto n = RingStore::Open(newer, o);
   ASSERT_FALSE(n.ok());
-  EXPECT_NE(n.error().find("newer"), std::string::npos) << n.error();
-  EXPECT_TRUE(n.status().bad_store());
+  EXPECT_NE(n.status().message().find("newer"), std::string::npos) << n.status().message();
+  EXPECT_TRUE(n.status().code() == edgemon::StatusCode::kDataLoss);
   EXPECT_GT(FileBytes(newer), 0);
 }
 
@@ -1240,7 +1242,7 @@ TEST(RingStore, OptionsAreValidated) {
   EXPECT_FALSE(RingStore::Open(dir.File("x.db"), o).ok());
   auto missing = RingStore::Open(dir.File("no/such/dir/x.db"), Fast());
   EXPECT_FALSE(missing.ok());
-  EXPECT_FALSE(missing.status().bad_store());  // not the file's fault
+  EXPECT_FALSE(missing.status().code() == edgemon::StatusCode::kDataLoss);  // not the file's fault
 }
 
 // (I14) A frame blob that does not decode passes quick_check; every read
@@ -1272,13 +1274,13 @@ TEST(RingStore, MalformedFrameBlobIsSkippedAndCounted) {
   auto s = MustOpen(path);  // quick_check passes; opening replays nothing from it
   ASSERT_TRUE(s);
   auto all = s->Range(kT0, kT0 + kFrames * kSec, {}, 0);
-  ASSERT_TRUE(all.ok()) << all.error();
+  ASSERT_TRUE(all.ok()) << all.status().message();
   EXPECT_EQ(all->frames.size(), static_cast<size_t>(kFrames - 1));
   EXPECT_EQ(all->bad_frames, 1u);
   for (const auto& f : all->frames) EXPECT_NE(f.seq, 6u);
   // Paged: the bad frame does not end a page early.
   auto page = s->Range(kT0, kT0 + kFrames * kSec, {"cpu/cpu0/load"}, 10);
-  ASSERT_TRUE(page.ok()) << page.error();
+  ASSERT_TRUE(page.ok()) << page.status().message();
   EXPECT_EQ(page->frames.size(), 10u);
   EXPECT_TRUE(page->truncated);
   EXPECT_EQ(page->bad_frames, 1u);
@@ -1286,13 +1288,13 @@ TEST(RingStore, MalformedFrameBlobIsSkippedAndCounted) {
   uint64_t bad = 0;
   auto b =
       s->Downsample("cpu/cpu0/load", kT0, kT0 + kFrames * kSec, kFrames * kSec, Tier::kRaw, &bad);
-  ASSERT_TRUE(b.ok()) << b.error();
+  ASSERT_TRUE(b.ok()) << b.status().message();
   ASSERT_EQ(b->size(), 1u);
   EXPECT_EQ((*b)[0].count, kFrames - 1);
   EXPECT_EQ(bad, 1u);
   // Energy across it: interpolated from its neighbours.
   auto e = s->EnergyBetween("rail/VDD_IN/energy", kT0 + 5 * kSec, kT0 + 7 * kSec);
-  ASSERT_TRUE(e.ok()) << e.error();
+  ASSERT_TRUE(e.ok()) << e.status().message();
   ASSERT_TRUE(e->has_value());
   EXPECT_DOUBLE_EQ(**e, 200.0);
   EXPECT_FALSE(s->damaged());  // a bad blob is not a damaged file
@@ -1327,7 +1329,7 @@ TEST(RingStore, TruncatedWhileOpenIsReportedOnceAsDamage) {
 
   auto r = s->Range(kT0, kT0 + 600 * kSec, {}, 0);
   EXPECT_FALSE(r.ok());
-  EXPECT_TRUE(s->damaged()) << (r.ok() ? "read ok" : r.error());
+  EXPECT_TRUE(s->damaged()) << (r.ok() ? "read ok" : r.status().message());
   EXPECT_NE(s->damage().find(path), std::string::npos) << s->damage();
   EXPECT_FALSE(s->Range(kT0, kT0 + 600 * kSec, {}, 0).ok());  // reported once only
   auto counters = s->Counters();
@@ -1341,7 +1343,7 @@ TEST(RingStore, TruncatedWhileOpenIsReportedOnceAsDamage) {
   EXPECT_GE(s->Counters().dropped_frames, 1u);
   Status closed = s->Close();
   EXPECT_FALSE(closed.ok());
-  EXPECT_TRUE(closed.bad_store());
+  EXPECT_TRUE(closed.code() == edgemon::StatusCode::kDataLoss);
   std::lock_guard lk(mu);
   ASSERT_EQ(std::count_if(events.begin(), events.end(),
                           [](const StoreEvent& e) { return e.kind == StoreEvent::Kind::kDamaged; }),
@@ -1445,7 +1447,9 @@ TEST(RingStore, ReadersRunAlongsideTheWriter) {
         auto c = s->Stats();
         if (!a.ok() || !b.ok() || !c.ok()) {
           if (errors++ == 0) {
-            ADD_FAILURE() << (!a.ok() ? a.error() : !b.ok() ? b.error() : c.error());
+            ADD_FAILURE() << (!a.ok()   ? a.status().message()
+                              : !b.ok() ? b.status().message()
+                                        : c.status().message());
           }
         }
         ++reads;
