@@ -221,21 +221,37 @@ def check_rails(prom, board, at):
     expect(want & set(rails), f"{board.name}: none of the simulated rails {sorted(want)} "
                               f"in Prometheus ({sorted(rails)})")
     checked = 0
+    late = []  # RAPL frames whose counter saw one simulator step more or less
     for rail, values in rails.items():
         if rail not in board.model["rails"]:
             continue
+        rapl = board.model["rails"][rail].get("source") == "rapl"
         for ts, v in values:
             frame_s = frames.get(round(float(ts), 3))
             expect(frame_s is not None, f"{board.name}/{rail}: no frame time for scrape {ts}")
             # RAPL power is the slope of a counter the simulator bumps at
             # SIM_RATE_HZ, over one frame: allow 5 % for that quantisation.
-            rel = 0.05 if board.model["rails"][rail].get("source") == "rapl" else 0.01
+            rel = 0.05 if rapl else 0.01
             lo, hi = within_truth(board, lambda t: board.rail_power_mw(rail, t), frame_s, 2, rel)
             mw = float(v) * 1000
-            expect(lo <= mw <= hi, f"{board.name}/{rail}: {mw:.1f} mW at frame {frame_s:.3f} "
-                                   f"outside the waveform's [{lo:.1f}, {hi:.1f}]")
+            where = f"{board.name}/{rail}: {mw:.1f} mW at frame {frame_s:.3f}"
             checked += 1
+            if lo <= mw <= hi:
+                continue
+            # A simulator running late on a loaded machine puts one step of
+            # energy more or less into a frame (a frame spans a few steps):
+            # allowed for a few frames, never more than one step's worth.
+            step = (1000 / SIM_RATE_HZ) / INTERVAL_MS
+            lo2, hi2 = within_truth(board, lambda t: board.rail_power_mw(rail, t), frame_s, 2,
+                                    rel + step)
+            expect(rapl and lo2 <= mw <= hi2,
+                   f"{where} outside the waveform's [{lo:.1f}, {hi:.1f}]")
+            late.append(where)
     expect(checked >= 10, f"{board.name}: only {checked} rail samples checked")
+    expect(len(late) * 10 <= checked,
+           f"{board.name}: {len(late)} of {checked} RAPL samples off by a simulator step: {late}")
+    if late:
+        print(f"  {board.name}: {len(late)} RAPL samples off by one simulator step: {late}")
     print(f"  {board.name}: {checked} rail power samples match the waveforms "
           f"({sorted(set(rails) & want)})")
 
