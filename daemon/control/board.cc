@@ -309,17 +309,17 @@ Status BoardControl::PlanFan(const std::string& fan, int percent, json* restore)
 
 Status BoardControl::WriteFiles(const json& writes) {
   for (size_t i = 0; i < writes.size(); ++i) {
-    const auto& w = writes[i];
-    std::string err = WriteText(w["path"].get<std::string>(), w["new"].get<std::string>());
+    const auto& w = writes.at(i);
+    std::string err = WriteText(w.at("path").get<std::string>(), w.at("new").get<std::string>());
     if (err.empty()) continue;
-    std::string message = "writing " + Trim(w["new"].get<std::string>()) + " to " +
-                          w["path"].get<std::string>() + " was refused: " + err;
+    std::string message = "writing " + Trim(w.at("new").get<std::string>()) + " to " +
+                          w.at("path").get<std::string>() + " was refused: " + err;
     std::string failed;
     for (size_t j = i; j-- > 0;) {
-      if (auto e =
-              WriteText(writes[j]["path"].get<std::string>(), writes[j]["old"].get<std::string>());
+      if (auto e = WriteText(writes.at(j).at("path").get<std::string>(),
+                             writes.at(j).at("old").get<std::string>());
           !e.empty()) {
-        failed += " " + writes[j]["path"].get<std::string>() + " (" + e + ")";
+        failed += " " + writes.at(j).at("path").get<std::string>() + " (" + e + ")";
       }
     }
     message += failed.empty() ? "; the " + std::to_string(i) + " earlier writes were rolled back"
@@ -332,10 +332,10 @@ Status BoardControl::WriteFiles(const json& writes) {
 Status BoardControl::Apply(const json& plan) {
   const std::string type = plan.value("type", "");
   std::string out;
-  if (type == "writes") return WriteFiles(plan["writes"]);
+  if (type == "writes") return WriteFiles(plan.at("writes"));
   if (type == "mode") {
-    const int to = plan["to"].get<int>();
-    Status o = RunTool({plan["tool"].get<std::string>(), "-m", std::to_string(to)}, &out);
+    const int to = plan.at("to").get<int>();
+    Status o = RunTool({plan.at("tool").get<std::string>(), "-m", std::to_string(to)}, &out);
     if (out.find("eboot required") != std::string::npos) {
       Restore(plan);
       return Status::FailedPrecondition("power mode " + std::to_string(to) +
@@ -355,8 +355,8 @@ Status BoardControl::Apply(const json& plan) {
     return o;
   }
   if (type == "jetson_clocks") {
-    const std::string tool = plan["tool"].get<std::string>();
-    const std::string store = plan["store"].get<std::string>();
+    const std::string tool = plan.at("tool").get<std::string>();
+    const std::string store = plan.at("store").get<std::string>();
     std::error_code ec;
     fs::create_directories(fs::path(store).parent_path(), ec);
     if (Status o = RunTool({tool, "--store", store}, &out); !o.ok()) return o;
@@ -375,28 +375,28 @@ std::string BoardControl::Restore(const json& plan) {
   std::string out;
   if (type == "writes") {
     std::string failed;
-    const auto& writes = plan["writes"];
+    const auto& writes = plan.at("writes");
     for (size_t j = writes.size(); j-- > 0;) {
-      if (auto e =
-              WriteText(writes[j]["path"].get<std::string>(), writes[j]["old"].get<std::string>());
+      if (auto e = WriteText(writes.at(j).at("path").get<std::string>(),
+                             writes.at(j).at("old").get<std::string>());
           !e.empty()) {
-        failed += " " + writes[j]["path"].get<std::string>() + " (" + e + ")";
+        failed += " " + writes.at(j).at("path").get<std::string>() + " (" + e + ")";
       }
     }
     return failed.empty() ? std::string() : "could not restore:" + failed;
   }
   if (type == "mode") {
     if (!plan.contains("from")) return "the previous power mode was unknown; left as it is";
-    const int from = plan["from"].get<int>();
+    const int from = plan.at("from").get<int>();
     if (CurrentMode() == from) return {};
-    Status o = RunTool({plan["tool"].get<std::string>(), "-m", std::to_string(from)}, &out);
+    Status o = RunTool({plan.at("tool").get<std::string>(), "-m", std::to_string(from)}, &out);
     return o.ok() ? std::string() : o.message();
   }
   if (type == "jetson_clocks") {
-    const std::string store = plan["store"].get<std::string>();
+    const std::string store = plan.at("store").get<std::string>();
     std::error_code ec;
     if (!fs::exists(store, ec)) return {};  // killed before --store wrote it: nothing changed
-    Status o = RunTool({plan["tool"].get<std::string>(), "--restore", store}, &out);
+    Status o = RunTool({plan.at("tool").get<std::string>(), "--restore", store}, &out);
     if (o.ok()) fs::remove(store, ec);
     return o.ok() ? std::string() : o.message();
   }
