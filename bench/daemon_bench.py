@@ -14,8 +14,9 @@ import sys
 import tempfile
 import time
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "e2e"))
-from harness import rss_kib  # noqa: E402
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "tests", "e2e"))
+from harness import rss_kib, start_sim  # noqa: E402
 
 
 def cpu_ns(pid):
@@ -66,13 +67,10 @@ def main():
     a = ap.parse_args()
     with tempfile.TemporaryDirectory(prefix="edgemon-bench-") as tmp:
         root = os.path.join(tmp, a.board)
-        sim = subprocess.Popen([os.path.join(a.build, "daemon", "sim", "edgemon-sim"),
-                                "--board", a.board, "--out", root, "--rate-hz", "20", "-q"])
+        sim, _ = start_sim(os.path.join(a.build, "daemon", "sim", "edgemon-sim"), a.board, root,
+                           os.path.join(HERE, "..", "tests", "fixtures"), None,
+                           extra=["--rate-hz", "20"])
         try:
-            for _ in range(100):
-                if os.path.exists(os.path.join(root, ".edgemon-sim.json")):
-                    break
-                time.sleep(0.05)
             print(f"board {a.board} (simulated), {a.seconds:.0f} s per run, CPU from schedstat\n")
             print(f"{'run':42} {'core share':>10} {'CPU/frame':>11} {'RSS':>9}")
             for name, interval, energy in (("1 Hz frames, rails with frames", 1000, 0),
