@@ -20,10 +20,10 @@
 #include <thread>
 #include <vector>
 
-#include "collection.h"
-#include "collectors.h"
-#include "edgemon_client.h"
-#include "ring_store.h"
+#include "client/edgemon_client.h"
+#include "daemon/collect/collection.h"
+#include "daemon/collect/collectors.h"
+#include "daemon/store/ring_store.h"
 
 namespace {
 

@@ -10,8 +10,8 @@
 #include <string>
 #include <vector>
 
-#include "collection.h"
-#include "collectors.h"
+#include "daemon/collect/collection.h"
+#include "daemon/collect/collectors.h"
 
 #ifndef EDGEMON_FIXTURES_DIR
 #error "EDGEMON_FIXTURES_DIR must name tests/fixtures"

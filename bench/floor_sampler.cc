@@ -14,8 +14,8 @@
 #include <string>
 #include <vector>
 
-#include "collection.h"
-#include "collectors.h"
+#include "daemon/collect/collection.h"
+#include "daemon/collect/collectors.h"
 
 namespace {
 

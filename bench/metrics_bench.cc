@@ -5,9 +5,9 @@
 #include <benchmark/benchmark.h>
 #include <httplib.h>
 
-#include "exposition.h"
-#include "listener.h"
-#include "orin_inventory.h"
+#include "daemon/metrics/exposition.h"
+#include "daemon/metrics/listener.h"
+#include "tests/support/orin_inventory.h"
 
 namespace edgemon::metrics {
 namespace {

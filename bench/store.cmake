@@ -3,5 +3,4 @@
 add_executable(store_bench ${CMAKE_CURRENT_LIST_DIR}/store_bench.cc)
 target_link_libraries(store_bench PRIVATE edgemon_store benchmark::benchmark)
 # The shared AGX Orin-like inventory lives with the test support code.
-target_include_directories(store_bench PRIVATE ${PROJECT_SOURCE_DIR}/tests/support)
 edgemon_warnings(store_bench)

@@ -23,8 +23,8 @@
 #include <string>
 #include <vector>
 
-#include "orin_inventory.h"
-#include "ring_store.h"
+#include "daemon/store/ring_store.h"
+#include "tests/support/orin_inventory.h"
 
 namespace {
 

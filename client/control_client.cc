@@ -1,4 +1,4 @@
-#include "control_client.h"
+#include "client/control_client.h"
 
 #include <sys/stat.h>
 #include <unistd.h>

@@ -21,8 +21,8 @@
 #include <string>
 #include <thread>
 
+#include "client/edgemon_client.h"
 #include "edgemon/v1/control.grpc.pb.h"
-#include "edgemon_client.h"
 
 namespace edgemon::client {
 

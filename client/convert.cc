@@ -1,4 +1,4 @@
-#include "convert.h"
+#include "client/convert.h"
 
 #include <algorithm>
 

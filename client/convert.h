@@ -6,9 +6,9 @@
 #include <optional>
 #include <string_view>
 
+#include "client/edgemon_client.h"
 #include "edgemon/channel.h"
 #include "edgemon/v1/edgemon.pb.h"
-#include "edgemon_client.h"
 
 namespace edgemon::client {
 

@@ -1,4 +1,4 @@
-#include "edgemon_client.h"
+#include "client/edgemon_client.h"
 
 #include <grpcpp/grpcpp.h>
 
@@ -8,7 +8,7 @@
 #include <mutex>
 #include <thread>
 
-#include "convert.h"
+#include "client/convert.h"
 #include "edgemon/secret_file.h"
 #include "edgemon/v1/edgemon.grpc.pb.h"
 

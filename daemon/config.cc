@@ -1,4 +1,4 @@
-#include "config.h"
+#include "daemon/config.h"
 
 #include <arpa/inet.h>
 #include <netinet/in.h>

@@ -1,4 +1,4 @@
-#include "flight_recorder.h"
+#include "daemon/flight_recorder.h"
 
 #include <fcntl.h>
 #include <sys/mman.h>
@@ -11,7 +11,7 @@
 #include <cstring>
 #include <map>
 
-#include "frame_codec.h"
+#include "daemon/store/frame_codec.h"
 
 namespace edgemon {
 namespace {

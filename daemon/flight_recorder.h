@@ -34,7 +34,7 @@
 #include <string>
 #include <vector>
 
-#include "sampler.h"
+#include "daemon/sampler.h"
 
 namespace edgemon {
 

@@ -1,4 +1,4 @@
-#include "heap_trim.h"
+#include "daemon/heap_trim.h"
 
 #include <unistd.h>
 

@@ -1,4 +1,4 @@
-#include "logging.h"
+#include "daemon/logging.h"
 
 #include <spdlog/pattern_formatter.h>
 #include <spdlog/sinks/stdout_color_sinks.h>

@@ -1,4 +1,4 @@
-#include "notify.h"
+#include "daemon/notify.h"
 
 #include <sys/socket.h>
 #include <sys/un.h>

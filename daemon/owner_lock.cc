@@ -1,4 +1,4 @@
-#include "owner_lock.h"
+#include "daemon/owner_lock.h"
 
 #include <fcntl.h>
 #include <unistd.h>

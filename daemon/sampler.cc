@@ -1,4 +1,4 @@
-#include "sampler.h"
+#include "daemon/sampler.h"
 
 #include <algorithm>
 #include <cstdlib>

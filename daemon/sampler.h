@@ -42,7 +42,7 @@
 #include <optional>
 #include <vector>
 
-#include "collection.h"
+#include "daemon/collect/collection.h"
 #include "edgemon/clock.h"
 
 namespace edgemon {

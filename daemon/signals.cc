@@ -1,4 +1,4 @@
-#include "signals.h"
+#include "daemon/signals.h"
 
 #include <pthread.h>
 #include <sys/signalfd.h>

@@ -5,8 +5,8 @@
 
 #include <cstdint>
 
-#include "ring_store.h"
-#include "sampler.h"
+#include "daemon/sampler.h"
+#include "daemon/store/ring_store.h"
 
 namespace edgemon {
 

@@ -1,4 +1,4 @@
-#include "canvas.h"
+#include "tui/canvas.h"
 
 #include <array>
 #include <cmath>

@@ -1,4 +1,4 @@
-#include "format.h"
+#include "tui/format.h"
 
 #include <cmath>
 #include <cstdio>

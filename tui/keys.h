@@ -9,7 +9,7 @@
 #include <string>
 #include <string_view>
 
-#include "edgemon_client.h"
+#include "client/edgemon_client.h"
 
 namespace edgemon::tui {
 

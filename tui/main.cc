@@ -27,11 +27,11 @@
 #include <mutex>
 #include <string>
 
-#include "duration_flag.h"
-#include "edgemon_client.h"
-#include "telemetry.h"
-#include "terminal.h"
-#include "view_model.h"
+#include "client/duration_flag.h"
+#include "client/edgemon_client.h"
+#include "tui/telemetry.h"
+#include "tui/terminal.h"
+#include "tui/view_model.h"
 
 #ifndef EDGEMON_VERSION
 #define EDGEMON_VERSION "unknown"

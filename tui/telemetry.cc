@@ -1,4 +1,4 @@
-#include "telemetry.h"
+#include "tui/telemetry.h"
 
 #include <algorithm>
 #include <utility>

@@ -15,8 +15,8 @@
 #include <string>
 #include <vector>
 
+#include "client/edgemon_client.h"
 #include "edgemon/channel.h"
-#include "edgemon_client.h"
 
 namespace edgemon::tui {
 

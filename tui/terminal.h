@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "view_model.h"
+#include "tui/view_model.h"
 
 namespace edgemon::tui {
 

@@ -1,9 +1,9 @@
-#include "view_model.h"
+#include "tui/view_model.h"
 
 #include <algorithm>
 #include <string>
 
-#include "panels/panels.h"
+#include "tui/panels/panels.h"
 
 namespace edgemon::tui {
 

@@ -10,10 +10,10 @@
 // Thread safety: pure functions over value types.
 #pragma once
 
-#include "canvas.h"
-#include "format.h"
-#include "keys.h"
-#include "telemetry.h"
+#include "tui/canvas.h"
+#include "tui/format.h"
+#include "tui/keys.h"
+#include "tui/telemetry.h"
 
 namespace edgemon::tui {
 

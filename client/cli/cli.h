@@ -11,7 +11,7 @@
 #include <memory>
 #include <string>
 
-#include "edgemon_client.h"
+#include "client/edgemon_client.h"
 
 namespace CLI {
 class App;

@@ -2,7 +2,7 @@
 #include <cstdio>
 #include <string>
 
-#include "cli.h"
+#include "client/cli/cli.h"
 
 namespace edgemon::cli {
 

@@ -17,8 +17,8 @@
 
 #include <CLI/CLI.hpp>
 
-#include "cli.h"
-#include "control_client.h"
+#include "client/cli/cli.h"
+#include "client/control_client.h"
 #include "edgemon/timespec.h"
 
 namespace edgemon::cli {

@@ -4,7 +4,7 @@
 #include <cstdlib>
 #include <string>
 
-#include "cli.h"
+#include "client/cli/cli.h"
 
 #ifndef EDGEMON_VERSION
 #define EDGEMON_VERSION "unknown"

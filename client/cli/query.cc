@@ -8,11 +8,11 @@
 #include <string>
 #include <vector>
 
-#include "cli.h"
+#include "client/cli/cli.h"
+#include "client/cli/session.h"
+#include "client/render.h"
 #include "edgemon/clock.h"
 #include "edgemon/timespec.h"
-#include "render.h"
-#include "session.h"
 
 namespace edgemon::cli {
 namespace {

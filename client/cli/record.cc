@@ -35,10 +35,10 @@
 #include <stop_token>
 #include <thread>
 
-#include "cli.h"
-#include "control_client.h"
+#include "client/cli/cli.h"
+#include "client/cli/record_report.h"
+#include "client/control_client.h"
 #include "edgemon/timespec.h"
-#include "record_report.h"
 
 extern char** environ;
 

@@ -4,8 +4,8 @@
 #include <set>
 #include <sstream>
 
-#include "cli.h"
-#include "record_report.h"
+#include "client/cli/cli.h"
+#include "client/cli/record_report.h"
 
 namespace edgemon::cli::record {
 

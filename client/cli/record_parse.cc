@@ -3,7 +3,7 @@
 #include <charconv>
 #include <cmath>
 
-#include "record_report.h"
+#include "client/cli/record_report.h"
 
 namespace edgemon::cli::record {
 

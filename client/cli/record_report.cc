@@ -9,7 +9,7 @@
 #include <set>
 #include <sstream>
 
-#include "record_report.h"
+#include "client/cli/record_report.h"
 
 namespace edgemon::cli::record {
 

@@ -22,8 +22,8 @@
 #include <string_view>
 #include <vector>
 
+#include "client/edgemon_client.h"
 #include "edgemon/channel.h"
-#include "edgemon_client.h"
 
 namespace edgemon::cli::record {
 

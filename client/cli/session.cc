@@ -1,4 +1,4 @@
-#include "session.h"
+#include "client/cli/session.h"
 
 #include <fnmatch.h>
 #include <time.h>
@@ -10,7 +10,7 @@
 #include <csignal>
 #include <mutex>
 
-#include "render.h"
+#include "client/render.h"
 
 namespace edgemon::cli {
 namespace {

@@ -11,8 +11,8 @@
 #include <string_view>
 #include <vector>
 
-#include "cli.h"
-#include "edgemon_client.h"
+#include "client/cli/cli.h"
+#include "client/edgemon_client.h"
 
 namespace edgemon::cli {
 

@@ -7,9 +7,9 @@
 #include <string>
 #include <vector>
 
-#include "cli.h"
-#include "render.h"
-#include "session.h"
+#include "client/cli/cli.h"
+#include "client/cli/session.h"
+#include "client/render.h"
 
 namespace edgemon::cli {
 namespace {

@@ -1,4 +1,4 @@
-#include "tegrastats_format.h"
+#include "client/cli/tegrastats_format.h"
 
 #include <time.h>
 

@@ -8,11 +8,11 @@
 #include <string>
 #include <vector>
 
-#include "cli.h"
-#include "duration_flag.h"
-#include "render.h"
-#include "session.h"
-#include "tegrastats_format.h"
+#include "client/cli/cli.h"
+#include "client/cli/session.h"
+#include "client/cli/tegrastats_format.h"
+#include "client/duration_flag.h"
+#include "client/render.h"
 
 namespace edgemon::cli {
 namespace {

@@ -1,9 +1,9 @@
-#include "collection.h"
+#include "daemon/collect/collection.h"
 
 #include <algorithm>
 #include <utility>
 
-#include "collectors.h"
+#include "daemon/collect/collectors.h"
 
 namespace edgemon {
 namespace {

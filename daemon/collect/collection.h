@@ -15,9 +15,9 @@
 #include <string>
 #include <vector>
 
-#include "collector.h"
-#include "energy.h"
-#include "live_energy.h"
+#include "daemon/collect/collector.h"
+#include "daemon/collect/energy.h"
+#include "daemon/collect/live_energy.h"
 
 namespace edgemon {
 

@@ -1,9 +1,9 @@
-#include "collector.h"
+#include "daemon/collect/collector.h"
 
 #include <cerrno>
 #include <utility>
 
-#include "parse.h"
+#include "daemon/collect/parse.h"
 
 namespace edgemon {
 

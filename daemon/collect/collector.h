@@ -20,8 +20,8 @@
 #include <unordered_map>
 #include <vector>
 
+#include "daemon/collect/sysfs.h"
 #include "edgemon/channel.h"
-#include "sysfs.h"
 
 namespace edgemon {
 

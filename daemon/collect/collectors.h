@@ -8,7 +8,7 @@
 #include <string_view>
 #include <vector>
 
-#include "collector.h"
+#include "daemon/collect/collector.h"
 
 namespace edgemon {
 

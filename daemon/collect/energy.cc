@@ -1,4 +1,4 @@
-#include "energy.h"
+#include "daemon/collect/energy.h"
 
 #include <cmath>
 

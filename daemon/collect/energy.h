@@ -19,7 +19,7 @@
 #include <string>
 #include <vector>
 
-#include "collector.h"
+#include "daemon/collect/collector.h"
 
 namespace edgemon {
 

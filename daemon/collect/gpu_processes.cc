@@ -1,9 +1,9 @@
-#include "gpu_processes.h"
+#include "daemon/collect/gpu_processes.h"
 
 #include "edgemon/clock.h"
 
-#include "collectors.h"
-#include "parse.h"
+#include "daemon/collect/collectors.h"
+#include "daemon/collect/parse.h"
 
 namespace edgemon {
 

@@ -17,7 +17,7 @@
 #include <mutex>
 #include <string>
 
-#include "sysfs.h"
+#include "daemon/collect/sysfs.h"
 
 namespace edgemon {
 

@@ -1,4 +1,4 @@
-#include "live_energy.h"
+#include "daemon/collect/live_energy.h"
 
 #include <algorithm>
 

@@ -1,4 +1,4 @@
-#include "parse.h"
+#include "daemon/collect/parse.h"
 
 #include <algorithm>
 #include <charconv>

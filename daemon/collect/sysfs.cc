@@ -1,4 +1,4 @@
-#include "sysfs.h"
+#include "daemon/collect/sysfs.h"
 
 #include <dirent.h>
 #include <fcntl.h>

@@ -1,4 +1,4 @@
-#include "board.h"
+#include "daemon/control/board.h"
 
 #include <fcntl.h>
 #include <poll.h>

@@ -1,4 +1,4 @@
-#include "control_service.h"
+#include "daemon/control/control_service.h"
 
 #include <fcntl.h>
 #include <unistd.h>

@@ -30,7 +30,7 @@
 #include <thread>
 #include <vector>
 
-#include "board.h"
+#include "daemon/control/board.h"
 #include "edgemon/v1/control.grpc.pb.h"
 
 namespace edgemon::control {

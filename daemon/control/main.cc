@@ -32,12 +32,12 @@
 #include <sstream>
 #include <thread>
 
-#include "board.h"
-#include "config.h"
-#include "control_service.h"
-#include "logging.h"
-#include "server.h"
-#include "signals.h"
+#include "daemon/config.h"
+#include "daemon/control/board.h"
+#include "daemon/control/control_service.h"
+#include "daemon/logging.h"
+#include "daemon/service/server.h"
+#include "daemon/signals.h"
 
 namespace edgemon::control {
 namespace {

@@ -1,4 +1,4 @@
-#include "exposition.h"
+#include "daemon/metrics/exposition.h"
 
 #include <charconv>
 #include <cmath>

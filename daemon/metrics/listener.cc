@@ -1,4 +1,4 @@
-#include "listener.h"
+#include "daemon/metrics/listener.h"
 
 #include <arpa/inet.h>
 #include <httplib.h>

@@ -32,8 +32,8 @@
 #include <string>
 #include <thread>
 
+#include "daemon/metrics/exposition.h"
 #include "edgemon/status.h"
-#include "exposition.h"
 
 namespace httplib {
 class Server;

@@ -1,4 +1,4 @@
-#include "source.h"
+#include "daemon/metrics/source.h"
 
 #include <algorithm>
 #include <utility>

@@ -20,11 +20,11 @@
 #include <string>
 #include <vector>
 
-#include "collection.h"
-#include "exposition.h"
-#include "gpu_processes.h"
-#include "ring_store.h"
-#include "sampler.h"
+#include "daemon/collect/collection.h"
+#include "daemon/collect/gpu_processes.h"
+#include "daemon/metrics/exposition.h"
+#include "daemon/sampler.h"
+#include "daemon/store/ring_store.h"
 
 namespace edgemon::metrics {
 

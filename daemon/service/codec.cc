@@ -1,4 +1,4 @@
-#include "codec.h"
+#include "daemon/service/codec.h"
 
 #include <algorithm>
 #include <charconv>

@@ -1,4 +1,4 @@
-#include "frame_summary.h"
+#include "daemon/service/frame_summary.h"
 
 #include <algorithm>
 #include <cmath>

@@ -17,8 +17,8 @@
 #include <optional>
 #include <vector>
 
+#include "daemon/store/ring_store.h"
 #include "edgemon/v1/edgemon.pb.h"
-#include "ring_store.h"
 
 namespace edgemon::service {
 

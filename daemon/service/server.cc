@@ -1,4 +1,4 @@
-#include "server.h"
+#include "daemon/service/server.h"
 
 #include <arpa/inet.h>
 #include <netinet/in.h>

@@ -31,8 +31,8 @@
 
 #include <grpcpp/grpcpp.h>
 
+#include "daemon/service/service.h"
 #include "edgemon/status.h"
-#include "service.h"
 
 namespace edgemon::service {
 

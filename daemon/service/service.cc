@@ -1,4 +1,4 @@
-#include "service.h"
+#include "daemon/service/service.h"
 
 #include <unistd.h>
 
@@ -11,7 +11,7 @@
 #include <sstream>
 #include <unordered_map>
 
-#include "codec.h"
+#include "daemon/service/codec.h"
 
 namespace edgemon::service {
 namespace {

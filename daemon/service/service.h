@@ -26,16 +26,16 @@
 #include <string>
 #include <thread>
 
+#include "daemon/collect/gpu_processes.h"
+#include "daemon/collect/live_energy.h"
+#include "daemon/collect/sysfs.h"
+#include "daemon/sampler.h"
+#include "daemon/service/frame_summary.h"
+#include "daemon/service/watch_hub.h"
+#include "daemon/service/worker.h"
+#include "daemon/store/ring_store.h"
 #include "edgemon/clock.h"
 #include "edgemon/v1/edgemon.grpc.pb.h"
-#include "frame_summary.h"
-#include "gpu_processes.h"
-#include "live_energy.h"
-#include "ring_store.h"
-#include "sampler.h"
-#include "sysfs.h"
-#include "watch_hub.h"
-#include "worker.h"
 
 namespace edgemon::service {
 

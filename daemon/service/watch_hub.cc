@@ -1,6 +1,6 @@
-#include "watch_hub.h"
+#include "daemon/service/watch_hub.h"
 
-#include "codec.h"
+#include "daemon/service/codec.h"
 
 namespace edgemon::service {
 bool WatchSpacing::Due(uint64_t seq, int64_t scheduled_ns) const {

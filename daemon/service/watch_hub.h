@@ -59,9 +59,9 @@
 
 #include <grpcpp/grpcpp.h>
 
+#include "daemon/sampler.h"
 #include "edgemon/channel.h"
 #include "edgemon/v1/edgemon.pb.h"
-#include "sampler.h"
 
 namespace edgemon::service {
 

@@ -1,4 +1,4 @@
-#include "worker.h"
+#include "daemon/service/worker.h"
 
 namespace edgemon::service {
 

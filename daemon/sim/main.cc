@@ -20,7 +20,7 @@
 #include <utility>
 #include <vector>
 
-#include "simulator.h"
+#include "daemon/sim/simulator.h"
 
 namespace {
 

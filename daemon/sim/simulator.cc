@@ -1,4 +1,4 @@
-#include "simulator.h"
+#include "daemon/sim/simulator.h"
 
 #include <time.h>
 
@@ -11,7 +11,7 @@
 #include <fstream>
 #include <vector>
 
-#include "sources/sources.h"
+#include "daemon/sim/sources/sources.h"
 
 namespace edgemon::sim {
 namespace {

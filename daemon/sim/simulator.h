@@ -59,7 +59,7 @@
 #include <string>
 #include <string_view>
 
-#include "waveform.h"
+#include "daemon/sim/waveform.h"
 
 namespace edgemon::sim {
 

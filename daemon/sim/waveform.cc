@@ -1,4 +1,4 @@
-#include "waveform.h"
+#include "daemon/sim/waveform.h"
 
 #include <cmath>
 #include <fstream>

@@ -1,4 +1,4 @@
-#include "frame_codec.h"
+#include "daemon/store/frame_codec.h"
 
 #include <cstring>
 

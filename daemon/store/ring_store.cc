@@ -1,6 +1,6 @@
 // RingStore implementation. Read ring_store.h's design note first: the
 // numbered invariants are referred to below as (I1)..(I10).
-#include "ring_store.h"
+#include "daemon/store/ring_store.h"
 
 #include <sys/stat.h>
 #include <unistd.h>
@@ -20,8 +20,8 @@
 #include <unordered_map>
 #include <variant>
 
-#include "frame_codec.h"
-#include "sql.h"
+#include "daemon/store/frame_codec.h"
+#include "daemon/store/sql.h"
 
 namespace edgemon::store {
 namespace {

@@ -1,4 +1,4 @@
-#include "sql.h"
+#include "daemon/store/sql.h"
 
 namespace edgemon::store::sql {
 

@@ -12,9 +12,9 @@
 #include <cstdio>
 #include <iostream>
 
-#include "collection.h"
-#include "collectors.h"
-#include "render.h"
+#include "client/render.h"
+#include "daemon/collect/collection.h"
+#include "daemon/collect/collectors.h"
 
 namespace {
 

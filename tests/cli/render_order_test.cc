@@ -2,7 +2,7 @@
 // where the board declares them first (TX2's and x86's power monitors).
 #include <gtest/gtest.h>
 
-#include "render.h"
+#include "client/render.h"
 
 namespace edgemon {
 namespace {

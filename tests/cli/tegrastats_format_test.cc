@@ -4,7 +4,7 @@
 // first validated on real tegrastats lines quoted in the project's Jetson
 // facts, then applied to our lines: every value parsed back must equal the
 // input it came from.
-#include "tegrastats_format.h"
+#include "client/cli/tegrastats_format.h"
 
 #include <gtest/gtest.h>
 

@@ -2,7 +2,7 @@
 // sequences are shown escaped, never executed.
 #include <gtest/gtest.h>
 
-#include "cli.h"
+#include "client/cli/cli.h"
 
 namespace edgemon::cli {
 namespace {

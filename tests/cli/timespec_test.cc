@@ -8,7 +8,7 @@
 #include <ctime>
 #include <optional>
 
-#include "session.h"
+#include "client/cli/session.h"
 
 namespace edgemon::cli {
 namespace {

@@ -15,18 +15,18 @@
 #include <memory>
 #include <string>
 
-#include "collection.h"
-#include "collectors.h"
-#include "convert.h"
+#include "client/convert.h"
+#include "daemon/collect/collection.h"
+#include "daemon/collect/collectors.h"
+#include "daemon/sampler.h"
+#include "daemon/service/server.h"
+#include "daemon/service/service.h"
+#include "daemon/service/watch_hub.h"
+#include "daemon/store/ring_store.h"
+#include "daemon/store_sink.h"
 #include "edgemon/clock.h"
 #include "edgemon/v1/edgemon.grpc.pb.h"
-#include "ring_store.h"
-#include "sampler.h"
-#include "server.h"
-#include "service.h"
-#include "store_sink.h"
-#include "temp_tree.h"
-#include "watch_hub.h"
+#include "tests/support/temp_tree.h"
 
 namespace {
 

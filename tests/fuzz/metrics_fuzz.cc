@@ -12,8 +12,8 @@
 #include <string_view>
 #include <vector>
 
+#include "daemon/metrics/exposition.h"
 #include "edgemon/channel.h"
-#include "exposition.h"
 
 namespace {
 

@@ -3,7 +3,7 @@
 #include <cstdint>
 #include <string_view>
 
-#include "parse.h"
+#include "daemon/collect/parse.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace edgemon::parse;

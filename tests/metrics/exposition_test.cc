@@ -15,8 +15,8 @@
 #include <string>
 #include <vector>
 
-#include "exposition.h"
-#include "orin_inventory.h"
+#include "daemon/metrics/exposition.h"
+#include "tests/support/orin_inventory.h"
 
 namespace edgemon::metrics {
 namespace {

@@ -17,14 +17,14 @@
 #include <thread>
 #include <vector>
 
-#include "collection.h"
-#include "collectors.h"
-#include "config.h"
-#include "listener.h"
-#include "sampler.h"
-#include "source.h"
-#include "sysfs.h"
-#include "temp_tree.h"
+#include "daemon/collect/collection.h"
+#include "daemon/collect/collectors.h"
+#include "daemon/collect/sysfs.h"
+#include "daemon/config.h"
+#include "daemon/metrics/listener.h"
+#include "daemon/metrics/source.h"
+#include "daemon/sampler.h"
+#include "tests/support/temp_tree.h"
 
 namespace edgemon::metrics {
 namespace {

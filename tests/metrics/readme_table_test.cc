@@ -13,11 +13,11 @@
 #include <string>
 #include <vector>
 
-#include "collection.h"
-#include "collectors.h"
-#include "exposition.h"
-#include "sysfs.h"
-#include "temp_tree.h"
+#include "daemon/collect/collection.h"
+#include "daemon/collect/collectors.h"
+#include "daemon/collect/sysfs.h"
+#include "daemon/metrics/exposition.h"
+#include "tests/support/temp_tree.h"
 
 namespace edgemon::metrics {
 namespace {

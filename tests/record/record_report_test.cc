@@ -5,7 +5,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
-#include "record_report.h"
+#include "client/cli/record_report.h"
 
 namespace edgemon::cli::record {
 namespace {

@@ -6,7 +6,7 @@
 #include <string_view>
 #include <vector>
 
-#include "collection.h"
+#include "daemon/collect/collection.h"
 
 namespace edgemon::testing {
 

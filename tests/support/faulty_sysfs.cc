@@ -1,4 +1,4 @@
-#include "faulty_sysfs.h"
+#include "tests/support/faulty_sysfs.h"
 
 #include <algorithm>
 #include <cerrno>

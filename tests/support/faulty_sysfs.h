@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "sysfs.h"
+#include "daemon/collect/sysfs.h"
 
 namespace edgemon::testing {
 

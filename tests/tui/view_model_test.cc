@@ -14,11 +14,11 @@
 #include <string>
 #include <vector>
 
-#include "collection.h"
-#include "collectors.h"
-#include "sysfs.h"
-#include "telemetry.h"
-#include "view_model.h"
+#include "daemon/collect/collection.h"
+#include "daemon/collect/collectors.h"
+#include "daemon/collect/sysfs.h"
+#include "tui/telemetry.h"
+#include "tui/view_model.h"
 
 namespace edgemon::tui {
 namespace {

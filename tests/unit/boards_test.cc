@@ -9,9 +9,9 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
-#include "collection.h"
-#include "collectors.h"
-#include "temp_tree.h"
+#include "daemon/collect/collection.h"
+#include "daemon/collect/collectors.h"
+#include "tests/support/temp_tree.h"
 
 namespace edgemon {
 namespace {

@@ -14,9 +14,9 @@
 #include <stop_token>
 #include <thread>
 
-#include "convert.h"
-#include "edgemon_client.h"
-#include "temp_tree.h"
+#include "client/convert.h"
+#include "client/edgemon_client.h"
+#include "tests/support/temp_tree.h"
 
 extern char** environ;
 

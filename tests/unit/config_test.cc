@@ -1,4 +1,4 @@
-#include "config.h"
+#include "daemon/config.h"
 
 #include <gtest/gtest.h>
 #include <sys/stat.h>

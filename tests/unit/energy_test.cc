@@ -1,8 +1,8 @@
 // Energy counters integrated from rail power, through a Collection.
 #include <gtest/gtest.h>
 
-#include "collection.h"
-#include "temp_tree.h"
+#include "daemon/collect/collection.h"
+#include "tests/support/temp_tree.h"
 
 namespace edgemon {
 namespace {

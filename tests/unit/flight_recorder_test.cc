@@ -1,6 +1,6 @@
 // The flight recorder's ring on a real mapped file: what a crashed run left
 // is recovered whole and in order, damaged or foreign records never are.
-#include "flight_recorder.h"
+#include "daemon/flight_recorder.h"
 
 #include <gtest/gtest.h>
 #include <sys/mman.h>
@@ -9,7 +9,7 @@
 #include <cstring>
 #include <fstream>
 
-#include "temp_tree.h"
+#include "tests/support/temp_tree.h"
 
 namespace edgemon {
 namespace {

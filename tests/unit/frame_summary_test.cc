@@ -1,6 +1,6 @@
 // FrameSummary: the frame-derived parts of a Summary, folded page by page;
 // no store, no gRPC. The result must not depend on where pages split.
-#include "frame_summary.h"
+#include "daemon/service/frame_summary.h"
 
 #include <google/protobuf/util/message_differencer.h>
 #include <gtest/gtest.h>

@@ -1,11 +1,11 @@
 // GPU memory per process: nvmap's debugfs table on the AGX Orin fixture, an
 // nvmap board whose debugfs cannot be read (said so, never zeros), and a
 // board without per-process accounting (nothing, no complaint).
-#include "gpu_processes.h"
+#include "daemon/collect/gpu_processes.h"
 
 #include <gtest/gtest.h>
 
-#include "temp_tree.h"
+#include "tests/support/temp_tree.h"
 
 namespace edgemon {
 namespace {

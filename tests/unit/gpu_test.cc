@@ -14,12 +14,12 @@
 
 #include <gtest/gtest.h>
 
-#include "collection.h"
-#include "collector_harness.h"
-#include "collectors.h"
-#include "faulty_sysfs.h"
-#include "sysfs.h"
-#include "temp_tree.h"
+#include "daemon/collect/collection.h"
+#include "daemon/collect/collectors.h"
+#include "daemon/collect/sysfs.h"
+#include "tests/support/collector_harness.h"
+#include "tests/support/faulty_sysfs.h"
+#include "tests/support/temp_tree.h"
 
 namespace edgemon {
 namespace {

@@ -10,12 +10,12 @@
 #include <string>
 #include <vector>
 
-#include "collection.h"
-#include "collectors.h"
-#include "faulty_sysfs.h"
-#include "parse.h"
-#include "sysfs.h"
-#include "temp_tree.h"
+#include "daemon/collect/collection.h"
+#include "daemon/collect/collectors.h"
+#include "daemon/collect/parse.h"
+#include "daemon/collect/sysfs.h"
+#include "tests/support/faulty_sysfs.h"
+#include "tests/support/temp_tree.h"
 
 namespace edgemon {
 namespace {

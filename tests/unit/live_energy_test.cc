@@ -1,6 +1,6 @@
 // LiveEnergy: the sampler's counters read back at any instant from the
 // oldest reading held up to now (edges of ranges past the newest frame).
-#include "live_energy.h"
+#include "daemon/collect/live_energy.h"
 
 #include <gtest/gtest.h>
 

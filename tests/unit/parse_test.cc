@@ -1,11 +1,11 @@
-#include "parse.h"
+#include "daemon/collect/parse.h"
 
 #include <gtest/gtest.h>
 
 #include <fstream>
 #include <sstream>
 
-#include "temp_tree.h"
+#include "tests/support/temp_tree.h"
 
 namespace edgemon::parse {
 namespace {

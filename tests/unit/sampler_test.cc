@@ -1,14 +1,14 @@
 // The sampler's schedule on fake time: absolute deadlines, skipped (not
 // bunched) late ticks, monotonic stored time, the energy rate and its boost.
-#include "sampler.h"
+#include "daemon/sampler.h"
 
 #include <gtest/gtest.h>
 
 #include <algorithm>
 
-#include "fake_clock.h"
-#include "store_sink.h"
-#include "temp_tree.h"
+#include "daemon/store_sink.h"
+#include "tests/support/fake_clock.h"
+#include "tests/support/temp_tree.h"
 
 namespace edgemon {
 namespace {

@@ -7,7 +7,7 @@
 
 #include <fstream>
 
-#include "temp_tree.h"
+#include "tests/support/temp_tree.h"
 
 namespace edgemon {
 namespace {

@@ -23,12 +23,12 @@
 #include <thread>
 #include <vector>
 
-#include "collection.h"
-#include "collectors.h"
-#include "parse.h"
-#include "simulator.h"
-#include "sysfs.h"
-#include "temp_tree.h"
+#include "daemon/collect/collection.h"
+#include "daemon/collect/collectors.h"
+#include "daemon/collect/parse.h"
+#include "daemon/collect/sysfs.h"
+#include "daemon/sim/simulator.h"
+#include "tests/support/temp_tree.h"
 
 namespace edgemon::sim {
 namespace {

@@ -1,12 +1,12 @@
 // The store's SQL layer on a real SQLite file: the prepared-statement cache
 // is keyed by the SQL text, not by the address of the string holding it.
-#include "sql.h"
+#include "daemon/store/sql.h"
 
 #include <gtest/gtest.h>
 
 #include <string>
 
-#include "temp_tree.h"
+#include "tests/support/temp_tree.h"
 
 namespace edgemon::store::sql {
 namespace {

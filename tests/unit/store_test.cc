@@ -21,9 +21,9 @@
 
 #include <gtest/gtest.h>
 
-#include "frame_codec.h"
-#include "orin_inventory.h"
-#include "ring_store.h"
+#include "daemon/store/frame_codec.h"
+#include "daemon/store/ring_store.h"
+#include "tests/support/orin_inventory.h"
 
 namespace edgemon::store {
 namespace {

@@ -8,11 +8,11 @@
 #include <thread>
 #include <vector>
 
-#include "collection.h"
-#include "fake_clock.h"
-#include "sampler.h"
-#include "temp_tree.h"
-#include "watch_hub.h"
+#include "daemon/collect/collection.h"
+#include "daemon/sampler.h"
+#include "daemon/service/watch_hub.h"
+#include "tests/support/fake_clock.h"
+#include "tests/support/temp_tree.h"
 
 namespace edgemon::service {
 namespace {

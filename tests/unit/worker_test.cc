@@ -1,6 +1,6 @@
 // The service's Worker: order, the bounded backlog, Stop draining the queue.
 // No timing: the running job is held on a latch the test opens.
-#include "worker.h"
+#include "daemon/service/worker.h"
 
 #include <gtest/gtest.h>
 

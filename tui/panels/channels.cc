@@ -1,4 +1,4 @@
-#include "panels/channels.h"
+#include "tui/panels/channels.h"
 
 namespace edgemon::tui {
 

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "telemetry.h"
+#include "tui/telemetry.h"
 
 namespace edgemon::tui {
 

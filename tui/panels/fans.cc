@@ -1,9 +1,9 @@
-#include "panels/panels.h"
+#include "tui/panels/panels.h"
 
 #include <string>
 
-#include "format.h"
-#include "panels/channels.h"
+#include "tui/format.h"
+#include "tui/panels/channels.h"
 
 namespace edgemon::tui {
 

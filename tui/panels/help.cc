@@ -1,11 +1,11 @@
-#include "panels/panels.h"
+#include "tui/panels/panels.h"
 
 #include <array>
 #include <string>
 #include <utility>
 
-#include "format.h"
-#include "panels/channels.h"
+#include "tui/format.h"
+#include "tui/panels/channels.h"
 
 namespace edgemon::tui {
 

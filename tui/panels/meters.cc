@@ -1,4 +1,4 @@
-#include "panels/panels.h"
+#include "tui/panels/panels.h"
 
 #include <algorithm>
 #include <charconv>
@@ -7,8 +7,8 @@
 #include <utility>
 #include <vector>
 
-#include "format.h"
-#include "panels/channels.h"
+#include "tui/format.h"
+#include "tui/panels/channels.h"
 
 namespace edgemon::tui {
 

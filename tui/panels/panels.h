@@ -7,9 +7,9 @@
 
 #include <vector>
 
-#include "canvas.h"
-#include "keys.h"
-#include "telemetry.h"
+#include "tui/canvas.h"
+#include "tui/keys.h"
+#include "tui/telemetry.h"
 
 namespace edgemon::tui {
 

@@ -1,4 +1,4 @@
-#include "panels/panels.h"
+#include "tui/panels/panels.h"
 
 #include <algorithm>
 #include <array>
@@ -7,8 +7,8 @@
 #include <optional>
 #include <string>
 
-#include "format.h"
-#include "panels/channels.h"
+#include "tui/format.h"
+#include "tui/panels/channels.h"
 
 namespace edgemon::tui {
 

@@ -1,12 +1,12 @@
-#include "panels/panels.h"
+#include "tui/panels/panels.h"
 
 #include <algorithm>
 #include <string>
 #include <string_view>
 #include <vector>
 
-#include "format.h"
-#include "panels/channels.h"
+#include "tui/format.h"
+#include "tui/panels/channels.h"
 
 namespace edgemon::tui {
 

@@ -1,4 +1,4 @@
-#include "panels/panels.h"
+#include "tui/panels/panels.h"
 
 #include <algorithm>
 #include <optional>
@@ -6,8 +6,8 @@
 #include <string_view>
 #include <vector>
 
-#include "format.h"
-#include "panels/channels.h"
+#include "tui/format.h"
+#include "tui/panels/channels.h"
 
 namespace edgemon::tui {
 

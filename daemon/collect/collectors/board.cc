@@ -1,8 +1,8 @@
 // Board identity: model, SoC, L4T release, nvpmodel mode, kernel, CPU model,
 // hostname. Read at discovery, without any subprocess; the nvpmodel mode is
 // also a channel because it can change while the daemon runs.
-#include "../collectors.h"
-#include "../parse.h"
+#include "daemon/collect/collectors.h"
+#include "daemon/collect/parse.h"
 
 namespace edgemon {
 namespace {

@@ -23,7 +23,7 @@
 #include <utility>
 #include <vector>
 
-#include "../collectors.h"
+#include "daemon/collect/collectors.h"
 
 namespace edgemon {
 namespace {

@@ -21,8 +21,8 @@
 #include <utility>
 #include <vector>
 
-#include "../collectors.h"
-#include "../parse.h"
+#include "daemon/collect/collectors.h"
+#include "daemon/collect/parse.h"
 
 namespace edgemon {
 namespace {

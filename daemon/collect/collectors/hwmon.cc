@@ -26,8 +26,8 @@
 #include <map>
 #include <set>
 
-#include "../collectors.h"
-#include "../parse.h"
+#include "daemon/collect/collectors.h"
+#include "daemon/collect/parse.h"
 
 namespace edgemon {
 namespace {

@@ -11,8 +11,8 @@
 #include <algorithm>
 #include <array>
 
-#include "../collectors.h"
-#include "../parse.h"
+#include "daemon/collect/collectors.h"
+#include "daemon/collect/parse.h"
 
 namespace edgemon {
 namespace {

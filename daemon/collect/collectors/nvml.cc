@@ -27,7 +27,7 @@
 #include <utility>
 #include <vector>
 
-#include "../collectors.h"
+#include "daemon/collect/collectors.h"
 
 namespace edgemon {
 namespace {
@@ -154,7 +154,9 @@ class NvmlLibrary {
     return initialised_;
   }
 
-  const NvmlApi& api() const { return api_; }
+  const NvmlApi& api() const {
+    return api_;
+  }
 
  private:
   void* lib_ = nullptr;

@@ -12,8 +12,8 @@
 // links lead back into the class directory (a cycle) and are never followed.
 #include <cctype>
 
-#include "../collectors.h"
-#include "../parse.h"
+#include "daemon/collect/collectors.h"
+#include "daemon/collect/parse.h"
 
 namespace edgemon {
 namespace {

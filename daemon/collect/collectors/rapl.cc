@@ -22,8 +22,8 @@
 #include <algorithm>
 #include <map>
 
-#include "../collectors.h"
-#include "../parse.h"
+#include "daemon/collect/collectors.h"
+#include "daemon/collect/parse.h"
 
 namespace edgemon {
 namespace {

@@ -2,7 +2,7 @@
 // power collectors.
 #include <array>
 
-#include "../collectors.h"
+#include "daemon/collect/collectors.h"
 
 namespace edgemon {
 

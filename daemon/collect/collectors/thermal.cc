@@ -5,8 +5,8 @@
 // never -256. PMIC-Die reports a fixed value and is flagged as a constant.
 #include <algorithm>
 
-#include "../collectors.h"
-#include "../parse.h"
+#include "daemon/collect/collectors.h"
+#include "daemon/collect/parse.h"
 
 namespace edgemon {
 namespace {

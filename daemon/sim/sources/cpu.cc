@@ -2,7 +2,7 @@
 // load; the aggregate line adds the deltas of every core. cpufreq: each
 // policy with an online core runs at min + (max - min) x its mean load,
 // snapped to scaling_available_frequencies.
-#include "sources.h"
+#include "daemon/sim/sources/sources.h"
 
 namespace edgemon::sim {
 namespace {

@@ -1,7 +1,7 @@
 // EMC: the rate files (bpmp clk, clk/emc, override.emc, devfreq bwmgr)
 // switch between the fixture's rate and half of it (never below min);
 // mc_all = load % x EMC kHz.
-#include "sources.h"
+#include "daemon/sim/sources/sources.h"
 
 namespace edgemon::sim {
 namespace {

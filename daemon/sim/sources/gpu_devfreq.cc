@@ -1,6 +1,6 @@
 // devfreq GPUs: device/load (permille) along a sine; cur_freq (and
 // target_freq) follow it, snapped to available_frequencies.
-#include "sources.h"
+#include "daemon/sim/sources/sources.h"
 
 namespace edgemon::sim {
 namespace {

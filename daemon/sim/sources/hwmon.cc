@@ -1,5 +1,5 @@
 // hwmon temp*_input (x86 coretemp, nvme, ...): like the thermal zones.
-#include "sources.h"
+#include "daemon/sim/sources/sources.h"
 
 namespace edgemon::sim {
 namespace {

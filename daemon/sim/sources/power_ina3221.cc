@@ -1,7 +1,7 @@
 // INA3221 through hwmon (JetPack 5+): currK_input = round(P(t) * 1000 /
 // inK_input); inK_input stays; the shunt channels in4..6, in7 (sum) and
 // curr4 (sum) stay consistent where present.
-#include "sources.h"
+#include "daemon/sim/sources/sources.h"
 
 namespace edgemon::sim {
 namespace {

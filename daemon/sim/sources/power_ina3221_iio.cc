@@ -1,7 +1,7 @@
 // INA3221 through NVIDIA's ina3221x iio driver (JetPack 4): in_powerK_input
 // = round(P(t)); in_currentK_input = round(P * 1000 / V); ui_input_K and
 // in_current_sum_input.
-#include "sources.h"
+#include "daemon/sim/sources/sources.h"
 
 namespace edgemon::sim {
 namespace {

@@ -1,7 +1,7 @@
 // power_supply batteries: current_now = P / V (uA, sign of the fixture
 // kept); power_now when present; charge_now/energy_now (and capacity) move by
 // the energy when the status is Charging/Discharging.
-#include "sources.h"
+#include "daemon/sim/sources/sources.h"
 
 namespace edgemon::sim {
 namespace {

@@ -1,6 +1,6 @@
 // RAPL: energy_uj = (start + floor(1000 * E(0, t))) mod max_energy_range_uj
 // (the counter runs 0..max-1); zones start from documented default powers.
-#include "sources.h"
+#include "daemon/sim/sources/sources.h"
 
 namespace edgemon::sim {
 namespace {

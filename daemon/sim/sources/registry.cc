@@ -1,6 +1,6 @@
 // The explicit list of simulated sources, in the order they discover and
 // write.
-#include "sources.h"
+#include "daemon/sim/sources/sources.h"
 
 namespace edgemon::sim {
 

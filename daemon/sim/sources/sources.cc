@@ -1,6 +1,6 @@
 // What the simulated sources share: integer lists, frequency tables and the
 // temperature files.
-#include "sources.h"
+#include "daemon/sim/sources/sources.h"
 
 namespace edgemon::sim {
 

@@ -27,11 +27,11 @@
 #include <string_view>
 #include <vector>
 
-#include "collector.h"
-#include "parse.h"
-#include "simulator.h"
-#include "sysfs.h"
-#include "waveform.h"
+#include "daemon/collect/collector.h"
+#include "daemon/collect/parse.h"
+#include "daemon/collect/sysfs.h"
+#include "daemon/sim/simulator.h"
+#include "daemon/sim/waveform.h"
 
 namespace edgemon::sim {
 

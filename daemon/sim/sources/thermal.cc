@@ -1,6 +1,6 @@
 // Thermal zones: temp along a slow sine (period 4 x period_s); gated zones
 // (-256000 or less) and PMIC* zones keep their value.
-#include "sources.h"
+#include "daemon/sim/sources/sources.h"
 
 namespace edgemon::sim {
 namespace {

@@ -1,4 +1,4 @@
-#include "render.h"
+#include "client/render.h"
 
 #include <cinttypes>
 #include <cstdio>
