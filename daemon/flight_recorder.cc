@@ -59,34 +59,34 @@ size_t FlightRingBytes(size_t channels, size_t frames) {
   return std::clamp<size_t>(per_frame * frames, 64 << 10, 16 << 20);
 }
 
-std::unique_ptr<FlightRecorder> FlightRecorder::Open(const std::string& path, size_t capacity,
-                                                     std::string* error) {
+Result<std::unique_ptr<FlightRecorder>> FlightRecorder::Open(const std::string& path,
+                                                             size_t capacity) {
   capacity = Aligned(capacity);
   int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
   if (fd < 0) {
-    *error = "cannot open flight recorder " + path + ": " + std::strerror(errno);
-    return nullptr;
+    return Status::Unavailable("cannot open flight recorder " + path + ": " + std::strerror(errno));
   }
   struct stat st {};
   if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-    *error = "flight recorder " + path + " is not a regular file";
     ::close(fd);
-    return nullptr;
+    return Status::FailedPrecondition("flight recorder " + path + " is not a regular file");
   }
   // Keep a larger ring left by an earlier run whole: its records are read
   // before the ring is cleared.
   capacity = std::max(capacity, static_cast<size_t>(st.st_size) / kAlign * kAlign);
   if (static_cast<size_t>(st.st_size) < capacity &&
       ::ftruncate(fd, static_cast<off_t>(capacity)) != 0) {
-    *error = "cannot size flight recorder " + path + ": " + std::strerror(errno);
+    Status error =
+        Status::Unavailable("cannot size flight recorder " + path + ": " + std::strerror(errno));
     ::close(fd);
-    return nullptr;
+    return error;
   }
   void* base = ::mmap(nullptr, capacity, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
   if (base == MAP_FAILED) {
-    *error = "cannot map flight recorder " + path + ": " + std::strerror(errno);
+    Status error =
+        Status::Unavailable("cannot map flight recorder " + path + ": " + std::strerror(errno));
     ::close(fd);
-    return nullptr;
+    return error;
   }
   return std::unique_ptr<FlightRecorder>(
       new FlightRecorder(path, fd, static_cast<uint8_t*>(base), capacity));

@@ -35,6 +35,7 @@
 #include <vector>
 
 #include "daemon/sampler.h"
+#include "edgemon/status.h"
 
 namespace edgemon {
 
@@ -47,10 +48,10 @@ size_t FlightRingBytes(size_t channels, size_t frames);
 
 class FlightRecorder final : public FrameSink {
  public:
-  // Maps `path` (created 0600 if absent) at `capacity` bytes. nullptr and
-  // *error when the file cannot be created or mapped.
-  static std::unique_ptr<FlightRecorder> Open(const std::string& path, size_t capacity,
-                                              std::string* error);
+  // Maps `path` (created 0600 if absent) at `capacity` bytes; UNAVAILABLE
+  // when the file cannot be opened, sized or mapped, FAILED_PRECONDITION when
+  // it is not a regular file.
+  static Result<std::unique_ptr<FlightRecorder>> Open(const std::string& path, size_t capacity);
   ~FlightRecorder() override;
   FlightRecorder(const FlightRecorder&) = delete;
   FlightRecorder& operator=(const FlightRecorder&) = delete;

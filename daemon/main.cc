@@ -209,12 +209,13 @@ std::unique_ptr<FlightRecorder> OpenFlightRecorder(const Config& c, const Collec
   }
   const Inventory& inv = collection.inventory();
   // Room for four store batches (256 frames each) of this inventory.
-  std::string err;
-  auto flight = FlightRecorder::Open(path, FlightRingBytes(inv.channels.size(), 4 * 256), &err);
-  if (!flight) {
-    log.warn("{}: frames not yet committed are lost if the daemon is killed", err);
+  auto opened = FlightRecorder::Open(path, FlightRingBytes(inv.channels.size(), 4 * 256));
+  if (!opened.ok()) {
+    log.warn("{}: frames not yet committed are lost if the daemon is killed",
+             opened.status().message());
     return nullptr;
   }
+  std::unique_ptr<FlightRecorder> flight = std::move(opened).value();
   size_t other = 0;
   auto frames = flight->Recover(InventoryHash(inv), st.next_seq(), &other);
   if (!frames.empty()) {

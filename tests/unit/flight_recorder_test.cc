@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cstring>
@@ -41,15 +42,16 @@ TEST(FlightRecorder, ACrashedRunsFramesComeBackInOrderFromTheGivenSeq) {
   testing::TempTree t;
   const std::string path = t.root() + "/api.sock.flight";
   Inventory inv = TwoChannels();
-  std::string err;
   {
-    auto fr = FlightRecorder::Open(path, 64 << 10, &err);
-    ASSERT_TRUE(fr) << err;
+    auto opened = FlightRecorder::Open(path, 64 << 10);
+    ASSERT_TRUE(opened.ok()) << opened.status().ToString();
+    auto fr = std::move(opened).value();
     fr->Reset();
     for (uint64_t seq = 1; seq <= 50; ++seq) fr->OnFrame(inv, 1, MakeFrame(seq));
   }  // the process "dies": the mapping is gone, the file stays
-  auto fr = FlightRecorder::Open(path, 64 << 10, &err);
-  ASSERT_TRUE(fr) << err;
+  auto opened = FlightRecorder::Open(path, 64 << 10);
+  ASSERT_TRUE(opened.ok()) << opened.status().ToString();
+  auto fr = std::move(opened).value();
   size_t other = 9;
   auto frames = fr->Recover(InventoryHash(inv), 41, &other);
   EXPECT_EQ(other, 0u);
@@ -74,9 +76,9 @@ TEST(FlightRecorder, TheRingWrapsAndDamagedRecordsAreSkipped) {
   testing::TempTree t;
   const std::string path = t.root() + "/ring";
   Inventory inv = TwoChannels();
-  std::string err;
-  auto fr = FlightRecorder::Open(path, 64 << 10, &err);
-  ASSERT_TRUE(fr) << err;
+  auto opened = FlightRecorder::Open(path, 64 << 10);
+  ASSERT_TRUE(opened.ok()) << opened.status().ToString();
+  auto fr = std::move(opened).value();
   fr->Reset();
   for (uint64_t seq = 1; seq <= 5000; ++seq) fr->OnFrame(inv, 1, MakeFrame(seq));
   auto frames = fr->Recover(InventoryHash(inv), 0, nullptr);
@@ -93,8 +95,9 @@ TEST(FlightRecorder, TheRingWrapsAndDamagedRecordsAreSkipped) {
     std::string junk(300, '\x5a');
     f.write(junk.data(), static_cast<std::streamsize>(junk.size()));
   }
-  fr = FlightRecorder::Open(path, 64 << 10, &err);
-  ASSERT_TRUE(fr) << err;
+  opened = FlightRecorder::Open(path, 64 << 10);
+  ASSERT_TRUE(opened.ok()) << opened.status().ToString();
+  fr = std::move(opened).value();
   auto after = fr->Recover(InventoryHash(inv), 0, nullptr);
   EXPECT_LT(after.size(), frames.size());
   EXPECT_GT(after.size(), frames.size() - 20);
@@ -103,6 +106,23 @@ TEST(FlightRecorder, TheRingWrapsAndDamagedRecordsAreSkipped) {
     EXPECT_EQ(f.Get(0), want.Get(0)) << f.seq;
     EXPECT_EQ(f.Get(1), want.Get(1)) << f.seq;
   }
+}
+
+TEST(FlightRecorder, APathThatCannotHoldARingIsAnErrorWithItsName) {
+  testing::TempTree t;
+  const std::string missing = t.root() + "/no/such/dir/ring";
+  auto opened = FlightRecorder::Open(missing, 64 << 10);
+  ASSERT_FALSE(opened.ok());
+  EXPECT_EQ(opened.status().code(), StatusCode::kUnavailable);
+  EXPECT_EQ(opened.status().message(),
+            "cannot open flight recorder " + missing + ": No such file or directory");
+
+  const std::string fifo = t.root() + "/fifo";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  opened = FlightRecorder::Open(fifo, 64 << 10);
+  ASSERT_FALSE(opened.ok());
+  EXPECT_EQ(opened.status().code(), StatusCode::kFailedPrecondition);
+  EXPECT_EQ(opened.status().message(), "flight recorder " + fifo + " is not a regular file");
 }
 
 TEST(FlightRecorder, RingSizeIsBounded) {
