@@ -263,12 +263,12 @@ int main(int argc, char** argv) {
     ::sigaction(sig, &sa, nullptr);
   }
 
-  std::string error;
-  auto term = tui::Terminal::Open({.color = !no_color}, &error);
-  if (!term) {
-    std::fprintf(stderr, "edgetop: %s\n", error.c_str());
+  auto opened = tui::Terminal::Open({.color = !no_color});
+  if (!opened.ok()) {
+    std::fprintf(stderr, "edgetop: %s\n", opened.status().message().c_str());
     return 1;
   }
+  std::unique_ptr<tui::Terminal> term = std::move(opened).value();
 
   tui::UiState ui;
   ui.target = (*client)->target();

@@ -127,21 +127,19 @@ int KeyCode(int ch) {
 
 }  // namespace
 
-std::unique_ptr<Terminal> Terminal::Open(const Options& options, std::string* error) {
+Result<std::unique_ptr<Terminal>> Terminal::Open(const Options& options) {
   if (!::isatty(STDIN_FILENO) || !::isatty(STDOUT_FILENO)) {
-    *error = "stdin and stdout must be a terminal";
-    return nullptr;
+    return Status::FailedPrecondition("stdin and stdout must be a terminal");
   }
   if (::tcgetattr(STDIN_FILENO, &g_restore.saved) != 0) {
-    *error = "cannot read the terminal's settings";
-    return nullptr;
+    return Status::Unavailable("cannot read the terminal's settings");
   }
   // newterm, not initscr: an unknown TERM is an error here, not an exit().
   SCREEN* screen = newterm(nullptr, stdout, stdin);
   if (screen == nullptr) {
     const char* term = std::getenv("TERM");
-    *error = std::string("cannot use the terminal type \"") + (term ? term : "") + "\"";
-    return nullptr;
+    return Status::FailedPrecondition(std::string("cannot use the terminal type \"") +
+                                      (term ? term : "") + "\"");
   }
   set_term(screen);
   // The crash path: leave the alternate screen, show the cursor, plain

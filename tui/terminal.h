@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "edgemon/status.h"
 #include "tui/view_model.h"
 
 namespace edgemon::tui {
@@ -22,8 +23,9 @@ class Terminal {
   };
 
   // Takes over the terminal on stdin/stdout (alternate screen, no echo, keypad).
-  // nullptr and *error when stdin or stdout is not a terminal or TERM is unknown.
-  static std::unique_ptr<Terminal> Open(const Options& options, std::string* error);
+  // FAILED_PRECONDITION when stdin or stdout is not a terminal or TERM is
+  // unknown, UNAVAILABLE when the terminal's settings cannot be read.
+  static Result<std::unique_ptr<Terminal>> Open(const Options& options);
   ~Terminal();  // restores the terminal (endwin)
   Terminal(const Terminal&) = delete;
   Terminal& operator=(const Terminal&) = delete;

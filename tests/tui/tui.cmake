@@ -17,3 +17,10 @@ if(TMUX)
 else()
   edgemon_tests_left_out(edgetop_tmux_e2e)
 endif()
+
+# Without a terminal edgetop stops before drawing, with one line and exit 1
+# (ctest's stdout is a pipe).
+add_test(NAME edgetop_needs_a_terminal
+         COMMAND sh -c "$<TARGET_FILE:edgetop> --connect unix:/nonexistent/edgemon.sock 2>&1 </dev/null; echo \"exit $?\"")
+set_tests_properties(edgetop_needs_a_terminal PROPERTIES
+  PASS_REGULAR_EXPRESSION "^edgetop: stdin and stdout must be a terminal\nexit 1\n$")
