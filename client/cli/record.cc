@@ -638,13 +638,13 @@ int RunRecord(const Globals& globals, const RecordOptions& o) {
   }
   std::optional<std::regex> re;
   if (!o.items_from.empty()) {
-    std::string err;
-    re = record::CompileItemsRegex(o.items_from, &err);
-    if (!re) {
+    auto compiled = record::CompileItemsRegex(o.items_from);
+    if (!compiled.ok()) {
       std::fprintf(stderr, "edgemon record: --items-from: bad regular expression: %s\n",
-                   err.c_str());
+                   compiled.status().message().c_str());
       return kExitDataErr;
     }
+    re = std::move(compiled).value();
   }
   std::string path;
   if (int e = Resolve(o.command[0], &path); e != 0) return ReportExecError(o.command[0], e);

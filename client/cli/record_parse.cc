@@ -71,12 +71,11 @@ void ItemCounter::Finish() {
   partial_.clear();
 }
 
-std::optional<std::regex> CompileItemsRegex(const std::string& pattern, std::string* error) {
+Result<std::regex> CompileItemsRegex(const std::string& pattern) {
   try {
     return std::regex(pattern, std::regex::ECMAScript);
   } catch (const std::regex_error& e) {
-    if (error) *error = e.what();
-    return std::nullopt;
+    return Status::InvalidArgument(e.what());
   }
 }
 

@@ -24,6 +24,7 @@
 
 #include "client/edgemon_client.h"
 #include "edgemon/channel.h"
+#include "edgemon/status.h"
 
 namespace edgemon::cli::record {
 
@@ -155,8 +156,9 @@ class ItemCounter {
   uint64_t matches_ = 0;
 };
 
-// Compiles an --items-from pattern (ECMAScript); nullopt and *error on a bad one.
-std::optional<std::regex> CompileItemsRegex(const std::string& pattern, std::string* error);
+// Compiles an --items-from pattern (ECMAScript); INVALID_ARGUMENT with the
+// regex library's account of a bad one.
+Result<std::regex> CompileItemsRegex(const std::string& pattern);
 
 // The mark label of a sub-window of window `parent`: "<parent>:<name>".
 std::string MarkLabel(int64_t parent, std::string_view name);

@@ -385,9 +385,8 @@ TEST(TraceJson, BytesThatAreNotUtf8AreReplacedNotThrown) {
 }
 
 TEST(ItemCounter, LastMatchFirstGroupAcrossChunks) {
-  std::string err;
-  auto re = CompileItemsRegex(R"(images: ([0-9,]+))", &err);
-  ASSERT_TRUE(re) << err;
+  auto re = CompileItemsRegex(R"(images: ([0-9,]+))");
+  ASSERT_TRUE(re.ok()) << re.status().ToString();
   ItemCounter c(*re);
   c.Feed("warmup images: 10\nima");
   c.Feed("ges: 1,200 done\nno match here\n");
@@ -400,14 +399,15 @@ TEST(ItemCounter, LastMatchFirstGroupAcrossChunks) {
 }
 
 TEST(ItemCounter, WholeMatchWithoutGroupAndNonNumbersIgnored) {
-  auto re = CompileItemsRegex(R"([0-9.]+(?= qps))", nullptr);
-  ASSERT_TRUE(re);
+  auto re = CompileItemsRegex(R"([0-9.]+(?= qps))");
+  ASSERT_TRUE(re.ok()) << re.status().ToString();
   ItemCounter c(*re);
   c.Feed("throughput 812.5 qps\r\nthroughput n/a qps\n");
   EXPECT_DOUBLE_EQ(*c.value(), 812.5);
-  std::string err;
-  EXPECT_FALSE(CompileItemsRegex("([", &err));
-  EXPECT_FALSE(err.empty());
+  auto bad = CompileItemsRegex("([");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_FALSE(bad.status().message().empty());
 }
 
 TEST(MarkLabel, RoundTrip) {
