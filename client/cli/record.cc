@@ -481,32 +481,26 @@ void AddPhases(client::Client& c, Report& report, std::chrono::steady_clock::tim
   }
 }
 
-// Raw frames of [from, to], in chunks.
-std::vector<Frame> Frames(client::Client& c, int64_t from, int64_t to, std::string* error) {
-  std::vector<Frame> out;
+// Appends the raw frames of [from, to] to *out, in chunks; on a failed
+// query the frames read before it stay in *out.
+Status Frames(client::Client& c, int64_t from, int64_t to, std::vector<Frame>* out) {
   int64_t at = from;
   for (int chunk = 0; chunk < 100 && at <= to; ++chunk) {
     auto q = c.Query(at, to + 1, {}, 0, 100'000);
-    if (!q.ok()) {
-      *error = q.status().ToString();
-      break;
-    }
-    for (auto& f : q->frames) out.push_back(std::move(f));
+    if (!q.ok()) return q.status();
+    for (auto& f : q->frames) out->push_back(std::move(f));
     if (!q->truncated || q->frames.empty()) break;
-    at = out.back().realtime_ns + 1;
+    at = out->back().realtime_ns + 1;
   }
-  return out;
+  return Status::Ok();
 }
 
-bool WriteFile(const std::filesystem::path& p, const std::string& text, std::string* error) {
+Status WriteFile(const std::filesystem::path& p, const std::string& text) {
   std::ofstream f(p, std::ios::binary | std::ios::trunc);
   f << text;
   f.close();
-  if (!f) {
-    *error = "cannot write " + p.string() + ": " + std::strerror(errno);
-    return false;
-  }
-  return true;
+  if (!f) return Status::Unavailable("cannot write " + p.string() + ": " + std::strerror(errno));
+  return Status::Ok();
 }
 
 bool MakeOutDir(const std::string& dir) {
@@ -523,18 +517,21 @@ bool MakeOutDir(const std::string& dir) {
 // Writes summary.json, samples.csv and trace.json; false (message printed) on failure.
 bool WriteBundle(client::Client& c, const std::string& dir, const Report& report,
                  const Inventory& inventory) {
-  std::string qerr;
-  auto frames = Frames(c, report.summary.from_ns, report.summary.to_ns, &qerr);
+  std::vector<Frame> frames;
+  Status read = Frames(c, report.summary.from_ns, report.summary.to_ns, &frames);
   Report r = report;
-  if (!qerr.empty()) r.notes.push_back("samples not read: " + qerr);
-  std::string err;
+  if (!read.ok()) r.notes.push_back("samples not read: " + read.ToString());
   namespace fs = std::filesystem;
-  bool ok = WriteFile(fs::path(dir) / "summary.json",
-                      JsonText(record::SummaryJson(r, inventory), 2) + "\n", &err) &&
-            WriteFile(fs::path(dir) / "samples.csv", record::SamplesCsv(frames, inventory), &err) &&
-            WriteFile(fs::path(dir) / "trace.json", record::TraceJson(r, frames, inventory), &err);
-  if (!ok) std::fprintf(stderr, "edgemon: bundle: %s\n", err.c_str());
-  return ok;
+  Status written = WriteFile(fs::path(dir) / "summary.json",
+                             JsonText(record::SummaryJson(r, inventory), 2) + "\n");
+  if (written.ok()) {
+    written = WriteFile(fs::path(dir) / "samples.csv", record::SamplesCsv(frames, inventory));
+  }
+  if (written.ok()) {
+    written = WriteFile(fs::path(dir) / "trace.json", record::TraceJson(r, frames, inventory));
+  }
+  if (!written.ok()) std::fprintf(stderr, "edgemon: bundle: %s\n", written.message().c_str());
+  return written.ok();
 }
 
 void FillDevice(Report& report, const client::DeviceInfo& info, const std::string& target) {
