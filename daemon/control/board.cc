@@ -62,13 +62,13 @@ std::optional<std::string> ReadText(const std::string& path) {
   return text;
 }
 
-std::string WriteText(const std::string& path, const std::string& text) {
+Status WriteText(const std::string& path, const std::string& text) {
   int fd = ::open(path.c_str(), O_WRONLY | O_TRUNC | O_CLOEXEC | O_NOCTTY);
-  if (fd < 0) return std::strerror(errno);
+  if (fd < 0) return Status::Unavailable(std::strerror(errno));
   ssize_t n = ::write(fd, text.data(), text.size());
   int err = n < 0 ? errno : (static_cast<size_t>(n) != text.size() ? EIO : 0);
   if (::close(fd) != 0 && err == 0) err = errno;
-  return err == 0 ? std::string() : std::strerror(err);
+  return err == 0 ? Status::Ok() : Status::Unavailable(std::strerror(err));
 }
 
 BoardControl::BoardControl(std::string root, std::string state_dir)
@@ -307,21 +307,25 @@ Status BoardControl::PlanFan(const std::string& fan, int percent, json* restore)
   return {};
 }
 
+std::string BoardControl::UndoWrites(const json& writes, size_t count) {
+  std::string failed;
+  for (size_t j = count; j-- > 0;) {
+    const std::string& path = writes.at(j).at("path").get_ref<const std::string&>();
+    if (Status e = WriteText(path, writes.at(j).at("old").get<std::string>()); !e.ok()) {
+      failed += " " + path + " (" + e.message() + ")";
+    }
+  }
+  return failed;
+}
+
 Status BoardControl::WriteFiles(const json& writes) {
   for (size_t i = 0; i < writes.size(); ++i) {
     const auto& w = writes.at(i);
-    std::string err = WriteText(w.at("path").get<std::string>(), w.at("new").get<std::string>());
-    if (err.empty()) continue;
+    Status written = WriteText(w.at("path").get<std::string>(), w.at("new").get<std::string>());
+    if (written.ok()) continue;
     std::string message = "writing " + Trim(w.at("new").get<std::string>()) + " to " +
-                          w.at("path").get<std::string>() + " was refused: " + err;
-    std::string failed;
-    for (size_t j = i; j-- > 0;) {
-      if (auto e = WriteText(writes.at(j).at("path").get<std::string>(),
-                             writes.at(j).at("old").get<std::string>());
-          !e.empty()) {
-        failed += " " + writes.at(j).at("path").get<std::string>() + " (" + e + ")";
-      }
-    }
+                          w.at("path").get<std::string>() + " was refused: " + written.message();
+    const std::string failed = UndoWrites(writes, i);
     message += failed.empty() ? "; the " + std::to_string(i) + " earlier writes were rolled back"
                               : "; could not roll back:" + failed;
     return Status::Aborted(message);
@@ -337,7 +341,7 @@ Status BoardControl::Apply(const json& plan) {
     const int to = plan.at("to").get<int>();
     Status o = RunTool({plan.at("tool").get<std::string>(), "-m", std::to_string(to)}, &out);
     if (out.find("eboot required") != std::string::npos) {
-      Restore(plan);
+      static_cast<void>(Restore(plan));  // the caller hears of the reboot
       return Status::FailedPrecondition("power mode " + std::to_string(to) +
                                         " needs a reboot (nvpmodel says so); edgemon-control never "
                                         "reboots: run nvpmodel -m " +
@@ -349,8 +353,8 @@ Status BoardControl::Apply(const json& plan) {
                           (CurrentMode() ? std::to_string(*CurrentMode()) : "—"));
     }
     if (!o.ok()) {
-      std::string left = Restore(plan);
-      if (!left.empty()) o = Status(o.code(), o.message() + "; " + left);
+      Status left = Restore(plan);
+      if (!left.ok()) o = Status(o.code(), o.message() + "; " + left.message());
     }
     return o;
   }
@@ -361,8 +365,9 @@ Status BoardControl::Apply(const json& plan) {
     fs::create_directories(fs::path(store).parent_path(), ec);
     if (Status o = RunTool({tool, "--store", store}, &out); !o.ok()) return o;
     if (Status o = RunTool({tool}, &out); !o.ok()) {
-      std::string left = Restore(plan);
-      o = Status(o.code(), o.message() + (left.empty() ? "; restored from " + store : "; " + left));
+      Status left = Restore(plan);
+      o = Status(o.code(),
+                 o.message() + (left.ok() ? "; restored from " + store : "; " + left.message()));
       return o;
     }
     return {};
@@ -370,37 +375,32 @@ Status BoardControl::Apply(const json& plan) {
   return Status::Aborted("unknown change type '" + type + "'");
 }
 
-std::string BoardControl::Restore(const json& plan) {
+Status BoardControl::Restore(const json& plan) {
   const std::string type = plan.value("type", "");
   std::string out;
   if (type == "writes") {
-    std::string failed;
     const auto& writes = plan.at("writes");
-    for (size_t j = writes.size(); j-- > 0;) {
-      if (auto e = WriteText(writes.at(j).at("path").get<std::string>(),
-                             writes.at(j).at("old").get<std::string>());
-          !e.empty()) {
-        failed += " " + writes.at(j).at("path").get<std::string>() + " (" + e + ")";
-      }
-    }
-    return failed.empty() ? std::string() : "could not restore:" + failed;
+    const std::string failed = UndoWrites(writes, writes.size());
+    return failed.empty() ? Status::Ok() : Status::Aborted("could not restore:" + failed);
   }
   if (type == "mode") {
-    if (!plan.contains("from")) return "the previous power mode was unknown; left as it is";
+    if (!plan.contains("from")) {
+      return Status::FailedPrecondition("the previous power mode was unknown; left as it is");
+    }
     const int from = plan.at("from").get<int>();
-    if (CurrentMode() == from) return {};
-    Status o = RunTool({plan.at("tool").get<std::string>(), "-m", std::to_string(from)}, &out);
-    return o.ok() ? std::string() : o.message();
+    if (CurrentMode() == from) return Status::Ok();
+    return RunTool({plan.at("tool").get<std::string>(), "-m", std::to_string(from)}, &out);
   }
   if (type == "jetson_clocks") {
     const std::string store = plan.at("store").get<std::string>();
     std::error_code ec;
-    if (!fs::exists(store, ec)) return {};  // killed before --store wrote it: nothing changed
+    if (!fs::exists(store, ec))
+      return Status::Ok();  // killed before --store wrote it: nothing changed
     Status o = RunTool({plan.at("tool").get<std::string>(), "--restore", store}, &out);
     if (o.ok()) fs::remove(store, ec);
-    return o.ok() ? std::string() : o.message();
+    return o;
   }
-  return "unknown change type '" + type + "'";
+  return Status::FailedPrecondition("unknown change type '" + type + "'");
 }
 
 std::vector<FanInfo> BoardControl::Fans() const {

@@ -57,8 +57,10 @@ class BoardControl {
   // Applies a planned change; on failure everything it wrote is restored.
   Status Apply(const nlohmann::json& plan);
   // Restores from a plan (after Apply, or from a state file after a crash).
-  // Returns what it could not restore ("" when everything was).
-  std::string Restore(const nlohmann::json& plan);
+  // OK when everything was restored, else what could not be (ABORTED for
+  // writes the kernel refused, the tool's status for a failed nvpmodel or
+  // jetson_clocks, FAILED_PRECONDITION when the plan cannot say what to restore).
+  Status Restore(const nlohmann::json& plan);
 
   std::vector<FanInfo> Fans() const;
   // True when every cpufreq policy runs at min == max (the jetson_clocks effect).
@@ -69,6 +71,9 @@ class BoardControl {
   std::string FindTool(const std::string& name) const;
   Status RunTool(const std::vector<std::string>& argv, std::string* output) const;
   Status WriteFiles(const nlohmann::json& writes);  // [{path, old, new}], rolled back on failure
+  // Writes back "old" of writes[0, count) newest first; " path (why)" for each
+  // that failed.
+  static std::string UndoWrites(const nlohmann::json& writes, size_t count);
 
   std::string root_;  // "" for "/"
   std::string state_dir_;
@@ -76,7 +81,8 @@ class BoardControl {
 
 // Reads a whole small file; nullopt when it cannot be read.
 std::optional<std::string> ReadText(const std::string& path);
-// Writes `text` to an existing file (O_WRONLY|O_TRUNC, no create); "" or strerror.
-std::string WriteText(const std::string& path, const std::string& text);
+// Writes `text` to an existing file (O_WRONLY|O_TRUNC, no create);
+// UNAVAILABLE with strerror's text alone (the caller names the file).
+Status WriteText(const std::string& path, const std::string& text);
 
 }  // namespace edgemon::control

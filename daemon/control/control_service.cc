@@ -114,11 +114,13 @@ void ControlService::RecoverFromState() {
   std::lock_guard lk(mu_);
   for (const auto& l : leases) {
     try {
-      std::string left = l.contains("plan") ? board_.Restore(l["plan"]) : "no plan saved";
+      edgemon::Status left = l.contains("plan")
+                                 ? board_.Restore(l["plan"])
+                                 : edgemon::Status::FailedPrecondition("no plan saved");
       log_->warn(
           "restored lease {} ({}) of uid {} pid {} left by a previous run that did not end it{}",
           l.value("id", "?"), l.value("detail", "?"), l.value("uid", 0U), l.value("pid", 0U),
-          left.empty() ? "" : ": " + left);
+          left.ok() ? "" : ": " + left.message());
     } catch (const json::exception& e) {
       log_->error("state file {}: a lease entry is malformed ({}); not restored: {}", state_path_,
                   e.what(), l.dump());
@@ -256,12 +258,12 @@ std::string ControlService::EndLocked(const std::string& kind, const std::string
     it = leases_.find(kind);
   }
   LeaseRec rec = it->second;
-  std::string left = board_.Restore(rec.plan);
+  edgemon::Status left = board_.Restore(rec.plan);
   leases_.erase(it);
   if (edgemon::Status saved = SaveStateLocked(); !saved.ok()) log_->error("{}", saved.message());
   std::string message = "lease " + rec.info.id() + " (" + rec.info.detail() + ") ended: " + why +
-                        "; " + (left.empty() ? "restored" : left);
-  if (left.empty()) {
+                        "; " + (left.ok() ? "restored" : left.message());
+  if (left.ok()) {
     log_->info("{} (uid {} pid {})", message, rec.info.uid(), rec.info.pid());
   } else {
     log_->error("{} (uid {} pid {})", message, rec.info.uid(), rec.info.pid());
