@@ -266,8 +266,8 @@ int Run(const Flags& flags) {
   collection.set_max_energy_gap_ns(3 * config.interval_ms * kNsPerMs);
 
   OwnerLock owner;
-  if (auto err = owner.Acquire(config.db_path); !err.empty()) {
-    log->critical("{}", err);
+  if (Status locked = owner.Acquire(config.db_path); !locked.ok()) {
+    log->critical("{}", locked.message());
     return kExitConfig;
   }
   auto health = std::make_shared<StoreHealthLink>();

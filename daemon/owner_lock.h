@@ -14,6 +14,8 @@
 
 #include <string>
 
+#include "edgemon/status.h"
+
 namespace edgemon {
 
 class OwnerLock {
@@ -23,9 +25,9 @@ class OwnerLock {
   OwnerLock(const OwnerLock&) = delete;
   OwnerLock& operator=(const OwnerLock&) = delete;
 
-  // Locks "<db_path>.lock". Returns "" on success, else one line: which
-  // process holds it, or why the lock file cannot be used.
-  std::string Acquire(const std::string& db_path);
+  // Locks "<db_path>.lock". FAILED_PRECONDITION naming the process that
+  // holds it, or UNAVAILABLE saying why the lock file cannot be used.
+  Status Acquire(const std::string& db_path);
 
  private:
   int fd_ = -1;
