@@ -199,22 +199,29 @@ class WatcherImpl final : public Watcher {
 
 }  // namespace
 
-std::string Client::NormalizeTarget(std::string_view target) {
-  if (target.empty()) return "";
+Result<std::string> Client::NormalizeTarget(std::string_view target) {
+  auto bad = [target] {
+    return Status::InvalidArgument("bad target '" + std::string(target) +
+                                   "': expected unix:/path, /path or host:port");
+  };
+  if (target.empty()) return bad();
   if (target.front() == '/') return "unix:" + std::string(target);
-  if (target.starts_with("unix:")) return target.size() > 5 ? std::string(target) : "";
+  if (target.starts_with("unix:")) {
+    if (target.size() == 5) return bad();
+    return std::string(target);
+  }
   if (target.starts_with("unix-abstract:") || target.starts_with("dns:") ||
       target.starts_with("ipv4:") || target.starts_with("ipv6:")) {
     return std::string(target);
   }
   // host:port, [v6]:port
   size_t colon = target.rfind(':');
-  if (colon == std::string_view::npos || colon == 0 || colon + 1 == target.size()) return "";
+  if (colon == std::string_view::npos || colon == 0 || colon + 1 == target.size()) return bad();
   std::string_view port = target.substr(colon + 1);
   if (!std::all_of(port.begin(), port.end(), [](char c) { return c >= '0' && c <= '9'; })) {
-    return "";
+    return bad();
   }
-  if (port.size() > 5 || std::stoi(std::string(port)) > 65535) return "";
+  if (port.size() > 5 || std::stoi(std::string(port)) > 65535) return bad();
   return std::string(target);
 }
 
@@ -232,11 +239,9 @@ Result<std::string> Client::ReadTokenFile(const std::string& path) {
 
 Result<std::unique_ptr<Client>> Client::Connect(std::string_view target,
                                                 const ConnectOptions& options) {
-  std::string normalized = NormalizeTarget(target);
-  if (normalized.empty()) {
-    return Status::InvalidArgument("bad target '" + std::string(target) +
-                                   "': expected unix:/path, /path or host:port");
-  }
+  auto checked = NormalizeTarget(target);
+  if (!checked.ok()) return checked.status();
+  const std::string normalized = std::move(checked).value();
   grpc::ChannelArguments args;
   // gRPC's own reconnect backoff (1 s .. 120 s by default) would hide a
   // daemon that comes back; 100 ms .. 1 s sees a restarted daemon within a second.

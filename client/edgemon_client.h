@@ -234,8 +234,9 @@ class Client {
   // cannot be read, INVALID_ARGUMENT when it is empty.
   static Result<std::string> ReadTokenFile(const std::string& path);
 
-  // "unix:/path" for "/path"; other forms unchanged; "" when malformed.
-  static std::string NormalizeTarget(std::string_view target);
+  // "unix:/path" for "/path"; other forms unchanged; INVALID_ARGUMENT
+  // ("bad target '...': expected unix:/path, /path or host:port") when malformed.
+  static Result<std::string> NormalizeTarget(std::string_view target);
 
   ~Client();
   Client(const Client&) = delete;

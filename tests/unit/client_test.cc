@@ -199,16 +199,21 @@ TEST(ClientConvertTest, SummaryAndProcess) {
 }
 
 TEST(ClientTargetTest, Normalize) {
-  EXPECT_EQ(Client::NormalizeTarget("/run/edgemon/edgemon.sock"), "unix:/run/edgemon/edgemon.sock");
-  EXPECT_EQ(Client::NormalizeTarget("unix:/tmp/x.sock"), "unix:/tmp/x.sock");
-  EXPECT_EQ(Client::NormalizeTarget("localhost:7777"), "localhost:7777");
-  EXPECT_EQ(Client::NormalizeTarget("[::1]:7777"), "[::1]:7777");
-  EXPECT_EQ(Client::NormalizeTarget(""), "");
-  EXPECT_EQ(Client::NormalizeTarget("unix:"), "");
-  EXPECT_EQ(Client::NormalizeTarget("localhost"), "");
-  EXPECT_EQ(Client::NormalizeTarget("host:"), "");
-  EXPECT_EQ(Client::NormalizeTarget("host:99999"), "");
-  EXPECT_EQ(Client::NormalizeTarget("host:12a"), "");
+  auto normalized = [](std::string_view t) {
+    auto n = Client::NormalizeTarget(t);
+    return n.ok() ? *n : "error: " + n.status().message();
+  };
+  EXPECT_EQ(normalized("/run/edgemon/edgemon.sock"), "unix:/run/edgemon/edgemon.sock");
+  EXPECT_EQ(normalized("unix:/tmp/x.sock"), "unix:/tmp/x.sock");
+  EXPECT_EQ(normalized("localhost:7777"), "localhost:7777");
+  EXPECT_EQ(normalized("[::1]:7777"), "[::1]:7777");
+  for (const char* bad : {"", "unix:", "localhost", "host:", "host:99999", "host:12a"}) {
+    auto n = Client::NormalizeTarget(bad);
+    ASSERT_FALSE(n.ok()) << bad;
+    EXPECT_EQ(n.status().code(), StatusCode::kInvalidArgument);
+    EXPECT_EQ(n.status().message(),
+              "bad target '" + std::string(bad) + "': expected unix:/path, /path or host:port");
+  }
   auto bad = Client::Connect("nohostport");
   ASSERT_FALSE(bad.ok());
   EXPECT_EQ(bad.status().code(), StatusCode::kInvalidArgument);
