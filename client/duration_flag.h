@@ -6,6 +6,7 @@
 #pragma once
 
 #include <CLI/CLI.hpp>
+#include <cstdint>
 #include <string>
 
 #include "edgemon/timespec.h"
@@ -21,6 +22,15 @@ inline CLI::Validator DurationMsFlag() {
         return {};
       },
       "DURATION", "duration");
+}
+
+// `--interval` in milliseconds through DurationMsFlag, checked to
+// [min_ms, max_ms] (edgemon watch, edgemon tegrastats, edgetop).
+inline CLI::Option* AddIntervalOption(CLI::App& app, uint32_t& interval_ms, const std::string& help,
+                                      uint32_t min_ms, uint32_t max_ms) {
+  return app.add_option("--interval", interval_ms, help)
+      ->transform(DurationMsFlag())
+      ->check(CLI::Range(min_ms, max_ms));
 }
 
 }  // namespace edgemon::client

@@ -214,10 +214,9 @@ int main(int argc, char** argv) {
                  "Daemon address: unix:/path, /path or host:port (default: $EDGEMON_CONNECT, "
                  "else " +
                      std::string(kDefaultTarget) + ")");
-  app.add_option("--interval", interval_ms,
-                 "Refresh interval: 500ms, 2s, or a bare number of milliseconds")
-      ->transform(edgemon::client::DurationMsFlag())
-      ->check(CLI::Range(100, 60'000));
+  edgemon::client::AddIntervalOption(
+      app, interval_ms, "Refresh interval: 500ms, 2s, or a bare number of milliseconds", 100,
+      60'000);
   app.add_flag("--ascii", ascii, "ASCII bars and lines (default when the locale is not UTF-8)");
   app.add_flag("--no-color", no_color, "Monochrome (also when $NO_COLOR is set)");
   edgemon::client::ConnectOptions connect_options;

@@ -151,12 +151,10 @@ void AddWatchCommands(CLI::App& app, Registry& registry) {
   auto wf = std::make_shared<WatchFlags>();
   CLI::App* watch = app.add_subcommand("watch", "Print a line per interval until interrupted");
   watch->add_flag("--json", wf->json, "One JSON object per line (values by key, raw units)");
-  watch
-      ->add_option("--interval", wf->interval_ms,
-                   "Time between lines: 500ms, 2s, or a bare number of milliseconds (default: "
-                   "every daemon sample)")
-      ->transform(client::DurationMsFlag())
-      ->check(CLI::Range(0u, 3600u * 1000u));
+  client::AddIntervalOption(*watch, wf->interval_ms,
+                            "Time between lines: 500ms, 2s, or a bare number of milliseconds "
+                            "(default: every daemon sample)",
+                            0, 3600u * 1000u);
   watch
       ->add_option("--channels", wf->channels,
                    "Only these channels: keys, ids or globs (rail/*,thermal/*), comma-separated")
@@ -168,12 +166,10 @@ void AddWatchCommands(CLI::App& app, Registry& registry) {
   auto tf = std::make_shared<TegrastatsFlags>();
   CLI::App* tegra = app.add_subcommand(
       "tegrastats", "Print lines in tegrastats' format for this board (a drop-in for tegrastats)");
-  tegra
-      ->add_option("--interval", tf->interval_ms,
-                   "Time between lines: a bare number of milliseconds as in tegrastats, or 2s, "
-                   "500ms (default 1000)")
-      ->transform(client::DurationMsFlag())
-      ->check(CLI::Range(1u, 3600u * 1000u));
+  client::AddIntervalOption(*tegra, tf->interval_ms,
+                            "Time between lines: a bare number of milliseconds as in tegrastats, "
+                            "or 2s, 500ms (default 1000)",
+                            1, 3600u * 1000u);
   tegra->add_option("--logfile", tf->logfile, "Append the lines to FILE (flushed after each)");
   tegra->add_option("--count", tf->count, "Stop after N lines");
   tegra->callback(
