@@ -6,35 +6,14 @@ hour of history, and bytes on disk per frame. CPU comes from
 
   bench/daemon_bench.py BUILD_DIR [--seconds 30] [--board agx-orin]
 """
-import argparse
 import os
 import sqlite3
 import subprocess
 import sys
 import tempfile
-import time
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.join(HERE, "..", "tests", "e2e"))
-from harness import rss_kib, start_sim  # noqa: E402
-
-
-def cpu_ns(pid):
-    # Every thread's time on CPU (the process's own schedstat is its main thread only).
-    total = 0
-    for tid in os.listdir(f"/proc/{pid}/task"):
-        with open(f"/proc/{pid}/task/{tid}/schedstat") as f:
-            total += int(f.read().split()[0])
-    return total
-
-
-def cpu_over(pid, warmup, seconds):
-    """Waits `warmup` seconds (start-up is not steady state), then returns the
-    process's CPU ns over the next `seconds` and the wall seconds they took."""
-    time.sleep(warmup)
-    c0, t0 = cpu_ns(pid), time.monotonic()
-    time.sleep(seconds)
-    return cpu_ns(pid) - c0, time.monotonic() - t0
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from bench_common import board_args, cpu_over, rss_kib, simulated_board  # noqa: E402
 
 
 def run(build, root, tmp, interval_ms, energy_hz, seconds, name):
@@ -60,34 +39,23 @@ def run(build, root, tmp, interval_ms, energy_hz, seconds, name):
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("build")
-    ap.add_argument("--seconds", type=float, default=30)
-    ap.add_argument("--board", default="agx-orin")
-    a = ap.parse_args()
-    with tempfile.TemporaryDirectory(prefix="edgemon-bench-") as tmp:
-        root = os.path.join(tmp, a.board)
-        sim, _ = start_sim(os.path.join(a.build, "daemon", "sim", "edgemon-sim"), a.board, root,
-                           os.path.join(HERE, "..", "tests", "fixtures"), None,
-                           extra=["--rate-hz", "20"])
-        try:
-            print(f"board {a.board} (simulated), {a.seconds:.0f} s per run, CPU from schedstat\n")
-            print(f"{'run':42} {'core share':>10} {'CPU/frame':>11} {'RSS':>9}")
-            for name, interval, energy in (("1 Hz frames, rails with frames", 1000, 0),
-                                           ("1 Hz frames, energy at 100 Hz", 1000, 100),
-                                           ("1 Hz frames, energy at 1 kHz", 1000, 1000)):
-                share, per, rss, _, _ = run(a.build, root, tmp, interval, energy, a.seconds,
-                                            name.split(",")[1].strip().replace(" ", "_"))
-                print(f"{name:42} {share * 100:9.3f}% {per:8.1f} us {rss / 1024:6.1f} MiB")
-            # An hour of 1 Hz history, written at 100 frames a second.
-            share, per, rss, frames, size = run(a.build, root, tmp, 10, 0, 36, "hour")
-            print(f"{'3600 frames (an hour of 1 Hz) at 100 Hz':42} {share * 100:9.3f}% "
-                  f"{per:8.1f} us {rss / 1024:6.1f} MiB")
-            print(f"\nstore after that hour: {frames} frames, {size} bytes with WAL "
-                  f"= {size / max(frames, 1):.0f} B/frame (file not yet trimmed or vacuumed)")
-        finally:
-            sim.terminate()
-            sim.wait()
+    a = board_args().parse_args()
+    with tempfile.TemporaryDirectory(prefix="edgemon-bench-") as tmp, \
+            simulated_board(a.build, a.board, tmp, log=None) as root:
+        print(f"board {a.board} (simulated), {a.seconds:.0f} s per run, CPU from schedstat\n")
+        print(f"{'run':42} {'core share':>10} {'CPU/frame':>11} {'RSS':>9}")
+        for name, interval, energy in (("1 Hz frames, rails with frames", 1000, 0),
+                                       ("1 Hz frames, energy at 100 Hz", 1000, 100),
+                                       ("1 Hz frames, energy at 1 kHz", 1000, 1000)):
+            share, per, rss, _, _ = run(a.build, root, tmp, interval, energy, a.seconds,
+                                        name.split(",")[1].strip().replace(" ", "_"))
+            print(f"{name:42} {share * 100:9.3f}% {per:8.1f} us {rss / 1024:6.1f} MiB")
+        # An hour of 1 Hz history, written at 100 frames a second.
+        share, per, rss, frames, size = run(a.build, root, tmp, 10, 0, 36, "hour")
+        print(f"{'3600 frames (an hour of 1 Hz) at 100 Hz':42} {share * 100:9.3f}% "
+              f"{per:8.1f} us {rss / 1024:6.1f} MiB")
+        print(f"\nstore after that hour: {frames} frames, {size} bytes with WAL "
+              f"= {size / max(frames, 1):.0f} B/frame (file not yet trimmed or vacuumed)")
 
 
 if __name__ == "__main__":

@@ -8,17 +8,14 @@ over the same steady-state window.
 
   bench/floor_bench.py BUILD_DIR [--seconds 30] [--board agx-orin]
 """
-import argparse
 import os
 import subprocess
 import sys
 import tempfile
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, HERE)
-sys.path.insert(0, os.path.join(HERE, "..", "tests", "e2e"))
-from daemon_bench import cpu_over  # noqa: E402
-from harness import free_port, start_sim, stop_process  # noqa: E402
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from bench_common import board_args, cpu_over, simulated_board  # noqa: E402
+from harness import free_port  # noqa: E402
 
 RATE_HZ = 100
 WARMUP_S = 2
@@ -36,31 +33,21 @@ def measure(cmd, seconds):
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("build")
-    ap.add_argument("--seconds", type=float, default=30)
-    ap.add_argument("--board", default="agx-orin")
-    a = ap.parse_args()
-    with tempfile.TemporaryDirectory(prefix="edgemon-floor-") as tmp:
-        root = os.path.join(tmp, a.board)
-        sim, _ = start_sim(os.path.join(a.build, "daemon", "sim", "edgemon-sim"), a.board, root,
-                           os.path.join(HERE, "..", "tests", "fixtures"), subprocess.DEVNULL,
-                           extra=["--rate-hz", "20"])
-        try:
-            cfg = os.path.join(tmp, "edgemond.toml")
-            with open(cfg, "w") as f:
-                f.write("[store]\ncommit_interval_ms = 1000\n")
-            daemon = measure([os.path.join(a.build, "daemon", "edgemond"), "--root", root,
-                              "--db", os.path.join(tmp, "floor.db"), "--config", cfg,
-                              "--listen", "unix:" + os.path.join(tmp, "e.sock"),
-                              "--metrics-listen", f"127.0.0.1:{free_port()}",
-                              "--interval-ms", str(1000 // RATE_HZ), "--energy-rate-hz", "0",
-                              "--log-level", "warn"], a.seconds)
-            floor = measure([os.path.join(a.build, "bench", "floor_sampler"), "--root", root,
-                             "--rate-hz", str(RATE_HZ),
-                             "--seconds", str(a.seconds + WARMUP_S + 5)], a.seconds)
-        finally:
-            stop_process(sim)
+    a = board_args().parse_args()
+    with tempfile.TemporaryDirectory(prefix="edgemon-floor-") as tmp, \
+            simulated_board(a.build, a.board, tmp) as root:
+        cfg = os.path.join(tmp, "edgemond.toml")
+        with open(cfg, "w") as f:
+            f.write("[store]\ncommit_interval_ms = 1000\n")
+        daemon = measure([os.path.join(a.build, "daemon", "edgemond"), "--root", root,
+                          "--db", os.path.join(tmp, "floor.db"), "--config", cfg,
+                          "--listen", "unix:" + os.path.join(tmp, "e.sock"),
+                          "--metrics-listen", f"127.0.0.1:{free_port()}",
+                          "--interval-ms", str(1000 // RATE_HZ), "--energy-rate-hz", "0",
+                          "--log-level", "warn"], a.seconds)
+        floor = measure([os.path.join(a.build, "bench", "floor_sampler"), "--root", root,
+                         "--rate-hz", str(RATE_HZ),
+                         "--seconds", str(a.seconds + WARMUP_S + 5)], a.seconds)
     print(f"board {a.board} (simulated), {RATE_HZ} Hz, {a.seconds:.0f} s each, "
           f"CPU from schedstat")
     print(f"edgemond  {daemon / 1e3:8.1f} us CPU per frame (sample, store, publish)")

@@ -19,7 +19,7 @@ import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from daemon_bench import cpu_over, rss_kib  # noqa: E402 (one way to read CPU and RSS)
+from bench_common import cpu_over, rss_kib  # noqa: E402 (one way to read CPU and RSS)
 
 
 def sizes(tarball):
