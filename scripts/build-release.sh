@@ -130,6 +130,7 @@ done
 mkdir -p "$bundle/share/locale"
 cp -a /usr/lib/locale/C.utf8 "$bundle/share/locale/C.UTF-8"
 install -m 0755 packaging/release/install.sh packaging/release/uninstall.sh "$bundle/"
+install -m 0644 packaging/release/install-common.sh "$bundle/"
 printf '%s\n' "$version" >"$bundle/VERSION"
 tar -C "$work" --owner=0 --group=0 --numeric-owner -czf "dist/$name.tar.gz" "$name"
 echo "build-release: dist/$name.tar.gz ($(du -k "dist/$name.tar.gz" | cut -f1) KiB)"

@@ -18,35 +18,30 @@
 # JetPack (Ubuntu 18.04 to 24.04) and on Debian.
 set -eu
 
+me=install.sh
+here=$(cd "$(dirname "$0")" && pwd)
+# shellcheck source=packaging/release/install-common.sh
+. "$here/install-common.sh"
 prefix=/opt/edgemon
 root=/
 start=1
 usage() { sed -n '2,19p' "$0" | sed 's/^# \{0,1\}//'; }
 while [ $# -gt 0 ]; do
+  take_location_option "$@"
+  if [ "$taken" -gt 0 ]; then shift "$taken"; continue; fi
   case "$1" in
-    --prefix) prefix=${2:?--prefix needs a directory}; shift 2 ;;
-    --prefix=*) prefix=${1#--prefix=}; shift ;;
-    --root) root=${2:?--root needs a directory}; shift 2 ;;
-    --root=*) root=${1#--root=}; shift ;;
     --no-start) start=0; shift ;;
     -h|--help) usage; exit 0 ;;
     *) echo "install.sh: unknown argument '$1' (see --help)" >&2; exit 2 ;;
   esac
 done
-case "$prefix" in /*) ;; *) echo "install.sh: --prefix must be an absolute path" >&2; exit 2 ;; esac
-if [ "$(id -u)" -ne 0 ]; then
-  echo "install.sh: must run as root (try: sudo $0 $*)" >&2
-  exit 1
-fi
-root=${root%/}
+check_location "$@"
 [ -z "$root" ] || [ -d "$root" ] || { echo "install.sh: --root $root is not a directory" >&2; exit 2; }
-here=$(cd "$(dirname "$0")" && pwd)
 if [ ! -x "$here/bin/edgemond" ] || [ ! -f "$here/VERSION" ]; then
   echo "install.sh: run it from the unpacked bundle (no bin/edgemond beside it)" >&2
   exit 2
 fi
 version=$(cat "$here/VERSION")
-programs="edgemond edgemon-control edgemon edgetop edgemon-probe edgemon-sim"
 dest=$root$prefix
 say() { echo "install.sh: $*"; }
 
@@ -66,9 +61,10 @@ if [ "$here" != "$dest" ]; then
   rm -rf "${dest:?}/lib"
   cp -R "$here/lib" "$dest/lib"
   cp "$here/etc/edgemond.toml" "$dest/etc/edgemond.toml"
-  cp "$here/install.sh" "$here/uninstall.sh" "$here/VERSION" "$dest/"
+  cp "$here/install.sh" "$here/uninstall.sh" "$here/install-common.sh" "$here/VERSION" "$dest/"
 fi
 chmod 0755 "$dest/install.sh" "$dest/uninstall.sh"
+chmod 0644 "$dest/install-common.sh"
 
 mkdir -p "$root/usr/local/bin"
 for p in $programs; do
@@ -137,7 +133,7 @@ else
 fi
 
 # --- start it where systemd runs this machine ---
-if [ -z "$root" ] && [ -d /run/systemd/system ] && [ "$(cat /proc/1/comm 2>/dev/null)" = systemd ]; then
+if systemd_runs_here; then
   systemctl daemon-reload
   if [ "$start" -eq 1 ]; then
     systemctl enable edgemond.service >/dev/null 2>&1

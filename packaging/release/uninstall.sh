@@ -14,37 +14,33 @@
 # Running it again does nothing more.
 set -eu
 
+me=uninstall.sh
 here=$(cd "$(dirname "$0")" && pwd)
+# shellcheck source=packaging/release/install-common.sh
+. "$here/install-common.sh"
 prefix=/opt/edgemon
 [ -x "$here/bin/edgemond" ] && [ -f "$here/VERSION" ] && prefix=$here
 root=/
 purge=0
 while [ $# -gt 0 ]; do
+  take_location_option "$@"
+  if [ "$taken" -gt 0 ]; then shift "$taken"; continue; fi
   case "$1" in
-    --prefix) prefix=${2:?--prefix needs a directory}; shift 2 ;;
-    --prefix=*) prefix=${1#--prefix=}; shift ;;
-    --root) root=${2:?--root needs a directory}; shift 2 ;;
-    --root=*) root=${1#--root=}; shift ;;
     --purge) purge=1; shift ;;
     -h|--help) sed -n '2,15p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "uninstall.sh: unknown argument '$1' (see --help)" >&2; exit 2 ;;
   esac
 done
-case "$prefix" in /*) ;; *) echo "uninstall.sh: --prefix must be an absolute path" >&2; exit 2 ;; esac
-if [ "$(id -u)" -ne 0 ]; then
-  echo "uninstall.sh: must run as root (try: sudo $0 $*)" >&2
-  exit 1
-fi
-root=${root%/}
+check_location "$@"
 # With --root, a prefix found from this script's own location is inside the root.
 case "$prefix" in "$root"/*) [ -z "$root" ] || prefix=${prefix#"$root"} ;; esac
 [ "$prefix" != / ] || { echo "uninstall.sh: refusing prefix /" >&2; exit 2; }
 
-if [ -z "$root" ] && [ -d /run/systemd/system ] && [ "$(cat /proc/1/comm 2>/dev/null)" = systemd ]; then
+if systemd_runs_here; then
   systemctl disable --now edgemond.service >/dev/null 2>&1 || true
 fi
 
-for p in edgemond edgemon-control edgemon edgetop edgemon-probe edgemon-sim; do
+for p in $programs; do
   link=$root/usr/local/bin/$p
   # Only links into this installation.
   if [ -L "$link" ] && [ "$(readlink "$link")" = "$prefix/bin/$p" ]; then rm -f "$link"; fi
