@@ -44,11 +44,11 @@ std::vector<std::string> FixtureDirs(const std::string& flag) {
 // A Jetson board (one with an nvpmodel.conf) gets the simulated nvpmodel and
 // jetson_clocks (daemon/sim/board_tools: they act on the files of the root
 // they sit in) as <root>/usr/sbin/nvpmodel and <root>/usr/bin/jetson_clocks,
-// unless the fixture brings its own. "" or what failed.
-std::string InstallBoardTools(const std::filesystem::path& root) {
+// unless the fixture brings its own. UNAVAILABLE when a copy fails.
+edgemon::Status InstallBoardTools(const std::filesystem::path& root) {
   namespace fs = std::filesystem;
   std::error_code ec;
-  if (!fs::exists(root / "etc/nvpmodel.conf", ec)) return {};
+  if (!fs::exists(root / "etc/nvpmodel.conf", ec)) return edgemon::Status::Ok();
   for (const char* dir : {EDGEMON_SIM_SOURCE_TOOLS, EDGEMON_SIM_INSTALLED_TOOLS}) {
     if (!fs::exists(fs::path(dir) / "nvpmodel", ec)) continue;
     for (auto [name, to] :
@@ -57,11 +57,13 @@ std::string InstallBoardTools(const std::filesystem::path& root) {
       if (fs::exists(dst, ec)) continue;
       fs::create_directories(dst.parent_path(), ec);
       fs::copy_file(fs::path(dir) / name, dst, ec);
-      if (ec) return "cannot install " + dst.string() + ": " + ec.message();
+      if (ec) {
+        return edgemon::Status::Unavailable("cannot install " + dst.string() + ": " + ec.message());
+      }
     }
-    return {};
+    return edgemon::Status::Ok();
   }
-  return {};
+  return edgemon::Status::Ok();
 }
 
 bool IsBoard(const std::filesystem::path& dir) {
@@ -140,24 +142,24 @@ int main(int argc, char** argv) {
     return 2;
   }
 
-  std::string error;
-  if (!edgemon::sim::Simulator::Materialise(source, out, &error)) {
-    std::fprintf(stderr, "edgemon-sim: %s\n", error.c_str());
+  if (edgemon::Status made = edgemon::sim::Simulator::Materialise(source, out); !made.ok()) {
+    std::fprintf(stderr, "edgemon-sim: %s\n", made.message().c_str());
     return 1;
   }
-  if (auto err = InstallBoardTools(out); !err.empty()) {
-    std::fprintf(stderr, "edgemon-sim: %s\n", err.c_str());
+  if (edgemon::Status tools = InstallBoardTools(out); !tools.ok()) {
+    std::fprintf(stderr, "edgemon-sim: %s\n", tools.message().c_str());
     return 1;
   }
   edgemon::sim::Simulator::Options options;
   options.board = fs::path(source).filename().string();
   options.seed = seed;
   options.period_s = period_s;
-  auto sim = edgemon::sim::Simulator::Open(out, options, &error);
-  if (!sim) {
-    std::fprintf(stderr, "edgemon-sim: %s\n", error.c_str());
+  auto opened = edgemon::sim::Simulator::Open(out, options);
+  if (!opened.ok()) {
+    std::fprintf(stderr, "edgemon-sim: %s\n", opened.status().message().c_str());
     return 1;
   }
+  std::unique_ptr<edgemon::sim::Simulator> sim = std::move(opened).value();
 
   struct sigaction sa {};
   sa.sa_handler = OnSignal;
@@ -180,8 +182,8 @@ int main(int argc, char** argv) {
     std::fflush(stdout);
   };
   edgemon::sim::Simulator::RunStats stats;
-  if (!sim->Run(run, &g_stop, &stats, &error)) {
-    std::fprintf(stderr, "edgemon-sim: %s\n", error.c_str());
+  if (edgemon::Status ran = sim->Run(run, &g_stop, &stats); !ran.ok()) {
+    std::fprintf(stderr, "edgemon-sim: %s\n", ran.message().c_str());
     return 1;
   }
   if (!quiet) {

@@ -51,7 +51,7 @@ Simulator::~Simulator() = default;
 
 namespace {
 
-bool CopyTree(const fs::path& from, const fs::path& to, std::string* error) {
+Status CopyTree(const fs::path& from, const fs::path& to) {
   std::error_code ec;
   for (fs::directory_iterator it(from, ec), end; !ec && it != end; it.increment(ec)) {
     const fs::path src = it->path();
@@ -63,20 +63,16 @@ bool CopyTree(const fs::path& from, const fs::path& to, std::string* error) {
       if (!ec) fs::create_symlink(target, dst, ec);
     } else if (fs::is_directory(st)) {
       fs::create_directory(dst, ec);
-      if (!ec && !CopyTree(src, dst, error)) return false;
+      if (!ec) {
+        if (Status copied = CopyTree(src, dst); !copied.ok()) return copied;
+      }
     } else if (fs::is_regular_file(st)) {
       fs::copy_file(src, dst, ec);
     }
-    if (ec) {
-      *error = "cannot copy " + src.string() + ": " + ec.message();
-      return false;
-    }
+    if (ec) return Status::Unavailable("cannot copy " + src.string() + ": " + ec.message());
   }
-  if (ec) {
-    *error = "cannot list " + from.string() + ": " + ec.message();
-    return false;
-  }
-  return true;
+  if (ec) return Status::Unavailable("cannot list " + from.string() + ": " + ec.message());
+  return Status::Ok();
 }
 
 // A live system tree, or the whole filesystem, must never be written.
@@ -90,68 +86,46 @@ bool IsSystemPath(const std::string& canonical) {
 
 }  // namespace
 
-bool Simulator::Materialise(const std::string& from, const std::string& to, std::string* error) {
-  std::string ignored;
-  if (error == nullptr) error = &ignored;
+Status Simulator::Materialise(const std::string& from, const std::string& to) {
   std::error_code ec;
   const fs::path src(from);
   const fs::path dst(to);
-  if (!fs::is_directory(src, ec)) {
-    *error = from + " is not a directory";
-    return false;
-  }
+  if (!fs::is_directory(src, ec)) return Status::InvalidArgument(from + " is not a directory");
   if (fs::exists(fs::symlink_status(dst, ec))) {
     if (!fs::is_directory(fs::symlink_status(dst, ec))) {
-      *error = to + " exists and is not a directory";
-      return false;
+      return Status::InvalidArgument(to + " exists and is not a directory");
     }
     const bool empty = fs::is_empty(dst, ec);
     if (!empty) {
       if (!fs::exists(dst / std::string(kSidecarName), ec)) {
-        *error = to + " is not empty and holds no earlier simulation (" +
-                 std::string(kSidecarName) + ")";
-        return false;
+        return Status::InvalidArgument(to + " is not empty and holds no earlier simulation (" +
+                                       std::string(kSidecarName) + ")");
       }
       for (const auto& e : fs::directory_iterator(dst, ec)) fs::remove_all(e.path(), ec);
-      if (ec) {
-        *error = "cannot clear " + to + ": " + ec.message();
-        return false;
-      }
+      if (ec) return Status::Unavailable("cannot clear " + to + ": " + ec.message());
     }
   } else if (!fs::create_directories(dst, ec) || ec) {
-    *error = "cannot create " + to + ": " + ec.message();
-    return false;
+    return Status::Unavailable("cannot create " + to + ": " + ec.message());
   }
   const std::string src_c = fs::canonical(src, ec).string();
   const std::string dst_c = fs::canonical(dst, ec).string();
-  if (ec || IsSystemPath(dst_c)) {
-    *error = "refusing to write into " + to;
-    return false;
-  }
+  if (ec || IsSystemPath(dst_c)) return Status::InvalidArgument("refusing to write into " + to);
   if (dst_c == src_c || dst_c.starts_with(src_c + "/")) {
-    *error = to + " lies inside the fixture " + from;
-    return false;
+    return Status::InvalidArgument(to + " lies inside the fixture " + from);
   }
-  return CopyTree(src, dst, error);
+  return CopyTree(src, dst);
 }
 
-std::unique_ptr<Simulator> Simulator::Open(const std::string& root, const Options& options,
-                                           std::string* error) {
-  std::string ignored;
-  if (error == nullptr) error = &ignored;
+Result<std::unique_ptr<Simulator>> Simulator::Open(const std::string& root,
+                                                   const Options& options) {
   std::error_code ec;
-  if (!fs::is_directory(root, ec)) {
-    *error = root + " is not a directory";
-    return nullptr;
-  }
+  if (!fs::is_directory(root, ec)) return Status::InvalidArgument(root + " is not a directory");
   const std::string canonical = fs::canonical(root, ec).string();
   if (ec || IsSystemPath(canonical)) {
-    *error = "refusing to simulate on " + root + ": not a scratch tree";
-    return nullptr;
+    return Status::InvalidArgument("refusing to simulate on " + root + ": not a scratch tree");
   }
   if (!(options.period_s > 0) || !std::isfinite(options.period_s)) {
-    *error = "period_s must be positive";
-    return nullptr;
+    return Status::InvalidArgument("period_s must be positive");
   }
   auto impl = std::make_unique<Impl>(canonical);
   impl->tree.options = options;
@@ -186,33 +160,28 @@ std::string Simulator::SidecarPath() const {
   return impl_->tree.fs.root() + "/" + std::string(kSidecarName);
 }
 
-bool Simulator::WriteSidecar(int64_t start_realtime_ns, int64_t start_boottime_ns, double rate_hz,
-                             std::string* error) const {
+Status Simulator::WriteSidecar(int64_t start_realtime_ns, int64_t start_boottime_ns,
+                               double rate_hz) const {
   const std::string path = SidecarPath();
   const std::string tmp = path + ".tmp";
   {
     std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
     out << impl_->tree.model.ToJson(start_realtime_ns, start_boottime_ns, rate_hz);
     out.flush();
-    if (!out) {
-      if (error) *error = "cannot write " + tmp;
-      return false;
-    }
+    if (!out) return Status::Unavailable("cannot write " + tmp);
   }
   if (::rename(tmp.c_str(), path.c_str()) != 0) {
-    if (error) *error = "cannot rename " + tmp + ": " + std::strerror(errno);
-    return false;
+    return Status::Unavailable("cannot rename " + tmp + ": " + std::strerror(errno));
   }
-  return true;
+  return Status::Ok();
 }
 
-bool Simulator::Run(const RunOptions& options, const volatile std::sig_atomic_t* stop,
-                    RunStats* stats, std::string* error) {
+Status Simulator::Run(const RunOptions& options, const volatile std::sig_atomic_t* stop,
+                      RunStats* stats) {
   RunStats ignored;
   if (stats == nullptr) stats = &ignored;
   if (!(options.rate_hz > 0) || options.rate_hz > 10000) {
-    if (error) *error = "rate_hz must be in (0, 10000]";
-    return false;
+    return Status::InvalidArgument("rate_hz must be in (0, 10000]");
   }
   const int64_t period_ns = std::max<int64_t>(1, Round(1e9 / options.rate_hz));
   // The start: CLOCK_REALTIME bracketed by two CLOCK_BOOTTIME reads.
@@ -229,7 +198,9 @@ bool Simulator::Run(const RunOptions& options, const volatile std::sig_atomic_t*
     impl_->Step(t);
     ++stats->ticks;
     if (stats->ticks == 1) {
-      if (!WriteSidecar(start_real, start_boot, options.rate_hz, error)) return false;
+      if (Status written = WriteSidecar(start_real, start_boot, options.rate_hz); !written.ok()) {
+        return written;
+      }
       if (options.on_ready) options.on_ready();
     }
     // The next absolute deadline; skip the missed ones after an overrun.
@@ -247,7 +218,7 @@ bool Simulator::Run(const RunOptions& options, const volatile std::sig_atomic_t*
       if (stop != nullptr && *stop) break;
     }
   }
-  return true;
+  return Status::Ok();
 }
 
 size_t Simulator::open_files() const {

@@ -76,14 +76,14 @@ class Simulator {
   // Copies the fixture tree `from` into `to`, keeping symlinks verbatim (the
   // fixtures' links are relative, so they stay inside the copy). `to` must be
   // absent, empty, or an earlier simulator output (holding a sidecar), whose
-  // contents are then replaced.
-  static bool Materialise(const std::string& from, const std::string& to, std::string* error);
+  // contents are then replaced. INVALID_ARGUMENT for a `from` or `to` that
+  // cannot be used, UNAVAILABLE when copying fails.
+  static Status Materialise(const std::string& from, const std::string& to);
 
   // Scans a materialised root, derives every waveform from its values and
-  // opens each file it will write. nullptr (and *error) when `root` is not a
-  // directory or is a live system tree.
-  static std::unique_ptr<Simulator> Open(const std::string& root, const Options& options,
-                                         std::string* error);
+  // opens each file it will write. INVALID_ARGUMENT when `root` is not a
+  // directory or is a live system tree, or the options are out of range.
+  static Result<std::unique_ptr<Simulator>> Open(const std::string& root, const Options& options);
 
   ~Simulator();
   Simulator(const Simulator&) = delete;
@@ -101,8 +101,7 @@ class Simulator {
   const std::string& root() const;
   std::string SidecarPath() const;
   // Writes the sidecar (to a temporary name, then renamed into place).
-  bool WriteSidecar(int64_t start_realtime_ns, int64_t start_boottime_ns, double rate_hz,
-                    std::string* error) const;
+  Status WriteSidecar(int64_t start_realtime_ns, int64_t start_boottime_ns, double rate_hz) const;
 
   struct RunOptions {
     double rate_hz = 20;
@@ -118,8 +117,9 @@ class Simulator {
   // CLOCK_REALTIME), steps and writes the sidecar, then steps on absolute
   // CLOCK_MONOTONIC deadlines (clock_nanosleep TIMER_ABSTIME) with t taken
   // from CLOCK_BOOTTIME, until *stop is set or duration_s has elapsed.
-  bool Run(const RunOptions& options, const volatile std::sig_atomic_t* stop, RunStats* stats,
-           std::string* error);
+  // INVALID_ARGUMENT for a rate out of range, UNAVAILABLE when the sidecar
+  // cannot be written.
+  Status Run(const RunOptions& options, const volatile std::sig_atomic_t* stop, RunStats* stats);
 
   // Files kept open for writing, and failed writes so far.
   size_t open_files() const;

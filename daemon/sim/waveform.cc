@@ -134,10 +134,9 @@ std::string Model::ToJson(int64_t start_realtime_ns, int64_t start_boottime_ns,
   return j.dump(2) + "\n";
 }
 
-std::optional<Sidecar> ParseSidecar(std::string_view text, std::string* error) {
-  auto fail = [&](const std::string& why) -> std::optional<Sidecar> {
-    if (error) *error = why;
-    return std::nullopt;
+Result<Sidecar> ParseSidecar(std::string_view text) {
+  auto fail = [](const std::string& why) -> Result<Sidecar> {
+    return Status::InvalidArgument(why);
   };
   Json j = Json::parse(text.begin(), text.end(), nullptr, /*allow_exceptions=*/false);
   if (j.is_discarded() || !j.is_object()) return fail("not a JSON object");
@@ -198,15 +197,12 @@ std::optional<Sidecar> ParseSidecar(std::string_view text, std::string* error) {
   }
 }
 
-std::optional<Sidecar> LoadSidecar(const std::string& path, std::string* error) {
+Result<Sidecar> LoadSidecar(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    if (error) *error = "cannot read " + path;
-    return std::nullopt;
-  }
+  if (!in) return Status::NotFound("cannot read " + path);
   std::ostringstream text;
   text << in.rdbuf();
-  return ParseSidecar(text.str(), error);
+  return ParseSidecar(text.str());
 }
 
 double Uniform(uint64_t seed, std::string_view key) {

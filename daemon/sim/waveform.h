@@ -25,6 +25,8 @@
 #include <string_view>
 #include <vector>
 
+#include "edgemon/status.h"
+
 namespace edgemon::sim {
 
 inline constexpr double kPi = 3.14159265358979323846;
@@ -108,10 +110,10 @@ struct Sidecar {
   int64_t start_boottime_ns = 0;
   double rate_hz = 0;
 };
-// Parses a sidecar's text; nullopt (and *error) when it is not one.
-std::optional<Sidecar> ParseSidecar(std::string_view text, std::string* error);
-// Reads and parses a sidecar file.
-std::optional<Sidecar> LoadSidecar(const std::string& path, std::string* error);
+// Parses a sidecar's text; INVALID_ARGUMENT saying why when it is not one.
+Result<Sidecar> ParseSidecar(std::string_view text);
+// Reads and parses a sidecar file; NOT_FOUND when it cannot be read.
+Result<Sidecar> LoadSidecar(const std::string& path);
 
 // Deterministic parameters: a uniform double in [0, 1) from a seed and a key
 // (FNV-1a + splitmix64, the same on every platform).

@@ -46,20 +46,26 @@ std::string ReadAll(const std::string& path) {
   return s.str();
 }
 
+// OK, or a failure that prints the status.
+::testing::AssertionResult Ok(const Status& s) {
+  if (s.ok()) return ::testing::AssertionSuccess();
+  return ::testing::AssertionFailure() << s.ToString();
+}
+
 // A fixture board materialised into a scratch root, a simulator on it, and
 // edgemon's default collectors reading it.
 class SimBoard {
  public:
   explicit SimBoard(const std::string& board, uint64_t seed = 7, double period_s = 10) {
-    std::string error;
     root_ = tree_.root() + "/board";
-    EXPECT_TRUE(Simulator::Materialise(Fixture(board), root_, &error)) << error;
+    EXPECT_TRUE(Ok(Simulator::Materialise(Fixture(board), root_)));
     Simulator::Options o;
     o.board = board;
     o.seed = seed;
     o.period_s = period_s;
-    sim_ = Simulator::Open(root_, o, &error);
-    EXPECT_NE(sim_, nullptr) << error;
+    auto opened = Simulator::Open(root_, o);
+    EXPECT_TRUE(Ok(opened.status()));
+    if (opened.ok()) sim_ = std::move(opened).value();
   }
 
   // Builds the collection; call after Step(t0) so it discovers moving values.
@@ -304,8 +310,7 @@ TEST(SimBoards, RaplCounterIsTheIntegral) {
 TEST(SimBoards, RaplCounterWrapsAtItsRange) {
   TempTree tree;
   const std::string root = tree.root() + "/board";
-  std::string error;
-  ASSERT_TRUE(Simulator::Materialise(Fixture("x86-laptop"), root, &error)) << error;
+  ASSERT_TRUE(Ok(Simulator::Materialise(Fixture("x86-laptop"), root)));
   // A 3 J range: package-0 (8 W +-45%) wraps every few tenths of a second;
   // the fixture's counter, beyond the range, starts at its remainder.
   const std::string zone = root + SysPath("class/powercap/intel-rapl:0");
@@ -313,8 +318,9 @@ TEST(SimBoards, RaplCounterWrapsAtItsRange) {
   ASSERT_TRUE(start);
   const int64_t range = 3'000'000;
   { std::ofstream(zone + "/max_energy_range_uj") << range << "\n"; }
-  auto sim = Simulator::Open(root, {}, &error);
-  ASSERT_NE(sim, nullptr) << error;
+  auto opened = Simulator::Open(root, {});
+  ASSERT_TRUE(Ok(opened.status()));
+  auto sim = std::move(opened).value();
   RootedSysFs fs(root);
   Collection c(fs, MakeDefaultCollectors(CollectOptions{}), CollectOptions{}, nullptr);
   Frame f;
@@ -570,8 +576,7 @@ TEST(SimBoards, IntegratedEnergyMatchesTheAnalyticEnergy) {
 TEST(SimBoards, WritesInPlace) {
   TempTree tree;
   const std::string root = tree.root() + "/board";
-  std::string error;
-  ASSERT_TRUE(Simulator::Materialise(Fixture("orin-nano"), root, &error)) << error;
+  ASSERT_TRUE(Ok(Simulator::Materialise(Fixture("orin-nano"), root)));
   const std::string curr = root + SysPath("class/hwmon/hwmon1/curr1_input");
   {
     std::ofstream(curr, std::ios::trunc) << "000000000000001416\n";  // long, same value
@@ -580,8 +585,9 @@ TEST(SimBoards, WritesInPlace) {
   ASSERT_GE(fd, 0);
   struct stat before;
   ASSERT_EQ(::fstat(fd, &before), 0);
-  auto sim = Simulator::Open(root, {}, &error);
-  ASSERT_NE(sim, nullptr) << error;
+  auto opened = Simulator::Open(root, {});
+  ASSERT_TRUE(Ok(opened.status()));
+  auto sim = std::move(opened).value();
   for (double t : {0.0, 2.5, 5.0}) {
     sim->Step(t);
     char buf[64];
@@ -606,12 +612,12 @@ TEST(SimBoards, WritesInPlace) {
 TEST(SimBoards, ConcurrentReadersSeeWholeValues) {
   TempTree tree;
   const std::string root = tree.root() + "/board";
-  std::string error;
-  ASSERT_TRUE(Simulator::Materialise(Fixture("x86-laptop"), root, &error)) << error;
+  ASSERT_TRUE(Ok(Simulator::Materialise(Fixture("x86-laptop"), root)));
   const std::string zone = root + SysPath("class/powercap/intel-rapl:0");
   { std::ofstream(zone + "/max_energy_range_uj") << 3'000'000 << "\n"; }
-  auto sim = Simulator::Open(root, {}, &error);
-  ASSERT_NE(sim, nullptr) << error;
+  auto opened = Simulator::Open(root, {});
+  ASSERT_TRUE(Ok(opened.status()));
+  auto sim = std::move(opened).value();
   sim->Step(0);
   const int fd = ::open((zone + "/energy_uj").c_str(), O_RDONLY | O_CLOEXEC);
   ASSERT_GE(fd, 0);
@@ -702,8 +708,7 @@ TEST(SimBoards, EveryBoardSimulatesCleanly) {
 
 TEST(SimSidecar, RoundTripsTheModel) {
   SimBoard b("x86-laptop", 5, 12.5);
-  std::string error;
-  ASSERT_TRUE(b.sim().WriteSidecar(1'700'000'000'123'456'789, 42'000'000'000, 50, &error)) << error;
+  ASSERT_TRUE(Ok(b.sim().WriteSidecar(1'700'000'000'123'456'789, 42'000'000'000, 50)));
   EXPECT_EQ(b.sim().SidecarPath(), b.root() + "/.edgemon-sim.json");
   const auto j = nlohmann::json::parse(ReadAll(b.sim().SidecarPath()));
   EXPECT_EQ(j["board"], "x86-laptop");
@@ -723,8 +728,8 @@ TEST(SimSidecar, RoundTripsTheModel) {
   const double e = base * ((t1 - t0) - a / w * (std::cos(w * t1 + ph) - std::cos(w * t0 + ph)));
   EXPECT_NEAR(e, b.sim().RailEnergyMj("BAT0", t0, t1), 1e-6);
 
-  auto loaded = LoadSidecar(b.sim().SidecarPath(), &error);
-  ASSERT_TRUE(loaded) << error;
+  auto loaded = LoadSidecar(b.sim().SidecarPath());
+  ASSERT_TRUE(Ok(loaded.status()));
   EXPECT_EQ(loaded->start_realtime_ns, 1'700'000'000'123'456'789);
   EXPECT_EQ(loaded->start_boottime_ns, 42'000'000'000);
   EXPECT_EQ(loaded->rate_hz, 50);
@@ -741,14 +746,18 @@ TEST(SimSidecar, RoundTripsTheModel) {
     EXPECT_DOUBLE_EQ(m.CpuLoad(c.cpu, 2.2), b.model().CpuLoad(c.cpu, 2.2));
   }
 
-  EXPECT_FALSE(ParseSidecar("{}", &error));
-  EXPECT_FALSE(ParseSidecar("not json", &error));
-  EXPECT_FALSE(ParseSidecar(R"({"format":"edgemon-sim","version":1,"period_s":0,
-      "start_realtime_ns":0,"start_boottime_ns":0,"rails":{}})",
-                            &error));
-  EXPECT_FALSE(ParseSidecar(R"({"format":"edgemon-sim","version":1,"period_s":1,
-      "start_realtime_ns":0,"start_boottime_ns":0,"rails":{"X":{"base_mw":"a"}}})",
-                            &error));
+  EXPECT_EQ(ParseSidecar("{}").status(), Status::InvalidArgument("not an edgemon-sim sidecar"));
+  EXPECT_EQ(ParseSidecar("not json").status(), Status::InvalidArgument("not a JSON object"));
+  EXPECT_EQ(ParseSidecar(R"({"format":"edgemon-sim","version":1,"period_s":0,
+      "start_realtime_ns":0,"start_boottime_ns":0,"rails":{}})")
+                .status(),
+            Status::InvalidArgument("period_s must be positive"));
+  auto malformed = ParseSidecar(R"({"format":"edgemon-sim","version":1,"period_s":1,
+      "start_realtime_ns":0,"start_boottime_ns":0,"rails":{"X":{"base_mw":"a"}}})");
+  ASSERT_FALSE(malformed.ok());
+  EXPECT_EQ(malformed.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_TRUE(malformed.status().message().starts_with("malformed sidecar: "));
+  EXPECT_EQ(LoadSidecar(b.root() + "/absent.json").status().code(), StatusCode::kNotFound);
 }
 
 // The real-time loop: steps at the rate, writes the sidecar once the first
@@ -764,16 +773,15 @@ TEST(SimRun, RunsForItsDurationAndStops) {
     EXPECT_TRUE(std::filesystem::exists(b.sim().SidecarPath()));
   };
   Simulator::RunStats stats;
-  std::string error;
   timespec now;
   ::clock_gettime(CLOCK_BOOTTIME, &now);
   const int64_t before = static_cast<int64_t>(now.tv_sec) * 1'000'000'000 + now.tv_nsec;
-  ASSERT_TRUE(b.sim().Run(o, nullptr, &stats, &error)) << error;
+  ASSERT_TRUE(Ok(b.sim().Run(o, nullptr, &stats)));
   EXPECT_TRUE(ready);
   EXPECT_GE(stats.ticks, 5u);  // fewer when the machine is loaded (missed deadlines skip)
   EXPECT_LE(stats.ticks, 32u);
-  auto side = LoadSidecar(b.sim().SidecarPath(), &error);
-  ASSERT_TRUE(side) << error;
+  auto side = LoadSidecar(b.sim().SidecarPath());
+  ASSERT_TRUE(Ok(side.status()));
   EXPECT_GE(side->start_boottime_ns, before);
   EXPECT_LT(side->start_boottime_ns - before, 1'000'000'000);
   EXPECT_EQ(side->model.board, "orin-nano");
@@ -781,32 +789,34 @@ TEST(SimRun, RunsForItsDurationAndStops) {
   volatile std::sig_atomic_t stop = 1;
   Simulator::RunStats none;
   o.duration_s = 0;
-  ASSERT_TRUE(b.sim().Run(o, &stop, &none, &error));
+  ASSERT_TRUE(Ok(b.sim().Run(o, &stop, &none)));
   EXPECT_EQ(none.ticks, 0u);
+  o.rate_hz = 0;
+  EXPECT_EQ(b.sim().Run(o, &stop, &none), Status::InvalidArgument("rate_hz must be in (0, 10000]"));
 }
 
 TEST(SimSafety, RefusesLiveTreesAndForeignDirectories) {
-  std::string error;
-  EXPECT_EQ(Simulator::Open("/", {}, &error), nullptr);
-  EXPECT_EQ(Simulator::Open(SysPath(""), {}, &error), nullptr);
-  EXPECT_EQ(Simulator::Open(ProcPath("self"), {}, &error), nullptr);
+  EXPECT_EQ(Simulator::Open("/", {}).status(),
+            Status::InvalidArgument("refusing to simulate on /: not a scratch tree"));
+  EXPECT_FALSE(Simulator::Open(SysPath(""), {}).ok());
+  EXPECT_FALSE(Simulator::Open(ProcPath("self"), {}).ok());
 
   TempTree tree;
   tree.Write("/keep/me", "precious\n");
-  EXPECT_FALSE(Simulator::Materialise(Fixture("no-sensors"), tree.root() + "/keep", &error));
+  EXPECT_FALSE(Simulator::Materialise(Fixture("no-sensors"), tree.root() + "/keep").ok());
   EXPECT_EQ(ReadAll(tree.Real("/keep/me")), "precious\n");
-  EXPECT_FALSE(Simulator::Materialise(Fixture("no-sensors"), tree.Real("/keep/me"), &error));
-  EXPECT_FALSE(Simulator::Materialise(tree.root() + "/absent", tree.root() + "/out", &error));
+  EXPECT_FALSE(Simulator::Materialise(Fixture("no-sensors"), tree.Real("/keep/me")).ok());
+  EXPECT_FALSE(Simulator::Materialise(tree.root() + "/absent", tree.root() + "/out").ok());
 
   // An earlier simulator output is replaced.
-  ASSERT_TRUE(Simulator::Materialise(Fixture("orin-nano"), tree.root() + "/out", &error)) << error;
+  ASSERT_TRUE(Ok(Simulator::Materialise(Fixture("orin-nano"), tree.root() + "/out")));
   tree.Write("/out/.edgemon-sim.json", "{}\n");
-  ASSERT_TRUE(Simulator::Materialise(Fixture("no-sensors"), tree.root() + "/out", &error)) << error;
+  ASSERT_TRUE(Ok(Simulator::Materialise(Fixture("no-sensors"), tree.root() + "/out")));
   EXPECT_FALSE(std::filesystem::exists(tree.Real("/out/etc")));
   EXPECT_TRUE(std::filesystem::is_directory(tree.Real("/out/proc")));
 
   // The copy keeps relative symlinks verbatim.
-  ASSERT_TRUE(Simulator::Materialise(Fixture("orin-nano"), tree.root() + "/nano", &error)) << error;
+  ASSERT_TRUE(Ok(Simulator::Materialise(Fixture("orin-nano"), tree.root() + "/nano")));
   const std::string link = SysPath("class/hwmon/hwmon1");
   EXPECT_EQ(std::filesystem::read_symlink(tree.Real("/nano" + link)),
             std::filesystem::read_symlink(Fixture("orin-nano") + link));
