@@ -72,6 +72,11 @@ int ReportStatus(std::string_view what, const Status& status);
 int ReportFirstCall(std::string_view who, const std::string& target, const Status& status,
                     std::string_view suffix = "");
 
+// A duration option that must be more than 0 (--last, --step) in the common
+// syntax (edgemon/timespec.h): the parser's INVALID_ARGUMENT for text that is
+// not a duration, "the <what> must be more than 0" for one that is not positive.
+Result<int64_t> PositiveDurationNs(const std::string& text, std::string_view what);
+
 // Text from the daemon or the user (window labels, mark names, commands) made
 // safe to print on a terminal: control characters (C0 but newline and tab,
 // DEL, and C1 such as U+009B CSI) become "\xNN" / "\u00NN" escapes, so an

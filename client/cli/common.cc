@@ -3,8 +3,17 @@
 #include <string>
 
 #include "client/cli/cli.h"
+#include "edgemon/timespec.h"
 
 namespace edgemon::cli {
+
+Result<int64_t> PositiveDurationNs(const std::string& text, std::string_view what) {
+  auto d = ParseDurationNs(text);
+  if (d.ok() && *d <= 0) {
+    return Status::InvalidArgument("the " + std::string(what) + " must be more than 0");
+  }
+  return d;
+}
 
 std::unique_ptr<client::Client> ConnectOrReport(const Globals& globals) {
   client::ConnectOptions options = globals.tls_and_token;

@@ -230,10 +230,9 @@ int RunQuery(const Registry& registry, const QueryFlags& f) {
   int64_t from = 0;
   int64_t to = now;
   if (!f.last.empty()) {
-    auto d = ParseDurationNs(f.last);
-    if (!d.ok() || *d <= 0) {
-      std::fprintf(stderr, "edgemon query: --last: %s\n",
-                   d.ok() ? "the duration must be more than 0" : d.status().message().c_str());
+    auto d = PositiveDurationNs(f.last, "duration");
+    if (!d.ok()) {
+      std::fprintf(stderr, "edgemon query: --last: %s\n", d.status().message().c_str());
       return kExitDataErr;
     }
     from = now - *d;
@@ -260,10 +259,9 @@ int RunQuery(const Registry& registry, const QueryFlags& f) {
   }
   int64_t step = 0;
   if (!f.step.empty()) {
-    auto s = ParseDurationNs(f.step);
-    if (!s.ok() || *s <= 0) {
-      std::fprintf(stderr, "edgemon query: --step: %s\n",
-                   s.ok() ? "the step must be more than 0" : s.status().message().c_str());
+    auto s = PositiveDurationNs(f.step, "step");
+    if (!s.ok()) {
+      std::fprintf(stderr, "edgemon query: --step: %s\n", s.status().message().c_str());
       return kExitDataErr;
     }
     step = *s;

@@ -852,10 +852,9 @@ int RunAttach(const Globals& globals, const AttachOptions& o) {
   report.mode = "attach";
   int64_t from = 0, to = 0;
   if (!o.last.empty()) {
-    auto d = ParseDurationNs(o.last);
-    if (!d.ok() || *d <= 0) {
-      std::fprintf(stderr, "edgemon attach: --last: %s\n",
-                   d.ok() ? "the duration must be more than 0" : d.status().message().c_str());
+    auto d = PositiveDurationNs(o.last, "duration");
+    if (!d.ok()) {
+      std::fprintf(stderr, "edgemon attach: --last: %s\n", d.status().message().c_str());
       return kExitDataErr;
     }
     from = now - *d;

@@ -8,6 +8,7 @@
 #include <ctime>
 #include <optional>
 
+#include "client/cli/cli.h"
 #include "client/cli/session.h"
 
 namespace edgemon::cli {
@@ -20,6 +21,18 @@ constexpr int64_t kT = 1'700'000'000 * kS;
 // The value, or nullopt for an error: comparable with EXPECT_EQ.
 std::optional<int64_t> V(const Result<int64_t>& r) {
   return r.ok() ? std::optional<int64_t>(*r) : std::nullopt;
+}
+
+// --last and --step: a duration, and more than 0.
+TEST(PositiveDuration, ZeroAndNegativeAreRefusedByName) {
+  EXPECT_EQ(V(PositiveDurationNs("5s", "duration")), 5 * kS);
+  EXPECT_EQ(PositiveDurationNs("0", "duration").status(),
+            Status::InvalidArgument("the duration must be more than 0"));
+  EXPECT_EQ(PositiveDurationNs("0s", "step").status(),
+            Status::InvalidArgument("the step must be more than 0"));
+  auto bad = PositiveDurationNs("soon", "step");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.status(), ParseDurationNs("soon").status());  // the parser's own message
 }
 
 TEST(ParseDuration, Units) {
