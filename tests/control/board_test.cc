@@ -19,6 +19,14 @@ std::string Slurp(const std::string& path) {
   return s.str();
 }
 
+// Two writes: `present` from 100 to 255, then `missing` (never there) from 7 to 9.
+nlohmann::json FanWrites(const std::string& present, const std::string& missing) {
+  return {{"type", "writes"},
+          {"writes",
+           {{{"path", present}, {"old", "100\n"}, {"new", "255\n"}},
+            {{"path", missing}, {"old", "7\n"}, {"new", "9\n"}}}}};
+}
+
 TEST(BoardWriteText, WritesAnExistingFileAndNeverCreatesOne) {
   testing::TempTree t;
   t.Write("/fan/pwm1", "100\n");
@@ -35,10 +43,7 @@ TEST(BoardRestore, WritesGoBackAndTheOnesThatCannotAreNamed) {
   t.Write("/fan/pwm1", "255\n");
   const std::string present = t.Real("/fan/pwm1"), missing = t.Real("/fan/pwm2");
   BoardControl board(t.root(), t.root() + "/state");
-  nlohmann::json plan = {{"type", "writes"},
-                         {"writes",
-                          {{{"path", present}, {"old", "100\n"}, {"new", "255\n"}},
-                           {{"path", missing}, {"old", "7\n"}, {"new", "9\n"}}}}};
+  nlohmann::json plan = FanWrites(present, missing);
   Status left = board.Restore(plan);
   EXPECT_EQ(left.code(), StatusCode::kAborted);
   EXPECT_EQ(left.message(), "could not restore: " + missing + " (No such file or directory)");
@@ -70,10 +75,7 @@ TEST(BoardApply, ARefusedWriteRollsBackTheEarlierOnes) {
   t.Write("/fan/pwm1", "100\n");
   const std::string present = t.Real("/fan/pwm1"), missing = t.Real("/fan/pwm2");
   BoardControl board(t.root(), t.root() + "/state");
-  nlohmann::json plan = {{"type", "writes"},
-                         {"writes",
-                          {{{"path", present}, {"old", "100\n"}, {"new", "255\n"}},
-                           {{"path", missing}, {"old", "7\n"}, {"new", "9\n"}}}}};
+  nlohmann::json plan = FanWrites(present, missing);
   Status applied = board.Apply(plan);
   EXPECT_EQ(applied.code(), StatusCode::kAborted);
   EXPECT_EQ(applied.message(), "writing 9 to " + missing +
