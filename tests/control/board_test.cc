@@ -19,13 +19,20 @@ std::string Slurp(const std::string& path) {
   return s.str();
 }
 
-// Two writes: `present` from 100 to 255, then `missing` (never there) from 7 to 9.
-nlohmann::json FanWrites(const std::string& present, const std::string& missing) {
-  return {{"type", "writes"},
-          {"writes",
-           {{{"path", present}, {"old", "100\n"}, {"new", "255\n"}},
-            {{"path", missing}, {"old", "7\n"}, {"new", "9\n"}}}}};
-}
+// A scratch root with one fan file (`present`, at 100) and a plan of two
+// writes: `present` from 100 to 255, then `missing` (never there) from 7 to 9.
+class FanWrites : public ::testing::Test {
+ protected:
+  FanWrites() { t.Write("/fan/pwm1", "100\n"); }
+
+  testing::TempTree t;
+  const std::string present = t.Real("/fan/pwm1"), missing = t.Real("/fan/pwm2");
+  BoardControl board{t.root(), t.root() + "/state"};
+  nlohmann::json plan = {{"type", "writes"},
+                         {"writes",
+                          {{{"path", present}, {"old", "100\n"}, {"new", "255\n"}},
+                           {{"path", missing}, {"old", "7\n"}, {"new", "9\n"}}}}};
+};
 
 TEST(BoardWriteText, WritesAnExistingFileAndNeverCreatesOne) {
   testing::TempTree t;
@@ -38,12 +45,8 @@ TEST(BoardWriteText, WritesAnExistingFileAndNeverCreatesOne) {
   EXPECT_EQ(missing.message(), "No such file or directory");
 }
 
-TEST(BoardRestore, WritesGoBackAndTheOnesThatCannotAreNamed) {
-  testing::TempTree t;
+TEST_F(FanWrites, RestoreWritesBackAndNamesTheOnesThatCannot) {
   t.Write("/fan/pwm1", "255\n");
-  const std::string present = t.Real("/fan/pwm1"), missing = t.Real("/fan/pwm2");
-  BoardControl board(t.root(), t.root() + "/state");
-  nlohmann::json plan = FanWrites(present, missing);
   Status left = board.Restore(plan);
   EXPECT_EQ(left.code(), StatusCode::kAborted);
   EXPECT_EQ(left.message(), "could not restore: " + missing + " (No such file or directory)");
@@ -70,12 +73,7 @@ TEST(BoardRestore, APlanThatCannotSayWhatToRestoreIsRefused) {
                   .ok());
 }
 
-TEST(BoardApply, ARefusedWriteRollsBackTheEarlierOnes) {
-  testing::TempTree t;
-  t.Write("/fan/pwm1", "100\n");
-  const std::string present = t.Real("/fan/pwm1"), missing = t.Real("/fan/pwm2");
-  BoardControl board(t.root(), t.root() + "/state");
-  nlohmann::json plan = FanWrites(present, missing);
+TEST_F(FanWrites, ARefusedWriteRollsBackTheEarlierOnes) {
   Status applied = board.Apply(plan);
   EXPECT_EQ(applied.code(), StatusCode::kAborted);
   EXPECT_EQ(applied.message(), "writing 9 to " + missing +
