@@ -1,6 +1,7 @@
 #include "tui/panels/panels.h"
 
 #include <algorithm>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -10,6 +11,11 @@
 namespace edgemon::tui {
 
 namespace {
+
+// KiB as the daemon sends them (unsigned, optional): "-" when none.
+std::string Kib(const std::optional<uint64_t>& kib) {
+  return FormatKib(kib ? std::optional<int64_t>(static_cast<int64_t>(*kib)) : std::nullopt);
+}
 
 std::vector<client::Process> SortedProcesses(const Telemetry& t, const UiState& ui) {
   if (!t.processes()) return {};
@@ -95,11 +101,8 @@ int DrawProcesses(Canvas& cv, const Telemetry& t, const UiState& ui, int row, in
         std::to_string(p.pid), p.user,
         p.cpu_permille ? Printf("%.1f", static_cast<double>(*p.cpu_permille) / 10.0)
                        : std::string("-"),
-        FormatKib(static_cast<int64_t>(p.rss_kib))};
-    if (gpu) {
-      cells.push_back(p.gpu_mem_kib ? FormatKib(static_cast<int64_t>(*p.gpu_mem_kib))
-                                    : std::string("-"));
-    }
+        Kib(p.rss_kib)};
+    if (gpu) cells.push_back(Kib(p.gpu_mem_kib));
     int cc = 1;
     for (size_t k = 0; k < cols.size(); ++k) {
       std::string cell = cols[k].left ? " " + PadRight(cells[k], cols[k].width - 1)
