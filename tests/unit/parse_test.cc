@@ -60,22 +60,26 @@ TEST(ParseMeminfo, KiBLinesOnly) {
 }
 
 TEST(ParseProcPid, StatNameIsBetweenTheFirstOpenAndTheLastCloseParenthesis) {
-  auto st = ProcPidStat("4242 (fake-bench) S 1 4242 4242 0 -1 4194560 100 0 0 0 250 50 0 0 20 0 1");
-  ASSERT_TRUE(st);
-  EXPECT_EQ(st->name, "fake-bench");
-  EXPECT_EQ(st->state, 'S');
-  EXPECT_EQ(st->utime, 250u);
-  EXPECT_EQ(st->stime, 50u);
-  // A comm may hold spaces and parentheses of its own.
-  st = ProcPidStat("7 (a) b (c)) R 1 7 7 0 -1 0 0 0 0 0 3 4 0 0\n");
-  ASSERT_TRUE(st);
-  EXPECT_EQ(st->name, "a) b (c)");
-  EXPECT_EQ(st->state, 'R');
-  EXPECT_EQ(st->utime, 3u);
-  EXPECT_EQ(st->stime, 4u);
-  st = ProcPidStat("8 () Z 1 8 8 0 -1 0 0 0 0 0 0 0");
-  ASSERT_TRUE(st);
-  EXPECT_EQ(st->name, "");
+  struct Case {
+    std::string_view text;
+    std::string_view name;
+    char state;
+    uint64_t utime, stime;
+  };
+  for (const Case& c : {
+           Case{"4242 (fake-bench) S 1 4242 4242 0 -1 4194560 100 0 0 0 250 50 0 0 20 0 1",
+                "fake-bench", 'S', 250, 50},
+           // A comm may hold spaces and parentheses of its own.
+           Case{"7 (a) b (c)) R 1 7 7 0 -1 0 0 0 0 0 3 4 0 0\n", "a) b (c)", 'R', 3, 4},
+           Case{"8 () Z 1 8 8 0 -1 0 0 0 0 0 0 0", "", 'Z', 0, 0},
+       }) {
+    auto st = ProcPidStat(c.text);
+    ASSERT_TRUE(st) << c.text;
+    EXPECT_EQ(st->name, c.name);
+    EXPECT_EQ(st->state, c.state);
+    EXPECT_EQ(st->utime, c.utime);
+    EXPECT_EQ(st->stime, c.stime);
+  }
 }
 
 TEST(ParseProcPid, MalformedStatIsNoValue) {
