@@ -77,7 +77,7 @@ int DrawProcesses(Canvas& cv, const Telemetry& t, const UiState& ui, int row, in
         title += ui.sort_ascending ? "^" : "v";
       }
     }
-    std::string cell = col.left ? " " + PadRight(title, col.width - 1) : PadLeft(title, col.width);
+    std::string cell = col.left ? PadRight(" " + title, col.width) : PadLeft(title, col.width);
     c = cv.Put(row, c, cell, col.key == ui.sort ? Role::kSelected : Role::kTitle, w - 1);
   }
   cv.Put(row, c + 1, "COMMAND", Role::kTitle, w - 1);
@@ -105,8 +105,8 @@ int DrawProcesses(Canvas& cv, const Telemetry& t, const UiState& ui, int row, in
     if (gpu) cells.push_back(Kib(p.gpu_mem_kib));
     int cc = 1;
     for (size_t k = 0; k < cols.size(); ++k) {
-      std::string cell = cols[k].left ? " " + PadRight(cells[k], cols[k].width - 1)
-                                      : PadLeft(cells[k], cols[k].width);
+      std::string cell =
+          cols[k].left ? PadRight(" " + cells[k], cols[k].width) : PadLeft(cells[k], cols[k].width);
       cc = cv.Put(row, cc, cell, cells[k] == "-" ? Role::kDim : Role::kText, w - 1);
     }
     cv.Put(row, cc + 1, p.command.empty() ? p.name : p.command, Role::kText, w - 1);
