@@ -185,6 +185,9 @@ TEST(ClientConvertTest, SummaryAndProcess) {
 
   v1::Process p;
   p.set_pid(42);
+  EXPECT_FALSE(ProcessFromProto(p).rss_kib);  // not read by the daemon: none, never 0
+  p.set_rss_kib(0);
+  EXPECT_EQ(ProcessFromProto(p).rss_kib, std::optional<uint64_t>(0));  // a kernel-reported 0
   p.set_rss_kib(100);
   p.set_gpu_mem_kib(0);
   EXPECT_FALSE(ProcessFromProto(p).gpu_mem_kib);  // has_gpu_mem false
