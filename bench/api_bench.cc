@@ -176,6 +176,50 @@ void WindowsUnderLoad(const std::string& target, edgemon::client::Client& c) {
   s.Print("start stamp after the call was sent");
 }
 
+// The client library's Watcher on a real clock: the gaps between its
+// reconnect attempts against an absent socket (initial backoff 20 ms, cap
+// 80 ms: 20, 40, 80, 80 ...), and how long an external stop takes to end a
+// stream blocked on a 1 h interval.
+void WatcherTimings(const std::string& dir, edgemon::client::Client& c) {
+  using edgemon::client::ConnectionState;
+  auto absent = edgemon::client::Client::Connect("unix:" + dir + "/absent.sock");
+  if (!absent.ok()) return;
+  std::mutex mu;
+  std::vector<Clock::time_point> tries;  // guarded by mu
+  edgemon::client::WatchOptions o;
+  o.initial_backoff = std::chrono::milliseconds(20);
+  o.max_backoff = std::chrono::milliseconds(80);
+  auto w = (*absent)->Watch(
+      o, [](const edgemon::client::LiveFrame&) {},
+      [&](ConnectionState st, const edgemon::Status&) {
+        if (st != ConnectionState::kConnecting) return;
+        std::lock_guard lock(mu);
+        tries.push_back(Clock::now());
+      });
+  for (;;) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    std::lock_guard lock(mu);
+    if (tries.size() >= 10) break;
+  }
+  w->Stop();
+  std::printf("\nWatcher reconnect gaps, backoff 20 ms doubling to 80 ms (absent socket):");
+  for (size_t i = 1; i < tries.size(); ++i) std::printf(" %.1f", Ms(tries[i] - tries[i - 1]));
+  std::printf(" ms\n");
+
+  std::stop_source source;
+  std::atomic<int> frames{0};
+  edgemon::client::WatchOptions slow;
+  slow.interval_ms = 3'600'000;
+  auto blocked = c.Watch(
+      slow, [&](const edgemon::client::LiveFrame&) { ++frames; }, {}, source.get_token());
+  while (frames == 0) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  auto t0 = Clock::now();
+  source.request_stop();
+  while (blocked->running()) std::this_thread::sleep_for(std::chrono::microseconds(200));
+  std::printf("Watcher stopped by its stop token while waiting for a frame 1 h away: %.2f ms\n",
+              Ms(Clock::now() - t0));
+}
+
 // A 1-minute Query (all channels, raw frames) and BeginWindow/EndWindow,
 // alone and while `clients` clients loop Summarize over the whole week.
 void WeekSummaryUnderLoad(const std::string& target, edgemon::client::Client& c, int clients) {
@@ -385,6 +429,7 @@ int main(int argc, char** argv) {
                86400 * kSec / 1000, 100000);
   }
 
+  WatcherTimings(tmp, c);
   WindowsUnderLoad("unix:" + sock, c);
 
   kill(pid, SIGTERM);
