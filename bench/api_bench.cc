@@ -2,9 +2,12 @@
 // over its unix socket: sample-to-client latency (p50/p99), CPU per watcher
 // at 10 Hz, Query times over 1 h and 24 h of 1 Hz history (written into
 // the store first), and BeginWindow/EndWindow latency while 8 clients loop
-// 24 h Summaries.
+// 24 h Summaries. With --week: a store holding a week of 1 Hz frames (the
+// default raw retention at the default frame rate) and a daemon at its
+// default 1 s frames; a 1-minute Query and BeginWindow/EndWindow timed while
+// clients loop one-week Summaries, and the Summaries themselves.
 //
-//   build/bench/api_bench build/daemon/edgemond [FIXTURE_ROOT] [--windows-only]
+//   build/bench/api_bench build/daemon/edgemond [FIXTURE_ROOT] [--windows-only | --week]
 #include <signal.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -16,6 +19,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
@@ -75,7 +79,18 @@ void WriteHistory(const std::string& root, const std::string& db, int frames) {
     for (auto& v : f.values) {
       if (v) *v += (i % 7) - 3;
     }
-    (*st)->Append(f);
+    // Append drops a frame when the writer's queue is full: wait for the
+    // writer then, so the store holds every frame.
+    while ((*st)->Append(f) == 0) {
+      if (auto s = (*st)->Flush(); !s.ok()) {
+        std::fprintf(stderr, "api_bench: %s\n", s.message().c_str());
+        std::exit(1);
+      }
+    }
+  }
+  (void)(*st)->Flush();
+  if (auto stats = (*st)->Stats(); stats.ok()) {
+    std::printf("the store holds %llu frames\n", static_cast<unsigned long long>(stats->frames));
   }
   (void)(*st)->Close();
 }
@@ -161,19 +176,139 @@ void WindowsUnderLoad(const std::string& target, edgemon::client::Client& c) {
   s.Print("start stamp after the call was sent");
 }
 
+// The client library's Watcher on a real clock: the gaps between its
+// reconnect attempts against an absent socket (initial backoff 20 ms, cap
+// 80 ms: 20, 40, 80, 80 ...), and how long an external stop takes to end a
+// stream blocked on a 1 h interval.
+void WatcherTimings(const std::string& dir, edgemon::client::Client& c) {
+  using edgemon::client::ConnectionState;
+  auto absent = edgemon::client::Client::Connect("unix:" + dir + "/absent.sock");
+  if (!absent.ok()) return;
+  std::mutex mu;
+  std::vector<Clock::time_point> tries;  // guarded by mu
+  edgemon::client::WatchOptions o;
+  o.initial_backoff = std::chrono::milliseconds(20);
+  o.max_backoff = std::chrono::milliseconds(80);
+  auto w = (*absent)->Watch(
+      o, [](const edgemon::client::LiveFrame&) {},
+      [&](ConnectionState st, const edgemon::Status&) {
+        if (st != ConnectionState::kConnecting) return;
+        std::lock_guard lock(mu);
+        tries.push_back(Clock::now());
+      });
+  for (;;) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    std::lock_guard lock(mu);
+    if (tries.size() >= 10) break;
+  }
+  w->Stop();
+  std::printf("\nWatcher reconnect gaps, backoff 20 ms doubling to 80 ms (absent socket):");
+  for (size_t i = 1; i < tries.size(); ++i) std::printf(" %.1f", Ms(tries[i] - tries[i - 1]));
+  std::printf(" ms\n");
+
+  std::stop_source source;
+  std::atomic<int> frames{0};
+  edgemon::client::WatchOptions slow;
+  slow.interval_ms = 3'600'000;
+  auto blocked = c.Watch(
+      slow, [&](const edgemon::client::LiveFrame&) { ++frames; }, {}, source.get_token());
+  while (frames == 0) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  auto t0 = Clock::now();
+  source.request_stop();
+  while (blocked->running()) std::this_thread::sleep_for(std::chrono::microseconds(200));
+  std::printf("Watcher stopped by its stop token while waiting for a frame 1 h away: %.2f ms\n",
+              Ms(Clock::now() - t0));
+}
+
+// A 1-minute Query (all channels, raw frames) and BeginWindow/EndWindow,
+// alone and while `clients` clients loop Summarize over the whole week.
+void WeekSummaryUnderLoad(const std::string& target, edgemon::client::Client& c, int clients) {
+  auto time_calls = [&](Latencies& query, Latencies& begin, Latencies& end, Latencies& stamp,
+                        int n) {
+    for (int i = 0; i < n; ++i) {
+      int64_t now = NowRealtime();
+      auto t0 = Clock::now();
+      auto q = c.Query(now - 180 * kSec, now - 120 * kSec, {});
+      if (q.ok()) query.ms.push_back(Ms(Clock::now() - t0));
+      TimeWindows(c, 1, begin, end, stamp);
+    }
+  };
+  std::printf("\n1-minute Query and BeginWindow / EndWindow (a week of history in the store):\n");
+  {
+    Latencies q, b, e, s;
+    time_calls(q, b, e, s, 100);
+    std::printf(" idle daemon:\n");
+    q.Print("Query 1 min, all channels, raw");
+    b.Print("BeginWindow");
+    e.Print("EndWindow");
+  }
+  std::atomic<bool> stop{false};
+  std::mutex mu;
+  Latencies summaries;  // guarded by mu
+  std::atomic<uint64_t> samples{0};
+  std::atomic<double> span_h{0};
+  std::vector<std::thread> load;
+  for (int i = 0; i < clients; ++i) {
+    load.emplace_back([&] {
+      auto cl = edgemon::client::Client::Connect(target);
+      if (!cl.ok()) return;
+      (*cl)->set_timeout(std::chrono::minutes(10));
+      while (!stop) {
+        int64_t now = NowRealtime();
+        auto t0 = Clock::now();
+        auto r = (*cl)->Summarize(now - 7 * 86400 * kSec, now);
+        double ms = Ms(Clock::now() - t0);
+        if (!r.ok()) {
+          std::fprintf(stderr, "api_bench: week Summarize: %s\n", r.status().message().c_str());
+          continue;
+        }
+        samples = r->samples;
+        span_h = static_cast<double>(r->to_ns - r->from_ns) / 3600e9;
+        std::lock_guard lock(mu);
+        summaries.ms.push_back(ms);
+      }
+    });
+  }
+  std::this_thread::sleep_for(std::chrono::seconds(1));  // the load is under way
+  Latencies q, b, e, s;
+  auto t0 = Clock::now();
+  // For 30 s at least and until 3 Summaries completed, so the calls meet
+  // Summaries at every stage.
+  for (;;) {
+    time_calls(q, b, e, s, 5);
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    std::lock_guard lock(mu);
+    if (Clock::now() - t0 > std::chrono::seconds(30) && summaries.ms.size() >= 3) break;
+  }
+  double secs = std::chrono::duration<double>(Clock::now() - t0).count();
+  stop = true;
+  for (auto& t : load) t.join();
+  std::printf(
+      " while %d client(s) loop Summarize over the week (%.1f s; each Summary: %llu frames read, "
+      "%.1f h):\n",
+      clients, secs + 1, static_cast<unsigned long long>(samples.load()), span_h.load());
+  q.Print("Query 1 min, all channels, raw");
+  b.Print("BeginWindow");
+  e.Print("EndWindow");
+  s.Print("start stamp after the call was sent");
+  summaries.Print("Summarize 1 week (queueing included)");
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   if (argc < 2) {
-    std::fprintf(stderr, "usage: api_bench EDGEMOND [FIXTURE_ROOT] [--windows-only]\n");
+    std::fprintf(stderr, "usage: api_bench EDGEMOND [FIXTURE_ROOT] [--windows-only | --week]\n");
     return 2;
   }
   const std::string edgemond = argv[1];
-  bool windows_only = false;
+  bool windows_only = false, week = false;
   std::string root = std::string(EDGEMON_FIXTURES_DIR) + "/agx-orin";
   for (int i = 2; i < argc; ++i) {
     if (std::string(argv[i]) == "--windows-only") {
       windows_only = true;
+    } else if (std::string(argv[i]) == "--week") {
+      week = true;
     } else {
       root = argv[i];
     }
@@ -181,14 +316,19 @@ int main(int argc, char** argv) {
   char tmpl[] = "/tmp/edgemon-api-bench-XXXXXX";
   const std::string tmp = mkdtemp(tmpl);
   const std::string db = tmp + "/e.db", sock = tmp + "/api.sock";
-  std::printf("writing 24 h of 1 Hz history (86400 frames) ...\n");
-  WriteHistory(root, db, 86400);
+  // A week: the store's default raw retention (7 days) at the daemon's
+  // default 1 s frames, so a one-week Summarize reads raw frames.
+  const int frames = week ? 7 * 86400 : 86400;
+  std::printf("writing %s of 1 Hz history (%d frames) ...\n", week ? "a week" : "24 h", frames);
+  auto w0 = Clock::now();
+  WriteHistory(root, db, frames);
+  std::printf("written in %.0f s\n", Ms(Clock::now() - w0) / 1000);
 
   pid_t pid = fork();
   if (pid == 0) {
     execl(edgemond.c_str(), edgemond.c_str(), "--root", root.c_str(), "--db", db.c_str(),
-          "--listen", ("unix:" + sock).c_str(), "--interval-ms", "10", "--energy-rate-hz", "0",
-          "--log-level", "warn", static_cast<char*>(nullptr));
+          "--listen", ("unix:" + sock).c_str(), "--interval-ms", week ? "1000" : "10",
+          "--energy-rate-hz", "0", "--log-level", "warn", static_cast<char*>(nullptr));
     _exit(127);
   }
   auto client = edgemon::client::Client::Connect("unix:" + sock);
@@ -202,9 +342,15 @@ int main(int argc, char** argv) {
     kill(pid, SIGTERM);
     return 1;
   }
-  std::printf("edgemond: 100 Hz frames, %zu channels\n\n", info->inventory.channels.size());
-  if (windows_only) {
-    WindowsUnderLoad("unix:" + sock, c);
+  std::printf("edgemond: %s frames, %zu channels\n\n", week ? "1 Hz" : "100 Hz",
+              info->inventory.channels.size());
+  if (windows_only || week) {
+    if (week) {
+      WeekSummaryUnderLoad("unix:" + sock, c, 1);
+      WeekSummaryUnderLoad("unix:" + sock, c, 4);
+    } else {
+      WindowsUnderLoad("unix:" + sock, c);
+    }
     kill(pid, SIGTERM);
     waitpid(pid, nullptr, 0);
     std::filesystem::remove_all(tmp);
@@ -283,6 +429,7 @@ int main(int argc, char** argv) {
                86400 * kSec / 1000, 100000);
   }
 
+  WatcherTimings(tmp, c);
   WindowsUnderLoad("unix:" + sock, c);
 
   kill(pid, SIGTERM);

@@ -169,7 +169,7 @@ Process ProcessFromProto(const v1::Process& pb) {
   p.name = pb.name();
   p.command = pb.command();
   if (pb.has_cpu_permille()) p.cpu_permille = pb.cpu_permille();
-  p.rss_kib = pb.rss_kib();
+  if (pb.has_rss_kib()) p.rss_kib = pb.rss_kib();
   if (pb.has_gpu_mem()) p.gpu_mem_kib = pb.gpu_mem_kib();
   return p;
 }

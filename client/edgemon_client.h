@@ -155,7 +155,7 @@ struct Process {
   std::string name;
   std::string command;
   std::optional<uint32_t> cpu_permille;  // none on the first request that sees the process
-  uint64_t rss_kib = 0;
+  std::optional<uint64_t> rss_kib;       // none where the daemon could not read it
   std::optional<uint64_t> gpu_mem_kib;
 };
 

@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include <fmt/format.h>
+
 namespace edgemon {
 namespace {
 
@@ -192,7 +194,7 @@ nlohmann::json ToJson(const Inventory& inv, const Frame& frame,
 }
 
 std::string RenderLine(const Inventory& inv, const Frame& frame) {
-  std::string out = "#" + std::to_string(frame.seq);
+  std::string out = fmt::format("#{}", frame.seq);
   for (const auto& c : inv.channels) {
     bool show = (c.kind == Kind::kCpu && c.field == Field::kLoad) ||
                 (c.kind == Kind::kRail && c.field == Field::kPower) ||
@@ -200,8 +202,9 @@ std::string RenderLine(const Inventory& inv, const Frame& frame) {
                 (c.kind == Kind::kGpu && (c.field == Field::kLoad || c.field == Field::kFreq)) ||
                 (c.kind == Kind::kMemory && c.field == Field::kUsed);
     if (!show) continue;
-    out += " " + c.name + (c.kind == Kind::kGpu ? "." + std::string(ToString(c.field)) : "") + "=" +
-           FormatValue(c, frame.Get(c.id));
+    out +=
+        fmt::format(" {}{}{}={}", c.name, c.kind == Kind::kGpu ? "." : "",
+                    c.kind == Kind::kGpu ? ToString(c.field) : "", FormatValue(c, frame.Get(c.id)));
   }
   return out;
 }

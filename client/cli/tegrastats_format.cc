@@ -9,6 +9,8 @@
 #include <ctime>
 #include <string_view>
 
+#include <fmt/format.h>
+
 namespace edgemon::cli {
 namespace {
 
@@ -240,8 +242,8 @@ std::string TegrastatsFormatter::Format(const Frame& frame) {
       if (online && *online == 0) {
         cpu += "off";
       } else if (load) {
-        cpu += std::to_string(Percent(*load)) + "%";
-        if (freq) cpu += "@" + std::to_string(Mhz(*freq));
+        cpu += fmt::format("{}%", Percent(*load));
+        if (freq) cpu += fmt::format("@{}", Mhz(*freq));
       } else if (!online && !freq) {
         cpu += "off";  // nothing known about the core: gone
       } else {

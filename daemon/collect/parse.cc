@@ -40,6 +40,29 @@ std::optional<T> Number(std::string_view s) {
   return v;
 }
 
+struct KeyValue {
+  std::string_view key;
+  std::string_view value;
+};
+
+// A "Key: value" line (meminfo, cpuinfo, /proc/PID/status), both sides
+// trimmed; nullopt without a colon or with an empty key.
+std::optional<KeyValue> SplitKeyValue(std::string_view line) {
+  auto colon = line.find(':');
+  if (colon == std::string_view::npos) return std::nullopt;
+  KeyValue kv{Trim(line.substr(0, colon)), Trim(line.substr(colon + 1))};
+  if (kv.key.empty()) return std::nullopt;
+  return kv;
+}
+
+// "5120 kB" -> 5120: a size in KiB as procfs prints it; nullopt for another
+// unit, none (a page count) or a negative value.
+std::optional<int64_t> KbValue(std::string_view value) {
+  auto v = Number<int64_t>(NextToken(value));
+  if (!v || *v < 0 || NextToken(value) != "kB") return std::nullopt;
+  return v;
+}
+
 }  // namespace
 
 std::string_view Trim(std::string_view s) {
@@ -149,21 +172,76 @@ bool ProcStatCpus(std::string_view text, bool whole_file, std::vector<CpuTimes>&
 void Meminfo(std::string_view text, std::vector<MeminfoEntry>& out) {
   out.clear();
   while (!text.empty()) {
-    std::string_view line = NextLine(text);
-    auto colon = line.find(':');
-    if (colon == std::string_view::npos || colon == 0) continue;
-    std::string_view rest = line.substr(colon + 1);
-    auto v = Number<int64_t>(NextToken(rest));
-    if (!v || *v < 0) continue;
-    std::string_view unit = NextToken(rest);
-    int64_t kib = *v;
-    if (unit.empty()) {
-      // Page counts (HugePages_*) carry no unit: not a size.
-      continue;
-    }
-    if (unit != "kB") continue;
-    out.push_back({line.substr(0, colon), kib});
+    auto kv = SplitKeyValue(NextLine(text));
+    if (!kv) continue;
+    // Page counts (HugePages_*) carry no unit: not a size.
+    auto kib = KbValue(kv->value);
+    if (kib) out.push_back({kv->key, *kib});
   }
+}
+
+std::optional<ProcStat> ProcPidStat(std::string_view text) {
+  auto open = text.find('('), close = text.rfind(')');
+  if (open == std::string_view::npos || close == std::string_view::npos || close < open) {
+    return std::nullopt;
+  }
+  ProcStat st;
+  st.name = std::string(text.substr(open + 1, close - open - 1));
+  // Fields after ") ": state (3) ... utime (14) stime (15).
+  std::string_view rest = text.substr(close + 1);
+  std::string_view state = NextToken(rest);
+  if (state.size() != 1) return std::nullopt;
+  st.state = state.front();
+  for (int field = 4; field < 14; ++field) {
+    if (NextToken(rest).empty()) return std::nullopt;
+  }
+  auto utime = Number<uint64_t>(NextToken(rest));
+  auto stime = Number<uint64_t>(NextToken(rest));
+  if (!utime || !stime) return std::nullopt;
+  st.utime = *utime;
+  st.stime = *stime;
+  return st;
+}
+
+ProcStatus ProcPidStatus(std::string_view text) {
+  ProcStatus st;
+  while (!text.empty() && !(st.rss_kib && st.uid)) {
+    auto kv = SplitKeyValue(NextLine(text));
+    if (!kv) continue;
+    if (kv->key == "VmRSS" && !st.rss_kib) {
+      if (auto kib = KbValue(kv->value)) st.rss_kib = static_cast<uint64_t>(*kib);
+    } else if (kv->key == "Uid" && !st.uid) {
+      std::string_view v = kv->value;
+      st.uid = Number<uint32_t>(NextToken(v));
+    }
+  }
+  return st;
+}
+
+std::string ProcPidCmdline(std::string_view text) {
+  while (!text.empty() && text.back() == '\0') text.remove_suffix(1);
+  std::string out(text);
+  std::replace(out.begin(), out.end(), '\0', ' ');
+  return out;
+}
+
+std::map<uint32_t, std::string> Passwd(std::string_view text) {
+  // name:password:uid:gid:gecos:home:shell
+  std::map<uint32_t, std::string> users;
+  while (!text.empty()) {
+    std::string_view line = Trim(NextLine(text));
+    if (line.starts_with("#")) continue;
+    auto c1 = line.find(':');
+    if (c1 == std::string_view::npos || c1 == 0) continue;
+    auto c2 = line.find(':', c1 + 1);
+    if (c2 == std::string_view::npos) continue;
+    auto c3 = line.find(':', c2 + 1);
+    auto uid = Number<uint32_t>(
+        line.substr(c2 + 1, c3 == std::string_view::npos ? std::string_view::npos : c3 - c2 - 1));
+    if (!uid) continue;
+    users.emplace(*uid, std::string(line.substr(0, c1)));
+  }
+  return users;
 }
 
 std::optional<LargestFree> BuddyinfoLargestFree(std::string_view text) {
@@ -300,12 +378,9 @@ std::vector<std::string> DtStrings(std::string_view text) {
 std::string CpuModel(std::string_view cpuinfo) {
   std::string_view found[3];  // model name, Hardware, Processor
   while (!cpuinfo.empty()) {
-    std::string_view line = NextLine(cpuinfo);
-    auto colon = line.find(':');
-    if (colon == std::string_view::npos) continue;
-    std::string_view key = Trim(line.substr(0, colon));
-    std::string_view val = Trim(line.substr(colon + 1));
-    if (val.empty()) continue;
+    auto kv = SplitKeyValue(NextLine(cpuinfo));
+    if (!kv || kv->value.empty()) continue;
+    const std::string_view key = kv->key, val = kv->value;
     if (key == "model name" && found[0].empty()) found[0] = val;
     if (key == "Hardware" && found[1].empty()) found[1] = val;
     if (key == "Processor" && found[2].empty()) found[2] = val;

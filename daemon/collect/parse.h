@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -57,6 +58,36 @@ struct MeminfoEntry {
   int64_t kib = 0;
 };
 void Meminfo(std::string_view text, std::vector<MeminfoEntry>& out);
+
+// /proc/PID/stat: "pid (comm) S ppid ... utime stime ...". The name is the
+// text between the first '(' and the last ')' (a comm may hold spaces and
+// parentheses of its own); state is field 3, utime and stime (fields 14 and
+// 15) are in clock ticks. nullopt when any of these is missing or malformed.
+struct ProcStat {
+  std::string name;
+  char state = 0;
+  uint64_t utime = 0;
+  uint64_t stime = 0;
+};
+std::optional<ProcStat> ProcPidStat(std::string_view text);
+
+// The fields of /proc/PID/status that the process list shows: the resident
+// set ("VmRSS:  5120 kB"; none for kernel threads) and the real uid (first
+// of the four numbers on "Uid:"). Each is nullopt when absent or malformed.
+struct ProcStatus {
+  std::optional<uint64_t> rss_kib;
+  std::optional<uint32_t> uid;
+};
+ProcStatus ProcPidStatus(std::string_view text);
+
+// /proc/PID/cmdline: NUL-separated arguments, joined with spaces; trailing
+// NULs dropped (empty for kernel threads).
+std::string ProcPidCmdline(std::string_view text);
+
+// /etc/passwd: uid -> user name. Comments, blank and malformed lines (fewer
+// than three fields, an empty name, a uid that is not a number) are skipped;
+// the first line for a uid wins, as getpwuid() has it.
+std::map<uint32_t, std::string> Passwd(std::string_view text);
 
 // The largest free block in /proc/buddyinfo: the highest order with any free
 // block in any zone, and the count of such blocks over all zones.

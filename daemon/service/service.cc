@@ -1,14 +1,11 @@
 #include "daemon/service/service.h"
 
-#include <unistd.h>
-
 #include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <cstdio>
 #include <limits>
 #include <map>
-#include <sstream>
 #include <unordered_map>
 
 #include "daemon/service/codec.h"
@@ -297,6 +294,7 @@ TelemetryService::TelemetryService(WatchHub& hub, store::RingStore& store, Clock
     own_gpu_processes_ = std::make_unique<GpuProcessReader>(*fs_, /*nvml=*/false);
     gpu_processes_ = own_gpu_processes_.get();
   }
+  if (fs_ != nullptr) processes_ = std::make_unique<ProcessReader>(*fs_, clock_);
   max_open_windows_ = std::min(kMaxOpenWindows, store_.max_windows());
   const int64_t mono = clock_.MonotonicNs(), now = clock_.RealtimeNs();
   if (auto open = store_.OpenWindows(); open.ok()) {
@@ -934,7 +932,7 @@ grpc::ServerUnaryReactor* TelemetryService::Boost(grpc::CallbackServerContext* c
 grpc::ServerUnaryReactor* TelemetryService::ListProcesses(grpc::CallbackServerContext* ctx,
                                                           const v1::ListProcessesRequest* req,
                                                           v1::ListProcessesResponse* resp) {
-  if (!fs_) return Done(ctx, Status(StatusCode::UNIMPLEMENTED, "no process source"));
+  if (!processes_) return Done(ctx, Status(StatusCode::UNIMPLEMENTED, "no process source"));
   const std::string& sort = req->sort();
   if (!sort.empty() && sort != "cpu" && sort != "mem" && sort != "gpu" && sort != "pid" &&
       sort != "name") {
@@ -945,105 +943,28 @@ grpc::ServerUnaryReactor* TelemetryService::ListProcesses(grpc::CallbackServerCo
   return Defer(ctx, [this, copy, resp] { return DoListProcesses(copy, resp); });
 }
 
-namespace {
-
-std::optional<uint64_t> ToU64(std::string_view s) {
-  uint64_t v = 0;
-  auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
-  if (ec != std::errc() || p != s.data() + s.size()) return std::nullopt;
-  return v;
-}
-
-// The value after "Key:" in a /proc/PID/status text, first word.
-std::string StatusField(const std::string& text, std::string_view key) {
-  size_t pos = 0;
-  while (pos < text.size()) {
-    size_t eol = text.find('\n', pos);
-    if (eol == std::string::npos) eol = text.size();
-    std::string_view line(text.data() + pos, eol - pos);
-    if (line.size() > key.size() && line.substr(0, key.size()) == key && line[key.size()] == ':') {
-      std::istringstream in{std::string(line.substr(key.size() + 1))};
-      std::string word;
-      in >> word;
-      return word;
-    }
-    pos = eol + 1;
-  }
-  return {};
-}
-
-}  // namespace
-
 Status TelemetryService::DoListProcesses(const v1::ListProcessesRequest& req,
                                          v1::ListProcessesResponse* out) {
-  int64_t now = clock_.MonotonicNs();
-  double dt_s = prev_proc_ns_ > 0 ? static_cast<double>(now - prev_proc_ns_) / 1e9 : 0;
-  long tck = ::sysconf(_SC_CLK_TCK);
-  if (tck <= 0) tck = 100;
-  // uid -> user name from the monitored root's passwd.
-  std::map<std::string, std::string> users;
-  if (auto pw = fs_->ReadText(EtcPath("passwd"), 1 << 20)) {
-    std::istringstream in(*pw);
-    std::string line;
-    while (std::getline(in, line)) {
-      std::istringstream f(line);
-      std::string name, x, uid;
-      if (std::getline(f, name, ':') && std::getline(f, x, ':') && std::getline(f, uid, ':')) {
-        users.emplace(uid, name);
-      }
-    }
-  }
+  std::vector<ProcessInfo> infos = processes_->Read();
   std::shared_ptr<const GpuProcessMemory> gpu = gpu_processes_->Read();
-  std::map<int, uint64_t> ticks;
   std::vector<v1::Process> procs;
-  for (const auto& entry : fs_->List(ProcPath(""))) {
-    auto pid = ToU64(entry);
-    if (!pid || *pid == 0 || *pid > 1u << 30) continue;
-    std::string dir = ProcPath(entry);
-    auto stat = fs_->ReadText(JoinPath(dir, "stat"), 4096);
-    if (!stat) continue;  // exited meanwhile
-    size_t open = stat->find('('), close = stat->rfind(')');
-    if (open == std::string::npos || close == std::string::npos || close < open) continue;
+  procs.reserve(infos.size());
+  for (ProcessInfo& info : infos) {
     v1::Process p;
-    p.set_pid(static_cast<int32_t>(*pid));
-    p.set_name(stat->substr(open + 1, close - open - 1));
-    // Fields after ") ": state(3) ... utime(14) stime(15).
-    std::istringstream rest(stat->substr(close + 1));
-    std::string word;
-    uint64_t utime = 0, stime = 0;
-    for (int field = 3; field <= 15 && rest >> word; ++field) {
-      if (field == 14) utime = ToU64(word).value_or(0);
-      if (field == 15) stime = ToU64(word).value_or(0);
-    }
-    uint64_t t = utime + stime;
-    ticks[p.pid()] = t;
-    auto prev = prev_ticks_.find(p.pid());
-    if (dt_s > 0 && prev != prev_ticks_.end() && t >= prev->second) {
-      double share = static_cast<double>(t - prev->second) / static_cast<double>(tck) / dt_s;
-      p.set_cpu_permille(static_cast<uint32_t>(std::llround(share * 1000)));
-    }
-    if (auto st = fs_->ReadText(JoinPath(dir, "status"), 16384)) {
-      p.set_rss_kib(ToU64(StatusField(*st, "VmRSS")).value_or(0));
-      std::string uid = StatusField(*st, "Uid");
-      auto u = users.find(uid);
-      p.set_user(u != users.end() ? u->second : uid);
-    }
+    p.set_pid(info.pid);
+    p.set_name(std::move(info.name));
+    p.set_user(std::move(info.user));
+    p.set_command(std::move(info.command));
+    if (info.cpu_permille) p.set_cpu_permille(*info.cpu_permille);
+    if (info.rss_kib) p.set_rss_kib(*info.rss_kib);
     if (gpu->available) {
       // Every process using the GPU is in the table: one not in it uses none.
       auto g = gpu->kib.find(p.pid());
       p.set_gpu_mem_kib(g != gpu->kib.end() ? g->second : 0);
       p.set_has_gpu_mem(true);
     }
-    if (auto cmd = fs_->ReadText(JoinPath(dir, "cmdline"), 4096)) {
-      std::string c = *cmd;
-      while (!c.empty() && c.back() == '\0') c.pop_back();
-      std::replace(c.begin(), c.end(), '\0', ' ');
-      p.set_command(c);
-    }
     procs.push_back(std::move(p));
   }
-  prev_ticks_ = std::move(ticks);
-  prev_proc_ns_ = now;
   const std::string sort = req.sort().empty() ? "cpu" : req.sort();
   std::stable_sort(procs.begin(), procs.end(), [&](const v1::Process& a, const v1::Process& b) {
     if (sort == "mem") return a.rss_kib() > b.rss_kib();

@@ -28,6 +28,7 @@
 
 #include "daemon/collect/gpu_processes.h"
 #include "daemon/collect/live_energy.h"
+#include "daemon/collect/processes.h"
 #include "daemon/collect/sysfs.h"
 #include "daemon/sampler.h"
 #include "daemon/service/frame_summary.h"
@@ -127,6 +128,7 @@ class TelemetryService final : public v1::Telemetry::CallbackService {
   SysFs* fs_;
   std::unique_ptr<GpuProcessReader> own_gpu_processes_;
   GpuProcessReader* gpu_processes_ = nullptr;
+  std::unique_ptr<ProcessReader> processes_;  // null without `fs`
   const ServiceOptions options_;
   Worker worker_;
   Worker window_worker_;  // BeginWindow / EndWindow / lease sweeps only
@@ -147,10 +149,6 @@ class TelemetryService final : public v1::Telemetry::CallbackService {
   std::mutex timer_mu_;
   std::condition_variable timer_cv_;
   bool timer_stop_ = false;  // guarded by timer_mu_
-
-  // ListProcesses: CPU ticks per pid at the previous request (worker only).
-  std::map<int, uint64_t> prev_ticks_;
-  int64_t prev_proc_ns_ = 0;
 };
 
 }  // namespace edgemon::service

@@ -411,6 +411,10 @@ class RingStore {
   // integrator after a restart.
   Result<std::map<std::string, int64_t>> LastCounters();
   Result<StoreStats> Stats();
+  // The statement Stats() reads the raw tier's time and seq bounds with:
+  // index lookups only, never a scan of the frames table (tested through
+  // its query plan).
+  static const char* const kFrameBoundsSql;
   // What Stats() knows without reading the file: the writer's counters,
   // the file sizes, the cap and the damage flag (size and row fields are
   // left at their defaults). Never fails; for when Stats() does.

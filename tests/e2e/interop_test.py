@@ -303,7 +303,13 @@ class Interop:
         p = procs[FAKE_PID]
         expect(p.name == "fake-bench", f"name {p.name!r}")
         expect(p.command == "fake-bench --run 1", f"command {p.command!r}")
-        expect(p.rss_kib == 5120, f"rss {p.rss_kib}")
+        expect(p.HasField("rss_kib") and p.rss_kib == 5120, f"rss {p.rss_kib}")
+        # A process whose status cannot be read: no resident set and no user,
+        # absent on the wire (never 0 KiB, never root).
+        q = procs.get(FAKE_PID + 1)
+        expect(q is not None and q.name == "no status", f"pid {FAKE_PID + 1}: {q}")
+        expect(q is None or not q.HasField("rss_kib"), f"unread rss sent as {q and q.rss_kib}")
+        expect(q is None or q.user == "", f"unread user {q and q.user!r}")
         expect(p.user == "bench", f"user {p.user!r}")
         # GPU memory from the fixture's nvmap table (two clients of one process).
         expect(p.has_gpu_mem and p.gpu_mem_kib == 196608 + 4096,
@@ -457,6 +463,11 @@ def make_root(tmp):
                 "Uid:\t1234\t1234\t1234\t1234\nVmRSS:\t    5120 kB\n")
     with open(os.path.join(pdir, "cmdline"), "wb") as f:
         f.write(b"fake-bench\0--run\x001\0")
+    # A second process whose status cannot be read (stat only).
+    qdir = os.path.join(root, "proc", str(FAKE_PID + 1))
+    os.makedirs(qdir)
+    with open(os.path.join(qdir, "stat"), "w") as f:
+        f.write(f"{FAKE_PID + 1} (no status) S 1 1 1 0 -1 0 0 0 0 0 1 1 0 0 20 0 1 0 1000 0 0 0\n")
     os.makedirs(os.path.join(root, "etc"), exist_ok=True)
     with open(os.path.join(root, "etc", "passwd"), "a") as f:
         f.write("root:x:0:0:root:/root:/bin/sh\nbench:x:1234:1234::/home/bench:/bin/sh\n")

@@ -26,5 +26,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   (void)DtStrings(s);
   (void)CpuModel(s);
   (void)NvmapIovmmMaps(s);
+  (void)ProcPidStat(s);
+  (void)ProcPidStatus(s);
+  (void)ProcPidCmdline(s);
+  (void)Passwd(s);
   return 0;
 }

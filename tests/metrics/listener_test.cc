@@ -24,6 +24,7 @@
 #include "daemon/metrics/listener.h"
 #include "daemon/metrics/source.h"
 #include "daemon/sampler.h"
+#include "tests/support/fake_clock.h"
 #include "tests/support/temp_tree.h"
 
 namespace edgemon::metrics {
@@ -45,21 +46,24 @@ int ConnectRaw(int port) {
   return fd;
 }
 
-// Waits until the server closes `fd`; returns how long it took.
-std::chrono::milliseconds WaitClosed(int fd, std::chrono::milliseconds limit) {
+// Whether the server closes `fd`. The limit is only there so that a
+// connection the server never drops fails the test rather than hanging it:
+// it lies far past every timeout the tests set, so the machine's speed
+// decides nothing (how soon connections are cut is measured by
+// bench/metrics_slowloris.py).
+bool ServerCloses(int fd) {
+  constexpr std::chrono::milliseconds limit = 60s;
   auto start = std::chrono::steady_clock::now();
   char buf[256];
   for (;;) {
     pollfd p{fd, POLLIN, 0};
     auto left = limit - std::chrono::duration_cast<std::chrono::milliseconds>(
                             std::chrono::steady_clock::now() - start);
-    if (left <= 0ms) break;
-    if (::poll(&p, 1, static_cast<int>(left.count())) <= 0) break;
+    if (left <= 0ms) return false;
+    if (::poll(&p, 1, static_cast<int>(left.count())) <= 0) return false;
     ssize_t n = ::read(fd, buf, sizeof buf);
-    if (n <= 0) break;  // closed (a 4xx/408 body before the close is read and skipped)
+    if (n <= 0) return true;  // closed (a 4xx/408 body before the close is read and skipped)
   }
-  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() -
-                                                               start);
 }
 
 TEST(MetricsListenerTest, ServesMetricsOnlyAndTheRightMethods) {
@@ -129,8 +133,8 @@ TEST(MetricsListenerTest, SilentAndSlowClientsAreDroppedWhileOthersAreServed) {
   ASSERT_TRUE(r);
   EXPECT_EQ(r->status, 200);
 
-  EXPECT_LT(WaitClosed(silent, 3000ms), 2000ms);
-  EXPECT_LT(WaitClosed(partial, 3000ms), 2000ms);
+  EXPECT_TRUE(ServerCloses(silent));
+  EXPECT_TRUE(ServerCloses(partial));
   ::close(silent);
   ::close(partial);
 }
@@ -145,13 +149,14 @@ TEST(MetricsListenerTest, TricklingClientsNeitherStarveScrapesNorKeepTheirWorker
   const ListenerOptions defaults;
   std::vector<int> slow;
   for (int i = 0; i < 50; ++i) slow.push_back(ConnectRaw(l.port()));
-  std::atomic<bool> done{false};
+  std::atomic<bool> done{false}, trickled_all{false};
   std::thread trickle([&] {
     const std::string head = "GET /metrics HTTP/1.1\r\nX-Slow: ";
     for (size_t k = 0; k < head.size() && !done; ++k) {
       for (int fd : slow) (void)::send(fd, &head[k], 1, MSG_NOSIGNAL);
       for (int t = 0; t < 10 && !done; ++t) std::this_thread::sleep_for(100ms);
     }
+    trickled_all = !done;
   });
   std::this_thread::sleep_for(300ms);
   for (int i = 0; i < 5; ++i) {
@@ -161,8 +166,11 @@ TEST(MetricsListenerTest, TricklingClientsNeitherStarveScrapesNorKeepTheirWorker
     ASSERT_TRUE(r) << "scrape " << i << " starved by trickling clients";
     EXPECT_EQ(r->status, 200);
   }
-  auto limit = std::chrono::milliseconds(defaults.request_timeout_ms + 3000);
-  for (int fd : slow) EXPECT_LT(WaitClosed(fd, limit + 2000ms), limit);
+  // Cut while each still trickles (the trickle lasts 32 s, ten times the
+  // request timeout), not by a read timeout after the trickle stops.
+  ASSERT_GT(32 * 1000, 10 * defaults.request_timeout_ms);
+  for (int fd : slow) EXPECT_TRUE(ServerCloses(fd));
+  EXPECT_FALSE(trickled_all) << "the trickling connections outlived their requests' time";
   done = true;
   trickle.join();
   for (int fd : slow) ::close(fd);
@@ -237,15 +245,17 @@ TEST(MetricsListenerTest, ConcurrencyIsBoundedAndEveryClientIsServed) {
   EXPECT_EQ(l.scrapes(), 200u);
 }
 
+// Stop does not wait for an idle keep-alive connection to time out: with an
+// hour's keep-alive, waiting for it would hang here (caught by the test's
+// timeout), so returning at all is the assertion.
 TEST(MetricsListenerTest, StopsPromptlyWithAnIdleKeepAliveConnection) {
   MetricsListener l(Body);
-  ASSERT_TRUE(l.Start({.host = "127.0.0.1", .port = 0, .keep_alive_s = 2}).ok());
+  ASSERT_TRUE(l.Start({.host = "127.0.0.1", .port = 0, .keep_alive_s = 3600}).ok());
   httplib::Client c("127.0.0.1", l.port());
   c.set_keep_alive(true);
   ASSERT_TRUE(c.Get("/metrics"));
-  auto start = std::chrono::steady_clock::now();
   l.Stop();
-  EXPECT_LT(std::chrono::steady_clock::now() - start, 4s);
+  EXPECT_FALSE(c.Get("/metrics"));
 }
 
 TEST(MetricsListenerTest, BindErrorsAreOneLine) {
@@ -272,7 +282,7 @@ TEST(MetricsSourceTest, RendersTheLatestFrameOfARealFixtureBoard) {
   CollectOptions opts;
   Collection collection(fs, MakeDefaultCollectors(opts), opts, [](const std::string&) {});
   collection.Discover();
-  SystemClock clock;
+  edgemon::testing::FakeClock clock;
   SamplerOptions so;
   so.frame_period_ns = 1'000'000'000;
   Sampler sampler(collection, clock, so);

@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
-# Makes (once) a minimal Debian 11 root filesystem for ARCH (amd64|arm64) under
-# DIR: glibc 2.31, as on JetPack 5, and none of edgemon's dependencies.
-# Usage: tests/release/make-root.sh ARCH DIR
+# Makes (once) a minimal Debian root filesystem for ARCH (amd64|arm64) under
+# DIR: by default Debian 11 (glibc 2.31, as on JetPack 5), with none of
+# edgemon's dependencies.
+# Usage: tests/release/make-root.sh ARCH DIR [SUITE]
 set -euo pipefail
-arch=$1 dir=$2
+arch=$1 dir=$2 suite=${3:-bullseye}
 if [ -x "$dir/bin/true" ] && [ -e "$dir/.edgemon-root-ok" ]; then
   echo "make-root: $dir already there"
   exit 0
@@ -20,7 +21,7 @@ if [ "$arch" = arm64 ] && [ "$(dpkg --print-architecture)" != arm64 ]; then
   }
   ensure_binfmt
 fi
-debootstrap --arch="$arch" --variant=minbase bullseye "$dir" http://deb.debian.org/debian >"$dir.log" 2>&1 ||
+debootstrap --arch="$arch" --variant=minbase "$suite" "$dir" http://deb.debian.org/debian >"$dir.log" 2>&1 ||
   { tail -20 "$dir.log" >&2; exit 1; }
 touch "$dir/.edgemon-root-ok"
-echo "make-root: $arch bullseye root in $dir"
+echo "make-root: $arch $suite root in $dir"

@@ -594,6 +594,15 @@ TEST(EdgetopView, ProcessesPageSaysWhyGpuMemoryOrTheListIsMissing) {
   EXPECT_EQ(py.find("98.7"), std::string::npos) << py;
   EXPECT_EQ(py.find(" 0.0 "), std::string::npos) << py;
   EXPECT_NE(py.find(" - "), std::string::npos) << py;
+
+  // A resident set the daemon could not read: a dash too, never 0.
+  list = Processes();
+  list.processes[1].rss_kib.reset();
+  t.SetProcesses(list);
+  lines = Render(t, ui);
+  py = LineWith(lines, "train.py");
+  EXPECT_EQ(py.find("1.5G"), std::string::npos) << py;
+  EXPECT_NE(py.find(" - "), std::string::npos) << py;
 }
 
 TEST(EdgetopView, PowerPageSaysWhenTheBoardHasNoRails) {

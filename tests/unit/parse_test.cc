@@ -59,6 +59,88 @@ TEST(ParseMeminfo, KiBLinesOnly) {
   EXPECT_EQ(e[1].key, "NvMapMemUsed");
 }
 
+TEST(ParseProcPid, StatNameIsBetweenTheFirstOpenAndTheLastCloseParenthesis) {
+  struct Case {
+    std::string_view text;
+    std::string_view name;
+    char state;
+    uint64_t utime, stime;
+  };
+  for (const Case& c : {
+           Case{"4242 (fake-bench) S 1 4242 4242 0 -1 4194560 100 0 0 0 250 50 0 0 20 0 1",
+                "fake-bench", 'S', 250, 50},
+           // A comm may hold spaces and parentheses of its own.
+           Case{"7 (a) b (c)) R 1 7 7 0 -1 0 0 0 0 0 3 4 0 0\n", "a) b (c)", 'R', 3, 4},
+           Case{"8 () Z 1 8 8 0 -1 0 0 0 0 0 0 0", "", 'Z', 0, 0},
+       }) {
+    auto st = ProcPidStat(c.text);
+    ASSERT_TRUE(st) << c.text;
+    EXPECT_EQ(st->name, c.name);
+    EXPECT_EQ(st->state, c.state);
+    EXPECT_EQ(st->utime, c.utime);
+    EXPECT_EQ(st->stime, c.stime);
+  }
+}
+
+TEST(ParseProcPid, MalformedStatIsNoValue) {
+  EXPECT_FALSE(ProcPidStat(""));
+  EXPECT_FALSE(ProcPidStat("garbage"));
+  EXPECT_FALSE(ProcPidStat("1 )x( S 1 1 1 0 -1 0 0 0 0 0 1 1"));   // close before open
+  EXPECT_FALSE(ProcPidStat("1 (x) S 1 1 1 0 -1 0 0 0 0 0 1"));     // cut before stime
+  EXPECT_FALSE(ProcPidStat("1 (x) S 1 1 1 0 -1 0 0 0 0 0 -1 1"));  // negative ticks
+  EXPECT_FALSE(ProcPidStat("1 (x) SS 1 1 1 0 -1 0 0 0 0 0 1 1"));  // not a state
+  EXPECT_FALSE(ProcPidStat("1 (x) S 1 1 1 0 -1 0 0 0 0 0 1 1x"));  // not a number
+  EXPECT_FALSE(ProcPidStat("1 (x)"));
+}
+
+TEST(ParseProcPid, StatusResidentSetAndRealUid) {
+  auto st = ProcPidStatus(
+      "Name:\tfake-bench\nUmask:\t0022\nState:\tS (sleeping)\nUid:\t1000\t0\t0\t0\n"
+      "Gid:\t1000\t1000\t1000\t1000\nVmPeak:\t   9000 kB\nVmRSS:\t    5120 kB\nThreads:\t1\n");
+  EXPECT_EQ(st.rss_kib, std::optional<uint64_t>(5120));
+  EXPECT_EQ(st.uid, std::optional<uint32_t>(1000));
+  // A kernel thread has no VmRSS: absent, never 0.
+  st = ProcPidStatus("Name:\tkworker/0:1\nUid:\t0\t0\t0\t0\n");
+  EXPECT_FALSE(st.rss_kib);
+  EXPECT_EQ(st.uid, std::optional<uint32_t>(0));
+  st = ProcPidStatus("Uid:\tx\nVmRSS:\t12 pages\nVmRSS:\t-5 kB\n");
+  EXPECT_FALSE(st.rss_kib);
+  EXPECT_FALSE(st.uid);
+  st = ProcPidStatus("");
+  EXPECT_FALSE(st.rss_kib);
+  EXPECT_FALSE(st.uid);
+}
+
+TEST(ParseProcPid, CmdlineJoinsArgumentsWithSpaces) {
+  using namespace std::string_literals;
+  EXPECT_EQ(ProcPidCmdline("fake-bench\0--run\0001\0"s), "fake-bench --run 1");
+  EXPECT_EQ(ProcPidCmdline("a\0\0b\0\0\0"s), "a  b");  // an empty argument stays
+  EXPECT_EQ(ProcPidCmdline("sh -c x"), "sh -c x");     // a rewritten title
+  EXPECT_EQ(ProcPidCmdline(""), "");                   // a kernel thread
+  EXPECT_EQ(ProcPidCmdline("\0\0"s), "");
+}
+
+TEST(ParsePasswd, UidToNameSkippingCommentsAndMalformedLines) {
+  auto users = Passwd(
+      "# users\n"
+      "root:x:0:0:root:/root:/bin/bash\n"
+      "\n"
+      "bench:x:1000:1000:Bench,,,:/home/bench:/bin/sh\n"
+      "  # indented comment:x:7:\n"
+      "short:x\n"
+      ":x:1001:1001::/:/bin/false\n"
+      "neg:x:-1:0::/:\n"
+      "word:x:abc:0::/:\n"
+      "other:x:1000:1000::/:\n"  // a second name for 1000: the first wins
+      "nobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin");
+  EXPECT_EQ(users.size(), 3u);
+  EXPECT_EQ(users.at(0), "root");
+  EXPECT_EQ(users.at(1000), "bench");
+  EXPECT_EQ(users.at(65534), "nobody");
+  EXPECT_TRUE(Passwd("").empty());
+  EXPECT_TRUE(Passwd("garbage\n\n::::\n").empty());
+}
+
 TEST(ParseBuddyinfo, LargestNonEmptyOrderOverZones) {
   auto lfb = BuddyinfoLargestFree(
       "Node 0, zone      DMA      1      1      1      0      2      1      1      0      1      1 "

@@ -401,6 +401,42 @@ TEST(RingStore, OldestNsIsTheFirstFrameWithinItsRollupPeriod) {
   EXPECT_EQ(*oldest, kT0 + 7 * kSec);
 }
 
+// Stats() is on the service's read worker at the start of every Summarize:
+// its frame bounds are four index lookups, never a scan of the frames table
+// (four aggregates in one SELECT scanned it: over 100 ms for a week of 1 Hz
+// frames, holding every Query and Summarize behind it). Checked through the
+// statement's query plan on a real store file, and the bounds it reads.
+TEST(RingStore, StatsReadsTheFrameBoundsWithoutAScan) {
+  TempDir dir;
+  const std::string path = dir.File("bounds.db");
+  auto s = MustOpen(path);
+  ASSERT_TRUE(s);
+  s->SetInventory(SmallInventory());
+  for (int i = 0; i < 50; ++i) s->Append(MakeFrame(kT0 + i * kSec, {i, 45000, 0, i}));
+  ASSERT_TRUE(s->Flush().ok());
+  auto st = s->Stats();
+  ASSERT_TRUE(st.ok()) << st.status().message();
+  EXPECT_EQ(st->oldest_ns, kT0);
+  EXPECT_EQ(st->newest_ns, kT0 + 49 * kSec);
+  EXPECT_EQ(st->first_seq, 1u);
+  EXPECT_EQ(st->last_seq, 50u);
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READONLY, nullptr), SQLITE_OK);
+  sqlite3_stmt* plan = nullptr;
+  const std::string sql = std::string("EXPLAIN QUERY PLAN ") + RingStore::kFrameBoundsSql;
+  ASSERT_EQ(sqlite3_prepare_v2(db, sql.c_str(), -1, &plan, nullptr), SQLITE_OK)
+      << sqlite3_errmsg(db);
+  int searches = 0;
+  while (sqlite3_step(plan) == SQLITE_ROW) {
+    const std::string step = reinterpret_cast<const char*>(sqlite3_column_text(plan, 3));
+    EXPECT_EQ(step.rfind("SCAN frames", 0), std::string::npos) << step;
+    searches += step.rfind("SEARCH frames", 0) == 0;
+  }
+  sqlite3_finalize(plan);
+  sqlite3_close(db);
+  EXPECT_EQ(searches, 4);
+}
+
 TEST(RingStore, DurationRetentionOfRawRollupAndWindows) {
   TempDir dir;
   auto o = Fast();

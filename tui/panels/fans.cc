@@ -2,6 +2,8 @@
 
 #include <string>
 
+#include <fmt/format.h>
+
 #include "tui/format.h"
 #include "tui/panels/channels.h"
 
@@ -15,10 +17,12 @@ int DrawFans(Canvas& cv, const Telemetry& t, int row, int bottom, int col, int e
     int c = cv.Put(row, col, "Fan ", Role::kTitle, end);
     c = cv.Put(row, c, s.name, Role::kDim, end);
     std::string text;
-    if (s.Get(Field::kDuty) != nullptr) text += " " + FormatPercent(Get(t, s.Get(Field::kDuty)));
+    if (s.Get(Field::kDuty) != nullptr) {
+      text += fmt::format(" {}", FormatPercent(Get(t, s.Get(Field::kDuty))));
+    }
     if (s.Get(Field::kSpeed) != nullptr) {
       Value rpm = Get(t, s.Get(Field::kSpeed));
-      text += " " + (rpm ? std::to_string(*rpm) : std::string("-")) + " rpm";
+      text += fmt::format(" {} rpm", rpm ? std::to_string(*rpm) : std::string("-"));
     }
     cv.Put(row, c, text, Role::kText, end);
     ++row;

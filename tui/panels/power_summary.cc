@@ -7,6 +7,8 @@
 #include <optional>
 #include <string>
 
+#include <fmt/format.h>
+
 #include "tui/format.h"
 #include "tui/panels/channels.h"
 
@@ -70,7 +72,7 @@ int DrawPowerSummary(Canvas& cv, const Telemetry& t, int row, int bottom, int co
   if (t.latest()) now = t.TotalMw(*t.latest());
   int c = cv.Put(row, col, "Total ", Role::kTitle, end);
   c = cv.Put(row, c, FormatWatts(now) + " W", Role::kText, end);
-  c = cv.Put(row, c + 1, "(" + t.total().Label() + ")", Role::kDim, end);
+  c = cv.Put(row, c + 1, fmt::format("({})", t.total().Label()), Role::kDim, end);
   ++row;
   if (row < bottom) {
     double min_mw = 0;

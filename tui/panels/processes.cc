@@ -1,6 +1,7 @@
 #include "tui/panels/panels.h"
 
 #include <algorithm>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -10,6 +11,11 @@
 namespace edgemon::tui {
 
 namespace {
+
+// KiB as the daemon sends them (unsigned, optional): "-" when none.
+std::string Kib(const std::optional<uint64_t>& kib) {
+  return FormatKib(kib ? std::optional<int64_t>(static_cast<int64_t>(*kib)) : std::nullopt);
+}
 
 std::vector<client::Process> SortedProcesses(const Telemetry& t, const UiState& ui) {
   if (!t.processes()) return {};
@@ -71,7 +77,7 @@ int DrawProcesses(Canvas& cv, const Telemetry& t, const UiState& ui, int row, in
         title += ui.sort_ascending ? "^" : "v";
       }
     }
-    std::string cell = col.left ? " " + PadRight(title, col.width - 1) : PadLeft(title, col.width);
+    std::string cell = col.left ? PadRight(" " + title, col.width) : PadLeft(title, col.width);
     c = cv.Put(row, c, cell, col.key == ui.sort ? Role::kSelected : Role::kTitle, w - 1);
   }
   cv.Put(row, c + 1, "COMMAND", Role::kTitle, w - 1);
@@ -95,15 +101,12 @@ int DrawProcesses(Canvas& cv, const Telemetry& t, const UiState& ui, int row, in
         std::to_string(p.pid), p.user,
         p.cpu_permille ? Printf("%.1f", static_cast<double>(*p.cpu_permille) / 10.0)
                        : std::string("-"),
-        FormatKib(static_cast<int64_t>(p.rss_kib))};
-    if (gpu) {
-      cells.push_back(p.gpu_mem_kib ? FormatKib(static_cast<int64_t>(*p.gpu_mem_kib))
-                                    : std::string("-"));
-    }
+        Kib(p.rss_kib)};
+    if (gpu) cells.push_back(Kib(p.gpu_mem_kib));
     int cc = 1;
     for (size_t k = 0; k < cols.size(); ++k) {
-      std::string cell = cols[k].left ? " " + PadRight(cells[k], cols[k].width - 1)
-                                      : PadLeft(cells[k], cols[k].width);
+      std::string cell =
+          cols[k].left ? PadRight(" " + cells[k], cols[k].width) : PadLeft(cells[k], cols[k].width);
       cc = cv.Put(row, cc, cell, cells[k] == "-" ? Role::kDim : Role::kText, w - 1);
     }
     cv.Put(row, cc + 1, p.command.empty() ? p.name : p.command, Role::kText, w - 1);

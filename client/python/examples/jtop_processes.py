@@ -8,5 +8,7 @@ if __name__ == "__main__":
             print("%d processes on the GPU" % len(jetson.processes))
             for p in jetson.processes:
                 pid, user, gpu, ptype, prio, state, cpu, mem, gpu_mem, name = p
-                print("%d %s %s %.1f%% CPU %d kB RAM %d kB GPU" % (pid, user, name, cpu, mem,
-                                                                 gpu_mem))
+                # cpu is None until a second reading, mem where it was not read.
+                cpu_s = "-" if cpu is None else "%.1f%%" % cpu
+                mem_s = "-" if mem is None else "%d kB" % mem
+                print("%d %s %s %s CPU %s RAM %d kB GPU" % (pid, user, name, cpu_s, mem_s, gpu_mem))

@@ -409,7 +409,7 @@ class jtop(threading.Thread):  # noqa: N801 - jetson-stats' name
     @property
     def processes(self) -> List[List[Any]]:
         """GPU processes: [pid, user, gpu, type, priority, state, cpu %, memory kB,
-        GPU memory kB, name]."""
+        GPU memory kB, name]; cpu % and memory are None where not measured."""
         self._need()
         cached = self._processes
         if cached is not None and cached[0] == self._count:
@@ -418,7 +418,9 @@ class jtop(threading.Thread):  # noqa: N801 - jetson-stats' name
             procs = self._client.processes(sort="mem", limit=0)
         except edgemon.Error as e:
             raise JtopException("jtop (edgemon): %s" % e.message) from None
-        out = [[p.pid, p.user, "I", "Graphic", None, None, (p.cpu_permille / 10.0 if p.HasField("cpu_permille") else None), p.rss_kib,
+        out = [[p.pid, p.user, "I", "Graphic", None, None,
+                (p.cpu_permille / 10.0 if p.HasField("cpu_permille") else None),
+                (p.rss_kib if p.HasField("rss_kib") else None),
                 p.gpu_mem_kib, p.name] for p in procs if p.has_gpu_mem]
         self._processes = (self._count, out)
         return out

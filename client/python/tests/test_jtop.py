@@ -70,7 +70,7 @@ SCHEMA = {
                 "type?": str, "status?": str, "volt?": Opt(int), "curr?": Opt(int),
                 "warn?": int, "crit?": int},
     },
-    "processes": [[int, str, str, str, Opt(int), Opt(str), float, int, int, str]],
+    "processes": [[int, str, str, str, Opt(int), Opt(str), Opt(float), Opt(int), int, str]],
     "disk": {"total": float, "used": float, "available": float, "available_no_root": float,
              "unit": str},
     "local_interfaces": {"hostname": str, "interfaces": {"*": str}},
