@@ -94,13 +94,8 @@ class EngineCollector final : public Collector {
   }
 
  private:
-  struct File {
-    FileId file = -1;
-    ChannelId channel = 0;
-  };
-
-  std::vector<File> states_;
-  std::vector<File> rates_;
+  std::vector<ChannelFile> states_;
+  std::vector<ChannelFile> rates_;
 };
 
 }  // namespace

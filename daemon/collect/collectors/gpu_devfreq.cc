@@ -163,12 +163,6 @@ class GpuDevfreqCollector final : public Collector {
   std::vector<std::string> WatchedDirs() const override { return {SysPath("class/devfreq")}; }
 
  private:
-  static Channel WithField(const Channel& base, Field field) {
-    Channel c = base;
-    c.field = field;
-    return c;
-  }
-
   // Declares `c` when `path` opens; the file is read every tick.
   void Add(DiscoverContext& ctx, Channel c, const std::string& path, int64_t lo, int64_t hi,
            int64_t num, int64_t den) {
