@@ -5,6 +5,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -44,6 +45,20 @@ class NvmlProcessMemory {
   struct Impl;
   std::unique_ptr<Impl> impl_;
 };
+
+// A RAPL zone: a powercap directory with an energy_uj (collectors/rapl.cc).
+struct RaplZone {
+  std::string entry;      // "intel-rapl:0:1"
+  std::string type;       // the control type, "intel-rapl"
+  std::string parent;     // "intel-rapl:0" for a subzone, "" for a top zone
+  std::string zone_name;  // the `name` file ("core"), else the entry
+  std::string rail;       // the rail's channel name ("package-0/core")
+};
+
+// The RAPL zones under /sys/class/powercap in listing order, named as the RAPL
+// collector names their rails: a top zone by its `name` ("package-0"),
+// prefixed "<type>:" outside intel-rapl; a subzone "<package>/<name>".
+std::vector<RaplZone> FindRaplZones(SysFs& fs);
 
 // Every collector, in a fixed order (collectors/registry.cc).
 std::vector<std::unique_ptr<Collector>> MakeDefaultCollectors(const CollectOptions& options);
