@@ -250,6 +250,28 @@ struct Point {
   double v;
 };
 
+// The time of the oldest frame (where the raw tier starts); nullopt when there
+// is no frame.
+Result<std::optional<int64_t>> OldestFrameNs(sql::Conn& c) {
+  sql::Stmt o(c, "SELECT min(realtime_ns) FROM frames");
+  std::optional<int64_t> oldest;
+  if (o.Step() && !o.IsNull(0)) oldest = o.Int(0);
+  if (o.failed()) return o.status();
+  return oldest;
+}
+
+// The first row of `s` (realtime_ns, data) whose frame holds a value of `id`.
+// A frame that does not decode is passed over (I14: interpolate across it).
+Result<std::optional<Point>> FirstPoint(sql::Stmt& s, uint32_t id) {
+  std::optional<int64_t> v;
+  while (s.Step()) {
+    if (!FindValue(s.Blob(1), id, v)) continue;
+    if (v) return std::optional<Point>(Point{s.Int(0), static_cast<double>(*v)});
+  }
+  if (s.failed()) return s.status();
+  return std::optional<Point>();
+}
+
 }  // namespace
 
 std::string_view ToString(WriterState s) {
@@ -1877,9 +1899,9 @@ Result<std::vector<Bucket>> RingStore::Impl::Downsample(const std::string& key, 
   if (tier == Tier::kAuto) {
     tier = Tier::kRollup;
     if (step_ns < options_.rollup_period_ns) {
-      sql::Stmt o(l.conn(), "SELECT min(realtime_ns) FROM frames");
-      if (o.Step() && !o.IsNull(0) && from_ns >= o.Int(0)) tier = Tier::kRaw;
-      if (o.failed()) return o.status();
+      auto oldest = OldestFrameNs(l.conn());
+      if (!oldest.ok()) return oldest.status();
+      if (*oldest && from_ns >= **oldest) tier = Tier::kRaw;
     }
   }
   if (tier == Tier::kRaw) {
@@ -1924,13 +1946,7 @@ Result<std::optional<Point>> RingStore::Impl::PrevRaw(sql::Conn& c, uint32_t id,
               "SELECT realtime_ns, data FROM frames WHERE realtime_ns <= ?1 "
               "ORDER BY realtime_ns DESC, seq DESC");
   s.Bind(1, t);
-  std::optional<int64_t> v;
-  while (s.Step()) {
-    if (!FindValue(s.Blob(1), id, v)) continue;  // (I14) interpolate across it
-    if (v) return std::optional<Point>(Point{s.Int(0), static_cast<double>(*v)});
-  }
-  if (s.failed()) return s.status();
-  return std::optional<Point>();
+  return FirstPoint(s, id);
 }
 
 Result<std::optional<Point>> RingStore::Impl::NextRaw(sql::Conn& c, uint32_t id, int64_t t) {
@@ -1938,22 +1954,13 @@ Result<std::optional<Point>> RingStore::Impl::NextRaw(sql::Conn& c, uint32_t id,
               "SELECT realtime_ns, data FROM frames WHERE realtime_ns > ?1 "
               "ORDER BY realtime_ns, seq");
   s.Bind(1, t);
-  std::optional<int64_t> v;
-  while (s.Step()) {
-    if (!FindValue(s.Blob(1), id, v)) continue;  // (I14) interpolate across it
-    if (v) return std::optional<Point>(Point{s.Int(0), static_cast<double>(*v)});
-  }
-  if (s.failed()) return s.status();
-  return std::optional<Point>();
+  return FirstPoint(s, id);
 }
 
 Result<std::optional<double>> RingStore::Impl::CounterAtIn(sql::Conn& c, uint32_t id, int64_t t) {
-  std::optional<int64_t> oldest_raw;
-  {
-    sql::Stmt o(c, "SELECT min(realtime_ns) FROM frames");
-    if (o.Step() && !o.IsNull(0)) oldest_raw = o.Int(0);
-    if (o.failed()) return o.status();
-  }
+  auto oldest = OldestFrameNs(c);
+  if (!oldest.ok()) return oldest.status();
+  const std::optional<int64_t> oldest_raw = *oldest;
   std::optional<Point> prev, next;
   if (oldest_raw && t >= *oldest_raw) {
     auto p = PrevRaw(c, id, t);
@@ -2146,12 +2153,9 @@ Status RingStore::Impl::CapWindows() {
 
 // (I5) After a size trim: closed windows that ended before the oldest data.
 Status RingStore::Impl::TrimWindowsToData() {
-  std::optional<int64_t> oldest;
-  {
-    sql::Stmt f(*w_, "SELECT min(realtime_ns) FROM frames");
-    if (f.Step() && !f.IsNull(0)) oldest = f.Int(0);
-    if (f.failed()) return f.status();
-  }
+  auto raw = OldestFrameNs(*w_);
+  if (!raw.ok()) return raw.status();
+  std::optional<int64_t> oldest = *raw;
   for (size_t id = 1; id < chans_.size(); ++id) {
     sql::Stmt r(*w_, "SELECT min(t_ns) FROM rollup WHERE channel = ?1");
     r.Bind(1, static_cast<int64_t>(id));
