@@ -114,14 +114,7 @@ class EmcCollector final : public Collector {
   // Reads a Hz file into its channel in kHz.
   static std::optional<int64_t> ReadKhz(SampleContext& ctx, const ChannelFile& f) {
     if (f.file < 0) return std::nullopt;
-    auto hz = ctx.ReadInt(f.file, f.channel);
-    if (!hz) return std::nullopt;
-    if (*hz < 0) {
-      ctx.Fail(f.channel, ReadError::kRange);
-      return std::nullopt;
-    }
-    ctx.Set(f.channel, *hz / 1000);
-    return *hz / 1000;
+    return ctx.ReadScaled(f.file, f.channel, 1, 1000, 0);
   }
 
   ChannelFile freq_, min_, max_, activity_;

@@ -60,36 +60,17 @@ class Ina3221Collector final : public Collector {
 
   void Sample(SampleContext& ctx) override {
     for (const auto& r : rails_) {
-      int64_t mv = 0;
-      int64_t ma = 0;
-      bool have_mv = false;
-      bool have_ma = false;
+      std::optional<int64_t> mv, ma;
       if (r.volt_file >= 0) {
-        if (auto v = ctx.ReadInt(r.volt_file, r.volt)) {
-          if (*v > kMaxBusMv || *v < -kMaxBusMv) {
-            ctx.Fail(r.volt, ReadError::kRange);
-          } else {
-            mv = *v;
-            have_mv = true;
-            ctx.Set(r.volt, mv);
-          }
-        }
+        mv = ctx.ReadScaled(r.volt_file, r.volt, 1, 1, -kMaxBusMv, kMaxBusMv);
       }
       if (r.curr_file >= 0) {
-        if (auto i = ctx.ReadInt(r.curr_file, r.curr)) {
-          if (*i > kMaxCurrentMa || *i < -kMaxCurrentMa) {
-            ctx.Fail(r.curr, ReadError::kRange);
-          } else {
-            ma = *i;
-            have_ma = true;
-            ctx.Set(r.curr, ma);
-          }
-        }
+        ma = ctx.ReadScaled(r.curr_file, r.curr, 1, 1, -kMaxCurrentMa, kMaxCurrentMa);
       }
       // Power only from two good reads; a failed one is counted on its own channel.
-      if (r.has_power && have_mv && have_ma) {
+      if (r.has_power && mv && ma) {
         int64_t uw;
-        if (__builtin_mul_overflow(mv, ma, &uw)) {
+        if (__builtin_mul_overflow(*mv, *ma, &uw)) {
           ctx.Fail(r.power, ReadError::kRange);
         } else {
           ctx.Set(r.power, uw / 1000);
