@@ -260,9 +260,16 @@ Result<std::optional<int64_t>> OldestFrameNs(sql::Conn& c) {
   return oldest;
 }
 
-// The first row of `s` (realtime_ns, data) whose frame holds a value of `id`.
-// A frame that does not decode is passed over (I14: interpolate across it).
-Result<std::optional<Point>> FirstPoint(sql::Stmt& s, uint32_t id) {
+// The nearest frame holding a value of `id` at or before t, or after t. A
+// frame that does not decode is passed over (I14: interpolate across it).
+enum class Side { kAtOrBefore, kAfter };
+Result<std::optional<Point>> RawNeighbour(sql::Conn& c, uint32_t id, int64_t t, Side side) {
+  sql::Stmt s(c, side == Side::kAfter
+                     ? "SELECT realtime_ns, data FROM frames WHERE realtime_ns > ?1 "
+                       "ORDER BY realtime_ns, seq"
+                     : "SELECT realtime_ns, data FROM frames WHERE realtime_ns <= ?1 "
+                       "ORDER BY realtime_ns DESC, seq DESC");
+  s.Bind(1, t);
   std::optional<int64_t> v;
   while (s.Step()) {
     if (!FindValue(s.Blob(1), id, v)) continue;
@@ -421,14 +428,14 @@ class RingStore::Impl {
     uint32_t flags = 0;
   };
   Result<ChannelRef> FindChannel(sql::Conn& c, const std::string& key);
+  // The id of a counter channel; InvalidArgument when the channel is no counter.
+  Result<uint32_t> FindCounter(sql::Conn& c, const std::string& key);
   Result<FrameSet> ReadFrames(bool latest, int64_t from_ns, int64_t to_ns,
                               const std::vector<std::string>& keys, size_t limit);
   Status FoldRaw(sql::Conn& c, uint32_t id, int64_t from_ns, int64_t to_ns, int64_t step_ns,
                  std::optional<uint64_t> after_seq, std::vector<ReadAgg>& acc,
                  uint64_t& bad_frames);
   Result<std::optional<double>> CounterAtIn(sql::Conn& c, uint32_t id, int64_t t);
-  Result<std::optional<Point>> PrevRaw(sql::Conn& c, uint32_t id, int64_t t);
-  Result<std::optional<Point>> NextRaw(sql::Conn& c, uint32_t id, int64_t t);
 
   const std::string path_;
   const RingStoreOptions options_;
@@ -1484,19 +1491,21 @@ Status RingStore::Impl::TryCommit(Deltas& d) {
     }
     // (I7) closed rollup periods, merged into rows a clock step may have revisited.
     for (const auto& r : pending_rollup_) {
+      // Both statements take the period's key and aggregate as ?1..?6.
+      auto run = [&r](sql::Stmt& s) {
+        s.Bind(1, int64_t{r.channel}).Bind(2, r.t_ns).Bind(3, r.agg.count);
+        s.Bind(4, r.agg.min).Bind(5, r.agg.max).Bind(6, r.agg.sum);
+        return s.Run();
+      };
       sql::Stmt u(*w_,
                   "UPDATE rollup SET count = count + ?3, min = min(min, ?4), max = max(max, ?5), "
                   "sum = sum + ?6 WHERE channel = ?1 AND t_ns = ?2");
-      u.Bind(1, int64_t{r.channel}).Bind(2, r.t_ns).Bind(3, r.agg.count);
-      u.Bind(4, r.agg.min).Bind(5, r.agg.max).Bind(6, r.agg.sum);
-      if (Status e = u.Run(); !e.ok()) return e;
+      if (Status e = run(u); !e.ok()) return e;
       if (sqlite3_changes(w_->db()) > 0) continue;
       sql::Stmt i(*w_,
                   "INSERT INTO rollup(channel, t_ns, count, min, max, sum) "
                   "VALUES(?1, ?2, ?3, ?4, ?5, ?6)");
-      i.Bind(1, int64_t{r.channel}).Bind(2, r.t_ns).Bind(3, r.agg.count);
-      i.Bind(4, r.agg.min).Bind(5, r.agg.max).Bind(6, r.agg.sum);
-      if (Status e = i.Run(); !e.ok()) return e;
+      if (Status e = run(i); !e.ok()) return e;
       ++d.rollup_inserted;
     }
     if (rollup_dirty_) {
@@ -1753,6 +1762,14 @@ Result<RingStore::Impl::ChannelRef> RingStore::Impl::FindChannel(sql::Conn& c,
   return ChannelRef{s.Int(0), static_cast<uint32_t>(s.Int(1))};
 }
 
+Result<uint32_t> RingStore::Impl::FindCounter(sql::Conn& c, const std::string& key) {
+  auto ch = FindChannel(c, key);
+  if (!ch.ok()) return ch.status();
+  if ((ch->flags & kFlagCounter) == 0)
+    return Status::InvalidArgument("\"" + key + "\" is not a counter");
+  return static_cast<uint32_t>(ch->id);
+}
+
 Result<std::vector<StoredChannel>> RingStore::Impl::Channels() {
   Lease l(*this);
   if (!l.ok()) return l.status();
@@ -1941,33 +1958,17 @@ Result<std::vector<Bucket>> RingStore::Impl::Downsample(const std::string& key, 
   return out;
 }
 
-Result<std::optional<Point>> RingStore::Impl::PrevRaw(sql::Conn& c, uint32_t id, int64_t t) {
-  sql::Stmt s(c,
-              "SELECT realtime_ns, data FROM frames WHERE realtime_ns <= ?1 "
-              "ORDER BY realtime_ns DESC, seq DESC");
-  s.Bind(1, t);
-  return FirstPoint(s, id);
-}
-
-Result<std::optional<Point>> RingStore::Impl::NextRaw(sql::Conn& c, uint32_t id, int64_t t) {
-  sql::Stmt s(c,
-              "SELECT realtime_ns, data FROM frames WHERE realtime_ns > ?1 "
-              "ORDER BY realtime_ns, seq");
-  s.Bind(1, t);
-  return FirstPoint(s, id);
-}
-
 Result<std::optional<double>> RingStore::Impl::CounterAtIn(sql::Conn& c, uint32_t id, int64_t t) {
   auto oldest = OldestFrameNs(c);
   if (!oldest.ok()) return oldest.status();
   const std::optional<int64_t> oldest_raw = *oldest;
   std::optional<Point> prev, next;
   if (oldest_raw && t >= *oldest_raw) {
-    auto p = PrevRaw(c, id, t);
+    auto p = RawNeighbour(c, id, t, Side::kAtOrBefore);
     if (!p.ok()) return p.status();
     prev = *p;
     if (prev && prev->t == t) return std::optional<double>(prev->v);
-    auto n = NextRaw(c, id, t);
+    auto n = RawNeighbour(c, id, t, Side::kAfter);
     if (!n.ok()) return n.status();
     next = *n;
   }
@@ -1998,7 +1999,7 @@ Result<std::optional<double>> RingStore::Impl::CounterAtIn(sql::Conn& c, uint32_
       if (n.Step()) next = Point{n.Int(0), static_cast<double>(n.Int(1))};
       if (n.failed()) return n.status();
       if (!next) {
-        auto r = NextRaw(c, id, t);
+        auto r = RawNeighbour(c, id, t, Side::kAfter);
         if (!r.ok()) return r.status();
         next = *r;
       }
@@ -2014,11 +2015,9 @@ Result<std::optional<double>> RingStore::Impl::CounterAtIn(sql::Conn& c, uint32_
 Result<std::optional<double>> RingStore::Impl::CounterAt(const std::string& key, int64_t t_ns) {
   Lease l(*this);
   if (!l.ok()) return l.status();
-  auto ch = FindChannel(l.conn(), key);
-  if (!ch.ok()) return ch.status();
-  if ((ch->flags & kFlagCounter) == 0)
-    return Status::InvalidArgument("\"" + key + "\" is not a counter");
-  return CounterAtIn(l.conn(), static_cast<uint32_t>(ch->id), t_ns);
+  auto id = FindCounter(l.conn(), key);
+  if (!id.ok()) return id.status();
+  return CounterAtIn(l.conn(), *id, t_ns);
 }
 
 Result<std::optional<double>> RingStore::Impl::EnergyBetween(const std::string& key, int64_t t0,
@@ -2026,13 +2025,11 @@ Result<std::optional<double>> RingStore::Impl::EnergyBetween(const std::string& 
   if (t1 < t0) return Status::InvalidArgument("window ends before it starts");
   Lease l(*this);
   if (!l.ok()) return l.status();
-  auto ch = FindChannel(l.conn(), key);
-  if (!ch.ok()) return ch.status();
-  if ((ch->flags & kFlagCounter) == 0)
-    return Status::InvalidArgument("\"" + key + "\" is not a counter");
-  auto a = CounterAtIn(l.conn(), static_cast<uint32_t>(ch->id), t0);
+  auto id = FindCounter(l.conn(), key);
+  if (!id.ok()) return id.status();
+  auto a = CounterAtIn(l.conn(), *id, t0);
   if (!a.ok()) return a.status();
-  auto b = CounterAtIn(l.conn(), static_cast<uint32_t>(ch->id), t1);
+  auto b = CounterAtIn(l.conn(), *id, t1);
   if (!b.ok()) return b.status();
   if (!*a || !*b) return std::optional<double>();
   return std::optional<double>(**b - **a);
