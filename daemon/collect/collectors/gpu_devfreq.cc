@@ -89,14 +89,7 @@ FreqTable ReadFreqTable(SysFs& fs, const std::string& path) {
   FreqTable t;
   auto text = fs.ReadText(path, 16384);
   if (!text) return t;
-  std::string_view s = *text;
-  while (!s.empty()) {
-    size_t start = s.find_first_not_of(" \t\n");
-    if (start == std::string_view::npos) break;
-    s.remove_prefix(start);
-    size_t end = s.find_first_of(" \t\n");
-    std::string_view tok = s.substr(0, end);
-    s.remove_prefix(end == std::string_view::npos ? s.size() : end);
+  for (std::string_view tok : parse::Words(*text)) {
     auto hz = parse::Int(tok);
     if (!hz || *hz < 0) continue;
     int64_t khz = *hz / 1000;
