@@ -72,13 +72,7 @@ class Ina3221IioCollector final : public Collector {
         if (auto mw = ctx.ReadInt(r.power_file, r.power)) ctx.Set(r.power, *mw);
       }
       if (r.volt_file >= 0) {
-        if (auto mv = ctx.ReadInt(r.volt_file, r.volt)) {
-          if (*mv > kMaxBusMv || *mv < -kMaxBusMv) {
-            ctx.Fail(r.volt, ReadError::kRange);
-          } else {
-            ctx.Set(r.volt, *mv);
-          }
-        }
+        ctx.ReadScaled(r.volt_file, r.volt, 1, 1, -kMaxBusMv, kMaxBusMv);
       }
       if (r.curr_file >= 0) {
         if (auto ma = ctx.ReadInt(r.curr_file, r.curr)) ctx.Set(r.curr, *ma);
