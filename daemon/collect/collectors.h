@@ -46,6 +46,24 @@ class NvmlProcessMemory {
   std::unique_ptr<Impl> impl_;
 };
 
+// An INA3221 device directory, reached through its class and through its
+// driver's directory and kept once, by canonical path. Lists of them are
+// sorted by bus address, then canonical path.
+struct InaDeviceDir {
+  std::string dir;       // the logical directory (hwmonN, iio:deviceN)
+  std::string resolved;  // canonical path (dedup key, sort key)
+  std::string bus_addr;  // "1-0040"
+};
+// The upstream hwmon driver's chips (collectors/power_ina3221.cc).
+std::vector<InaDeviceDir> FindIna3221Chips(SysFs& fs);
+// NVIDIA's ina3221x iio devices (collectors/power_ina3221_iio.cc).
+std::vector<InaDeviceDir> FindIna3221IioDevices(SysFs& fs);
+// Adds `dir` to `dirs` unless it is not a directory or its canonical path is
+// already there; returns the new entry (bus_addr left to the caller) or null.
+InaDeviceDir* AddInaDeviceDir(SysFs& fs, std::vector<InaDeviceDir>& dirs, const std::string& dir);
+// Sorts by bus address, then canonical path.
+void SortInaDeviceDirs(std::vector<InaDeviceDir>& dirs);
+
 // A RAPL zone: a powercap directory with an energy_uj (collectors/rapl.cc).
 struct RaplZone {
   std::string entry;      // "intel-rapl:0:1"
