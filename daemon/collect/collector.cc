@@ -146,6 +146,12 @@ std::optional<int64_t> SampleContext::ReadScaled(FileId file, ChannelId id, int6
   return out;
 }
 
+Channel WithField(const Channel& base, Field field) {
+  Channel c = base;
+  c.field = field;
+  return c;
+}
+
 void SampleScaled(SampleContext& ctx, const std::vector<ScaledFile>& files) {
   for (const auto& f : files) ctx.ReadScaled(f.file, f.channel, f.num, f.den, f.lo, f.hi);
 }

@@ -162,6 +162,15 @@ class Collector {
   virtual bool FastPath() const { return false; }
 };
 
+// A value file opened by Discover() and the channel it feeds (file < 0: none).
+struct ChannelFile {
+  FileId file = -1;
+  ChannelId channel = 0;
+};
+
+// `base` (same kind, name, device and attributes) for another field.
+Channel WithField(const Channel& base, Field field);
+
 // A file whose integer value, times num/den, is a channel's value. A raw
 // value outside [lo, hi] is out of range (absent, counted).
 struct ScaledFile {

@@ -5,6 +5,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -44,6 +45,38 @@ class NvmlProcessMemory {
   struct Impl;
   std::unique_ptr<Impl> impl_;
 };
+
+// An INA3221 device directory, reached through its class and through its
+// driver's directory and kept once, by canonical path. Lists of them are
+// sorted by bus address, then canonical path.
+struct InaDeviceDir {
+  std::string dir;       // the logical directory (hwmonN, iio:deviceN)
+  std::string resolved;  // canonical path (dedup key, sort key)
+  std::string bus_addr;  // "1-0040"
+};
+// The upstream hwmon driver's chips (collectors/power_ina3221.cc).
+std::vector<InaDeviceDir> FindIna3221Chips(SysFs& fs);
+// NVIDIA's ina3221x iio devices (collectors/power_ina3221_iio.cc).
+std::vector<InaDeviceDir> FindIna3221IioDevices(SysFs& fs);
+// Adds `dir` to `dirs` unless it is not a directory or its canonical path is
+// already there; returns the new entry (bus_addr left to the caller) or null.
+InaDeviceDir* AddInaDeviceDir(SysFs& fs, std::vector<InaDeviceDir>& dirs, const std::string& dir);
+// Sorts by bus address, then canonical path.
+void SortInaDeviceDirs(std::vector<InaDeviceDir>& dirs);
+
+// A RAPL zone: a powercap directory with an energy_uj (collectors/rapl.cc).
+struct RaplZone {
+  std::string entry;      // "intel-rapl:0:1"
+  std::string type;       // the control type, "intel-rapl"
+  std::string parent;     // "intel-rapl:0" for a subzone, "" for a top zone
+  std::string zone_name;  // the `name` file ("core"), else the entry
+  std::string rail;       // the rail's channel name ("package-0/core")
+};
+
+// The RAPL zones under /sys/class/powercap in listing order, named as the RAPL
+// collector names their rails: a top zone by its `name` ("package-0"),
+// prefixed "<type>:" outside intel-rapl; a subzone "<package>/<name>".
+std::vector<RaplZone> FindRaplZones(SysFs& fs);
 
 // Every collector, in a fixed order (collectors/registry.cc).
 std::vector<std::unique_ptr<Collector>> MakeDefaultCollectors(const CollectOptions& options);

@@ -71,6 +71,19 @@ std::string_view Trim(std::string_view s) {
   return s;
 }
 
+std::vector<std::string_view> Words(std::string_view s, std::string_view separators) {
+  std::vector<std::string_view> out;
+  while (!s.empty()) {
+    size_t start = s.find_first_not_of(separators);
+    if (start == std::string_view::npos) break;
+    s.remove_prefix(start);
+    size_t end = s.find_first_of(separators);
+    out.push_back(s.substr(0, end));
+    s.remove_prefix(end == std::string_view::npos ? s.size() : end);
+  }
+  return out;
+}
+
 namespace {
 
 // `s` with the ASCII letters from `first` to `first` + 25 moved to `to` on.

@@ -36,6 +36,9 @@ std::optional<int64_t> Int(std::string_view s);
 std::optional<uint64_t> Uint(std::string_view s);
 // The first whitespace-separated token as an integer ("32760 ma" -> 32760).
 std::optional<int64_t> LeadingInt(std::string_view s);
+// The non-empty runs of `s` between any of the `separators` (views into `s`):
+// "1 2\t3\n" -> {"1", "2", "3"}.
+std::vector<std::string_view> Words(std::string_view s, std::string_view separators = " \t\n");
 
 // A kernel CPU list such as "0-3,5,7-8". nullopt when malformed or when it
 // names more than `max_cpus` CPUs.

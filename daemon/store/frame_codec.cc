@@ -63,26 +63,20 @@ bool EncodeFrame(const std::vector<std::pair<uint32_t, int64_t>>& values, std::s
 bool FindValue(std::string_view blob, uint32_t id, std::optional<int64_t>& out) {
   using namespace codec_internal;
   out.reset();
-  auto* p = reinterpret_cast<const uint8_t*>(blob.data());
-  const uint8_t* end = p + blob.size();
-  if (p == end) return true;
-  if (*p++ != kFrameFormatV1) return false;
-  uint64_t next = 0;
-  while (p != end) {
-    uint64_t gap = 0, n = 0;
-    if (!ReadVarint(p, end, gap) || !ReadVarint(p, end, n)) return false;
-    if (n == 0 || gap > UINT32_MAX || n > UINT32_MAX) return false;
-    uint64_t first = next + gap;
+  RunReader r;
+  if (!r.Open(blob)) return false;
+  uint64_t first = 0, n = 0;
+  while (!r.done()) {
+    if (!r.NextRun(first, n)) return false;
     if (id < first) return true;  // ids are increasing: absent
     if (id < first + n) {
-      if (!SkipVarints(p, end, id - first)) return false;
+      if (!SkipVarints(r.p, r.end, id - first)) return false;
       uint64_t u = 0;
-      if (!ReadVarint(p, end, u)) return false;
+      if (!ReadVarint(r.p, r.end, u)) return false;
       out = UnZigZag(u);
       return true;
     }
-    if (!SkipVarints(p, end, n)) return false;
-    next = first + n;
+    if (!SkipVarints(r.p, r.end, n)) return false;
   }
   return true;
 }

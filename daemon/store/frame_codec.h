@@ -62,6 +62,35 @@ inline bool ReadVarint(const uint8_t*& p, const uint8_t* end, uint64_t& out) {
 // Skips n varints; false on truncation.
 bool SkipVarints(const uint8_t*& p, const uint8_t* end, uint64_t n);
 
+// Walks the runs of a blob: each run's header, then its n values (zigzag
+// varints) read or skipped from `p` by the caller before the next run.
+struct RunReader {
+  const uint8_t* p = nullptr;
+  const uint8_t* end = nullptr;
+  uint64_t next = 0;  // one past the last id of the previous run
+
+  // False when the format byte is not kFrameFormatV1. An empty blob is a
+  // frame with no values: no runs.
+  bool Open(std::string_view blob) {
+    p = reinterpret_cast<const uint8_t*>(blob.data());
+    end = p + blob.size();
+    next = 0;
+    return p == end || *p++ == kFrameFormatV1;
+  }
+  bool done() const { return p == end; }
+  // Reads the next run's header: its ids are first .. first + n - 1, every one
+  // a uint32. False when the header is truncated or out of range.
+  bool NextRun(uint64_t& first, uint64_t& n) {
+    uint64_t gap = 0;
+    if (!ReadVarint(p, end, gap) || !ReadVarint(p, end, n)) return false;
+    if (n == 0 || gap > UINT32_MAX || n > UINT32_MAX) return false;
+    first = next + gap;
+    if (first + n > uint64_t{UINT32_MAX} + 1) return false;
+    next = first + n;
+    return true;
+  }
+};
+
 }  // namespace codec_internal
 
 // Calls f(id, value) for every value in id order. Returns false if the blob
@@ -69,23 +98,16 @@ bool SkipVarints(const uint8_t*& p, const uint8_t* end, uint64_t n);
 template <typename F>
 bool ForEachValue(std::string_view blob, F&& f) {
   using namespace codec_internal;
-  auto* p = reinterpret_cast<const uint8_t*>(blob.data());
-  const uint8_t* end = p + blob.size();
-  if (p == end) return true;  // a frame with no values
-  if (*p++ != kFrameFormatV1) return false;
-  uint64_t next = 0;
-  while (p != end) {
-    uint64_t gap = 0, n = 0;
-    if (!ReadVarint(p, end, gap) || !ReadVarint(p, end, n)) return false;
-    if (n == 0 || gap > UINT32_MAX || n > UINT32_MAX) return false;
-    uint64_t id = next + gap;
-    if (id + n > uint64_t{UINT32_MAX} + 1) return false;
+  RunReader r;
+  if (!r.Open(blob)) return false;
+  uint64_t first = 0, n = 0;
+  while (!r.done()) {
+    if (!r.NextRun(first, n)) return false;
     for (uint64_t i = 0; i < n; ++i) {
       uint64_t u = 0;
-      if (!ReadVarint(p, end, u)) return false;
-      f(static_cast<uint32_t>(id + i), UnZigZag(u));
+      if (!ReadVarint(r.p, r.end, u)) return false;
+      f(static_cast<uint32_t>(first + i), UnZigZag(u));
     }
-    next = id + n;
   }
   return true;
 }

@@ -250,6 +250,35 @@ struct Point {
   double v;
 };
 
+// The time of the oldest frame (where the raw tier starts); nullopt when there
+// is no frame.
+Result<std::optional<int64_t>> OldestFrameNs(sql::Conn& c) {
+  sql::Stmt o(c, "SELECT min(realtime_ns) FROM frames");
+  std::optional<int64_t> oldest;
+  if (o.Step() && !o.IsNull(0)) oldest = o.Int(0);
+  if (o.failed()) return o.status();
+  return oldest;
+}
+
+// The nearest frame holding a value of `id` at or before t, or after t. A
+// frame that does not decode is passed over (I14: interpolate across it).
+enum class Side { kAtOrBefore, kAfter };
+Result<std::optional<Point>> RawNeighbour(sql::Conn& c, uint32_t id, int64_t t, Side side) {
+  sql::Stmt s(c, side == Side::kAfter
+                     ? "SELECT realtime_ns, data FROM frames WHERE realtime_ns > ?1 "
+                       "ORDER BY realtime_ns, seq"
+                     : "SELECT realtime_ns, data FROM frames WHERE realtime_ns <= ?1 "
+                       "ORDER BY realtime_ns DESC, seq DESC");
+  s.Bind(1, t);
+  std::optional<int64_t> v;
+  while (s.Step()) {
+    if (!FindValue(s.Blob(1), id, v)) continue;
+    if (v) return std::optional<Point>(Point{s.Int(0), static_cast<double>(*v)});
+  }
+  if (s.failed()) return s.status();
+  return std::optional<Point>();
+}
+
 }  // namespace
 
 std::string_view ToString(WriterState s) {
@@ -399,14 +428,14 @@ class RingStore::Impl {
     uint32_t flags = 0;
   };
   Result<ChannelRef> FindChannel(sql::Conn& c, const std::string& key);
+  // The id of a counter channel; InvalidArgument when the channel is no counter.
+  Result<uint32_t> FindCounter(sql::Conn& c, const std::string& key);
   Result<FrameSet> ReadFrames(bool latest, int64_t from_ns, int64_t to_ns,
                               const std::vector<std::string>& keys, size_t limit);
   Status FoldRaw(sql::Conn& c, uint32_t id, int64_t from_ns, int64_t to_ns, int64_t step_ns,
                  std::optional<uint64_t> after_seq, std::vector<ReadAgg>& acc,
                  uint64_t& bad_frames);
   Result<std::optional<double>> CounterAtIn(sql::Conn& c, uint32_t id, int64_t t);
-  Result<std::optional<Point>> PrevRaw(sql::Conn& c, uint32_t id, int64_t t);
-  Result<std::optional<Point>> NextRaw(sql::Conn& c, uint32_t id, int64_t t);
 
   const std::string path_;
   const RingStoreOptions options_;
@@ -1462,19 +1491,21 @@ Status RingStore::Impl::TryCommit(Deltas& d) {
     }
     // (I7) closed rollup periods, merged into rows a clock step may have revisited.
     for (const auto& r : pending_rollup_) {
+      // Both statements take the period's key and aggregate as ?1..?6.
+      auto run = [&r](sql::Stmt& s) {
+        s.Bind(1, int64_t{r.channel}).Bind(2, r.t_ns).Bind(3, r.agg.count);
+        s.Bind(4, r.agg.min).Bind(5, r.agg.max).Bind(6, r.agg.sum);
+        return s.Run();
+      };
       sql::Stmt u(*w_,
                   "UPDATE rollup SET count = count + ?3, min = min(min, ?4), max = max(max, ?5), "
                   "sum = sum + ?6 WHERE channel = ?1 AND t_ns = ?2");
-      u.Bind(1, int64_t{r.channel}).Bind(2, r.t_ns).Bind(3, r.agg.count);
-      u.Bind(4, r.agg.min).Bind(5, r.agg.max).Bind(6, r.agg.sum);
-      if (Status e = u.Run(); !e.ok()) return e;
+      if (Status e = run(u); !e.ok()) return e;
       if (sqlite3_changes(w_->db()) > 0) continue;
       sql::Stmt i(*w_,
                   "INSERT INTO rollup(channel, t_ns, count, min, max, sum) "
                   "VALUES(?1, ?2, ?3, ?4, ?5, ?6)");
-      i.Bind(1, int64_t{r.channel}).Bind(2, r.t_ns).Bind(3, r.agg.count);
-      i.Bind(4, r.agg.min).Bind(5, r.agg.max).Bind(6, r.agg.sum);
-      if (Status e = i.Run(); !e.ok()) return e;
+      if (Status e = run(i); !e.ok()) return e;
       ++d.rollup_inserted;
     }
     if (rollup_dirty_) {
@@ -1731,6 +1762,14 @@ Result<RingStore::Impl::ChannelRef> RingStore::Impl::FindChannel(sql::Conn& c,
   return ChannelRef{s.Int(0), static_cast<uint32_t>(s.Int(1))};
 }
 
+Result<uint32_t> RingStore::Impl::FindCounter(sql::Conn& c, const std::string& key) {
+  auto ch = FindChannel(c, key);
+  if (!ch.ok()) return ch.status();
+  if ((ch->flags & kFlagCounter) == 0)
+    return Status::InvalidArgument("\"" + key + "\" is not a counter");
+  return static_cast<uint32_t>(ch->id);
+}
+
 Result<std::vector<StoredChannel>> RingStore::Impl::Channels() {
   Lease l(*this);
   if (!l.ok()) return l.status();
@@ -1877,9 +1916,9 @@ Result<std::vector<Bucket>> RingStore::Impl::Downsample(const std::string& key, 
   if (tier == Tier::kAuto) {
     tier = Tier::kRollup;
     if (step_ns < options_.rollup_period_ns) {
-      sql::Stmt o(l.conn(), "SELECT min(realtime_ns) FROM frames");
-      if (o.Step() && !o.IsNull(0) && from_ns >= o.Int(0)) tier = Tier::kRaw;
-      if (o.failed()) return o.status();
+      auto oldest = OldestFrameNs(l.conn());
+      if (!oldest.ok()) return oldest.status();
+      if (*oldest && from_ns >= **oldest) tier = Tier::kRaw;
     }
   }
   if (tier == Tier::kRaw) {
@@ -1919,48 +1958,17 @@ Result<std::vector<Bucket>> RingStore::Impl::Downsample(const std::string& key, 
   return out;
 }
 
-Result<std::optional<Point>> RingStore::Impl::PrevRaw(sql::Conn& c, uint32_t id, int64_t t) {
-  sql::Stmt s(c,
-              "SELECT realtime_ns, data FROM frames WHERE realtime_ns <= ?1 "
-              "ORDER BY realtime_ns DESC, seq DESC");
-  s.Bind(1, t);
-  std::optional<int64_t> v;
-  while (s.Step()) {
-    if (!FindValue(s.Blob(1), id, v)) continue;  // (I14) interpolate across it
-    if (v) return std::optional<Point>(Point{s.Int(0), static_cast<double>(*v)});
-  }
-  if (s.failed()) return s.status();
-  return std::optional<Point>();
-}
-
-Result<std::optional<Point>> RingStore::Impl::NextRaw(sql::Conn& c, uint32_t id, int64_t t) {
-  sql::Stmt s(c,
-              "SELECT realtime_ns, data FROM frames WHERE realtime_ns > ?1 "
-              "ORDER BY realtime_ns, seq");
-  s.Bind(1, t);
-  std::optional<int64_t> v;
-  while (s.Step()) {
-    if (!FindValue(s.Blob(1), id, v)) continue;  // (I14) interpolate across it
-    if (v) return std::optional<Point>(Point{s.Int(0), static_cast<double>(*v)});
-  }
-  if (s.failed()) return s.status();
-  return std::optional<Point>();
-}
-
 Result<std::optional<double>> RingStore::Impl::CounterAtIn(sql::Conn& c, uint32_t id, int64_t t) {
-  std::optional<int64_t> oldest_raw;
-  {
-    sql::Stmt o(c, "SELECT min(realtime_ns) FROM frames");
-    if (o.Step() && !o.IsNull(0)) oldest_raw = o.Int(0);
-    if (o.failed()) return o.status();
-  }
+  auto oldest = OldestFrameNs(c);
+  if (!oldest.ok()) return oldest.status();
+  const std::optional<int64_t> oldest_raw = *oldest;
   std::optional<Point> prev, next;
   if (oldest_raw && t >= *oldest_raw) {
-    auto p = PrevRaw(c, id, t);
+    auto p = RawNeighbour(c, id, t, Side::kAtOrBefore);
     if (!p.ok()) return p.status();
     prev = *p;
     if (prev && prev->t == t) return std::optional<double>(prev->v);
-    auto n = NextRaw(c, id, t);
+    auto n = RawNeighbour(c, id, t, Side::kAfter);
     if (!n.ok()) return n.status();
     next = *n;
   }
@@ -1991,7 +1999,7 @@ Result<std::optional<double>> RingStore::Impl::CounterAtIn(sql::Conn& c, uint32_
       if (n.Step()) next = Point{n.Int(0), static_cast<double>(n.Int(1))};
       if (n.failed()) return n.status();
       if (!next) {
-        auto r = NextRaw(c, id, t);
+        auto r = RawNeighbour(c, id, t, Side::kAfter);
         if (!r.ok()) return r.status();
         next = *r;
       }
@@ -2007,11 +2015,9 @@ Result<std::optional<double>> RingStore::Impl::CounterAtIn(sql::Conn& c, uint32_
 Result<std::optional<double>> RingStore::Impl::CounterAt(const std::string& key, int64_t t_ns) {
   Lease l(*this);
   if (!l.ok()) return l.status();
-  auto ch = FindChannel(l.conn(), key);
-  if (!ch.ok()) return ch.status();
-  if ((ch->flags & kFlagCounter) == 0)
-    return Status::InvalidArgument("\"" + key + "\" is not a counter");
-  return CounterAtIn(l.conn(), static_cast<uint32_t>(ch->id), t_ns);
+  auto id = FindCounter(l.conn(), key);
+  if (!id.ok()) return id.status();
+  return CounterAtIn(l.conn(), *id, t_ns);
 }
 
 Result<std::optional<double>> RingStore::Impl::EnergyBetween(const std::string& key, int64_t t0,
@@ -2019,13 +2025,11 @@ Result<std::optional<double>> RingStore::Impl::EnergyBetween(const std::string& 
   if (t1 < t0) return Status::InvalidArgument("window ends before it starts");
   Lease l(*this);
   if (!l.ok()) return l.status();
-  auto ch = FindChannel(l.conn(), key);
-  if (!ch.ok()) return ch.status();
-  if ((ch->flags & kFlagCounter) == 0)
-    return Status::InvalidArgument("\"" + key + "\" is not a counter");
-  auto a = CounterAtIn(l.conn(), static_cast<uint32_t>(ch->id), t0);
+  auto id = FindCounter(l.conn(), key);
+  if (!id.ok()) return id.status();
+  auto a = CounterAtIn(l.conn(), *id, t0);
   if (!a.ok()) return a.status();
-  auto b = CounterAtIn(l.conn(), static_cast<uint32_t>(ch->id), t1);
+  auto b = CounterAtIn(l.conn(), *id, t1);
   if (!b.ok()) return b.status();
   if (!*a || !*b) return std::optional<double>();
   return std::optional<double>(**b - **a);
@@ -2146,12 +2150,9 @@ Status RingStore::Impl::CapWindows() {
 
 // (I5) After a size trim: closed windows that ended before the oldest data.
 Status RingStore::Impl::TrimWindowsToData() {
-  std::optional<int64_t> oldest;
-  {
-    sql::Stmt f(*w_, "SELECT min(realtime_ns) FROM frames");
-    if (f.Step() && !f.IsNull(0)) oldest = f.Int(0);
-    if (f.failed()) return f.status();
-  }
+  auto raw = OldestFrameNs(*w_);
+  if (!raw.ok()) return raw.status();
+  std::optional<int64_t> oldest = *raw;
   for (size_t id = 1; id < chans_.size(); ++id) {
     sql::Stmt r(*w_, "SELECT min(t_ns) FROM rollup WHERE channel = ?1");
     r.Bind(1, static_cast<int64_t>(id));

@@ -12,6 +12,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   (void)Uint(s);
   (void)LeadingInt(s);
   (void)CpuList(s);
+  (void)Words(s);
   std::vector<CpuTimes> times;
   (void)ProcStatCpus(s, true, times);
   (void)ProcStatCpus(s, false, times);

@@ -27,6 +27,15 @@ TEST(ParseInt, RejectsGarbageEmptyAndOverflow) {
   EXPECT_FALSE(Uint("-1"));
 }
 
+TEST(ParseWords, SplitsOnAnySeparatorAndSkipsEmptyRuns) {
+  using V = std::vector<std::string_view>;
+  EXPECT_EQ(Words("  1 2\t\t3\n"), (V{"1", "2", "3"}));
+  EXPECT_EQ(Words("0-3,5 7\n", " ,\t\n"), (V{"0-3", "5", "7"}));
+  EXPECT_EQ(Words("a,b"), (V{"a,b"}));
+  EXPECT_EQ(Words(""), V{});
+  EXPECT_EQ(Words(" \n\t"), V{});
+}
+
 TEST(ParseCpuList, Ranges) {
   EXPECT_EQ(CpuList("0-3,5\n"), (std::vector<int>{0, 1, 2, 3, 5}));
   EXPECT_EQ(CpuList("\n"), std::vector<int>{});

@@ -218,6 +218,15 @@ TEST(FrameCodec, MalformedBlobsAreRejectedWithoutOverrun) {
   }
 }
 
+TEST(FrameCodec, BothDecodersRejectARunPastTheLastId) {
+  // One run of two values at gap 0xFFFFFFFF: its second id is not a uint32.
+  const std::string blob("\x01\xff\xff\xff\xff\x0f\x02\x02\x04", 9);
+  EXPECT_FALSE(ForEachValue(blob, [](uint32_t, int64_t) {}));
+  std::optional<int64_t> v;
+  EXPECT_FALSE(FindValue(blob, UINT32_MAX, v));
+  EXPECT_FALSE(v);
+}
+
 // ---------------------------------------------------------------- basics
 
 Inventory SmallInventory() {

@@ -103,17 +103,6 @@ class AmdgpuCollector final : public Collector {
   std::vector<std::string> WatchedDirs() const override { return {SysPath("class/drm")}; }
 
  private:
-  struct TableFile {
-    FileId file = -1;
-    ChannelId channel = 0;
-  };
-
-  static Channel WithField(const Channel& base, Field field) {
-    Channel c = base;
-    c.field = field;
-    return c;
-  }
-
   // Declares a byte count channel (stored in KiB) when `path` opens.
   void Add(DiscoverContext& ctx, Channel c, const std::string& path) {
     FileId f = ctx.Open(path);
@@ -122,7 +111,7 @@ class AmdgpuCollector final : public Collector {
   }
 
   std::vector<ScaledFile> files_;
-  std::vector<TableFile> sclk_;
+  std::vector<ChannelFile> sclk_;
 };
 
 }  // namespace

@@ -57,7 +57,7 @@ class EmcCollector final : public Collector {
   std::string_view Name() const override { return "emc"; }
 
   void Discover(DiscoverContext& ctx) override {
-    freq_ = min_ = max_ = activity_ = File{};
+    freq_ = min_ = max_ = activity_ = ChannelFile{};
     for (const auto& src : FreqSources()) {
       FileId cur = ctx.Open(src.cur);
       if (cur < 0) continue;
@@ -105,37 +105,19 @@ class EmcCollector final : public Collector {
   std::vector<std::string> WatchedDirs() const override { return {SysPath("class/devfreq")}; }
 
  private:
-  struct File {
-    FileId file = -1;
-    ChannelId channel = 0;
-  };
-
-  static Channel WithField(const Channel& base, Field field) {
-    Channel c = base;
-    c.field = field;
-    return c;
-  }
-
-  static File Declare(DiscoverContext& ctx, Channel c, const std::string& path) {
+  static ChannelFile Declare(DiscoverContext& ctx, Channel c, const std::string& path) {
     FileId f = ctx.Open(path);
     if (f < 0) return {};
     return {f, ctx.Add(std::move(c))};
   }
 
   // Reads a Hz file into its channel in kHz.
-  static std::optional<int64_t> ReadKhz(SampleContext& ctx, const File& f) {
+  static std::optional<int64_t> ReadKhz(SampleContext& ctx, const ChannelFile& f) {
     if (f.file < 0) return std::nullopt;
-    auto hz = ctx.ReadInt(f.file, f.channel);
-    if (!hz) return std::nullopt;
-    if (*hz < 0) {
-      ctx.Fail(f.channel, ReadError::kRange);
-      return std::nullopt;
-    }
-    ctx.Set(f.channel, *hz / 1000);
-    return *hz / 1000;
+    return ctx.ReadScaled(f.file, f.channel, 1, 1000, 0);
   }
 
-  File freq_, min_, max_, activity_;
+  ChannelFile freq_, min_, max_, activity_;
 };
 
 }  // namespace

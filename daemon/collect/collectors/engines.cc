@@ -82,25 +82,12 @@ class EngineCollector final : public Collector {
       }
       ctx.Set(s.channel, *count > 0 ? 1 : 0);
     }
-    for (const auto& r : rates_) {
-      auto hz = ctx.ReadInt(r.file, r.channel);
-      if (!hz) continue;
-      if (*hz < 0) {
-        ctx.Fail(r.channel, ReadError::kRange);
-        continue;
-      }
-      ctx.Set(r.channel, *hz / 1000);
-    }
+    for (const auto& r : rates_) ctx.ReadScaled(r.file, r.channel, 1, 1000, 0);  // Hz -> kHz
   }
 
  private:
-  struct File {
-    FileId file = -1;
-    ChannelId channel = 0;
-  };
-
-  std::vector<File> states_;
-  std::vector<File> rates_;
+  std::vector<ChannelFile> states_;
+  std::vector<ChannelFile> rates_;
 };
 
 }  // namespace

@@ -89,14 +89,7 @@ FreqTable ReadFreqTable(SysFs& fs, const std::string& path) {
   FreqTable t;
   auto text = fs.ReadText(path, 16384);
   if (!text) return t;
-  std::string_view s = *text;
-  while (!s.empty()) {
-    size_t start = s.find_first_not_of(" \t\n");
-    if (start == std::string_view::npos) break;
-    s.remove_prefix(start);
-    size_t end = s.find_first_of(" \t\n");
-    std::string_view tok = s.substr(0, end);
-    s.remove_prefix(end == std::string_view::npos ? s.size() : end);
+  for (std::string_view tok : parse::Words(*text)) {
     auto hz = parse::Int(tok);
     if (!hz || *hz < 0) continue;
     int64_t khz = *hz / 1000;
@@ -163,12 +156,6 @@ class GpuDevfreqCollector final : public Collector {
   std::vector<std::string> WatchedDirs() const override { return {SysPath("class/devfreq")}; }
 
  private:
-  static Channel WithField(const Channel& base, Field field) {
-    Channel c = base;
-    c.field = field;
-    return c;
-  }
-
   // Declares `c` when `path` opens; the file is read every tick.
   void Add(DiscoverContext& ctx, Channel c, const std::string& path, int64_t lo, int64_t hi,
            int64_t num, int64_t den) {

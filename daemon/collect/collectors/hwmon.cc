@@ -38,21 +38,32 @@ constexpr int64_t kImplausibleMc = 2'000'000;  // thermocouple chips read up to 
 
 enum class Type : uint8_t { kTemp, kIn, kCurr, kPower, kFan };
 
+// What a sensor type becomes (the table at the top of this file).
 struct TypeInfo {
   Type type;
   std::string_view prefix;
+  Kind kind;
+  Field field;
+  int64_t den;  // the file's unit per channel unit (power: uW -> mW)
+  bool min;     // has a _min limit
+  bool crit;    // has a _crit limit (every type has _max)
 };
-constexpr TypeInfo kTypes[] = {{Type::kTemp, "temp"},
-                               {Type::kIn, "in"},
-                               {Type::kCurr, "curr"},
-                               {Type::kPower, "power"},
-                               {Type::kFan, "fan"}};
+constexpr TypeInfo kTypes[] = {
+    {Type::kTemp, "temp", Kind::kThermal, Field::kTemp, 1, false, true},
+    {Type::kIn, "in", Kind::kRail, Field::kVoltage, 1, true, true},
+    {Type::kCurr, "curr", Kind::kRail, Field::kCurrent, 1, false, true},
+    {Type::kPower, "power", Kind::kRail, Field::kPower, 1000, false, true},
+    {Type::kFan, "fan", Kind::kFan, Field::kSpeed, 1, true, false}};
+
+const TypeInfo& Info(Type t) {
+  for (const auto& ti : kTypes) {
+    if (ti.type == t) return ti;
+  }
+  return kTypes[0];
+}
 
 std::string_view Prefix(Type t) {
-  for (const auto& ti : kTypes) {
-    if (ti.type == t) return ti.prefix;
-  }
-  return "";
+  return Info(t).prefix;
 }
 
 // "temp12_input" -> {kTemp, 12, "input"}.
@@ -282,47 +293,19 @@ class HwmonCollector final : public Collector {
         c.device = "hwmon " + chip.display;
       }
 
-      int64_t den = 1;
+      const TypeInfo& info = Info(type);
+      c.kind = info.kind;
+      c.field = info.field;
+      const int64_t den = info.den;
       auto limit = [&](std::string_view suffix) -> std::optional<int64_t> {
         auto v = ctx.ReadInt(JoinPath(dir, id + "_" + std::string(suffix)));
         if (!v || *v <= 0) return std::nullopt;  // 0: not configured
         return *v / den;
       };
-      switch (type) {
-        case Type::kTemp:
-          c.kind = Kind::kThermal;
-          c.field = Field::kTemp;
-          c.max = limit("max");
-          c.crit = limit("crit");
-          break;
-        case Type::kIn:
-          c.kind = Kind::kRail;
-          c.field = Field::kVoltage;
-          c.min = limit("min");
-          c.max = limit("max");
-          c.crit = limit("crit");
-          break;
-        case Type::kCurr:
-          c.kind = Kind::kRail;
-          c.field = Field::kCurrent;
-          c.max = limit("max");
-          c.crit = limit("crit");
-          break;
-        case Type::kPower:
-          c.kind = Kind::kRail;
-          c.field = Field::kPower;
-          den = 1000;  // uW -> mW
-          c.max = limit("max");
-          c.crit = limit("crit");
-          if (f.average) c.attrs.emplace_back("source", "average");
-          break;
-        case Type::kFan:
-          c.kind = Kind::kFan;
-          c.field = Field::kSpeed;
-          c.min = limit("min");
-          c.max = limit("max");
-          break;
-      }
+      if (info.min) c.min = limit("min");
+      c.max = limit("max");
+      if (info.crit) c.crit = limit("crit");
+      if (type == Type::kPower && f.average) c.attrs.emplace_back("source", "average");
       FileId file = ctx.Open(JoinPath(dir, f.input));
       if (file < 0) continue;
       sensors_.push_back({file, ctx.Add(std::move(c)), type, den});

@@ -290,12 +290,6 @@ class NvmlCollector final : public Collector {
     }
   }
 
-  static Channel WithField(const Channel& base, Field field) {
-    Channel c = base;
-    c.field = field;
-    return c;
-  }
-
   NvmlLibrary lib_;
   const NvmlApi& api_ = lib_.api();
   std::vector<Device> devices_;

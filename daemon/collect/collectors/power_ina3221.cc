@@ -36,12 +36,18 @@ struct Rail {
   bool has_power = false;
 };
 
-struct ChipDir {
-  std::string dir;       // logical hwmonN directory
-  std::string entry;     // "hwmon3" (informational: not stable across boots)
-  std::string resolved;  // canonical path (dedup key, sort key)
-  std::string bus_addr;  // "1-0040"
-};
+// The chip's i2c client ("1-0040"): its device link, else the directory
+// above .../<bus-addr>/hwmon/hwmonN, else `fallback`.
+std::string BusAddr(SysFs& fs, const std::string& hwmon_dir, const std::string& resolved,
+                    std::string_view fallback) {
+  if (auto dev = fs.Resolve(JoinPath(hwmon_dir, "device"))) return std::string(BaseName(*dev));
+  // .../1-0040/hwmon/hwmonN without a device link.
+  std::string_view parent = DirName(resolved);
+  if (BaseName(parent) == "hwmon" && parent != SysPath("class/hwmon")) {
+    return std::string(BaseName(DirName(parent)));
+  }
+  return std::string(fallback);
+}
 
 class Ina3221Collector final : public Collector {
  public:
@@ -55,41 +61,22 @@ class Ina3221Collector final : public Collector {
 
   void Discover(DiscoverContext& ctx) override {
     rails_.clear();
-    for (const auto& chip : FindChips(ctx.fs())) AddChip(ctx, chip);
+    for (const auto& chip : FindIna3221Chips(ctx.fs())) AddChip(ctx, chip);
   }
 
   void Sample(SampleContext& ctx) override {
     for (const auto& r : rails_) {
-      int64_t mv = 0;
-      int64_t ma = 0;
-      bool have_mv = false;
-      bool have_ma = false;
+      std::optional<int64_t> mv, ma;
       if (r.volt_file >= 0) {
-        if (auto v = ctx.ReadInt(r.volt_file, r.volt)) {
-          if (*v > kMaxBusMv || *v < -kMaxBusMv) {
-            ctx.Fail(r.volt, ReadError::kRange);
-          } else {
-            mv = *v;
-            have_mv = true;
-            ctx.Set(r.volt, mv);
-          }
-        }
+        mv = ctx.ReadScaled(r.volt_file, r.volt, 1, 1, -kMaxBusMv, kMaxBusMv);
       }
       if (r.curr_file >= 0) {
-        if (auto i = ctx.ReadInt(r.curr_file, r.curr)) {
-          if (*i > kMaxCurrentMa || *i < -kMaxCurrentMa) {
-            ctx.Fail(r.curr, ReadError::kRange);
-          } else {
-            ma = *i;
-            have_ma = true;
-            ctx.Set(r.curr, ma);
-          }
-        }
+        ma = ctx.ReadScaled(r.curr_file, r.curr, 1, 1, -kMaxCurrentMa, kMaxCurrentMa);
       }
       // Power only from two good reads; a failed one is counted on its own channel.
-      if (r.has_power && have_mv && have_ma) {
+      if (r.has_power && mv && ma) {
         int64_t uw;
-        if (__builtin_mul_overflow(mv, ma, &uw)) {
+        if (__builtin_mul_overflow(*mv, *ma, &uw)) {
           ctx.Fail(r.power, ReadError::kRange);
         } else {
           ctx.Set(r.power, uw / 1000);
@@ -99,51 +86,7 @@ class Ina3221Collector final : public Collector {
   }
 
  private:
-  static std::string BusAddr(SysFs& fs, const std::string& hwmon_dir, const std::string& resolved,
-                             std::string_view fallback) {
-    if (auto dev = fs.Resolve(JoinPath(hwmon_dir, "device"))) return std::string(BaseName(*dev));
-    // .../1-0040/hwmon/hwmonN without a device link.
-    std::string_view parent = DirName(resolved);
-    if (BaseName(parent) == "hwmon" && parent != SysPath("class/hwmon")) {
-      return std::string(BaseName(DirName(parent)));
-    }
-    return std::string(fallback);
-  }
-
-  static std::vector<ChipDir> FindChips(SysFs& fs) {
-    std::vector<ChipDir> chips;
-    auto add = [&](const std::string& dir, std::string_view fallback_addr) {
-      if (!fs.IsDir(dir)) return;
-      auto resolved = fs.Resolve(dir).value_or(dir);
-      for (const auto& c : chips) {
-        if (c.resolved == resolved) return;
-      }
-      chips.push_back(
-          {dir, std::string(BaseName(dir)), resolved, BusAddr(fs, dir, resolved, fallback_addr)});
-    };
-    const std::string klass = SysPath("class/hwmon");
-    for (const auto& entry : fs.List(klass)) {
-      const std::string dir = JoinPath(klass, entry);
-      auto name = fs.ReadText(JoinPath(dir, "name"), 256);
-      if (!name || parse::Trim(*name) != "ina3221") continue;
-      add(dir, entry);
-    }
-    const std::string driver = SysPath("bus/i2c/drivers/ina3221");
-    for (const auto& dev : fs.List(driver)) {
-      const std::string hwmon = JoinPath(JoinPath(driver, dev), "hwmon");
-      if (!fs.IsDir(hwmon)) continue;  // bind, unbind, uevent, module
-      for (const auto& h : fs.List(hwmon)) {
-        if (h.rfind("hwmon", 0) != 0) continue;
-        add(JoinPath(hwmon, h), dev);
-      }
-    }
-    std::sort(chips.begin(), chips.end(), [](const ChipDir& a, const ChipDir& b) {
-      return a.bus_addr != b.bus_addr ? a.bus_addr < b.bus_addr : a.resolved < b.resolved;
-    });
-    return chips;
-  }
-
-  void AddChip(DiscoverContext& ctx, const ChipDir& chip) {
+  void AddChip(DiscoverContext& ctx, const InaDeviceDir& chip) {
     const std::string device = "ina3221 " + chip.bus_addr;
     for (int k = 1; k <= kChannels; ++k) {
       const std::string n = std::to_string(k);
@@ -158,7 +101,7 @@ class Ina3221Collector final : public Collector {
       base.device = device;
       base.attrs.emplace_back("chip", "ina3221");
       base.attrs.emplace_back("channel", n);
-      base.attrs.emplace_back("hwmon", chip.entry);
+      base.attrs.emplace_back("hwmon", std::string(BaseName(chip.dir)));
       if (auto shunt = ctx.ReadInt(JoinPath(chip.dir, "shunt" + n + "_resistor"))) {
         if (*shunt > 0) base.attrs.emplace_back("shunt_resistor_uohm", std::to_string(*shunt));
       }
@@ -200,6 +143,49 @@ class Ina3221Collector final : public Collector {
 };
 
 }  // namespace
+
+InaDeviceDir* AddInaDeviceDir(SysFs& fs, std::vector<InaDeviceDir>& dirs, const std::string& dir) {
+  if (!fs.IsDir(dir)) return nullptr;
+  auto resolved = fs.Resolve(dir).value_or(dir);
+  for (const auto& d : dirs) {
+    if (d.resolved == resolved) return nullptr;
+  }
+  dirs.push_back({dir, std::move(resolved), ""});
+  return &dirs.back();
+}
+
+void SortInaDeviceDirs(std::vector<InaDeviceDir>& dirs) {
+  std::sort(dirs.begin(), dirs.end(), [](const InaDeviceDir& a, const InaDeviceDir& b) {
+    return a.bus_addr != b.bus_addr ? a.bus_addr < b.bus_addr : a.resolved < b.resolved;
+  });
+}
+
+std::vector<InaDeviceDir> FindIna3221Chips(SysFs& fs) {
+  std::vector<InaDeviceDir> chips;
+  auto add = [&](const std::string& dir, std::string_view fallback_addr) {
+    if (auto* d = AddInaDeviceDir(fs, chips, dir)) {
+      d->bus_addr = BusAddr(fs, dir, d->resolved, fallback_addr);
+    }
+  };
+  const std::string klass = SysPath("class/hwmon");
+  for (const auto& entry : fs.List(klass)) {
+    const std::string dir = JoinPath(klass, entry);
+    auto name = fs.ReadText(JoinPath(dir, "name"), 256);
+    if (!name || parse::Trim(*name) != "ina3221") continue;
+    add(dir, entry);
+  }
+  const std::string driver = SysPath("bus/i2c/drivers/ina3221");
+  for (const auto& dev : fs.List(driver)) {
+    const std::string hwmon = JoinPath(JoinPath(driver, dev), "hwmon");
+    if (!fs.IsDir(hwmon)) continue;  // bind, unbind, uevent, module
+    for (const auto& h : fs.List(hwmon)) {
+      if (h.rfind("hwmon", 0) != 0) continue;
+      add(JoinPath(hwmon, h), dev);
+    }
+  }
+  SortInaDeviceDirs(chips);
+  return chips;
+}
 
 std::unique_ptr<Collector> MakeIna3221Collector() {
   return std::make_unique<Ina3221Collector>();

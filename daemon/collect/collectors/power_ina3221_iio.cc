@@ -45,12 +45,6 @@ struct Rail {
   ChannelId curr = 0;
 };
 
-struct IioDir {
-  std::string dir;
-  std::string resolved;
-  std::string bus_addr;
-};
-
 class Ina3221IioCollector final : public Collector {
  public:
   std::string_view Name() const override { return "ina3221x"; }
@@ -63,7 +57,7 @@ class Ina3221IioCollector final : public Collector {
 
   void Discover(DiscoverContext& ctx) override {
     rails_.clear();
-    for (const auto& d : FindDevices(ctx.fs())) AddDevice(ctx, d);
+    for (const auto& d : FindIna3221IioDevices(ctx.fs())) AddDevice(ctx, d);
   }
 
   void Sample(SampleContext& ctx) override {
@@ -72,13 +66,7 @@ class Ina3221IioCollector final : public Collector {
         if (auto mw = ctx.ReadInt(r.power_file, r.power)) ctx.Set(r.power, *mw);
       }
       if (r.volt_file >= 0) {
-        if (auto mv = ctx.ReadInt(r.volt_file, r.volt)) {
-          if (*mv > kMaxBusMv || *mv < -kMaxBusMv) {
-            ctx.Fail(r.volt, ReadError::kRange);
-          } else {
-            ctx.Set(r.volt, *mv);
-          }
-        }
+        ctx.ReadScaled(r.volt_file, r.volt, 1, 1, -kMaxBusMv, kMaxBusMv);
       }
       if (r.curr_file >= 0) {
         if (auto ma = ctx.ReadInt(r.curr_file, r.curr)) ctx.Set(r.curr, *ma);
@@ -87,43 +75,7 @@ class Ina3221IioCollector final : public Collector {
   }
 
  private:
-  static std::vector<IioDir> FindDevices(SysFs& fs) {
-    std::vector<IioDir> out;
-    auto add = [&](const std::string& dir, std::string bus_addr) {
-      if (!fs.IsDir(dir)) return;
-      auto resolved = fs.Resolve(dir).value_or(dir);
-      for (const auto& d : out) {
-        if (d.resolved == resolved) return;
-      }
-      out.push_back({dir, resolved, std::move(bus_addr)});
-    };
-    const std::string driver = SysPath("bus/i2c/drivers/ina3221x");
-    for (const auto& dev : fs.List(driver)) {
-      const std::string dev_dir = JoinPath(driver, dev);
-      for (const auto& e : fs.List(dev_dir)) {
-        if (e.rfind("iio:device", 0) == 0) add(JoinPath(dev_dir, e), dev);
-      }
-    }
-    // Without the driver directory (or with a differently bound device):
-    // the iio bus, identified by the device's name.
-    const std::string iio = SysPath("bus/iio/devices");
-    for (const auto& e : fs.List(iio)) {
-      if (e.rfind("iio:device", 0) != 0) continue;
-      const std::string dir = JoinPath(iio, e);
-      auto name = fs.ReadText(JoinPath(dir, "name"), 256);
-      if (!name || parse::Trim(*name) != "ina3221x") continue;
-      // /sys/devices/.../i2c-6/6-0040/iio:device0: the parent is the i2c client.
-      std::string bus_addr = e;
-      if (auto r = fs.Resolve(dir)) bus_addr = std::string(BaseName(DirName(*r)));
-      add(dir, bus_addr);
-    }
-    std::sort(out.begin(), out.end(), [](const IioDir& a, const IioDir& b) {
-      return a.bus_addr != b.bus_addr ? a.bus_addr < b.bus_addr : a.resolved < b.resolved;
-    });
-    return out;
-  }
-
-  void AddDevice(DiscoverContext& ctx, const IioDir& d) {
+  void AddDevice(DiscoverContext& ctx, const InaDeviceDir& d) {
     const std::string device = "ina3221x " + d.bus_addr;
     for (int k = 0; k < kMaxChannels; ++k) {
       const std::string n = std::to_string(k);
@@ -168,6 +120,35 @@ class Ina3221IioCollector final : public Collector {
 };
 
 }  // namespace
+
+std::vector<InaDeviceDir> FindIna3221IioDevices(SysFs& fs) {
+  std::vector<InaDeviceDir> out;
+  auto add = [&](const std::string& dir, std::string bus_addr) {
+    if (auto* d = AddInaDeviceDir(fs, out, dir)) d->bus_addr = std::move(bus_addr);
+  };
+  const std::string driver = SysPath("bus/i2c/drivers/ina3221x");
+  for (const auto& dev : fs.List(driver)) {
+    const std::string dev_dir = JoinPath(driver, dev);
+    for (const auto& e : fs.List(dev_dir)) {
+      if (e.rfind("iio:device", 0) == 0) add(JoinPath(dev_dir, e), dev);
+    }
+  }
+  // Without the driver directory (or with a differently bound device):
+  // the iio bus, identified by the device's name.
+  const std::string iio = SysPath("bus/iio/devices");
+  for (const auto& e : fs.List(iio)) {
+    if (e.rfind("iio:device", 0) != 0) continue;
+    const std::string dir = JoinPath(iio, e);
+    auto name = fs.ReadText(JoinPath(dir, "name"), 256);
+    if (!name || parse::Trim(*name) != "ina3221x") continue;
+    // /sys/devices/.../i2c-6/6-0040/iio:device0: the parent is the i2c client.
+    std::string bus_addr = e;
+    if (auto r = fs.Resolve(dir)) bus_addr = std::string(BaseName(DirName(*r)));
+    add(dir, bus_addr);
+  }
+  SortInaDeviceDirs(out);
+  return out;
+}
 
 std::unique_ptr<Collector> MakeIna3221IioCollector() {
   return std::make_unique<Ina3221IioCollector>();

@@ -47,14 +47,6 @@ struct Zone {
   ChannelId power = 0;
 };
 
-struct Found {
-  std::string entry;      // "intel-rapl:0:1"
-  std::string type;       // "intel-rapl"
-  std::string parent;     // "intel-rapl:0" for a subzone, "" for a top zone
-  std::string zone_name;  // the `name` file ("core")
-  std::string rail;       // the channel name ("package-0/core")
-};
-
 class RaplCollector final : public Collector {
  public:
   std::string_view Name() const override { return "rapl"; }
@@ -63,35 +55,15 @@ class RaplCollector final : public Collector {
   void Discover(DiscoverContext& ctx) override {
     zones_.clear();
     const std::string klass = SysPath("class/powercap");
-    std::vector<Found> found;
-    for (const auto& entry : ctx.fs().List(klass)) {
-      const std::string dir = JoinPath(klass, entry);
-      auto colon = entry.find(':');
-      if (colon == std::string::npos) continue;  // the control type itself
-      if (!ctx.fs().Exists(JoinPath(dir, "energy_uj"))) continue;
-      Found f;
-      f.entry = entry;
-      f.type = entry.substr(0, colon);
-      auto last = entry.rfind(':');
-      if (last != colon) f.parent = entry.substr(0, last);
-      f.zone_name = ctx.ReadLine(JoinPath(dir, "name")).value_or(entry);
-      found.push_back(std::move(f));
-    }
-    auto find = [&](const std::string& entry) -> const Found* {
+    std::vector<RaplZone> found = FindRaplZones(ctx.fs());
+    auto find = [&](const std::string& entry) -> const RaplZone* {
       for (const auto& f : found) {
         if (f.entry == entry) return &f;
       }
       return nullptr;
     };
-    auto top_name = [](const Found& f) {
-      return f.type == "intel-rapl" ? f.zone_name : f.type + ":" + f.zone_name;
-    };
-    for (auto& f : found) {
-      const Found* p = f.parent.empty() ? nullptr : find(f.parent);
-      f.rail = p ? top_name(*p) + "/" + f.zone_name : top_name(f);
-    }
     // Top zones first so a package precedes its subzones.
-    std::stable_sort(found.begin(), found.end(), [](const Found& a, const Found& b) {
+    std::stable_sort(found.begin(), found.end(), [](const RaplZone& a, const RaplZone& b) {
       return a.parent.empty() && !b.parent.empty();
     });
     for (const auto& f : found) {
@@ -99,7 +71,7 @@ class RaplCollector final : public Collector {
       for (const auto& g : found) {
         if (g.type == f.type && g.parent.empty() && g.zone_name == "psys") psys = g.rail;
       }
-      const Found* p = f.parent.empty() ? nullptr : find(f.parent);
+      const RaplZone* p = f.parent.empty() ? nullptr : find(f.parent);
       Channel base;
       base.kind = Kind::kRail;
       base.name = f.rail;
@@ -187,6 +159,35 @@ class RaplCollector final : public Collector {
 };
 
 }  // namespace
+
+std::vector<RaplZone> FindRaplZones(SysFs& fs) {
+  const std::string klass = SysPath("class/powercap");
+  std::vector<RaplZone> found;
+  for (const auto& entry : fs.List(klass)) {
+    auto colon = entry.find(':');
+    if (colon == std::string::npos) continue;  // the control type itself
+    const std::string dir = JoinPath(klass, entry);
+    if (!fs.Exists(JoinPath(dir, "energy_uj"))) continue;
+    RaplZone z;
+    z.entry = entry;
+    z.type = entry.substr(0, colon);
+    auto last = entry.rfind(':');
+    if (last != colon) z.parent = entry.substr(0, last);
+    z.zone_name = ReadLine(fs, JoinPath(dir, "name")).value_or(entry);
+    found.push_back(std::move(z));
+  }
+  auto top_name = [](const RaplZone& z) {
+    return z.type == "intel-rapl" ? z.zone_name : z.type + ":" + z.zone_name;
+  };
+  for (auto& z : found) {
+    const RaplZone* p = nullptr;
+    for (const auto& g : found) {
+      if (!z.parent.empty() && g.entry == z.parent) p = &g;
+    }
+    z.rail = p ? top_name(*p) + "/" + z.zone_name : top_name(z);
+  }
+  return found;
+}
 
 std::unique_ptr<Collector> MakeRaplCollector() {
   return std::make_unique<RaplCollector>();

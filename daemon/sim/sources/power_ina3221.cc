@@ -1,6 +1,7 @@
 // INA3221 through hwmon (JetPack 5+): currK_input = round(P(t) * 1000 /
 // inK_input); inK_input stays; the shunt channels in4..6, in7 (sum) and
 // curr4 (sum) stay consistent where present.
+#include "daemon/collect/collectors.h"
 #include "daemon/sim/sources/sources.h"
 
 namespace edgemon::sim {
@@ -24,41 +25,8 @@ struct Ina3221Source final : SimSource {
   std::vector<InaChip> ina_chips;
 
   void Discover(SimTree& tree) override {
-    struct Dir {
-      std::string dir, resolved, bus_addr;
-    };
-    std::vector<Dir> dirs;
-    auto add = [&](const std::string& dir, const std::string& fallback) {
-      if (!tree.fs.IsDir(dir)) return;
-      auto resolved = tree.fs.Resolve(dir);
-      if (!resolved) return;
-      for (const auto& d : dirs) {
-        if (d.resolved == *resolved) return;
-      }
-      std::string bus_addr = fallback;
-      if (auto dev = tree.fs.Resolve(JoinPath(dir, "device"))) {
-        bus_addr = std::string(BaseName(*dev));
-      } else if (BaseName(DirName(*resolved)) == "hwmon") {
-        bus_addr = std::string(BaseName(DirName(DirName(*resolved))));
-      }
-      dirs.push_back({dir, *resolved, bus_addr});
-    };
-    const std::string klass = SysPath("class/hwmon");
-    for (const auto& entry : tree.fs.List(klass)) {
-      const std::string dir = JoinPath(klass, entry);
-      if (tree.ReadLine(JoinPath(dir, "name")).value_or("") == "ina3221") add(dir, entry);
-    }
-    const std::string driver = SysPath("bus/i2c/drivers/ina3221");
-    for (const auto& dev : tree.fs.List(driver)) {
-      const std::string hw = JoinPath(JoinPath(driver, dev), "hwmon");
-      for (const auto& h : tree.fs.List(hw)) {
-        if (h.starts_with("hwmon")) add(JoinPath(hw, h), dev);
-      }
-    }
-    std::sort(dirs.begin(), dirs.end(), [](const Dir& a, const Dir& b) {
-      return a.bus_addr != b.bus_addr ? a.bus_addr < b.bus_addr : a.resolved < b.resolved;
-    });
-    for (const auto& d : dirs) {
+    // The chips as edgemon's INA3221 collector finds them.
+    for (const auto& d : FindIna3221Chips(tree.fs)) {
       InaChip chip;
       bool any = false;
       for (int k = 1; k <= 3; ++k) {

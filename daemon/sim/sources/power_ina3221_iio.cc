@@ -1,6 +1,7 @@
 // INA3221 through NVIDIA's ina3221x iio driver (JetPack 4): in_powerK_input
 // = round(P(t)); in_currentK_input = round(P * 1000 / V); ui_input_K and
 // in_current_sum_input.
+#include "daemon/collect/collectors.h"
 #include "daemon/sim/sources/sources.h"
 
 namespace edgemon::sim {
@@ -24,39 +25,8 @@ struct Ina3221IioSource final : SimSource {
   std::vector<IioDevice> iio_devices;
 
   void Discover(SimTree& tree) override {
-    struct Dir {
-      std::string dir, resolved, bus_addr;
-    };
-    std::vector<Dir> dirs;
-    auto add = [&](const std::string& dir, const std::string& bus_addr) {
-      if (!tree.fs.IsDir(dir)) return;
-      auto resolved = tree.fs.Resolve(dir);
-      if (!resolved) return;
-      for (const auto& d : dirs) {
-        if (d.resolved == *resolved) return;
-      }
-      dirs.push_back({dir, *resolved, bus_addr});
-    };
-    const std::string driver = SysPath("bus/i2c/drivers/ina3221x");
-    for (const auto& dev : tree.fs.List(driver)) {
-      const std::string dev_dir = JoinPath(driver, dev);
-      for (const auto& e : tree.fs.List(dev_dir)) {
-        if (e.starts_with("iio:device")) add(JoinPath(dev_dir, e), dev);
-      }
-    }
-    const std::string iio = SysPath("bus/iio/devices");
-    for (const auto& e : tree.fs.List(iio)) {
-      if (!e.starts_with("iio:device")) continue;
-      const std::string dir = JoinPath(iio, e);
-      if (tree.ReadLine(JoinPath(dir, "name")).value_or("") != "ina3221x") continue;
-      std::string bus_addr = e;
-      if (auto r = tree.fs.Resolve(dir)) bus_addr = std::string(BaseName(DirName(*r)));
-      add(dir, bus_addr);
-    }
-    std::sort(dirs.begin(), dirs.end(), [](const Dir& a, const Dir& b) {
-      return a.bus_addr != b.bus_addr ? a.bus_addr < b.bus_addr : a.resolved < b.resolved;
-    });
-    for (const auto& d : dirs) {
+    // The devices as edgemon's ina3221x collector finds them.
+    for (const auto& d : FindIna3221IioDevices(tree.fs)) {
       IioDevice dev;
       bool any = false;
       for (int k = 0; k < kIioMaxChannels; ++k) {

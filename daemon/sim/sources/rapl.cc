@@ -1,5 +1,6 @@
 // RAPL: energy_uj = (start + floor(1000 * E(0, t))) mod max_energy_range_uj
 // (the counter runs 0..max-1); zones start from documented default powers.
+#include "daemon/collect/collectors.h"
 #include "daemon/sim/sources/sources.h"
 
 namespace edgemon::sim {
@@ -26,34 +27,8 @@ struct RaplSource final : SimSource {
 
   void Discover(SimTree& tree) override {
     const std::string klass = SysPath("class/powercap");
-    struct Found {
-      std::string entry, type, parent, zone_name, rail;
-    };
-    std::vector<Found> found;
-    for (const auto& entry : tree.fs.List(klass)) {
-      auto colon = entry.find(':');
-      if (colon == std::string::npos) continue;
-      const std::string dir = JoinPath(klass, entry);
-      if (!tree.fs.Exists(JoinPath(dir, "energy_uj"))) continue;
-      Found f;
-      f.entry = entry;
-      f.type = entry.substr(0, colon);
-      auto last = entry.rfind(':');
-      if (last != colon) f.parent = entry.substr(0, last);
-      f.zone_name = tree.ReadLine(JoinPath(dir, "name")).value_or(entry);
-      found.push_back(std::move(f));
-    }
-    // Channel names as edgemon's RAPL collector gives them.
-    auto top_name = [](const Found& f) {
-      return f.type == "intel-rapl" ? f.zone_name : f.type + ":" + f.zone_name;
-    };
-    for (auto& f : found) {
-      const Found* p = nullptr;
-      for (const auto& g : found) {
-        if (!f.parent.empty() && g.entry == f.parent) p = &g;
-      }
-      f.rail = p ? top_name(*p) + "/" + f.zone_name : top_name(f);
-    }
+    // Rails named as edgemon's RAPL collector names them.
+    std::vector<RaplZone> found = FindRaplZones(tree.fs);
     for (const auto& f : found) {
       const std::string dir = JoinPath(klass, f.entry);
       auto uj = tree.ReadInt(JoinPath(dir, "energy_uj"));

@@ -6,18 +6,7 @@ namespace edgemon::sim {
 
 std::vector<int64_t> IntList(std::string_view s) {
   std::vector<int64_t> out;
-  std::string text(s);
-  for (char& ch : text) {
-    if (ch == ',' || ch == '\n' || ch == '\t') ch = ' ';
-  }
-  std::string_view rest = text;
-  while (!rest.empty()) {
-    size_t start = rest.find_first_not_of(' ');
-    if (start == std::string_view::npos) break;
-    rest.remove_prefix(start);
-    size_t end = rest.find(' ');
-    std::string_view tok = rest.substr(0, end);
-    rest.remove_prefix(end == std::string_view::npos ? rest.size() : end);
+  for (std::string_view tok : parse::Words(s, " ,\t\n")) {
     if (auto range = parse::CpuList(tok)) {
       for (int v : *range) out.push_back(v);
     } else if (auto v = parse::Int(tok)) {
