@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cstdio>
 
+#include "edgemon/text.h"
+
 namespace edgemon {
 namespace {
 
@@ -15,15 +17,8 @@ bool IsDigit(char c) {
   return c >= '0' && c <= '9';
 }
 
-bool IsSpace(char c) {
-  return c == ' ' || c == '\t' || c == '\n' || c == '\r';
-}
-
-std::string_view Trim(std::string_view s) {
-  while (!s.empty() && IsSpace(s.front())) s.remove_prefix(1);
-  while (!s.empty() && IsSpace(s.back())) s.remove_suffix(1);
-  return s;
-}
+using text::IsSpace;
+using text::Trim;
 
 void SkipSpaces(std::string_view& s) {
   while (!s.empty() && IsSpace(s.front())) s.remove_prefix(1);

@@ -7,9 +7,7 @@
 namespace edgemon::parse {
 namespace {
 
-bool IsSpace(char c) {
-  return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\0';
-}
+using text::IsSpace;
 
 // Splits off the next line (without its '\n').
 std::string_view NextLine(std::string_view& text) {
@@ -65,12 +63,6 @@ std::optional<int64_t> KbValue(std::string_view value) {
 
 }  // namespace
 
-std::string_view Trim(std::string_view s) {
-  while (!s.empty() && IsSpace(s.front())) s.remove_prefix(1);
-  while (!s.empty() && IsSpace(s.back())) s.remove_suffix(1);
-  return s;
-}
-
 std::vector<std::string_view> Words(std::string_view s, std::string_view separators) {
   std::vector<std::string_view> out;
   while (!s.empty()) {
@@ -82,27 +74,6 @@ std::vector<std::string_view> Words(std::string_view s, std::string_view separat
     s.remove_prefix(end == std::string_view::npos ? s.size() : end);
   }
   return out;
-}
-
-namespace {
-
-// `s` with the ASCII letters from `first` to `first` + 25 moved to `to` on.
-std::string MapAsciiCase(std::string_view s, char first, char to) {
-  std::string out(s);
-  for (char& ch : out) {
-    if (ch >= first && ch < first + 26) ch = static_cast<char>(ch - first + to);
-  }
-  return out;
-}
-
-}  // namespace
-
-std::string Lower(std::string_view s) {
-  return MapAsciiCase(s, 'A', 'a');
-}
-
-std::string Upper(std::string_view s) {
-  return MapAsciiCase(s, 'a', 'A');
 }
 
 bool IsUnusedInaLabel(std::string_view label) {

@@ -13,12 +13,14 @@
 #include <utility>
 #include <vector>
 
+#include "edgemon/text.h"
+
 namespace edgemon::parse {
 
-std::string_view Trim(std::string_view s);
-// ASCII lower and upper case (locale-independent; other bytes unchanged).
-std::string Lower(std::string_view s);
-std::string Upper(std::string_view s);
+// Trimming and ASCII case: the shared copies in include/edgemon/text.h.
+using text::Lower;
+using text::Trim;
+using text::Upper;
 
 // Whether an INA3221 channel label (hwmon inK_label, iio rail_name_K) names
 // no rail. NVIDIA's device trees label a channel that is not connected "NC"

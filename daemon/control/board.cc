@@ -18,6 +18,9 @@
 #include <regex>
 #include <sstream>
 
+#include "daemon/collect/sysfs.h"
+#include "edgemon/text.h"
+
 namespace edgemon::control {
 namespace fs = std::filesystem;
 using nlohmann::json;
@@ -26,12 +29,7 @@ namespace {
 
 constexpr int kToolTimeoutMs = 60'000;
 
-std::string Trim(std::string s) {
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.pop_back();
-  size_t i = 0;
-  while (i < s.size() && std::isspace(static_cast<unsigned char>(s[i]))) ++i;
-  return s.substr(i);
-}
+using text::Trim;
 
 std::vector<fs::path> SortedEntries(const std::string& dir, const std::string& prefix) {
   std::vector<fs::path> out;
@@ -82,7 +80,7 @@ std::string BoardControl::Path(const std::string& abs) const {
 
 std::vector<PowerModeInfo> BoardControl::Modes() const {
   std::vector<PowerModeInfo> modes;
-  auto text = ReadText(Path("/etc/nvpmodel.conf"));
+  auto text = ReadText(Path(EtcPath("nvpmodel.conf")));
   if (!text) return modes;
   static const std::regex header(R"(^\s*<\s*POWER_MODEL\s+ID=(\d+)\s+NAME=(\S+)\s*>)");
   static const std::regex mask(R"(^\s*TPC_POWER_GATING\s+TPC_PG_MASK\s+(\d+))");
@@ -104,7 +102,7 @@ std::vector<PowerModeInfo> BoardControl::Modes() const {
 }
 
 std::optional<int> BoardControl::DefaultMode() const {
-  auto text = ReadText(Path("/etc/nvpmodel.conf"));
+  auto text = ReadText(Path(EtcPath("nvpmodel.conf")));
   std::smatch m;
   static const std::regex def(R"(<\s*PM_CONFIG\s+DEFAULT=(\d+)\s*>)");
   if (text && std::regex_search(*text, m, def)) return std::atoi(m[1].str().c_str());
@@ -112,7 +110,7 @@ std::optional<int> BoardControl::DefaultMode() const {
 }
 
 std::optional<int> BoardControl::CurrentMode() const {
-  auto text = ReadText(Path("/var/lib/nvpmodel/status"));
+  auto text = ReadText(Path(VarLibPath("nvpmodel/status")));
   std::smatch m;
   static const std::regex pmode(R"(pmode:(\d+))");
   if (text && std::regex_search(*text, m, pmode)) return std::atoi(m[1].str().c_str());
@@ -197,7 +195,7 @@ Status BoardControl::RunTool(const std::vector<std::string>& argv, std::string* 
                            " s; killed");
   }
   if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-    std::string out = Trim(*output);
+    std::string out(Trim(*output));
     std::replace(out.begin(), out.end(), '\n', ' ');
     return Status::Aborted(cmd + " failed (" +
                            (WIFEXITED(status) ? "exit " + std::to_string(WEXITSTATUS(status))
@@ -210,8 +208,8 @@ Status BoardControl::RunTool(const std::vector<std::string>& argv, std::string* 
 Status BoardControl::PlanMode(int id, json* restore) const {
   auto modes = Modes();
   if (modes.empty()) {
-    return Status::Unimplemented("this board has no power modes (no " + Path("/etc/nvpmodel.conf") +
-                                 ")");
+    return Status::Unimplemented("this board has no power modes (no " +
+                                 Path(EtcPath("nvpmodel.conf")) + ")");
   }
   auto it = std::find_if(modes.begin(), modes.end(), [&](const auto& m) { return m.id == id; });
   if (it == modes.end()) {
@@ -265,13 +263,13 @@ Status BoardControl::PlanClocks(const std::string& lease_id, json* restore) cons
     any = true;
     auto available = ReadText((dir / governors).string());
     if (available && Contains(*available, "performance")) add(dir / governor, "performance");
-    add(dir / min, Trim(*top));
+    add(dir / min, std::string(Trim(*top)));
   };
-  for (const auto& p : SortedEntries(Path("/sys/devices/system/cpu/cpufreq"), "policy")) {
+  for (const auto& p : SortedEntries(Path(SysPath("devices/system/cpu/cpufreq")), "policy")) {
     lock(p, "scaling_available_governors", "scaling_governor", "scaling_min_freq",
          "scaling_max_freq");
   }
-  for (const auto& d : SortedEntries(Path("/sys/class/devfreq"), "")) {
+  for (const auto& d : SortedEntries(Path(SysPath("class/devfreq")), "")) {
     lock(d, "available_governors", "governor", "min_freq", "max_freq");
   }
   if (!any) {
@@ -323,7 +321,7 @@ Status BoardControl::WriteFiles(const json& writes) {
     const auto& w = writes.at(i);
     Status written = WriteText(w.at("path").get<std::string>(), w.at("new").get<std::string>());
     if (written.ok()) continue;
-    std::string message = "writing " + Trim(w.at("new").get<std::string>()) + " to " +
+    std::string message = "writing " + std::string(Trim(w.at("new").get<std::string>())) + " to " +
                           w.at("path").get<std::string>() + " was refused: " + written.message();
     const std::string failed = UndoWrites(writes, i);
     message += failed.empty() ? "; the " + std::to_string(i) + " earlier writes were rolled back"
@@ -407,16 +405,16 @@ std::vector<FanInfo> BoardControl::Fans() const {
   std::vector<FanInfo> fans;
   std::map<std::string, int> seen;
   static const std::regex pwm_name(R"(pwm\d+)");
-  for (const auto& h : SortedEntries(Path("/sys/class/hwmon"), "hwmon")) {
+  for (const auto& h : SortedEntries(Path(SysPath("class/hwmon")), "hwmon")) {
     auto name = ReadText((h / "name").string());
     for (const auto& p : SortedEntries(h.string(), "pwm")) {
       if (!std::regex_match(p.filename().string(), pwm_name)) continue;
       FanInfo f;
-      f.name = name ? Trim(*name) : h.filename().string();
+      f.name = name ? std::string(Trim(*name)) : h.filename().string();
       if (int n = ++seen[f.name]; n > 1) f.name += "-" + std::to_string(n);
       f.pwm_path = p.string();
       if (auto v = ReadText(f.pwm_path); v && !Trim(*v).empty()) {
-        f.pwm = std::atoi(Trim(*v).c_str());
+        f.pwm = std::atoi(std::string(Trim(*v)).c_str());
       }
       fans.push_back(std::move(f));
     }
@@ -425,7 +423,7 @@ std::vector<FanInfo> BoardControl::Fans() const {
 }
 
 bool BoardControl::ClocksLocked() const {
-  auto policies = SortedEntries(Path("/sys/devices/system/cpu/cpufreq"), "policy");
+  auto policies = SortedEntries(Path(SysPath("devices/system/cpu/cpufreq")), "policy");
   if (policies.empty()) return false;
   for (const auto& p : policies) {
     auto lo = ReadText((p / "scaling_min_freq").string());

@@ -5,6 +5,8 @@
 #include <cstdio>
 #include <utility>
 
+#include "edgemon/text.h"
+
 namespace edgemon::metrics {
 namespace {
 
@@ -12,22 +14,8 @@ constexpr std::string_view kPrometheusType = "text/plain; version=0.0.4; charset
 constexpr std::string_view kOpenMetricsType =
     "application/openmetrics-text; version=1.0.0; charset=utf-8";
 
-std::string_view Trim(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
-  return s;
-}
-
-bool IEquals(std::string_view a, std::string_view b) {
-  if (a.size() != b.size()) return false;
-  for (size_t i = 0; i < a.size(); ++i) {
-    char x = a[i], y = b[i];
-    if (x >= 'A' && x <= 'Z') x = static_cast<char>(x - 'A' + 'a');
-    if (y >= 'A' && y <= 'Z') y = static_cast<char>(y - 'A' + 'a');
-    if (x != y) return false;
-  }
-  return true;
-}
+using text::IEquals;
+using text::Trim;
 
 void AppendInt(std::string& out, int64_t v) {
   char buf[24];

@@ -1,0 +1,47 @@
+#include "edgemon/text.h"
+
+namespace edgemon::text {
+namespace {
+
+// `s` with the ASCII letters from `first` to `first` + 25 moved to `to` on.
+std::string MapAsciiCase(std::string_view s, char first, char to) {
+  std::string out(s);
+  for (char& ch : out) {
+    if (ch >= first && ch < first + 26) ch = static_cast<char>(ch - first + to);
+  }
+  return out;
+}
+
+char LowerChar(char c) {
+  return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c;
+}
+
+}  // namespace
+
+bool IsSpace(char c) {
+  return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\0';
+}
+
+std::string_view Trim(std::string_view s) {
+  while (!s.empty() && IsSpace(s.front())) s.remove_prefix(1);
+  while (!s.empty() && IsSpace(s.back())) s.remove_suffix(1);
+  return s;
+}
+
+std::string Lower(std::string_view s) {
+  return MapAsciiCase(s, 'A', 'a');
+}
+
+std::string Upper(std::string_view s) {
+  return MapAsciiCase(s, 'a', 'A');
+}
+
+bool IEquals(std::string_view a, std::string_view b) {
+  if (a.size() != b.size()) return false;
+  for (size_t i = 0; i < a.size(); ++i) {
+    if (LowerChar(a[i]) != LowerChar(b[i])) return false;
+  }
+  return true;
+}
+
+}  // namespace edgemon::text
