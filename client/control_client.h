@@ -22,13 +22,13 @@
 #include <thread>
 
 #include "client/edgemon_client.h"
+#include "edgemon/addresses.h"
 #include "edgemon/v1/control.grpc.pb.h"
 
 namespace edgemon::client {
 
-// The packaged helper's socket.
-inline constexpr const char* kDefaultControlTarget =
-    "unix:/run/edgemon-control/edgemon-control.sock";
+// The packaged helper's socket (include/edgemon/addresses.h).
+using edgemon::kDefaultControlTarget;
 
 // `flag` when given, else $EDGEMON_CONTROL, else kDefaultControlTarget.
 std::string ControlTarget(const std::string& flag);

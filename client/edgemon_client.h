@@ -32,6 +32,7 @@
 #include <utility>
 #include <vector>
 
+#include "edgemon/addresses.h"
 #include "edgemon/channel.h"
 #include "edgemon/status.h"
 
@@ -205,9 +206,9 @@ class Watcher {
 };
 
 // The default daemon address of edgemon and edgetop: the packaged daemon's
-// unix socket. The environment variable EDGEMON_CONNECT overrides it,
-// --connect overrides both.
-inline constexpr const char* kDefaultTarget = "unix:/run/edgemon/edgemond.sock";
+// unix socket (include/edgemon/addresses.h). The environment variable
+// EDGEMON_CONNECT overrides it, --connect overrides both.
+using edgemon::kDefaultTarget;
 
 // How to reach a TCP listener that needs more than plain text.
 struct ConnectOptions {

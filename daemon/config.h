@@ -7,6 +7,7 @@
 #include <optional>
 #include <string>
 
+#include "edgemon/addresses.h"
 #include "edgemon/status.h"
 
 namespace edgemon {
@@ -17,7 +18,7 @@ struct Config {
   int64_t interval_ms = 1000;     // frame period (tegrastats' default)
   int64_t energy_rate_hz = 100;   // rail sampling for energy integration; 0 = frames only
   int64_t topology_check_s = 10;  // how often watched directories are re-listed
-  std::string listen = "unix:/run/edgemon/edgemond.sock";
+  std::string listen = kDefaultTarget;
   std::string tcp_listen;          // "host:port"; "" = no TCP listener
   std::string tls_cert;            // PEM certificate for TCP (required off loopback)
   std::string tls_key;             // PEM private key, with tls_cert
@@ -35,7 +36,7 @@ struct Config {
   int64_t commit_interval_ms = 5000;  // batched commits
   // [control]: the separate helper edgemon-control (edgemond ignores these)
   bool control_enable = false;  // the helper refuses to start unless true
-  std::string control_listen = "unix:/run/edgemon-control/edgemon-control.sock";
+  std::string control_listen = kDefaultControlTarget;
   std::string control_group = "edgemon-control";           // who may connect
   std::string control_state_dir = "/run/edgemon-control";  // leases to restore after a crash
 };
