@@ -211,21 +211,19 @@ std::string TegrastatsFormatter::Format(const Frame& frame) {
   const Value ram_total = get(Find(Kind::kMemory, "ram", Field::kTotal));
   const Value ram_used = get(Find(Kind::kMemory, "ram", Field::kUsed));
   if (ram_total && ram_used) {
-    std::string ram =
-        "RAM " + std::to_string(Mb(*ram_used)) + "/" + std::to_string(Mb(*ram_total)) + "MB";
+    std::string ram = fmt::format("RAM {}/{}MB", Mb(*ram_used), Mb(*ram_total));
     const Value blocks = get(Find(Kind::kMemory, "ram", Field::kLfbBlocks));
     const Value size = get(Find(Kind::kMemory, "ram", Field::kLfbSize));
-    if (blocks && size) ram += " (lfb " + std::to_string(*blocks) + "x" + BlockSize(*size) + ")";
+    if (blocks && size) ram += fmt::format(" (lfb {}x{})", *blocks, BlockSize(*size));
     add(ram);
   }
   // SWAP used/totalMB (cached XMB), when there is swap.
   const Value swap_total = get(Find(Kind::kSwap, "swap", Field::kTotal));
   const Value swap_used = get(Find(Kind::kSwap, "swap", Field::kUsed));
   if (swap_total && swap_used && *swap_total > 0) {
-    std::string swap =
-        "SWAP " + std::to_string(Mb(*swap_used)) + "/" + std::to_string(Mb(*swap_total)) + "MB";
+    std::string swap = fmt::format("SWAP {}/{}MB", Mb(*swap_used), Mb(*swap_total));
     if (Value cached = get(Find(Kind::kSwap, "swap", Field::kCached))) {
-      swap += " (cached " + std::to_string(Mb(*cached)) + "MB)";
+      swap += fmt::format(" (cached {}MB)", Mb(*cached));
     }
     add(swap);
   }
@@ -254,18 +252,18 @@ std::string TegrastatsFormatter::Format(const Frame& frame) {
   }
   // EMC_FREQ load%@MHz (or load% without the clock, as tegrastats does without root).
   if (Value load = get(Find(Kind::kEmc, "emc", Field::kLoad))) {
-    std::string emc = "EMC_FREQ " + std::to_string(Percent(*load)) + "%";
+    std::string emc = fmt::format("EMC_FREQ {}%", Percent(*load));
     if (Value freq = get(Find(Kind::kEmc, "emc", Field::kFreq))) {
-      emc += "@" + std::to_string(Mhz(*freq));
+      emc += fmt::format("@{}", Mhz(*freq));
     }
     add(emc);
   }
   // GR3D_FREQ load%@MHz, or @[MHz] on Orin.
   if (Value load = get(Find(Kind::kGpu, "gpu", Field::kLoad))) {
-    std::string gr3d = "GR3D_FREQ " + std::to_string(Percent(*load)) + "%";
+    std::string gr3d = fmt::format("GR3D_FREQ {}%", Percent(*load));
     if (Value freq = get(Find(Kind::kGpu, "gpu", Field::kFreq))) {
-      gr3d += style_.gpc_brackets ? "@[" + std::to_string(Mhz(*freq)) + "]"
-                                  : "@" + std::to_string(Mhz(*freq));
+      gr3d +=
+          style_.gpc_brackets ? fmt::format("@[{}]", Mhz(*freq)) : fmt::format("@{}", Mhz(*freq));
     }
     add(gr3d);
   }
@@ -278,11 +276,11 @@ std::string TegrastatsFormatter::Format(const Frame& frame) {
       if (style_.engines_off) add(e.label + " off");
       continue;
     }
-    if (freq) add(e.label + " " + std::to_string(Mhz(*freq)));
+    if (freq) add(fmt::format("{} {}", e.label, Mhz(*freq)));
   }
   // Temperatures name@XC.
   for (const Named& t : temps_) {
-    if (Value v = frame.Get(t.id)) add(t.label + "@" + Celsius(*v) + "C");
+    if (Value v = frame.Get(t.id)) add(fmt::format("{}@{}C", t.label, Celsius(*v)));
   }
   // Rails NAME cur/avg (mW).
   for (const Named& r : rails_) {
@@ -293,7 +291,7 @@ std::string TegrastatsFormatter::Format(const Frame& frame) {
     ++a.count;
     const int64_t avg = static_cast<int64_t>(std::llround(a.sum / static_cast<double>(a.count)));
     const char* unit = style_.rail_units ? "mW" : "";
-    add(r.label + " " + std::to_string(*v) + unit + "/" + std::to_string(avg) + unit);
+    add(fmt::format("{} {}{}/{}{}", r.label, *v, unit, avg, unit));
   }
   return out;
 }

@@ -18,6 +18,8 @@
 #include <regex>
 #include <sstream>
 
+#include <fmt/format.h>
+
 #include "daemon/collect/sysfs.h"
 #include "edgemon/text.h"
 
@@ -411,7 +413,7 @@ std::vector<FanInfo> BoardControl::Fans() const {
       if (!std::regex_match(p.filename().string(), pwm_name)) continue;
       FanInfo f;
       f.name = name ? std::string(Trim(*name)) : h.filename().string();
-      if (int n = ++seen[f.name]; n > 1) f.name += "-" + std::to_string(n);
+      if (int n = ++seen[f.name]; n > 1) f.name += fmt::format("-{}", n);
       f.pwm_path = p.string();
       if (auto v = ReadText(f.pwm_path); v && !Trim(*v).empty()) {
         f.pwm = std::atoi(std::string(Trim(*v)).c_str());

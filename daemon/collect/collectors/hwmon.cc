@@ -26,6 +26,8 @@
 #include <map>
 #include <set>
 
+#include <fmt/format.h>
+
 #include "daemon/collect/collectors.h"
 #include "daemon/collect/parse.h"
 
@@ -261,7 +263,9 @@ class HwmonCollector final : public Collector {
           if (!label && it != labels.end() && it->second) label = it->second;
         }
         if (!label && chip_label && indexes.size() == 1) label = chip_label;
-        if (!label) label = chip.name + " " + bus + (n == 1 ? "" : "/" + std::to_string(n));
+        if (!label)
+          label = n == 1 ? fmt::format("{} {}", chip.name, bus)
+                         : fmt::format("{} {}/{}", chip.name, bus, n);
         if (parse::IsUnusedInaLabel(*label)) continue;
         ina_rail[n] = *label;
       }
