@@ -5,7 +5,8 @@
 # with exactly
 #   cmake -S . -B b -DCMAKE_BUILD_TYPE=Release && cmake --build b
 # (GCC 12, warnings as errors as in every build type). Prints the configure
-# line naming what was left out, and the time the build took.
+# line naming what was left out, the number of compiler warnings, and the
+# time the build took.
 # Usage: scripts/check-packager-build.sh [ROOT]   (root made once, reused)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -32,6 +33,7 @@ chroot "$root" env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/root \
      { cat configure.log; exit 1; }
    grep -A3 "tests left out" configure.log | tr -s " \n" " " | sed "s/^/packager-build: /"; echo
    cmake --build b >build.log 2>&1 || { tail -50 build.log; exit 1; }
+   echo "packager-build: $(grep -c "warning:" build.log) compiler warnings"
    for p in edgemond edgemon edgetop edgemon-control edgemon-probe; do
      f=$(find b -type f -name "$p" -perm -u+x | head -n 1)
      [ -n "$f" ] || { echo "packager-build: $p was not built" >&2; exit 1; }
