@@ -4,6 +4,8 @@
 
 #include <cstdio>
 
+#include "daemon/collect/sysfs.h"
+
 #if defined(__GLIBC__)
 #include <malloc.h>
 #endif
@@ -12,7 +14,7 @@ namespace edgemon {
 
 int64_t ResidentKib() {
   // statm's second field: resident pages.
-  std::FILE* f = std::fopen("/proc/self/statm", "re");
+  std::FILE* f = std::fopen(HostProcPath("self/statm").c_str(), "re");
   if (f == nullptr) return 0;
   long long size = 0, resident = 0;
   const int n = std::fscanf(f, "%lld %lld", &size, &resident);

@@ -189,7 +189,7 @@ std::optional<ProcStat> ProcPidStat(std::string_view text) {
 
 ProcStatus ProcPidStatus(std::string_view text) {
   ProcStatus st;
-  while (!text.empty() && !(st.rss_kib && st.uid)) {
+  while (!text.empty() && !(st.rss_kib && st.uid && st.groups)) {
     auto kv = SplitKeyValue(NextLine(text));
     if (!kv) continue;
     if (kv->key == "VmRSS" && !st.rss_kib) {
@@ -197,6 +197,10 @@ ProcStatus ProcPidStatus(std::string_view text) {
     } else if (kv->key == "Uid" && !st.uid) {
       std::string_view v = kv->value;
       st.uid = Number<uint32_t>(NextToken(v));
+    } else if (kv->key == "Groups" && !st.groups) {
+      st.groups.emplace();
+      std::string_view v = kv->value;
+      while (auto gid = Number<uint32_t>(NextToken(v))) st.groups->push_back(*gid);
     }
   }
   return st;

@@ -82,6 +82,9 @@ std::optional<ProcStat> ProcPidStat(std::string_view text);
 struct ProcStatus {
   std::optional<uint64_t> rss_kib;
   std::optional<uint32_t> uid;
+  // Supplementary groups ("Groups:"; empty when the process has none),
+  // up to the first entry that is not a number.
+  std::optional<std::vector<uint32_t>> groups;
 };
 ProcStatus ProcPidStatus(std::string_view text);
 

@@ -37,6 +37,9 @@ std::string EtcPath(std::string_view rel) {
 std::string VarLibPath(std::string_view rel) {
   return Prefixed("/var/lib", rel);
 }
+std::string HostProcPath(std::string_view rel) {
+  return ProcPath(rel);
+}
 
 std::string JoinPath(std::string_view dir, std::string_view name) {
   std::string out(dir);

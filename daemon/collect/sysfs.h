@@ -35,6 +35,11 @@ std::string SysPath(std::string_view rel);
 std::string ProcPath(std::string_view rel);
 std::string EtcPath(std::string_view rel);
 std::string VarLibPath(std::string_view rel);
+// A real path in the running kernel's /proc, never under --root and never
+// read through a SysFs: the files of edgemon's own process or of a peer on
+// the same machine (HostProcPath("self/statm"), a caller's "PID/status"),
+// which describe edgemon and its callers, not the monitored system.
+std::string HostProcPath(std::string_view rel);
 
 // Joins a logical directory and a relative name with one slash.
 std::string JoinPath(std::string_view dir, std::string_view name);

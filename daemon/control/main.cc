@@ -24,14 +24,15 @@
 #include <grpcpp/grpcpp.h>
 #include <grpcpp/server_posix.h>
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <csignal>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 #include <thread>
 
+#include "daemon/collect/parse.h"
+#include "daemon/collect/sysfs.h"
 #include "daemon/config.h"
 #include "daemon/control/board.h"
 #include "daemon/control/control_service.h"
@@ -79,24 +80,18 @@ Status Load(const Flags& flags, Config& c) {
   return Validate(c);
 }
 
-// The groups of a process (primary and supplementary) from /proc/PID/status.
+// Whether a process is in `group`: its primary group, or one of the
+// supplementary groups its /proc/PID/status lists.
 bool InGroup(pid_t pid, gid_t primary, gid_t group) {
   if (primary == group) return true;
-  std::ifstream in("/proc/" + std::to_string(pid) + "/status");
-  std::string line;
-  while (std::getline(in, line)) {
-    if (line.rfind("Groups:", 0) != 0) continue;
-    std::istringstream ids(line.substr(7));
-    long id = 0;
-    while (ids >> id) {
-      if (static_cast<gid_t>(id) == group) return true;
-    }
-  }
-  return false;
+  auto text = ReadText(HostProcPath(std::to_string(pid) + "/status"));
+  if (!text) return false;
+  const auto groups = parse::ProcPidStatus(*text).groups;
+  return groups && std::ranges::find(*groups, group) != groups->end();
 }
 
 std::string Comm(pid_t pid) {
-  auto text = ReadText("/proc/" + std::to_string(pid) + "/comm");
+  auto text = ReadText(HostProcPath(std::to_string(pid) + "/comm"));
   if (!text) return "?";
   while (!text->empty() && text->back() == '\n') text->pop_back();
   return *text;

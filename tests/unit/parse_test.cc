@@ -102,12 +102,17 @@ TEST(ParseProcPid, MalformedStatIsNoValue) {
   EXPECT_FALSE(ProcPidStat("1 (x)"));
 }
 
-TEST(ParseProcPid, StatusResidentSetAndRealUid) {
+TEST(ParseProcPid, StatusResidentSetRealUidAndGroups) {
   auto st = ProcPidStatus(
       "Name:\tfake-bench\nUmask:\t0022\nState:\tS (sleeping)\nUid:\t1000\t0\t0\t0\n"
-      "Gid:\t1000\t1000\t1000\t1000\nVmPeak:\t   9000 kB\nVmRSS:\t    5120 kB\nThreads:\t1\n");
+      "Gid:\t1000\t1000\t1000\t1000\nGroups:\t4 24 997 \nVmPeak:\t   9000 kB\n"
+      "VmRSS:\t    5120 kB\nThreads:\t1\n");
   EXPECT_EQ(st.rss_kib, std::optional<uint64_t>(5120));
   EXPECT_EQ(st.uid, std::optional<uint32_t>(1000));
+  EXPECT_EQ(st.groups, std::optional(std::vector<uint32_t>{4, 24, 997}));
+  // No supplementary groups: present and empty; a bad entry ends the list.
+  EXPECT_EQ(ProcPidStatus("Groups:\t\n").groups, std::optional(std::vector<uint32_t>{}));
+  EXPECT_EQ(ProcPidStatus("Groups:\t5 x 7\n").groups, std::optional(std::vector<uint32_t>{5}));
   // A kernel thread has no VmRSS: absent, never 0.
   st = ProcPidStatus("Name:\tkworker/0:1\nUid:\t0\t0\t0\t0\n");
   EXPECT_FALSE(st.rss_kib);
@@ -118,6 +123,7 @@ TEST(ParseProcPid, StatusResidentSetAndRealUid) {
   st = ProcPidStatus("");
   EXPECT_FALSE(st.rss_kib);
   EXPECT_FALSE(st.uid);
+  EXPECT_FALSE(st.groups);
 }
 
 TEST(ParseProcPid, CmdlineJoinsArgumentsWithSpaces) {
