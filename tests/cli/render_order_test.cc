@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "client/render.h"
+#include "tests/support/inventory.h"
 
 namespace edgemon {
 namespace {
@@ -11,15 +12,10 @@ TEST(RenderTable, SubRailsFollowTheirParent) {
   Inventory inv;
   Frame f;
   auto add = [&](std::string name, std::string parent, uint32_t flags) {
-    Channel c;
-    c.id = static_cast<ChannelId>(inv.channels.size());
-    c.kind = Kind::kRail;
-    c.name = std::move(name);
-    c.field = Field::kPower;
+    Channel& c = testing::AddChannel(inv, Kind::kRail, std::move(name), Field::kPower);
     c.unit = Unit::kMilliwatt;
     c.parent = std::move(parent);
     c.flags = flags;
-    inv.channels.push_back(c);
     f.values.push_back(int64_t{1000});
   };
   // TX2's order: sub-rails of VDD_IN on the first INA3221, VDD_IN on the second.

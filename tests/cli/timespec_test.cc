@@ -10,6 +10,7 @@
 
 #include "client/cli/cli.h"
 #include "client/cli/session.h"
+#include "tests/support/inventory.h"
 
 namespace edgemon::cli {
 namespace {
@@ -169,12 +170,7 @@ TEST(ParseTime, RejectsWithAReason) {
 Inventory SampleInventory() {
   Inventory inv;
   auto add = [&inv](Kind kind, const char* name, Field field) {
-    Channel c;
-    c.id = static_cast<ChannelId>(inv.channels.size());
-    c.kind = kind;
-    c.name = name;
-    c.field = field;
-    inv.channels.push_back(c);
+    testing::AddChannel(inv, kind, name, field);
   };
   add(Kind::kRail, "VDD_IN", Field::kPower);         // 0
   add(Kind::kRail, "VDD_IN", Field::kVoltage);       // 1

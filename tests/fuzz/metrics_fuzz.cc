@@ -14,6 +14,7 @@
 
 #include "daemon/metrics/exposition.h"
 #include "edgemon/channel.h"
+#include "tests/support/inventory.h"
 
 namespace {
 
@@ -132,15 +133,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   inv.board.model = parts[3];
   inv.board.hostname = parts[2];
   auto add = [&](Kind kind, const std::string& n, Field field, const std::string& parent) {
-    Channel c;
-    c.id = static_cast<ChannelId>(inv.channels.size());
-    c.kind = kind;
-    c.name = n;
-    c.field = field;
+    Channel& c = testing::AddChannel(inv, kind, n, field);
     c.unit = UnitOf(field);
     c.device = parts[2];
     c.parent = parent;
-    inv.channels.push_back(c);
   };
   add(Kind::kRail, parts[0], Field::kPower, "");
   add(Kind::kRail, parts[0], Field::kEnergy, "");

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "daemon/metrics/exposition.h"
+#include "tests/support/inventory.h"
 #include "tests/support/orin_inventory.h"
 
 namespace edgemon::metrics {
@@ -87,15 +88,10 @@ struct Board {
   Frame frame;
   ChannelId Add(Kind k, std::string name, Field f, std::optional<int64_t> v, uint32_t flags = 0,
                 std::string device = "") {
-    Channel c;
-    c.id = static_cast<ChannelId>(inv.channels.size());
-    c.kind = k;
-    c.name = std::move(name);
-    c.field = f;
+    Channel& c = testing::AddChannel(inv, k, std::move(name), f);
     c.unit = UnitOf(f);
     c.flags = flags;
     c.device = std::move(device);
-    inv.channels.push_back(c);
     frame.values.push_back(v);
     return c.id;
   }

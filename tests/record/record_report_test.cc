@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "client/cli/record_report.h"
+#include "tests/support/inventory.h"
 
 namespace edgemon::cli::record {
 namespace {
@@ -90,16 +91,11 @@ Inventory SmallInventory() {
   Inventory inv;
   inv.board.model = "Test Board";
   auto add = [&](Kind kind, std::string name, Field field, Unit unit, uint32_t flags = 0) {
-    Channel c;
-    c.id = static_cast<ChannelId>(inv.channels.size());
-    c.kind = kind;
-    c.name = std::move(name);
-    c.field = field;
+    Channel& c = testing::AddChannel(inv, kind, std::move(name), field);
     c.unit = unit;
     c.flags = flags;
     c.device = "dev";
-    inv.channels.push_back(c);
-    return &inv.channels.back();
+    return &c;
   };
   add(Kind::kRail, "VDD_IN", Field::kPower, Unit::kMilliwatt, kFlagInputRail);         // 0
   add(Kind::kRail, "VDD_SOC", Field::kPower, Unit::kMilliwatt);                        // 1

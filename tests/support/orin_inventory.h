@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "edgemon/channel.h"
+#include "tests/support/inventory.h"
 
 namespace edgemon::testing {
 
@@ -14,14 +15,9 @@ namespace edgemon::testing {
 inline Inventory OrinLikeInventory() {
   Inventory inv;
   auto add = [&](Kind k, std::string name, Field f, uint32_t flags = 0) {
-    Channel c;
-    c.id = static_cast<ChannelId>(inv.channels.size());
-    c.kind = k;
-    c.name = std::move(name);
-    c.field = f;
+    Channel& c = AddChannel(inv, k, std::move(name), f);
     c.unit = UnitOf(f);
     c.flags = flags;
-    inv.channels.push_back(std::move(c));
   };
   for (int c = -1; c < 12; ++c) {
     std::string n = c < 0 ? "cpu" : "cpu" + std::to_string(c);

@@ -10,6 +10,7 @@
 #include <cstring>
 #include <fstream>
 
+#include "tests/support/inventory.h"
 #include "tests/support/temp_tree.h"
 
 namespace edgemon {
@@ -17,14 +18,8 @@ namespace {
 
 Inventory TwoChannels(const char* second = "VDD_SOC") {
   Inventory inv;
-  for (const char* name : {"VDD_IN", second}) {
-    Channel c;
-    c.id = static_cast<ChannelId>(inv.channels.size());
-    c.kind = Kind::kRail;
-    c.name = name;
-    c.field = Field::kPower;
-    inv.channels.push_back(c);
-  }
+  for (const char* name : {"VDD_IN", second})
+    testing::AddChannel(inv, Kind::kRail, name, Field::kPower);
   return inv;
 }
 

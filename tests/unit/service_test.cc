@@ -32,6 +32,7 @@
 #include "daemon/store_sink.h"
 #include "edgemon/v1/edgemon.grpc.pb.h"
 #include "tests/support/fake_clock.h"
+#include "tests/support/inventory.h"
 #include "tests/support/temp_tree.h"
 
 namespace edgemon::service {
@@ -127,6 +128,17 @@ class ServiceTest : public ::testing::Test {
     return *c;
   }
 
+  // Frame `i` of a synthetic history: 1 s apart from `t0` (wall clock) and
+  // from 1000 s (boottime), numbered from `seq`, every value absent.
+  Frame HistoryFrame(uint64_t seq, int64_t t0, int i) const {
+    Frame f;
+    f.seq = seq + static_cast<uint64_t>(i);
+    f.realtime_ns = t0 + i * kSec;
+    f.boottime_ns = 1000 * kSec + i * kSec;
+    f.values.resize(collection_->inventory().channels.size());
+    return f;
+  }
+
   // 100 synthetic frames, 1 s apart from t0 (frame 15 missing): VIN_SYS_5V0
   // energy 5000 mJ per second (5 W), power 4000 + (i % 10) * 200 mW,
   // CPU-therm 40000 + 100 i mC.
@@ -141,11 +153,7 @@ class ServiceTest : public ::testing::Test {
     uint64_t seq = store_->next_seq();
     for (int i = 0; i < 100; ++i) {
       if (i == 15) continue;
-      Frame f;
-      f.seq = seq + static_cast<uint64_t>(i);
-      f.realtime_ns = t0 + i * kSec;
-      f.boottime_ns = 1000 * kSec + i * kSec;
-      f.values.resize(inv.channels.size());
+      Frame f = HistoryFrame(seq, t0, i);
       f.values[e] = 5000LL * i;
       f.values[p] = 4000 + (i % 10) * 200;
       f.values[t] = 40000 + 100 * i;
@@ -177,14 +185,7 @@ class ServiceTest : public ::testing::Test {
 
 TEST(CodecSelectChannels, KeysIdsGlobsOrInvalidArgument) {
   Inventory inv;
-  auto add = [&](Kind k, const char* name, Field f) {
-    Channel c;
-    c.id = static_cast<ChannelId>(inv.channels.size());
-    c.kind = k;
-    c.name = name;
-    c.field = f;
-    inv.channels.push_back(c);
-  };
+  auto add = [&](Kind k, const char* name, Field f) { testing::AddChannel(inv, k, name, f); };
   add(Kind::kRail, "VDD_IN", Field::kPower);         // 0
   add(Kind::kRail, "VDD_IN", Field::kVoltage);       // 1
   add(Kind::kThermal, "cpu-thermal", Field::kTemp);  // 2
@@ -670,11 +671,7 @@ TEST_F(ServiceTest, ZeroEnergyIsSentAsZeroNotAbsent) {
   ChannelId t = Find(Kind::kThermal, "CPU-therm", Field::kTemp).id;
   const uint64_t seq = store_->next_seq();
   for (int i = 0; i < 20; ++i) {
-    Frame f;
-    f.seq = seq + static_cast<uint64_t>(i);
-    f.realtime_ns = t0 + i * kSec;
-    f.boottime_ns = 1000 * kSec + i * kSec;
-    f.values.resize(inv.channels.size());
+    Frame f = HistoryFrame(seq, t0, i);
     f.values[e] = 7000;  // the counter stood still
     f.values[t] = 0;     // 0 C is a temperature
     store_->Append(f);
@@ -1180,11 +1177,7 @@ TEST_F(RolledUpServiceTest, StartTemperatureIsAbsentNotTheMinimumWhenUnread) {
   ChannelId t = Find(Kind::kThermal, "CPU-therm", Field::kTemp).id;
   const uint64_t seq = store_->next_seq();
   for (int i = 0; i < 200; ++i) {
-    Frame f;
-    f.seq = seq + static_cast<uint64_t>(i);
-    f.realtime_ns = t0 + i * kSec;
-    f.boottime_ns = 1000 * kSec + i * kSec;
-    f.values.resize(inv.channels.size());
+    Frame f = HistoryFrame(seq, t0, i);
     f.values[t] = 40000 + 100 * i;
     store_->Append(f);
   }
