@@ -11,6 +11,7 @@
 #include <mutex>
 
 #include "client/render.h"
+#include "edgemon/text.h"
 
 namespace edgemon::cli {
 namespace {
@@ -18,10 +19,6 @@ namespace {
 volatile std::sig_atomic_t g_stop = 0;
 void OnStopSignal(int) {
   g_stop = 1;
-}
-
-bool AllDigits(const std::string& s) {
-  return !s.empty() && std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; });
 }
 
 }  // namespace
@@ -80,7 +77,7 @@ Result<std::vector<ChannelId>> SelectChannels(const Inventory& inventory,
   }
   for (const auto& p : patterns) {
     const size_t before = ids.size();
-    if (AllDigits(p)) {
+    if (text::AllDigits(p)) {
       const unsigned long long id = std::stoull(p.size() > 12 ? std::string("999999999999") : p);
       if (id < inventory.channels.size() && !inventory.channels[id].name.empty()) {
         ids.push_back(static_cast<ChannelId>(id));

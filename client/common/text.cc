@@ -44,4 +44,8 @@ bool IEquals(std::string_view a, std::string_view b) {
   return true;
 }
 
+bool AllDigits(std::string_view s) {
+  return !s.empty() && s.find_first_not_of("0123456789") == std::string_view::npos;
+}
+
 }  // namespace edgemon::text

@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "daemon/collect/parse.h"
+#include "edgemon/text.h"
 
 namespace edgemon {
 namespace {
@@ -19,10 +20,6 @@ constexpr size_t kStatusBytes = 16384;
 constexpr size_t kCmdlineBytes = 4096;
 constexpr size_t kPasswdBytes = 1 << 20;
 constexpr uint64_t kMaxPid = 1u << 30;  // above PID_MAX_LIMIT: not a process
-
-bool AllDigits(std::string_view s) {
-  return !s.empty() && s.find_first_not_of("0123456789") == std::string_view::npos;
-}
 
 }  // namespace
 
@@ -45,7 +42,7 @@ std::vector<ProcessInfo> ProcessReader::Read() {
   std::map<int, uint64_t> ticks;
   std::vector<ProcessInfo> out;
   for (const std::string& entry : fs_.List(ProcPath(""))) {
-    if (!AllDigits(entry)) continue;  // not a process directory
+    if (!text::AllDigits(entry)) continue;  // not a process directory
     auto pid = parse::Uint(entry);
     if (!pid || *pid == 0 || *pid > kMaxPid) continue;
     const std::string dir = ProcPath(entry);

@@ -18,5 +18,7 @@ std::string Lower(std::string_view s);
 std::string Upper(std::string_view s);
 // ASCII case-insensitive equality.
 bool IEquals(std::string_view a, std::string_view b);
+// Whether `s` is non-empty and only ASCII digits (a pid, a channel id).
+bool AllDigits(std::string_view s);
 
 }  // namespace edgemon::text

@@ -23,5 +23,14 @@ TEST(Text, CaseMapsAsciiLettersOnly) {
   EXPECT_FALSE(IEquals("[", "{"));  // 0x5B and 0x7B differ by 32 but are not letters
 }
 
+TEST(Text, AllDigitsIsNonEmptyAsciiDigitsOnly) {
+  EXPECT_TRUE(AllDigits("0"));
+  EXPECT_TRUE(AllDigits("4294967296"));
+  EXPECT_FALSE(AllDigits(""));
+  EXPECT_FALSE(AllDigits("+5"));
+  EXPECT_FALSE(AllDigits(" 5"));
+  EXPECT_FALSE(AllDigits("12a"));
+}
+
 }  // namespace
 }  // namespace edgemon::text
