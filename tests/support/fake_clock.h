@@ -36,9 +36,7 @@ class FakeClock final : public Clock {
   void WaitUntil(int64_t deadline_ns, std::unique_lock<std::mutex>& lock,
                  std::condition_variable& cv) override {
     if (!paced_.load()) {
-      int64_t now = mono_.load();
-      while (now < deadline_ns && !mono_.compare_exchange_weak(now, deadline_ns)) {
-      }
+      MoveForwardTo(deadline_ns);
       return;
     }
     if (mono_.load() >= deadline_ns) return;
@@ -69,9 +67,7 @@ class FakeClock final : public Clock {
       {
         std::lock_guard g(wait_mu_);
         if (waiting_deadline_ != 0) {
-          int64_t now = mono_.load();
-          while (now < waiting_deadline_ && !mono_.compare_exchange_weak(now, waiting_deadline_)) {
-          }
+          MoveForwardTo(waiting_deadline_);
           break;
         }
       }
@@ -97,6 +93,12 @@ class FakeClock final : public Clock {
   }
 
  private:
+  // The monotonic clock to `t` unless it is already past it (never backwards).
+  void MoveForwardTo(int64_t t) {
+    int64_t now = mono_.load();
+    while (now < t && !mono_.compare_exchange_weak(now, t)) {
+    }
+  }
   static void Nap() { std::this_thread::sleep_for(std::chrono::microseconds(100)); }
 
   std::atomic<bool> paced_;
