@@ -4,7 +4,7 @@ find_program(EDGEMON_SYSTEM_PYTHON3_FOR_PYTEST python3 PATHS /usr/bin NO_DEFAULT
 execute_process(COMMAND ${EDGEMON_SYSTEM_PYTHON3_FOR_PYTEST} -c "import pytest"
                 RESULT_VARIABLE edgemon_no_pytest OUTPUT_QUIET ERROR_QUIET)
 if(edgemon_no_pytest)
-  set_property(GLOBAL APPEND PROPERTY EDGEMON_MISSING_TEST_TOOLS "pytest (python3-pytest)")
+  edgemon_missing_for_tests("pytest (python3-pytest)")
   edgemon_tests_left_out(python_client)
   return()
 endif()
