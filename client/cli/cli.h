@@ -12,6 +12,7 @@
 #include <string>
 
 #include "client/edgemon_client.h"
+#include "edgemon/text.h"  // TerminalSafe for every printed name and message
 
 namespace CLI {
 class App;
@@ -76,13 +77,6 @@ int ReportFirstCall(std::string_view who, const std::string& target, const Statu
 // syntax (edgemon/timespec.h): the parser's INVALID_ARGUMENT for text that is
 // not a duration, "the <what> must be more than 0" for one that is not positive.
 Result<int64_t> PositiveDurationNs(const std::string& text, std::string_view what);
-
-// Text from the daemon or the user (window labels, mark names, commands) made
-// safe to print on a terminal: control characters (C0 but newline and tab,
-// DEL, and C1 such as U+009B CSI) become "\xNN" / "\u00NN" escapes, so an
-// escape sequence in a label cannot clear or rewrite the screen. Other
-// UTF-8 passes through unchanged.
-std::string TerminalSafe(std::string_view text);
 
 // Subcommand groups, one source file each.
 void AddSnapshotCommands(CLI::App& app, Registry& registry);  // now, sensors (snapshot.cc)

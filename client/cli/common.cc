@@ -3,6 +3,7 @@
 #include <string>
 
 #include "client/cli/cli.h"
+#include "edgemon/text.h"
 #include "edgemon/timespec.h"
 
 namespace edgemon::cli {
@@ -34,28 +35,6 @@ std::unique_ptr<client::Client> ConnectOrReport(const Globals& globals) {
   std::unique_ptr<client::Client> c = std::move(connected).value();
   c->set_timeout(globals.timeout);
   return c;
-}
-
-std::string TerminalSafe(std::string_view text) {
-  std::string out;
-  out.reserve(text.size());
-  for (size_t i = 0; i < text.size(); ++i) {
-    const auto c = static_cast<unsigned char>(text[i]);
-    if ((c < 0x20 && c != '\n' && c != '\t') || c == 0x7f) {
-      char esc[8];
-      std::snprintf(esc, sizeof esc, "\\x%02x", c);
-      out += esc;
-    } else if (c == 0xc2 && i + 1 < text.size() &&
-               static_cast<unsigned char>(text[i + 1]) >= 0x80 &&
-               static_cast<unsigned char>(text[i + 1]) <= 0x9f) {
-      char esc[8];
-      std::snprintf(esc, sizeof esc, "\\u%04x", static_cast<unsigned char>(text[++i]));
-      out += esc;
-    } else {
-      out += static_cast<char>(c);
-    }
-  }
-  return out;
 }
 
 int ReportStatus(std::string_view what, const Status& status) {

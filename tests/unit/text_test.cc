@@ -34,3 +34,30 @@ TEST(Text, AllDigitsIsNonEmptyAsciiDigitsOnly) {
 
 }  // namespace
 }  // namespace edgemon::text
+
+namespace edgemon {
+namespace {
+
+// Text printed on a terminal: names, labels and messages with escape
+// sequences are shown escaped, never executed.
+TEST(TerminalSafe, ControlCharactersAreEscaped) {
+  EXPECT_EQ(TerminalSafe("\x1b[2J\x1b[Hpwned"), "\\x1b[2J\\x1b[Hpwned");
+  EXPECT_EQ(TerminalSafe(std::string("a\0b\rc\x7f", 6)), "a\\x00b\\x0dc\\x7f");
+  EXPECT_EQ(TerminalSafe("csi \xc2\x9b"
+                         "2J"),
+            "csi \\u009b2J");                                         // C1 CSI in UTF-8
+  EXPECT_EQ(TerminalSafe("\x1b]0;pwned\x07"), "\\x1b]0;pwned\\x07");  // OSC title, BEL
+}
+
+TEST(TerminalSafe, OrdinaryTextIsUnchanged) {
+  const std::string text =
+      "edgemon record: resnet50 \xc3\xa9t\xc3\xa9 \xe2\x80\x94 1.2 J\n\tnext\n";
+  EXPECT_EQ(TerminalSafe(text), text);
+  EXPECT_EQ(TerminalSafe("\xc2\xb0"
+                         "C"),
+            "\xc2\xb0"
+            "C");  // U+00B0 is printable: only C1 (U+0080..U+009F) is escaped
+}
+
+}  // namespace
+}  // namespace edgemon
