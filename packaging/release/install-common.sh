@@ -1,34 +1,282 @@
 # shellcheck shell=sh
 # What install.sh and uninstall.sh share (sourced by both; POSIX sh; shipped
-# beside them in the bundle and in the prefix): the programs a bundle holds,
-# the --prefix/--root options, the checks made before anything is touched,
-# and whether systemd runs this machine. `me` names the script in messages.
+# beside them in the bundle and in the installation): the programs a bundle
+# holds, the --prefix/--root options and where a prefix puts things, the
+# manifest, removing what a manifest lists, the groups, and whether systemd
+# runs this machine. `me` names the script in messages.
+#
+# The manifest, /var/lib/edgemon-install/manifest (inside --root), lists what
+# install.sh created and nothing else, one entry a line, TAB-separated:
+#
+#   prefix  -       PREFIX       the --prefix given (header lines: prefix,
+#   tree    -       DIR          tree, version)
+#   version -       VERSION
+#   d       -       PATH         a directory it created (removed when empty)
+#   f       SHA256  PATH         a file (removed if it still has that content)
+#   l       TARGET  PATH         a symbolic link (removed if it still points there)
+#   c       SHA256  PATH         configuration: kept by uninstall, removed by --purge
+#   s       -       PATH         the history (/var/lib/edgemon): kept, --purge removes it
+#   r       -       PATH         the socket directory (/run/edgemon)
+#   g       -       GROUP        a group it created: kept, --purge removes it
+#
+# Paths are as seen inside the root. A directory is never removed with its
+# contents unless it is one of the s or r entries, which hold edgemon's own
+# data only.
+#
+# Where the files go (one rule for both scripts): a prefix of its own
+# (default /opt/edgemon, or any directory that does not exist yet, is empty,
+# or holds an edgemon installation) receives the whole bundle, with links in
+# /usr/local/bin and /usr/local/share/man. The shared prefixes /usr and
+# /usr/local receive the bundle in PREFIX/lib/edgemon and links in PREFIX/bin
+# and PREFIX/share/man; nothing of others is replaced. Any other existing
+# directory, and every system directory (/, /etc, /opt, /usr/lib, ...), is
+# refused.
 
 # shellcheck disable=SC2034  # used by the scripts that source this
 : "${me:?set me before sourcing install-common.sh}"
 
 programs="edgemond edgemon-control edgemon edgetop edgemon-probe edgemon-sim"
+groups="edgemon edgemon-control"
+units="edgemond.service edgemon-control.service"
+manifest=/var/lib/edgemon-install/manifest
+tab=$(printf '\t')
+prefix_given=0
+umask 022
+
+say() { echo "$me: $*"; }
+warn() { echo "$me: $*" >&2; }
 
 # Takes a --prefix or --root option off the front of "$@": sets prefix or
 # root, and `taken` to the number of arguments used (0: not one of them).
 take_location_option() {
   taken=0
   case "$1" in
-    --prefix) prefix=${2:?--prefix needs a directory}; taken=2 ;;
-    --prefix=*) prefix=${1#--prefix=}; taken=1 ;;
+    --prefix) prefix=${2:?--prefix needs a directory}; prefix_given=1; taken=2 ;;
+    --prefix=*) prefix=${1#--prefix=}; prefix_given=1; taken=1 ;;
     --root) root=${2:?--root needs a directory}; taken=2 ;;
     --root=*) root=${1#--root=}; taken=1 ;;
   esac
 }
 
-# An absolute prefix, run as root; root loses its trailing slash ("" for /).
+# An absolute, plain prefix (no . or .. parts; repeated and trailing slashes
+# dropped), run as root; root loses its trailing slash ("" for /).
 check_location() {
-  case "$prefix" in /*) ;; *) echo "$me: --prefix must be an absolute path" >&2; exit 2 ;; esac
+  case "$prefix" in /*) ;; *) warn "--prefix must be an absolute path"; exit 2 ;; esac
+  case "/$prefix/" in */./*|*/../*) warn "--prefix must not contain . or .. ($prefix)"; exit 2 ;; esac
+  prefix=$(printf '%s\n' "$prefix" | sed -e 's|//*|/|g' -e 's|\(.\)/$|\1|')
   if [ "$(id -u)" -ne 0 ]; then
-    echo "$me: must run as root (try: sudo $0 $*)" >&2
+    warn "must run as root (try: sudo $0 $*)"
     exit 1
   fi
   root=${root%/}
+  [ -z "$root" ] || [ -d "$root" ] || { warn "--root $root is not a directory"; exit 2; }
+}
+
+# Sets `tree` (where the bundle's files go) and `bindir`/`mandir` (where the
+# links to the programs and man pages go) for $prefix, or refuses it.
+place() {
+  case "$prefix" in
+    /usr|/usr/local)
+      tree=$prefix/lib/edgemon bindir=$prefix/bin mandir=$prefix/share/man
+      return 0 ;;
+    /|/bin|/bin/*|/boot|/boot/*|/dev|/dev/*|/etc|/etc/*|/home|/lib|/lib/*|/lib32|/lib64|/libx32|/media|/mnt|\
+    /opt|/proc|/proc/*|/root|/run|/run/*|/sbin|/sbin/*|/srv|/sys|/sys/*|/tmp|/usr/*|/var|/var/*)
+      warn "--prefix $prefix is a system directory; use /opt/edgemon (the default),"
+      warn "  /usr/local or /usr (the files go into PREFIX/lib/edgemon, links into PREFIX/bin),"
+      warn "  or a directory of edgemon's own"
+      exit 2 ;;
+  esac
+  tree=$prefix bindir=/usr/local/bin mandir=/usr/local/share/man
+  # A directory of its own: absent, empty, or an edgemon installation.
+  d=$root$prefix
+  if [ -L "$d" ] || { [ -e "$d" ] && [ ! -d "$d" ]; }; then
+    warn "--prefix $prefix exists and is not a directory"; exit 2
+  fi
+  if [ -d "$d" ] && [ -n "$(ls -A "$d")" ] && [ "$(manifest_value tree)" != "$prefix" ] &&
+     ! legacy_install "$prefix"; then
+    warn "--prefix $prefix holds files that are not edgemon's; give a new or empty"
+    warn "  directory, /opt/edgemon (the default), /usr/local or /usr"
+    exit 2
+  fi
+}
+
+# A header value (prefix, tree, version) of the manifest in the root, or "".
+manifest_value() {
+  [ -f "$root$manifest" ] || return 0
+  awk -F '\t' -v k="$1" '$1 == k { print $3; exit }' "$root$manifest"
+}
+
+# True when DIR (inside the root) holds an installation made by an
+# install.sh that kept no manifest.
+legacy_install() {
+  [ ! -f "$root$manifest" ] && [ -f "$root$1/VERSION" ] && [ -x "$root$1/bin/edgemond" ] &&
+    [ -f "$root$1/uninstall.sh" ]
+}
+
+hash_of() { sha256sum <"$1" | cut -d ' ' -f 1; }
+
+# Writes to stdout the manifest an install.sh without manifests would have
+# kept for the installation in $1 (inside the root): everything in that
+# directory, the links to it, the units, sysusers.d and tmpfiles.d entries,
+# the history, the configuration and group edgemon.
+legacy_manifest() {
+  lp=$1
+  printf 'prefix\t-\t%s\ntree\t-\t%s\nversion\t-\t%s\n' "$lp" "$lp" "$(cat "$root$lp/VERSION")"
+  printf 'd\t-\t%s\n' "$lp"
+  (cd "$root$lp" && find . -mindepth 1) | sort | while IFS= read -r rel; do
+    p=$lp/${rel#./}
+    if [ -L "$root$p" ]; then printf 'l\t%s\t%s\n' "$(readlink "$root$p")" "$p"
+    elif [ -d "$root$p" ]; then printf 'd\t-\t%s\n' "$p"
+    else printf 'f\t%s\t%s\n' "$(hash_of "$root$p")" "$p"
+    fi
+  done
+  for link in "$root"/usr/local/bin/edgemon* "$root"/usr/local/bin/edgetop "$root"/usr/local/share/man/man*/*; do
+    [ -L "$link" ] || continue
+    case "$(readlink "$link")" in
+      "$lp"/*)
+        printf 'l\t%s\t%s\n' "$(readlink "$link")" "${link#"$root"}"
+        # Its man section directory may be the old installer's too: removed only when empty.
+        case "$link" in */share/man/*) dir=${link%/*}; printf 'd\t-\t%s\n' "${dir#"$root"}" ;; esac ;;
+    esac
+  done
+  for p in /etc/systemd/system/edgemond.service /etc/sysusers.d/edgemon.conf /etc/tmpfiles.d/edgemon.conf; do
+    [ -f "$root$p" ] && printf 'f\t%s\t%s\n' "$(hash_of "$root$p")" "$p"
+  done
+  pth=/usr/lib/python3/dist-packages/edgemon.pth
+  if [ -f "$root$pth" ] && [ "$(cat "$root$pth")" = "$lp/lib/python3/dist-packages" ]; then
+    printf 'f\t%s\t%s\n' "$(hash_of "$root$pth")" "$pth"
+  fi
+  [ -d "$root/etc/edgemon" ] && printf 'd\t-\t/etc/edgemon\n'
+  # Whether the configuration was edited is unknown: "-" keeps it as edited.
+  [ -f "$root/etc/edgemon/edgemond.toml" ] && printf 'c\t-\t/etc/edgemon/edgemond.toml\n'
+  [ -f "$root/etc/edgemon/edgemond.toml.new" ] &&
+    printf 'c\t%s\t/etc/edgemon/edgemond.toml.new\n' "$(hash_of "$root/etc/edgemon/edgemond.toml.new")"
+  [ -d "$root/var/lib/edgemon" ] && printf 's\t-\t/var/lib/edgemon\n'
+  [ -d "$root/run/edgemon" ] && printf 'r\t-\t/run/edgemon\n'
+  grep -q '^edgemon:' "$root/etc/group" 2>/dev/null && printf 'g\t-\tedgemon\n'
+  return 0
+}
+
+# Copies the manifest of what is installed (or the one a legacy installation
+# in $1 implies) to the file $2; empty when nothing is installed.
+read_manifest() {
+  if [ -f "$root$manifest" ]; then
+    cat "$root$manifest" >"$2"
+  elif [ -n "$1" ] && legacy_install "$1"; then
+    legacy_manifest "$1" >"$2"
+  else
+    : >"$2"
+  fi
+}
+
+# The data field of entry KIND PATH in manifest file $3 (exit 1: none).
+entry_data() {
+  awk -F '\t' -v k="$1" -v p="$2" '$1 == k && $3 == p { print $2; found = 1; exit }
+    END { exit !found }' "$3"
+}
+
+# Removes what the entries of manifest file $1 list, except those also in
+# manifest file $2 (the new installation's, on an upgrade; /dev/null
+# otherwise). $3 is upgrade, uninstall or purge: uninstall keeps c, s and g
+# entries, purge removes them too, upgrade removes a c entry only while
+# unchanged. Files and links go only while they are still what was
+# installed; directories only when empty, deepest first, after the files.
+# What stays is written to stdout as manifest entries.
+remove_entries() {
+  awk -F '\t' '$1 != "d" && $1 != "s" && $1 != "r" && $1 != "prefix" && $1 != "tree" && $1 != "version"' \
+    "$1" >"$1.files"
+  awk -F '\t' '$1 == "d" || $1 == "s" || $1 == "r" { print length($3) "\t" $0 }' "$1" | sort -rn |
+    cut -f 2- >"$1.dirs"
+  cat "$1.files" "$1.dirs" | while IFS="$tab" read -r kind data path; do
+    if entry_data "$kind" "$path" "$2" >/dev/null; then continue; fi
+    p=$root$path
+    case "$kind" in
+      f)
+        if [ -L "$p" ] || [ ! -e "$p" ]; then :
+        elif [ -f "$p" ] && [ "$(hash_of "$p")" = "$data" ]; then rm -f "$p"
+        else warn "left $path: changed since it was installed"
+        fi ;;
+      l)
+        if [ -L "$p" ] && [ "$(readlink "$p")" = "$data" ]; then rm -f "$p"
+        elif [ -e "$p" ] || [ -L "$p" ]; then warn "left $path: changed since it was installed"
+        fi ;;
+      c)
+        if [ -L "$p" ] || [ ! -f "$p" ]; then :
+        elif [ "$3" = purge ] || { [ "$3" = upgrade ] && [ "$(hash_of "$p")" = "$data" ]; }; then rm -f "$p"
+        else printf '%s\t%s\t%s\n' "$kind" "$data" "$path"
+        fi ;;
+      s)
+        if [ -L "$p" ] || [ ! -d "$p" ]; then :
+        elif [ "$3" = purge ]; then rm -rf -- "$p"
+        else printf '%s\t%s\t%s\n' "$kind" "$data" "$path"
+        fi ;;
+      r)
+        if [ -d "$p" ] && [ ! -L "$p" ]; then rm -rf -- "$p"; fi ;;
+      g)
+        if [ "$3" = purge ]; then delete_group "$path"
+        elif group_exists "$path"; then printf '%s\t%s\t%s\n' "$kind" "$data" "$path"
+        fi ;;
+      d)
+        if [ -d "$p" ] && [ ! -L "$p" ]; then
+          rmdir -- "$p" 2>/dev/null || printf '%s\t%s\t%s\n' "$kind" "$data" "$path"
+        fi ;;
+    esac
+  done
+  rm -f "$1.files" "$1.dirs"
+}
+
+# --- groups -----------------------------------------------------------------------
+group_exists() { grep -q "^$1:" "$root/etc/group" 2>/dev/null; }
+group_gid() { sed -n "s/^$1:[^:]*:\([0-9]*\):.*/\1/p" "$root/etc/group" 2>/dev/null | head -n 1; }
+
+# Creates group $1 as sysusers.d file $2 says (systemd-sysusers, else groupadd).
+add_group() {
+  if command -v systemd-sysusers >/dev/null 2>&1; then
+    systemd-sysusers --root="${root:-/}" "$2" >/dev/null 2>&1 || true
+  fi
+  group_exists "$1" && return 0
+  if [ -z "$root" ] && command -v groupadd >/dev/null 2>&1; then
+    groupadd --system "$1"
+  elif [ -n "$root" ] && [ -x "$root/usr/sbin/groupadd" ]; then
+    chroot "$root" /usr/sbin/groupadd --system "$1"
+  elif command -v groupadd >/dev/null 2>&1; then
+    groupadd --root "$root" --system "$1"
+  fi
+  group_exists "$1"
+}
+
+# Drops the line of group $2 from the root's file $1 (mode and owner kept).
+drop_group_line() {
+  [ -f "$1" ] && grep -q "^$2:" "$1" || return 0
+  cp -p "$1" "$1.edgemon-new"
+  grep -v "^$2:" "$1" >"$1.edgemon-new" || true
+  mv -f "$1.edgemon-new" "$1"
+}
+
+# Deletes group $1 (created by install.sh) unless a user has it as the
+# primary group; says what happened, truthfully.
+delete_group() {
+  group_exists "$1" || return 0
+  gid=$(group_gid "$1")
+  user=$(awk -F : -v g="$gid" '$4 == g { print $1; exit }' "$root/etc/passwd" 2>/dev/null)
+  if [ -n "$gid" ] && [ -n "$user" ]; then
+    warn "kept group $1: it is the primary group of user $user"
+    printf 'g\t-\t%s\n' "$1"
+    return 0
+  fi
+  if [ -z "$root" ] && command -v groupdel >/dev/null 2>&1; then
+    groupdel "$1" >/dev/null 2>&1 || true
+  fi
+  if group_exists "$1"; then
+    drop_group_line "$root/etc/group" "$1"
+    drop_group_line "$root/etc/gshadow" "$1"
+  fi
+  if group_exists "$1"; then
+    warn "could not remove group $1"
+    printf 'g\t-\t%s\n' "$1"
+  else
+    say "removed group $1" >&2
+  fi
 }
 
 # True when acting on this machine's own root and systemd runs it.

@@ -3,19 +3,26 @@
 #
 #   sudo ./install.sh [--prefix DIR] [--root DIR] [--no-start]
 #
-#   --prefix DIR   where the programs go (default /opt/edgemon); links to
-#                  them are made in /usr/local/bin
+#   --prefix DIR   where the files go (default /opt/edgemon, links to the
+#                  programs in /usr/local/bin); /usr or /usr/local put them
+#                  in DIR/lib/edgemon with links in DIR/bin and DIR/share/man;
+#                  other system directories are refused
 #   --root DIR     install into the root file system at DIR (an image or a
 #                  chroot) instead of /; nothing is started then
-#   --no-start     do not enable or start the service
+#   --no-start     do not enable or start edgemond
 #
-# Installs the programs, man pages, the systemd unit (ExecStart pointing at
-# the prefix), the edgemon group (systemd-sysusers, else groupadd), the
-# state and socket directories and /etc/edgemon/edgemond.toml (an existing
-# one is never overwritten; the new default goes beside it as .new). Then
-# `systemctl enable --now edgemond` when systemd runs this machine. Running
-# it again upgrades or repairs the installation. POSIX sh: runs on any
-# JetPack (Ubuntu 18.04 to 24.04) and on Debian.
+# Installs the programs, man pages, the systemd units edgemond.service and
+# edgemon-control.service (ExecStart pointing at the installation), their
+# sysusers.d and tmpfiles.d entries, the groups edgemon and edgemon-control,
+# /var/lib/edgemon, /run/edgemon and /etc/edgemon/edgemond.toml (an edited
+# one is kept; the new default goes beside it as .new). Then `systemctl
+# enable --now edgemond` where systemd runs this machine; edgemon-control is
+# installed but not enabled. Every file, link, directory and group it
+# creates is listed in /var/lib/edgemon-install/manifest; no file of another
+# package is replaced (the install stops before changing anything) and
+# uninstall.sh removes exactly what the manifest lists. Running it again
+# upgrades: what the new version no longer has is removed through the
+# manifest. POSIX sh: runs on any JetPack (Ubuntu 18.04 to 24.04) and Debian.
 set -eu
 
 me=install.sh
@@ -25,7 +32,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 prefix=/opt/edgemon
 root=/
 start=1
-usage() { sed -n '2,19p' "$0" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '2,26p' "$0" | sed 's/^# \{0,1\}//'; }
 while [ $# -gt 0 ]; do
   take_location_option "$@"
   if [ "$taken" -gt 0 ]; then shift "$taken"; continue; fi
@@ -36,114 +43,240 @@ while [ $# -gt 0 ]; do
   esac
 done
 check_location "$@"
-[ -z "$root" ] || [ -d "$root" ] || { echo "install.sh: --root $root is not a directory" >&2; exit 2; }
 if [ ! -x "$here/bin/edgemond" ] || [ ! -f "$here/VERSION" ]; then
-  echo "install.sh: run it from the unpacked bundle (no bin/edgemond beside it)" >&2
+  warn "run it from the unpacked bundle (no bin/edgemond beside it)"
   exit 2
 fi
 version=$(cat "$here/VERSION")
-dest=$root$prefix
-say() { echo "install.sh: $*"; }
-
-# --- programs and data: copied beside, then renamed over (a running daemon
-# keeps its old file until it restarts) ---
-mkdir -p "$dest/bin" "$dest/share" "$dest/etc"
-for p in $programs; do
-  cp "$here/bin/$p" "$dest/bin/.$p.new"
-  chmod 0755 "$dest/bin/.$p.new"
-  mv -f "$dest/bin/.$p.new" "$dest/bin/$p"
-done
-if [ "$here" != "$dest" ]; then
-  rm -rf "$dest/share.new"
-  cp -R "$here/share" "$dest/share.new"
-  rm -rf "$dest/share"
-  mv "$dest/share.new" "$dest/share"
-  rm -rf "${dest:?}/lib"
-  cp -R "$here/lib" "$dest/lib"
-  cp "$here/etc/edgemond.toml" "$dest/etc/edgemond.toml"
-  cp "$here/install.sh" "$here/uninstall.sh" "$here/install-common.sh" "$here/VERSION" "$dest/"
+place
+if [ "$here" = "$root$tree" ]; then
+  warn "run it from the unpacked bundle, not from the installation in $tree"
+  exit 2
 fi
-chmod 0755 "$dest/install.sh" "$dest/uninstall.sh"
-chmod 0644 "$dest/install-common.sh"
 
-mkdir -p "$root/usr/local/bin"
+work=$(mktemp -d "${TMPDIR:-/tmp}/edgemon-install.XXXXXX")
+old=$work/old new=$work/new plan=$work/plan
+done_ok=0 changed=0
+# On any failure the manifest still lists everything created so far (and
+# what the previous installation had), so a rerun or uninstall.sh finds it.
+finish() {
+  if [ "$done_ok" -eq 0 ] && [ "$changed" -eq 1 ]; then
+    awk -F '\t' 'NR == FNR { seen[$1 FS $3] = 1; next }
+      $1 != "prefix" && $1 != "tree" && $1 != "version" && !(($1 FS $3) in seen)' "$new" "$old" >"$work/rest"
+    cat "$work/rest" >>"$new"
+    save_manifest "$new"
+    warn "stopped; what was installed so far is listed in ${root}$manifest"
+  fi
+  rm -rf "$work"
+}
+trap finish EXIT
+trap 'exit 1' INT TERM HUP
+
+legacy=$tree
+legacy_install "$legacy" || legacy=/opt/edgemon
+read_manifest "$legacy" "$old"
+printf 'prefix\t-\t%s\ntree\t-\t%s\nversion\t-\t%s\n' "$prefix" "$tree" "$version" >"$new"
+
+record() { printf '%s\t%s\t%s\n' "$1" "$2" "$3" >>"$new"; }
+# Writes manifest file $1 into the root (atomically).
+save_manifest() {
+  mkdir -p "$root${manifest%/*}"
+  cp "$1" "$root$manifest.new"
+  mv -f "$root$manifest.new" "$root$manifest"
+}
+# Creates directory $1 (inside the root) and its missing parents, recording each.
+ensure_dir() {
+  todo=
+  dir=$1
+  while [ "$dir" != / ] && [ ! -d "$root$dir" ]; do
+    todo="$dir
+$todo"
+    dir=${dir%/*}
+    [ -n "$dir" ] || dir=/
+  done
+  saved_ifs=$IFS
+  IFS='
+'
+  for dir in $todo; do
+    mkdir "$root$dir"
+    record d - "$dir"
+  done
+  IFS=$saved_ifs
+}
+
+# --- 1. the plan: every file and link, and where it goes --------------------------
+# Lines: KIND \t SOURCE (a file; for l the link's target) \t DESTINATION.
+(cd "$here" && find . -mindepth 1 | LC_ALL=C sort) | while IFS= read -r rel; do
+  rel=${rel#./}
+  if [ -L "$here/$rel" ]; then printf 'l\t%s\t%s\n' "$(readlink "$here/$rel")" "$tree/$rel"
+  elif [ -d "$here/$rel" ]; then printf 'd\t-\t%s\n' "$tree/$rel"
+  else printf 'f\t%s\t%s\n' "$here/$rel" "$tree/$rel"
+  fi
+done >"$plan"
 for p in $programs; do
-  ln -sfn "$prefix/bin/$p" "$root/usr/local/bin/$p"
+  printf 'l\t%s\t%s\n' "$tree/bin/$p" "$bindir/$p" >>"$plan"
 done
-for page in "$dest"/share/man/man*/*; do
+for page in "$here"/share/man/man*/*; do
   [ -f "$page" ] || continue
-  section=$(basename "$(dirname "$page")")
-  mkdir -p "$root/usr/local/share/man/$section"
-  ln -sfn "$prefix/share/man/$section/$(basename "$page")" \
-    "$root/usr/local/share/man/$section/$(basename "$page")"
+  section=${page%/*}
+  section=${section##*/}
+  printf 'l\t%s\t%s\n' "$tree/share/man/$section/${page##*/}" "$mandir/$section/${page##*/}" >>"$plan"
 done
-
+# The units run the installed programs.
+for unit in $units; do
+  [ -f "$here/lib/systemd/system/$unit" ] || continue
+  sed -e "s|^ExecStart=[^ ]*/\\(edgemon[a-z-]*\\) |ExecStart=$tree/bin/\\1 |" \
+      -e "s|/usr/share/doc/edgemon/examples/edgemond-nvml.conf|$tree/share/doc/edgemon/examples/edgemond-nvml.conf|" \
+      "$here/lib/systemd/system/$unit" >"$work/$unit"
+  printf 'f\t%s\t%s\n' "$work/$unit" "/etc/systemd/system/$unit" >>"$plan"
+done
+for g in $groups; do
+  for kind in sysusers.d tmpfiles.d; do
+    [ -f "$here/lib/$kind/$g.conf" ] && printf 'f\t%s\t%s\n' "$here/lib/$kind/$g.conf" "/etc/$kind/$g.conf" >>"$plan"
+  done
+done
 # The Python packages (edgemon, jtop) for the system's python3, through a .pth
 # file in its dist-packages; they use the host's grpcio and protobuf.
-if [ -d "$dest/lib/python3/dist-packages/edgemon" ] && [ -d "$root/usr/lib/python3/dist-packages" ]; then
-  printf '%s\n' "$prefix/lib/python3/dist-packages" >"$root/usr/lib/python3/dist-packages/edgemon.pth"
+if [ -d "$here/lib/python3/dist-packages/edgemon" ] && [ -d "$root/usr/lib/python3/dist-packages" ]; then
+  printf '%s\n' "$tree/lib/python3/dist-packages" >"$work/edgemon.pth"
+  printf 'f\t%s\t%s\n' "$work/edgemon.pth" /usr/lib/python3/dist-packages/edgemon.pth >>"$plan"
 fi
 
-# --- systemd unit, sysusers.d and tmpfiles.d entries ---
-mkdir -p "$root/etc/systemd/system" "$root/etc/sysusers.d" "$root/etc/tmpfiles.d"
-sed -e "s|^ExecStart=[^ ]*/edgemond |ExecStart=$prefix/bin/edgemond |" \
-    -e "s|/usr/share/doc/edgemon/examples/edgemond-nvml.conf|$prefix/share/doc/edgemon/examples/edgemond-nvml.conf|" \
-    "$dest/lib/systemd/system/edgemond.service" >"$root/etc/systemd/system/edgemond.service.new"
-mv -f "$root/etc/systemd/system/edgemond.service.new" "$root/etc/systemd/system/edgemond.service"
-cp "$dest/lib/sysusers.d/edgemon.conf" "$root/etc/sysusers.d/edgemon.conf"
-cp "$dest/lib/tmpfiles.d/edgemon.conf" "$root/etc/tmpfiles.d/edgemon.conf"
+# --- 2. nothing of others is replaced: check before changing anything ---------------
+conflicts=$(
+  while IFS="$tab" read -r kind src dest; do
+    p=$root$dest
+    if [ "$kind" = d ]; then
+      if [ -L "$p" ] || { [ -e "$p" ] && [ ! -d "$p" ]; }; then echo "$dest"; fi
+    elif [ -e "$p" ] || [ -L "$p" ]; then
+      if [ -d "$p" ] && [ ! -L "$p" ]; then echo "$dest"
+      elif ! entry_data f "$dest" "$old" >/dev/null && ! entry_data l "$dest" "$old" >/dev/null; then
+        echo "$dest"
+      fi
+    fi
+  done <"$plan"
+)
+if [ -n "$conflicts" ]; then
+  warn "these exist and are not edgemon's (not in ${root}$manifest); nothing was changed:"
+  printf '%s\n' "$conflicts" | sed "s|^|$me:   ${root}|" >&2
+  exit 1
+fi
 
-# --- the edgemon group (the socket's group) ---
-group_gid() { sed -n 's/^edgemon:[^:]*:\([0-9]*\):.*/\1/p' "$root/etc/group" 2>/dev/null | head -n 1; }
-if [ -z "$(group_gid)" ]; then
-  if command -v systemd-sysusers >/dev/null 2>&1; then
-    systemd-sysusers --root="${root:-/}" "$root/etc/sysusers.d/edgemon.conf" || true
+# --- 3. the groups (the sockets' groups) ----------------------------------------------
+changed=1
+for g in $groups; do
+  if group_exists "$g"; then
+    if entry_data g "$g" "$old" >/dev/null; then record g - "$g"; fi
+  elif [ -f "$here/lib/sysusers.d/$g.conf" ]; then
+    add_group "$g" "$here/lib/sysusers.d/$g.conf" || { warn "could not create group $g"; exit 1; }
+    record g - "$g"
+    say "group $g created (gid $(group_gid "$g")); add users with: usermod -aG $g USER"
   fi
-  if [ -z "$(group_gid)" ]; then
-    if [ -z "$root" ] && command -v groupadd >/dev/null 2>&1; then
-      groupadd --system edgemon
-    elif [ -n "$root" ] && [ -x "$root/usr/sbin/groupadd" ]; then
-      chroot "$root" /usr/sbin/groupadd --system edgemon
-    elif command -v groupadd >/dev/null 2>&1; then
-      groupadd --root "$root" --system edgemon
+done
+gid=$(group_gid edgemon)
+[ -n "$gid" ] || { warn "no group edgemon"; exit 1; }
+
+# --- 4. files and links: written beside, then renamed over (a running
+# program keeps its old file until it restarts) ------------------------------------
+ensure_dir "$tree"
+while IFS="$tab" read -r kind src dest; do
+  p=$root$dest
+  case "$kind" in
+    d) ensure_dir "$dest" ;;
+    f)
+      ensure_dir "${dest%/*}"
+      cp "$src" "$p.edgemon-new"
+      if [ -x "$src" ]; then chmod 0755 "$p.edgemon-new"; else chmod 0644 "$p.edgemon-new"; fi
+      mv -f "$p.edgemon-new" "$p"
+      record f "$(hash_of "$p")" "$dest" ;;
+    l)
+      ensure_dir "${dest%/*}"
+      ln -sfn "$src" "$p"
+      record l "$src" "$dest" ;;
+  esac
+done <"$plan"
+
+# --- 5. history and socket directories (as tmpfiles.d/edgemon.conf says) ---------------
+for entry in "s /var/lib/edgemon 0700" "r /run/edgemon 0750"; do
+  # shellcheck disable=SC2086  # three words
+  set -- $entry
+  if [ ! -d "$root$2" ]; then
+    ensure_dir "${2%/*}"
+    mkdir "$root$2"
+    record "$1" - "$2"
+  elif entry_data "$1" "$2" "$old" >/dev/null; then
+    record "$1" - "$2"
+  fi
+  chown "0:$gid" "$root$2"
+  chmod "$3" "$root$2"
+done
+
+# --- 6. configuration: an edited (or someone else's) file is never replaced ----------
+conf=/etc/edgemon/edgemond.toml
+ensure_dir /etc/edgemon
+was=$(entry_data c "$conf" "$old" || echo none)
+if [ ! -e "$root$conf" ] || { [ -f "$root$conf" ] && [ "$(hash_of "$root$conf")" = "$was" ]; }; then
+  # Absent, or ours and unedited: the new default.
+  cp "$here/etc/edgemond.toml" "$root$conf.edgemon-new"
+  chmod 0644 "$root$conf.edgemon-new"
+  mv -f "$root$conf.edgemon-new" "$root$conf"
+  record c "$(hash_of "$root$conf")" "$conf"
+else
+  [ "$was" = none ] || record c "$was" "$conf"
+  if ! cmp -s "$here/etc/edgemond.toml" "$root$conf"; then
+    if [ -e "$root$conf.new" ] && ! entry_data c "$conf.new" "$old" >/dev/null; then
+      warn "kept your $conf; $conf.new is not edgemon's, so this version's default is not written"
+    else
+      cp "$here/etc/edgemond.toml" "$root$conf.new"
+      chmod 0644 "$root$conf.new"
+      record c "$(hash_of "$root$conf.new")" "$conf.new"
+      say "kept your ${root}$conf; this version's default is in ${root}$conf.new"
     fi
   fi
-  [ -n "$(group_gid)" ] || { echo "install.sh: could not create group edgemon" >&2; exit 1; }
-  say "group edgemon created (gid $(group_gid)); add users with: usermod -aG edgemon USER"
-fi
-gid=$(group_gid)
-
-# --- state and socket directories (as tmpfiles.d/edgemon.conf says) ---
-mkdir -p "$root/var/lib/edgemon" "$root/run/edgemon"
-chown "0:$gid" "$root/var/lib/edgemon" "$root/run/edgemon"
-chmod 0700 "$root/var/lib/edgemon"
-chmod 0750 "$root/run/edgemon"
-
-# --- configuration: never overwrite an existing (possibly edited) file ---
-mkdir -p "$root/etc/edgemon"
-conf=$root/etc/edgemon/edgemond.toml
-if [ ! -e "$conf" ]; then
-  cp "$dest/etc/edgemond.toml" "$conf"
-  chmod 0644 "$conf"
-elif ! cmp -s "$dest/etc/edgemond.toml" "$conf"; then
-  cp "$dest/etc/edgemond.toml" "$conf.new"
-  say "kept your $conf; this version's default is in $conf.new"
-else
-  rm -f "$conf.new"
 fi
 
-# --- start it where systemd runs this machine ---
+# --- 7. the manifest; what the previous installation had and this one has not goes --
+# Directories the previous installation created that hold this one's files
+# stay listed (they existed, so ensure_dir did not list them again).
+awk -F '\t' '
+  NR == FNR {
+    if ($1 == "prefix" || $1 == "tree" || $1 == "version" || $1 == "g") next
+    listed[$1 FS $3] = 1
+    p = $3; anc[p] = 1
+    while (sub(/\/[^\/]*$/, "", p) && p != "") anc[p] = 1
+    next
+  }
+  $1 == "d" && ($3 in anc) && !(("d" FS $3) in listed) { print }' "$new" "$old" >"$work/carried"
+while IFS="$tab" read -r kind data path; do
+  [ -d "$root$path" ] && [ ! -L "$root$path" ] && record d - "$path"
+done <"$work/carried"
+save_manifest "$new"
+remove_entries "$old" "$new" upgrade >"$work/kept"
+cat "$work/kept" >>"$new"
+save_manifest "$new"
+done_ok=1
+
+# --- 8. start it where systemd runs this machine --------------------------------------
+hint_control() {
+  say "edgemon-control (power mode, clocks, fan) is installed but not enabled; to use it:"
+  say "  set [control] enable = true in /etc/edgemon/edgemond.toml, then"
+  say "  systemctl enable --now edgemon-control; usermod -aG edgemon-control USER"
+}
 if systemd_runs_here; then
   systemctl daemon-reload
+  # An upgrade runs the new helper if it was enabled and running.
+  systemctl try-restart edgemon-control.service >/dev/null 2>&1 || true
   if [ "$start" -eq 1 ]; then
     systemctl enable edgemond.service >/dev/null 2>&1
     # A reinstall or upgrade runs the new binary.
     systemctl restart edgemond.service
-    say "edgemond $version installed in $prefix and running (systemctl status edgemond)"
+    say "edgemond $version installed in $tree and running (systemctl status edgemond)"
   else
-    say "edgemond $version installed in $prefix (start: systemctl enable --now edgemond)"
+    say "edgemond $version installed in $tree (start: systemctl enable --now edgemond)"
   fi
 else
-  say "edgemond $version installed in ${root:-}$prefix; systemd is not running it here:"
-  say "  start by hand: $prefix/bin/edgemond --config /etc/edgemon/edgemond.toml"
+  say "edgemond $version installed in ${root}$tree; systemd is not running it here:"
+  say "  start by hand: $tree/bin/edgemond --config /etc/edgemon/edgemond.toml"
 fi
+hint_control
+say "what was installed is listed in ${root}$manifest (uninstall: $tree/uninstall.sh)"

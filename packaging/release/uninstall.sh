@@ -1,17 +1,24 @@
 #!/bin/sh
 # Removes an edgemon installed by install.sh (as root):
 #
-#   sudo /opt/edgemon/uninstall.sh [--prefix DIR] [--root DIR] [--purge]
+#   sudo /opt/edgemon/uninstall.sh [--root DIR] [--purge]
 #
-#   --prefix DIR   the installation (default: the directory holding this
-#                  script when it is one, else /opt/edgemon)
+#   --prefix DIR   the installation's --prefix (optional: the manifest says
+#                  where it is; given and different, nothing is done)
 #   --root DIR     act on the root file system at DIR instead of /
 #   --purge        also remove the history (/var/lib/edgemon), the
-#                  configuration (/etc/edgemon) and the edgemon group
+#                  configuration (/etc/edgemon/edgemond.toml) and the groups
+#                  edgemon and edgemon-control, where install.sh made them
 #
-# Stops and disables the service where systemd runs this machine. Without
-# --purge the history and the configuration stay for a later install.
-# Running it again does nothing more.
+# Removes exactly what /var/lib/edgemon-install/manifest lists: each file
+# and link only while it is still what was installed (a changed one is left,
+# and named), each directory only when empty. Stops and disables edgemond
+# and edgemon-control where systemd runs this machine. Without --purge the
+# history, the configuration and the groups stay for a later install (the
+# manifest then lists only them). Running it again does nothing more. An
+# installation made by an install.sh without a manifest (in --prefix, the
+# directory holding this script, or /opt/edgemon) is recognized and removed
+# the same way.
 set -eu
 
 me=uninstall.sh
@@ -19,7 +26,6 @@ here=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source=packaging/release/install-common.sh
 . "$here/install-common.sh"
 prefix=/opt/edgemon
-[ -x "$here/bin/edgemond" ] && [ -f "$here/VERSION" ] && prefix=$here
 root=/
 purge=0
 while [ $# -gt 0 ]; do
@@ -27,51 +33,74 @@ while [ $# -gt 0 ]; do
   if [ "$taken" -gt 0 ]; then shift "$taken"; continue; fi
   case "$1" in
     --purge) purge=1; shift ;;
-    -h|--help) sed -n '2,15p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,22p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "uninstall.sh: unknown argument '$1' (see --help)" >&2; exit 2 ;;
   esac
 done
 check_location "$@"
-# With --root, a prefix found from this script's own location is inside the root.
-case "$prefix" in "$root"/*) [ -z "$root" ] || prefix=${prefix#"$root"} ;; esac
-[ "$prefix" != / ] || { echo "uninstall.sh: refusing prefix /" >&2; exit 2; }
+
+work=$(mktemp -d "${TMPDIR:-/tmp}/edgemon-uninstall.XXXXXX")
+trap 'rm -rf "$work"' EXIT
+trap 'exit 1' INT TERM HUP
+old=$work/old
+if [ -f "$root$manifest" ]; then
+  recorded=$(manifest_value prefix)
+  if [ "$prefix_given" -eq 1 ] && [ "$prefix" != "$recorded" ]; then
+    warn "edgemon is installed with --prefix $recorded, not $prefix (${root}$manifest); nothing was changed"
+    exit 2
+  fi
+  read_manifest "" "$old"
+else
+  # No manifest: an older install.sh's installation, if any.
+  legacy=$prefix
+  if [ "$prefix_given" -eq 0 ]; then
+    case "$here" in "$root"/*) legacy_install "${here#"$root"}" && legacy=${here#"$root"} ;; esac
+  fi
+  read_manifest "$legacy" "$old"
+fi
+if ! grep -q "^[a-z]$tab" "$old"; then
+  say "nothing of edgemon's is installed${root:+ in $root}"
+  exit 0
+fi
+tree=$(awk -F '\t' '$1 == "tree" { print $3; exit }' "$old")
 
 if systemd_runs_here; then
-  systemctl disable --now edgemond.service >/dev/null 2>&1 || true
+  systemctl disable --now edgemon-control.service edgemond.service >/dev/null 2>&1 || true
 fi
-
-for p in $programs; do
-  link=$root/usr/local/bin/$p
-  # Only links into this installation.
-  if [ -L "$link" ] && [ "$(readlink "$link")" = "$prefix/bin/$p" ]; then rm -f "$link"; fi
-done
-for link in "$root"/usr/local/share/man/man*/*; do
-  [ -L "$link" ] || continue
-  case "$(readlink "$link")" in "$prefix"/share/man/*) rm -f "$link" ;; esac
-done
-pth=$root/usr/lib/python3/dist-packages/edgemon.pth
-if [ -f "$pth" ] && [ "$(cat "$pth")" = "$prefix/lib/python3/dist-packages" ]; then rm -f "$pth"; fi
-rm -f "$root/etc/systemd/system/edgemond.service" "$root/etc/sysusers.d/edgemon.conf" \
-      "$root/etc/tmpfiles.d/edgemon.conf"
-rm -rf "$root/run/edgemon"
-if [ -e "$root$prefix/bin/edgemond" ] || [ -e "$root$prefix/VERSION" ]; then
-  rm -rf -- "$root$prefix"
-fi
+mode=uninstall
+[ "$purge" -eq 0 ] || mode=purge
+remove_entries "$old" /dev/null "$mode" >"$work/rest"
 if [ -z "$root" ] && [ -d /run/systemd/system ]; then
   systemctl daemon-reload >/dev/null 2>&1 || true
 fi
 
-if [ "$purge" -eq 1 ]; then
-  rm -rf "$root/var/lib/edgemon" "$root/etc/edgemon"
-  if grep -q '^edgemon:' "$root/etc/group" 2>/dev/null; then
-    if [ -z "$root" ] && command -v groupdel >/dev/null 2>&1; then
-      groupdel edgemon
-    elif [ -n "$root" ] && [ -x "$root/usr/sbin/groupdel" ]; then
-      chroot "$root" /usr/sbin/groupdel edgemon
-    fi
-  fi
-  echo "uninstall.sh: edgemon removed, with its history, configuration and group"
+# What stays: the history, configuration and groups (without --purge), and
+# whatever could not go. Only directories left: the manifest goes, then they.
+if grep -qv "^d$tab" "$work/rest"; then
+  { grep '^prefix\|^tree\|^version' "$old"; cat "$work/rest"; } >"$work/manifest"
+  cp "$work/manifest" "$root$manifest.new"
+  mv -f "$root$manifest.new" "$root$manifest"
 else
-  echo "uninstall.sh: edgemon removed; history kept in ${root}/var/lib/edgemon," \
-    "configuration in ${root}/etc/edgemon (--purge removes them)"
+  rm -f "$root$manifest"
+  rmdir "$root${manifest%/*}" 2>/dev/null || true
+  remove_entries "$work/rest" /dev/null "$mode" >"$work/left"
+  while IFS="$tab" read -r kind data path; do
+    warn "left $path: it holds files that are not edgemon's"
+  done <"$work/left"
+fi
+
+kept=$(awk -F '\t' '
+  $1 == "s" { s = s " " $3 } $1 == "c" { c = c " " $3 } $1 == "g" { g = g " " $3 }
+  END { if (s != "") out = "history" s; if (c != "") out = out (out != "" ? ", " : "") "configuration" c
+        if (g != "") out = out (out != "" ? ", " : "") "groups" g; print out }' "$work/rest")
+if [ "$purge" -eq 1 ]; then
+  if [ -n "$kept" ]; then
+    warn "edgemon removed from ${root}$tree, but not its $kept (see above)"
+    exit 1
+  fi
+  say "edgemon removed from ${root}$tree, with its history, configuration and groups"
+elif [ -n "$kept" ]; then
+  say "edgemon removed from ${root}$tree; kept (--purge removes them): $kept"
+else
+  say "edgemon removed from ${root}$tree"
 fi
