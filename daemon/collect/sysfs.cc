@@ -1,5 +1,7 @@
 #include "daemon/collect/sysfs.h"
 
+#include "daemon/collect/confined.h"
+
 #include <dirent.h>
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -88,26 +90,16 @@ bool IsKernelTree(const std::string& path) {
 
 }  // namespace
 
-// Opens a file below the root for reading: a regular file only (a FIFO or a
-// device could block the sampler or never end), and, under a root other than
-// "/", only when its symlinks resolve inside the root. Returns fd or -errno.
+// Opens a file below the root for reading through ConfinedRoot: a regular
+// file only (a FIFO or a device could block the sampler or never end), and,
+// under a root other than "/", only when its symlinks resolve inside the
+// root. Returns fd or -errno.
 int RootedSysFs::OpenRegular(const std::string& path, struct stat* st) const {
-  std::string real = Real(path);
-  if (!root_.empty()) {
-    char buf[PATH_MAX];
-    if (::realpath(real.c_str(), buf) == nullptr) return -(errno != 0 ? errno : EIO);
-    std::string_view r = buf;
-    if (r.size() <= root_.size() || r.compare(0, root_.size(), root_) != 0 ||
-        r[root_.size()] != '/') {
-      return -EXDEV;  // a link out of the monitored tree
-    }
-  }
-  // O_NONBLOCK: opening a FIFO must not wait for a writer.
-  int fd = ::open(real.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-  if (fd < 0) return -(errno != 0 ? errno : EIO);
-  if (::fstat(fd, st) != 0 || !S_ISREG(st->st_mode)) {
+  int fd = ConfinedRoot(root_).Open(path, O_RDONLY, ConfinedRoot::Last::kFollow);
+  if (fd >= 0 && ::fstat(fd, st) != 0) {
+    const int err = errno;
     ::close(fd);
-    return -EINVAL;
+    return -err;
   }
   return fd;
 }
