@@ -338,6 +338,37 @@ def scenario_default():
         shutil.rmtree(os.path.dirname(b), ignore_errors=True)
 
 
+def scenario_legacy():
+    """An installation by an install.sh that kept no manifest (the whole bundle
+    in /opt/edgemon, links, unit, group): upgraded, then removed with --purge."""
+    root, b = make_root(), make_bundle()
+    try:
+        before = snapshot(root)
+        shutil.copytree(b, os.path.join(root, "opt/edgemon"), symlinks=True)
+        for p in PROGRAMS:
+            os.makedirs(os.path.join(root, "usr/local/bin"), exist_ok=True)
+            os.symlink(f"/opt/edgemon/bin/{p}", os.path.join(root, "usr/local/bin", p))
+        os.symlink("/opt/edgemon/share/man/man1/edgemon.1.gz", os.path.join(root, "usr/local/share/man/man1/edgemon.1.gz"))
+        for rel, src in (("etc/systemd/system/edgemond.service", "lib/systemd/system/edgemond.service"),
+                         ("etc/sysusers.d/edgemon.conf", "lib/sysusers.d/edgemon.conf"),
+                         ("etc/tmpfiles.d/edgemon.conf", "lib/tmpfiles.d/edgemon.conf"),
+                         ("etc/edgemon/edgemond.toml", "etc/edgemond.toml")):
+            os.makedirs(os.path.dirname(os.path.join(root, rel)), exist_ok=True)
+            shutil.copy(os.path.join(b, src), os.path.join(root, rel))
+        os.makedirs(os.path.join(root, "var/lib/edgemon"))
+        for f, line in (("etc/group", "edgemon:x:999:\n"), ("etc/gshadow", "edgemon:!::\n")):
+            with open(os.path.join(root, f), "a") as fh:
+                fh.write(line)
+        run_ok(f"{b}/install.sh", "--root", root)
+        others_intact(root, before, "upgrade of an installation without a manifest")
+        check_installed(root, "/opt/edgemon/bin")
+        run_ok(f"{b}/uninstall.sh", "--root", root, "--purge")
+        check_removed(root, before, True, "uninstall --purge after upgrading an installation without a manifest")
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+        shutil.rmtree(os.path.dirname(b), ignore_errors=True)
+
+
 def scenario_refused():
     """System directories as the prefix, and a program name another package owns."""
     root, b = make_root(), make_bundle()
@@ -383,6 +414,7 @@ def main():
     checks.run("--prefix /usr: install, upgrade, uninstall, --purge", scenario_usr)
     checks.run("--prefix /usr/local: install twice, installed uninstall.sh --purge", scenario_usr_local)
     checks.run("default prefix: install twice, a user's file kept, --purge", scenario_default)
+    checks.run("an installation without a manifest: upgraded, then --purge", scenario_legacy)
     checks.run("system directories and taken names refused; empty uninstall", scenario_refused)
     print(f"{checks.passed} passed, {len(checks.failed)} failed")
     return 1 if checks.failed else 0
