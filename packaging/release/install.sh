@@ -32,7 +32,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 prefix=/opt/edgemon
 root=/
 start=1
-usage() { sed -n '2,26p' "$0" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '2,25p' "$0" | sed 's/^# \{0,1\}//'; }
 while [ $# -gt 0 ]; do
   take_location_option "$@"
   if [ "$taken" -gt 0 ]; then shift "$taken"; continue; fi

@@ -33,7 +33,7 @@ while [ $# -gt 0 ]; do
   if [ "$taken" -gt 0 ]; then shift "$taken"; continue; fi
   case "$1" in
     --purge) purge=1; shift ;;
-    -h|--help) sed -n '2,22p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,21p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "uninstall.sh: unknown argument '$1' (see --help)" >&2; exit 2 ;;
   esac
 done
