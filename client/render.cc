@@ -10,6 +10,8 @@
 
 #include <fmt/format.h>
 
+#include "edgemon/text.h"
+
 namespace edgemon {
 namespace {
 
@@ -126,15 +128,19 @@ std::string RenderTable(const Inventory& inv, const Frame& frame,
           break;
         }
       }
-      std::string label = name;
+      std::string label = TerminalSafe(name);
       if (any != nullptr && any->Has(kFlagInputRail)) label += " (input)";
-      if (any != nullptr && !any->parent.empty()) label = "  " + label + " < " + any->parent;
+      if (any != nullptr && !any->parent.empty()) {
+        label = "  " + label + " < " + TerminalSafe(any->parent);
+      }
       char head[64];
       std::snprintf(head, sizeof head, "  %-28s", label.c_str());
       out += head + rows[name] + "\n";
     }
   }
-  return out;
+  // Board strings come from sysfs and the device tree too; TerminalSafe
+  // leaves the labels escaped above unchanged.
+  return TerminalSafe(out);
 }
 
 nlohmann::json ToJson(const Inventory& inv, const Frame& frame,
@@ -203,7 +209,7 @@ std::string RenderLine(const Inventory& inv, const Frame& frame) {
                 (c.kind == Kind::kMemory && c.field == Field::kUsed);
     if (!show) continue;
     out +=
-        fmt::format(" {}{}{}={}", c.name, c.kind == Kind::kGpu ? "." : "",
+        fmt::format(" {}{}{}={}", TerminalSafe(c.name), c.kind == Kind::kGpu ? "." : "",
                     c.kind == Kind::kGpu ? ToString(c.field) : "", FormatValue(c, frame.Get(c.id)));
   }
   return out;

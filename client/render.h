@@ -12,7 +12,8 @@ namespace edgemon {
 // "45.5 C", "5.123 W", "1984 MHz", "37.5 %", "3.1 GiB"; "-" when absent.
 std::string FormatValue(const Channel& c, const Value& v);
 
-// A table grouped by kind: one row per source, one column per field.
+// A table grouped by kind: one row per source, one column per field. Text
+// for a terminal: names and board strings are TerminalSafe.
 std::string RenderTable(const Inventory& inv, const Frame& frame,
                         const std::vector<uint64_t>& error_counts);
 
@@ -20,7 +21,7 @@ std::string RenderTable(const Inventory& inv, const Frame& frame,
 nlohmann::json ToJson(const Inventory& inv, const Frame& frame,
                       const std::vector<uint64_t>& error_counts);
 
-// One compact line per frame for --watch.
+// One compact line per frame for --watch (names TerminalSafe).
 std::string RenderLine(const Inventory& inv, const Frame& frame);
 
 }  // namespace edgemon

@@ -15,6 +15,8 @@
 #include <utility>
 #include <vector>
 
+#include "edgemon/text.h"
+
 namespace edgemon::tui {
 
 // What a span is, for colour and attributes. The terminal maps each role to a
@@ -85,11 +87,13 @@ class Canvas {
   int height() const { return screen_.height; }
 
   // Puts `text` at (row, col), clipped to columns [col, min(limit, width)).
-  // Returns the column after the text.
+  // Returns the column after the text. Names come from sysfs and the daemon:
+  // the text is TerminalSafe, so control characters are drawn as "\x1b",
+  // never sent to the terminal, and each cell holds one printable character.
   int Put(int row, int col, std::string_view text, Role role, int limit = INT_MAX) {
     limit = std::min(limit, screen_.width);
     if (row < 0 || row >= screen_.height || col < 0 || col >= limit || text.empty()) return col;
-    std::string clipped = Clip(text, limit - col);
+    std::string clipped = Clip(TerminalSafe(text), limit - col);
     int w = Utf8Width(clipped);
     if (w == 0) return col;
     screen_.spans.push_back({row, col, std::move(clipped), role});

@@ -29,6 +29,7 @@
 
 #include "client/duration_flag.h"
 #include "client/edgemon_client.h"
+#include "edgemon/text.h"
 #include "tui/telemetry.h"
 #include "tui/terminal.h"
 #include "tui/view_model.h"
@@ -236,15 +237,16 @@ int main(int argc, char** argv) {
   if (!token_file.empty()) {
     auto token = edgemon::client::Client::ReadTokenFile(token_file);
     if (!token.ok()) {
-      std::fprintf(stderr, "edgetop: %s\n", token.status().message().c_str());
+      std::fprintf(stderr, "edgetop: %s\n",
+                   edgemon::TerminalSafe(token.status().message()).c_str());
       return 2;
     }
     connect_options.bearer_token = *token;
   }
   auto client = edgemon::client::Client::Connect(target, connect_options);
   if (!client.ok()) {
-    std::fprintf(stderr, "edgetop: --connect %s: %s\n", target.c_str(),
-                 client.status().message().c_str());
+    std::fprintf(stderr, "edgetop: --connect %s: %s\n", edgemon::TerminalSafe(target).c_str(),
+                 edgemon::TerminalSafe(client.status().message()).c_str());
     return 2;
   }
   (*client)->set_timeout(std::chrono::milliseconds(3000));

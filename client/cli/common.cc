@@ -21,15 +21,16 @@ std::unique_ptr<client::Client> ConnectOrReport(const Globals& globals) {
   if (!globals.token_file.empty()) {
     auto token = client::Client::ReadTokenFile(globals.token_file);
     if (!token.ok()) {
-      std::fprintf(stderr, "edgemon: %s\n", token.status().message().c_str());
+      std::fprintf(stderr, "edgemon: %s\n", TerminalSafe(token.status().message()).c_str());
       return nullptr;
     }
     options.bearer_token = *token;
   }
   auto connected = client::Client::Connect(globals.connect, options);
   if (!connected.ok()) {
-    std::fprintf(stderr, "edgemon: bad daemon address '%s': %s\n", globals.connect.c_str(),
-                 connected.status().message().c_str());
+    std::fprintf(stderr, "edgemon: bad daemon address '%s': %s\n",
+                 TerminalSafe(globals.connect).c_str(),
+                 TerminalSafe(connected.status().message()).c_str());
     return nullptr;
   }
   std::unique_ptr<client::Client> c = std::move(connected).value();
@@ -61,8 +62,9 @@ int ReportFirstCall(std::string_view who, const std::string& target, const Statu
   const bool unreachable =
       status.code() == StatusCode::kUnavailable || status.code() == StatusCode::kDeadlineExceeded;
   std::fprintf(stderr, "%.*s: %s %s: %s%.*s\n", static_cast<int>(who.size()), who.data(),
-               refused ? "the daemon refused us at" : "cannot reach the daemon at", target.c_str(),
-               status.ToString().c_str(), static_cast<int>(suffix.size()), suffix.data());
+               refused ? "the daemon refused us at" : "cannot reach the daemon at",
+               TerminalSafe(target).c_str(), TerminalSafe(status.ToString()).c_str(),
+               static_cast<int>(suffix.size()), suffix.data());
   return refused ? kExitNoPerm : unreachable ? kExitUnavailable : kExitFailure;
 }
 

@@ -47,13 +47,13 @@ int HoldOrDetach(Result<std::unique_ptr<client::HeldLease>> lease, const std::st
   const auto& l = (*lease)->lease();
   if (l.detached()) {
     std::printf("%s: lease %s, restored in %.0f s or on `edgemon control release %s`\n",
-                l.detail().c_str(), l.id().c_str(),
+                TerminalSafe(l.detail()).c_str(), TerminalSafe(l.id()).c_str(),
                 static_cast<double>(l.expires_realtime_ns() - l.start_realtime_ns()) / 1e9,
-                l.kind().c_str());
+                TerminalSafe(l.kind()).c_str());
     return kExitOk;
   }
-  std::printf("%s: lease %s held; Ctrl-C (or SIGTERM) restores it\n", l.detail().c_str(),
-              l.id().c_str());
+  std::printf("%s: lease %s held; Ctrl-C (or SIGTERM) restores it\n",
+              TerminalSafe(l.detail()).c_str(), TerminalSafe(l.id()).c_str());
   std::fflush(stdout);
   struct sigaction sa {};
   sa.sa_handler = OnStop;
@@ -104,7 +104,7 @@ int RunControl(const ControlOptions& o) {
                   f.has_pwm() ? std::to_string(f.pwm()).c_str() : "—");
     }
     for (const auto& l : s->leases()) {
-      std::printf("lease       %s  %s  uid %u pid %u%s\n", l.id().c_str(),
+      std::printf("lease       %s  %s  uid %u pid %u%s\n", TerminalSafe(l.id()).c_str(),
                   TerminalSafe(l.detail()).c_str(), l.uid(), l.pid(),
                   l.detached() ? "  (detached)" : "");
     }

@@ -29,8 +29,10 @@ struct QueryFlags {
 
 constexpr size_t kWideColumns = 6;  // a table with more channels is printed long
 
+// A CSV field, quoted (RFC 4180) when it holds a comma, a quote or a line
+// break. CSV is data: control characters are kept, not escaped for a terminal.
 std::string Csv(const std::string& s) {
-  if (s.find_first_of(",\"\n") == std::string::npos) return s;
+  if (s.find_first_of(",\"\r\n") == std::string::npos) return s;
   std::string out = "\"";
   for (char c : s) out += c == '"' ? std::string("\"\"") : std::string(1, c);
   return out + "\"";
@@ -141,8 +143,9 @@ std::string RenderFrames(const Inventory& inv, const std::vector<ChannelId>& sel
     std::vector<size_t> width;
     out += fmt::format("{:<24}", "TIME");
     for (const Channel* c : cols) {
-      width.push_back(std::max<size_t>(c->Key().size(), 12) + 2);
-      out += fmt::format("{:<{}}", c->Key(), width.back());
+      const std::string key = TerminalSafe(c->Key());  // names come from sysfs
+      width.push_back(std::max<size_t>(key.size(), 12) + 2);
+      out += fmt::format("{:<{}}", key, width.back());
     }
     while (!out.empty() && out.back() == ' ') out.pop_back();
     out += "\n";
@@ -156,14 +159,17 @@ std::string RenderFrames(const Inventory& inv, const std::vector<ChannelId>& sel
     }
   } else {
     size_t key_width = 8;
-    for (const Channel* c : cols) key_width = std::max(key_width, c->Key().size() + 2);
+    for (const Channel* c : cols) {
+      key_width = std::max(key_width, TerminalSafe(c->Key()).size() + 2);
+    }
     out += fmt::format("{:<24}{:<{}}VALUE\n", "TIME", "CHANNEL", key_width);
     for (const Frame& fr : r.frames) {
       const std::string t = LocalTime(fr.realtime_ns);
       for (const Channel* c : cols) {
         Value v = fr.Get(c->id);
         if (!v) continue;
-        out += fmt::format("{:<24}{:<{}}{}\n", t, c->Key(), key_width, FormatValue(*c, v));
+        out += fmt::format("{:<24}{:<{}}{}\n", t, TerminalSafe(c->Key()), key_width,
+                           FormatValue(*c, v));
       }
     }
   }
@@ -206,7 +212,9 @@ std::string RenderSeries(const Inventory& inv, const client::QueryResult& r, con
   } else {
     size_t key_width = 8;
     for (const auto& s : r.series) {
-      if (const Channel* c = channel(s.id)) key_width = std::max(key_width, c->Key().size() + 2);
+      if (const Channel* c = channel(s.id)) {
+        key_width = std::max(key_width, TerminalSafe(c->Key()).size() + 2);
+      }
     }
     out += fmt::format("{:<24}{:<{}}{:<6}{:<14}{:<14}{:<14}N\n", "TIME", "CHANNEL", key_width,
                        "UNIT", "MIN", "AVG", "MAX");
@@ -216,9 +224,10 @@ std::string RenderSeries(const Inventory& inv, const client::QueryResult& r, con
       const DisplayUnit u = DisplayOf(*c);
       for (const auto& b : s.buckets) {
         // Min, average and max in one unit, named once in the UNIT column.
-        out += fmt::format("{:<24}{:<{}}{:<6}{:<14}{:<14}{:<14}{}\n", LocalTime(b.t_ns), c->Key(),
-                           key_width, u.name, InUnit(u, static_cast<double>(b.min)),
-                           InUnit(u, b.avg), InUnit(u, static_cast<double>(b.max)), b.count);
+        out += fmt::format("{:<24}{:<{}}{:<6}{:<14}{:<14}{:<14}{}\n", LocalTime(b.t_ns),
+                           TerminalSafe(c->Key()), key_width, u.name,
+                           InUnit(u, static_cast<double>(b.min)), InUnit(u, b.avg),
+                           InUnit(u, static_cast<double>(b.max)), b.count);
       }
     }
   }

@@ -507,8 +507,8 @@ bool MakeOutDir(const std::string& dir) {
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);
   if (ec || !std::filesystem::is_directory(dir)) {
-    std::fprintf(stderr, "edgemon: cannot create the output directory %s: %s\n", dir.c_str(),
-                 ec ? ec.message().c_str() : "not a directory");
+    std::fprintf(stderr, "edgemon: cannot create the output directory %s: %s\n",
+                 TerminalSafe(dir).c_str(), ec ? ec.message().c_str() : "not a directory");
     return false;
   }
   return true;
@@ -530,7 +530,9 @@ bool WriteBundle(client::Client& c, const std::string& dir, const Report& report
   if (written.ok()) {
     written = WriteFile(fs::path(dir) / "trace.json", record::TraceJson(r, frames, inventory));
   }
-  if (!written.ok()) std::fprintf(stderr, "edgemon: bundle: %s\n", written.message().c_str());
+  if (!written.ok()) {
+    std::fprintf(stderr, "edgemon: bundle: %s\n", TerminalSafe(written.message()).c_str());
+  }
   return written.ok();
 }
 
@@ -630,7 +632,7 @@ int RunRecord(const Globals& globals, const RecordOptions& o) {
   auto post = ParseDurationNs(o.post);
   if (!pre.ok() || !post.ok()) {
     std::fprintf(stderr, "edgemon record: %s: %s\n", pre.ok() ? "--post" : "--pre",
-                 (pre.ok() ? post : pre).status().message().c_str());
+                 TerminalSafe((pre.ok() ? post : pre).status().message()).c_str());
     return kExitDataErr;
   }
   std::optional<std::regex> re;
@@ -638,7 +640,7 @@ int RunRecord(const Globals& globals, const RecordOptions& o) {
     auto compiled = record::CompileItemsRegex(o.items_from);
     if (!compiled.ok()) {
       std::fprintf(stderr, "edgemon record: --items-from: bad regular expression: %s\n",
-                   compiled.status().message().c_str());
+                   TerminalSafe(compiled.status().message()).c_str());
       return kExitDataErr;
     }
     re = std::move(compiled).value();
@@ -788,7 +790,7 @@ int RunRecord(const Globals& globals, const RecordOptions& o) {
                  "edgemon record: the daemon at %s is unreachable (%s): no summary. The command "
                  "ran from %s to %s (daemon time, ns); once the daemon is back, run: edgemon "
                  "attach --from @%.9f --to @%.9f\n",
-                 c->target().c_str(), again.status().ToString().c_str(),
+                 TerminalSafe(c->target()).c_str(), TerminalSafe(again.status().ToString()).c_str(),
                  std::to_string(from).c_str(), std::to_string(to).c_str(),
                  static_cast<double>(from) / 1e9, static_cast<double>(to) / 1e9);
     return rc;
@@ -806,7 +808,8 @@ int RunRecord(const Globals& globals, const RecordOptions& o) {
       },
       deadline, reconnect);
   if (!summary.ok()) {
-    std::fprintf(stderr, "edgemon record: summarize: %s\n", summary.status().ToString().c_str());
+    std::fprintf(stderr, "edgemon record: summarize: %s\n",
+                 TerminalSafe(summary.status().ToString()).c_str());
     return rc;
   }
   report.summary = *summary;
@@ -828,7 +831,7 @@ int RunRecord(const Globals& globals, const RecordOptions& o) {
     std::fprintf(stderr,
                  "Bundle: %s/{summary.json,samples.csv,trace.json} (open trace.json in "
                  "ui.perfetto.dev)\n",
-                 o.out.c_str());
+                 TerminalSafe(o.out).c_str());
   }
   return rc;
 }
@@ -929,7 +932,8 @@ int RunMark(const Globals& globals, const std::string& action, const std::string
     char* end = nullptr;
     long long v = std::strtoll(w, &end, 10);
     if (!end || *end != '\0' || v <= 0) {
-      std::fprintf(stderr, "edgemon mark: EDGEMON_WINDOW='%s' is not a window id\n", w);
+      std::fprintf(stderr, "edgemon mark: EDGEMON_WINDOW='%s' is not a window id\n",
+                   TerminalSafe(w).c_str());
       return kExitUsage;
     }
     parent = v;

@@ -59,8 +59,9 @@ std::optional<std::vector<ChannelId>> SelectOrReport(std::string_view command,
                                                      const std::vector<std::string>& patterns) {
   auto ids = SelectChannels(inventory, patterns);
   if (!ids.ok()) {
+    // The message echoes the pattern the user gave, and may name channels.
     std::fprintf(stderr, "edgemon %.*s: %s\n", static_cast<int>(command.size()), command.data(),
-                 ids.status().message().c_str());
+                 TerminalSafe(ids.status().message()).c_str());
     return std::nullopt;
   }
   return std::move(ids).value();
@@ -196,12 +197,14 @@ int RunStream(Session& session, const client::WatchOptions& options, uint64_t co
     if (state == client::ConnectionState::kDisconnected) {
       if (!lost) {
         std::fprintf(stderr, "edgemon: lost the daemon at %s (%s); reconnecting\n",
-                     session.client->target().c_str(), status.ToString().c_str());
+                     TerminalSafe(session.client->target()).c_str(),
+                     TerminalSafe(status.ToString()).c_str());
       }
       lost = true;
     } else if (state == client::ConnectionState::kConnected && lost) {
       lost = false;
-      std::fprintf(stderr, "edgemon: reconnected to %s\n", session.client->target().c_str());
+      std::fprintf(stderr, "edgemon: reconnected to %s\n",
+                   TerminalSafe(session.client->target()).c_str());
     } else if (state == client::ConnectionState::kStopped && !status.ok()) {
       finish(ReportStatus("watch", status));
     }

@@ -41,7 +41,8 @@ std::string Limits(const Channel& c) {
   add("crit", c.crit);
   for (const auto& t : c.trips) {
     if (!out.empty()) out += ' ';
-    out += (t.type.empty() ? std::string("trip") : t.type) + " " + CompactValue(c, t.temp_mc);
+    out += (t.type.empty() ? std::string("trip") : TerminalSafe(t.type)) + " " +
+           CompactValue(c, t.temp_mc);
   }
   return out;
 }
@@ -94,10 +95,10 @@ int RunSensors(const Registry& registry, const SnapshotOptions& o) {
     out = JsonText(j, 2) + "\n";
   } else {
     const BoardInfo& b = inv.board;
-    out += "board:  " + (b.model.empty() ? std::string("(unknown)") : b.model);
-    if (!b.soc.empty()) out += " (" + b.soc + ")";
-    if (!b.l4t.empty()) out += ", L4T " + b.l4t;
-    out += "\ndaemon: edgemond " + session->info.daemon_version + ", every " +
+    out += "board:  " + (b.model.empty() ? std::string("(unknown)") : TerminalSafe(b.model));
+    if (!b.soc.empty()) out += " (" + TerminalSafe(b.soc) + ")";
+    if (!b.l4t.empty()) out += ", L4T " + TerminalSafe(b.l4t);
+    out += "\ndaemon: edgemond " + TerminalSafe(session->info.daemon_version) + ", every " +
            std::to_string(session->info.interval_ms) + " ms, energy at " +
            std::to_string(session->info.energy_rate_hz) + " Hz\n";
     for (int k = 0; k <= static_cast<int>(Kind::kBoard); ++k) {
@@ -112,12 +113,15 @@ int RunSensors(const Registry& registry, const SnapshotOptions& o) {
           header = true;
         }
         std::string extra = Limits(c);
-        if (!c.parent.empty()) extra += (extra.empty() ? "" : "  ") + std::string("< ") + c.parent;
+        if (!c.parent.empty()) {
+          extra += (extra.empty() ? "" : "  ") + std::string("< ") + TerminalSafe(c.parent);
+        }
         if (std::string f = FlagList(c); !f.empty()) {
           extra += (extra.empty() ? "" : "  ") + std::string("[") + f + "]";
         }
-        std::string l =
-            fmt::format("  {:<36} {:<8} {:<26} {}", c.Key(), ToString(c.unit), c.device, extra);
+        // Names, devices and limits come from sysfs: escaped before padding.
+        std::string l = fmt::format("  {:<36} {:<8} {:<26} {}", TerminalSafe(c.Key()),
+                                    ToString(c.unit), TerminalSafe(c.device), extra);
         while (!l.empty() && l.back() == ' ') l.pop_back();
         out += l + "\n";
       }

@@ -87,7 +87,7 @@ int RunWatch(const Registry& registry, const WatchFlags& f) {
     } else {
       line = LocalTime(lf.frame.realtime_ns).substr(11);  // HH:MM:SS.mmm
       for (const Channel* c : shown) {
-        line += " " + c->name;
+        line += " " + TerminalSafe(c->name);  // names come from sysfs
         if (c->kind == Kind::kGpu || c->kind == Kind::kEmc || !patterns.empty()) {
           line += "." + std::string(ToString(c->field));
         }
@@ -112,8 +112,8 @@ int RunTegrastats(const Registry& registry, const TegrastatsFlags& f) {
   if (!f.logfile.empty()) {
     out = std::fopen(f.logfile.c_str(), "a");
     if (out == nullptr) {
-      std::fprintf(stderr, "edgemon tegrastats: cannot open %s: %s\n", f.logfile.c_str(),
-                   std::strerror(errno));
+      std::fprintf(stderr, "edgemon tegrastats: cannot open %s: %s\n",
+                   TerminalSafe(f.logfile).c_str(), std::strerror(errno));
       return kExitCantCreate;
     }
   }
@@ -135,8 +135,8 @@ int RunTegrastats(const Registry& registry, const TegrastatsFlags& f) {
     hooks.on_frame = [&](const client::LiveFrame& lf) -> std::optional<int> {
       if (WriteLine(out, formatter->Format(lf.frame))) return std::nullopt;
       if (out == stdout) return kExitOk;  // the reader went away
-      std::fprintf(stderr, "edgemon tegrastats: cannot write %s: %s\n", f.logfile.c_str(),
-                   std::strerror(errno));
+      std::fprintf(stderr, "edgemon tegrastats: cannot write %s: %s\n",
+                   TerminalSafe(f.logfile).c_str(), std::strerror(errno));
       return kExitCantCreate;
     };
     rc = RunStream(*session, options, f.count, hooks);
