@@ -70,6 +70,7 @@ edgemon::client::DeviceInfo DeviceInfoFromProto(const v1::DeviceInfo& pb) {
   info.interval_ms = pb.interval_ms();
   info.energy_rate_hz = pb.energy_rate_hz();
   info.api_version = pb.api_version();
+  if (pb.now_ns() != 0) info.now_ns = pb.now_ns();
   std::vector<Channel>& channels = info.inventory.channels;
   for (const v1::Channel& c : pb.channels()) {
     if (c.id() > kMaxChannelId) {

@@ -52,6 +52,10 @@ struct DeviceInfo {
   uint32_t energy_rate_hz = 0;
   uint32_t api_version = 0;
   size_t unknown_channels = 0;
+  // The daemon's time when it answered, on the frames' timeline (nullopt
+  // from an older daemon). Relative ranges are computed from it, so a
+  // client's own clock (or a stepped one) never shifts them.
+  std::optional<int64_t> now_ns;
 };
 
 // A frame as received: values indexed by channel id, plus the inventory

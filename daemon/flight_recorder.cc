@@ -71,6 +71,11 @@ Result<std::unique_ptr<FlightRecorder>> FlightRecorder::Open(const std::string& 
     ::close(fd);
     return Status::FailedPrecondition("flight recorder " + path + " is not a regular file");
   }
+  auto owner = std::make_unique<OwnerLock>();
+  if (Status s = owner->Acquire(path, "flight recorder " + path); !s.ok()) {
+    ::close(fd);
+    return s;
+  }
   // Keep a larger ring left by an earlier run whole: its records are read
   // before the ring is cleared.
   capacity = std::max(capacity, static_cast<size_t>(st.st_size) / kAlign * kAlign);
@@ -89,7 +94,7 @@ Result<std::unique_ptr<FlightRecorder>> FlightRecorder::Open(const std::string& 
     return error;
   }
   return std::unique_ptr<FlightRecorder>(
-      new FlightRecorder(path, fd, static_cast<uint8_t*>(base), capacity));
+      new FlightRecorder(path, std::move(owner), fd, static_cast<uint8_t*>(base), capacity));
 }
 
 FlightRecorder::~FlightRecorder() {
@@ -145,7 +150,7 @@ void FlightRecorder::Reset() {
 
 void FlightRecorder::OnFrame(const Inventory& inventory, uint64_t generation, const Frame& frame) {
   if (generation != generation_ || inventory_hash_ == 0) {
-    inventory_hash_ = InventoryHash(inventory);
+    inventory_hash_ = RecordKey(inventory);
     generation_ = generation;
   }
   values_.clear();

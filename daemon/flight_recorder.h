@@ -22,7 +22,13 @@
 //     keys in id order hash the same), so a value lands in the channel it
 //     was sampled from; frames of another inventory are dropped and counted;
 //   - replay takes only seq >= the store's next_seq(): what was committed is
-//     never stored twice, and the sampler continues after what was replayed.
+//     never stored twice, and the sampler continues after what was replayed;
+//   - the ring belongs to one store: records carry the store's identity
+//     (TieToStore, folded into the inventory hash), so a daemon on another
+//     database never replays them into its own;
+//   - one process owns the ring file (an exclusive flock, owner_lock.h),
+//     and the daemon empties it after a clean stop, when every frame in it
+//     is committed.
 //
 // Thread safety: OnFrame on the sampler thread; Open/Recover/Reset before
 // sampling starts.
@@ -34,6 +40,7 @@
 #include <string>
 #include <vector>
 
+#include "daemon/owner_lock.h"
 #include "daemon/sampler.h"
 #include "edgemon/status.h"
 
@@ -50,11 +57,19 @@ class FlightRecorder final : public FrameSink {
  public:
   // Maps `path` (created 0600 if absent) at `capacity` bytes; UNAVAILABLE
   // when the file cannot be opened, sized or mapped, FAILED_PRECONDITION when
-  // it is not a regular file.
+  // it is not a regular file or another process holds it.
   static Result<std::unique_ptr<FlightRecorder>> Open(const std::string& path, size_t capacity);
   ~FlightRecorder() override;
   FlightRecorder(const FlightRecorder&) = delete;
   FlightRecorder& operator=(const FlightRecorder&) = delete;
+
+  // Ties the records to the store with identity `store_key` (OwnerLock's
+  // Identity of the database file). Call before Recover and sampling.
+  void TieToStore(uint64_t store_key) { store_key_ = static_cast<uint32_t>(store_key); }
+  // What records of `inventory` under this store are marked with.
+  uint64_t RecordKey(const Inventory& inventory) const {
+    return InventoryHash(inventory) ^ store_key_;
+  }
 
   // The valid frames the ring holds for `inventory_hash` with seq >=
   // `from_seq`, in seq order. Frames of other inventories are counted in
@@ -69,10 +84,17 @@ class FlightRecorder final : public FrameSink {
   const std::string& path() const { return path_; }
 
  private:
-  FlightRecorder(std::string path, int fd, uint8_t* base, size_t capacity)
-      : path_(std::move(path)), fd_(fd), base_(base), capacity_(capacity) {}
+  FlightRecorder(std::string path, std::unique_ptr<OwnerLock> owner, int fd, uint8_t* base,
+                 size_t capacity)
+      : path_(std::move(path)),
+        owner_(std::move(owner)),
+        fd_(fd),
+        base_(base),
+        capacity_(capacity) {}
 
   std::string path_;
+  std::unique_ptr<OwnerLock> owner_;
+  uint32_t store_key_ = 0;
   int fd_;
   uint8_t* base_;
   size_t capacity_;

@@ -98,6 +98,7 @@ Status LoadConfig(const Flags& flags, Config& c) {
   if (flags.root) {
     c.root = std::filesystem::absolute(*flags.root, ec).lexically_normal().string();
     if (ec) return Status::InvalidArgument("flag --root: " + ec.message());
+    if (Status s = CheckRootDirectory(c.root, "--root"); !s.ok()) return s;
   }
   if (flags.db) {
     c.db_path = std::filesystem::absolute(*flags.db, ec).string();
@@ -200,7 +201,8 @@ std::string StatusLine(const Config& c, const Sampler& sampler, const Collection
 // but never committed go into the store, then the ring records this run.
 // Without a unix socket there is no runtime directory to put it in.
 std::unique_ptr<FlightRecorder> OpenFlightRecorder(const Config& c, const Collection& collection,
-                                                   store::RingStore& st, spdlog::logger& log) {
+                                                   store::RingStore& st, uint64_t store_key,
+                                                   spdlog::logger& log) {
   if (c.listen.rfind("unix:", 0) != 0) return nullptr;
   const std::string socket = c.listen.substr(5), path = socket + ".flight";
   if (Status s = service::MakeSocketDirectory(socket); !s.ok()) {
@@ -216,8 +218,9 @@ std::unique_ptr<FlightRecorder> OpenFlightRecorder(const Config& c, const Collec
     return nullptr;
   }
   std::unique_ptr<FlightRecorder> flight = std::move(opened).value();
+  flight->TieToStore(store_key);
   size_t other = 0;
-  auto frames = flight->Recover(InventoryHash(inv), st.next_seq(), &other);
+  auto frames = flight->Recover(flight->RecordKey(inv), st.next_seq(), &other);
   if (!frames.empty()) {
     st.SetInventory(inv);
     for (auto& f : frames) st.Append(std::move(f));
@@ -229,7 +232,7 @@ std::unique_ptr<FlightRecorder> OpenFlightRecorder(const Config& c, const Collec
     }
   }
   if (other > 0) {
-    log.warn("flight recorder: dropped {} frames recorded under another inventory", other);
+    log.warn("flight recorder: dropped {} frames recorded under another inventory or store", other);
   }
   flight->Reset();
   return flight;
@@ -255,6 +258,25 @@ int Run(const Flags& flags) {
   }
   const int sfd = *signal_fd;
 
+  // Ownership first, before anything is read, replayed or bound: the
+  // socket path (with the flight recorder beside it), then the store, each
+  // by the file's identity (owner_lock.h).
+  OwnerLock socket_owner;
+  if (config.listen.rfind("unix:", 0) == 0) {
+    const std::string socket = config.listen.substr(5);
+    Status s = service::MakeSocketDirectory(socket);
+    if (s.ok()) s = socket_owner.Acquire(socket + ".lock", "the socket " + socket);
+    if (!s.ok()) {
+      log->critical("{}", s.message());
+      return kExitConfig;
+    }
+  }
+  OwnerLock owner;
+  if (Status locked = owner.Acquire(config.db_path, "the store " + config.db_path); !locked.ok()) {
+    log->critical("{}; one daemon per database", locked.message());
+    return kExitConfig;
+  }
+
   SystemClock clock;
   Notifier notifier;
   RootedSysFs fs(config.root);
@@ -265,11 +287,6 @@ int Run(const Flags& flags) {
   collection.Discover();
   collection.set_max_energy_gap_ns(3 * config.interval_ms * kNsPerMs);
 
-  OwnerLock owner;
-  if (Status locked = owner.Acquire(config.db_path); !locked.ok()) {
-    log->critical("{}", locked.message());
-    return kExitConfig;
-  }
   auto health = std::make_shared<StoreHealthLink>();
   auto opened = store::RingStore::Open(config.db_path,
                                        StoreOptions(config, flags.recreate_bad_db, log, health));
@@ -287,7 +304,17 @@ int Run(const Flags& flags) {
     return 1;
   }
   std::unique_ptr<store::RingStore> st = std::move(opened.value());
-  std::unique_ptr<FlightRecorder> flight = OpenFlightRecorder(config, collection, *st, *log);
+  if (!owner.Names(config.db_path)) {
+    // --recreate-bad-db moved the file aside: the new file is the store now.
+    if (Status locked = owner.Acquire(config.db_path, "the store " + config.db_path);
+        !locked.ok()) {
+      log->critical("{}", locked.message());
+      (void)st->Close();
+      return kExitConfig;
+    }
+  }
+  std::unique_ptr<FlightRecorder> flight =
+      OpenFlightRecorder(config, collection, *st, owner.Identity(), *log);
   if (auto counters = st->LastCounters(); counters.ok()) collection.SeedEnergy(*counters);
 
   SamplerOptions so;
@@ -302,6 +329,11 @@ int Run(const Flags& flags) {
         step_ns / 1'000'000, boottime_ns);
   };
   Sampler sampler(collection, clock, so);
+  // Stored time never goes back (ring_store.h, I11): live frames, windows
+  // and leases continue the store's timeline, whatever the wall clock says.
+  if (auto newest = st->Latest(); newest.ok() && !newest->frames.empty()) {
+    sampler.SeedTimeline(newest->frames.back().realtime_ns, newest->frames.back().boottime_ns);
+  }
   StoreSink store_sink(*st);
   PrintSink print_sink;
   service::WatchHub hub(static_cast<size_t>(config.max_streams));
@@ -359,6 +391,7 @@ int Run(const Flags& flags) {
   service::TelemetryService api(hub, *st, clock, &sampler, &fs, svc_opts);
   service::ApiServer server(api);
   service::ServerOptions server_opts;
+  server_opts.warn = [log](const std::string& m) { log->warn("API: {}", m); };
   if (config.listen.rfind("unix:", 0) == 0) {
     server_opts.unix_path = config.listen.substr(5);
     server_opts.tcp_listen = config.tcp_listen;
@@ -455,6 +488,9 @@ int Run(const Flags& flags) {
   } else if (!s.ok()) {
     log->error("closing the store: {}", s.message());
     exit_code = 1;
+  } else if (flight) {
+    // Every frame is committed: nothing in the ring is left to replay.
+    flight->Reset();
   }
   if (exit_code == 0) log->info("stopped after {} frames", sampler.frames());
   ::close(sfd);

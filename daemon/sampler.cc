@@ -1,7 +1,11 @@
 #include "daemon/sampler.h"
 
+#include <sys/random.h>
+
 #include <algorithm>
 #include <cstdlib>
+#include <functional>
+#include <string>
 
 namespace edgemon {
 namespace {
@@ -56,13 +60,17 @@ const Frame& Sampler::Take(bool live, int64_t due_mono_ns) {
     options_.on_clock_step(frame_.boottime_ns, wall_offset - *last_wall_offset_);
   }
   last_wall_offset_ = wall_offset;
-  if (frames_.load() + live_.load() > 0 && rt <= last_realtime_) {
-    // The wall clock went backwards: keep stored time monotonic.
-    rt = last_realtime_ + std::max<int64_t>(1, frame_.boottime_ns - last_boottime_);
+  {
+    std::lock_guard lock(time_mu_);
+    // The wall clock went backwards: keep stored time monotonic (at least
+    // 1 ns past the last frame).
+    if (have_last_ && rt <= last_realtime_)
+      rt = std::max(KeptLocked(rt, frame_.boottime_ns), last_realtime_ + 1);
+    frame_.realtime_ns = rt;
+    last_realtime_ = rt;
+    last_boottime_ = frame_.boottime_ns;
+    have_last_ = true;
   }
-  frame_.realtime_ns = rt;
-  last_realtime_ = rt;
-  last_boottime_ = frame_.boottime_ns;
   collection_.Sample(frame_.boottime_ns, frame_);
   for (FrameSink* s : sinks_) {
     if (!live || s->WantsLive()) {
@@ -118,34 +126,117 @@ int64_t Sampler::live_period_ns() const {
   return PlanAt(clock_.MonotonicNs()).live_period;
 }
 
-uint64_t Sampler::Lease(uint64_t id, LeaseKind kind, int64_t period_ns, int64_t until_ns) {
+int64_t Sampler::KeptLocked(int64_t rt, int64_t boot) const {
+  if (!have_last_ || rt > last_realtime_) return rt;
+  return last_realtime_ + std::max<int64_t>(0, boot - last_boottime_);
+}
+
+int64_t Sampler::TimelineNs() const {
+  const int64_t rt = clock_.RealtimeNs();
+  const int64_t boot = clock_.BoottimeNs();
+  std::lock_guard lock(time_mu_);
+  return KeptLocked(rt, boot);
+}
+
+void Sampler::SeedTimeline(int64_t realtime_ns, int64_t boottime_ns) {
+  const int64_t boot = clock_.BoottimeNs();
+  std::lock_guard lock(time_mu_);
+  if (have_last_ && realtime_ns <= last_realtime_) return;
+  last_realtime_ = realtime_ns;
+  // A later boot (boottime restarted below the seed's): stored time goes on
+  // from the seed at boottime's pace from now (+0 for the first frame).
+  last_boottime_ = boottime_ns <= boot ? boottime_ns : boot;
+  have_last_ = true;
+}
+
+uint64_t Sampler::NewLeaseIdLocked() {
+  for (;;) {
+    uint64_t v = 0;
+    if (::getrandom(&v, sizeof v, 0) != static_cast<ssize_t>(sizeof v)) {
+      // No entropy source (never on Linux >= 3.17): still unique, not secret.
+      v = std::hash<int64_t>{}(clock_.MonotonicNs()) ^ (lease_order_ << 20);
+    }
+    // 53 bits: exact in a double, for JSON and JavaScript clients.
+    v &= (uint64_t{1} << 53) - 1;
+    if (v != 0 && !leases_.contains(v)) return v;
+  }
+}
+
+Result<uint64_t> Sampler::Lease(uint64_t id, LeaseKind kind, int64_t period_ns, int64_t until_ns,
+                                const Principal& who) {
   const int64_t now = clock_.MonotonicNs();
   {
     std::lock_guard lock(leases_mu_);
     auto it = id != 0 ? leases_.find(id) : leases_.end();
-    if (it != leases_.end() && it->second.kind == kind && it->second.until_ns > now) {
-      it->second.period_ns = period_ns;
-      it->second.until_ns = until_ns;
-    } else {
-      if (it != leases_.end()) leases_.erase(it);
-      if (leases_.size() >= kMaxLeases) {
-        std::erase_if(leases_, [now](const auto& kv) { return kv.second.until_ns <= now; });
-        if (leases_.size() >= kMaxLeases) return 0;
+    if (it != leases_.end() && it->second.until_ns <= now) {
+      leases_.erase(it);  // expired: a renewal takes a new lease
+      it = leases_.end();
+    }
+    if (it != leases_.end()) {
+      LeaseEntry& l = it->second;
+      if (l.kind != kind) {
+        return Status::NotFound("no " +
+                                std::string(kind == LeaseKind::kEnergy ? "energy" : "live") +
+                                " lease " + std::to_string(id));
       }
-      id = next_lease_id_++;
-      leases_.emplace(id, LeaseEntry{kind, period_ns, until_ns});
+      if (!Principal::MayActOn(who, l.owner)) {
+        return Status::PermissionDenied("lease " + std::to_string(id) +
+                                        " belongs to another client");
+      }
+      l.period_ns = period_ns;
+      l.until_ns = until_ns;
+    } else {
+      std::erase_if(leases_, [now](const auto& kv) { return kv.second.until_ns <= now; });
+      std::map<std::string, size_t> held;
+      for (const auto& [lid, l] : leases_) ++held[l.owner];
+      if (!who.privileged && held[who.key] >= kMaxLeasesPerPrincipal) {
+        return Status::ResourceExhausted(
+            "this client holds " + std::to_string(held[who.key]) + " rate leases (at most " +
+            std::to_string(kMaxLeasesPerPrincipal) + "); release some or let them expire");
+      }
+      if (leases_.size() >= kMaxLeases) {
+        // Full: the principal holding the most gives up its oldest lease,
+        // unless that is the caller.
+        auto most = std::max_element(held.begin(), held.end(), [](const auto& a, const auto& b) {
+          return a.second < b.second;
+        });
+        if (most == held.end() || most->first == who.key) {
+          return Status::ResourceExhausted("too many rate leases; retry when some have expired");
+        }
+        auto oldest = leases_.end();
+        for (auto l = leases_.begin(); l != leases_.end(); ++l) {
+          if (l->second.owner == most->first &&
+              (oldest == leases_.end() || l->second.order < oldest->second.order)) {
+            oldest = l;
+          }
+        }
+        leases_.erase(oldest);
+      }
+      id = NewLeaseIdLocked();
+      leases_.emplace(id, LeaseEntry{kind, period_ns, until_ns, who.key, lease_order_++});
     }
   }
   Replan();
   return id;
 }
 
-void Sampler::Release(uint64_t id) {
+bool Sampler::Release(uint64_t id, const Principal& who) {
   {
     std::lock_guard lock(leases_mu_);
-    leases_.erase(id);
+    auto it = leases_.find(id);
+    if (it == leases_.end() || !Principal::MayActOn(who, it->second.owner)) return false;
+    leases_.erase(it);
   }
   Replan();
+  return true;
+}
+
+size_t Sampler::LeasesOf(const Principal& who) const {
+  const int64_t now = clock_.MonotonicNs();
+  std::lock_guard lock(leases_mu_);
+  return static_cast<size_t>(std::count_if(leases_.begin(), leases_.end(), [&](const auto& kv) {
+    return kv.second.owner == who.key && kv.second.until_ns > now;
+  }));
 }
 
 void Sampler::Replan() {
@@ -167,7 +258,7 @@ Sampler::Plan Sampler::PlanAndLog(int64_t now) {
 void Sampler::LogRateLocked(double hz) {
   if (!rates_.empty() && rates_.back().second == hz) return;
   // Kept in time order whatever the wall clock does.
-  const int64_t now = std::max(clock_.RealtimeNs(), rates_.empty() ? 0 : rates_.back().first);
+  const int64_t now = std::max(TimelineNs(), rates_.empty() ? 0 : rates_.back().first);
   if (rates_.size() >= kMaxRateLog) {
     rates_.erase(rates_.begin(), rates_.begin() + static_cast<long>(kMaxRateLog / 2));
   }

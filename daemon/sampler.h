@@ -23,6 +23,19 @@
 // 100 Hz whatever the number of leases. Live ticks keep to a grid anchored
 // at the last frame's deadline, so they never bunch against frames.
 //
+// Leases belong to the principal that took them (principal.h): ids are
+// random (never 1, 2, 3...), a renewal or a release naming another
+// principal's lease, or a lease of the other kind, is refused and leaves it
+// as it was; each principal holds at most kMaxLeasesPerPrincipal leases, and
+// when the whole table is full the principal that holds the most loses its
+// oldest lease to a newcomer (never the newcomer to the hog).
+//
+// The timeline: frames carry wall-clock time kept monotonic (invariant 3).
+// TimelineNs() is that same time for "now" between frames, so windows,
+// leases and range requests are stamped on the clock the frames are, however
+// the wall clock steps. SeedTimeline continues the store's timeline after a
+// restart (ring_store.h, I11).
+//
 // Every change of the effective rail sampling rate (configured, boosted,
 // live or frame rate, whichever is fastest) goes into an in-memory log, so
 // a summary states the rate that actually held over its range (RatesBetween).
@@ -40,10 +53,13 @@
 #include <map>
 #include <mutex>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "daemon/collect/collection.h"
+#include "daemon/principal.h"
 #include "edgemon/clock.h"
+#include "edgemon/status.h"
 
 namespace edgemon {
 
@@ -104,14 +120,31 @@ class Sampler {
   static constexpr int64_t kNoExpiry = std::numeric_limits<int64_t>::max();
   static constexpr int64_t kMinLivePeriodNs = 10'000'000;  // live frames: at most 100 Hz
   static constexpr size_t kMaxLeases = 4096;
+  static constexpr size_t kMaxLeasesPerPrincipal = 64;
 
   // Adds a lease (id 0) asking for `period_ns` until the monotonic clock
   // reaches `until_ns` (kNoExpiry: until released), or renews lease `id`
   // (period and expiry replaced; other leases untouched). Renewing an id that
-  // has expired, or that is not a lease of this kind, adds a new lease.
-  // Returns the lease's id; 0 when kMaxLeases leases are live.
-  uint64_t Lease(uint64_t id, LeaseKind kind, int64_t period_ns, int64_t until_ns);
-  void Release(uint64_t id);
+  // has expired adds a new lease. Returns the lease's id, else:
+  //   NOT_FOUND          `id` is a live lease of the other kind (untouched);
+  //   PERMISSION_DENIED  `id` is a live lease of another principal (untouched;
+  //                      a privileged principal may renew it);
+  //   RESOURCE_EXHAUSTED `who` already holds kMaxLeasesPerPrincipal leases
+  //                      (privileged: no quota), or the table is full and
+  //                      `who` is the principal holding the most.
+  Result<uint64_t> Lease(uint64_t id, LeaseKind kind, int64_t period_ns, int64_t until_ns,
+                         const Principal& who);
+  // Ends lease `id` if `who` may (its holder or privileged); false otherwise.
+  bool Release(uint64_t id, const Principal& who);
+  // Leases `who` holds now.
+  size_t LeasesOf(const Principal& who) const;
+
+  // Wall-clock time on the frames' timeline, now (see the class comment).
+  int64_t TimelineNs() const;
+  // Continues a timeline whose newest frame was stamped `realtime_ns` at
+  // `boottime_ns` (the store's newest frame); a later boot's frames go on
+  // from it. Call before the first frame.
+  void SeedTimeline(int64_t realtime_ns, int64_t boottime_ns);
   // The effective rail sampling rates over realtime [from_ns, to_ns), as far
   // as the log reaches back (the sampler's start); nullopt outside it.
   std::optional<RateRange> RatesBetween(int64_t from_ns, int64_t to_ns) const;
@@ -131,7 +164,14 @@ class Sampler {
     LeaseKind kind;
     int64_t period_ns;
     int64_t until_ns;
+    std::string owner;  // Principal::key
+    uint64_t order;     // when taken: the oldest of a principal goes first
   };
+  // A new random lease id, not 0 and not in use (leases_mu_ held).
+  uint64_t NewLeaseIdLocked();
+  // The stored-time rule (invariant 3) for a wall-clock reading `rt` at
+  // boottime `boot` (time_mu_ held).
+  int64_t KeptLocked(int64_t rt, int64_t boot) const;
   // What the leases ask for at monotonic `now` (expired ones are dropped).
   struct Plan {
     int64_t energy_period = 0;  // 0: none
@@ -153,6 +193,8 @@ class Sampler {
   std::function<void(const Frame&)> on_frame_;
   Frame frame_;
   uint64_t seq_;
+  mutable std::mutex time_mu_;  // guards the three below
+  bool have_last_ = false;      // a frame was stamped, or the timeline was seeded
   int64_t last_realtime_ = 0;
   int64_t last_boottime_ = 0;
   std::optional<int64_t> last_wall_offset_;  // CLOCK_REALTIME - CLOCK_BOOTTIME, as read
@@ -170,7 +212,7 @@ class Sampler {
 
   mutable std::mutex leases_mu_;
   mutable std::map<uint64_t, LeaseEntry> leases_;  // guarded by leases_mu_
-  uint64_t next_lease_id_ = 1;                     // guarded by leases_mu_
+  uint64_t lease_order_ = 0;                       // guarded by leases_mu_
 
   static constexpr size_t kMaxRateLog = 65536;
   mutable std::mutex rates_mu_;                    // taken before leases_mu_

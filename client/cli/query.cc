@@ -235,42 +235,53 @@ std::string RenderSeries(const Inventory& inv, const client::QueryResult& r, con
 }
 
 int RunQuery(const Registry& registry, const QueryFlags& f) {
-  const int64_t now = SystemClock().RealtimeNs();
+  // The range, from `now`: checked here on this host's clock, then taken
+  // again on the daemon's (its DeviceInfo.now_ns), so relative ranges are
+  // on the frames' timeline whatever either wall clock did.
   int64_t from = 0;
-  int64_t to = now;
-  if (!f.last.empty()) {
-    auto d = PositiveDurationNs(f.last, "duration");
-    if (!d.ok()) {
-      std::fprintf(stderr, "edgemon query: --last: %s\n", d.status().message().c_str());
-      return kExitDataErr;
-    }
-    from = now - *d;
-  } else {
-    const std::string since = f.since.empty() ? std::string("-10m") : f.since;
-    auto t = ParseTimeNs(since, now);
-    if (!t.ok()) {
-      std::fprintf(stderr, "edgemon query: --since: %s\n", t.status().message().c_str());
-      return kExitDataErr;
-    }
-    from = *t;
-    if (!f.until.empty()) {
-      auto u = ParseTimeNs(f.until, now);
-      if (!u.ok()) {
-        std::fprintf(stderr, "edgemon query: --until: %s\n", u.status().message().c_str());
+  int64_t to = 0;
+  auto range_at = [&](const int64_t now) -> int {
+    to = now;
+    if (!f.last.empty()) {
+      auto d = PositiveDurationNs(f.last, "duration");
+      if (!d.ok()) {
+        std::fprintf(stderr, "edgemon query: --last: %s\n",
+                     TerminalSafe(d.status().message()).c_str());
         return kExitDataErr;
       }
-      to = *u;
+      from = now - *d;
+    } else {
+      const std::string since = f.since.empty() ? std::string("-10m") : f.since;
+      auto t = ParseTimeNs(since, now);
+      if (!t.ok()) {
+        std::fprintf(stderr, "edgemon query: --since: %s\n",
+                     TerminalSafe(t.status().message()).c_str());
+        return kExitDataErr;
+      }
+      from = *t;
+      if (!f.until.empty()) {
+        auto u = ParseTimeNs(f.until, now);
+        if (!u.ok()) {
+          std::fprintf(stderr, "edgemon query: --until: %s\n",
+                       TerminalSafe(u.status().message()).c_str());
+          return kExitDataErr;
+        }
+        to = *u;
+      }
     }
-  }
-  if (to <= from) {
-    std::fprintf(stderr, "edgemon query: the range is empty (--until is not after --since)\n");
-    return kExitDataErr;
-  }
+    if (to <= from) {
+      std::fprintf(stderr, "edgemon query: the range is empty (--until is not after --since)\n");
+      return kExitDataErr;
+    }
+    return kExitOk;
+  };
+  if (int bad = range_at(SystemClock().RealtimeNs()); bad != kExitOk) return bad;
   int64_t step = 0;
   if (!f.step.empty()) {
     auto s = PositiveDurationNs(f.step, "step");
     if (!s.ok()) {
-      std::fprintf(stderr, "edgemon query: --step: %s\n", s.status().message().c_str());
+      std::fprintf(stderr, "edgemon query: --step: %s\n",
+                   TerminalSafe(s.status().message()).c_str());
       return kExitDataErr;
     }
     step = *s;
@@ -279,6 +290,9 @@ int RunQuery(const Registry& registry, const QueryFlags& f) {
   int rc = kExitOk;
   auto session = OpenSession(registry.globals, &rc);
   if (!session) return rc;
+  if (session->info.now_ns) {
+    if (int bad = range_at(*session->info.now_ns); bad != kExitOk) return bad;
+  }
   const std::vector<std::string> patterns = SplitList(f.channels);
   const auto selected = SelectOrReport("query", session->info.inventory, patterns);
   if (!selected) return kExitUsage;

@@ -850,33 +850,40 @@ int RunAttach(const Globals& globals, const AttachOptions& o) {
                  "edgemon attach: give one of --from T [--to T], --window ID or --last DURATION\n");
     return kExitUsage;
   }
-  const int64_t now = NowNs();
   Report report;
   report.mode = "attach";
   int64_t from = 0, to = 0;
-  if (!o.last.empty()) {
-    auto d = PositiveDurationNs(o.last, "duration");
-    if (!d.ok()) {
-      std::fprintf(stderr, "edgemon attach: --last: %s\n", d.status().message().c_str());
-      return kExitDataErr;
+  // The range from `now`: checked on this host's clock first, then taken
+  // again on the daemon's (DeviceInfo.now_ns, the frames' timeline), so a
+  // relative range is right whatever either wall clock did.
+  auto range_at = [&](const int64_t now) -> int {
+    if (!o.last.empty()) {
+      auto d = PositiveDurationNs(o.last, "duration");
+      if (!d.ok()) {
+        std::fprintf(stderr, "edgemon attach: --last: %s\n",
+                     TerminalSafe(d.status().message()).c_str());
+        return kExitDataErr;
+      }
+      from = now - *d;
+      to = now;
+    } else if (!o.from.empty()) {
+      auto f = ParseTimeNs(o.from, now);
+      Result<int64_t> t = o.to.empty() ? Result<int64_t>(now) : ParseTimeNs(o.to, now);
+      if (!f.ok() || !t.ok()) {
+        std::fprintf(stderr, "edgemon attach: %s: %s\n", !f.ok() ? "--from" : "--to",
+                     TerminalSafe((!f.ok() ? f : t).status().message()).c_str());
+        return kExitDataErr;
+      }
+      if (*f >= *t) {
+        std::fprintf(stderr, "edgemon attach: --from must be before --to\n");
+        return kExitDataErr;
+      }
+      from = *f;
+      to = *t;
     }
-    from = now - *d;
-    to = now;
-  } else if (!o.from.empty()) {
-    auto f = ParseTimeNs(o.from, now);
-    Result<int64_t> t = o.to.empty() ? Result<int64_t>(now) : ParseTimeNs(o.to, now);
-    if (!f.ok() || !t.ok()) {
-      std::fprintf(stderr, "edgemon attach: %s: %s\n", !f.ok() ? "--from" : "--to",
-                   (!f.ok() ? f : t).status().message().c_str());
-      return kExitDataErr;
-    }
-    if (*f >= *t) {
-      std::fprintf(stderr, "edgemon attach: --from must be before --to\n");
-      return kExitDataErr;
-    }
-    from = *f;
-    to = *t;
-  }
+    return kExitOk;
+  };
+  if (int bad = range_at(NowNs()); bad != kExitOk) return bad;
   if (!o.out.empty() && !MakeOutDir(o.out)) return kExitCantCreate;
   auto c = ConnectOrReport(globals);
   if (!c) return kExitUsage;
@@ -885,6 +892,9 @@ int RunAttach(const Globals& globals, const AttachOptions& o) {
     return ReportFirstCall("edgemon attach", c->target(), info.status());
   }
   FillDevice(report, *info, c->target());
+  if (info->now_ns) {
+    if (int bad = range_at(*info->now_ns); bad != kExitOk) return bad;
+  }
   Result<client::Summary> summary = Status::Unavailable("");
   if (o.window) {
     summary = c->SummarizeWindow(o.window);

@@ -220,11 +220,21 @@ Status ApiServer::Start(const ServerOptions& o) {
   builder.SetMaxReceiveMessageSize(1 << 20);
   builder.SetMaxSendMessageSize(o.max_message_bytes);
   builder.RegisterService(&service_);
+  int unix_fd = -1;
   if (!o.unix_path.empty()) {
-    if (Status s = MakeSocketDirectory(o.unix_path); !s.ok()) return s;
-    if (Status s = ClaimUnixPath(o.unix_path); !s.ok()) return s;
-    builder.AddListeningPort("unix:" + o.unix_path, grpc::InsecureServerCredentials());
+    auto fd = ListenUnix(o.unix_path, LocalGroupId("edgemon"));
+    if (!fd.ok()) return fd.status();
+    unix_fd = *fd;
+    unix_path_ = o.unix_path;
   }
+  // The unix socket is ours until the acceptor takes it.
+  auto drop_unix = [&] {
+    if (unix_fd >= 0) {
+      ::close(unix_fd);
+      ::unlink(o.unix_path.c_str());
+      unix_path_.clear();
+    }
+  };
   int tcp_port = 0;
   if (!o.tcp_listen.empty()) {
     if (o.tls_cert.empty() != o.tls_key.empty())
@@ -257,31 +267,35 @@ Status ApiServer::Start(const ServerOptions& o) {
   }
   server_ = builder.BuildAndStart();
   if (!server_) {
+    drop_unix();
     return Status::Unavailable(
         "cannot listen on " + (o.unix_path.empty() ? "" : "unix:" + o.unix_path) +
         (o.tcp_listen.empty() ? "" : " " + o.tcp_listen) + " (in use or not permitted)");
   }
   if (!o.tcp_listen.empty() && tcp_port == 0) {
+    drop_unix();
     server_->Shutdown();
     server_.reset();
     return Status::Unavailable("cannot listen on " + o.tcp_listen + " (in use or not permitted)");
   }
   if (!o.tcp_listen.empty() && o.tls_cert.empty() && !ListensOnlyOnLoopback(tcp_port)) {
+    drop_unix();
     server_->Shutdown();
     server_.reset();
     return Status::Internal(
         "TCP listener " + o.tcp_listen +
         " is bound to a non-loopback address; configure daemon.tls_cert and daemon.tls_key");
   }
-  if (!o.unix_path.empty()) {
-    if (::chmod(o.unix_path.c_str(), 0660) != 0) {
-      return Status::Internal("chmod " + o.unix_path + ": " + std::strerror(errno));
-    }
-    if (const auto gid = LocalGroupId("edgemon")) {
-      if (::chown(o.unix_path.c_str(), static_cast<uid_t>(-1), *gid) != 0) {
-        return Status::Internal("chown " + o.unix_path +
-                                " to group edgemon: " + std::strerror(errno));
-      }
+  if (unix_fd >= 0) {
+    auto warn = o.warn ? o.warn : [](const std::string&) {};
+    if (Status s = acceptor_.Start(
+            unix_fd, server_.get(),
+            [this](int fd, const PeerCred& cred) { service_.peers().Set(fd, cred); }, warn);
+        !s.ok()) {
+      drop_unix();
+      server_->Shutdown();
+      server_.reset();
+      return s;
     }
   }
   server_->GetHealthCheckService()->SetServingStatus("edgemon.v1.Telemetry", true);
@@ -306,6 +320,9 @@ void ApiServer::Shutdown(int grace_ms) {
     serving_ = false;
     server = std::move(server_);
   }
+  acceptor_.Stop();
+  if (!unix_path_.empty()) ::unlink(unix_path_.c_str());
+  unix_path_.clear();
   if (server) {
     server->Shutdown(std::chrono::system_clock::now() + std::chrono::milliseconds(grace_ms));
     server->Wait();

@@ -7,6 +7,8 @@
 //     chmod 0660 after bind, with group "edgemon" when that group exists; the
 //     daemon runs under umask 077, so the socket is never open to others
 //     between bind and chmod;
+//   - the unix socket is accepted by edgemond itself (peers.h), so each
+//     call's principal (the peer's uid) is known to the service;
 //   - a socket file that another process still answers on is never replaced
 //     (Start fails); a stale one (connection refused) is removed;
 //   - TCP on a non-loopback address requires TLS (cert and key files): the
@@ -24,6 +26,7 @@
 #pragma once
 
 #include <sys/types.h>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -31,6 +34,7 @@
 
 #include <grpcpp/grpcpp.h>
 
+#include "daemon/service/peers.h"
 #include "daemon/service/service.h"
 #include "edgemon/status.h"
 
@@ -48,6 +52,8 @@ struct ServerOptions {
   // (UNAUTHENTICATED otherwise). The unix socket relies on its file mode.
   std::string bearer_token;
   int max_message_bytes = 16 << 20;
+  // Where the acceptor reports a failed accept (null: nowhere).
+  std::function<void(const std::string&)> warn;
 };
 
 // Reads a bearer token file: the first line, surrounding whitespace removed.
@@ -93,6 +99,8 @@ class ApiServer {
   bool store_serving_ = true;  // guarded by health_mu_
   bool serving_ = false;       // guarded by health_mu_: Start succeeded, no Shutdown yet
   std::unique_ptr<grpc::Server> server_;
+  UnixAcceptor acceptor_;
+  std::string unix_path_;  // removed at Shutdown
 };
 
 }  // namespace edgemon::service

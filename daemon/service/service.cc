@@ -9,6 +9,7 @@
 #include <unordered_map>
 
 #include "daemon/service/codec.h"
+#include "edgemon/checked.h"
 
 namespace edgemon::service {
 namespace {
@@ -149,7 +150,7 @@ class QueryReactor final : public grpc::ServerWriteReactor<v1::QueryChunk> {
       chunk_.Clear();
       // A range that reaches the last minute may hold frames still queued
       // for the batched writer: commit them first, once per query.
-      if (!flushed_ && to_ > svc_.clock().RealtimeNs() - kRecentNs) {
+      if (!flushed_ && to_ > SubSaturating(svc_.Now(), kRecentNs)) {
         // A damaged store writes nothing more: what it holds is still read.
         if (auto s = svc_.store().Flush(); !s.ok() && !svc_.store().damaged()) {
           error = Internal("query: storing queued frames: " + s.message());
@@ -296,11 +297,12 @@ TelemetryService::TelemetryService(WatchHub& hub, store::RingStore& store, Clock
   }
   if (fs_ != nullptr) processes_ = std::make_unique<ProcessReader>(*fs_, clock_);
   max_open_windows_ = std::min(kMaxOpenWindows, store_.max_windows());
-  const int64_t mono = clock_.MonotonicNs(), now = clock_.RealtimeNs();
+  max_open_windows_per_principal_ = std::max<size_t>(1, max_open_windows_ / 4);
+  const int64_t mono = clock_.MonotonicNs(), now = Now();
   if (auto open = store_.OpenWindows(); open.ok()) {
     for (const auto& w : *open) {
-      open_windows_[w.id] =
-          OpenWindow{w.lease_ns, w.lease_ns ? mono + *w.lease_ns : 0, std::max(now, w.start_ns)};
+      open_windows_[w.id] = OpenWindow{w.lease_ns, w.lease_ns ? mono + *w.lease_ns : 0,
+                                       std::max(now, w.start_ns), w.owner};
     }
   }
   lease_timer_ = std::thread([this] {
@@ -348,6 +350,50 @@ void TelemetryService::SweepWindows() {
   }
 }
 
+int64_t TelemetryService::Now() const {
+  return sampler_ ? sampler_->TimelineNs() : clock_.RealtimeNs();
+}
+
+Principal TelemetryService::Who(const grpc::CallbackServerContext* ctx) const {
+  return PrincipalOf(&peers_, ctx->peer());
+}
+
+Status TelemetryService::MakeRoomForWindow(const Principal& who) {
+  std::map<std::string, size_t> held;
+  for (const auto& [id, o] : open_windows_) ++held[o.owner];
+  if (!who.privileged && held[who.key] >= max_open_windows_per_principal_) {
+    return Status(StatusCode::RESOURCE_EXHAUSTED,
+                  "you have " + std::to_string(held[who.key]) + " open windows (at most " +
+                      std::to_string(max_open_windows_per_principal_) +
+                      " per user); end some, or open them with a lease so that abandoned ones "
+                      "close");
+  }
+  if (open_windows_.size() < max_open_windows_) return Status::OK;
+  // Full: the principal holding the most gives up its oldest window.
+  auto most = std::max_element(held.begin(), held.end(),
+                               [](const auto& a, const auto& b) { return a.second < b.second; });
+  if (most == held.end() || most->first == who.key) {
+    return Status(StatusCode::RESOURCE_EXHAUSTED,
+                  "too many open windows (limit " + std::to_string(max_open_windows_) +
+                      "); end some, or open them with a lease so that abandoned ones close");
+  }
+  for (auto it = open_windows_.begin(); it != open_windows_.end(); ++it) {
+    if (it->second.owner != most->first) continue;
+    auto w = store_.GetWindow(it->first);
+    if (!w.ok()) return StoreFailure(store_, "begin window: " + w.status().message());
+    if (*w && !(*w)->end_ns) {
+      if (auto e =
+              store_.EndWindow(it->first, std::max(it->second.last_seen_ns, (*w)->start_ns), true);
+          !e.ok()) {
+        return StoreFailure(store_, "begin window: " + e.message());
+      }
+    }
+    open_windows_.erase(it);
+    return Status::OK;
+  }
+  return Status::OK;
+}
+
 int64_t TelemetryService::frame_period_ns() const {
   return sampler_ ? sampler_->frame_period_ns() : options_.frame_period_ns;
 }
@@ -373,6 +419,7 @@ grpc::ServerUnaryReactor* TelemetryService::GetDeviceInfo(grpc::CallbackServerCo
   resp->set_interval_ms(static_cast<uint32_t>(frame_period_ns() / kNsPerMs));
   resp->set_energy_rate_hz(options_.energy_rate_hz);
   resp->set_api_version(1);
+  resp->set_now_ns(Now());
   return Done(ctx, Status::OK);
 }
 
@@ -392,7 +439,7 @@ grpc::ServerUnaryReactor* TelemetryService::GetLatest(grpc::CallbackServerContex
   return Done(ctx, Status::OK);
 }
 
-grpc::ServerWriteReactor<v1::Frame>* TelemetryService::Watch(grpc::CallbackServerContext*,
+grpc::ServerWriteReactor<v1::Frame>* TelemetryService::Watch(grpc::CallbackServerContext* ctx,
                                                              const v1::WatchRequest* req) {
   using Refused = RefusedStream<v1::Frame>;
   if (req->interval_ms() > kMaxIntervalMs) {
@@ -422,9 +469,12 @@ grpc::ServerWriteReactor<v1::Frame>* TelemetryService::Watch(grpc::CallbackServe
   std::function<void()> release;
   if (sampler_ != nullptr && interval_ns > 0 && interval_ns < sampler_->frame_period_ns()) {
     // Faster than frames: a live-rate lease for as long as the stream lasts.
-    // (No lease when the table is full: the watch then gets stored frames.)
-    if (uint64_t id = sampler_->Lease(0, LeaseKind::kLive, interval_ns, Sampler::kNoExpiry)) {
-      release = [sampler = sampler_, id] { sampler->Release(id); };
+    // (No lease over the caller's quota or when the table is full: the watch
+    // then gets stored frames.)
+    const Principal who = Who(ctx);
+    if (auto id = sampler_->Lease(0, LeaseKind::kLive, interval_ns, Sampler::kNoExpiry, who);
+        id.ok()) {
+      release = [sampler = sampler_, id = *id, who] { sampler->Release(id, who); };
     }
   }
   return hub_.StartWatch(interval_ns, std::move(subset), std::move(release));
@@ -443,14 +493,13 @@ grpc::ServerWriteReactor<v1::QueryChunk>* TelemetryService::Query(grpc::Callback
                                std::to_string(req->step_ns())));
   }
   if (req->step_ns() > 0) {
-    // The store computes at most a million steps per channel.
-    // (to - from) can exceed int64 (from = INT64_MIN): compute in double, exact enough here.
-    const double steps = (static_cast<double>(req->to_ns()) - static_cast<double>(req->from_ns())) /
-                         static_cast<double>(req->step_ns());
-    if (steps > 1'000'000) {
-      return new Refused(Invalid("step_ns: " + std::to_string(req->step_ns()) +
-                                 " ns steps over this range exceed 1000000 steps; use a larger "
-                                 "step or a shorter range"));
+    // The store's own count (exact in uint64: to - from may exceed int64).
+    const uint64_t steps = BucketCount(req->from_ns(), req->to_ns(), req->step_ns());
+    if (steps > store::kMaxDownsampleSteps) {
+      return new Refused(Invalid("step_ns: " + std::to_string(req->step_ns()) + " ns steps over " +
+                                 "this range make " + std::to_string(steps) + " steps, more than " +
+                                 std::to_string(store::kMaxDownsampleSteps) +
+                                 "; use a larger step or a shorter range"));
     }
   }
   if (req->limit() > options_.max_rows) {
@@ -495,17 +544,22 @@ grpc::ServerWriteReactor<v1::QueryChunk>* TelemetryService::Query(grpc::Callback
 grpc::ServerUnaryReactor* TelemetryService::BeginWindow(grpc::CallbackServerContext* ctx,
                                                         const v1::BeginWindowRequest* req,
                                                         v1::Window* resp) {
-  const int64_t arrived = clock_.RealtimeNs();  // on arrival, not when the worker gets to it
+  const int64_t arrived = Now();  // on arrival, not when the worker gets to it
+  const Principal who = Who(ctx);
   if (req->has_renew_id()) {
     const int64_t id = req->renew_id();
     return Defer(
         ctx,
-        [this, id, arrived, resp] {
+        [this, id, arrived, resp, who] {
           SweepWindows();
           auto it = open_windows_.find(id);
           if (it == open_windows_.end()) {
             return Status(StatusCode::NOT_FOUND, "window " + std::to_string(id) +
                                                      " is not open (ended, abandoned or unknown)");
+          }
+          if (!Principal::MayActOn(who, it->second.owner)) {
+            return Status(StatusCode::PERMISSION_DENIED,
+                          "window " + std::to_string(id) + " belongs to another user");
           }
           if (!it->second.lease_ns) {
             return Status(StatusCode::FAILED_PRECONDITION,
@@ -536,17 +590,14 @@ grpc::ServerUnaryReactor* TelemetryService::BeginWindow(grpc::CallbackServerCont
   LiveCounters(start, resp->mutable_start_energy_mj());
   return Defer(
       ctx,
-      [this, label, start, lease, resp] {
+      [this, label, start, lease, resp, who] {
         SweepWindows();
-        if (open_windows_.size() >= max_open_windows_) {
-          return Status(StatusCode::RESOURCE_EXHAUSTED,
-                        "too many open windows (limit " + std::to_string(max_open_windows_) +
-                            "); end some, or open them with a lease so that abandoned ones close");
-        }
-        auto id = store_.BeginWindow(label, start, lease);
+        if (Status room = MakeRoomForWindow(who); !room.ok()) return room;
+        auto id = store_.BeginWindow(label, start, lease, who.key);
         if (!id.ok()) return StoreFailure(store_, "begin window: " + id.status().message());
-        open_windows_[*id] = OpenWindow{lease, lease ? clock_.MonotonicNs() + *lease : 0, start};
-        ToProto(store::Window{*id, label, start, std::nullopt, false, lease}, resp);
+        open_windows_[*id] =
+            OpenWindow{lease, lease ? clock_.MonotonicNs() + *lease : 0, start, who.key};
+        ToProto(store::Window{*id, label, start, std::nullopt, false, lease, who.key}, resp);
         return Status::OK;
       },
       &window_worker_);
@@ -556,14 +607,19 @@ grpc::ServerUnaryReactor* TelemetryService::EndWindow(grpc::CallbackServerContex
                                                       const v1::EndWindowRequest* req,
                                                       v1::Window* resp) {
   int64_t id = req->id();
-  const int64_t arrived = clock_.RealtimeNs();  // on arrival, not when the worker gets to it
+  const int64_t arrived = Now();  // on arrival, not when the worker gets to it
+  const Principal who = Who(ctx);
   return Defer(
       ctx,
-      [this, id, arrived, resp] {
+      [this, id, arrived, resp, who] {
         SweepWindows();
         auto w = store_.GetWindow(id);
         if (!w.ok()) return StoreFailure(store_, "end window: " + w.status().message());
         if (!*w) return Status(StatusCode::NOT_FOUND, "no window with id " + std::to_string(id));
+        if (!Principal::MayActOn(who, (*w)->owner)) {
+          return Status(StatusCode::PERMISSION_DENIED,
+                        "window " + std::to_string(id) + " belongs to another user");
+        }
         if ((*w)->abandoned) {
           return Status(StatusCode::FAILED_PRECONDITION,
                         "window " + std::to_string(id) +
@@ -620,7 +676,7 @@ grpc::ServerUnaryReactor* TelemetryService::Summarize(grpc::CallbackServerContex
   if (req->range_case() == v1::SummarizeRequest::kTime) {
     int64_t from = req->time().from_ns(), to = req->time().to_ns();
     if (from >= to) return Done(ctx, Invalid("time: from_ns must be before to_ns"));
-    const int64_t now = clock_.RealtimeNs();
+    const int64_t now = Now();
     if (from > now) {
       return Done(ctx, Invalid("time: the range starts " + SecondsText(from, now) +
                                " s in the future (the daemon's clock reads " + std::to_string(now) +
@@ -643,8 +699,8 @@ grpc::ServerUnaryReactor* TelemetryService::Summarize(grpc::CallbackServerContex
     if (!*w)
       return r->Finish(Status(StatusCode::NOT_FOUND, "no window with id " + std::to_string(id)));
     // An open window is measured up to now.
-    int64_t end = (*w)->end_ns ? *(*w)->end_ns : clock_.RealtimeNs();
-    if (end <= (*w)->start_ns) end = (*w)->start_ns + 1;
+    int64_t end = (*w)->end_ns ? *(*w)->end_ns : Now();
+    if (end <= (*w)->start_ns) end = AddSaturating((*w)->start_ns, 1);
     RunSummarize(r, (*w)->start_ns, end, resp);
   });
   if (!posted) r->Finish(Status(StatusCode::RESOURCE_EXHAUSTED, "edgemond is busy; retry"));
@@ -756,7 +812,9 @@ void TelemetryService::FinishSummary(SummarizeRun& run) {
   // span is not elapsed time.
   if (auto jumps = store_.ClockJumps(out->from_ns(), out->to_ns()); jumps.ok() && !jumps->empty()) {
     int64_t stepped = 0;
-    for (const auto& j : *jumps) stepped += j.new_offset_ns - j.old_offset_ns;
+    for (const auto& j : *jumps) {
+      stepped = AddSaturating(stepped, SubSaturating(j.new_offset_ns, j.old_offset_ns));
+    }
     std::string n = "the wall clock stepped " + std::to_string(jumps->size()) +
                     " time(s) in this range (by " + std::to_string(stepped / 1'000'000) +
                     " ms in all); durations and rates across a step are uncertain";
@@ -772,11 +830,11 @@ Status TelemetryService::BeginSummary(int64_t from, int64_t to, v1::Summary* out
     return Internal("summarize: storing queued frames: " + flushed.message());
   }
   // Edges: up to now at the end; from the oldest data held at the start.
-  const int64_t now = clock_.RealtimeNs();
+  const int64_t now = Now();
   if (to > now) {
     // A client's clock a little ahead of the daemon's is not worth a remark.
-    if (to - now > kClockSkewNs) out->set_requested_to_ns(to);
-    to = std::max(now, from + 1);
+    if (SubSaturating(to, now) > kClockSkewNs) out->set_requested_to_ns(to);
+    to = std::max(now, AddSaturating(from, 1));
   }
   std::optional<int64_t> oldest;
   if (auto o = store_.OldestNs(); o.ok()) oldest = *o;
@@ -811,7 +869,8 @@ Status TelemetryService::BeginSummary(int64_t from, int64_t to, v1::Summary* out
   bool in_raw = stats.ok() && stats->oldest_ns && *stats->oldest_ns <= from;
   store::Tier tier = in_raw ? store::Tier::kRaw : store::Tier::kAuto;
   auto whole = [&](const std::string& key) -> std::optional<store::Bucket> {
-    auto b = store_.Downsample(key, from, to, to - from, tier);
+    // One step over the whole range (two where it is wider than int64).
+    auto b = store_.Downsample(key, from, to, SubSaturating(to, from), tier);
     if (!b.ok() || b->empty()) return std::nullopt;
     return b->front();
   };
@@ -913,18 +972,19 @@ grpc::ServerUnaryReactor* TelemetryService::Boost(grpc::CallbackServerContext* c
     return Done(ctx, Invalid("duration_ms: must be 1 to 3600000, got " + std::to_string(dur_ms)));
   }
   const int64_t dur_ns = static_cast<int64_t>(dur_ms) * kNsPerMs;
-  const uint64_t id = sampler_->Lease(req->lease_id(), LeaseKind::kEnergy, 1'000'000'000 / rate,
-                                      clock_.MonotonicNs() + dur_ns);
-  if (id == 0) {
-    return Done(ctx, Status(StatusCode::RESOURCE_EXHAUSTED,
-                            "too many rate leases; retry when some have expired"));
+  auto leased = sampler_->Lease(req->lease_id(), LeaseKind::kEnergy, 1'000'000'000 / rate,
+                                clock_.MonotonicNs() + dur_ns, Who(ctx));
+  if (!leased.ok()) {
+    return Done(ctx,
+                Status(static_cast<StatusCode>(leased.status().code()), leased.status().message()));
   }
+  const uint64_t id = *leased;
   // Effective now: the fastest of every live lease and the configured rate.
   const int64_t period = sampler_->energy_period_ns();
   resp->set_rate_hz(period > 0
                         ? static_cast<uint32_t>(std::llround(1e9 / static_cast<double>(period)))
                         : std::max(rate, options_.energy_rate_hz));
-  resp->set_until_ns(clock_.RealtimeNs() + dur_ns);
+  resp->set_until_ns(Now() + dur_ns);
   resp->set_lease_id(id);
   return Done(ctx, Status::OK);
 }
@@ -976,7 +1036,7 @@ Status TelemetryService::DoListProcesses(const v1::ListProcessesRequest& req,
   });
   size_t limit = req.limit() == 0 ? 50 : req.limit();
   for (size_t i = 0; i < procs.size() && i < limit; ++i) *out->add_processes() = procs[i];
-  out->set_realtime_ns(clock_.RealtimeNs());
+  out->set_realtime_ns(Now());
   out->set_gpu_mem_unavailable(gpu->unavailable);
   return Status::OK;
 }

@@ -12,6 +12,21 @@
 // Bad input is refused before anything is read or written, with
 // INVALID_ARGUMENT or NOT_FOUND and a one-line message naming the field.
 //
+// Ownership (principal.h): every rate lease and window belongs to the
+// principal whose call made it (the unix socket's SO_PEERCRED uid, recorded
+// in peers() by the acceptor; a TCP peer's address). Renewing or ending
+// another principal's is PERMISSION_DENIED (root excepted). Each principal
+// holds at most Sampler::kMaxLeasesPerPrincipal rate leases and
+// max_open_windows / 4 open windows; when a table is full, the principal
+// holding the most loses its oldest entry (a window is closed as abandoned)
+// rather than a newcomer being refused. RESOURCE_EXHAUSTED goes only to the
+// principal over its own quota.
+//
+// Time: windows, Summarize's "now" and Boost's end are stamped on the
+// frames' timeline (Sampler::TimelineNs: the wall clock kept monotonic
+// across steps), never on the raw wall clock, so a record right after a
+// step measures the frames it spans.
+//
 // Thread safety: gRPC calls the handlers from its threads; Stop() once,
 // after grpc::Server::Shutdown returned.
 #pragma once
@@ -32,6 +47,7 @@
 #include "daemon/collect/sysfs.h"
 #include "daemon/sampler.h"
 #include "daemon/service/frame_summary.h"
+#include "daemon/service/peers.h"
 #include "daemon/service/watch_hub.h"
 #include "daemon/service/worker.h"
 #include "daemon/store/ring_store.h"
@@ -95,6 +111,10 @@ class TelemetryService final : public v1::Telemetry::CallbackService {
                                           v1::ListProcessesResponse* resp) override;
 
   WatchHub& hub() { return hub_; }
+  // Unix-socket peers by connection (filled by ApiServer's acceptor).
+  PeerTable& peers() { return peers_; }
+  // Now on the frames' timeline (the raw wall clock without a sampler).
+  int64_t Now() const;
   store::RingStore& store() { return store_; }
   Clock& clock() { return clock_; }
   Worker& worker() { return worker_; }
@@ -102,6 +122,8 @@ class TelemetryService final : public v1::Telemetry::CallbackService {
   int64_t frame_period_ns() const;
 
  private:
+  // Who made the call.
+  Principal Who(const grpc::CallbackServerContext* ctx) const;
   // Runs `job` on the worker and finishes the unary call with its status.
   grpc::ServerUnaryReactor* Defer(grpc::CallbackServerContext* ctx,
                                   std::function<grpc::Status()> job, Worker* on = nullptr);
@@ -139,9 +161,17 @@ class TelemetryService final : public v1::Telemetry::CallbackService {
     std::optional<int64_t> lease_ns;
     int64_t expires_mono_ns = 0;  // lease only
     int64_t last_seen_ns = 0;     // realtime of the start or the last renewal
+    std::string owner;            // Principal key
   };
   std::map<int64_t, OpenWindow> open_windows_;
   size_t max_open_windows_ = 0;
+  size_t max_open_windows_per_principal_ = 0;
+  // Room for one more open window of `who` (window worker only): OK, or
+  // RESOURCE_EXHAUSTED when `who` is over its quota or is the biggest
+  // holder of a full table; else the biggest holder's oldest window is
+  // closed as abandoned to make room.
+  grpc::Status MakeRoomForWindow(const Principal& who);
+  PeerTable peers_;
   // Closes the windows whose lease ran out, as abandoned (window worker only).
   void SweepWindows();
   // Posts SweepWindows to the window worker a few times a second.

@@ -22,6 +22,7 @@
 
 #include "daemon/store/frame_codec.h"
 #include "daemon/store/sql.h"
+#include "edgemon/checked.h"
 
 namespace edgemon::store {
 namespace {
@@ -44,18 +45,6 @@ int64_t NowRealtimeNs() {
   timespec ts{};
   clock_gettime(CLOCK_REALTIME, &ts);
   return int64_t{ts.tv_sec} * 1'000'000'000 + ts.tv_nsec;
-}
-
-int64_t FloorDiv(int64_t a, int64_t b) {
-  int64_t q = a / b;
-  if ((a % b != 0) && ((a < 0) != (b < 0))) --q;
-  return q;
-}
-
-int64_t AddSaturating(int64_t a, int64_t b) {
-  int64_t r;
-  if (__builtin_add_overflow(a, b, &r)) return b > 0 ? INT64_MAX : INT64_MIN;
-  return r;
 }
 
 std::optional<int64_t> FileSize(const std::string& path) {
@@ -202,6 +191,8 @@ const char* const kMigrations[] = {
     // 2 -> 3: window leases and abandoned windows (I12).
     ("ALTER TABLE windows ADD COLUMN abandoned INTEGER NOT NULL DEFAULT 0;"
      "ALTER TABLE windows ADD COLUMN lease_ns INTEGER;"),
+    // 3 -> 4: who opened each window (principal.h); '' for older rows.
+    "ALTER TABLE windows ADD COLUMN owner TEXT NOT NULL DEFAULT '';",
 };
 static_assert(std::size(kMigrations) == kSchemaVersion);
 
@@ -321,7 +312,7 @@ class RingStore::Impl {
   }
 
   Result<int64_t> BeginWindow(const std::string& label, int64_t start_ns,
-                              std::optional<int64_t> lease_ns);
+                              std::optional<int64_t> lease_ns, const std::string& owner);
   Status EndWindow(int64_t id, int64_t end_ns, bool abandoned);
   Result<int64_t> AddWindow(const std::string& label, int64_t start_ns, int64_t end_ns);
   Result<std::optional<Window>> GetWindow(int64_t id);
@@ -367,13 +358,14 @@ class RingStore::Impl {
     int64_t a = 0;
     int64_t b = 0;
     std::optional<int64_t> c;  // BeginWindow: lease; EndWindow: abandoned if set
+    std::string owner;         // BeginWindow
     std::promise<Result<int64_t>> done;
   };
   using InventoryPtr = std::shared_ptr<const std::vector<Channel>>;
   using Item = std::variant<Frame, InventoryPtr, std::shared_ptr<SyncOp>>;
 
   Result<int64_t> Submit(SyncOp::Kind kind, std::string label, int64_t a, int64_t b,
-                         std::optional<int64_t> c = std::nullopt);
+                         std::optional<int64_t> c = std::nullopt, std::string owner = {});
 
   // ---- Opening ----
   struct Verdict {
@@ -769,7 +761,7 @@ Status RingStore::Impl::LoadState() {
       newest_rt_ = s.Int(1);
       last_rt_ = newest_rt_;
       last_bt_ = s.Int(2);
-      last_offset_ = *last_rt_ - *last_bt_;
+      last_offset_ = SubSaturating(*last_rt_, *last_bt_);
     }
     if (s.failed()) return s.status();
   }
@@ -903,10 +895,11 @@ uint64_t RingStore::Impl::Append(Frame frame) {
 }
 
 Result<int64_t> RingStore::Impl::Submit(SyncOp::Kind kind, std::string label, int64_t a, int64_t b,
-                                        std::optional<int64_t> c) {
+                                        std::optional<int64_t> c, std::string owner) {
   auto op = std::make_shared<SyncOp>();
   op->kind = kind;
   op->label = std::move(label);
+  op->owner = std::move(owner);
   op->a = a;
   op->b = b;
   op->c = c;
@@ -927,8 +920,9 @@ Status RingStore::Impl::Flush() {
 }
 
 Result<int64_t> RingStore::Impl::BeginWindow(const std::string& label, int64_t start_ns,
-                                             std::optional<int64_t> lease_ns) {
-  return Submit(SyncOp::Kind::kBeginWindow, label, start_ns, 0, lease_ns);
+                                             std::optional<int64_t> lease_ns,
+                                             const std::string& owner) {
+  return Submit(SyncOp::Kind::kBeginWindow, label, start_ns, 0, lease_ns, owner);
 }
 
 Status RingStore::Impl::EndWindow(int64_t id, int64_t end_ns, bool abandoned) {
@@ -1078,9 +1072,10 @@ Status RingStore::Impl::HandleSyncOp(SyncOp& op, Result<int64_t>& result) {
       int64_t id = 0;
       Status s = InWriteTxn([&]() -> Status {
         if (Status e = CapWindows(); !e.ok()) return e;
-        sql::Stmt ins(
-            *w_, "INSERT INTO windows(label, start_ns, end_ns, lease_ns) VALUES(?1, ?2, ?3, ?4)");
-        ins.Bind(1, std::string_view(op.label)).Bind(2, op.a);
+        sql::Stmt ins(*w_,
+                      "INSERT INTO windows(label, start_ns, end_ns, lease_ns, owner) "
+                      "VALUES(?1, ?2, ?3, ?4, ?5)");
+        ins.Bind(1, std::string_view(op.label)).Bind(2, op.a).Bind(5, std::string_view(op.owner));
         if (op.kind == K::kAddWindow) {
           ins.Bind(3, op.b);
         } else {
@@ -1198,20 +1193,23 @@ void RingStore::Impl::Ingest(Frame& frame) {
 // (I11) Wall-clock steps: detected, recorded, and never let stored time go back.
 void RingStore::Impl::StampWallTime(Frame& frame) {
   const int64_t bt = frame.boottime_ns;
-  const int64_t offset = frame.realtime_ns - bt;
+  const int64_t offset = SubSaturating(frame.realtime_ns, bt);
   const bool same_boot = last_bt_ && bt >= *last_bt_;
-  const bool jumped = same_boot && last_offset_ && std::abs(offset - *last_offset_) > kClockJumpNs;
+  const bool jumped =
+      same_boot && last_offset_ &&
+      std::max(SpanNs(offset, *last_offset_), SpanNs(*last_offset_, offset)) > kClockJumpNs;
   const int64_t old_offset = last_offset_.value_or(offset);
   last_offset_ = offset;
   if (last_rt_ && frame.realtime_ns < *last_rt_) {
     // Behind the newest stored frame: continue from it at boottime's pace.
-    frame.realtime_ns = AddSaturating(*last_rt_, same_boot ? bt - *last_bt_ : 0);
+    frame.realtime_ns = AddSaturating(*last_rt_, same_boot ? SubSaturating(bt, *last_bt_) : 0);
   }
   if (jumped) {
     pending_jumps_.push_back(Jump{bt, frame.realtime_ns, old_offset, offset});
-    Report(StoreEvent::Kind::kClockJump, "recorded a wall-clock step of " +
-                                             std::to_string((offset - old_offset) / 1'000'000) +
-                                             " ms at boottime " + std::to_string(bt) + " ns");
+    Report(StoreEvent::Kind::kClockJump,
+           "recorded a wall-clock step of " +
+               std::to_string(SubSaturating(offset, old_offset) / 1'000'000) + " ms at boottime " +
+               std::to_string(bt) + " ns");
   }
   if (!same_boot || boots_.empty()) {
     boots_.push_back(BootSeg{frame.seq, bt});
@@ -1225,7 +1223,7 @@ void RingStore::Impl::StampWallTime(Frame& frame) {
 void RingStore::Impl::Fold(uint64_t seq, int64_t realtime_ns,
                            const std::vector<std::pair<uint32_t, int64_t>>& values) {
   const int64_t period = options_.rollup_period_ns;
-  const int64_t start = FloorDiv(realtime_ns, period) * period;
+  const int64_t start = FloorToMultiple(realtime_ns, period);
   if (bucket_ && *bucket_ != start) CloseBucket();
   bucket_ = start;
   for (const auto& [id, v] : values) {
@@ -1470,7 +1468,7 @@ Status RingStore::Impl::TryCommit(Deltas& d) {
         const auto& b = boots_[k];
         const uint64_t end = k + 1 < boots_.size() ? boots_[k + 1].first_seq : UINT64_MAX;
         const int64_t cutoff =
-            AddSaturating(AddSaturating(b.last_bt, later), -options_.raw_retention_ns);
+            SubSaturating(AddSaturating(b.last_bt, later), options_.raw_retention_ns);
         later = AddSaturating(later, b.last_bt);
         sql::Stmt s(*w_,
                     "DELETE FROM frames WHERE seq >= ?1 AND seq < coalesce((SELECT seq FROM "
@@ -1516,7 +1514,7 @@ Status RingStore::Impl::TryCommit(Deltas& d) {
     // (I5) rollup and window retention, with every batch of frames.
     if (!batch_.empty() || rollup_dirty_) {
       if (newest) {
-        int64_t cutoff = AddSaturating(*newest, -options_.rollup_retention_ns);
+        int64_t cutoff = SubSaturating(*newest, options_.rollup_retention_ns);
         for (size_t id = 1; id < chans_.size(); ++id) {
           sql::Stmt s(*w_, "DELETE FROM rollup WHERE channel = ?1 AND t_ns < ?2");
           if (Status e = s.Bind(1, static_cast<int64_t>(id)).Bind(2, cutoff).Run(); !e.ok()) {
@@ -1526,9 +1524,9 @@ Status RingStore::Impl::TryCommit(Deltas& d) {
         }
         int64_t keep = std::max(options_.raw_retention_ns, options_.rollup_retention_ns);
         sql::Stmt w(*w_, "DELETE FROM windows WHERE end_ns IS NOT NULL AND end_ns < ?1");
-        if (Status e = w.Bind(1, AddSaturating(*newest, -keep)).Run(); !e.ok()) return e;
+        if (Status e = w.Bind(1, SubSaturating(*newest, keep)).Run(); !e.ok()) return e;
         sql::Stmt j(*w_, "DELETE FROM clock_jumps WHERE realtime_ns < ?1");
-        if (Status e = j.Bind(1, AddSaturating(*newest, -keep)).Run(); !e.ok()) return e;
+        if (Status e = j.Bind(1, SubSaturating(*newest, keep)).Run(); !e.ok()) return e;
       }
     }
     // (I5) A size trim also takes the windows that ended before what is left.
@@ -1583,8 +1581,7 @@ Result<bool> RingStore::Impl::TrimOnce(int64_t excess_pages, Deltas& d) {
   // The tier holding the larger fraction of its own retention gives way.
   auto fraction = [&](std::optional<int64_t> oldest, int64_t retention) {
     if (!oldest) return -1.0;
-    return static_cast<double>(std::max<int64_t>(0, newest - *oldest)) /
-           static_cast<double>(retention);
+    return static_cast<double>(SpanNs(*oldest, newest)) / static_cast<double>(retention);
   };
   double raw_f = fraction(oldest_raw, options_.raw_retention_ns);
   double rollup_f = fraction(oldest_rollup, options_.rollup_retention_ns);
@@ -1600,8 +1597,9 @@ Result<bool> RingStore::Impl::TrimOnce(int64_t excess_pages, Deltas& d) {
     return deleted > 0;
   }
   // Rollup: drop the oldest 1/16 of its span, at least one period.
-  int64_t span = std::max<int64_t>(0, newest - *oldest_rollup);
-  int64_t cutoff = *oldest_rollup + std::max(options_.rollup_period_ns, span / 16);
+  const uint64_t span = SpanNs(*oldest_rollup, newest);
+  const int64_t cutoff = AddSaturating(
+      *oldest_rollup, std::max(options_.rollup_period_ns, static_cast<int64_t>(span / 16)));
   int64_t deleted = 0;
   for (size_t id = 1; id < chans_.size(); ++id) {
     sql::Stmt s(*w_, "DELETE FROM rollup WHERE channel = ?1 AND t_ns < ?2");
@@ -1888,7 +1886,7 @@ Status RingStore::Impl::FoldRaw(sql::Conn& c, uint32_t id, int64_t from_ns, int6
       continue;
     }
     if (!v) continue;
-    auto& a = acc[static_cast<size_t>((t - from_ns) / step_ns)];
+    auto& a = acc[static_cast<size_t>(BucketIndex(t, from_ns, step_ns))];
     a.Merge(1, *v, *v, static_cast<double>(*v));
   }
   return s.failed() ? s.status() : Status::Ok();
@@ -1900,12 +1898,12 @@ Result<std::vector<Bucket>> RingStore::Impl::Downsample(const std::string& key, 
   uint64_t bad = 0;
   if (step_ns <= 0) return Status::InvalidArgument("step must be positive");
   if (to_ns <= from_ns) return std::vector<Bucket>{};
-  // Width of the range, guarded against overflow.
-  uint64_t width = static_cast<uint64_t>(to_ns) - static_cast<uint64_t>(from_ns);
-  uint64_t steps =
-      width / static_cast<uint64_t>(step_ns) + (width % static_cast<uint64_t>(step_ns) != 0);
-  if (steps > 1'000'000)
-    return Status::InvalidArgument("too many steps (" + std::to_string(steps) + " > 1000000)");
+  // Exact for any int64 bounds: the width of the range may exceed int64.
+  const uint64_t steps = BucketCount(from_ns, to_ns, step_ns);
+  if (steps > kMaxDownsampleSteps) {
+    return Status::InvalidArgument("too many steps (" + std::to_string(steps) + " > " +
+                                   std::to_string(kMaxDownsampleSteps) + ")");
+  }
   Lease l(*this);
   if (!l.ok()) return l.status();
   auto ch = FindChannel(l.conn(), key);
@@ -1938,7 +1936,9 @@ Result<std::vector<Bucket>> RingStore::Impl::Downsample(const std::string& key, 
                 "WHERE channel = ?1 AND t_ns >= ?2 AND t_ns < ?3");
     s.Bind(1, int64_t{id}).Bind(2, from_ns).Bind(3, to_ns);
     while (s.Step()) {
-      auto& a = acc[static_cast<size_t>((s.Int(0) - from_ns) / step_ns)];
+      const int64_t t = s.Int(0);
+      if (t < from_ns || t >= to_ns) continue;  // what SQL selected, checked before indexing
+      auto& a = acc[static_cast<size_t>(BucketIndex(t, from_ns, step_ns))];
       a.Merge(s.Int(1), s.Int(2), s.Int(3), static_cast<double>(s.Int(4)));
     }
     if (s.failed()) return s.status();
@@ -1951,8 +1951,9 @@ Result<std::vector<Bucket>> RingStore::Impl::Downsample(const std::string& key, 
   for (size_t k = 0; k < acc.size(); ++k) {
     const auto& a = acc[k];
     if (a.count == 0) continue;
-    out.push_back({from_ns + static_cast<int64_t>(k) * step_ns, a.min,
-                   a.sum / static_cast<double>(a.count), a.max, a.count});
+    // Below BucketCount: a start inside [from_ns, to_ns).
+    const int64_t t = BucketStart(from_ns, k, step_ns).value_or(to_ns);
+    out.push_back({t, a.min, a.sum / static_cast<double>(a.count), a.max, a.count});
   }
   if (bad_frames) *bad_frames += bad;
   return out;
@@ -1981,13 +1982,13 @@ Result<std::optional<double>> RingStore::Impl::CounterAtIn(sql::Conn& c, uint32_
                 "ORDER BY t_ns DESC LIMIT 1");
     p.Bind(1, int64_t{id}).Bind(2, t);
     if (p.Step()) {
-      int64_t tb = p.Int(0);
-      if (t < tb + period) {
+      const int64_t tb = p.Int(0);
+      const int64_t te = AddSaturating(tb, period);  // the period's end
+      if (t < te) {
         prev = Point{tb, static_cast<double>(p.Int(1))};
-        if (!next || next->t > tb + period)
-          next = Point{tb + period, static_cast<double>(p.Int(2))};
+        if (!next || next->t > te) next = Point{te, static_cast<double>(p.Int(2))};
       } else {
-        prev = Point{tb + period, static_cast<double>(p.Int(2))};
+        prev = Point{te, static_cast<double>(p.Int(2))};
       }
     }
     if (p.failed()) return p.status();
@@ -2008,7 +2009,9 @@ Result<std::optional<double>> RingStore::Impl::CounterAtIn(sql::Conn& c, uint32_
   if (!prev || !next) return std::optional<double>();
   if (prev->t == t) return std::optional<double>(prev->v);
   if (next->t <= prev->t) return std::optional<double>(next->v);
-  double f = static_cast<double>(t - prev->t) / static_cast<double>(next->t - prev->t);
+  // Spans in uint64: the points may be further apart than int64 reaches.
+  double f =
+      static_cast<double>(SpanNs(prev->t, t)) / static_cast<double>(SpanNs(prev->t, next->t));
   return std::optional<double>(prev->v + (next->v - prev->v) * f);
 }
 
@@ -2072,9 +2075,9 @@ Result<std::map<std::string, int64_t>> RingStore::Impl::LastCounters() {
 
 namespace {
 // The statements are cached by address: each is one literal.
-#define EDGEMON_WINDOW_COLUMNS "SELECT id, label, start_ns, end_ns, abandoned, lease_ns "
+#define EDGEMON_WINDOW_COLUMNS "SELECT id, label, start_ns, end_ns, abandoned, lease_ns, owner "
 Window WindowRow(sql::Stmt& s) {
-  return Window{s.Int(0), s.Text(1), s.Int(2), s.OptInt(3), s.Int(4) != 0, s.OptInt(5)};
+  return Window{s.Int(0), s.Text(1), s.Int(2), s.OptInt(3), s.Int(4) != 0, s.OptInt(5), s.Text(6)};
 }
 }  // namespace
 
@@ -2181,7 +2184,7 @@ Result<std::optional<int64_t>> RingStore::Impl::OldestNs() {
   // folded into it: it only reaches further back than the raw tier when it
   // is from an earlier period.
   const int64_t period = options_.rollup_period_ns;
-  if (raw && (!rollup || *rollup >= FloorDiv(*raw, period) * period)) return raw;
+  if (raw && (!rollup || *rollup >= FloorToMultiple(*raw, period))) return raw;
   return rollup;
 }
 
@@ -2322,8 +2325,9 @@ uint64_t RingStore::next_seq() const {
   return impl_->next_seq();
 }
 Result<int64_t> RingStore::BeginWindow(const std::string& label, int64_t start_ns,
-                                       std::optional<int64_t> lease_ns) {
-  return Guarded("BeginWindow", [&] { return impl_->BeginWindow(label, start_ns, lease_ns); });
+                                       std::optional<int64_t> lease_ns, const std::string& owner) {
+  return Guarded("BeginWindow",
+                 [&] { return impl_->BeginWindow(label, start_ns, lease_ns, owner); });
 }
 Status RingStore::EndWindow(int64_t id, int64_t end_ns, bool abandoned) {
   return Guarded("EndWindow", [&] { return impl_->EndWindow(id, end_ns, abandoned); });

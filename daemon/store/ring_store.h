@@ -205,7 +205,7 @@
 
 namespace edgemon::store {
 
-inline constexpr int kSchemaVersion = 3;
+inline constexpr int kSchemaVersion = 4;
 inline constexpr int32_t kApplicationId = 0x4544474d;  // 'EDGM'
 
 enum class WriterState : uint8_t { kIdle, kCommitting, kFailing, kStopped };
@@ -272,6 +272,9 @@ struct FrameSet {
   uint64_t bad_frames = 0;  // frames in the range whose data did not decode, left out (I14)
 };
 
+// The most steps one Downsample computes (one accumulator each).
+inline constexpr uint64_t kMaxDownsampleSteps = 1'000'000;
+
 struct Bucket {
   int64_t t_ns = 0;  // start of the step
   int64_t min = 0;
@@ -293,6 +296,7 @@ struct Window {
   std::optional<int64_t> end_ns;    // nullopt while open
   bool abandoned = false;           // closed because its lease ran out
   std::optional<int64_t> lease_ns;  // nullopt when unleased
+  std::string owner;                // Principal key of who opened it ("": not recorded)
 };
 
 // A wall-clock step seen while writing (I11): offsets are realtime -
@@ -368,7 +372,8 @@ class RingStore {
 
   // Fails when the windows table holds max_windows() open windows (I12).
   Result<int64_t> BeginWindow(const std::string& label, int64_t start_ns,
-                              std::optional<int64_t> lease_ns = std::nullopt);
+                              std::optional<int64_t> lease_ns = std::nullopt,
+                              const std::string& owner = {});
   Status EndWindow(int64_t id, int64_t end_ns, bool abandoned = false);
   Result<int64_t> AddWindow(const std::string& label, int64_t start_ns, int64_t end_ns);
   Result<std::optional<Window>> GetWindow(int64_t id);
@@ -398,6 +403,9 @@ class RingStore {
   // Steps without a value are left out. From the rollup tier, each period's
   // row counts in the step that holds the period's start. Raw frames whose
   // data does not decode are skipped and, with `bad_frames`, counted there.
+  // Any int64 bounds (the range may be wider than int64: 1678 to 2262);
+  // more than kMaxDownsampleSteps steps (BucketCount, checked.h) is
+  // INVALID_ARGUMENT, and so is a step <= 0.
   Result<std::vector<Bucket>> Downsample(const std::string& key, int64_t from_ns, int64_t to_ns,
                                          int64_t step_ns, Tier tier = Tier::kAuto,
                                          uint64_t* bad_frames = nullptr);

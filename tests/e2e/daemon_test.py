@@ -347,7 +347,7 @@ class DaemonTest(unittest.TestCase):
         con.close()
         self.refused_bad_store("newer edgemon")
         con = sqlite3.connect(self.db)
-        con.execute("PRAGMA user_version = 3")
+        con.execute("PRAGMA user_version = 4")
         con.close()
         # A file cut short (as if truncated while the daemon ran).
         os.truncate(self.db, size // 3)
@@ -493,8 +493,9 @@ class DaemonTest(unittest.TestCase):
         try:
             self.assertTrue(notify.wait_for("READY=1", 20), d.output())
             self.assertEqual(stat.S_IMODE(os.stat(self.db).st_mode), 0o600)
-            self.assertEqual(stat.S_IMODE(os.stat(self.db + ".lock").st_mode), 0o600)
             sock = os.path.join(self.tmp, "api.sock")
+            self.assertEqual(stat.S_IMODE(os.stat(sock + ".lock").st_mode), 0o600)
+            self.assertFalse(os.path.exists(self.db + ".lock"))  # the store locks itself
             self.assertEqual(stat.S_IMODE(os.stat(sock).st_mode), 0o660)
         finally:
             self.assertEqual(d.stop(), 0)

@@ -88,6 +88,15 @@ struct Rig {
   std::unique_ptr<Recorder> recorder;
 };
 
+const Principal kRoot{"uid:0", true};
+
+// A lease's id, 0 when it was refused.
+uint64_t Take(Sampler& s, uint64_t id, LeaseKind kind, int64_t period_ns, int64_t until_ns,
+              const Principal& who = kRoot) {
+  auto r = s.Lease(id, kind, period_ns, until_ns, who);
+  return r.ok() ? *r : 0;
+}
+
 TEST(Sampler, AbsoluteDeadlinesDoNotDrift) {
   Rig rig(100 * kMs, 0, 50);
   rig.collector->cost_ns = 30 * kMs;  // work inside each tick
@@ -216,7 +225,7 @@ TEST(Sampler, EnergyRateSamplesRailsBetweenFrames) {
 
 TEST(Sampler, BoostLeaseEndsByItself) {
   Rig rig(100 * kMs, 0, 21);
-  rig.sampler->Lease(0, LeaseKind::kEnergy, 10 * kMs, rig.clock.MonotonicNs() + 1000 * kMs);
+  Take(*rig.sampler, 0, LeaseKind::kEnergy, 10 * kMs, rig.clock.MonotonicNs() + 1000 * kMs);
   rig.sampler->Run();
   // Fast samples only during the first second of the two.
   EXPECT_GE(rig.sampler->fast_samples(), 85u);
@@ -230,9 +239,9 @@ TEST(Sampler, EachLeaseKeepsItsOwnRateAndExpiry) {
   Rig rig(100 * kMs, 0, 21);
   const int64_t t0 = rig.clock.MonotonicNs();
   uint64_t fast =
-      rig.sampler->Lease(0, LeaseKind::kEnergy, 1 * kMs, t0 + 1000 * kMs);  // 1 kHz, 1 s
+      Take(*rig.sampler, 0, LeaseKind::kEnergy, 1 * kMs, t0 + 1000 * kMs);  // 1 kHz, 1 s
   uint64_t slow =
-      rig.sampler->Lease(0, LeaseKind::kEnergy, 1000 * kMs, t0 + 1 * kMs);  // 1 Hz, 1 ms
+      Take(*rig.sampler, 0, LeaseKind::kEnergy, 1000 * kMs, t0 + 1 * kMs);  // 1 Hz, 1 ms
   ASSERT_NE(fast, 0u);
   ASSERT_NE(slow, 0u);
   EXPECT_NE(fast, slow);
@@ -247,20 +256,20 @@ TEST(Sampler, EachLeaseKeepsItsOwnRateAndExpiry) {
 TEST(Sampler, RenewingALeaseExtendsThatLeaseAlone) {
   Rig rig(100 * kMs, 50 * kMs, 1);  // configured: 20 Hz
   const int64_t t0 = rig.clock.MonotonicNs();
-  uint64_t a = rig.sampler->Lease(0, LeaseKind::kEnergy, 10 * kMs, t0 + 500 * kMs);
-  uint64_t b = rig.sampler->Lease(0, LeaseKind::kEnergy, 5 * kMs, t0 + 200 * kMs);
-  EXPECT_EQ(rig.sampler->Lease(a, LeaseKind::kEnergy, 10 * kMs, t0 + 1000 * kMs), a);
+  uint64_t a = Take(*rig.sampler, 0, LeaseKind::kEnergy, 10 * kMs, t0 + 500 * kMs);
+  uint64_t b = Take(*rig.sampler, 0, LeaseKind::kEnergy, 5 * kMs, t0 + 200 * kMs);
+  EXPECT_EQ(Take(*rig.sampler, a, LeaseKind::kEnergy, 10 * kMs, t0 + 1000 * kMs), a);
   EXPECT_EQ(rig.sampler->energy_period_ns(), 5 * kMs);  // the fastest live lease
   rig.clock.Advance(300 * kMs);
   EXPECT_EQ(rig.sampler->energy_period_ns(), 10 * kMs);  // b expired; a was renewed
   rig.clock.Advance(800 * kMs);
   EXPECT_EQ(rig.sampler->energy_period_ns(), 50 * kMs);  // back to the configured rate
   // Renewing an expired lease gives a new one.
-  uint64_t again = rig.sampler->Lease(b, LeaseKind::kEnergy, 5 * kMs, t0 + 2000 * kMs);
+  uint64_t again = Take(*rig.sampler, b, LeaseKind::kEnergy, 5 * kMs, t0 + 2000 * kMs);
   EXPECT_NE(again, 0u);
   EXPECT_NE(again, b);
   EXPECT_EQ(rig.sampler->energy_period_ns(), 5 * kMs);
-  rig.sampler->Release(again);
+  rig.sampler->Release(again, kRoot);
   EXPECT_EQ(rig.sampler->energy_period_ns(), 50 * kMs);
 }
 
@@ -269,8 +278,8 @@ TEST(Sampler, RateLogHasTheRatesThatHeld) {
   Rig rig(100 * kMs, 0, 31);
   const int64_t rt0 = rig.clock.RealtimeNs();
   const int64_t t0 = rig.clock.MonotonicNs();
-  rig.sampler->Lease(0, LeaseKind::kEnergy, 1 * kMs, t0 + 1000 * kMs);   // 1 kHz for 1 s
-  rig.sampler->Lease(0, LeaseKind::kEnergy, 10 * kMs, t0 + 2000 * kMs);  // 100 Hz for 2 s
+  Take(*rig.sampler, 0, LeaseKind::kEnergy, 1 * kMs, t0 + 1000 * kMs);   // 1 kHz for 1 s
+  Take(*rig.sampler, 0, LeaseKind::kEnergy, 10 * kMs, t0 + 2000 * kMs);  // 100 Hz for 2 s
   rig.sampler->Run();                                                    // 3 s
   auto whole = rig.sampler->RatesBetween(rt0, rt0 + 3000 * kMs);
   ASSERT_TRUE(whole);
@@ -307,7 +316,7 @@ TEST(Sampler, LiveLeaseAddsLiveFramesNotStoredOnes) {
   rig.collector->cost_ns = 3 * kMs;
   LiveRecorder live;
   rig.sampler->AddSink(&live);
-  uint64_t id = rig.sampler->Lease(0, LeaseKind::kLive, 500 * kMs, Sampler::kNoExpiry);
+  uint64_t id = Take(*rig.sampler, 0, LeaseKind::kLive, 500 * kMs, Sampler::kNoExpiry);
   ASSERT_NE(id, 0u);
   EXPECT_EQ(rig.sampler->live_period_ns(), 500 * kMs);
   rig.sampler->Run();
@@ -324,7 +333,7 @@ TEST(Sampler, LiveLeaseAddsLiveFramesNotStoredOnes) {
   // A live frame carries the seq of the stored frame before it.
   EXPECT_EQ(live.frames[1].seq, live.frames[0].seq);
   EXPECT_EQ(live.frames[2].seq, live.frames[0].seq + 1);
-  rig.sampler->Release(id);
+  rig.sampler->Release(id, kRoot);
   EXPECT_EQ(rig.sampler->live_period_ns(), 0);
 }
 
@@ -332,22 +341,22 @@ TEST(Sampler, TheLeaseTableIsBoundedAndExpiredLeasesMakeRoom) {
   Rig rig(100 * kMs, 0, 1);
   const int64_t t0 = rig.clock.MonotonicNs();
   for (size_t i = 0; i < Sampler::kMaxLeases; ++i) {
-    ASSERT_NE(rig.sampler->Lease(0, LeaseKind::kEnergy, 10 * kMs, t0 + 100 * kMs), 0u) << i;
+    ASSERT_NE(Take(*rig.sampler, 0, LeaseKind::kEnergy, 10 * kMs, t0 + 100 * kMs), 0u) << i;
   }
-  EXPECT_EQ(rig.sampler->Lease(0, LeaseKind::kEnergy, 1 * kMs, t0 + 100 * kMs), 0u);
+  EXPECT_EQ(Take(*rig.sampler, 0, LeaseKind::kEnergy, 1 * kMs, t0 + 100 * kMs), 0u);
   EXPECT_EQ(rig.sampler->energy_period_ns(), 10 * kMs);  // the refused one changed nothing
   rig.clock.Advance(200 * kMs);
-  EXPECT_NE(rig.sampler->Lease(0, LeaseKind::kEnergy, 1 * kMs, t0 + 1000 * kMs), 0u);
+  EXPECT_NE(Take(*rig.sampler, 0, LeaseKind::kEnergy, 1 * kMs, t0 + 1000 * kMs), 0u);
 }
 
 TEST(Sampler, LiveRateIsCappedAndOnlyFasterThanFrames) {
   Rig rig(1000 * kMs, 0, 1);
-  uint64_t slow = rig.sampler->Lease(0, LeaseKind::kLive, 2000 * kMs, Sampler::kNoExpiry);
+  uint64_t slow = Take(*rig.sampler, 0, LeaseKind::kLive, 2000 * kMs, Sampler::kNoExpiry);
   EXPECT_EQ(rig.sampler->live_period_ns(), 0);  // frames are faster already
-  uint64_t fast = rig.sampler->Lease(0, LeaseKind::kLive, 1 * kMs, Sampler::kNoExpiry);
+  uint64_t fast = Take(*rig.sampler, 0, LeaseKind::kLive, 1 * kMs, Sampler::kNoExpiry);
   EXPECT_EQ(rig.sampler->live_period_ns(), Sampler::kMinLivePeriodNs);
-  rig.sampler->Release(fast);
-  rig.sampler->Release(slow);
+  rig.sampler->Release(fast, kRoot);
+  rig.sampler->Release(slow, kRoot);
   EXPECT_EQ(rig.sampler->live_period_ns(), 0);
 }
 
@@ -366,6 +375,94 @@ TEST(Sampler, RunContinuesTheGridOfAFrameTakenBeforeIt) {
   ASSERT_EQ(f.size(), 3u);
   EXPECT_EQ(f[1].boottime_ns - f[0].boottime_ns, 100 * kMs);
   EXPECT_EQ(f[2].boottime_ns - f[1].boottime_ns, 100 * kMs);
+}
+
+}  // namespace
+}  // namespace edgemon
+
+namespace edgemon {
+namespace {
+
+// A lease belongs to whoever took it: another caller can neither renew nor
+// end it, nor erase it by naming its id with the other kind; root may.
+TEST(SamplerLeases, AnotherCallersLeaseIsRefusedAndLeftAsItWas) {
+  Rig rig(100 * kMs, 0, 1);
+  const Principal alice{"uid:1000", false}, mallory{"uid:1001", false};
+  const int64_t t0 = rig.clock.MonotonicNs();
+  auto mine = rig.sampler->Lease(0, LeaseKind::kEnergy, 1 * kMs, t0 + 3600'000 * kMs, alice);
+  ASSERT_TRUE(mine.ok());
+  auto stolen = rig.sampler->Lease(*mine, LeaseKind::kEnergy, 100 * kMs, t0 + 1 * kMs, mallory);
+  EXPECT_EQ(stolen.status().code(), StatusCode::kPermissionDenied);
+  EXPECT_FALSE(rig.sampler->Release(*mine, mallory));
+  rig.clock.Advance(10 * kMs);
+  EXPECT_EQ(rig.sampler->energy_period_ns(), 1 * kMs);  // alice's 1 kHz still holds
+  // A live lease named as an energy one: refused, the stream keeps its rate.
+  auto live = rig.sampler->Lease(0, LeaseKind::kLive, 50 * kMs, Sampler::kNoExpiry, alice);
+  ASSERT_TRUE(live.ok());
+  auto wrong = rig.sampler->Lease(*live, LeaseKind::kEnergy, 1 * kMs, t0 + 1 * kMs, alice);
+  EXPECT_EQ(wrong.status().code(), StatusCode::kNotFound);
+  EXPECT_EQ(rig.sampler->live_period_ns(), 50 * kMs);
+  // Root may renew and end anyone's.
+  EXPECT_TRUE(rig.sampler->Lease(*mine, LeaseKind::kEnergy, 2 * kMs, t0 + 1000 * kMs, kRoot).ok());
+  EXPECT_TRUE(rig.sampler->Release(*mine, kRoot));
+  EXPECT_TRUE(rig.sampler->Release(*live, alice));
+}
+
+TEST(SamplerLeases, IdsAreNotSequential) {
+  Rig rig(100 * kMs, 0, 1);
+  const int64_t t0 = rig.clock.MonotonicNs();
+  std::vector<uint64_t> ids;
+  for (int i = 0; i < 32; ++i)
+    ids.push_back(Take(*rig.sampler, 0, LeaseKind::kEnergy, 10 * kMs, t0 + kMs));
+  int consecutive = 0;
+  for (size_t i = 1; i < ids.size(); ++i) consecutive += ids[i] == ids[i - 1] + 1;
+  EXPECT_EQ(consecutive, 0);
+  for (uint64_t id : ids) EXPECT_LT(id, uint64_t{1} << 53);
+}
+
+// One caller cannot take the table from everyone else: it has a quota, and
+// a full table takes from the biggest holder, never from a newcomer.
+TEST(SamplerLeases, OneCallerCannotExhaustTheTable) {
+  Rig rig(100 * kMs, 0, 1);
+  const int64_t t0 = rig.clock.MonotonicNs(), hour = t0 + 3600'000 * kMs;
+  const Principal hog{"uid:1001", false}, user{"uid:1000", false};
+  for (size_t i = 0; i < Sampler::kMaxLeasesPerPrincipal; ++i) {
+    ASSERT_TRUE(rig.sampler->Lease(0, LeaseKind::kEnergy, 1 * kMs, hour, hog).ok()) << i;
+  }
+  auto over = rig.sampler->Lease(0, LeaseKind::kEnergy, 1 * kMs, hour, hog);
+  EXPECT_EQ(over.status().code(), StatusCode::kResourceExhausted);
+  EXPECT_TRUE(rig.sampler->Lease(0, LeaseKind::kEnergy, 2 * kMs, hour, user).ok());
+  // Root has no quota: it fills the table; the next caller still gets a lease.
+  while (Take(*rig.sampler, 0, LeaseKind::kEnergy, 10 * kMs, hour) != 0) {
+  }
+  EXPECT_EQ(rig.sampler->LeasesOf(hog), Sampler::kMaxLeasesPerPrincipal);
+  const size_t roots = rig.sampler->LeasesOf(kRoot);
+  EXPECT_TRUE(rig.sampler->Lease(0, LeaseKind::kEnergy, 2 * kMs, hour, user).ok());
+  EXPECT_EQ(rig.sampler->LeasesOf(kRoot), roots - 1);  // the biggest holder gave one up
+  EXPECT_EQ(rig.sampler->LeasesOf(user), 2u);
+}
+
+// "Now" on the frames' timeline: after the wall clock steps back, frames
+// stay ahead at boottime's pace and so does TimelineNs; a seeded timeline
+// (the store's newest frame) is continued after a restart behind.
+TEST(SamplerTimeline, NowFollowsTheFramesAcrossAStepBack) {
+  Rig rig(100 * kMs, 0, 1);
+  const int64_t ahead = rig.sampler->TickOnce().realtime_ns;
+  rig.clock.JumpRealtime(-8LL * 86400 * 1000 * kMs);  // 8 days back
+  rig.clock.Advance(1000 * kMs);
+  EXPECT_GE(rig.sampler->TimelineNs(), ahead + 1000 * kMs);
+  EXPECT_LT(rig.sampler->TimelineNs(), ahead + 1100 * kMs);  // not the raw clock, 8 days back
+  const int64_t next = rig.sampler->TickOnce().realtime_ns;
+  EXPECT_GE(next, ahead + 1000 * kMs);
+  EXPECT_LE(rig.sampler->TimelineNs() - next, 10 * kMs);  // the next frame agrees with "now"
+
+  Rig restarted(100 * kMs, 0, 1);
+  const int64_t raw = restarted.clock.RealtimeNs();
+  restarted.sampler->SeedTimeline(raw + 30LL * 86400 * 1000 * kMs, restarted.clock.BoottimeNs());
+  restarted.clock.Advance(500 * kMs);
+  EXPECT_GE(restarted.sampler->TimelineNs(), raw + 30LL * 86400 * 1000 * kMs + 500 * kMs);
+  EXPECT_LT(restarted.sampler->TimelineNs(), raw + 30LL * 86400 * 1000 * kMs + 600 * kMs);
+  EXPECT_GE(restarted.sampler->TickOnce().realtime_ns, raw + 30LL * 86400 * 1000 * kMs + 500 * kMs);
 }
 
 }  // namespace

@@ -163,7 +163,7 @@ std::vector<Sched> Delivered(int64_t period_ns, int64_t live_ns, int64_t interva
   Sampler* raw = &sampler;
   Tap tap(raw, frames);
   sampler.AddSink(&tap);
-  if (live_ns > 0) sampler.Lease(0, LeaseKind::kLive, live_ns, Sampler::kNoExpiry);
+  if (live_ns > 0) (void)sampler.Lease(0, LeaseKind::kLive, live_ns, Sampler::kNoExpiry, Principal{});
   sampler.Run();
   WatchSpacing spacing(interval_ns);
   std::vector<Sched> sent;
