@@ -9,6 +9,7 @@
 #include <cerrno>
 #include <charconv>
 #include <cstring>
+#include <filesystem>
 
 #include "edgemon/secret_file.h"
 #include "edgemon/timespec.h"
@@ -51,9 +52,20 @@ std::optional<int64_t> ParseBytes(const std::string& s) {
                           {"KiB", 1LL << 10},
                           {"MiB", 1LL << 20},
                           {"GiB", 1LL << 30},
+                          {"TiB", 1LL << 40},
                           {"KB", 1000},
                           {"MB", 1'000'000},
-                          {"GB", 1'000'000'000}});
+                          {"GB", 1'000'000'000},
+                          {"TB", 1'000'000'000'000}});
+}
+
+Status CheckRootDirectory(const std::string& root, std::string_view what) {
+  std::error_code ec;
+  const auto st = std::filesystem::status(root, ec);
+  if (std::filesystem::is_directory(st)) return Status::Ok();
+  return Status::InvalidArgument(
+      std::string(what) + " " + root +
+      (std::filesystem::exists(st) ? ": not a directory" : ": no such directory"));
 }
 
 Result<HostPort> ParseHostPort(const std::string& s) {
@@ -312,6 +324,8 @@ Status ApplyTomlLines(const std::string& text, const std::string& source, Config
 Status ValidateLines(const Config& c) {
   if (c.root.empty() || c.root.front() != '/')
     return Status::InvalidArgument("key daemon.root: must be an absolute path");
+  // A missing root would run with no channels at all (sysfs read as empty).
+  if (Status s = CheckRootDirectory(c.root, "key daemon.root:"); !s.ok()) return s;
   if (c.interval_ms < 10 || c.interval_ms > 3'600'000) {
     return Status::InvalidArgument("key daemon.interval_ms: must be between 10 and 3600000, got " +
                                    std::to_string(c.interval_ms));

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 
 #include "edgemon/addresses.h"
 #include "edgemon/status.h"
@@ -41,8 +42,13 @@ struct Config {
   std::string control_state_dir = "/run/edgemon-control";  // leases to restore after a crash
 };
 
-// Parses "1048576", "512KiB", "64MiB", "2GiB" into bytes.
+// Parses "1048576", "512KiB", "64MiB", "2GiB", "1TiB" into bytes.
 std::optional<int64_t> ParseBytes(const std::string& s);
+
+// OK when `root` (the monitored root, daemon.root or --root) is a directory;
+// otherwise INVALID_ARGUMENT "<what> <root>: no such directory" (or "not a
+// directory"): a missing root would otherwise run with no channels.
+Status CheckRootDirectory(const std::string& root, std::string_view what);
 
 // A parsed daemon.metrics_listen: "host:port", "[v6addr]:port", or a port
 // alone ("9469" or ":9469"), which binds 127.0.0.1. The host must be an IP
