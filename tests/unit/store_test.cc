@@ -1041,6 +1041,110 @@ TEST(RingStore, DownsampleReadsRawOrRollupTier) {
   EXPECT_FALSE(s->Downsample(key, 0, INT64_MAX, 1).ok());  // too many steps
 }
 
+// Ranges wider than int64 (t - from overflows int64): every step index and
+// start computed exactly, on every tier, for frames at ordinary times and at
+// the ends of int64.
+TEST(RingStore, DownsampleOverRangesWiderThanInt64) {
+  TempDir dir;
+  auto o = Fast();
+  o.rollup_period_ns = 60 * kSec;
+  auto s = MustOpen(dir.File("wide.db"), o);
+  ASSERT_TRUE(s);
+  Inventory inv;
+  inv.channels = {Ch(0, Kind::kRail, "VDD_IN", Field::kPower)};
+  s->SetInventory(inv);
+  for (int i = 0; i < 180; ++i) s->Append(MakeFrame(kT0 + i * kSec, {1000 + i}));
+  ASSERT_TRUE(s->Flush().ok());
+  const std::string key = "rail/VDD_IN/power";
+  constexpr int64_t k2p62 = int64_t{1} << 62;
+  constexpr int64_t k1678 = -9'214'560'000'000'000'000;  // 1678-01-01T00:00:00Z
+  constexpr int64_t k2262 = 9'214'646'400'000'000'000;   // 2262-01-01T00:00:00Z
+  constexpr int64_t k3000d = int64_t{3000} * 86'400 * kSec;
+  __extension__ typedef __int128 Wide;
+  struct Case {
+    int64_t from, to, step;
+  };
+  for (Tier tier : {Tier::kAuto, Tier::kRaw, Tier::kRollup}) {
+    for (Case c : {Case{INT64_MIN, INT64_MAX, k2p62}, Case{INT64_MIN, INT64_MAX, INT64_MAX},
+                   Case{k1678, k2262, k3000d}, Case{INT64_MIN, kT0 + 120 * kSec, k2p62}}) {
+      SCOPED_TRACE(::testing::Message() << "tier " << static_cast<int>(tier) << " from " << c.from
+                                        << " to " << c.to << " step " << c.step);
+      auto b = s->Downsample(key, c.from, c.to, c.step, tier);
+      ASSERT_TRUE(b.ok()) << b.status().message();
+      ASSERT_EQ(b->size(), 1u);  // every frame falls in the one step that holds kT0
+      const Wide start = (Wide{kT0} - c.from) / c.step * c.step + c.from;
+      EXPECT_EQ(Wide{(*b)[0].t_ns}, start);
+      EXPECT_LE((*b)[0].t_ns, kT0);
+      const int64_t n = c.to == kT0 + 120 * kSec ? 120 : 180;  // whole rollup periods
+      EXPECT_EQ((*b)[0].count, n);
+      EXPECT_EQ((*b)[0].min, 1000);
+      EXPECT_EQ((*b)[0].max, 1000 + n - 1);
+    }
+  }
+  EXPECT_EQ((*s->Downsample(key, INT64_MIN, INT64_MAX, k2p62))[0].t_ns, 0);
+  EXPECT_EQ((*s->Downsample(key, INT64_MIN, INT64_MAX, INT64_MAX))[0].t_ns, -1);
+  // A range with nothing in it, at either end of int64.
+  auto none = s->Downsample(key, INT64_MAX - 1, INT64_MAX, INT64_MAX);
+  ASSERT_TRUE(none.ok());
+  EXPECT_TRUE(none->empty());
+  none = s->Downsample(key, INT64_MIN, INT64_MIN + 1, 1);
+  ASSERT_TRUE(none.ok());
+  EXPECT_TRUE(none->empty());
+  // The step count is exact: 2^64 - 1 ns in 2^44 ns steps is over a million.
+  EXPECT_FALSE(s->Downsample(key, INT64_MIN, INT64_MAX, int64_t{1} << 44).ok());
+  EXPECT_TRUE(s->Downsample(key, INT64_MIN, INT64_MAX, int64_t{1} << 45).ok());  // 524288
+}
+
+// Frames stored at the ends of int64: folded into rollup periods, counted
+// in the right steps, and interpolated across without overflow.
+TEST(RingStore, FramesAtTheEndsOfInt64) {
+  TempDir dir;
+  auto o = Fast();
+  o.rollup_period_ns = 60 * kSec;
+  auto s = MustOpen(dir.File("ends.db"), o);
+  ASSERT_TRUE(s);
+  Inventory inv;
+  inv.channels = {Ch(0, Kind::kRail, "VDD_IN", Field::kEnergy, kFlagCounter | kFlagDerived)};
+  s->SetInventory(inv);
+  auto frame = [](int64_t bt, int64_t rt, int64_t v) {
+    Frame f;
+    f.boottime_ns = bt;
+    f.realtime_ns = rt;
+    f.values = {Value(v)};
+    return f;
+  };
+  s->Append(frame(kSec, INT64_MIN + 1, 0));
+  s->Append(frame(2 * kSec, INT64_MAX - 1, 1'000'000));  // a wall-clock step of 2^64 ns
+  ASSERT_TRUE(s->Flush().ok());
+  const std::string key = "rail/VDD_IN/energy";
+  constexpr int64_t k2p62 = int64_t{1} << 62;
+  auto raw = s->Downsample(key, INT64_MIN, INT64_MAX, k2p62, Tier::kRaw);
+  ASSERT_TRUE(raw.ok()) << raw.status().message();
+  ASSERT_EQ(raw->size(), 2u);
+  EXPECT_EQ((*raw)[0].t_ns, INT64_MIN);
+  EXPECT_EQ((*raw)[0].min, 0);
+  EXPECT_EQ((*raw)[1].t_ns, k2p62);  // INT64_MIN + 3 * 2^62
+  EXPECT_EQ((*raw)[1].max, 1'000'000);
+  // The rollup tier: the first frame's period (its start clamped to
+  // INT64_MIN) is past rollup retention from the newest frame, and gone.
+  for (Tier tier : {Tier::kAuto, Tier::kRollup}) {
+    auto b = s->Downsample(key, INT64_MIN, INT64_MAX, k2p62, tier);
+    ASSERT_TRUE(b.ok()) << b.status().message();
+    ASSERT_EQ(b->size(), 1u) << static_cast<int>(tier);
+    EXPECT_EQ((*b)[0].t_ns, k2p62);
+    EXPECT_EQ((*b)[0].count, 1);
+  }
+  // Halfway between the two frames (-1 is 2^63 - 1 ns after the first).
+  auto mid = s->CounterAt(key, -1);
+  ASSERT_TRUE(mid.ok()) << mid.status().message();
+  ASSERT_TRUE(mid->has_value());
+  EXPECT_NEAR(**mid, 500'000, 1);
+  auto e = s->EnergyBetween(key, INT64_MIN + 1, INT64_MAX - 1);
+  ASSERT_TRUE(e.ok());
+  ASSERT_TRUE(e->has_value());
+  EXPECT_DOUBLE_EQ(**e, 1'000'000);
+}
+
 // ---------------------------------------------------------------- counters
 
 TEST(RingStore, CounterAtInterpolatesAndEnergyIsASubtraction) {
