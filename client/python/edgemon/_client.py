@@ -1,5 +1,6 @@
 """The edgemon client: a thin, typed layer over the edgemon.v1 gRPC API."""
 import datetime
+import numbers
 import os
 import threading
 import time
@@ -7,7 +8,7 @@ from typing import Any, Callable, Iterator, List, Optional, Sequence, Union
 
 import grpc
 
-from . import _errors
+from . import _check, _errors
 from ._model import (BucketRow, DeviceInfo, Row, Rows, Snapshot, decode_frame_values,
                      device_from_proto)
 from .v1 import edgemon_pb2 as pb
@@ -59,10 +60,15 @@ def read_token_file(path: str) -> str:
     return token
 
 
-def as_ns(t: TimeLike, now: Optional[int] = None) -> int:
+def as_ns(t: TimeLike, now: Optional[int] = None, name: str = "time") -> int:
     """A point in time as Unix ns: a datetime (naive = UTC), a timedelta or a
     negative number of seconds (that long ago), a positive number (Unix
-    seconds), "now", "-5m"/"-30s"/"-2h" or an ISO 8601 string."""
+    seconds), "now", "-5m"/"-30s"/"-2h" or an ISO 8601 string.
+    InvalidArgument naming ``name`` for nan, inf, a bool or a time outside int64 ns."""
+    return _check.time_ns(name, _as_ns(t, now, name), t)
+
+
+def _as_ns(t: TimeLike, now: Optional[int], name: str) -> int:
     now = now_ns() if now is None else now
     if t is None or (isinstance(t, str) and t == "now"):
         return now
@@ -72,15 +78,18 @@ def as_ns(t: TimeLike, now: Optional[int] = None) -> int:
         if t.tzinfo is None:
             t = t.replace(tzinfo=datetime.timezone.utc)
         return int(round(t.timestamp() * 1e6)) * 1000
-    if isinstance(t, (int, float)) and not isinstance(t, bool):
-        return now + int(t * 1e9) if t <= 0 else int(t * 1e9)
+    if isinstance(t, numbers.Real):  # a bool is refused there
+        ns = _check.scaled(name, t, 1e9, _check.INT64_MIN, _check.INT64_MAX, "seconds",
+                           " (<= 0: that long ago)")
+        return now + ns if t <= 0 else ns
     if isinstance(t, str):
         s = t.strip()
         units = {"ms": 1e-3, "s": 1, "m": 60, "h": 3600, "d": 86400}
         for u in ("ms", "s", "m", "h", "d"):
             if s.endswith(u) and s[:-len(u)].lstrip("+-").replace(".", "", 1).isdigit():
                 v = float(s[:-len(u)]) * units[u]
-                return now + int(v * 1e9)
+                return now + _check.scaled(name, v, 1e9, _check.INT64_MIN, _check.INT64_MAX,
+                                           "seconds")
         try:
             d = datetime.datetime.strptime(s.replace("Z", "+0000").replace("T", " "),
                                            "%Y-%m-%d %H:%M:%S%z" if ("+" in s[10:] or
@@ -90,8 +99,8 @@ def as_ns(t: TimeLike, now: Optional[int] = None) -> int:
             raise _errors.InvalidArgument(
                 "edgemon: bad time %r: expected a datetime, seconds, '-5m' or ISO 8601" % t) \
                 from None
-        return as_ns(d, now)
-    raise _errors.InvalidArgument("edgemon: bad time %r" % (t,))
+        return _as_ns(d, now, name)
+    raise _errors.InvalidArgument("edgemon: %s: bad time %r" % (name, t))
 
 
 class Client(object):
@@ -108,7 +117,8 @@ class Client(object):
             raise _errors.InvalidArgument(
                 "edgemon: bad address '%s': expected unix:/path, /path or host:port" % address)
         self.target = target
-        self.timeout = timeout
+        self.timeout = None if timeout is None else _check.real(
+            "timeout", timeout, 0.0, _check.MAX_TIMEOUT_S, "seconds", low_open=True)
         if token_file is None:
             token_file = os.environ.get("EDGEMON_TOKEN_FILE") or None
         self._metadata = None  # type: Optional[List[Any]]
@@ -193,10 +203,9 @@ class Client(object):
         """Live snapshots at most one per ``interval`` seconds (the client's own
         rate; a slow reader gets fresh frames, never a queue). Stop by leaving
         the loop; ``close()`` on the iterator ends the stream at once."""
-        if interval < 0:
-            raise _errors.InvalidArgument("edgemon: watch interval must be >= 0, not %r"
-                                          % (interval,))
-        req = pb.WatchRequest(interval_ms=int(round(interval * 1000)), channels=list(channels))
+        interval_ms = _check.scaled("interval", interval, 1000, 0, _check.MAX_INTERVAL_MS,
+                                    "seconds", " (0: every frame)")
+        req = pb.WatchRequest(interval_ms=interval_ms, channels=list(channels))
         self._device_for(0)
         try:
             stream = self._stub.Watch(req, metadata=self._metadata)
@@ -210,11 +219,16 @@ class Client(object):
         as :class:`Row` or, with ``step`` (seconds), min/avg/max per step and
         channel as :class:`BucketRow`. ``.to_pandas()`` on the result."""
         now = now_ns()
-        from_ns, to_ns_ = as_ns(since, now), as_ns(until, now)
+        from_ns, to_ns_ = as_ns(since, now, "since"), as_ns(until, now, "until")
         if isinstance(step, datetime.timedelta):
             step = step.total_seconds()
+        step_ns = 0
+        if step is not None and not _check.is_zero(step):
+            step_ns = _check.scaled("step", step, 1e9, _check.MIN_STEP_NS, _check.INT64_MAX,
+                                    "seconds", " (0 or None: raw frames)")
         req = pb.QueryRequest(from_ns=from_ns, to_ns=to_ns_, channels=list(channels),
-                              step_ns=int((step or 0) * 1e9), limit=limit)
+                              step_ns=step_ns,
+                              limit=_check.integer("limit", limit, 0, _check.UINT32_MAX))
         device = self._device_for(0)
         by_id = {c.id: c for c in device.channels}
         out = Rows()
@@ -239,35 +253,42 @@ class Client(object):
     def processes(self, sort: str = "cpu", limit: int = 0) -> List[Any]:
         """A top-style process list (``edgemon.v1.Process`` messages)."""
         r = self._call("processes", self._stub.ListProcesses,
-                       pb.ListProcessesRequest(sort=sort, limit=limit))
+                       pb.ListProcessesRequest(sort=sort, limit=_check.integer(
+                           "limit", limit, 0, _check.MAX_PROCESSES)))
         return list(r.processes)
 
     def boost(self, rate_hz: int, duration: float = 10.0) -> int:
-        """Raises the rail sampling rate for ``duration`` s; returns the effective rate."""
-        r = self._call("boost", self._stub.Boost,
-                       pb.BoostRequest(rate_hz=int(rate_hz), duration_ms=int(duration * 1000)))
+        """Raises the rail sampling rate (1 to 1000 Hz) for ``duration`` s (0.001
+        to 3600); returns the effective rate."""
+        req = pb.BoostRequest(rate_hz=_check.integer("rate_hz", rate_hz, 1, _check.MAX_BOOST_HZ),
+                              duration_ms=_check.scaled("duration", duration, 1000, 1,
+                                                        _check.MAX_INTERVAL_MS, "seconds"))
+        r = self._call("boost", self._stub.Boost, req)
         return r.rate_hz
 
     def begin_window(self, label: str, lease: Optional[float] = None) -> Any:
         """Opens a window. With ``lease`` (seconds) the daemon closes it as
-        abandoned unless ``renew_window`` is called within that time."""
+        abandoned unless ``renew_window`` is called within that time (0.001 to 86400 s)."""
         req = pb.BeginWindowRequest(label=label)
         if lease is not None:
-            req.lease_ms = max(1, int(lease * 1000))
+            req.lease_ms = _check.scaled("lease", lease, 1000, 1, _check.MAX_LEASE_MS, "seconds")
         return self._call("begin window", self._stub.BeginWindow, req)
 
     def renew_window(self, window_id: int) -> Any:
         """Renews the lease of an open window (``begin_window(lease=...)``)."""
         return self._call("renew window", self._stub.BeginWindow,
-                          pb.BeginWindowRequest(renew_id=window_id))
+                          pb.BeginWindowRequest(renew_id=_window_id(window_id)))
 
     def end_window(self, window_id: int) -> Any:
-        return self._call("end window", self._stub.EndWindow, pb.EndWindowRequest(id=window_id))
+        return self._call("end window", self._stub.EndWindow,
+                          pb.EndWindowRequest(id=_window_id(window_id)))
 
     def windows(self, since: TimeLike = None, until: TimeLike = None) -> List[Any]:
         """Windows (``edgemon.v1.Window``) that overlap the range (all when none given)."""
-        req = pb.ListWindowsRequest(from_ns=as_ns(since) if since is not None else 0,
-                                    to_ns=as_ns(until) if until is not None else 0)
+        now = now_ns()
+        req = pb.ListWindowsRequest(
+            from_ns=as_ns(since, now, "since") if since is not None else 0,
+            to_ns=as_ns(until, now, "until") if until is not None else 0)
         out = []  # type: List[Any]
         while True:  # every page
             page = self._call("list windows", self._stub.ListWindows, req)
@@ -282,12 +303,15 @@ class Client(object):
         """The daemon's ``Summary`` of a window or a time range (the raw message);
         ``from_ns``/``to_ns`` give the range in Unix ns instead of ``since``/``until``."""
         if window_id is not None:
-            req = pb.SummarizeRequest(window_id=window_id)
+            req = pb.SummarizeRequest(window_id=_window_id(window_id))
         else:
             now = now_ns()
+            i64 = _check.INT64_MIN, _check.INT64_MAX
             req = pb.SummarizeRequest(time=pb.TimeRange(
-                from_ns=from_ns if from_ns is not None else as_ns(since, now),
-                to_ns=to_ns if to_ns is not None else as_ns(until, now)))
+                from_ns=_check.integer("from_ns", from_ns, *i64) if from_ns is not None
+                else as_ns(since, now, "since"),
+                to_ns=_check.integer("to_ns", to_ns, *i64) if to_ns is not None
+                else as_ns(until, now, "until")))
         return self._call("summarize", self._stub.Summarize, req)
 
     # -- windows -----------------------------------------------------------------------
@@ -302,8 +326,8 @@ class Client(object):
         ``rate_hz`` raises the rail sampling rate while the body runs (a lease
         the daemon ends by itself). ``items`` sets the count for
         ``result.per_item()``."""
-        from ._measure import Measurement
-        return Measurement(self, label, rate_hz, items)
+        from ._measure import Measurement, check_items, check_rate
+        return Measurement(self, label, check_rate(rate_hz), check_items(items))
 
     def mark(self, name: str) -> "Any":
         """A phase inside the current ``measure`` (a window of its own, shown
@@ -316,6 +340,10 @@ class Client(object):
         if s is None:
             s = self._local.stack = []
         return s
+
+
+def _window_id(window_id: Any) -> int:
+    return _check.integer("window_id", window_id, _check.INT64_MIN, _check.INT64_MAX)
 
 
 class _Watch(object):

@@ -16,6 +16,7 @@ a mode that needs a reboot) or :class:`edgemon.Unavailable` (no helper).
 import os
 from typing import Any, Dict, List, Optional
 
+from . import _check
 from ._errors import Error, PermissionDenied, Unavailable, from_rpc_error
 
 # The packaged helper's socket; $EDGEMON_CONTROL overrides it (as for `edgemon control`).
@@ -114,6 +115,8 @@ class Control(object):
         return Lease(self, event, call)
 
     def _options(self, duration_s: float, detach: Optional[bool]) -> Any:
+        duration_s = _check.real("duration_s", duration_s, 0.0, _check.MAX_CONTROL_LEASE_S,
+                                 "seconds")
         if detach is None:
             detach = duration_s > 0
         return self._pb.LeaseOptions(duration_s=duration_s, detach=detach)
@@ -143,8 +146,9 @@ class Control(object):
     def set_mode(self, mode_id: int, duration_s: float = 0,
                  detach: Optional[bool] = None) -> Lease:
         """Power mode ``mode_id``; held until ``end()`` unless a duration detaches it."""
+        mode_id = _check.integer("mode_id", mode_id, _check.INT32_MIN, _check.INT32_MAX)
         return self._lease("set mode %d" % mode_id, self._stub.SetMode,
-                           self._pb.SetModeRequest(id=int(mode_id),
+                           self._pb.SetModeRequest(id=mode_id,
                                                    lease=self._options(duration_s, detach)))
 
     def lock_clocks(self, duration_s: float = 0, detach: Optional[bool] = None) -> Lease:
@@ -154,9 +158,10 @@ class Control(object):
 
     def set_fan(self, percent: float, fan: str = "", duration_s: float = 0,
                 detach: Optional[bool] = None) -> Lease:
-        """Fan duty in percent (every fan, or the one named)."""
+        """Fan duty in percent, 0 to 100 (every fan, or the one named)."""
+        pct = int(round(_check.real("percent", percent, 0.0, 100.0, "%")))
         return self._lease("set fan %s%%" % percent, self._stub.SetFan,
-                           self._pb.SetFanRequest(fan=fan, speed_percent=int(round(percent)),
+                           self._pb.SetFanRequest(fan=fan, speed_percent=pct,
                                                   lease=self._options(duration_s, detach)))
 
     def release(self, kind: str) -> str:

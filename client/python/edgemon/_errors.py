@@ -21,8 +21,10 @@ class PermissionDenied(Error):
     """The daemon refused us: a wrong or missing token, socket permissions."""
 
 
-class InvalidArgument(Error):
-    """A bad argument: an unknown channel, a malformed address or time, ..."""
+class InvalidArgument(Error, ValueError):
+    """A bad argument: an unknown channel, a malformed address or time, a
+    number out of range, nan or inf (refused before anything is sent, the
+    message naming the argument and its range), ... Also a ValueError."""
 
 
 class NotFound(Error):

@@ -4,12 +4,24 @@ import threading
 import time
 from typing import Any, Callable, Dict, List, NamedTuple, Optional, TypeVar
 
-from . import _errors
+from . import _check, _errors
 from ._bundle import present
 
 _BOOST_LEASE_S = 10.0
 # A measurement's window lease: renewed every quarter of it while the block runs.
 _WINDOW_LEASE_S = 10.0
+
+
+def check_rate(rate_hz: Any) -> Optional[int]:
+    """A measurement's boost rate: None (no boost) or 1 to 1000 Hz."""
+    if rate_hz is None:
+        return None
+    return _check.integer("rate_hz", rate_hz, 1, _check.MAX_BOOST_HZ)
+
+
+def check_items(items: Any) -> Optional[float]:
+    """A measurement's item count: None or a finite number > 0."""
+    return None if items is None else _check.real("items", items, 0.0, None, low_open=True)
 
 
 class RailEnergy(NamedTuple):
@@ -127,10 +139,10 @@ class Result(object):
     def per_item(self, n: Optional[float] = None) -> PerItem:
         """Energy per item of the input rail (J/item) and items per J for ``n``
         items (default: the ``items`` given to measure())."""
-        n = self.items if n is None else n
-        total = self.total_energy_j
-        if not n or n <= 0:
+        if n is None and self.items is None:
             raise _errors.InvalidArgument("edgemon: per_item needs a positive item count")
+        n = _check.real("n", self.items if n is None else n, 0.0, None, low_open=True)
+        total = self.total_energy_j
         if total is None:
             raise _errors.Error("edgemon: no board input rail: no total energy per item "
                                 "(see energy_j by rail)")
@@ -335,6 +347,8 @@ def measured(label: Optional[str] = None, rate_hz: Optional[int] = None,
 
     The latest result is ``infer.last_result`` (fetched on use); ``results``,
     if given, collects every call's Measurement."""
+    rate_hz = check_rate(rate_hz)
+
     def wrap(fn: F) -> F:
         name = label or getattr(fn, "__name__", "measured")
 

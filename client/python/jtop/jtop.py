@@ -9,8 +9,19 @@ import time
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
 import edgemon
+from edgemon import _check
 
 from .core import Fan, JetsonClocks, JtopException, NVPModel, _no_control
+
+# jtop(interval=...) in seconds: from the fastest live rate edgemond serves a
+# Watch (100 Hz) to its longest Watch interval (an hour).
+MIN_INTERVAL_S = _check.MIN_LIVE_INTERVAL_MS / 1000.0
+MAX_INTERVAL_S = _check.MAX_INTERVAL_MS / 1000.0
+
+
+class InvalidArgument(JtopException, edgemon.InvalidArgument):
+    """A bad argument to the jtop API: a JtopException, as jetson-stats raises,
+    and an edgemon.InvalidArgument (so also a ValueError)."""
 
 _STRIP = ("-thermal", "_thermal", "-therm", "_therm")
 
@@ -66,15 +77,18 @@ def _interfaces() -> Dict[str, str]:
 class jtop(threading.Thread):  # noqa: N801 - jetson-stats' name
     """jetson-stats' ``jtop`` over edgemond.
 
-    ``interval`` is this client's own period in seconds (other clients keep
-    theirs). Use as a context manager, or ``start()`` ... ``close()``;
-    ``ok()`` waits for the next sample and is False once closed."""
+    ``interval`` is this client's own period in seconds, 0.01 to 3600 (other
+    clients keep theirs). Use as a context manager, or ``start()`` ...
+    ``close()``; ``ok()`` waits for the next sample and is False once closed
+    or once sampling stopped (after raising the JtopException that stopped it)."""
 
     def __init__(self, interval: float = 1.0, address: Optional[str] = None) -> None:
         super().__init__(name="jtop-edgemon", daemon=True)
-        if interval <= 0:
-            raise JtopException("interval must be > 0 seconds, not %r" % (interval,))
-        self._interval = float(interval)
+        try:
+            self._interval = _check.real("interval", interval, MIN_INTERVAL_S, MAX_INTERVAL_S,
+                                         "seconds")
+        except edgemon.InvalidArgument as e:
+            raise InvalidArgument(e.message) from None
         self._address = address
         self._client = None  # type: Any
         self._device = None  # type: Any
@@ -86,6 +100,7 @@ class jtop(threading.Thread):  # noqa: N801 - jetson-stats' name
         self._seen = 0
         self._stop_event = threading.Event()
         self._error = None  # type: Optional[BaseException]
+        self._error_raised = False  # ok() raised _error once; it is False from then on
         self._jtop_started = False
         self._processes = None  # type: Optional[Tuple[int, List[List[Any]]]]
         # Changes through edgemon-control ($EDGEMON_CONTROL or its socket): leases
@@ -117,20 +132,32 @@ class jtop(threading.Thread):  # noqa: N801 - jetson-stats' name
         super().start()
 
     def run(self) -> None:
+        """The sampling thread: whatever ends it (the daemon gone, an observer
+        raising) is kept for ok() to raise, never lost with the thread."""
+        try:
+            self._sample()
+        except edgemon.Error as e:
+            self._stopped(JtopException("jtop (edgemon): %s" % e.message))
+        except BaseException as e:  # noqa: BLE001 - reported by ok(), as jtop does
+            err = JtopException("jtop (edgemon): sampling stopped: %s: %s"
+                                % (type(e).__name__, e))
+            err.__cause__ = e
+            self._stopped(err)
+
+    def _stopped(self, err: JtopException) -> None:
+        with self._cond:
+            self._error = err
+            self._cond.notify_all()
+
+    def _sample(self) -> None:
         next_t = time.monotonic() + self._interval
         while not self._stop_event.wait(max(0.0, next_t - time.monotonic())):
             next_t += self._interval
             if next_t < time.monotonic():
                 next_t = time.monotonic() + self._interval
-            try:
-                snap = self._client.latest()
-                if snap.generation != self._device.generation:
-                    self._device = self._client.device()
-            except edgemon.Error as e:
-                self._error = JtopException("jtop (edgemon): %s" % e.message)
-                with self._cond:
-                    self._cond.notify_all()
-                return
+            snap = self._client.latest()
+            if snap.generation != self._device.generation:
+                self._device = self._client.device()
             with self._cond:
                 self._snap = snap
                 self._processes = None
@@ -141,17 +168,20 @@ class jtop(threading.Thread):  # noqa: N801 - jetson-stats' name
 
     def ok(self, spin: bool = False) -> bool:
         """Waits for the next sample (``spin``: do not wait); False once closed.
-        Raises JtopException when the daemon went away."""
+        When sampling stopped (the daemon went away, an observer raised), raises
+        that JtopException once, and is False from then on."""
         if not self._jtop_started:
             self.start()
         with self._cond:
             while not spin and self._seen >= self._count and self._error is None \
-                    and not self._stop_event.is_set():
+                    and not self._stop_event.is_set() and self.is_alive():
                 self._cond.wait(self._interval * 4 + 1)
             self._seen = self._count
-        if self._error is not None:
-            raise self._error
-        return not self._stop_event.is_set()
+            error, raised = self._error, self._error_raised
+            self._error_raised = error is not None
+        if error is not None and not raised:
+            raise error
+        return error is None and self.is_alive() and not self._stop_event.is_set()
 
     def loop_for_ever(self) -> None:
         """Starts (if needed) and runs the attached observers until close() or Ctrl-C."""
@@ -205,7 +235,7 @@ class jtop(threading.Thread):  # noqa: N801 - jetson-stats' name
 
     def _set_fan(self, speed: float) -> None:
         self._change("fan", "set the fan speed to %s%%" % speed,
-                     lambda c: c.set_fan(float(speed)))
+                     lambda c: c.set_fan(speed))
 
     def _need(self) -> Any:
         if self._snap is None:
@@ -446,7 +476,7 @@ class jtop(threading.Thread):  # noqa: N801 - jetson-stats' name
                 if not ids:
                     raise edgemon.InvalidArgument("no power mode named %r" % mode)
                 mode = ids[0]
-            return c.set_mode(int(mode))
+            return c.set_mode(mode)
         # As jtop does, jetson_clocks is switched off around the mode change.
         relock = "clocks" in self._leases
         if relock:

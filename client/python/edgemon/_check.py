@@ -1,0 +1,117 @@
+"""The checks of every number given to the public API, made before anything
+is converted or sent: a number is a finite real (never a bool, never nan or
+inf) inside the range the daemon, the control helper or the wire type
+accepts. A refusal is :class:`edgemon.InvalidArgument` naming the argument,
+the accepted range and the value given; nothing is clamped or rounded into
+range behind the caller's back.
+
+Ranges (edgemond, daemon/service/service.cc and edgemon.proto):
+
+- Watch interval: 0 (every frame) to 3600 s (``interval_ms``, kMaxIntervalMs)
+- Boost: rate 1 to 1000 Hz, duration 0.001 to 3600 s
+- window lease: 0.001 to 86400 s (1 ms to 1 day)
+- Query step: 0.001 s or more (0/None: raw frames); times and ns fields: int64 ns
+- limits and ids: their uint32/int64 wire types (ListProcesses: at most 10000)
+"""
+import math
+import numbers
+from typing import Any, Optional
+
+from ._errors import InvalidArgument
+
+INT32_MIN, INT32_MAX = -(1 << 31), (1 << 31) - 1
+UINT32_MAX = (1 << 32) - 1
+INT64_MIN, INT64_MAX = -(1 << 63), (1 << 63) - 1
+
+# edgemond's ranges (daemon/service/service.cc).
+MAX_INTERVAL_MS = 3600000      # Watch interval_ms and Boost duration_ms (kMaxIntervalMs)
+MIN_LIVE_INTERVAL_MS = 10      # the fastest live rate a Watch gets (100 Hz)
+MAX_BOOST_HZ = 1000            # kMaxBoostHz
+MAX_LEASE_MS = 86400000        # BeginWindow lease_ms: 1 ms to 1 day (kMaxLeaseMs)
+MIN_STEP_NS = 1000000          # Query step_ns: 0 (raw frames) or at least 1 ms
+MAX_PROCESSES = 10000          # ListProcesses limit
+MAX_TIMEOUT_S = 86400.0        # a call's own deadline here (a day; None: none)
+# edgemon-control's (daemon/control/control_service.cc, control.proto).
+MAX_CONTROL_LEASE_S = 30 * 86400.0
+
+
+def _show(v: float) -> str:
+    """A bound as people write it: 3600, 0.001, 9.22337e+09."""
+    return "%d" % v if float(v).is_integer() and abs(v) < 1e15 else "%.6g" % v
+
+
+def _refuse(name: str, expected: str, value: Any) -> InvalidArgument:
+    return InvalidArgument("edgemon: %s: must be %s, got %r" % (name, expected, value))
+
+
+def _finite(name: str, value: Any, expected: str) -> float:
+    """value as a finite float; InvalidArgument for a bool, a non-number, nan or inf."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise _refuse(name, expected, value)
+    try:
+        f = float(value)
+    except (OverflowError, ValueError, TypeError):  # a huge int or Fraction
+        raise _refuse(name, expected, value) from None
+    if not math.isfinite(f):
+        raise _refuse(name, expected, value)
+    return f
+
+
+def is_zero(value: Any) -> bool:
+    """True for a number equal to 0 (0, 0.0; not False): where 0 means "none"."""
+    return isinstance(value, numbers.Real) and not isinstance(value, bool) and value == 0
+
+
+def real(name: str, value: Any, low: float, high: Optional[float], unit: str = "",
+         low_open: bool = False) -> float:
+    """``value`` as a float in [low, high] ((low, high] with ``low_open``; no
+    upper bound but finiteness when ``high`` is None)."""
+    u = " " + unit if unit else ""
+    if high is None:
+        expected = "a number %s %s%s" % (">" if low_open else ">=", _show(low), u)
+    else:
+        expected = "a number from %s%s to %s%s" % (_show(low), " (excluded)" if low_open else "",
+                                                   _show(high), u)
+    f = _finite(name, value, expected)
+    if f < low or (low_open and f == low) or (high is not None and f > high):
+        raise _refuse(name, expected, value)
+    return f
+
+
+def integer(name: str, value: Any, low: int, high: int) -> int:
+    """``value`` as an int in [low, high]: an integral number (5 or 5.0, not 5.5)."""
+    expected = "an integer from %d to %d" % (low, high)
+    if isinstance(value, numbers.Integral) and not isinstance(value, bool):
+        i = int(value)
+    else:
+        f = _finite(name, value, expected)
+        if not f.is_integer():
+            raise _refuse(name, expected, value)
+        i = int(f)
+    if not low <= i <= high:
+        raise _refuse(name, expected, value)
+    return i
+
+
+def scaled(name: str, value: Any, scale: float, low: int, high: int, unit: str,
+           note: str = "") -> int:
+    """``round(value * scale)`` as an int in [low, high] (the wire's unit, e.g.
+    ms for seconds with scale 1000); the message gives the range in ``unit``,
+    the caller's (``note`` adds to it, e.g. what 0 means)."""
+    expected = "a number of %s from %s to %s%s" % (unit, _show(low / scale), _show(high / scale),
+                                                   note)
+    f = _finite(name, value, expected)
+    x = f * scale
+    if not math.isfinite(x) or not low - 0.5 <= x <= high + 0.5:
+        raise _refuse(name, expected, value)
+    i = int(round(x))
+    if not low <= i <= high:
+        raise _refuse(name, expected, value)
+    return i
+
+
+def time_ns(name: str, ns: int, given: Any) -> int:
+    """``ns`` (Unix ns computed from ``given``) when the int64 of the wire carries it."""
+    if not INT64_MIN <= ns <= INT64_MAX:
+        raise _refuse(name, "a time the API carries (int64 ns: 1677-09-21 to 2262-04-11)", given)
+    return ns
