@@ -606,6 +606,74 @@ TEST_F(ServiceTest, QueryDownsampled) {
   EXPECT_TRUE(chunks.back().truncated());
 }
 
+// Ranges wider than int64 (any int64 from, to and step is a valid request):
+// answered with buckets at the right times, or refused with
+// INVALID_ARGUMENT; the step count is the store's own, exact one.
+TEST_F(ServiceTest, QueryAtTheEndsOfInt64IsAnsweredOrRefused) {
+  const int64_t t0 = WriteKnownHistory();
+  const Channel& p = Find(Kind::kRail, "VIN_SYS_5V0", Field::kPower);
+  constexpr int64_t kMin = std::numeric_limits<int64_t>::min();
+  constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
+  constexpr int64_t k2p62 = int64_t{1} << 62;
+  constexpr int64_t k1678 = -9'214'560'000'000'000'000;  // 1678-01-01T00:00:00Z
+  constexpr int64_t k2262 = 9'214'646'400'000'000'000;   // 2262-01-01T00:00:00Z
+  constexpr int64_t k3000d = int64_t{3000} * 86'400 * kSec;
+  __extension__ typedef __int128 Wide;
+  auto query = [&](int64_t from, int64_t to, int64_t step, std::vector<v1::QueryChunk>* chunks) {
+    v1::QueryRequest q;
+    q.set_from_ns(from);
+    q.set_to_ns(to);
+    q.set_step_ns(step);
+    q.add_channels(p.Key());
+    return QueryAll(*stub_, q, chunks);
+  };
+  struct Case {
+    int64_t from, to, step;
+  };
+  for (Case c : {Case{kMin, kMax, k2p62}, Case{kMin, kMax, kMax}, Case{k1678, k2262, k3000d}}) {
+    SCOPED_TRACE(::testing::Message() << c.from << ".." << c.to << " step " << c.step);
+    std::vector<v1::QueryChunk> chunks;
+    grpc::Status st = query(c.from, c.to, c.step, &chunks);
+    ASSERT_TRUE(st.ok()) << st.error_message();
+    ASSERT_EQ(chunks.size(), 1u);
+    ASSERT_EQ(chunks[0].series_size(), 1);
+    const auto& s = chunks[0].series(0);
+    ASSERT_EQ(s.buckets_size(), 1);  // the known history is 100 s long
+    const Wide start = (Wide{t0} - c.from) / c.step * c.step + c.from;
+    EXPECT_EQ(Wide{s.buckets(0).t_ns()}, start);
+    EXPECT_EQ(s.buckets(0).count(), 99u);  // frame 15 is missing
+    EXPECT_EQ(s.buckets(0).min(), 4000);
+    EXPECT_EQ(s.buckets(0).max(), 5800);
+  }
+  // Over a million steps, counted exactly: from INT64_MIN at 1 ms, and one
+  // step over at a width whose double rounds to exactly a million steps.
+  for (Case c : {Case{kMin, kMax, 1'000'000}, Case{kMin, kMax, int64_t{1} << 44},
+                 Case{t0, t0 + int64_t{1'000'000} * 1'000'000 + 1, 1'000'000}}) {
+    std::vector<v1::QueryChunk> chunks;
+    grpc::Status st = query(c.from, c.to, c.step, &chunks);
+    EXPECT_EQ(st.error_code(), StatusCode::INVALID_ARGUMENT) << st.error_message();
+    EXPECT_NE(st.error_message().find("step"), std::string::npos) << st.error_message();
+  }
+  std::vector<v1::QueryChunk> ok;
+  ASSERT_TRUE(
+      query(t0, t0 + int64_t{1'000'000} * 1'000'000, 1'000'000, &ok).ok());  // exactly a million
+  // Raw frames over the whole int64 range, and an empty range at its top.
+  v1::QueryRequest raw;
+  raw.set_from_ns(kMin);
+  raw.set_to_ns(kMax);
+  raw.set_limit(10);
+  std::vector<v1::QueryChunk> chunks;
+  ASSERT_TRUE(QueryAll(*stub_, raw, &chunks).ok());
+  ASSERT_FALSE(chunks.empty());
+  EXPECT_EQ(chunks[0].frames_size(), 10);
+  chunks.clear();
+  ASSERT_TRUE(query(kMax - 1, kMax, kMax, &chunks).ok());
+  // Still serving.
+  grpc::ClientContext ctx;
+  v1::Frame latest;
+  EXPECT_TRUE(stub_->GetLatest(&ctx, v1::GetLatestRequest(), &latest).ok());
+}
+
 TEST_F(ServiceTest, SummarizeKnownRange) {
   int64_t t0 = WriteKnownHistory();
   grpc::ClientContext ctx;
