@@ -774,9 +774,11 @@ int RunRecord(const Globals& globals, const RecordOptions& o) {
             : "the window could not be ended (" + ended.status().ToString() +
                   "): summarized by time range up to the command's exit as seen here");
   }
-  // Post: keep measuring (and boosting) after the command.
+  // Post: keep measuring (and boosting) after the command, for --post from
+  // its exit on this host's clock (never through the daemon's time, which a
+  // wall-clock step between begin and end may have moved).
   const int64_t to = report.run_end_ns + *post;
-  SleepNs(to - offset - NowNs());
+  SleepNs(exit_local + *post - NowNs());
   monitor->Stop();
   for (auto& n : monitor->notes()) report.notes.push_back(n);
   if (monitor->effective_rate()) report.boost_rate_hz = monitor->effective_rate();
