@@ -31,12 +31,14 @@
 #include <filesystem>
 #include <thread>
 
+#include "daemon/collect/confined.h"
 #include "daemon/collect/parse.h"
 #include "daemon/collect/sysfs.h"
 #include "daemon/config.h"
 #include "daemon/control/board.h"
 #include "daemon/control/control_service.h"
 #include "daemon/logging.h"
+#include "daemon/service/peers.h"
 #include "daemon/service/server.h"
 #include "daemon/signals.h"
 
@@ -84,39 +86,19 @@ Status Load(const Flags& flags, Config& c) {
 // supplementary groups its /proc/PID/status lists.
 bool InGroup(pid_t pid, gid_t primary, gid_t group) {
   if (primary == group) return true;
-  auto text = ReadText(HostProcPath(std::to_string(pid) + "/status"));
-  if (!text) return false;
+  auto text = ConfinedRoot("/").ReadText(HostProcPath(std::to_string(pid) + "/status"),
+                                         ConfinedRoot::kMaxRead, ConfinedRoot::Last::kNoFollow);
+  if (!text.ok()) return false;
   const auto groups = parse::ProcPidStatus(*text).groups;
   return groups && std::ranges::find(*groups, group) != groups->end();
 }
 
 std::string Comm(pid_t pid) {
-  auto text = ReadText(HostProcPath(std::to_string(pid) + "/comm"));
-  if (!text) return "?";
+  auto text = ConfinedRoot("/").ReadText(HostProcPath(std::to_string(pid) + "/comm"), 4096,
+                                         ConfinedRoot::Last::kNoFollow);
+  if (!text.ok()) return "?";
   while (!text->empty() && text->back() == '\n') text->pop_back();
   return *text;
-}
-
-// The listening socket's fd.
-Result<int> Listen(const std::string& path, std::optional<gid_t> gid) {
-  if (Status s = service::MakeSocketDirectory(path); !s.ok()) return s;
-  if (Status s = service::ClaimUnixPath(path); !s.ok()) return s;
-  sockaddr_un addr{};
-  if (path.size() >= sizeof addr.sun_path) {
-    return Status::InvalidArgument("socket path too long: " + path);
-  }
-  addr.sun_family = AF_UNIX;
-  std::memcpy(addr.sun_path, path.c_str(), path.size() + 1);
-  int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  if (fd < 0 || ::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0 ||
-      ::chmod(path.c_str(), 0660) != 0 ||
-      (gid && ::chown(path.c_str(), static_cast<uid_t>(-1), *gid) != 0) || ::listen(fd, 64) != 0) {
-    Status failed =
-        Status::Unavailable("cannot listen on unix:" + path + ": " + std::strerror(errno));
-    if (fd >= 0) ::close(fd);
-    return failed;
-  }
-  return fd;
 }
 
 int Run(const Flags& flags) {
@@ -165,7 +147,7 @@ int Run(const Flags& flags) {
     log->critical("cannot start the gRPC server");
     return 1;
   }
-  auto listening = Listen(socket_path, gid);
+  auto listening = service::ListenUnix(socket_path, gid);
   if (!listening.ok()) {
     log->critical("{}", listening.status().message());
     return 1;
@@ -177,45 +159,29 @@ int Run(const Flags& flags) {
             board.JetsonClocksTool().empty() ? "absent (direct cpufreq/devfreq writes)"
                                              : board.JetsonClocksTool());
 
-  int stop_pipe[2];
-  if (::pipe2(stop_pipe, O_CLOEXEC) != 0) return 1;
-  std::thread acceptor([&] {
-    for (;;) {
-      pollfd p[2] = {{lfd, POLLIN, 0}, {stop_pipe[0], POLLIN, 0}};
-      if (::poll(p, 2, -1) < 0) continue;
-      if (p[1].revents != 0) return;
-      int fd = ::accept4(lfd, nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK);
-      if (fd < 0) {
-        // Out of descriptors (EMFILE) leaves the connection pending: do not spin.
-        if (errno != EINTR && errno != EAGAIN && errno != ECONNABORTED) {
-          log->warn("accept: {}", std::strerror(errno));
-          std::this_thread::sleep_for(std::chrono::milliseconds(100));
-        }
-        continue;
-      }
-      ucred cred{};
-      socklen_t len = sizeof cred;
-      if (::getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) != 0) {
-        ::close(fd);
-        continue;
-      }
-      Caller c;
-      c.uid = cred.uid;
-      c.gid = cred.gid;
-      c.pid = cred.pid;
-      c.comm = Comm(cred.pid);
-      c.allowed = cred.uid == 0 || (gid && InGroup(cred.pid, cred.gid, *gid));
-      if (!c.allowed) {
-        c.refusal = "uid " + std::to_string(cred.uid) + " (pid " + std::to_string(cred.pid) +
-                    ") is not in group " + config.control_group +
-                    "; an administrator may add the user with: usermod -aG " +
-                    config.control_group + " USER (then log in again)";
-      }
-      log->debug("connection from uid {} gid {} pid {} ({})", c.uid, c.gid, c.pid, c.comm);
-      callers.Set(fd, std::move(c));
-      grpc::AddInsecureChannelFromFd(server.get(), fd);
+  service::UnixAcceptor acceptor;
+  auto accepted = [&](int fd, const service::PeerCred& cred) {
+    Caller c;
+    c.uid = cred.uid;
+    c.gid = cred.gid;
+    c.pid = cred.pid;
+    c.comm = Comm(cred.pid);
+    c.allowed = cred.uid == 0 || (gid && InGroup(cred.pid, cred.gid, *gid));
+    if (!c.allowed) {
+      c.refusal = "uid " + std::to_string(cred.uid) + " (pid " + std::to_string(cred.pid) +
+                  ") is not in group " + config.control_group +
+                  "; an administrator may add the user with: usermod -aG " + config.control_group +
+                  " USER (then log in again)";
     }
-  });
+    log->debug("connection from uid {} gid {} pid {} ({})", c.uid, c.gid, c.pid, c.comm);
+    callers.Set(fd, std::move(c));
+  };
+  if (Status s = acceptor.Start(lfd, server.get(), accepted,
+                                [&log](const std::string& m) { log->warn("{}", m); });
+      !s.ok()) {
+    log->critical("{}", s.message());
+    return 1;
+  }
 
   for (;;) {
     signalfd_siginfo si{};
@@ -231,9 +197,7 @@ int Run(const Flags& flags) {
               strsignal(static_cast<int>(si.ssi_signo)));
     break;
   }
-  if (::write(stop_pipe[1], "x", 1) < 0) log->warn("stop: {}", std::strerror(errno));
-  acceptor.join();
-  ::close(lfd);
+  acceptor.Stop();
   ::unlink(socket_path.c_str());
   service.Shutdown();
   server->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(2));

@@ -218,7 +218,7 @@ class Client(object):
         """Stored history from ``since`` to ``until`` (default now): raw frames
         as :class:`Row` or, with ``step`` (seconds), min/avg/max per step and
         channel as :class:`BucketRow`. ``.to_pandas()`` on the result."""
-        now = now_ns()
+        now = self.daemon_now_ns()
         from_ns, to_ns_ = as_ns(since, now, "since"), as_ns(until, now, "until")
         if isinstance(step, datetime.timedelta):
             step = step.total_seconds()
@@ -249,6 +249,19 @@ class Client(object):
         except grpc.RpcError as e:
             raise _errors.from_rpc_error("query", self.target, e) from None
         return out
+
+    def daemon_now_ns(self) -> int:
+        """Now as the daemon counts it (``DeviceInfo.now_ns``): the wall clock
+        its frames carry, kept monotonic across clock steps. Relative times
+        ("-10m", a timedelta) are taken from it, so neither this host's clock
+        nor a step of the board's shifts them. This host's clock with a daemon
+        that does not say."""
+        try:
+            info = self._stub.GetDeviceInfo(pb.GetDeviceInfoRequest(), timeout=self.timeout,
+                                            metadata=self._metadata)
+        except grpc.RpcError as e:
+            raise _errors.from_rpc_error("device info", self.target, e) from None
+        return info.now_ns or now_ns()
 
     def processes(self, sort: str = "cpu", limit: int = 0) -> List[Any]:
         """A top-style process list (``edgemon.v1.Process`` messages)."""
@@ -285,7 +298,7 @@ class Client(object):
 
     def windows(self, since: TimeLike = None, until: TimeLike = None) -> List[Any]:
         """Windows (``edgemon.v1.Window``) that overlap the range (all when none given)."""
-        now = now_ns()
+        now = self.daemon_now_ns() if since is not None or until is not None else 0
         req = pb.ListWindowsRequest(
             from_ns=as_ns(since, now, "since") if since is not None else 0,
             to_ns=as_ns(until, now, "until") if until is not None else 0)
@@ -305,7 +318,7 @@ class Client(object):
         if window_id is not None:
             req = pb.SummarizeRequest(window_id=_window_id(window_id))
         else:
-            now = now_ns()
+            now = self.daemon_now_ns() if from_ns is None or to_ns is None else 0
             i64 = _check.INT64_MIN, _check.INT64_MAX
             req = pb.SummarizeRequest(time=pb.TimeRange(
                 from_ns=_check.integer("from_ns", from_ns, *i64) if from_ns is not None
