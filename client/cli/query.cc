@@ -11,6 +11,7 @@
 #include "client/cli/cli.h"
 #include "client/cli/session.h"
 #include "client/render.h"
+#include "edgemon/checked.h"
 #include "edgemon/clock.h"
 #include "edgemon/timespec.h"
 
@@ -249,7 +250,7 @@ int RunQuery(const Registry& registry, const QueryFlags& f) {
                      TerminalSafe(d.status().message()).c_str());
         return kExitDataErr;
       }
-      from = now - *d;
+      from = SubSaturating(now, *d);  // --last longer than since 1677: from the start
     } else {
       const std::string since = f.since.empty() ? std::string("-10m") : f.since;
       auto t = ParseTimeNs(since, now);

@@ -11,6 +11,7 @@
 #include <mutex>
 
 #include "client/render.h"
+#include "edgemon/checked.h"
 #include "edgemon/text.h"
 
 namespace edgemon::cli {
@@ -126,9 +127,10 @@ std::string CompactValue(const Channel& c, const Value& v) {
 }
 
 std::string LocalTime(int64_t realtime_ns, bool millis) {
-  const int64_t s = realtime_ns >= 0 ? realtime_ns / 1'000'000'000
-                                     : -((-realtime_ns + 999'999'999) / 1'000'000'000);
-  const int64_t ms = (realtime_ns - s * 1'000'000'000) / 1'000'000;
+  // Floored, so that a time before 1970 keeps its milliseconds positive;
+  // exact at INT64_MIN.
+  const int64_t s = FloorDiv(realtime_ns, 1'000'000'000);
+  const int64_t ms = FloorMod(realtime_ns, 1'000'000'000) / 1'000'000;
   const time_t t = static_cast<time_t>(s);
   struct tm tm;
   char buf[48];

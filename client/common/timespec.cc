@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdio>
 
+#include "edgemon/checked.h"
 #include "edgemon/text.h"
 
 namespace edgemon {
@@ -158,9 +159,10 @@ Result<int64_t> TakeClock(std::string_view& s, std::string_view text) {
   return static_cast<int64_t>((*h * 3600LL + *m * 60LL + sec) * kNsPerSecond + frac_ns);
 }
 
+// A time in int64 nanoseconds since 1970, or an error naming the limits.
 Result<int64_t> Checked(Int128 v, std::string_view text) {
   if (v > INT64_MAX || v < INT64_MIN) {
-    return Fail("time", text, "out of range");
+    return Fail("time", text, std::string("out of range: ") + kTimeRange);
   }
   return static_cast<int64_t>(v);
 }
@@ -261,7 +263,7 @@ Result<int64_t> ParseTimeNs(std::string_view text, int64_t now_ns) {
     if (!s.empty()) {
       return Fail("time", text, "unexpected \"" + std::string(s) + "\" after the time of day");
     }
-    const int64_t day = now_ns >= 0 ? now_ns / kNsPerDay : -((-now_ns + kNsPerDay - 1) / kNsPerDay);
+    const int64_t day = FloorDiv(now_ns, kNsPerDay);
     return Checked(static_cast<Int128>(day) * kNsPerDay + *clock, text);
   }
 

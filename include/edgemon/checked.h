@@ -73,12 +73,16 @@ constexpr int64_t FloorDiv(int64_t a, int64_t b) {
   return q;
 }
 
+// a - floor(a / b) * b for b > 0: in [0, b), also for negative a.
+constexpr int64_t FloorMod(int64_t a, int64_t b) {
+  const int64_t rem = a % b;
+  return rem < 0 ? rem + b : rem;
+}
+
 // The largest multiple of `period` (> 0) at or below `t`, clamped to
 // INT64_MIN where that multiple is below it.
 constexpr int64_t FloorToMultiple(int64_t t, int64_t period) {
-  int64_t rem = t % period;
-  if (rem < 0) rem += period;
-  return SubSaturating(t, rem);
+  return SubSaturating(t, FloorMod(t, period));
 }
 
 // to - from for from <= to, exactly (up to 2^64 - 1); 0 when to < from.

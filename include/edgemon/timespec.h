@@ -24,6 +24,9 @@
 // in another zone, or from a service with another TZ, means the same
 // instant. Write the offset ("+02:00") for a local time.
 //
+// Times are int64 nanoseconds: 1677-09-21T00:12:44Z to 2262-04-11T23:47:16Z
+// (kTimeRange); a time outside, written in any form, is an error that says so.
+//
 // Anything else (negative durations, overflow, 2023-02-30, trailing junk) is
 // INVALID_ARGUMENT with a one-line reason that names the input. Pure functions: no time zone
 // database, no locale.
@@ -53,5 +56,8 @@ inline constexpr const char* kDurationSyntax = "a duration such as 500ms, 10s, 5
 inline constexpr const char* kTimeSyntax =
     "a time such as -10m, now, 2023-11-14T22:13:05Z, 2023-11-14 22:13:05 (no zone: UTC), "
     "2023-11-14T22:13:05+02:00, Unix seconds or @UNIX.NANOS";
+// The times an int64 of nanoseconds since 1970 holds, whole seconds inside.
+inline constexpr const char* kTimeRange =
+    "times run from 1677-09-21T00:12:44Z to 2262-04-11T23:47:16Z (int64 nanoseconds since 1970)";
 
 }  // namespace edgemon

@@ -167,6 +167,39 @@ TEST(ParseTime, RejectsWithAReason) {
   }
 }
 
+// The ends of int64 nanoseconds: every form of time up to them parses
+// exactly, and one past them is refused with the limits named.
+TEST(ParseTime, TheEndsOfInt64AreExactAndBeyondIsNamed) {
+  const int64_t now = kT;
+  EXPECT_EQ(*ParseTimeNs("1678-01-01", now), -9'214'560'000'000'000'000);
+  EXPECT_EQ(*ParseTimeNs("2262-01-01", now), 9'214'646'400'000'000'000);
+  EXPECT_EQ(*ParseTimeNs("1677-09-21T00:12:43.145224192Z", now), INT64_MIN);
+  EXPECT_EQ(*ParseTimeNs("@9223372036.854775807", now), INT64_MAX);
+  EXPECT_EQ(*ParseTimeNs("1677-09-21T00:12:44Z", now), -9'223'372'036'000'000'000);
+  EXPECT_EQ(*ParseTimeNs("2262-04-11T23:47:16Z", now), 9'223'372'036'000'000'000);
+  for (const char* beyond :
+       {"1677-09-21", "1677-09-21T00:12:43Z", "2262-04-12", "2262-04-11T23:47:17Z",
+        "2262-04-11T23:47:16.854775808Z", "1677-09-21T00:12:43.145224191Z", "@9223372036.854775808",
+        "0001-01-01", "9999-12-31T23:59:59+00:00", "+15000w"}) {
+    auto r = ParseTimeNs(beyond, now);
+    ASSERT_FALSE(r.ok()) << beyond;
+    EXPECT_EQ(r.status().code(), StatusCode::kInvalidArgument);
+    const std::string& error = r.status().message();
+    EXPECT_NE(error.find("out of range"), std::string::npos) << beyond << ": " << error;
+    EXPECT_NE(error.find("1677-09-21T00:12:44Z to 2262-04-11T23:47:16Z"), std::string::npos)
+        << beyond << ": " << error;
+  }
+  // Printed back: floored to the second, milliseconds never negative.
+  EXPECT_NE(LocalTime(INT64_MIN).find(".145"), std::string::npos) << LocalTime(INT64_MIN);
+  EXPECT_NE(LocalTime(INT64_MAX).find(".854"), std::string::npos) << LocalTime(INT64_MAX);
+  EXPECT_NE(LocalTime(-1).find(".999"), std::string::npos) << LocalTime(-1);
+  // "that time today" on a clock at either end of int64.
+  EXPECT_TRUE(ParseTimeNs("00:00", INT64_MIN + kNsPerSecond * 86'400).ok());
+  EXPECT_FALSE(ParseTimeNs("23:59", INT64_MAX).ok());
+  EXPECT_EQ(*ParseTimeNs("00:00", INT64_MAX),
+            INT64_MAX / (86'400 * kNsPerSecond) * 86'400 * kNsPerSecond);
+}
+
 Inventory SampleInventory() {
   Inventory inv;
   auto add = [&inv](Kind kind, const char* name, Field field) {

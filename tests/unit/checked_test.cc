@@ -60,6 +60,11 @@ TEST(Checked, FloorDivAndFloorToMultipleRoundDownWithoutWrapping) {
   EXPECT_EQ(FloorDiv(19, 10), 1);
   EXPECT_EQ(FloorDiv(kMin, 1), kMin);
   EXPECT_EQ(FloorDiv(kMin, kMax), -2);
+  EXPECT_EQ(FloorMod(-1, 10), 9);
+  EXPECT_EQ(FloorMod(25, 10), 5);
+  EXPECT_EQ(FloorMod(kMin, 1'000'000'000), 145'224'192);  // 1677-09-21T00:12:43.145224192Z
+  EXPECT_EQ(FloorMod(kMax, kMax), 0);
+  EXPECT_EQ(FloorMod(kMin, kMax), kMax - 1);
   EXPECT_EQ(FloorToMultiple(25, 10), 20);
   EXPECT_EQ(FloorToMultiple(-25, 10), -30);
   EXPECT_EQ(FloorToMultiple(kMax, 10), kMax - 7);  // 9223372036854775800
