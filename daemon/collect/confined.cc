@@ -229,6 +229,7 @@ Result<std::string> ConfinedRoot::ReadText(std::string_view path, size_t max_byt
                                            Last last) const {
   max_bytes = std::min(max_bytes, kMaxRead);
   Fd fd(Open(path, O_RDONLY, last));
+  if (fd.get() == -ENOENT) return Status::NotFound(Real(path) + ": " + Why(ENOENT));
   if (fd.get() < 0) return Status::Unavailable(Real(path) + ": " + Why(fd.get()));
   std::string out;
   char buf[8192];

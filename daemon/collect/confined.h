@@ -69,7 +69,8 @@ class ConfinedRoot {
   int OpenDir(std::string_view path) const;
 
   // A whole small file (at most `max_bytes`, capped at kMaxRead; a longer
-  // file is refused, not cut). The error names the path and says why.
+  // file is refused, not cut). The error names the path and says why:
+  // NOT_FOUND when it does not exist, UNAVAILABLE otherwise.
   Result<std::string> ReadText(std::string_view path, size_t max_bytes, Last last) const;
   // Writes `text` to an existing regular file (O_WRONLY | O_TRUNC, final
   // symlink refused, never created). UNAVAILABLE with the reason alone

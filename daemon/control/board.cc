@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -13,7 +14,6 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <map>
 #include <regex>
 #include <sstream>
@@ -32,15 +32,45 @@ namespace {
 constexpr int kToolTimeoutMs = 60'000;
 
 using text::Trim;
+using Last = ConfinedRoot::Last;
 
-std::vector<fs::path> SortedEntries(const std::string& dir, const std::string& prefix) {
-  std::vector<fs::path> out;
-  std::error_code ec;
-  for (const auto& e : fs::directory_iterator(dir, ec)) {
-    if (e.path().filename().string().rfind(prefix, 0) == 0) out.push_back(e.path());
+// Logical paths of the entries of `dir` whose names start with `prefix`, sorted.
+std::vector<std::string> SortedEntries(const ConfinedRoot& root, const std::string& dir,
+                                       const std::string& prefix) {
+  std::vector<std::string> out;
+  auto names = root.List(dir);
+  if (!names.ok()) return out;
+  for (const auto& n : *names) {
+    if (n.rfind(prefix, 0) == 0) out.push_back(JoinPath(dir, n));
   }
-  std::sort(out.begin(), out.end());
   return out;
+}
+
+// A config or status file of the board (followed when it is a link inside
+// the root: a Jetson's /etc/nvpmodel.conf is one).
+std::optional<std::string> ReadConfig(const ConfinedRoot& root, const std::string& path) {
+  auto text = root.ReadText(path, ConfinedRoot::kMaxRead, Last::kFollow);
+  if (!text.ok()) return std::nullopt;
+  return std::move(*text);
+}
+
+// A value file (pwm, cpufreq, devfreq, hwmon name): never through a final link.
+std::optional<std::string> ReadAttribute(const ConfinedRoot& root, const std::string& path) {
+  auto text = root.ReadText(path, 4096, Last::kNoFollow);
+  if (!text.ok()) return std::nullopt;
+  return std::move(*text);
+}
+
+// A jetson_clocks store named by a plan: a file directly in the state
+// directory, as PlanClocks names it (a state file cannot point the tool's
+// --store or --restore elsewhere).
+Status CheckStore(const std::string& store, const std::string& state_dir) {
+  static const std::regex name(R"(jetson_clocks-[0-9a-f]{1,32}\.conf)");
+  if (DirName(store) != state_dir || !std::regex_match(std::string(BaseName(store)), name)) {
+    return Status::FailedPrecondition("jetson_clocks store " + store + " is not a store file in " +
+                                      state_dir + "; not used");
+  }
+  return {};
 }
 
 bool Contains(const std::string& words, const std::string& word) {
@@ -54,35 +84,33 @@ bool Contains(const std::string& words, const std::string& word) {
 
 }  // namespace
 
-std::optional<std::string> ReadText(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return std::nullopt;
-  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  if (in.bad()) return std::nullopt;
-  return text;
-}
-
-Status WriteText(const std::string& path, const std::string& text) {
-  int fd = ::open(path.c_str(), O_WRONLY | O_TRUNC | O_CLOEXEC | O_NOCTTY);
-  if (fd < 0) return Status::Unavailable(std::strerror(errno));
-  ssize_t n = ::write(fd, text.data(), text.size());
-  int err = n < 0 ? errno : (static_cast<size_t>(n) != text.size() ? EIO : 0);
-  if (::close(fd) != 0 && err == 0) err = errno;
-  return err == 0 ? Status::Ok() : Status::Unavailable(std::strerror(err));
-}
-
 BoardControl::BoardControl(std::string root, std::string state_dir)
-    : root_(root == "/" ? "" : std::move(root)), state_dir_(std::move(state_dir)) {
-  while (!root_.empty() && root_.back() == '/') root_.pop_back();
-}
+    : root_(std::move(root)), state_(std::move(state_dir)) {}
 
 std::string BoardControl::Path(const std::string& abs) const {
-  return root_ + abs;
+  return root_.Real(abs);
+}
+
+Result<std::optional<std::string>> BoardControl::ReadValue(const std::string& path) const {
+  auto text = root_.ReadText(path, 4096, Last::kNoFollow);
+  if (text.ok()) {
+    // A value is ASCII text ("128\n", "performance\n"); anything else
+    // could not even be kept in the state file to restore it.
+    if (std::any_of(text->begin(), text->end(), [](char c) {
+          return static_cast<unsigned char>(c) >= 0x7f ||
+                 (static_cast<unsigned char>(c) < 0x20 && !text::IsSpace(c));
+        })) {
+      return Status::FailedPrecondition("refusing " + Path(path) + ": it holds no text value");
+    }
+    return std::optional<std::string>(std::move(*text));
+  }
+  if (text.status().code() == StatusCode::kNotFound) return std::optional<std::string>();
+  return Status::FailedPrecondition("refusing " + text.status().message());
 }
 
 std::vector<PowerModeInfo> BoardControl::Modes() const {
   std::vector<PowerModeInfo> modes;
-  auto text = ReadText(Path(EtcPath("nvpmodel.conf")));
+  auto text = ReadConfig(root_, EtcPath("nvpmodel.conf"));
   if (!text) return modes;
   static const std::regex header(R"(^\s*<\s*POWER_MODEL\s+ID=(\d+)\s+NAME=(\S+)\s*>)");
   static const std::regex mask(R"(^\s*TPC_POWER_GATING\s+TPC_PG_MASK\s+(\d+))");
@@ -104,7 +132,7 @@ std::vector<PowerModeInfo> BoardControl::Modes() const {
 }
 
 std::optional<int> BoardControl::DefaultMode() const {
-  auto text = ReadText(Path(EtcPath("nvpmodel.conf")));
+  auto text = ReadConfig(root_, EtcPath("nvpmodel.conf"));
   std::smatch m;
   static const std::regex def(R"(<\s*PM_CONFIG\s+DEFAULT=(\d+)\s*>)");
   if (text && std::regex_search(*text, m, def)) return std::atoi(m[1].str().c_str());
@@ -112,7 +140,7 @@ std::optional<int> BoardControl::DefaultMode() const {
 }
 
 std::optional<int> BoardControl::CurrentMode() const {
-  auto text = ReadText(Path(VarLibPath("nvpmodel/status")));
+  auto text = ReadConfig(root_, VarLibPath("nvpmodel/status"));
   std::smatch m;
   static const std::regex pmode(R"(pmode:(\d+))");
   if (text && std::regex_search(*text, m, pmode)) return std::atoi(m[1].str().c_str());
@@ -120,8 +148,8 @@ std::optional<int> BoardControl::CurrentMode() const {
 }
 
 std::string BoardControl::FindTool(const std::string& name) const {
-  std::vector<std::string> dirs = {Path("/usr/sbin"), Path("/usr/bin")};
-  if (root_.empty()) {
+  std::vector<std::string> dirs = {"/usr/sbin", "/usr/bin"};
+  if (root_.root() == "/") {
     if (const char* path = std::getenv("PATH")) {
       std::istringstream in(path);
       std::string d;
@@ -131,8 +159,24 @@ std::string BoardControl::FindTool(const std::string& name) const {
     }
   }
   for (const auto& d : dirs) {
-    std::string p = d + "/" + name;
-    if (::access(p.c_str(), X_OK) == 0 && fs::is_regular_file(p)) return p;
+    // A regular, executable file reached inside the root (ConfinedRoot).
+    const std::string p = JoinPath(d, name);
+    const int fd = root_.Open(p, O_RDONLY, Last::kFollow);
+    if (fd < 0) continue;
+    struct stat st {};
+    const bool executable = ::fstat(fd, &st) == 0 && (st.st_mode & 0111) != 0;
+    ::close(fd);
+    if (executable) return Path(p);
+  }
+  return {};
+}
+
+Status BoardControl::CheckTool(const json& plan, const std::string& name) const {
+  const std::string tool = plan.at("tool").get<std::string>();
+  const std::string found = FindTool(name);
+  if (found.empty() || tool != found) {
+    return Status::FailedPrecondition("the plan names " + tool + " but this board's " + name +
+                                      " is " + (found.empty() ? "absent" : found) + "; not run");
   }
   return {};
 }
@@ -248,37 +292,48 @@ Status BoardControl::PlanClocks(const std::string& lease_id, json* restore) cons
   if (std::string tool = JetsonClocksTool(); !tool.empty()) {
     *restore = {{"type", "jetson_clocks"},
                 {"tool", tool},
-                {"store", state_dir_ + "/jetson_clocks-" + lease_id + ".conf"}};
+                {"store", state_.root() + "/jetson_clocks-" + lease_id + ".conf"}};
     return {};
   }
   json writes = json::array();
-  auto add = [&](const fs::path& file, const std::string& value) {
-    auto old = ReadText(file.string());
-    if (!old || Trim(*old) == value) return;
-    writes.push_back({{"path", file.string()}, {"old", *old}, {"new", value + "\n"}});
+  Status refused;
+  auto add = [&](const std::string& file, const std::string& value) {
+    auto old = ReadValue(file);
+    if (!old.ok()) {
+      if (refused.ok()) refused = old.status();
+      return;
+    }
+    if (!*old || Trim(**old) == value) return;
+    writes.push_back({{"path", file}, {"old", **old}, {"new", value + "\n"}});
   };
   bool any = false;
-  auto lock = [&](const fs::path& dir, const char* governors, const char* governor, const char* min,
-                  const char* max) {
-    auto top = ReadText((dir / max).string());
-    if (!top) return;
+  auto lock = [&](const std::string& dir, const char* governors, const char* governor,
+                  const char* min, const char* max) {
+    auto top = ReadValue(JoinPath(dir, max));
+    if (!top.ok()) {
+      if (refused.ok()) refused = top.status();
+      return;
+    }
+    if (!*top) return;
     any = true;
-    auto available = ReadText((dir / governors).string());
-    if (available && Contains(*available, "performance")) add(dir / governor, "performance");
-    add(dir / min, std::string(Trim(*top)));
+    auto available = ReadAttribute(root_, JoinPath(dir, governors));
+    if (available && Contains(*available, "performance"))
+      add(JoinPath(dir, governor), "performance");
+    add(JoinPath(dir, min), std::string(Trim(**top)));
   };
-  for (const auto& p : SortedEntries(Path(SysPath("devices/system/cpu/cpufreq")), "policy")) {
+  for (const auto& p : SortedEntries(root_, SysPath("devices/system/cpu/cpufreq"), "policy")) {
     lock(p, "scaling_available_governors", "scaling_governor", "scaling_min_freq",
          "scaling_max_freq");
   }
-  for (const auto& d : SortedEntries(Path(SysPath("class/devfreq")), "")) {
+  for (const auto& d : SortedEntries(root_, SysPath("class/devfreq"), "")) {
     lock(d, "available_governors", "governor", "min_freq", "max_freq");
   }
+  if (!refused.ok()) return refused;
   if (!any) {
-    return Status::Unimplemented("no cpufreq or devfreq clocks found under " +
-                                 (root_.empty() ? std::string("/") : root_));
+    return Status::Unimplemented("no cpufreq or devfreq clocks found under " + root_.root());
   }
   for (const auto& f : Fans()) add(f.pwm_path, "255");
+  if (!refused.ok()) return refused;
   *restore = {{"type", "writes"}, {"what", "clocks"}, {"writes", writes}};
   return {};
 }
@@ -296,9 +351,10 @@ Status BoardControl::PlanFan(const std::string& fan, int percent, json* restore)
   const int pwm = static_cast<int>(std::lround(percent * 255.0 / 100.0));
   for (const auto& f : fans) {
     if (!fan.empty() && f.name != fan) continue;
-    auto old = ReadText(f.pwm_path);
-    if (!old) continue;
-    writes.push_back({{"path", f.pwm_path}, {"old", *old}, {"new", std::to_string(pwm) + "\n"}});
+    auto old = ReadValue(f.pwm_path);
+    if (!old.ok()) return old.status();
+    if (!*old) continue;
+    writes.push_back({{"path", f.pwm_path}, {"old", **old}, {"new", std::to_string(pwm) + "\n"}});
   }
   if (writes.empty()) {
     return Status::InvalidArgument("no fan '" + fan + "' (fans: " + names + ")");
@@ -307,12 +363,12 @@ Status BoardControl::PlanFan(const std::string& fan, int percent, json* restore)
   return {};
 }
 
-std::string BoardControl::UndoWrites(const json& writes, size_t count) {
+std::string BoardControl::UndoWrites(const json& writes, size_t count) const {
   std::string failed;
   for (size_t j = count; j-- > 0;) {
     const std::string& path = writes.at(j).at("path").get_ref<const std::string&>();
-    if (Status e = WriteText(path, writes.at(j).at("old").get<std::string>()); !e.ok()) {
-      failed += " " + path + " (" + e.message() + ")";
+    if (Status e = root_.WriteText(path, writes.at(j).at("old").get<std::string>()); !e.ok()) {
+      failed += " " + Path(path) + " (" + e.message() + ")";
     }
   }
   return failed;
@@ -321,10 +377,12 @@ std::string BoardControl::UndoWrites(const json& writes, size_t count) {
 Status BoardControl::WriteFiles(const json& writes) {
   for (size_t i = 0; i < writes.size(); ++i) {
     const auto& w = writes.at(i);
-    Status written = WriteText(w.at("path").get<std::string>(), w.at("new").get<std::string>());
+    Status written =
+        root_.WriteText(w.at("path").get<std::string>(), w.at("new").get<std::string>());
     if (written.ok()) continue;
     std::string message = "writing " + std::string(Trim(w.at("new").get<std::string>())) + " to " +
-                          w.at("path").get<std::string>() + " was refused: " + written.message();
+                          Path(w.at("path").get<std::string>()) +
+                          " was refused: " + written.message();
     const std::string failed = UndoWrites(writes, i);
     message += failed.empty() ? "; the " + std::to_string(i) + " earlier writes were rolled back"
                               : "; could not roll back:" + failed;
@@ -338,6 +396,7 @@ Status BoardControl::Apply(const json& plan) {
   std::string out;
   if (type == "writes") return WriteFiles(plan.at("writes"));
   if (type == "mode") {
+    if (Status checked = CheckTool(plan, "nvpmodel"); !checked.ok()) return checked;
     const int to = plan.at("to").get<int>();
     Status o = RunTool({plan.at("tool").get<std::string>(), "-m", std::to_string(to)}, &out);
     if (out.find("eboot required") != std::string::npos) {
@@ -359,10 +418,12 @@ Status BoardControl::Apply(const json& plan) {
     return o;
   }
   if (type == "jetson_clocks") {
+    if (Status checked = CheckTool(plan, "jetson_clocks"); !checked.ok()) return checked;
     const std::string tool = plan.at("tool").get<std::string>();
     const std::string store = plan.at("store").get<std::string>();
+    if (Status checked = CheckStore(store, state_.root()); !checked.ok()) return checked;
     std::error_code ec;
-    fs::create_directories(fs::path(store).parent_path(), ec);
+    fs::create_directories(state_.root(), ec);
     if (Status o = RunTool({tool, "--store", store}, &out); !o.ok()) return o;
     if (Status o = RunTool({tool}, &out); !o.ok()) {
       Status left = Restore(plan);
@@ -389,13 +450,18 @@ Status BoardControl::Restore(const json& plan) {
     }
     const int from = plan.at("from").get<int>();
     if (CurrentMode() == from) return Status::Ok();
+    if (Status checked = CheckTool(plan, "nvpmodel"); !checked.ok()) return checked;
     return RunTool({plan.at("tool").get<std::string>(), "-m", std::to_string(from)}, &out);
   }
   if (type == "jetson_clocks") {
     const std::string store = plan.at("store").get<std::string>();
+    if (Status checked = CheckStore(store, state_.root()); !checked.ok()) return checked;
+    const int fd = state_.Open(BaseName(store), O_RDONLY, Last::kNoFollow);
+    if (fd == -ENOENT) return Status::Ok();  // killed before --store wrote it: nothing changed
+    if (fd < 0) return Status::FailedPrecondition(store + ": " + state_.Why(fd));
+    ::close(fd);
+    if (Status checked = CheckTool(plan, "jetson_clocks"); !checked.ok()) return checked;
     std::error_code ec;
-    if (!fs::exists(store, ec))
-      return Status::Ok();  // killed before --store wrote it: nothing changed
     Status o = RunTool({plan.at("tool").get<std::string>(), "--restore", store}, &out);
     if (o.ok()) fs::remove(store, ec);
     return o;
@@ -407,15 +473,15 @@ std::vector<FanInfo> BoardControl::Fans() const {
   std::vector<FanInfo> fans;
   std::map<std::string, int> seen;
   static const std::regex pwm_name(R"(pwm\d+)");
-  for (const auto& h : SortedEntries(Path(SysPath("class/hwmon")), "hwmon")) {
-    auto name = ReadText((h / "name").string());
-    for (const auto& p : SortedEntries(h.string(), "pwm")) {
-      if (!std::regex_match(p.filename().string(), pwm_name)) continue;
+  for (const auto& h : SortedEntries(root_, SysPath("class/hwmon"), "hwmon")) {
+    auto name = ReadAttribute(root_, JoinPath(h, "name"));
+    for (const auto& p : SortedEntries(root_, h, "pwm")) {
+      if (!std::regex_match(std::string(BaseName(p)), pwm_name)) continue;
       FanInfo f;
-      f.name = name ? std::string(Trim(*name)) : h.filename().string();
+      f.name = name ? std::string(Trim(*name)) : std::string(BaseName(h));
       if (int n = ++seen[f.name]; n > 1) f.name += fmt::format("-{}", n);
-      f.pwm_path = p.string();
-      if (auto v = ReadText(f.pwm_path); v && !Trim(*v).empty()) {
+      f.pwm_path = p;
+      if (auto v = ReadAttribute(root_, f.pwm_path); v && !Trim(*v).empty()) {
         f.pwm = std::atoi(std::string(Trim(*v)).c_str());
       }
       fans.push_back(std::move(f));
@@ -425,11 +491,11 @@ std::vector<FanInfo> BoardControl::Fans() const {
 }
 
 bool BoardControl::ClocksLocked() const {
-  auto policies = SortedEntries(Path(SysPath("devices/system/cpu/cpufreq")), "policy");
+  auto policies = SortedEntries(root_, SysPath("devices/system/cpu/cpufreq"), "policy");
   if (policies.empty()) return false;
   for (const auto& p : policies) {
-    auto lo = ReadText((p / "scaling_min_freq").string());
-    auto hi = ReadText((p / "scaling_max_freq").string());
+    auto lo = ReadAttribute(root_, JoinPath(p, "scaling_min_freq"));
+    auto hi = ReadAttribute(root_, JoinPath(p, "scaling_max_freq"));
     if (!lo || !hi || Trim(*lo) != Trim(*hi)) return false;
   }
   return true;

@@ -6,9 +6,20 @@
 // JSON the caller persists before anything is written), then applied; a
 // failed application rolls back what it wrote before returning its error.
 //
+// Every file below the root is read and written through ConfinedRoot
+// (daemon/collect/confined.h): a value file that is written (and read for
+// its plan: pwm, cpufreq and devfreq attributes, hwmon names) must be a
+// regular file that is not a symlink, reached by links that stay inside the
+// root; anything else refuses the request, naming the file. Plans keep
+// logical paths ("/sys/..."), so a plan from the state file cannot name a
+// file outside the root either.
+//
 // Tools are looked up under the root: <root>/usr/sbin, then <root>/usr/bin;
-// with root "/" also $PATH. A tool outside a non-"/" root is never run, so a
-// simulated root cannot reach the real board.
+// with root "/" also $PATH; a tool is a regular executable file reached
+// inside the root. A tool outside a non-"/" root is never run, so a
+// simulated root cannot reach the real board; a plan (from the state file)
+// naming another tool than the board's, or a jetson_clocks store outside the
+// state directory, is not run.
 //
 // Thread safety: none; the caller serialises calls.
 #pragma once
@@ -18,6 +29,7 @@
 #include <string>
 #include <vector>
 
+#include "daemon/collect/confined.h"
 #include "edgemon/status.h"
 
 namespace edgemon::control {
@@ -30,7 +42,7 @@ struct PowerModeInfo {
 
 struct FanInfo {
   std::string name;      // hwmon name ("pwmfan"), suffixed "-N" when repeated
-  std::string pwm_path;  // absolute path of pwmN under the root
+  std::string pwm_path;  // logical path of pwmN ("/sys/class/hwmon/hwmon1/pwm1")
   std::optional<int> pwm;
 };
 
@@ -67,22 +79,21 @@ class BoardControl {
   bool ClocksLocked() const;
 
  private:
-  std::string Path(const std::string& abs) const;  // root + abs
+  std::string Path(const std::string& abs) const;  // where `abs` lies on this machine
   std::string FindTool(const std::string& name) const;
+  // The plan's tool when it is this board's `name` tool; else an error.
+  Status CheckTool(const nlohmann::json& plan, const std::string& name) const;
   Status RunTool(const std::vector<std::string>& argv, std::string* output) const;
+  // A value file's text for a plan (final symlink refused); nullopt when it
+  // does not exist, an error for any other refusal.
+  Result<std::optional<std::string>> ReadValue(const std::string& path) const;
   Status WriteFiles(const nlohmann::json& writes);  // [{path, old, new}], rolled back on failure
   // Writes back "old" of writes[0, count) newest first; " path (why)" for each
   // that failed.
-  static std::string UndoWrites(const nlohmann::json& writes, size_t count);
+  std::string UndoWrites(const nlohmann::json& writes, size_t count) const;
 
-  std::string root_;  // "" for "/"
-  std::string state_dir_;
+  ConfinedRoot root_;
+  ConfinedRoot state_;  // the state directory (jetson_clocks' store files)
 };
-
-// Reads a whole small file; nullopt when it cannot be read.
-std::optional<std::string> ReadText(const std::string& path);
-// Writes `text` to an existing file (O_WRONLY|O_TRUNC, no create);
-// UNAVAILABLE with strerror's text alone (the caller names the file).
-Status WriteText(const std::string& path, const std::string& text);
 
 }  // namespace edgemon::control

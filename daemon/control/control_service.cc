@@ -8,6 +8,9 @@
 #include <filesystem>
 #include <random>
 
+#include "daemon/collect/sysfs.h"
+#include "edgemon/text.h"
+
 namespace edgemon::control {
 using grpc::Status;
 using grpc::StatusCode;
@@ -28,6 +31,16 @@ std::string NewLeaseId() {
   return buf;
 }
 
+// Untrusted text for the log (a fan name, a comm, a message quoting one):
+// escaped, so that it can neither move the cursor of a terminal showing the
+// log nor start a line of its own, and cut after `max` bytes.
+std::string LogSafe(std::string_view text, size_t max = 256) {
+  std::string out = TerminalSafe(text.substr(0, max));
+  for (size_t i = 0; (i = out.find('\n', i)) != std::string::npos; i += 2) out.replace(i, 1, "\\n");
+  if (text.size() > max) out += "…(" + std::to_string(text.size()) + " bytes)";
+  return out;
+}
+
 std::string Describe(const v1::Lease& l) {
   std::string s = "lease " + l.id() + " (" + l.detail() + ", uid " + std::to_string(l.uid()) +
                   " pid " + std::to_string(l.pid());
@@ -39,6 +52,9 @@ std::string Describe(const v1::Lease& l) {
   }
   return s + ")";
 }
+
+// hwmon names are a few bytes ("pwmfan"); a longer one names no fan.
+constexpr size_t kMaxFanName = 255;
 
 const char* KindNoun(const std::string& kind) {
   if (kind == "mode") return "the power mode";
@@ -66,7 +82,11 @@ std::optional<Caller> CallerTable::Get(int fd) const {
 
 ControlService::ControlService(BoardControl& board, std::string state_path,
                                const CallerTable& callers, std::shared_ptr<spdlog::logger> log)
-    : board_(board), state_path_(std::move(state_path)), callers_(callers), log_(std::move(log)) {
+    : board_(board),
+      state_path_(std::move(state_path)),
+      state_dir_(std::string(DirName(state_path_))),
+      callers_(callers),
+      log_(std::move(log)) {
   expiry_ = std::thread([this] { ExpiryLoop(); });
 }
 
@@ -92,8 +112,14 @@ void ControlService::Shutdown() {
 }
 
 void ControlService::RecoverFromState() {
-  auto text = ReadText(state_path_);
-  if (!text) return;
+  auto text = state_dir_.ReadText(BaseName(state_path_), ConfinedRoot::kMaxRead,
+                                  ConfinedRoot::Last::kNoFollow);
+  if (!text.ok()) {
+    if (text.status().code() != edgemon::StatusCode::kNotFound) {
+      log_->error("state file unreadable ({}); nothing restored from it", text.status().message());
+    }
+    return;
+  }
   json state = json::parse(*text, nullptr, false);
   if (state.is_discarded() || !state.contains("leases") || !state["leases"].is_array()) {
     log_->error("state file {} is unreadable; nothing restored from it", state_path_);
@@ -148,18 +174,9 @@ edgemon::Status ControlService::SaveStateLocked() {
                                .dump(1) +
                            "\n";
   std::error_code ec;
-  std::filesystem::create_directories(std::filesystem::path(state_path_).parent_path(), ec);
-  const std::string tmp = state_path_ + ".tmp";
-  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-  bool ok = fd >= 0 && ::write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size()) &&
-            ::fsync(fd) == 0;
-  if (fd >= 0) ok = (::close(fd) == 0) && ok;
-  ok = ok && ::rename(tmp.c_str(), state_path_.c_str()) == 0;
-  if (!ok) {
-    return edgemon::Status::Internal("cannot save the state file " + state_path_ + ": " +
-                                     std::strerror(errno));
-  }
-  return edgemon::Status::Ok();
+  std::filesystem::create_directories(state_dir_.root(), ec);
+  // A fresh .tmp (never written through a planted link), renamed in place.
+  return state_dir_.ReplaceFile(BaseName(state_path_), text, 0600);
 }
 
 Status ControlService::Who(grpc::ServerContext* ctx, Caller* who) const {
@@ -168,7 +185,7 @@ Status ControlService::Who(grpc::ServerContext* ctx, Caller* who) const {
   if (peer.rfind("fd:", 0) == 0) c = callers_.Get(std::atoi(peer.c_str() + 3));
   if (!c) return Status(StatusCode::PERMISSION_DENIED, "unknown caller " + peer);
   if (!c->allowed) {
-    log_->warn("refused uid {} pid {} ({}): {}", c->uid, c->pid, c->comm, c->refusal);
+    log_->warn("refused uid {} pid {} ({}): {}", c->uid, c->pid, LogSafe(c->comm), c->refusal);
     return Status(StatusCode::PERMISSION_DENIED, c->refusal);
   }
   *who = *c;
@@ -188,7 +205,8 @@ Status ControlService::Grant(const Caller& who, const std::string& kind, const s
   }
   std::lock_guard lk(mu_);
   auto refuse = [&](StatusCode code, const std::string& why) {
-    log_->warn("refused {} to uid {} pid {} ({}): {}", detail, who.uid, who.pid, who.comm, why);
+    log_->warn("refused {} to uid {} pid {} ({}): {}", LogSafe(detail), who.uid, who.pid,
+               LogSafe(who.comm), LogSafe(why, 1024));
     return Status(code, why);
   };
   if (stopping_) return refuse(StatusCode::UNAVAILABLE, "the helper is stopping");
@@ -220,6 +238,7 @@ Status ControlService::Grant(const Caller& who, const std::string& kind, const s
                                      static_cast<int64_t>(options.duration_s() * 1e9));
   }
   rec.info.set_detached(options.detach());
+  rec.watched = !options.detach();
   leases_[kind] = rec;
   if (edgemon::Status saved = SaveStateLocked(); !saved.ok()) {
     leases_.erase(kind);
@@ -233,11 +252,53 @@ Status ControlService::Grant(const Caller& who, const std::string& kind, const s
   changes_++;
   if (edgemon::Status saved = SaveStateLocked(); !saved.ok()) log_->error("{}", saved.message());
   log_->info("lease {} granted to uid {} pid {} gid {} ({}): {}, {}", id, who.uid, who.pid, who.gid,
-             who.comm, detail,
+             LogSafe(who.comm), LogSafe(detail),
              options.duration_s() > 0 ? "for " + std::to_string(options.duration_s()) + " s"
                                       : std::string("while its client stays connected"));
   *granted = rec.info;
   return Status::OK;
+}
+
+const ControlService::LeaseRec* ControlService::NewerOfOthersLocked(const LeaseRec& rec) const {
+  const LeaseRec* newest = nullptr;
+  for (const auto& [kind, other] : leases_) {
+    if (other.seq > rec.seq && other.info.uid() != rec.info.uid() &&
+        (newest == nullptr || other.seq > newest->seq)) {
+      newest = &other;
+    }
+  }
+  return newest;
+}
+
+std::string ControlService::EndLeaseLocked(const std::string& kind, const std::string& why,
+                                           bool as_root) {
+  auto it = leases_.find(kind);
+  if (it == leases_.end()) return {};
+  std::string message;
+  const LeaseRec* newer = NewerOfOthersLocked(it->second);
+  if (newer != nullptr && !as_root) {
+    // Ending it now would end another uid's lease (newest first): it ends
+    // when the newer leases of others have.
+    it->second.ending = why;
+    message = "lease " + it->second.info.id() + " (" + it->second.info.detail() + "): " + why +
+              "; it ends (restoring) when " + Describe(newer->info) +
+              " has ended, as changes are restored newest first";
+    log_->info("{}", LogSafe(message, 1024));
+  } else {
+    message = EndLocked(kind, why);
+  }
+  // The leases waiting on newer ones of others that have all ended now.
+  for (bool again = true; again;) {
+    again = false;
+    for (auto& [k, rec] : leases_) {
+      if (!rec.ending.empty() && NewerOfOthersLocked(rec) == nullptr) {
+        EndLocked(k, rec.ending + " (once the newer leases had ended)");
+        again = true;
+        break;
+      }
+    }
+  }
+  return message;
 }
 
 std::string ControlService::EndLocked(const std::string& kind, const std::string& why) {
@@ -264,11 +325,11 @@ std::string ControlService::EndLocked(const std::string& kind, const std::string
   std::string message = "lease " + rec.info.id() + " (" + rec.info.detail() + ") ended: " + why +
                         "; " + (left.ok() ? "restored" : left.message());
   if (left.ok()) {
-    log_->info("{} (uid {} pid {})", message, rec.info.uid(), rec.info.pid());
+    log_->info("{} (uid {} pid {})", LogSafe(message, 1024), rec.info.uid(), rec.info.pid());
   } else {
-    log_->error("{} (uid {} pid {})", message, rec.info.uid(), rec.info.pid());
+    log_->error("{} (uid {} pid {})", LogSafe(message, 1024), rec.info.uid(), rec.info.pid());
   }
-  if (!rec.info.detached()) ended_[rec.info.id()] = message;  // for its Hold()
+  if (rec.watched) ended_[rec.info.id()] = message;  // for its Hold()
   cv_.notify_all();
   return message;
 }
@@ -291,7 +352,10 @@ Status ControlService::Hold(grpc::ServerContext* ctx, grpc::ServerWriter<v1::Lea
         break;
       }
       if (!sent || ctx->IsCancelled()) {
-        message = EndLocked(lease.kind(), "its client went away");
+        message = EndLeaseLocked(lease.kind(), "its client went away", false);
+        // Ended, or to end after newer leases of others: nobody waits for it now.
+        if (auto left = leases_.find(lease.kind()); left != leases_.end())
+          left->second.watched = false;
         break;
       }
       cv_.wait_for(lk, std::chrono::milliseconds(100));
@@ -310,12 +374,15 @@ void ControlService::ExpiryLoop() {
     const int64_t now = NowNs();
     std::vector<std::string> due;
     for (const auto& [kind, rec] : leases_) {
-      if (rec.info.expires_realtime_ns() > 0 && now >= rec.info.expires_realtime_ns()) {
+      if (rec.ending.empty() && rec.info.expires_realtime_ns() > 0 &&
+          now >= rec.info.expires_realtime_ns()) {
         due.push_back(kind);
       }
     }
     for (const auto& kind : due) {
-      EndLocked(kind, "its duration passed");
+      auto it = leases_.find(kind);
+      if (it == leases_.end() || !it->second.ending.empty()) continue;  // ended with an older one
+      EndLeaseLocked(kind, "its duration passed", false);
     }
     cv_.wait_for(lk, std::chrono::milliseconds(200));
   }
@@ -395,6 +462,14 @@ Status ControlService::SetFan(grpc::ServerContext* ctx, const v1::SetFanRequest*
   if (!req->has_speed_percent()) {
     return Status(StatusCode::INVALID_ARGUMENT, "give the fan speed in percent (0..100)");
   }
+  if (req->fan().size() > kMaxFanName) {
+    const std::string why = "a fan name of " + std::to_string(req->fan().size()) +
+                            " bytes is no fan (names are at most " + std::to_string(kMaxFanName) +
+                            " bytes)";
+    log_->warn("refused fan {} to uid {} pid {} ({}): {}", LogSafe(req->fan()), who.uid, who.pid,
+               LogSafe(who.comm), why);
+    return Status(StatusCode::INVALID_ARGUMENT, why);
+  }
   v1::Lease lease;
   const int pct = static_cast<int>(std::min<uint32_t>(req->speed_percent(), 1000));
   Status s = Grant(
@@ -427,7 +502,7 @@ Status ControlService::Release(grpc::ServerContext* ctx, const v1::ReleaseReques
   if (it == leases_.end()) {
     return Status(StatusCode::NOT_FOUND,
                   req->lease_id().empty() ? "no lease holds " + std::string(KindNoun(req->kind()))
-                                          : "no lease " + req->lease_id());
+                                          : "no lease " + LogSafe(req->lease_id(), 64));
   }
   if (who.uid != 0 && who.uid != it->second.info.uid()) {
     log_->warn("refused release of {} to uid {} pid {}", it->second.info.id(), who.uid, who.pid);
@@ -436,8 +511,9 @@ Status ControlService::Release(grpc::ServerContext* ctx, const v1::ReleaseReques
                       ") or root may release " + Describe(it->second.info));
   }
   *out->mutable_lease() = it->second.info;
-  out->set_message(EndLocked(
-      it->first, "released by uid " + std::to_string(who.uid) + " pid " + std::to_string(who.pid)));
+  out->set_message(EndLeaseLocked(
+      it->first, "released by uid " + std::to_string(who.uid) + " pid " + std::to_string(who.pid),
+      who.uid == 0));
   return Status::OK;
 }
 

@@ -4,12 +4,19 @@
 // Leases: one per kind (mode, clocks, fan). A grant is planned, persisted
 // (the state file lists every live lease with what restores it), then
 // applied; a failed application is rolled back and removed from the state.
-// A lease ends on Release, when its duration passes, when the stream that
-// holds it is cancelled (the client went away), or at shutdown; its changes
-// are then restored and it leaves the state file. Leases granted after it
-// end first (restores are exact only newest first). A helper that starts and
-// finds leases in the state file (its predecessor was killed) restores them,
-// newest first.
+// A lease ends only by its holder (Release by its uid, or its stream
+// cancelled: the client went away), by root (Release by uid 0), by its
+// duration passing, or at shutdown; its changes are then restored and it
+// leaves the state file. Restores are exact only newest first, so the leases
+// granted after it end first; but a lease of another uid is never ended by
+// that: while a newer lease of another uid holds on, the older lease only
+// records that it is to end, and ends (restoring) right after the last such
+// lease ends. Root's Release ends the newer leases of every uid. A helper
+// that starts and finds leases in the state file (its predecessor was
+// killed) restores them, newest first.
+//
+// Untrusted text (a fan name, a caller's comm) is logged escaped
+// (edgemon::TerminalSafe, newlines too) and cut to a bound.
 //
 // Callers: the listener records each connection's SO_PEERCRED by the
 // connection's fd; the service finds it from the call's peer ("fd:N").
@@ -84,6 +91,8 @@ class ControlService final : public edgemon::v1::Control::Service {
     v1::Lease info;
     nlohmann::json plan;
     uint64_t seq = 0;
+    std::string ending;    // why, once asked to end while newer leases of others hold
+    bool watched = false;  // a Hold() waits to tell its client how it ended
   };
   grpc::Status Who(grpc::ServerContext* ctx, Caller* who) const;
   // Plans, persists and applies; on success the lease id in *id.
@@ -95,14 +104,23 @@ class ControlService final : public edgemon::v1::Control::Service {
   // Holds a granted lease for the stream's life (or returns at once when detached).
   grpc::Status Hold(grpc::ServerContext* ctx, grpc::ServerWriter<v1::LeaseEvent>* writer,
                     const v1::Lease& lease);
-  // Ends a lease (mu_ held): restores, removes, persists, logs. Returns the message.
+  // Ends the lease of `kind` (mu_ held): at once, with the newer leases,
+  // when those are all its holder's or `as_root` (Release by uid 0); else it
+  // is marked to end after them. Then ends the marked leases that nothing newer holds any
+  // more. Returns the message.
+  std::string EndLeaseLocked(const std::string& kind, const std::string& why, bool as_root);
+  // Ends a lease and every newer one (mu_ held): restores, removes, persists,
+  // logs. Returns the message.
   std::string EndLocked(const std::string& kind, const std::string& why);
+  // The newest lease newer than `rec` held by another uid, or nullptr.
+  const LeaseRec* NewerOfOthersLocked(const LeaseRec& rec) const;
   // Writes the state file (atomically); an error says what failed.
   edgemon::Status SaveStateLocked();
   void ExpiryLoop();
 
   BoardControl& board_;
   std::string state_path_;
+  ConfinedRoot state_dir_;  // the directory of state_path_
   const CallerTable& callers_;
   std::shared_ptr<spdlog::logger> log_;
   std::mutex mu_;

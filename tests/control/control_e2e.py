@@ -354,16 +354,24 @@ def two_clients(env):
 
 
 def kernel_refuses(env, with_tool):
-    """A devfreq write the kernel refuses (EACCES from a read-only sysctl): the
-    request fails, saying so, and every other file is as before."""
+    """A devfreq write the kernel refuses: the request fails, saying so, and
+    every other file is as before. For jetson_clocks (the board's tool, which
+    follows links) the file is a link to a read-only sysctl (EACCES); for the
+    helper's own writes, which never follow a link at a value file, it is an
+    immutable file (EPERM, chattr +i)."""
     tool = os.path.join(env.root, "usr/bin/jetson_clocks")
     aside = tool + ".aside"
     if not with_tool:
         os.rename(tool, aside)
     target = glob.glob(os.path.join(env.root, "sys/devices/platform/*/devfreq/*/min_freq"))[0]
     saved = target + ".saved"
-    os.rename(target, saved)
-    os.symlink("/proc/sys/kernel/cap_last_cap", target)
+    if with_tool:
+        os.rename(target, saved)
+        os.symlink("/proc/sys/kernel/cap_last_cap", target)
+    else:
+        shutil.copy(target, saved)
+        r = subprocess.run(["chattr", "+i", target], capture_output=True, text=True)
+        expect(r.returncode == 0, f"chattr +i (needed to make the kernel refuse a write): {r.stderr}")
     try:
         before = touched_files(env.root)
         r = env.control("clocks", "lock", "--for", "10s")
@@ -372,7 +380,7 @@ def kernel_refuses(env, with_tool):
         if with_tool:
             expect("jetson_clocks" in r.stderr and "Permission denied" in r.stderr, r.stderr)
         else:
-            expect("was refused: Permission denied" in r.stderr and "rolled back" in r.stderr,
+            expect("was refused: Operation not permitted" in r.stderr and "rolled back" in r.stderr,
                    r.stderr)
         after = touched_files(env.root)
         expect(after == before, f"half-applied: {diff(before, after)}")
@@ -380,6 +388,8 @@ def kernel_refuses(env, with_tool):
         held = [l for l in s.stdout.splitlines() if l.startswith("lease ")]
         expect("clocks      not locked" in s.stdout and not held, s.stdout)
     finally:
+        if not with_tool:
+            subprocess.run(["chattr", "-i", target], check=False)
         os.unlink(target)
         os.rename(saved, target)
         if not with_tool:

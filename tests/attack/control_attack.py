@@ -1,0 +1,271 @@
+#!/usr/bin/env python3
+"""Attacks on edgemon-control, the root helper (needs root, as CI runs; exit 77
+otherwise): the real helper on a real unix socket over a simulated Orin
+(edgemon-sim), driven by the real edgemon command line, as root and as
+`nobody` in the control group.
+
+Checked:
+  symlink_pwm     pwm1 replaced by a link to a file outside the root: a fan
+                  request is refused, saying the file is a symbolic link, and
+                  the file outside is unchanged (also for a link inside).
+  fifo_pwm        pwm1 replaced by a FIFO: the fan request fails at once,
+                  saying it is not a regular file; `control state` still
+                  answers; a mode lease still expires; SIGTERM stops the helper
+                  (it hung in open(2), holding the lock every call needs).
+  other_uid       nobody (in the group) holds a fan lease, root then locks the
+                  clocks (which also sets the fan): nobody's release of root's
+                  lease is refused, and nobody's release of its own older
+                  lease does not end root's; root's release ends both and
+                  restores the board.
+  log_escape      a 60 KB fan name full of escape sequences is logged escaped
+                  and cut short.
+
+  control_attack.py --control B --edgemon B --sim B --fixtures DIR
+"""
+import argparse
+import glob
+import os
+import shutil
+import signal
+import stat
+import subprocess
+import sys
+import tempfile
+import time
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "e2e"))
+from harness import Checks, expect, start_sim, stop_process  # noqa: E402
+
+SKIP = 77
+GROUP = "edgemon-ctl-test"
+ARGS = None
+PWM_GLOB = "sys/devices/platform/pwm-fan/hwmon/hwmon*/pwm1"
+MIN0 = "sys/devices/system/cpu/cpufreq/policy0/scaling_min_freq"
+MAX0 = "sys/devices/system/cpu/cpufreq/policy0/scaling_max_freq"
+
+
+def wait_for(cond, what, timeout=30):
+    deadline = time.time() + timeout
+    while not cond():
+        if time.time() > deadline:
+            raise AssertionError("timed out waiting until " + what)
+        time.sleep(0.02)
+
+
+class Env:
+    def __init__(self, tmp):
+        self.tmp = tmp
+        self.root = os.path.join(tmp, "board")
+        self.sim_log = open(os.path.join(tmp, "sim.log"), "w")
+        self.sim, _ = start_sim(ARGS.sim, "agx-orin", self.root, ARGS.fixtures, self.sim_log)
+        self.sock = os.path.join(tmp, "control.sock")
+        self.target = "unix:" + self.sock
+        self.config = os.path.join(tmp, "edgemond.toml")
+        with open(self.config, "w") as f:
+            f.write(f'[control]\nenable = true\ngroup = "{GROUP}"\n')
+        self.helper = None
+        self.logs = []
+        self.pwm = glob.glob(os.path.join(self.root, PWM_GLOB))[0]
+        self.outside = os.path.join(tmp, "outside")
+        with open(self.outside, "w") as f:
+            f.write("keep\n")
+
+    def start_helper(self):
+        log = os.path.join(self.tmp, f"helper{len(self.logs)}.log")
+        self.logs.append(log)
+        if os.path.exists(self.sock):
+            os.unlink(self.sock)
+        self.helper = subprocess.Popen(
+            [ARGS.control, "--config", self.config, "--root", self.root, "--listen", self.target],
+            stdout=subprocess.DEVNULL, stderr=open(log, "wb"))
+        wait_for(lambda: os.path.exists(self.sock) or self.helper.poll() is not None,
+                 "the helper listens")
+        expect(self.helper.poll() is None, self.log())
+
+    def stop_helper(self):
+        """SIGTERM; a helper that does not stop is killed (and the check fails)."""
+        if self.helper is None or self.helper.poll() is not None:
+            return True
+        self.helper.terminate()
+        try:
+            self.helper.wait(timeout=30)
+            return True
+        except subprocess.TimeoutExpired:
+            self.helper.kill()
+            self.helper.wait()
+            return False
+
+    def log(self):
+        return open(self.logs[-1], "rb").read().decode("utf-8", "replace") if self.logs else ""
+
+    def control(self, *args, nobody=False, timeout=30):
+        cmd = [ARGS.edgemon, "control", "--control", self.target, *args]
+        if nobody:
+            cmd = ["setpriv", "--reuid=nobody", "--regid=nogroup",
+                   f"--groups={grp_gid(GROUP)}", *cmd]
+        try:
+            return subprocess.run(cmd, capture_output=True, text=True, timeout=timeout,
+                                  stdin=subprocess.DEVNULL)
+        except subprocess.TimeoutExpired:
+            raise AssertionError(f"edgemon {' '.join(args)} did not return (the helper hangs)")
+
+    def stop(self):
+        self.stop_helper()
+        stop_process(self.sim)
+
+
+def grp_gid(name):
+    import grp
+    return grp.getgrnam(name).gr_gid
+
+
+def read(path):
+    with open(path) as f:
+        return f.read()
+
+
+def replace_pwm(env, make):
+    """Puts something else where pwm1 is (make(path)); returns the undo."""
+    saved = env.pwm + ".saved"
+    os.rename(env.pwm, saved)
+    make(env.pwm)
+
+    def undo():
+        os.unlink(env.pwm)
+        os.rename(saved, env.pwm)
+    return undo
+
+
+def names_pwm(env, text):
+    """Whether an error names the fan's pwm1 (by its hwmon class path)."""
+    return os.path.join(env.root, "sys/class/hwmon/") in text and "/pwm1" in text
+
+
+def symlink_pwm(env):
+    env.start_helper()
+    try:
+        for target in (env.outside, env.pwm + ".saved"):
+            undo = replace_pwm(env, lambda p, t=target: os.symlink(t, p))
+            try:
+                before = read(target)
+                r = env.control("fan", "50", "--for", "1h")
+                expect(r.returncode != 0, f"fan request through a link served: {r.stdout}")
+                expect("symbolic link" in r.stderr and names_pwm(env, r.stderr), r.stderr)
+                expect(read(target) == before, f"{target} changed: {read(target)!r}")
+            finally:
+                undo()
+        expect(read(env.outside) == "keep\n", read(env.outside))
+    finally:
+        expect(env.stop_helper(), "SIGTERM did not stop the helper")
+
+
+def fifo_pwm(env):
+    env.start_helper()
+    undo = replace_pwm(env, lambda p: os.mkfifo(p, 0o600))
+    try:
+        r = env.control("fan", "50", "--for", "1h")
+        expect(r.returncode != 0, r.stdout)
+        expect("not a regular file" in r.stderr and names_pwm(env, r.stderr), r.stderr)
+        r = env.control("state")
+        expect(r.returncode == 0, r.stderr)
+        # Another lease is granted and still expires (a mode: the board's
+        # jetson_clocks would itself wait on the FIFO).
+        r = env.control("mode", "1", "--for", "1s")
+        expect(r.returncode == 0, r.stderr)
+        wait_for(lambda: "its duration passed" in env.log(), "the mode lease expired")
+    finally:
+        stopped = env.stop_helper()
+        undo()
+    expect(stopped, "SIGTERM did not stop the helper (killed with SIGKILL)")
+    expect(env.helper.returncode == 0, env.helper.returncode)
+
+
+def other_uid(env):
+    env.start_helper()
+    try:
+        pwm_before = read(env.pwm)
+        min_before = read(os.path.join(env.root, MIN0))
+        r = env.control("fan", "30", "--for", "1h", nobody=True)
+        expect(r.returncode == 0, r.stderr)
+        r = env.control("clocks", "lock", "--for", "1h")
+        expect(r.returncode == 0, r.stderr)
+        state = env.control("state").stdout
+        held = {l.split()[1]: l for l in state.splitlines() if l.startswith("lease ")}
+        expect(len(held) == 2, state)
+        root_id = [i for i, l in held.items() if "uid 0 " in l][0]
+        nobody_id = [i for i, l in held.items() if "uid 65534 " in l][0]
+        # Root's lease, by id and by kind: refused.
+        for what in (root_id, "clocks"):
+            r = env.control("release", what, nobody=True)
+            expect(r.returncode != 0, f"nobody released root's lease ({what}): {r.stdout}")
+        # Its own older lease: root's newer one stays, and so do the clocks.
+        env.control("release", nobody_id, nobody=True)
+        state = env.control("state").stdout
+        expect(root_id in state, f"nobody's release ended root's lease:\n{state}")
+        expect(read(os.path.join(env.root, MIN0)) == read(os.path.join(env.root, MAX0)),
+               "the clocks were unlocked by nobody")
+        # Root ends its own: both end, the board is as it was.
+        r = env.control("release", root_id)
+        expect(r.returncode == 0, r.stderr)
+        wait_for(lambda: "lease " not in env.control("state").stdout, "every lease ended")
+        expect(read(env.pwm) == pwm_before, (read(env.pwm), pwm_before))
+        expect(read(os.path.join(env.root, MIN0)) == min_before, "clocks not restored")
+    finally:
+        expect(env.stop_helper(), "SIGTERM did not stop the helper")
+
+
+def log_escape(env):
+    env.start_helper()
+    try:
+        name = ("\x1b[2J\x1b]0;pwned\x07\x9b" + "A" * 100 + "\nfake log line\r") * 500
+        expect(len(name.encode()) > 55000, len(name.encode()))
+        r = env.control("fan", "50", "--fan", name, "--for", "10s")
+        expect(r.returncode != 0, r.stdout)
+        # The CLI's own output is the CLI's business; the helper's log is checked here.
+        wait_for(lambda: "refused" in env.log(), "the refusal is logged")
+    finally:
+        expect(env.stop_helper(), "SIGTERM did not stop the helper")
+    raw = open(env.logs[-1], "rb").read()
+    expect(b"\x1b" not in raw and b"\x07" not in raw and b"\xc2\x9b" not in raw and
+           b"\r" not in raw, "raw control characters in the log")
+    expect(b"fake log line" not in raw.replace(b"\\nfake log line", b""),
+           "a newline in the name started a log line")
+    expect(b"\\x1b[2J" in raw, raw[:2000])
+    longest = max(len(line) for line in raw.splitlines())
+    expect(longest < 4096, f"a log line of {longest} bytes")
+
+
+def main():
+    global ARGS
+    ap = argparse.ArgumentParser()
+    for a in ("--control", "--edgemon", "--sim", "--fixtures"):
+        ap.add_argument(a, required=True)
+    ARGS = ap.parse_args()
+    if os.geteuid() != 0 or shutil.which("setpriv") is None:
+        print("SKIP: needs root and setpriv")
+        return SKIP
+    if subprocess.run(["getent", "group", GROUP], capture_output=True).returncode != 0:
+        subprocess.run(["groupadd", "--system", GROUP], check=True)
+    tmp = tempfile.mkdtemp(prefix="edgemon-control-attack-")
+    os.chmod(tmp, 0o755)  # nobody reaches the socket through it
+    dst = os.path.join(tmp, "edgemon")
+    shutil.copy(ARGS.edgemon, dst)  # where nobody can run it
+    os.chmod(dst, 0o755)
+    ARGS.edgemon = dst
+    env = Env(tmp)
+    checks = Checks()
+    try:
+        for fn in (symlink_pwm, fifo_pwm, other_uid, log_escape):
+            checks.run(fn.__name__, fn, env)
+    finally:
+        env.stop()
+    if checks.failed:
+        print("last helper log (cut):\n" + env.log()[-3000:])
+    print(f"{checks.passed} passed, {len(checks.failed)} failed: {checks.failed}")
+    if not checks.failed:
+        shutil.rmtree(tmp, ignore_errors=True)
+    return 1 if checks.failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
