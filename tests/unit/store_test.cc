@@ -662,6 +662,24 @@ TEST(RingStore, BootIn1970ThenNtpStepKeepsHistoryAndRetentionFollowsBoottime) {
   EXPECT_EQ(frames.front().boottime_ns, 199 * kSec);
 }
 
+// A window keeps who opened it (principal.h); older rows read as "".
+TEST(RingStore, WindowsKeepTheirOwner) {
+  TempDir dir;
+  auto s = MustOpen(dir.File("owners.db"), Fast());
+  ASSERT_TRUE(s);
+  auto mine = s->BeginWindow("run", kT0, std::nullopt, "uid:1000");
+  auto legacy = s->BeginWindow("old", kT0);
+  ASSERT_TRUE(mine.ok() && legacy.ok());
+  auto w = s->GetWindow(*mine);
+  ASSERT_TRUE(w.ok() && *w);
+  EXPECT_EQ((*w)->owner, "uid:1000");
+  auto open = s->OpenWindows();
+  ASSERT_TRUE(open.ok());
+  ASSERT_EQ(open->size(), 2u);
+  EXPECT_EQ((*open)[0].owner, "uid:1000");
+  EXPECT_EQ((*open)[1].owner, "");
+}
+
 TEST(RingStore, SchemaOneStoreGetsItsBootSegmentsOnUpgrade) {
   TempDir dir;
   const auto path = dir.File("v1.db");
@@ -681,8 +699,8 @@ TEST(RingStore, SchemaOneStoreGetsItsBootSegmentsOnUpgrade) {
     ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
     ASSERT_EQ(sqlite3_exec(db,
                            "DROP TABLE boots; DROP TABLE clock_jumps; ALTER TABLE windows DROP "
-                           "COLUMN abandoned; ALTER TABLE windows DROP COLUMN lease_ns; PRAGMA "
-                           "user_version=1",
+                           "COLUMN abandoned; ALTER TABLE windows DROP COLUMN lease_ns; ALTER "
+                           "TABLE windows DROP COLUMN owner; PRAGMA user_version=1",
                            nullptr, nullptr, nullptr),
               SQLITE_OK);
     sqlite3_close(db);
