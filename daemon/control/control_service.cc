@@ -145,11 +145,11 @@ void ControlService::RecoverFromState() {
                                  : edgemon::Status::FailedPrecondition("no plan saved");
       log_->warn(
           "restored lease {} ({}) of uid {} pid {} left by a previous run that did not end it{}",
-          l.value("id", "?"), l.value("detail", "?"), l.value("uid", 0U), l.value("pid", 0U),
-          left.ok() ? "" : ": " + left.message());
+          LogSafe(l.value("id", "?")), LogSafe(l.value("detail", "?")), l.value("uid", 0U),
+          l.value("pid", 0U), left.ok() ? "" : ": " + left.message());
     } catch (const json::exception& e) {
       log_->error("state file {}: a lease entry is malformed ({}); not restored: {}", state_path_,
-                  e.what(), l.dump());
+                  e.what(), LogSafe(l.dump(), 1024));
     }
   }
   if (edgemon::Status saved = SaveStateLocked(); !saved.ok()) log_->error("{}", saved.message());

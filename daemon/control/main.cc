@@ -21,6 +21,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include <fmt/format.h>
 #include <grpcpp/grpcpp.h>
 #include <grpcpp/server_posix.h>
 #include <CLI/CLI.hpp>
@@ -101,6 +102,27 @@ std::string Comm(pid_t pid) {
   return *text;
 }
 
+// The state directory (created 0700 when missing) must be a directory of
+// this uid that no one else may write: what it holds is restored, and run,
+// as root.
+Status CheckStateDir(const std::string& dir) {
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  struct stat st {};
+  if (::lstat(dir.c_str(), &st) != 0) {
+    return Status::Unavailable("state directory " + dir + ": " + std::strerror(errno));
+  }
+  if (!S_ISDIR(st.st_mode) || st.st_uid != ::geteuid() || (st.st_mode & 0022) != 0) {
+    return Status::FailedPrecondition(
+        "state directory " + dir + " must be a directory of uid " + std::to_string(::geteuid()) +
+        " that group and others cannot write (it is " +
+        (S_ISLNK(st.st_mode) ? std::string("a symbolic link")
+                             : fmt::format("mode {:o}, uid {}", st.st_mode & 07777, st.st_uid)) +
+        "); refusing to start");
+  }
+  return Status::Ok();
+}
+
 int Run(const Flags& flags) {
   ::umask(0077);
   Config config;
@@ -132,6 +154,10 @@ int Run(const Flags& flags) {
   if (!gid) {
     log->warn("group {} does not exist: only root may use the control helper",
               config.control_group);
+  }
+  if (Status s = CheckStateDir(config.control_state_dir); !s.ok()) {
+    log->critical("{}", s.message());
+    return kExitConfig;
   }
   const std::string socket_path = config.control_listen.substr(5);
   BoardControl board(config.root, config.control_state_dir);

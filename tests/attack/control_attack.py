@@ -19,6 +19,7 @@ Checked:
                   restores the board.
   log_escape      a 60 KB fan name full of escape sequences is logged escaped
                   and cut short.
+  state_dir_of_others  a state directory others may write: refused at start.
 
   control_attack.py --control B --edgemon B --sim B --fixtures DIR
 """
@@ -235,6 +236,20 @@ def log_escape(env):
     expect(longest < 4096, f"a log line of {longest} bytes")
 
 
+def state_dir_of_others(env):
+    """A state directory others may write (its leases are restored, and its
+    tools run, as root): the helper refuses to start."""
+    shared = os.path.join(env.tmp, "shared-state")
+    os.mkdir(shared)
+    os.chmod(shared, 0o1777)
+    r = subprocess.run([ARGS.control, "--config", env.config, "--root", env.root, "--listen",
+                        "unix:" + os.path.join(env.tmp, "other.sock"), "--state-dir", shared],
+                       capture_output=True, text=True, timeout=30)
+    expect(r.returncode == 2, (r.returncode, r.stderr))
+    expect(f"state directory {shared} must be a directory of uid 0" in r.stderr and
+           "refusing to start" in r.stderr, r.stderr)
+
+
 def main():
     global ARGS
     ap = argparse.ArgumentParser()
@@ -255,7 +270,7 @@ def main():
     env = Env(tmp)
     checks = Checks()
     try:
-        for fn in (symlink_pwm, fifo_pwm, other_uid, log_escape):
+        for fn in (symlink_pwm, fifo_pwm, other_uid, log_escape, state_dir_of_others):
             checks.run(fn.__name__, fn, env)
     finally:
         env.stop()
