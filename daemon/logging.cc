@@ -6,6 +6,8 @@
 
 #include <cstdlib>
 
+#include "edgemon/text.h"
+
 namespace edgemon {
 namespace {
 
@@ -26,6 +28,21 @@ class SyslogPriorityFlag final : public spdlog::custom_flag_formatter {
   }
 };
 
+// "%~" writes the message TerminalSafe: log lines quote sysfs names (the
+// board model, a zone's type) and clients' text, and reach a terminal
+// whenever edgemond runs in one.
+class SafeMessageFlag final : public spdlog::custom_flag_formatter {
+ public:
+  void format(const spdlog::details::log_msg& msg, const std::tm&,
+              spdlog::memory_buf_t& dest) override {
+    const std::string safe = TerminalSafe(std::string_view(msg.payload.data(), msg.payload.size()));
+    dest.append(safe.data(), safe.data() + safe.size());
+  }
+  std::unique_ptr<custom_flag_formatter> clone() const override {
+    return std::make_unique<SafeMessageFlag>();
+  }
+};
+
 }  // namespace
 
 std::shared_ptr<spdlog::logger> MakeLogger(const std::string& name, const std::string& level) {
@@ -35,12 +52,15 @@ std::shared_ptr<spdlog::logger> MakeLogger(const std::string& name, const std::s
     auto sink = std::make_shared<spdlog::sinks::stderr_sink_mt>();
     logger = std::make_shared<spdlog::logger>(name, std::move(sink));
     auto formatter = std::make_unique<spdlog::pattern_formatter>();
-    formatter->add_flag<SyslogPriorityFlag>('*').set_pattern("<%*>%v");
+    formatter->add_flag<SyslogPriorityFlag>('*').add_flag<SafeMessageFlag>('~').set_pattern(
+        "<%*>%~");
     logger->set_formatter(std::move(formatter));
   } else {
     auto sink = std::make_shared<spdlog::sinks::stderr_color_sink_mt>();
     logger = std::make_shared<spdlog::logger>(name, std::move(sink));
-    logger->set_pattern("%Y-%m-%d %H:%M:%S.%e %^%l%$ %n: %v");
+    auto formatter = std::make_unique<spdlog::pattern_formatter>();
+    formatter->add_flag<SafeMessageFlag>('~').set_pattern("%Y-%m-%d %H:%M:%S.%e %^%l%$ %n: %~");
+    logger->set_formatter(std::move(formatter));
   }
   logger->set_level(spdlog::level::from_str(level));
   logger->flush_on(spdlog::level::warn);
