@@ -2,7 +2,6 @@
 
 #include "daemon/collect/confined.h"
 
-#include <dirent.h>
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -175,17 +174,8 @@ std::optional<std::string> RootedSysFs::ReadText(const std::string& path, size_t
 }
 
 std::vector<std::string> RootedSysFs::List(const std::string& dir) {
-  std::vector<std::string> names;
-  DIR* d = ::opendir(Real(dir).c_str());
-  if (d == nullptr) return names;
-  while (dirent* e = ::readdir(d)) {
-    std::string_view n = e->d_name;
-    if (n == "." || n == "..") continue;
-    names.emplace_back(n);
-  }
-  ::closedir(d);
-  std::sort(names.begin(), names.end());
-  return names;
+  auto names = ConfinedRoot(root_).List(dir);
+  return names.ok() ? std::move(*names) : std::vector<std::string>{};
 }
 
 std::optional<std::string> RootedSysFs::Resolve(const std::string& path) {

@@ -10,9 +10,10 @@
 // tick uses only Read on files opened once at discovery: pread at offset 0,
 // no open/close, no directory walk.
 //
-// What is read: regular files only (a FIFO or device under the root is
-// refused, -EINVAL, so it can never block the sampler); under a root other
-// than "/", only files whose symlinks resolve inside the root (-EXDEV
+// What is read and listed goes through ConfinedRoot (daemon/collect/confined.h):
+// regular files only (a FIFO or device under the root is refused, -EINVAL,
+// so it can never block the sampler); under a root other than "/", only
+// files and directories whose symlinks resolve inside the root (-EXDEV
 // otherwise: a fixture's link to /etc/passwd is not a sensor). A value file
 // outside /sys and /proc (nvpmodel's status, for one) is followed when it is
 // replaced by rename: Read re-opens it when the path's inode changes.
