@@ -7,6 +7,7 @@ add_test(NAME attack_control
          COMMAND ${EDGEMON_SYSTEM_PYTHON3} ${CMAKE_CURRENT_LIST_DIR}/control_attack.py
                  --control $<TARGET_FILE:edgemon-control>
                  --edgemon $<TARGET_FILE:edgemon>
+                 --edgemond $<TARGET_FILE:edgemond>
                  --sim $<TARGET_FILE:edgemon-sim>
                  --fixtures ${CMAKE_CURRENT_LIST_DIR}/../fixtures)
 set_tests_properties(attack_control PROPERTIES TIMEOUT 300 SKIP_RETURN_CODE 77)

@@ -21,66 +21,44 @@ Checked:
                   and cut short.
   state_dir_of_others  a state directory others may write: refused at start.
 
-  control_attack.py --control B --edgemon B --sim B --fixtures DIR
+  control_attack.py --control B --edgemon B --edgemond B --sim B --fixtures DIR
 """
 import argparse
 import glob
 import os
 import shutil
-import signal
-import stat
 import subprocess
 import sys
 import tempfile
-import time
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "e2e"))
-from harness import Checks, expect, start_sim, stop_process  # noqa: E402
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "e2e"))
+sys.path.insert(0, os.path.join(HERE, "..", "control"))
+import control_e2e  # noqa: E402  (its Env: the simulated Orin, the helper, edgemond)
+from control_e2e import GROUP, MAX0, MIN0, grp_gid, wait_for  # noqa: E402
+from harness import Checks, expect  # noqa: E402
 
 SKIP = 77
-GROUP = "edgemon-ctl-test"
 ARGS = None
 PWM_GLOB = "sys/devices/platform/pwm-fan/hwmon/hwmon*/pwm1"
-MIN0 = "sys/devices/system/cpu/cpufreq/policy0/scaling_min_freq"
-MAX0 = "sys/devices/system/cpu/cpufreq/policy0/scaling_max_freq"
 
 
-def wait_for(cond, what, timeout=30):
-    deadline = time.time() + timeout
-    while not cond():
-        if time.time() > deadline:
-            raise AssertionError("timed out waiting until " + what)
-        time.sleep(0.02)
+class Env(control_e2e.Env):
+    """control_e2e's board, helper and daemon; here each check starts its own
+    helper and stops it with SIGTERM, seeing whether that stopped it."""
 
-
-class Env:
     def __init__(self, tmp):
-        self.tmp = tmp
-        self.root = os.path.join(tmp, "board")
-        self.sim_log = open(os.path.join(tmp, "sim.log"), "w")
-        self.sim, _ = start_sim(ARGS.sim, "agx-orin", self.root, ARGS.fixtures, self.sim_log)
-        self.sock = os.path.join(tmp, "control.sock")
-        self.target = "unix:" + self.sock
-        self.config = os.path.join(tmp, "edgemond.toml")
-        with open(self.config, "w") as f:
-            f.write(f'[control]\nenable = true\ngroup = "{GROUP}"\n')
-        self.helper = None
-        self.logs = []
+        super().__init__(tmp)
+        self.stop_helper()
         self.pwm = glob.glob(os.path.join(self.root, PWM_GLOB))[0]
         self.outside = os.path.join(tmp, "outside")
         with open(self.outside, "w") as f:
             f.write("keep\n")
 
-    def start_helper(self):
-        log = os.path.join(self.tmp, f"helper{len(self.logs)}.log")
-        self.logs.append(log)
+    def start_helper(self, config=None):
         if os.path.exists(self.sock):
             os.unlink(self.sock)
-        self.helper = subprocess.Popen(
-            [ARGS.control, "--config", self.config, "--root", self.root, "--listen", self.target],
-            stdout=subprocess.DEVNULL, stderr=open(log, "wb"))
-        wait_for(lambda: os.path.exists(self.sock) or self.helper.poll() is not None,
-                 "the helper listens")
+        super().start_helper(config)
         expect(self.helper.poll() is None, self.log())
 
     def stop_helper(self):
@@ -96,28 +74,16 @@ class Env:
             self.helper.wait()
             return False
 
-    def log(self):
-        return open(self.logs[-1], "rb").read().decode("utf-8", "replace") if self.logs else ""
+    def last_log(self):
+        with open(self.helper_logs[-1], "rb") as f:
+            return f.read()
 
     def control(self, *args, nobody=False, timeout=30):
-        cmd = [ARGS.edgemon, "control", "--control", self.target, *args]
-        if nobody:
-            cmd = ["setpriv", "--reuid=nobody", "--regid=nogroup",
-                   f"--groups={grp_gid(GROUP)}", *cmd]
+        user = [f"--groups={grp_gid(GROUP)}"] if nobody else None
         try:
-            return subprocess.run(cmd, capture_output=True, text=True, timeout=timeout,
-                                  stdin=subprocess.DEVNULL)
+            return super().control(*args, user=user, timeout=timeout)
         except subprocess.TimeoutExpired:
             raise AssertionError(f"edgemon {' '.join(args)} did not return (the helper hangs)")
-
-    def stop(self):
-        self.stop_helper()
-        stop_process(self.sim)
-
-
-def grp_gid(name):
-    import grp
-    return grp.getgrnam(name).gr_gid
 
 
 def read(path):
@@ -173,7 +139,7 @@ def fifo_pwm(env):
         # jetson_clocks would itself wait on the FIFO).
         r = env.control("mode", "1", "--for", "1s")
         expect(r.returncode == 0, r.stderr)
-        wait_for(lambda: "its duration passed" in env.log(), "the mode lease expired")
+        wait_for(lambda: "its duration passed" in env.last_log().decode(), "the mode lease expired")
     finally:
         stopped = env.stop_helper()
         undo()
@@ -223,10 +189,10 @@ def log_escape(env):
         r = env.control("fan", "50", "--fan", name, "--for", "10s")
         expect(r.returncode != 0, r.stdout)
         # The CLI's own output is the CLI's business; the helper's log is checked here.
-        wait_for(lambda: "refused" in env.log(), "the refusal is logged")
+        wait_for(lambda: b"refused" in env.last_log(), "the refusal is logged")
     finally:
         expect(env.stop_helper(), "SIGTERM did not stop the helper")
-    raw = open(env.logs[-1], "rb").read()
+    raw = env.last_log()
     expect(b"\x1b" not in raw and b"\x07" not in raw and b"\xc2\x9b" not in raw and
            b"\r" not in raw, "raw control characters in the log")
     expect(b"fake log line" not in raw.replace(b"\\nfake log line", b""),
@@ -253,9 +219,10 @@ def state_dir_of_others(env):
 def main():
     global ARGS
     ap = argparse.ArgumentParser()
-    for a in ("--control", "--edgemon", "--sim", "--fixtures"):
+    for a in ("--control", "--edgemon", "--edgemond", "--sim", "--fixtures"):
         ap.add_argument(a, required=True)
     ARGS = ap.parse_args()
+    control_e2e.ARGS = ARGS
     if os.geteuid() != 0 or shutil.which("setpriv") is None:
         print("SKIP: needs root and setpriv")
         return SKIP
@@ -275,7 +242,7 @@ def main():
     finally:
         env.stop()
     if checks.failed:
-        print("last helper log (cut):\n" + env.log()[-3000:])
+        print("last helper log (cut):\n" + env.last_log().decode("utf-8", "replace")[-3000:])
     print(f"{checks.passed} passed, {len(checks.failed)} failed: {checks.failed}")
     if not checks.failed:
         shutil.rmtree(tmp, ignore_errors=True)
