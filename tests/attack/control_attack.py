@@ -23,23 +23,18 @@ Checked:
 
   control_attack.py --control B --edgemon B --edgemond B --sim B --fixtures DIR
 """
-import argparse
 import glob
 import os
-import shutil
 import subprocess
 import sys
-import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "e2e"))
 sys.path.insert(0, os.path.join(HERE, "..", "control"))
 import control_e2e  # noqa: E402  (its Env: the simulated Orin, the helper, edgemond)
 from control_e2e import GROUP, MAX0, MIN0, grp_gid, wait_for  # noqa: E402
-from harness import Checks, expect  # noqa: E402
+from harness import expect  # noqa: E402
 
-SKIP = 77
-ARGS = None
 PWM_GLOB = "sys/devices/platform/pwm-fan/hwmon/hwmon*/pwm1"
 
 
@@ -208,7 +203,7 @@ def state_dir_of_others(env):
     shared = os.path.join(env.tmp, "shared-state")
     os.mkdir(shared)
     os.chmod(shared, 0o1777)
-    r = subprocess.run([ARGS.control, "--config", env.config, "--root", env.root, "--listen",
+    r = subprocess.run([control_e2e.ARGS.control, "--config", env.config, "--root", env.root, "--listen",
                         "unix:" + os.path.join(env.tmp, "other.sock"), "--state-dir", shared],
                        capture_output=True, text=True, timeout=30)
     expect(r.returncode == 2, (r.returncode, r.stderr))
@@ -217,36 +212,8 @@ def state_dir_of_others(env):
 
 
 def main():
-    global ARGS
-    ap = argparse.ArgumentParser()
-    for a in ("--control", "--edgemon", "--edgemond", "--sim", "--fixtures"):
-        ap.add_argument(a, required=True)
-    ARGS = ap.parse_args()
-    control_e2e.ARGS = ARGS
-    if os.geteuid() != 0 or shutil.which("setpriv") is None:
-        print("SKIP: needs root and setpriv")
-        return SKIP
-    if subprocess.run(["getent", "group", GROUP], capture_output=True).returncode != 0:
-        subprocess.run(["groupadd", "--system", GROUP], check=True)
-    tmp = tempfile.mkdtemp(prefix="edgemon-control-attack-")
-    os.chmod(tmp, 0o755)  # nobody reaches the socket through it
-    dst = os.path.join(tmp, "edgemon")
-    shutil.copy(ARGS.edgemon, dst)  # where nobody can run it
-    os.chmod(dst, 0o755)
-    ARGS.edgemon = dst
-    env = Env(tmp)
-    checks = Checks()
-    try:
-        for fn in (symlink_pwm, fifo_pwm, other_uid, log_escape, state_dir_of_others):
-            checks.run(fn.__name__, fn, env)
-    finally:
-        env.stop()
-    if checks.failed:
-        print("last helper log (cut):\n" + env.last_log().decode("utf-8", "replace")[-3000:])
-    print(f"{checks.passed} passed, {len(checks.failed)} failed: {checks.failed}")
-    if not checks.failed:
-        shutil.rmtree(tmp, ignore_errors=True)
-    return 1 if checks.failed else 0
+    fns = (symlink_pwm, fifo_pwm, other_uid, log_escape, state_dir_of_others)
+    return control_e2e.run(Env, [(fn.__name__, fn) for fn in fns])
 
 
 if __name__ == "__main__":

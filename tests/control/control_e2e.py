@@ -105,7 +105,7 @@ class Env:
     def log(self):
         text = ""
         for p in self.helper_logs:
-            with open(p) as f:
+            with open(p, errors="replace") as f:
                 text += f.read()
         return text
 
@@ -396,7 +396,10 @@ def kernel_refuses(env, with_tool):
             os.rename(aside, tool)
 
 
-def main():
+def run(env_class, checks_to_run):
+    """Parses the arguments, prepares the board (env_class(tmp)), runs each
+    (name, fn, *args) of checks_to_run as fn(env, *args), and returns the exit
+    status: 0, 1 when a check failed, SKIP without root or setpriv."""
     global ARGS
     ap = argparse.ArgumentParser()
     for a in ("--control", "--edgemon", "--edgemond", "--sim", "--fixtures"):
@@ -415,16 +418,11 @@ def main():
         shutil.copy(getattr(ARGS, name), dst)
         os.chmod(dst, 0o755)
         setattr(ARGS, name, dst)
-    env = Env(tmp)
+    env = env_class(tmp)
     checks = Checks()
     try:
-        for fn in (record_locked, record_failing_command, record_interrupted, record_refused,
-                   unknown_mode,
-                   reboot_mode, unknown_fan, outside_group, disabled, client_killed,
-                   helper_killed, malformed_state, two_clients, counted_in_metrics):
-            checks.run(fn.__name__, fn, env)
-        checks.run("kernel_refuses_direct", kernel_refuses, env, False)
-        checks.run("kernel_refuses_jetson_clocks", kernel_refuses, env, True)
+        for name, fn, *args in checks_to_run:
+            checks.run(name, fn, env, *args)
     finally:
         env.stop()
     if checks.failed:
@@ -433,6 +431,15 @@ def main():
     if not checks.failed:
         shutil.rmtree(tmp, ignore_errors=True)
     return 1 if checks.failed else 0
+
+
+def main():
+    fns = (record_locked, record_failing_command, record_interrupted, record_refused,
+           unknown_mode, reboot_mode, unknown_fan, outside_group, disabled, client_killed,
+           helper_killed, malformed_state, two_clients, counted_in_metrics)
+    return run(Env, [(fn.__name__, fn) for fn in fns] +
+               [("kernel_refuses_direct", kernel_refuses, False),
+                ("kernel_refuses_jetson_clocks", kernel_refuses, True)])
 
 
 if __name__ == "__main__":
