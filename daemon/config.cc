@@ -12,6 +12,7 @@
 #include <filesystem>
 
 #include "edgemon/secret_file.h"
+#include "edgemon/text.h"
 #include "edgemon/timespec.h"
 
 namespace edgemon {
@@ -64,7 +65,7 @@ Status CheckRootDirectory(const std::string& root, std::string_view what) {
   const auto st = std::filesystem::status(root, ec);
   if (std::filesystem::is_directory(st)) return Status::Ok();
   return Status::InvalidArgument(
-      std::string(what) + " " + root +
+      std::string(what) + " " + TerminalSafe(root) +
       (std::filesystem::exists(st) ? ": not a directory" : ": no such directory"));
 }
 
@@ -126,20 +127,19 @@ Status ApplyTomlLines(const std::string& text, const std::string& source, Config
 Status ValidateLines(const Config& c);
 
 // Errors quote the file's own bytes (a key, a value, the parser's view of a
-// token): keep them one printable line.
-std::string OneLine(std::string s) {
-  std::string out;
-  out.reserve(s.size());
+// token): keep them one printable line, newlines shown as "\n" and other
+// control bytes escaped by TerminalSafe.
+std::string OneLine(const std::string& s) {
+  std::string lines;
+  lines.reserve(s.size());
   for (char ch : s) {
     if (ch == '\n') {
-      out += "\\n";
-    } else if (static_cast<unsigned char>(ch) < 0x20 || ch == 0x7f) {
-      out += '?';
+      lines += "\\n";
     } else {
-      out += ch;
+      lines += ch;
     }
   }
-  return out;
+  return TerminalSafe(lines);
 }
 Status OneLine(const Status& s) {
   return s.ok() ? s : Status(s.code(), OneLine(s.message()));
