@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "edgemon/checked.h"
+
 namespace edgemon::service {
 namespace {
 
@@ -26,7 +28,7 @@ void FrameSummary::Add(const std::vector<Frame>& page) {
     if (page.size() > 2) {
       std::vector<int64_t> dts;
       for (size_t i = 1; i < page.size(); ++i) {
-        dts.push_back(page[i].realtime_ns - page[i - 1].realtime_ns);
+        dts.push_back(SubSaturating(page[i].realtime_ns, page[i - 1].realtime_ns));
       }
       std::nth_element(dts.begin(), dts.begin() + static_cast<long>(dts.size() / 2), dts.end());
       period_ns_ = std::max(period_ns_, dts[dts.size() / 2]);
@@ -35,13 +37,16 @@ void FrameSummary::Add(const std::vector<Frame>& page) {
   for (const Frame& f : page) {
     if (last_) {
       const Frame& a = *last_;
+      // Stored times never go back (store invariant 11), but may be further
+      // apart than int64 reaches.
+      const int64_t dt = SubSaturating(f.realtime_ns, a.realtime_ns);
       if (f.seq > a.seq + 1) {
         gaps_ += f.seq - a.seq - 1;
-      } else if (period_ns_ > 0 && f.realtime_ns - a.realtime_ns > period_ns_ + period_ns_ / 2) {
-        gaps_ +=
-            static_cast<uint64_t>(std::llround(static_cast<double>(f.realtime_ns - a.realtime_ns) /
-                                               static_cast<double>(period_ns_))) -
-            1;
+      } else if (period_ns_ > 0 && dt > AddSaturating(period_ns_, period_ns_ / 2)) {
+        gaps_ += static_cast<uint64_t>(
+                     std::llround(static_cast<double>(SpanNs(a.realtime_ns, f.realtime_ns)) /
+                                  static_cast<double>(period_ns_))) -
+                 1;
       }
     }
     ++samples_;

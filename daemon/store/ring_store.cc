@@ -1171,7 +1171,7 @@ void RingStore::Impl::Ingest(Frame& frame) {
     // (I8) keep the stored counter non-decreasing.
     int64_t adjusted = AddSaturating(v, c.counter_offset);
     if (c.last_counter && adjusted < *c.last_counter) {
-      c.counter_offset = *c.last_counter - v;
+      c.counter_offset = SubSaturating(*c.last_counter, v);
       adjusted = *c.last_counter;
       ++resets;
     }
