@@ -78,6 +78,11 @@ int ReportFirstCall(std::string_view who, const std::string& target, const Statu
 // not a duration, "the <what> must be more than 0" for one that is not positive.
 Result<int64_t> PositiveDurationNs(const std::string& text, std::string_view what);
 
+// A CSV field (RFC 4180): quoted, with quotes doubled, when it holds a
+// comma, a quote or a line break (CR or LF). CSV is data: other control
+// bytes are kept as they are, not escaped for a terminal.
+std::string CsvField(std::string_view s);
+
 // Subcommand groups, one source file each.
 void AddSnapshotCommands(CLI::App& app, Registry& registry);  // now, sensors (snapshot.cc)
 void AddWatchCommands(CLI::App& app, Registry& registry);     // watch, tegrastats (watch.cc)

@@ -38,6 +38,16 @@ std::unique_ptr<client::Client> ConnectOrReport(const Globals& globals) {
   return c;
 }
 
+std::string CsvField(std::string_view s) {
+  if (s.find_first_of(",\"\r\n") == std::string_view::npos) return std::string(s);
+  std::string out = "\"";
+  for (char c : s) {
+    if (c == '"') out += '"';
+    out += c;
+  }
+  return out + "\"";
+}
+
 int ReportStatus(std::string_view what, const Status& status) {
   std::fprintf(stderr, "edgemon: %s: %s\n", TerminalSafe(what).c_str(),
                TerminalSafe(status.ToString()).c_str());

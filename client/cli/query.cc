@@ -30,15 +30,6 @@ struct QueryFlags {
 
 constexpr size_t kWideColumns = 6;  // a table with more channels is printed long
 
-// A CSV field, quoted (RFC 4180) when it holds a comma, a quote or a line
-// break. CSV is data: control characters are kept, not escaped for a terminal.
-std::string Csv(const std::string& s) {
-  if (s.find_first_of(",\"\r\n") == std::string::npos) return s;
-  std::string out = "\"";
-  for (char c : s) out += c == '"' ? std::string("\"\"") : std::string(1, c);
-  return out + "\"";
-}
-
 std::string Number(double v) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "%.3f", v);
@@ -88,8 +79,8 @@ std::string InUnit(const DisplayUnit& u, double v) {
 // A CSV column header: the channel's key and its unit ("rail/VDD_IN/power (mW)").
 std::string CsvHeader(const Channel& c) {
   std::string_view unit = ToString(c.unit);
-  return Csv(c.Key() +
-             (c.unit == Unit::kNone || unit.empty() ? "" : " (" + std::string(unit) + ")"));
+  return CsvField(c.Key() +
+                  (c.unit == Unit::kNone || unit.empty() ? "" : " (" + std::string(unit) + ")"));
 }
 
 int Emit(const std::string& out) {
@@ -188,7 +179,7 @@ std::string RenderSeries(const Inventory& inv, const client::QueryResult& r, con
       const Channel* c = channel(s.id);
       if (c == nullptr) continue;
       for (const auto& b : s.buckets) {
-        out += LocalTime(b.t_ns) + "," + std::to_string(b.t_ns) + "," + Csv(c->Key()) + "," +
+        out += LocalTime(b.t_ns) + "," + std::to_string(b.t_ns) + "," + CsvField(c->Key()) + "," +
                std::string(ToString(c->unit)) + "," + std::to_string(b.min) + "," + Number(b.avg) +
                "," + std::to_string(b.max) + "," + std::to_string(b.count) + "\n";
       }

@@ -22,17 +22,6 @@ double Round3(double v) {
   return std::round(v * 1000.0) / 1000.0;
 }
 
-// CSV cell: quoted when it holds a comma, quote or newline.
-std::string CsvCell(const std::string& s) {
-  if (s.find_first_of(",\"\n\r") == std::string::npos) return s;
-  std::string out = "\"";
-  for (char c : s) {
-    if (c == '"') out += '"';
-    out += c;
-  }
-  return out + "\"";
-}
-
 struct Track {
   ChannelId id = 0;
   int pid = 0;
@@ -89,7 +78,7 @@ std::string SamplesCsv(const std::vector<Frame>& frames, const Inventory& invent
   std::ostringstream o;
   o << "realtime_ns,seq";
   for (const Channel* c : cols) {
-    o << "," << CsvCell(c->Key() + "[" + std::string(ToString(c->unit)) + "]");
+    o << "," << CsvField(c->Key() + "[" + std::string(ToString(c->unit)) + "]");
   }
   o << "\n";
   for (const auto& f : frames) {
