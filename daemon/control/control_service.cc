@@ -68,18 +68,6 @@ std::string HeldBy(const std::string& kind) {
 
 }  // namespace
 
-void CallerTable::Set(int fd, Caller c) {
-  std::lock_guard lk(mu_);
-  by_fd_[fd] = std::move(c);
-}
-
-std::optional<Caller> CallerTable::Get(int fd) const {
-  std::lock_guard lk(mu_);
-  auto it = by_fd_.find(fd);
-  if (it == by_fd_.end()) return std::nullopt;
-  return it->second;
-}
-
 ControlService::ControlService(BoardControl& board, std::string state_path,
                                const CallerTable& callers, std::shared_ptr<spdlog::logger> log)
     : board_(board),
@@ -181,8 +169,7 @@ edgemon::Status ControlService::SaveStateLocked() {
 
 Status ControlService::Who(grpc::ServerContext* ctx, Caller* who) const {
   const std::string peer = ctx->peer();
-  std::optional<Caller> c;
-  if (peer.rfind("fd:", 0) == 0) c = callers_.Get(std::atoi(peer.c_str() + 3));
+  const std::optional<Caller> c = callers_.Of(peer);
   if (!c) return Status(StatusCode::PERMISSION_DENIED, "unknown caller " + peer);
   if (!c->allowed) {
     log_->warn("refused uid {} pid {} ({}): {}", c->uid, c->pid, LogSafe(c->comm), c->refusal);

@@ -38,6 +38,7 @@
 #include <vector>
 
 #include "daemon/control/board.h"
+#include "daemon/service/peers.h"
 #include "edgemon/v1/control.grpc.pb.h"
 
 namespace edgemon::control {
@@ -51,16 +52,8 @@ struct Caller {
   std::string refusal;  // why not, when !allowed
 };
 
-// Caller credentials by connection fd, filled by the accept loop.
-class CallerTable {
- public:
-  void Set(int fd, Caller c);
-  std::optional<Caller> Get(int fd) const;
-
- private:
-  mutable std::mutex mu_;
-  std::map<int, Caller> by_fd_;
-};
+// Caller credentials by connection, filled by the accept loop (peers.h).
+using CallerTable = service::ByConnection<Caller>;
 
 class ControlService final : public edgemon::v1::Control::Service {
  public:

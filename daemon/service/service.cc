@@ -973,7 +973,7 @@ grpc::ServerUnaryReactor* TelemetryService::Boost(grpc::CallbackServerContext* c
   }
   const int64_t dur_ns = static_cast<int64_t>(dur_ms) * kNsPerMs;
   auto leased = sampler_->Lease(req->lease_id(), LeaseKind::kEnergy, 1'000'000'000 / rate,
-                                clock_.MonotonicNs() + dur_ns, Who(ctx));
+                                AddSaturating(clock_.MonotonicNs(), dur_ns), Who(ctx));
   if (!leased.ok()) {
     return Done(ctx,
                 Status(static_cast<StatusCode>(leased.status().code()), leased.status().message()));
@@ -984,7 +984,7 @@ grpc::ServerUnaryReactor* TelemetryService::Boost(grpc::CallbackServerContext* c
   resp->set_rate_hz(period > 0
                         ? static_cast<uint32_t>(std::llround(1e9 / static_cast<double>(period)))
                         : std::max(rate, options_.energy_rate_hz));
-  resp->set_until_ns(Now() + dur_ns);
+  resp->set_until_ns(AddSaturating(Now(), dur_ns));
   resp->set_lease_id(id);
   return Done(ctx, Status::OK);
 }
