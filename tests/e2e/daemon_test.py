@@ -461,7 +461,8 @@ class DaemonTest(unittest.TestCase):
             rc = third.proc.wait(timeout=15)
             third.log.close()
             self.assertNotEqual(rc, 0, third.output())
-            self.assertIn("refusing to replace a live socket", third.output())
+            # Refused by the socket's lock, before anything was touched.
+            self.assertIn(f"is in use by pid {first.proc.pid}", third.output())
             self.assertEqual(os.stat(sock).st_ino, inode, "the live socket was replaced")
             c = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
             c.connect(sock)  # the first daemon still answers
