@@ -189,23 +189,19 @@ Result<uint64_t> Sampler::Lease(uint64_t id, LeaseKind kind, int64_t period_ns, 
       std::erase_if(leases_, [now](const auto& kv) { return kv.second.until_ns <= now; });
       std::map<std::string, size_t> held;
       for (const auto& [lid, l] : leases_) ++held[l.owner];
-      if (!who.privileged && held[who.key] >= kMaxLeasesPerPrincipal) {
+      const Room room = RoomFor(who, held, kMaxLeases, kMaxLeasesPerPrincipal);
+      if (room.verdict == Room::Verdict::kOverQuota) {
         return Status::ResourceExhausted(
-            "this client holds " + std::to_string(held[who.key]) + " rate leases (at most " +
+            "this client holds " + std::to_string(room.held) + " rate leases (at most " +
             std::to_string(kMaxLeasesPerPrincipal) + "); release some or let them expire");
       }
-      if (leases_.size() >= kMaxLeases) {
-        // Full: the principal holding the most gives up its oldest lease,
-        // unless that is the caller.
-        auto most = std::max_element(held.begin(), held.end(), [](const auto& a, const auto& b) {
-          return a.second < b.second;
-        });
-        if (most == held.end() || most->first == who.key) {
-          return Status::ResourceExhausted("too many rate leases; retry when some have expired");
-        }
+      if (room.verdict == Room::Verdict::kFull) {
+        return Status::ResourceExhausted("too many rate leases; retry when some have expired");
+      }
+      if (room.verdict == Room::Verdict::kTakeFrom) {
         auto oldest = leases_.end();
         for (auto l = leases_.begin(); l != leases_.end(); ++l) {
-          if (l->second.owner == most->first &&
+          if (l->second.owner == room.victim &&
               (oldest == leases_.end() || l->second.order < oldest->second.order)) {
             oldest = l;
           }

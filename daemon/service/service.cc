@@ -361,24 +361,23 @@ Principal TelemetryService::Who(const grpc::CallbackServerContext* ctx) const {
 Status TelemetryService::MakeRoomForWindow(const Principal& who) {
   std::map<std::string, size_t> held;
   for (const auto& [id, o] : open_windows_) ++held[o.owner];
-  if (!who.privileged && held[who.key] >= max_open_windows_per_principal_) {
+  const Room room = RoomFor(who, held, max_open_windows_, max_open_windows_per_principal_);
+  if (room.verdict == Room::Verdict::kOverQuota) {
     return Status(StatusCode::RESOURCE_EXHAUSTED,
-                  "you have " + std::to_string(held[who.key]) + " open windows (at most " +
+                  "you have " + std::to_string(room.held) + " open windows (at most " +
                       std::to_string(max_open_windows_per_principal_) +
                       " per user); end some, or open them with a lease so that abandoned ones "
                       "close");
   }
-  if (open_windows_.size() < max_open_windows_) return Status::OK;
-  // Full: the principal holding the most gives up its oldest window.
-  auto most = std::max_element(held.begin(), held.end(),
-                               [](const auto& a, const auto& b) { return a.second < b.second; });
-  if (most == held.end() || most->first == who.key) {
+  if (room.verdict == Room::Verdict::kFull) {
     return Status(StatusCode::RESOURCE_EXHAUSTED,
                   "too many open windows (limit " + std::to_string(max_open_windows_) +
                       "); end some, or open them with a lease so that abandoned ones close");
   }
+  if (room.verdict == Room::Verdict::kAdd) return Status::OK;
+  // The biggest holder's oldest window (ids grow with time) is closed.
   for (auto it = open_windows_.begin(); it != open_windows_.end(); ++it) {
-    if (it->second.owner != most->first) continue;
+    if (it->second.owner != room.victim) continue;
     auto w = store_.GetWindow(it->first);
     if (!w.ok()) return StoreFailure(store_, "begin window: " + w.status().message());
     if (*w && !(*w)->end_ns) {
