@@ -1,7 +1,5 @@
 #include "daemon/collect/sysfs.h"
 
-#include "daemon/collect/confined.h"
-
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -63,12 +61,20 @@ std::string_view DirName(std::string_view path) {
   return path.substr(0, pos);
 }
 
-RootedSysFs::RootedSysFs(std::string root) {
+namespace {
+
+// The root's canonical path without a trailing slash ("" for "/").
+std::string CanonicalRoot(std::string root) {
   char buf[PATH_MAX];
   if (::realpath(root.c_str(), buf) != nullptr) root = buf;
   while (!root.empty() && root.back() == '/') root.pop_back();
-  root_ = std::move(root);
+  return root;
 }
+
+}  // namespace
+
+RootedSysFs::RootedSysFs(std::string root)
+    : root_(CanonicalRoot(std::move(root))), confined_(root_) {}
 
 RootedSysFs::~RootedSysFs() {
   for (auto& s : slots_) {
@@ -94,7 +100,7 @@ bool IsKernelTree(const std::string& path) {
 // under a root other than "/", only when its symlinks resolve inside the
 // root. Returns fd or -errno.
 int RootedSysFs::OpenRegular(const std::string& path, struct stat* st) const {
-  int fd = ConfinedRoot(root_).Open(path, O_RDONLY, ConfinedRoot::Last::kFollow);
+  int fd = confined_.Open(path, O_RDONLY, ConfinedRoot::Last::kFollow);
   if (fd >= 0 && ::fstat(fd, st) != 0) {
     const int err = errno;
     ::close(fd);
@@ -174,7 +180,7 @@ std::optional<std::string> RootedSysFs::ReadText(const std::string& path, size_t
 }
 
 std::vector<std::string> RootedSysFs::List(const std::string& dir) {
-  auto names = ConfinedRoot(root_).List(dir);
+  auto names = confined_.List(dir);
   return names.ok() ? std::move(*names) : std::vector<std::string>{};
 }
 

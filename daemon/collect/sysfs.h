@@ -29,6 +29,8 @@
 #include <string_view>
 #include <vector>
 
+#include "daemon/collect/confined.h"
+
 namespace edgemon {
 
 // Logical paths. `rel` has no leading slash: SysPath("class/hwmon").
@@ -98,7 +100,8 @@ class RootedSysFs final : public SysFs {
   std::string Real(const std::string& path) const;
   int OpenRegular(const std::string& path, struct stat* st) const;
 
-  std::string root_;  // canonical, no trailing slash ("" for "/")
+  std::string root_;       // canonical, no trailing slash ("" for "/")
+  ConfinedRoot confined_;  // every open and listing below root_
   struct Slot {
     int fd = -1;
     std::string path;
