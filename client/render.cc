@@ -89,6 +89,8 @@ static std::vector<std::string> ParentsFirst(const Inventory& inv, Kind kind,
 
 std::string RenderTable(const Inventory& inv, const Frame& frame,
                         const std::vector<uint64_t>& error_counts) {
+  // Board strings come from sysfs and the device tree: the header is
+  // escaped as a block, each row's label below before it is padded.
   std::string out;
   const BoardInfo& b = inv.board;
   out += "board:    " + (b.model.empty() ? std::string("(unknown)") : b.model) + "\n";
@@ -101,6 +103,7 @@ std::string RenderTable(const Inventory& inv, const Frame& frame,
   }
   out += "host:     " + b.hostname + "  kernel " + b.kernel + "\n";
   if (!b.cpu_model.empty()) out += "cpu:      " + b.cpu_model + "\n";
+  out = TerminalSafe(out);
 
   // Group rows by kind, then by (name, device) in declaration order.
   for (int k = 0; k <= static_cast<int>(Kind::kBoard); ++k) {
@@ -138,9 +141,7 @@ std::string RenderTable(const Inventory& inv, const Frame& frame,
       out += head + rows[name] + "\n";
     }
   }
-  // Board strings come from sysfs and the device tree too; TerminalSafe
-  // leaves the labels escaped above unchanged.
-  return TerminalSafe(out);
+  return out;
 }
 
 nlohmann::json ToJson(const Inventory& inv, const Frame& frame,

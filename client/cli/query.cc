@@ -150,18 +150,20 @@ std::string RenderFrames(const Inventory& inv, const std::vector<ChannelId>& sel
       out += "\n";
     }
   } else {
+    // Keys escaped once (names come from sysfs), not once per frame.
+    std::vector<std::string> keys;
     size_t key_width = 8;
     for (const Channel* c : cols) {
-      key_width = std::max(key_width, TerminalSafe(c->Key()).size() + 2);
+      keys.push_back(TerminalSafe(c->Key()));
+      key_width = std::max(key_width, keys.back().size() + 2);
     }
     out += fmt::format("{:<24}{:<{}}VALUE\n", "TIME", "CHANNEL", key_width);
     for (const Frame& fr : r.frames) {
       const std::string t = LocalTime(fr.realtime_ns);
-      for (const Channel* c : cols) {
-        Value v = fr.Get(c->id);
+      for (size_t i = 0; i < cols.size(); ++i) {
+        Value v = fr.Get(cols[i]->id);
         if (!v) continue;
-        out += fmt::format("{:<24}{:<{}}{}\n", t, TerminalSafe(c->Key()), key_width,
-                           FormatValue(*c, v));
+        out += fmt::format("{:<24}{:<{}}{}\n", t, keys[i], key_width, FormatValue(*cols[i], v));
       }
     }
   }
@@ -214,12 +216,12 @@ std::string RenderSeries(const Inventory& inv, const client::QueryResult& r, con
       const Channel* c = channel(s.id);
       if (c == nullptr) continue;
       const DisplayUnit u = DisplayOf(*c);
+      const std::string key = TerminalSafe(c->Key());  // once per series, not per bucket
       for (const auto& b : s.buckets) {
         // Min, average and max in one unit, named once in the UNIT column.
-        out += fmt::format("{:<24}{:<{}}{:<6}{:<14}{:<14}{:<14}{}\n", LocalTime(b.t_ns),
-                           TerminalSafe(c->Key()), key_width, u.name,
-                           InUnit(u, static_cast<double>(b.min)), InUnit(u, b.avg),
-                           InUnit(u, static_cast<double>(b.max)), b.count);
+        out += fmt::format("{:<24}{:<{}}{:<6}{:<14}{:<14}{:<14}{}\n", LocalTime(b.t_ns), key,
+                           key_width, u.name, InUnit(u, static_cast<double>(b.min)),
+                           InUnit(u, b.avg), InUnit(u, static_cast<double>(b.max)), b.count);
       }
     }
   }
