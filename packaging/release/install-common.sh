@@ -70,6 +70,10 @@ check_location() {
   fi
   root=${root%/}
   [ -z "$root" ] || [ -d "$root" ] || { warn "--root $root is not a directory"; exit 2; }
+  if [ -n "$root" ]; then
+    root=$(cd "$root" && pwd -P)
+    [ "$root" != / ] || root=
+  fi
 }
 
 # Sets `tree` (where the bundle's files go) and `bindir`/`mandir` (where the
@@ -115,21 +119,42 @@ legacy_install() {
 
 hash_of() { sha256sum <"$1" | cut -d ' ' -f 1; }
 
+# Writes to file $2, for each path in file $1 (paths inside the root, one a
+# line) that exists, a line TYPE \t DATA \t PATH: TYPE as find's %y (f a
+# file, d a directory, l a link, ...), DATA the SHA-256 of a file, the target
+# of a link, "-" otherwise (a file that could not be hashed gets "?"). Links
+# are not followed. A handful of processes however many paths there are:
+# one find and one sha256sum per xargs batch, not one per file (a bundle
+# holds thousands, and under qemu every process costs tens of milliseconds).
+inspect_paths() {
+  awk -v r="$root" '{ print r $0 }' "$1" | tr '\n' '\000' |
+    xargs -0 -r sh -c 'find -P "$@" -maxdepth 0 -printf "%y\t%l\t%p\n" 2>/dev/null; :' sh >"$2.y"
+  awk -F '\t' '$1 == "f" { print $3 }' "$2.y" | tr '\n' '\000' |
+    xargs -0 -r sh -c 'sha256sum -- "$@" 2>/dev/null; :' sh >"$2.h"
+  # sha256sum: 64 hex digits, two characters, the name (a line starting
+  # with a backslash has an escaped name: left as "?").
+  awk -F '\t' -v r="$root" -v h="$2.h" '
+    FILENAME == h { if (substr($0, 1, 1) != "\\") sum[substr($0, 67)] = substr($0, 1, 64); next }
+    { data = "-"
+      if ($1 == "l") data = $2
+      else if ($1 == "f") data = ($3 in sum) ? sum[$3] : "?"
+      print $1 "\t" data "\t" substr($3, length(r) + 1) }' "$2.h" "$2.y" >"$2"
+  rm -f "$2.y" "$2.h"
+}
+
 # Writes to stdout the manifest an install.sh without manifests would have
-# kept for the installation in $1 (inside the root): everything in that
-# directory, the links to it, the units, sysusers.d and tmpfiles.d entries,
-# the history, the configuration and group edgemon.
+# kept for the installation in $1 (inside the root; $2 names scratch files):
+# everything in that directory, the links to it, the units, sysusers.d and
+# tmpfiles.d entries, the history, the configuration and group edgemon.
 legacy_manifest() {
   lp=$1
   printf 'prefix\t-\t%s\ntree\t-\t%s\nversion\t-\t%s\n' "$lp" "$lp" "$(cat "$root$lp/VERSION")"
   printf 'd\t-\t%s\n' "$lp"
-  (cd "$root$lp" && find . -mindepth 1) | sort | while IFS= read -r rel; do
-    p=$lp/${rel#./}
-    if [ -L "$root$p" ]; then printf 'l\t%s\t%s\n' "$(readlink "$root$p")" "$p"
-    elif [ -d "$root$p" ]; then printf 'd\t-\t%s\n' "$p"
-    else printf 'f\t%s\t%s\n' "$(hash_of "$root$p")" "$p"
-    fi
-  done
+  (cd "$root$lp" && find . -mindepth 1 -printf '%P\n') | LC_ALL=C sort |
+    awk -v lp="$lp" '{ print lp "/" $0 }' >"$2.paths"
+  inspect_paths "$2.paths" "$2.now"
+  awk -F '\t' '$1 == "d" || $1 == "l" || $1 == "f"' "$2.now"
+  rm -f "$2.paths" "$2.now"
   for link in "$root"/usr/local/bin/edgemon* "$root"/usr/local/bin/edgetop "$root"/usr/local/share/man/man*/*; do
     [ -L "$link" ] || continue
     case "$(readlink "$link")" in
@@ -163,7 +188,7 @@ read_manifest() {
   if [ -f "$root$manifest" ]; then
     cat "$root$manifest" >"$2"
   elif [ -n "$1" ] && legacy_install "$1"; then
-    legacy_manifest "$1" >"$2"
+    legacy_manifest "$1" "$2.legacy" >"$2"
   else
     : >"$2"
   fi
@@ -181,48 +206,49 @@ entry_data() {
 # entries, purge removes them too, upgrade removes a c entry only while
 # unchanged. Files and links go only while they are still what was
 # installed; directories only when empty, deepest first, after the files.
-# What stays is written to stdout as manifest entries.
+# What stays is written to stdout as manifest entries. Decided in one pass
+# over the entries and the paths' state (inspect_paths), removed in batches.
 remove_entries() {
-  awk -F '\t' '$1 != "d" && $1 != "s" && $1 != "r" && $1 != "prefix" && $1 != "tree" && $1 != "version"' \
-    "$1" >"$1.files"
-  awk -F '\t' '$1 == "d" || $1 == "s" || $1 == "r" { print length($3) "\t" $0 }' "$1" | sort -rn |
-    cut -f 2- >"$1.dirs"
-  cat "$1.files" "$1.dirs" | while IFS="$tab" read -r kind data path; do
-    if entry_data "$kind" "$path" "$2" >/dev/null; then continue; fi
-    p=$root$path
-    case "$kind" in
-      f)
-        if [ -L "$p" ] || [ ! -e "$p" ]; then :
-        elif [ -f "$p" ] && [ "$(hash_of "$p")" = "$data" ]; then rm -f "$p"
-        else warn "left $path: changed since it was installed"
-        fi ;;
-      l)
-        if [ -L "$p" ] && [ "$(readlink "$p")" = "$data" ]; then rm -f "$p"
-        elif [ -e "$p" ] || [ -L "$p" ]; then warn "left $path: changed since it was installed"
-        fi ;;
-      c)
-        if [ -L "$p" ] || [ ! -f "$p" ]; then :
-        elif [ "$3" = purge ] || { [ "$3" = upgrade ] && [ "$(hash_of "$p")" = "$data" ]; }; then rm -f "$p"
-        else printf '%s\t%s\t%s\n' "$kind" "$data" "$path"
-        fi ;;
-      s)
-        if [ -L "$p" ] || [ ! -d "$p" ]; then :
-        elif [ "$3" = purge ]; then rm -rf -- "$p"
-        else printf '%s\t%s\t%s\n' "$kind" "$data" "$path"
-        fi ;;
-      r)
-        if [ -d "$p" ] && [ ! -L "$p" ]; then rm -rf -- "$p"; fi ;;
-      g)
-        if [ "$3" = purge ]; then delete_group "$path"
-        elif group_exists "$path"; then printf '%s\t%s\t%s\n' "$kind" "$data" "$path"
-        fi ;;
-      d)
-        if [ -d "$p" ] && [ ! -L "$p" ]; then
-          rmdir -- "$p" 2>/dev/null || printf '%s\t%s\t%s\n' "$kind" "$data" "$path"
+  awk -F '\t' 'FILENAME == ARGV[1] { keep[$1 FS $3] = 1; next }
+    $1 == "prefix" || $1 == "tree" || $1 == "version" || (($1 FS $3) in keep) { next }
+    { print }' "$2" "$1" >"$1.todo"
+  cut -f 3 "$1.todo" >"$1.paths"
+  inspect_paths "$1.paths" "$1.now"
+  # One action a line: rm PATH, rmrf PATH, rmdir PATH, warn PATH, group PATH,
+  # or keep KIND DATA PATH.
+  awk -F '\t' -v mode="$3" '
+    FILENAME == ARGV[1] { type[$3] = $1; data[$3] = $2; next }
+    { k = $1; p = $3; t = (p in type) ? type[p] : ""; same = (t != "" && data[p] == $2)
+      keep = "keep\t" $0
+      if (k == "f") { if (t == "f" && same) print "rm\t" p; else if (t != "" && t != "l") print "warn\t" p }
+      else if (k == "l") { if (t == "l" && same) print "rm\t" p; else if (t != "") print "warn\t" p }
+      else if (k == "c") {
+        if (t != "f") next
+        if (mode == "purge" || (mode == "upgrade" && same)) print "rm\t" p; else print keep
+      }
+      else if (k == "s") { if (t != "d") next; if (mode == "purge") print "rmrf\t" p; else print keep }
+      else if (k == "r") { if (t == "d") print "rmrf\t" p }
+      else if (k == "g") print "group\t" p
+      else if (k == "d") { if (t == "d") print "rmdir\t" p }
+    }' "$1.now" "$1.todo" >"$1.act"
+  awk -F '\t' -v r="$root" '$1 == "rm" { print r $2 }' "$1.act" | tr '\n' '\000' | xargs -0 -r rm -f --
+  while IFS="$tab" read -r act a b c; do
+    case "$act" in
+      warn) warn "left $a: changed since it was installed" ;;
+      keep) printf '%s\t%s\t%s\n' "$a" "$b" "$c" ;;
+      rmrf) rm -rf -- "$root$a" ;;
+      group)
+        if [ "$3" = purge ]; then delete_group "$a"
+        elif group_exists "$a"; then printf 'g\t-\t%s\n' "$a"
         fi ;;
     esac
-  done
-  rm -f "$1.files" "$1.dirs"
+  done <"$1.act"
+  awk -F '\t' -v r="$root" '$1 == "rmdir" { print length($2) "\t" r $2 }' "$1.act" | sort -rn | cut -f 2- |
+    tr '\n' '\000' | xargs -0 -r sh -c 'rmdir -- "$@" 2>/dev/null; :' sh
+  while IFS="$tab" read -r act a b c; do
+    if [ "$act" = rmdir ] && [ -d "$root$a" ]; then printf 'd\t-\t%s\n' "$a"; fi
+  done <"$1.act"
+  rm -f "$1.todo" "$1.paths" "$1.now" "$1.act"
 }
 
 # --- groups -----------------------------------------------------------------------

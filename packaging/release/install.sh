@@ -22,7 +22,9 @@
 # package is replaced (the install stops before changing anything) and
 # uninstall.sh removes exactly what the manifest lists. Running it again
 # upgrades: what the new version no longer has is removed through the
-# manifest. POSIX sh: runs on any JetPack (Ubuntu 18.04 to 24.04) and Debian.
+# manifest. POSIX sh with GNU find, tar, xargs and coreutils: runs on any
+# JetPack (Ubuntu 18.04 to 24.04) and Debian, also under qemu in an arm64
+# root (a few dozen processes, however many files the bundle holds).
 set -eu
 
 me=install.sh
@@ -32,7 +34,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 prefix=/opt/edgemon
 root=/
 start=1
-usage() { sed -n '2,25p' "$0" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '2,27p' "$0" | sed 's/^# \{0,1\}//'; }
 while [ $# -gt 0 ]; do
   take_location_option "$@"
   if [ "$taken" -gt 0 ]; then shift "$taken"; continue; fi
@@ -106,21 +108,23 @@ $todo"
 
 # --- 1. the plan: every file and link, and where it goes --------------------------
 # Lines: KIND \t SOURCE (a file; for l the link's target) \t DESTINATION.
-(cd "$here" && find . -mindepth 1 | LC_ALL=C sort) | while IFS= read -r rel; do
-  rel=${rel#./}
-  if [ -L "$here/$rel" ]; then printf 'l\t%s\t%s\n' "$(readlink "$here/$rel")" "$tree/$rel"
-  elif [ -d "$here/$rel" ]; then printf 'd\t-\t%s\n' "$tree/$rel"
-  else printf 'f\t%s\t%s\n' "$here/$rel" "$tree/$rel"
-  fi
-done >"$plan"
+# $plan: the bundle's own tree (copied in one go); $extra: the few entries
+# outside it (links to the programs and pages, units, sysusers.d, tmpfiles.d).
+(cd "$here" && find . -mindepth 1 -printf '%y\t%l\t%P\n') | LC_ALL=C sort -t "$tab" -k 3 |
+  awk -F '\t' -v here="$here" -v tree="$tree" '
+    $1 == "d" { print "d\t-\t" tree "/" $3; next }
+    $1 == "l" { print "l\t" $2 "\t" tree "/" $3; next }
+    { print "f\t" here "/" $3 "\t" tree "/" $3 }' >"$plan"
+extra=$work/extra
+: >"$extra"
 for p in $programs; do
-  printf 'l\t%s\t%s\n' "$tree/bin/$p" "$bindir/$p" >>"$plan"
+  printf 'l\t%s\t%s\n' "$tree/bin/$p" "$bindir/$p" >>"$extra"
 done
 for page in "$here"/share/man/man*/*; do
   [ -f "$page" ] || continue
   section=${page%/*}
   section=${section##*/}
-  printf 'l\t%s\t%s\n' "$tree/share/man/$section/${page##*/}" "$mandir/$section/${page##*/}" >>"$plan"
+  printf 'l\t%s\t%s\n' "$tree/share/man/$section/${page##*/}" "$mandir/$section/${page##*/}" >>"$extra"
 done
 # The units run the installed programs.
 for unit in $units; do
@@ -128,34 +132,32 @@ for unit in $units; do
   sed -e "s|^ExecStart=[^ ]*/\\(edgemon[a-z-]*\\) |ExecStart=$tree/bin/\\1 |" \
       -e "s|/usr/share/doc/edgemon/examples/edgemond-nvml.conf|$tree/share/doc/edgemon/examples/edgemond-nvml.conf|" \
       "$here/lib/systemd/system/$unit" >"$work/$unit"
-  printf 'f\t%s\t%s\n' "$work/$unit" "/etc/systemd/system/$unit" >>"$plan"
+  printf 'f\t%s\t%s\n' "$work/$unit" "/etc/systemd/system/$unit" >>"$extra"
 done
 for g in $groups; do
   for kind in sysusers.d tmpfiles.d; do
-    [ -f "$here/lib/$kind/$g.conf" ] && printf 'f\t%s\t%s\n' "$here/lib/$kind/$g.conf" "/etc/$kind/$g.conf" >>"$plan"
+    [ -f "$here/lib/$kind/$g.conf" ] && printf 'f\t%s\t%s\n' "$here/lib/$kind/$g.conf" "/etc/$kind/$g.conf" >>"$extra"
   done
 done
 # The Python packages (edgemon, jtop) for the system's python3, through a .pth
 # file in its dist-packages; they use the host's grpcio and protobuf.
 if [ -d "$here/lib/python3/dist-packages/edgemon" ] && [ -d "$root/usr/lib/python3/dist-packages" ]; then
   printf '%s\n' "$tree/lib/python3/dist-packages" >"$work/edgemon.pth"
-  printf 'f\t%s\t%s\n' "$work/edgemon.pth" /usr/lib/python3/dist-packages/edgemon.pth >>"$plan"
+  printf 'f\t%s\t%s\n' "$work/edgemon.pth" /usr/lib/python3/dist-packages/edgemon.pth >>"$extra"
 fi
 
 # --- 2. nothing of others is replaced: check before changing anything ---------------
-conflicts=$(
-  while IFS="$tab" read -r kind src dest; do
-    p=$root$dest
-    if [ "$kind" = d ]; then
-      if [ -L "$p" ] || { [ -e "$p" ] && [ ! -d "$p" ]; }; then echo "$dest"; fi
-    elif [ -e "$p" ] || [ -L "$p" ]; then
-      if [ -d "$p" ] && [ ! -L "$p" ]; then echo "$dest"
-      elif ! entry_data f "$dest" "$old" >/dev/null && ! entry_data l "$dest" "$old" >/dev/null; then
-        echo "$dest"
-      fi
-    fi
-  done <"$plan"
-)
+# A destination that exists conflicts unless the previous installation made
+# it: a directory where a file or link goes, or anything but a real
+# directory where a directory goes.
+cut -f 3 "$plan" "$extra" >"$work/dests"
+inspect_paths "$work/dests" "$work/before"
+conflicts=$(awk -F '\t' '
+  FILENAME == ARGV[1] { if ($1 == "f" || $1 == "l") ours[$3] = 1; next }
+  FILENAME == ARGV[2] { type[$3] = $1; next }
+  !($3 in type) { next }
+  $1 == "d" { if (type[$3] != "d") print $3; next }
+  type[$3] == "d" || !($3 in ours) { print $3 }' "$old" "$work/before" "$plan" "$extra")
 if [ -n "$conflicts" ]; then
   warn "these exist and are not edgemon's (not in ${root}$manifest); nothing was changed:"
   printf '%s\n' "$conflicts" | sed "s|^|$me:   ${root}|" >&2
@@ -176,25 +178,36 @@ done
 gid=$(group_gid edgemon)
 [ -n "$gid" ] || { warn "no group edgemon"; exit 1; }
 
-# --- 4. files and links: written beside, then renamed over (a running
-# program keeps its old file until it restarts) ------------------------------------
+# --- 4. files and links --------------------------------------------------------------
+# The bundle's tree in one tar stream (owner root, no write for others);
+# tar replaces an existing file by unlinking it first, so a running program
+# keeps its old file until it restarts. Its directories that did not exist
+# are listed first, so a failure midway still leaves them in the manifest.
 ensure_dir "$tree"
+awk -F '\t' 'FILENAME == ARGV[1] { seen[$3] = 1; next } $1 == "d" && !($3 in seen) { print "d\t-\t" $3 }' \
+  "$work/before" "$plan" >>"$new"
+(cd "$here" && tar -cf - --owner=0 --group=0 --numeric-owner --mode=u+w,go-w,a+rX .) |
+  (cd "$root$tree" && tar -xf - --no-same-owner)
+awk -F '\t' '$1 == "f" { print $3 }' "$plan" >"$work/files"
+inspect_paths "$work/files" "$work/copied"
+awk -F '\t' 'FILENAME == ARGV[1] { if ($1 == "f") sum[$3] = $2; next }
+  $1 == "f" { print "f\t" (($3 in sum) ? sum[$3] : "?") "\t" $3; next }
+  $1 == "l" { print }' "$work/copied" "$plan" >>"$new"
+# The rest, each written beside and renamed over.
 while IFS="$tab" read -r kind src dest; do
   p=$root$dest
+  ensure_dir "${dest%/*}"
   case "$kind" in
-    d) ensure_dir "$dest" ;;
     f)
-      ensure_dir "${dest%/*}"
       cp "$src" "$p.edgemon-new"
-      if [ -x "$src" ]; then chmod 0755 "$p.edgemon-new"; else chmod 0644 "$p.edgemon-new"; fi
+      chmod 0644 "$p.edgemon-new"
       mv -f "$p.edgemon-new" "$p"
       record f "$(hash_of "$p")" "$dest" ;;
     l)
-      ensure_dir "${dest%/*}"
       ln -sfn "$src" "$p"
       record l "$src" "$dest" ;;
   esac
-done <"$plan"
+done <"$extra"
 
 # --- 5. history and socket directories (as tmpfiles.d/edgemon.conf says) ---------------
 for entry in "s /var/lib/edgemon 0700" "r /run/edgemon 0750"; do

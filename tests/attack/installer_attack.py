@@ -401,6 +401,48 @@ def scenario_refused():
         shutil.rmtree(os.path.dirname(b), ignore_errors=True)
 
 
+def processes(*cmd):
+    """Runs cmd in a new PID namespace: (its result, how many processes it started).
+    PIDs there are handed out one by one from 1, so the last one taken counts them."""
+    r = sh("unshare", "--pid", "--fork", "--mount-proc", "sh", "-c",
+           '"$@" >/dev/null 2>&1; rc=$?; sh -c \'echo "$$"\'; exit $rc', "sh", *cmd)
+    expect(r.stdout.strip().isdigit(), f"unshare {' '.join(cmd)}: {r.returncode} {r.stdout}{r.stderr}")
+    return r, int(r.stdout.strip())
+
+
+def scenario_scale():
+    """The processes install, reinstall and uninstall start do not grow with the
+    bundle's size (a real bundle holds over 3,000 fixture files and links; one
+    process per file took over two minutes under qemu in an arm64 root)."""
+    counts = {}
+    for n in (20, 2000):
+        root = make_root()
+        b = make_bundle(extra=[f"share/edgemon/fixtures/many/d{i // 10}/f{i % 10}" for i in range(n)])
+        try:
+            for i in range(0, n, 7):  # links as the fixtures have them (cpufreq policies)
+                os.symlink(f"d{i // 10}/f{i % 10}", os.path.join(b, "share/edgemon/fixtures/many", f"link{i}"))
+            before = snapshot(root)
+            for step, cmd in (("install", [f"{b}/install.sh", "--root", root]),
+                              ("reinstall", [f"{b}/install.sh", "--root", root]),
+                              ("uninstall --purge", [f"{b}/uninstall.sh", "--root", root, "--purge"])):
+                r, count = processes(*cmd)
+                expect(r.returncode == 0, f"{step} with {n} extra files: exit {r.returncode}")
+                counts[(step, n)] = count
+                if step == "install":
+                    made = os.path.join(root, "opt/edgemon/share/edgemon/fixtures/many")
+                    expect(os.path.islink(os.path.join(made, "link7")) and
+                           open(os.path.join(made, f"d{(n - 1) // 10}/f{(n - 1) % 10}")).read().startswith("new in"),
+                           f"install with {n} extra files: the files or links are not there")
+            check_removed(root, before, True, f"uninstall --purge of a bundle with {n} extra files")
+        finally:
+            shutil.rmtree(root, ignore_errors=True)
+            shutil.rmtree(os.path.dirname(b), ignore_errors=True)
+    for step in ("install", "reinstall", "uninstall --purge"):
+        small, big = counts[(step, 20)], counts[(step, 2000)]
+        print(f"    {step}: {small} processes with 20 extra files, {big} with 2000")
+        expect(big - small < 60, f"{step}: {big} processes for 2000 extra files against {small} for 20")
+
+
 def main():
     global ARGS
     ap = argparse.ArgumentParser()
@@ -416,6 +458,7 @@ def main():
     checks.run("default prefix: install twice, a user's file kept, --purge", scenario_default)
     checks.run("an installation without a manifest: upgraded, then --purge", scenario_legacy)
     checks.run("system directories and taken names refused; empty uninstall", scenario_refused)
+    checks.run("processes do not grow with the bundle's size", scenario_scale)
     print(f"{checks.passed} passed, {len(checks.failed)} failed")
     return 1 if checks.failed else 0
 
