@@ -260,7 +260,7 @@ awk -F '\t' '
     next
   }
   $1 == "d" && ($3 in anc) && !(("d" FS $3) in listed) { print }' "$new" "$old" >"$work/carried"
-while IFS="$tab" read -r kind data path; do
+while IFS="$tab" read -r kind _ path; do
   [ -d "$root$path" ] && [ ! -L "$root$path" ] && record d - "$path"
 done <"$work/carried"
 save_manifest "$new"

@@ -84,7 +84,7 @@ else
   rm -f "$root$manifest"
   rmdir "$root${manifest%/*}" 2>/dev/null || true
   remove_entries "$work/rest" /dev/null "$mode" >"$work/left"
-  while IFS="$tab" read -r kind data path; do
+  while IFS="$tab" read -r _ _ path; do
     warn "left $path: it holds files that are not edgemon's"
   done <"$work/left"
 fi
