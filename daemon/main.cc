@@ -29,7 +29,6 @@
 #include <mutex>
 #include <thread>
 
-#include "client/render.h"
 #include "daemon/collect/collection.h"
 #include "daemon/collect/collectors.h"
 #include "daemon/config.h"
@@ -48,6 +47,7 @@
 #include "daemon/store/ring_store.h"
 #include "daemon/store_sink.h"
 #include "edgemon/clock.h"
+#include "edgemon/render.h"
 
 namespace edgemon {
 namespace {

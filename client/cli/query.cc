@@ -10,9 +10,9 @@
 
 #include "client/cli/cli.h"
 #include "client/cli/session.h"
-#include "client/render.h"
 #include "edgemon/checked.h"
 #include "edgemon/clock.h"
+#include "edgemon/render.h"
 #include "edgemon/timespec.h"
 
 namespace edgemon::cli {

@@ -10,8 +10,8 @@
 #include <csignal>
 #include <mutex>
 
-#include "client/render.h"
 #include "edgemon/checked.h"
+#include "edgemon/render.h"
 #include "edgemon/text.h"
 
 namespace edgemon::cli {

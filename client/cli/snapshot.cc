@@ -9,7 +9,7 @@
 
 #include "client/cli/cli.h"
 #include "client/cli/session.h"
-#include "client/render.h"
+#include "edgemon/render.h"
 
 namespace edgemon::cli {
 namespace {

@@ -12,7 +12,7 @@
 #include "client/cli/session.h"
 #include "client/cli/tegrastats_format.h"
 #include "client/duration_flag.h"
-#include "client/render.h"
+#include "edgemon/render.h"
 
 namespace edgemon::cli {
 namespace {

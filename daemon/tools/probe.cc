@@ -12,9 +12,9 @@
 #include <cstdio>
 #include <iostream>
 
-#include "client/render.h"
 #include "daemon/collect/collection.h"
 #include "daemon/collect/collectors.h"
+#include "edgemon/render.h"
 
 namespace {
 

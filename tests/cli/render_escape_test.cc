@@ -5,7 +5,7 @@
 
 #include <string>
 
-#include "client/render.h"
+#include "edgemon/render.h"
 #include "tests/support/inventory.h"
 
 namespace edgemon {

@@ -2,7 +2,7 @@
 // where the board declares them first (TX2's and x86's power monitors).
 #include <gtest/gtest.h>
 
-#include "client/render.h"
+#include "edgemon/render.h"
 #include "tests/support/inventory.h"
 
 namespace edgemon {

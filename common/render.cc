@@ -1,4 +1,4 @@
-#include "client/render.h"
+#include "edgemon/render.h"
 
 #include <cinttypes>
 #include <cstdio>
