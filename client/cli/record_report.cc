@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "client/cli/record_report.h"
+#include "edgemon/rail_tree.h"
 
 namespace edgemon::cli::record {
 
@@ -116,44 +117,33 @@ std::string Fixed(double value, int decimals) {
 }
 
 std::vector<RailRow> RailTree(const std::vector<client::RailSummary>& rails, double duration_s) {
-  std::set<std::string> names;
-  for (const auto& r : rails) names.insert(r.name);
   auto avg = [&](std::optional<double> mj) -> std::optional<double> {
     if (!mj || duration_s <= 0) return std::nullopt;
     return *mj / duration_s;
   };
+  std::vector<RailLink> links;
+  for (const auto& r : rails) links.push_back({r.name, r.parent, r.input});
   std::vector<RailRow> out;
-  std::set<std::string> done;
-  std::function<void(const client::RailSummary&, int)> visit = [&](const client::RailSummary& r,
-                                                                   int depth) {
-    if (!done.insert(r.name).second) return;  // a cycle or a duplicate name
-    out.push_back({r.name, depth, r.input, false, r.energy_mj, r.avg_power_mw, r.peak_power_mw});
-    std::optional<double> children = 0.0;  // none when a sub-rail was not measured
-    size_t n = 0;
-    for (const auto& c : rails) {
-      if (c.parent != r.name || c.name == r.name || done.count(c.name)) continue;
-      children =
-          children && c.energy_mj ? std::optional<double>(*children + *c.energy_mj) : std::nullopt;
-      ++n;
-      visit(c, depth + 1);
-    }
-    if (n > 0) {
-      std::optional<double> rest =
-          r.energy_mj && children ? std::optional<double>(*r.energy_mj - *children) : std::nullopt;
-      out.push_back({"other (" + r.name + " - sub-rails)", depth + 1, false, true, rest, avg(rest),
-                     std::nullopt});
-    }
-  };
-  auto top = [&](const client::RailSummary& r) {
-    return r.parent.empty() || r.parent == r.name || !names.count(r.parent);
-  };
-  for (const auto& r : rails) {
-    if (top(r) && r.input) visit(r, 0);
-  }
-  for (const auto& r : rails) {
-    if (top(r)) visit(r, 0);
-  }
-  for (const auto& r : rails) visit(r, 0);  // members of a parent cycle
+  WalkRailTree(
+      links,
+      [&](size_t i, int depth) {
+        const auto& r = rails[i];
+        out.push_back(
+            {r.name, depth, r.input, false, r.energy_mj, r.avg_power_mw, r.peak_power_mw});
+      },
+      [&](size_t i, int depth, const std::vector<size_t>& children) {
+        if (children.empty()) return;
+        std::optional<double> sum = 0.0;  // none when a sub-rail was not measured
+        for (size_t c : children) {
+          sum = sum && rails[c].energy_mj ? std::optional<double>(*sum + *rails[c].energy_mj)
+                                          : std::nullopt;
+        }
+        const auto& r = rails[i];
+        std::optional<double> rest =
+            r.energy_mj && sum ? std::optional<double>(*r.energy_mj - *sum) : std::nullopt;
+        out.push_back({"other (" + r.name + " - sub-rails)", depth + 1, false, true, rest,
+                       avg(rest), std::nullopt});
+      });
   return out;
 }
 

@@ -5,6 +5,7 @@
 #include <string_view>
 #include <vector>
 
+#include "edgemon/rail_tree.h"
 #include "tui/format.h"
 #include "tui/panels/channels.h"
 
@@ -12,30 +13,15 @@ namespace edgemon::tui {
 
 std::vector<RailRow> RailTree(const Inventory& inv) {
   std::vector<const Channel*> rails;
+  std::vector<RailLink> links;
   for (const Channel& c : inv.channels) {
-    if (c.kind == Kind::kRail && c.field == Field::kPower && !c.name.empty()) rails.push_back(&c);
+    if (c.kind == Kind::kRail && c.field == Field::kPower && !c.name.empty()) {
+      rails.push_back(&c);
+      links.push_back({c.name, c.parent, c.Has(kFlagInputRail)});
+    }
   }
   std::vector<RailRow> out;
-  std::vector<bool> done(rails.size(), false);
-  auto add = [&](auto&& self, size_t i, int depth) -> void {
-    if (done[i]) return;
-    done[i] = true;
-    out.push_back({rails[i], depth});
-    for (size_t j = 0; j < rails.size(); ++j) {
-      if (!done[j] && rails[j]->parent == rails[i]->name) self(self, j, depth + 1);
-    }
-  };
-  for (size_t i = 0; i < rails.size(); ++i) {
-    if (rails[i]->Has(kFlagInputRail)) add(add, i, 0);
-  }
-  auto known = [&](const std::string& parent) {
-    return std::any_of(rails.begin(), rails.end(),
-                       [&](const Channel* c) { return c->name == parent; });
-  };
-  for (size_t i = 0; i < rails.size(); ++i) {
-    if (rails[i]->parent.empty() || !known(rails[i]->parent)) add(add, i, 0);
-  }
-  for (size_t i = 0; i < rails.size(); ++i) add(add, i, 0);  // cycles, if any
+  WalkRailTree(links, [&](size_t i, int depth) { out.push_back({rails[i], depth}); });
   return out;
 }
 
