@@ -1,8 +1,14 @@
 #!/usr/bin/env bash
-# Installs the dependencies, builds edgemon, and starts monitoring:
+# Installs what building edgemon needs, builds its programs, and starts monitoring:
 #   scripts/quickstart.sh                this machine
 #   scripts/quickstart.sh --sim BOARD    a simulated board whose values move (agx-orin, orin-nano,
 #                                        xavier-nx, tx2, jetson-nano, x86-laptop, no-sensors)
+# Only the build dependencies are installed (scripts/install-deps.sh --build:
+# the compiler, CMake, Ninja and the libraries' -dev packages; no service is
+# among them, and none is started or enabled), and only the programs are
+# built into build/ (edgemond, edgemon, edgetop, edgemon-sim, edgemon-probe
+# and the Python package), without the tests and benchmarks: scripts/test.sh
+# installs their tools, builds everything and runs the tests.
 # edgemond runs in the background (history in build/edgemon*.db, API on
 # build/edgemond*.sock) and edgetop shows it in this terminal; q quits and
 # stops everything. Without a terminal, edgemond runs in the foreground and
@@ -17,9 +23,11 @@ if [ "${1:-}" = "--sim" ]; then
   shift 2 || shift $#
 fi
 
-scripts/install-deps.sh
-cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
-cmake --build build -j"$(nproc)"
+scripts/install-deps.sh --build
+cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+  -DEDGEMON_BUILD_TESTS=OFF -DEDGEMON_BUILD_BENCH=OFF >/dev/null
+cmake --build build -j"$(nproc)" --target edgemond edgemon edgetop edgemon-sim edgemon-probe \
+  edgemon_python
 
 root=/
 db=build/edgemon.db

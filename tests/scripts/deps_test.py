@@ -1,0 +1,256 @@
+#!/usr/bin/python3
+"""What scripts/quickstart.sh and scripts/test.sh install, and that
+scripts/install-deps.sh starts and enables no service.
+
+  deps_test.py --source-dir REPO
+
+No package is installed: apt-get, dpkg-query, cmake and sudo are stand-ins on
+PATH that record their arguments, and EDGEMON_DEPS_ROOT points install-deps.sh
+at a scratch root whose /etc/systemd, /etc/rc?.d and /usr/sbin/policy-rc.d
+stand for the machine's. The stand-in apt-get does what a service's package
+does on install: asks policy-rc.d whether it may start the service, and
+creates its boot links (systemd's .wants links, SysV S and K links).
+  - quickstart.sh installs exactly `install-deps.sh --list --build`, with
+    --no-install-recommends, and configures without the tests and benchmarks;
+  - test.sh installs the whole list and configures with every test required;
+  - the build list holds no test tool, and (where dpkg knows them) none of
+    its packages ships a service, socket, timer or init script;
+  - during the install policy-rc.d refuses starts; afterwards the links the
+    install created are undone (systemd links removed, SysV S links turned
+    into K links), the links that were there before, masks and K links are
+    kept, and the machine's own policy-rc.d is back as it was; also when
+    apt-get fails half-way.
+"""
+import argparse
+import os
+import subprocess
+import sys
+import tempfile
+
+FAILURES = []
+
+
+def expect(cond, what):
+    if not cond:
+        FAILURES.append(what)
+        print("FAIL: " + what)
+
+
+STUBS = {
+    # Nothing is installed.
+    "dpkg-query": "#!/bin/sh\nexit 1\n",
+    "sudo": "#!/bin/sh\necho \"sudo $*\" >>\"$STUB_LOG\"\nexit 99\n",
+    "cmake": "#!/bin/sh\necho \"cmake $*\" >>\"$STUB_LOG\"\nexit 3\n",
+    "apt-get": r"""#!/bin/sh
+echo "apt-get $*" >>"$STUB_LOG"
+[ "$1" = install ] || exit 0
+"$EDGEMON_DEPS_ROOT/usr/sbin/policy-rc.d" prometheus.service start
+echo "policy-rc.d start: $?" >>"$STUB_LOG"
+[ -z "$STUB_POSTINST" ] || sh -e "$STUB_POSTINST"
+exit "${STUB_APT_EXIT:-0}"
+""",
+}
+
+# What the packages of prometheus and podman do on install (Debian 12).
+POSTINST = r"""
+r=$EDGEMON_DEPS_ROOT/etc
+mkdir -p $r/systemd/system/multi-user.target.wants $r/systemd/system/sockets.target.wants \
+  $r/systemd/system/timers.target.wants $r/systemd/user/sockets.target.wants
+ln -s /lib/systemd/system/prometheus.service $r/systemd/system/multi-user.target.wants/
+ln -s /lib/systemd/system/podman.socket $r/systemd/system/sockets.target.wants/
+ln -s /lib/systemd/system/podman-auto-update.timer $r/systemd/system/timers.target.wants/
+ln -s /usr/lib/systemd/user/podman.socket $r/systemd/user/sockets.target.wants/
+ln -s /dev/null $r/systemd/system/prometheus-old.service
+for l in 2 3 4 5; do mkdir -p $r/rc$l.d; ln -s ../init.d/prometheus $r/rc$l.d/S01prometheus; done
+for l in 0 1 6; do mkdir -p $r/rc$l.d; ln -s ../init.d/prometheus $r/rc$l.d/K01prometheus; done
+"""
+
+BEFORE = {  # links the machine had before (its owner's)
+    "etc/systemd/system/multi-user.target.wants/postgresql.service":
+        "/lib/systemd/system/postgresql.service",
+    "etc/systemd/system/timers.target.wants/apt-daily.timer": "/lib/systemd/system/apt-daily.timer",
+    "etc/rc2.d/S01postgresql": "../init.d/postgresql",
+    "etc/rc0.d/K01postgresql": "../init.d/postgresql",
+}
+
+
+class Scratch:
+    def __init__(self, source_dir, own_policy):
+        self.tmp = tempfile.TemporaryDirectory(prefix="edgemon-deps-")
+        self.dir = self.tmp.name
+        self.root = os.path.join(self.dir, "root")
+        self.bin = os.path.join(self.dir, "bin")
+        self.log = os.path.join(self.dir, "log")
+        self.source_dir = source_dir
+        os.makedirs(os.path.join(self.root, "usr/sbin"))
+        os.makedirs(self.bin)
+        for name, text in STUBS.items():
+            path = os.path.join(self.bin, name)
+            with open(path, "w") as f:
+                f.write(text)
+            os.chmod(path, 0o755)
+        self.postinst = os.path.join(self.dir, "postinst")
+        with open(self.postinst, "w") as f:
+            f.write(POSTINST)
+        for rel, target in BEFORE.items():
+            path = os.path.join(self.root, rel)
+            os.makedirs(os.path.dirname(path), exist_ok=True)
+            os.symlink(target, path)
+        self.policy = os.path.join(self.root, "usr/sbin/policy-rc.d")
+        self.own_policy = own_policy
+        if own_policy is not None:
+            with open(self.policy, "w") as f:
+                f.write(own_policy)
+            os.chmod(self.policy, 0o755)
+
+    def run(self, argv, postinst=True, apt_exit=0):
+        env = {
+            "PATH": self.bin + ":/usr/bin:/bin",
+            "HOME": self.dir,
+            "EDGEMON_DEPS_ROOT": self.root,
+            "STUB_LOG": self.log,
+            "STUB_POSTINST": self.postinst if postinst else "",
+            "STUB_APT_EXIT": str(apt_exit),
+        }
+        open(self.log, "w").close()
+        if not os.path.exists(argv[0]):
+            expect(False, f"{argv[0]} does not exist")
+            return subprocess.CompletedProcess(argv, 127, "", ""), []
+        p = subprocess.run(argv, cwd=self.source_dir, env=env, stdin=subprocess.DEVNULL,
+                           capture_output=True, text=True, timeout=60)
+        with open(self.log) as f:
+            calls = f.read().splitlines()
+        return p, calls
+
+    def links(self):
+        out = {}
+        for d, _, files in os.walk(os.path.join(self.root, "etc")):
+            for name in files:
+                path = os.path.join(d, name)
+                if os.path.islink(path):
+                    out[os.path.relpath(path, self.root)] = os.readlink(path)
+        return out
+
+
+def listed(source_dir, *args):
+    p, calls = Scratch(source_dir, own_policy=None).run(
+        [os.path.join(source_dir, "scripts/install-deps.sh"), "--list", *args])
+    expect(p.returncode == 0 and not calls, f"install-deps.sh --list {' '.join(args)}: exit "
+                                            f"{p.returncode}, ran {calls}")
+    return p.stdout.split()
+
+
+def installed(calls):
+    """The packages of the one `apt-get install` call (None if none or several)."""
+    installs = [c.split()[2:] for c in calls if c.startswith("apt-get install ")]
+    if len(installs) != 1:
+        return None
+    return installs[0]
+
+
+def check_lists(source_dir):
+    build = listed(source_dir, "--build")
+    full = listed(source_dir)
+    expect(len(build) > 10 and len(full) > len(build), f"lists: build {build}, full {full}")
+    expect(set(build) <= set(full), f"build list not within the whole list: {set(build) - set(full)}")
+    tools = {"prometheus", "prometheus-node-exporter", "podman", "runc", "binfmt-support",
+             "qemu-user-static", "debootstrap", "systemd", "libgtest-dev", "libbenchmark-dev",
+             "clang", "tmux", "faketime", "python3-pytest", "man-db"}
+    expect(not set(build) & tools, f"test tools in the build list: {set(build) & tools}")
+    expect(tools <= set(full), f"test tools missing from the whole list: {tools - set(full)}")
+    # Where dpkg knows a build package, it must ship no service of any kind.
+    for pkg in build:
+        p = subprocess.run(["dpkg-query", "-L", pkg], capture_output=True, text=True)
+        if p.returncode != 0:
+            continue
+        services = [f for f in p.stdout.split("\n")
+                    if f.startswith("/etc/init.d/") or
+                    ("/systemd/system/" in f and f.endswith((".service", ".socket", ".timer")))]
+        expect(not services, f"build package {pkg} ships services: {services}")
+    return build, full
+
+
+def check_quickstart_and_test(source_dir, build, full):
+    s = Scratch(source_dir, own_policy=None)
+    p, calls = s.run([os.path.join(source_dir, "scripts/quickstart.sh"), "--sim", "orin-nano"],
+                     postinst=False)
+    expect(p.returncode != 0, "quickstart.sh went on after the stand-in cmake failed")
+    got = installed(calls)
+    expect(got is not None, f"quickstart.sh: not one apt-get install: {calls}")
+    if got is not None:
+        expect("--no-install-recommends" in got, f"quickstart.sh installs recommends: {got}")
+        pkgs = [a for a in got if not a.startswith("-")]
+        expect(sorted(pkgs) == sorted(build),
+               f"quickstart.sh installs {sorted(pkgs)}, not the build list {sorted(build)}")
+    configure = [c for c in calls if c.startswith("cmake -S")]
+    expect(len(configure) == 1 and "-DEDGEMON_BUILD_TESTS=OFF" in configure[0].split() and
+           "-DEDGEMON_BUILD_BENCH=OFF" in configure[0].split(),
+           f"quickstart.sh configures the tests or benchmarks: {configure}")
+    expect(not any(c.startswith("sudo") for c in calls), f"sudo was called: {calls}")
+
+    p, calls = s.run([os.path.join(source_dir, "scripts/test.sh")], postinst=False)
+    got = installed(calls)
+    pkgs = [a for a in got or [] if not a.startswith("-")]
+    expect(sorted(pkgs) == sorted(full),
+           f"test.sh installs {sorted(pkgs)}, not the whole list {sorted(full)}")
+    configure = [c for c in calls if c.startswith("cmake -S")]
+    expect(len(configure) == 1 and "-DEDGEMON_REQUIRE_ALL_TESTS=ON" in configure[0].split(),
+           f"test.sh does not require every test: {configure}")
+
+
+def check_services(source_dir, own_policy, apt_exit):
+    what = f"(own policy-rc.d: {own_policy is not None}, apt-get exit {apt_exit})"
+    s = Scratch(source_dir, own_policy)
+    p, calls = s.run([os.path.join(source_dir, "scripts/install-deps.sh")], apt_exit=apt_exit)
+    expect((p.returncode == 0) == (apt_exit == 0), f"install-deps exit {p.returncode} {what}")
+    expect("policy-rc.d start: 101" in calls,
+           f"policy-rc.d did not refuse the start during the install {what}: {calls}")
+    links = s.links()
+    for rel, target in BEFORE.items():
+        expect(links.get(rel) == target, f"{rel} (there before) changed: {links.get(rel)} {what}")
+    for rel in ("etc/systemd/system/multi-user.target.wants/prometheus.service",
+                "etc/systemd/system/sockets.target.wants/podman.socket",
+                "etc/systemd/system/timers.target.wants/podman-auto-update.timer",
+                "etc/systemd/user/sockets.target.wants/podman.socket"):
+        expect(rel not in links, f"{rel} is still enabled {what}")
+    for level in "2345":
+        expect(f"etc/rc{level}.d/S01prometheus" not in links,
+               f"rc{level}.d/S01prometheus still starts it {what}")
+        expect(links.get(f"etc/rc{level}.d/K01prometheus") == "../init.d/prometheus",
+               f"rc{level}.d/K01prometheus missing: update-rc.d defaults would enable it again {what}")
+    for level in "016":
+        expect(f"etc/rc{level}.d/K01prometheus" in links, f"rc{level}.d/K01prometheus removed {what}")
+    expect(links.get("etc/systemd/system/prometheus-old.service") == "/dev/null",
+           f"a package's mask was undone {what}")
+    enabled = [rel for rel in links if rel not in BEFORE and
+               (".wants/" in rel or os.path.basename(rel).startswith("S"))]
+    expect(not enabled, f"enabled after the install: {enabled} {what}")
+    for name in ("prometheus.service", "podman.socket", "podman-auto-update.timer", "prometheus"):
+        expect(name in p.stdout, f"install-deps does not say it left {name} disabled {what}: "
+                                 f"{p.stdout}")
+    if own_policy is None:
+        expect(not os.path.lexists(s.policy), f"policy-rc.d left behind {what}")
+    else:
+        with open(s.policy) as f:
+            expect(f.read() == own_policy, f"the machine's policy-rc.d was not put back {what}")
+    expect(not os.path.lexists(s.policy + ".edgemon-saved"), f"saved policy-rc.d left {what}")
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--source-dir", required=True)
+    a = ap.parse_args()
+    build, full = check_lists(a.source_dir)
+    check_quickstart_and_test(a.source_dir, build, full)
+    check_services(a.source_dir, own_policy=None, apt_exit=0)
+    check_services(a.source_dir, own_policy="#!/bin/sh\n# the owner's\nexit 0\n", apt_exit=0)
+    check_services(a.source_dir, own_policy=None, apt_exit=100)
+    if FAILURES:
+        print(f"deps_test: {len(FAILURES)} failures")
+        return 1
+    print("deps_test: ok")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
