@@ -1,6 +1,5 @@
 #include "client/cli/session.h"
 
-#include <fnmatch.h>
 #include <time.h>
 
 #include <algorithm>
@@ -66,41 +65,6 @@ std::optional<std::vector<ChannelId>> SelectOrReport(std::string_view command,
     return std::nullopt;
   }
   return std::move(ids).value();
-}
-
-Result<std::vector<ChannelId>> SelectChannels(const Inventory& inventory,
-                                              const std::vector<std::string>& patterns) {
-  std::vector<ChannelId> ids;
-  if (patterns.empty()) {
-    for (const Channel& c : inventory.channels) {
-      if (!c.name.empty()) ids.push_back(c.id);
-    }
-    return ids;
-  }
-  for (const auto& p : patterns) {
-    const size_t before = ids.size();
-    if (text::AllDigits(p)) {
-      const unsigned long long id = std::stoull(p.size() > 12 ? std::string("999999999999") : p);
-      if (id < inventory.channels.size() && !inventory.channels[id].name.empty()) {
-        ids.push_back(static_cast<ChannelId>(id));
-      }
-    } else {
-      for (const Channel& c : inventory.channels) {
-        if (c.name.empty()) continue;
-        const std::string key = c.Key();
-        if (key == p || fnmatch(p.c_str(), key.c_str(), 0) == 0) ids.push_back(c.id);
-      }
-    }
-    if (ids.size() == before) {
-      return Status::InvalidArgument(
-          "no channel matches \"" + p +
-          "\" (expected a key kind/name/field, an id, or a pattern such as rail/* or "
-          "*/power; see edgemon sensors)");
-    }
-  }
-  std::sort(ids.begin(), ids.end());
-  ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
-  return ids;
 }
 
 std::vector<std::string> KeysOf(const Inventory& inventory, const std::vector<ChannelId>& ids) {

@@ -13,6 +13,7 @@
 
 #include "client/cli/cli.h"
 #include "client/edgemon_client.h"
+#include "edgemon/select.h"
 
 namespace edgemon::cli {
 
@@ -30,15 +31,7 @@ std::optional<Session> OpenSession(const Globals& globals, int* exit_code);
 // Splits "a,b" entries into a flat list, dropping empty items.
 std::vector<std::string> SplitList(const std::vector<std::string>& items);
 
-// Channels matching any of `patterns`, ascending ids: a key
-// "kind/name/field", a channel id, or a shell glob over keys ("rail/*",
-// "thermal/cpu*", "*/power", "rail/*/power"). An empty list selects every
-// named channel. A pattern that matches nothing is INVALID_ARGUMENT (one
-// line).
-Result<std::vector<ChannelId>> SelectChannels(const Inventory& inventory,
-                                              const std::vector<std::string>& patterns);
-
-// SelectChannels for subcommand `command`: on a pattern that matches nothing
+// SelectChannels (edgemon/select.h) for subcommand `command`: on a pattern that matches nothing
 // prints "edgemon <command>: <why>" to stderr and returns nullopt (exit 2).
 std::optional<std::vector<ChannelId>> SelectOrReport(std::string_view command,
                                                      const Inventory& inventory,

@@ -1,7 +1,8 @@
 #include "daemon/service/codec.h"
 
 #include <algorithm>
-#include <charconv>
+
+#include "edgemon/select.h"
 
 namespace edgemon::service {
 
@@ -94,38 +95,8 @@ void ToProto(const Frame& frame, const std::vector<ChannelId>& subset, uint64_t 
 
 Result<std::vector<ChannelId>> SelectChannels(const Inventory& inventory,
                                               const std::vector<std::string>& wanted) {
-  std::vector<ChannelId> ids;
-  for (const auto& w : wanted) {
-    size_t before = ids.size();
-    if (!w.empty() &&
-        std::all_of(w.begin(), w.end(), [](char ch) { return ch >= '0' && ch <= '9'; })) {
-      uint64_t id = 0;
-      auto [p, ec] = std::from_chars(w.data(), w.data() + w.size(), id);
-      if (ec == std::errc() && p == w.data() + w.size() && id < inventory.channels.size()) {
-        ids.push_back(static_cast<ChannelId>(id));
-      }
-    } else if (w.size() >= 2 && w.compare(w.size() - 2, 2, "/*") == 0) {
-      std::string prefix = w.substr(0, w.size() - 1);  // "kind/" or "kind/name/"
-      for (const auto& c : inventory.channels) {
-        if (c.Key().rfind(prefix, 0) == 0) ids.push_back(c.id);
-      }
-    } else {
-      for (const auto& c : inventory.channels) {
-        if (c.Key() == w) {
-          ids.push_back(c.id);
-          break;
-        }
-      }
-    }
-    if (ids.size() == before) {
-      return Status::InvalidArgument(
-          "unknown channel \"" + w +
-          "\" (expected a key kind/name/field, an id, or kind/* or kind/name/*)");
-    }
-  }
-  std::sort(ids.begin(), ids.end());
-  ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
-  return ids;
+  if (wanted.empty()) return std::vector<ChannelId>{};  // every channel, later ones too
+  return edgemon::SelectChannels(inventory, wanted);
 }
 
 }  // namespace edgemon::service

@@ -28,11 +28,10 @@ void ToProto(const Frame& frame, const std::vector<ChannelId>& subset, uint64_t 
 // The flags of a channel as the proto spells them ("constant", "input", ...).
 std::vector<std::string> FlagNames(uint32_t flags);
 
-// Resolves a client's channel list against the inventory. Each entry is a
-// key "kind/name/field", a decimal channel id, or a pattern "kind/*" or
-// "kind/name/*". An empty list selects every channel, returned as an empty
-// vector. Returns ascending unique ids, or INVALID_ARGUMENT naming the first
-// entry that matched nothing.
+// Resolves a client's channel list against the inventory with the one
+// selection grammar (edgemon/select.h: keys, ids, shell globs over keys).
+// An empty list selects every channel, returned as an empty vector (so a
+// channel that appears later is included too).
 Result<std::vector<ChannelId>> SelectChannels(const Inventory& inventory,
                                               const std::vector<std::string>& wanted);
 
