@@ -9,7 +9,7 @@
 // `<path>-shm`), synchronous=NORMAL (Debian's build defaults to FULL), page
 // size 4096, auto_vacuum=INCREMENTAL, application_id 'EDGM', schema version
 // in PRAGMA user_version (see kSchemaVersion and the migrations in
-// ring_store.cc). Tables:
+// schema.cc). Tables:
 //
 //   meta(key, value)                 what the writer keeps exact: frames,
 //                                    rollup_rows, rollup_seq (I7) and
@@ -49,7 +49,8 @@
 // value (FindValue). 24 h of 1 Hz frames to 1000 points: ~0.2 ms from the
 // rollup tier, ~30 ms forced from raw frames (store_bench).
 //
-// Invariants (numbers are referred to in ring_store.cc):
+// Invariants (numbers are referred to in the store's source files;
+// ring_store_impl.h says which file holds what):
 //
 //   1. One writer. Only the writer thread writes, on its own connection. Every
 //      write is a transaction that leaves all invariants true, so a process

@@ -1,0 +1,384 @@
+// The writer's transactions (I1): one per batch, holding the channel rows,
+// the frames, clock steps and boot segments, closed rollup periods, raw
+// retention by boottime and rollup/window retention (I5), and the trimming
+// that keeps the file under max_bytes (I6). Failed commits move the writer
+// to kFailing (ring_store.h's writer states).
+#include <cmath>
+
+#include "daemon/store/ring_store_impl.h"
+
+namespace edgemon::store {
+namespace {
+
+using internal::AttrsJson;
+using internal::IsDamageCode;
+using internal::kRowOverheadBytes;
+using internal::TripsJson;
+
+constexpr int64_t kRollupRowBytes = 40;
+
+bool IsFull(int extended_code) {
+  return (extended_code & 0xff) == SQLITE_FULL;
+}
+
+}  // namespace
+
+int64_t RingStore::Impl::EstimatePages() const {
+  int64_t bytes = 0;
+  for (const auto& r : batch_) bytes += static_cast<int64_t>(r.blob.size()) + kRowOverheadBytes;
+  bytes += static_cast<int64_t>(pending_rollup_.size()) * kRollupRowBytes;
+  for (size_t id = 1; id < chans_.size(); ++id) {
+    if (chans_[id].dirty) bytes += 400;
+  }
+  // B-tree pages are not full; splits touch a few more.
+  return bytes * 5 / 4 / page_size_ + 8;
+}
+
+Status RingStore::Impl::InWriteTxn(const std::function<Status()>& body) {
+  last_errcode_ = SQLITE_OK;
+  w_->set_failure_code(SQLITE_OK);
+  Status s = w_->Exec("BEGIN IMMEDIATE");
+  if (s.ok()) s = body();
+  if (s.ok()) s = w_->Exec("COMMIT");
+  if (!s.ok()) {
+    last_errcode_ = w_->failure_code();
+    if (IsDamageCode(last_errcode_)) NoteDamage(last_errcode_, "writing", s.message());
+    if (w_->InTransaction()) (void)w_->Exec("ROLLBACK");
+  }
+  return s;
+}
+
+Status RingStore::Impl::WriteMeta(const char* key, int64_t value) {
+  sql::Stmt s(*w_,
+              "INSERT INTO meta(key, value) VALUES(?1, ?2) "
+              "ON CONFLICT(key) DO UPDATE SET value = excluded.value");
+  return s.Bind(1, std::string_view(key)).Bind(2, value).Run();
+}
+
+Status RingStore::Impl::Commit() {
+  bool dirty_channels = false;
+  for (size_t id = 1; id < chans_.size() && !dirty_channels; ++id)
+    dirty_channels = chans_[id].dirty;
+  if (batch_.empty() && pending_rollup_.empty() && !rollup_dirty_ && !dirty_channels) {
+    return Status::Ok();
+  }
+  Deltas d;
+  Status s;
+  uint64_t failed_attempts = 0;
+  if (damaged()) {
+    // (I13) Nothing more is written into a damaged file.
+    s = Status::Internal("the store is damaged (" + damage() + ")");
+    last_errcode_ = SQLITE_CORRUPT;
+  } else {
+    if (!failing_) SetState(WriterState::kCommitting);
+    s = TryCommit(d);
+  }
+  if (!s.ok() && IsFull(last_errcode_) && max_pages_ > 0) {
+    // The ring cap was reached despite the estimate: trim harder, retry once (I6).
+    ++failed_attempts;
+    auto pages = w_->QueryInt("PRAGMA page_count");
+    auto cap = w_->QueryInt("PRAGMA max_page_count");
+    if (pages.ok() && cap.ok() && *cap == max_pages_ && *pages + EstimatePages() >= max_pages_) {
+      Deltas t;
+      Status trimmed = InWriteTxn([&]() -> Status {
+        if (Status e = EnsureRoom(EstimatePages(), max_pages_ * 4 / 5, t); !e.ok()) return e;
+        if (Status e = WriteMeta("frames", frames_ - t.trimmed); !e.ok()) return e;
+        return WriteMeta("rollup_rows", rollup_rows_ - t.rollup_trimmed);
+      });
+      if (trimmed.ok()) {
+        frames_ -= t.trimmed;
+        rollup_rows_ -= t.rollup_trimmed;
+        std::lock_guard lk(stats_mu_);
+        counters_.trimmed_frames += static_cast<uint64_t>(t.trimmed);
+        counters_.trimmed_rollup_rows += static_cast<uint64_t>(t.rollup_trimmed);
+      }
+      d = Deltas{};
+      s = TryCommit(d);
+    }
+  }
+  if (!s.ok()) {
+    ++failed_attempts;
+    const bool full = IsFull(last_errcode_);
+    const uint64_t lost = batch_.size();
+    batch_.clear();  // dropped; rollup rows and channel rows stay pending
+    batch_bytes_ = 0;
+    failing_ = true;
+    {
+      std::lock_guard lk(stats_mu_);
+      counters_.failed_commits += failed_attempts;
+      if (lost > 0) counters_.dropped_batches += 1;
+      counters_.dropped_frames += lost;
+      counters_.last_error = s.message();
+      counters_.state = WriterState::kFailing;
+    }
+    if (!error_since_flush_ && lost > 0) {
+      error_since_flush_ =
+          Status::Internal((full ? "disk full: " : "write failed: ") + std::to_string(lost) +
+                           " frames dropped (" + s.message() + ")");
+    }
+    // A damaged store was reported once (kDamaged); its drops are counted.
+    if (!damaged()) {
+      Report(StoreEvent::Kind::kWriteFailed, std::string(full ? "disk full" : "write failed") +
+                                                 ": dropped a batch of " + std::to_string(lost) +
+                                                 " frames (" + s.message() + ")");
+    }
+    return Status::Internal((full ? "disk full: " : "write failed: ") + std::to_string(lost) +
+                            " frames dropped (" + s.message() + ")");
+  }
+  // Committed: apply what the transaction did.
+  frames_ += d.inserted - d.expired - d.trimmed;
+  rollup_rows_ += d.rollup_inserted - d.rollup_deleted - d.rollup_trimmed;
+  if (!batch_.empty()) {
+    int64_t bytes = 0;
+    for (const auto& r : batch_) bytes += static_cast<int64_t>(r.blob.size());
+    double avg =
+        static_cast<double>(bytes) / static_cast<double>(batch_.size()) + kRowOverheadBytes;
+    avg_row_bytes_ = 0.7 * avg_row_bytes_ + 0.3 * avg;
+    newest_rt_ = batch_.back().realtime_ns;
+  }
+  boots_.erase(boots_.begin(), boots_.begin() + static_cast<std::ptrdiff_t>(d.boots_emptied));
+  pending_jumps_.clear();
+  pending_boots_.clear();
+  batch_.clear();
+  batch_bytes_ = 0;
+  pending_rollup_.clear();
+  rollup_dirty_ = false;
+  rollup_seq_ = pending_rollup_seq_;
+  for (auto& c : chans_) c.dirty = false;
+  if (d.channels_version) channels_version_ = *d.channels_version;
+  const bool resumed = failing_;
+  failing_ = false;
+  {
+    std::lock_guard lk(stats_mu_);
+    counters_.commits += 1;
+    counters_.failed_commits += failed_attempts;
+    counters_.expired_frames += static_cast<uint64_t>(d.expired);
+    counters_.trimmed_frames += static_cast<uint64_t>(d.trimmed);
+    counters_.trimmed_rollup_rows += static_cast<uint64_t>(d.rollup_trimmed);
+    counters_.state = WriterState::kIdle;
+  }
+  if (resumed) {
+    last_failure_report_.reset();
+    Report(StoreEvent::Kind::kResumed, "writing again after dropped batches");
+  }
+  return Status::Ok();
+}
+
+Status RingStore::Impl::TryCommit(Deltas& d) {
+  return InWriteTxn([&]() -> Status {
+    // (I6) make room first, in the same transaction.
+    if (max_pages_ > 0) {
+      int64_t target = max_pages_ - std::max<int64_t>(8, max_pages_ / 20);
+      if (Status s = EnsureRoom(EstimatePages(), target, d); !s.ok()) return s;
+    }
+    // (I4) channel rows; readers cache them per meta.channels_version.
+    bool channels_changed = false;
+    for (size_t id = 1; id < chans_.size(); ++id) {
+      const auto& c = chans_[id];
+      if (!c.dirty) continue;
+      sql::Stmt s(*w_,
+                  "INSERT INTO channels(id, key, kind, name, field, unit, device, parent, flags, "
+                  "min, max, crit, trips, attrs, first_seen_ns) "
+                  "VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15) "
+                  "ON CONFLICT(id) DO UPDATE SET kind = excluded.kind, name = excluded.name, "
+                  "field = excluded.field, unit = excluded.unit, device = excluded.device, "
+                  "parent = excluded.parent, flags = excluded.flags, min = excluded.min, "
+                  "max = excluded.max, crit = excluded.crit, trips = excluded.trips, "
+                  "attrs = excluded.attrs");
+      s.Bind(1, static_cast<int64_t>(id))
+          .Bind(2, std::string_view(c.key))
+          .Bind(3, ToString(c.desc.kind))
+          .Bind(4, std::string_view(c.desc.name))
+          .Bind(5, ToString(c.desc.field))
+          .Bind(6, ToString(c.desc.unit))
+          .Bind(7, std::string_view(c.desc.device))
+          .Bind(8, std::string_view(c.desc.parent))
+          .Bind(9, static_cast<int64_t>(c.desc.flags))
+          .Bind(10, c.desc.min)
+          .Bind(11, c.desc.max)
+          .Bind(12, c.desc.crit);
+      std::string trips = TripsJson(c.desc.trips), attrs = AttrsJson(c.desc.attrs);
+      s.Bind(13, std::string_view(trips))
+          .Bind(14, std::string_view(attrs))
+          .Bind(15, c.first_seen_ns);
+      if (Status e = s.Run(); !e.ok()) return e;
+      channels_changed = true;
+    }
+    if (channels_changed) {
+      if (Status e = WriteMeta("channels_version", channels_version_ + 1); !e.ok()) return e;
+      d.channels_version = channels_version_ + 1;
+    }
+    // Frames (I2: in seq order, as carried).
+    for (const auto& r : batch_) {
+      sql::Stmt s(*w_,
+                  "INSERT INTO frames(seq, boottime_ns, realtime_ns, data) VALUES(?1, ?2, ?3, ?4)");
+      s.Bind(1, static_cast<int64_t>(r.seq)).Bind(2, r.boottime_ns).Bind(3, r.realtime_ns);
+      s.BindBlob(4, r.blob);
+      if (Status e = s.Run(); !e.ok()) return e;
+      ++d.inserted;
+    }
+    std::optional<int64_t> newest = batch_.empty() ? newest_rt_ : batch_.back().realtime_ns;
+    for (const auto& j : pending_jumps_) {
+      sql::Stmt s(*w_,
+                  "INSERT INTO clock_jumps(boottime_ns, realtime_ns, old_offset_ns, "
+                  "new_offset_ns) VALUES(?1, ?2, ?3, ?4)");
+      s.Bind(1, j.boottime_ns).Bind(2, j.realtime_ns).Bind(3, j.old_offset_ns);
+      if (Status e = s.Bind(4, j.new_offset_ns).Run(); !e.ok()) return e;
+    }
+    for (uint64_t b : pending_boots_) {
+      sql::Stmt s(*w_, "INSERT OR IGNORE INTO boots(first_seq) VALUES(?1)");
+      if (Status e = s.Bind(1, static_cast<int64_t>(b)).Run(); !e.ok()) return e;
+    }
+    // (I5) raw retention by elapsed boottime. A frame's age is known within
+    // its boot; a frame of an earlier boot is at least as old as the boottime
+    // elapsed since that boot's last frame plus every later boot's last
+    // boottime. Within a segment boottime grows with seq.
+    if (newest && !batch_.empty()) {
+      int64_t later = 0;  // boottime known to have elapsed after this segment
+      for (size_t k = boots_.size(); k-- > 0;) {
+        const auto& b = boots_[k];
+        const uint64_t end = k + 1 < boots_.size() ? boots_[k + 1].first_seq : UINT64_MAX;
+        const int64_t cutoff =
+            SubSaturating(AddSaturating(b.last_bt, later), options_.raw_retention_ns);
+        later = AddSaturating(later, b.last_bt);
+        sql::Stmt s(*w_,
+                    "DELETE FROM frames WHERE seq >= ?1 AND seq < coalesce((SELECT seq FROM "
+                    "frames WHERE seq >= ?1 AND seq < ?2 AND boottime_ns >= ?3 ORDER BY seq "
+                    "LIMIT 1), ?2)");
+        s.Bind(1, static_cast<int64_t>(b.first_seq))
+            .Bind(2, static_cast<int64_t>(std::min<uint64_t>(end, INT64_MAX)))
+            .Bind(3, cutoff);
+        if (Status e = s.Run(); !e.ok()) return e;
+        d.expired += sqlite3_changes(w_->db());
+        if (k + 1 < boots_.size() && cutoff > b.last_bt) ++d.boots_emptied;
+      }
+      if (d.boots_emptied > 0) {
+        sql::Stmt s(*w_, "DELETE FROM boots WHERE first_seq < ?1");
+        s.Bind(1, static_cast<int64_t>(boots_[d.boots_emptied].first_seq));
+        if (Status e = s.Run(); !e.ok()) return e;
+      }
+    }
+    // (I7) closed rollup periods, merged into rows a clock step may have revisited.
+    for (const auto& r : pending_rollup_) {
+      // Both statements take the period's key and aggregate as ?1..?6.
+      auto run = [&r](sql::Stmt& s) {
+        s.Bind(1, int64_t{r.channel}).Bind(2, r.t_ns).Bind(3, r.agg.count);
+        s.Bind(4, r.agg.min).Bind(5, r.agg.max).Bind(6, r.agg.sum);
+        return s.Run();
+      };
+      sql::Stmt u(*w_,
+                  "UPDATE rollup SET count = count + ?3, min = min(min, ?4), max = max(max, ?5), "
+                  "sum = sum + ?6 WHERE channel = ?1 AND t_ns = ?2");
+      if (Status e = run(u); !e.ok()) return e;
+      if (sqlite3_changes(w_->db()) > 0) continue;
+      sql::Stmt i(*w_,
+                  "INSERT INTO rollup(channel, t_ns, count, min, max, sum) "
+                  "VALUES(?1, ?2, ?3, ?4, ?5, ?6)");
+      if (Status e = run(i); !e.ok()) return e;
+      ++d.rollup_inserted;
+    }
+    if (rollup_dirty_) {
+      if (Status e = WriteMeta("rollup_seq", static_cast<int64_t>(pending_rollup_seq_)); !e.ok()) {
+        return e;
+      }
+    }
+    // (I5) rollup and window retention, with every batch of frames.
+    if (!batch_.empty() || rollup_dirty_) {
+      if (newest) {
+        int64_t cutoff = SubSaturating(*newest, options_.rollup_retention_ns);
+        for (size_t id = 1; id < chans_.size(); ++id) {
+          sql::Stmt s(*w_, "DELETE FROM rollup WHERE channel = ?1 AND t_ns < ?2");
+          if (Status e = s.Bind(1, static_cast<int64_t>(id)).Bind(2, cutoff).Run(); !e.ok()) {
+            return e;
+          }
+          d.rollup_deleted += sqlite3_changes(w_->db());
+        }
+        int64_t keep = std::max(options_.raw_retention_ns, options_.rollup_retention_ns);
+        sql::Stmt w(*w_, "DELETE FROM windows WHERE end_ns IS NOT NULL AND end_ns < ?1");
+        if (Status e = w.Bind(1, SubSaturating(*newest, keep)).Run(); !e.ok()) return e;
+        sql::Stmt j(*w_, "DELETE FROM clock_jumps WHERE realtime_ns < ?1");
+        if (Status e = j.Bind(1, SubSaturating(*newest, keep)).Run(); !e.ok()) return e;
+      }
+    }
+    // (I5) A size trim also takes the windows that ended before what is left.
+    if (d.trimmed > 0 || d.rollup_trimmed > 0) {
+      if (Status e = TrimWindowsToData(); !e.ok()) return e;
+    }
+    if (Status e = WriteMeta("frames", frames_ + d.inserted - d.expired - d.trimmed); !e.ok()) {
+      return e;
+    }
+    return WriteMeta("rollup_rows",
+                     rollup_rows_ + d.rollup_inserted - d.rollup_deleted - d.rollup_trimmed);
+  });
+}
+
+// (I6) Deletes the oldest data until `need_pages` more fit under `target_pages`.
+Status RingStore::Impl::EnsureRoom(int64_t need_pages, int64_t target_pages, Deltas& d) {
+  for (int guard = 0; guard < 10'000; ++guard) {
+    auto pages = w_->QueryInt("PRAGMA page_count");
+    auto free_pages = w_->QueryInt("PRAGMA freelist_count");
+    if (!pages.ok()) return pages.status();
+    if (!free_pages.ok()) return free_pages.status();
+    int64_t excess = (*pages - *free_pages) + need_pages - target_pages;
+    if (excess <= 0) return Status::Ok();
+    auto progressed = TrimOnce(excess, d);
+    if (!progressed.ok()) return progressed.status();
+    if (!*progressed) return Status::Ok();  // nothing left to delete; SQLite will say FULL
+  }
+  return Status::Ok();
+}
+
+Result<bool> RingStore::Impl::TrimOnce(int64_t excess_pages, Deltas& d) {
+  const int64_t frames = frames_ + d.inserted - d.expired - d.trimmed;
+  const int64_t rollup_rows =
+      rollup_rows_ + d.rollup_inserted - d.rollup_deleted - d.rollup_trimmed;
+  std::optional<int64_t> oldest_raw, oldest_rollup;
+  if (frames > 0) {
+    sql::Stmt s(*w_, "SELECT realtime_ns FROM frames ORDER BY seq LIMIT 1");
+    if (s.Step()) oldest_raw = s.Int(0);
+    if (s.failed()) return s.status();
+  }
+  if (rollup_rows > 0) {
+    for (size_t id = 1; id < chans_.size(); ++id) {
+      sql::Stmt s(*w_, "SELECT t_ns FROM rollup WHERE channel = ?1 ORDER BY t_ns LIMIT 1");
+      s.Bind(1, static_cast<int64_t>(id));
+      if (s.Step()) oldest_rollup = std::min(oldest_rollup.value_or(INT64_MAX), s.Int(0));
+      if (s.failed()) return s.status();
+    }
+  }
+  if (!oldest_raw && !oldest_rollup) return false;
+  int64_t newest = newest_rt_.value_or(0);
+  if (!batch_.empty()) newest = batch_.back().realtime_ns;
+  // The tier holding the larger fraction of its own retention gives way.
+  auto fraction = [&](std::optional<int64_t> oldest, int64_t retention) {
+    if (!oldest) return -1.0;
+    return static_cast<double>(SpanNs(*oldest, newest)) / static_cast<double>(retention);
+  };
+  double raw_f = fraction(oldest_raw, options_.raw_retention_ns);
+  double rollup_f = fraction(oldest_rollup, options_.rollup_retention_ns);
+  if (oldest_raw && raw_f >= rollup_f) {
+    double want = static_cast<double>(excess_pages * page_size_) / avg_row_bytes_;
+    int64_t n = std::clamp<int64_t>(static_cast<int64_t>(std::ceil(want * 1.1)) + 1, 1, frames);
+    sql::Stmt s(*w_,
+                "DELETE FROM frames WHERE seq <= "
+                "(SELECT seq FROM frames ORDER BY seq LIMIT 1 OFFSET ?1)");
+    if (Status e = s.Bind(1, n - 1).Run(); !e.ok()) return e;
+    int64_t deleted = sqlite3_changes(w_->db());
+    d.trimmed += deleted;
+    return deleted > 0;
+  }
+  // Rollup: drop the oldest 1/16 of its span, at least one period.
+  const uint64_t span = SpanNs(*oldest_rollup, newest);
+  const int64_t cutoff = AddSaturating(
+      *oldest_rollup, std::max(options_.rollup_period_ns, static_cast<int64_t>(span / 16)));
+  int64_t deleted = 0;
+  for (size_t id = 1; id < chans_.size(); ++id) {
+    sql::Stmt s(*w_, "DELETE FROM rollup WHERE channel = ?1 AND t_ns < ?2");
+    if (Status e = s.Bind(1, static_cast<int64_t>(id)).Bind(2, cutoff).Run(); !e.ok()) return e;
+    deleted += sqlite3_changes(w_->db());
+  }
+  d.rollup_trimmed += deleted;
+  return deleted > 0;
+}
+
+}  // namespace edgemon::store

@@ -1,0 +1,574 @@
+// The read side of the store (I9): pooled read connections, each read in
+// one short transaction, and every read: frames (Latest, Range),
+// Downsample from the raw or rollup tier, counters and energy (CounterAt,
+// EnergyBetween, LastCounters), clock steps, Stats and the integrity check.
+// Frames that do not decode are skipped, never fail a read (I14).
+#include <limits>
+
+#include "daemon/store/frame_codec.h"
+#include "daemon/store/ring_store_impl.h"
+
+namespace edgemon::store {
+namespace internal {
+
+Result<std::optional<int64_t>> OldestFrameNs(sql::Conn& c) {
+  sql::Stmt o(c, "SELECT min(realtime_ns) FROM frames");
+  std::optional<int64_t> oldest;
+  if (o.Step() && !o.IsNull(0)) oldest = o.Int(0);
+  if (o.failed()) return o.status();
+  return oldest;
+}
+
+}  // namespace internal
+
+namespace {
+
+using internal::ChannelFromRow;
+using internal::FileSize;
+using internal::IsDamageCode;
+using internal::OldestFrameNs;
+using internal::ReadAgg;
+
+struct Point {
+  int64_t t;
+  double v;
+};
+
+// The nearest frame holding a value of `id` at or before t, or after t. A
+// frame that does not decode is passed over (I14: interpolate across it).
+enum class Side { kAtOrBefore, kAfter };
+Result<std::optional<Point>> RawNeighbour(sql::Conn& c, uint32_t id, int64_t t, Side side) {
+  sql::Stmt s(c, side == Side::kAfter
+                     ? "SELECT realtime_ns, data FROM frames WHERE realtime_ns > ?1 "
+                       "ORDER BY realtime_ns, seq"
+                     : "SELECT realtime_ns, data FROM frames WHERE realtime_ns <= ?1 "
+                       "ORDER BY realtime_ns DESC, seq DESC");
+  s.Bind(1, t);
+  std::optional<int64_t> v;
+  while (s.Step()) {
+    if (!FindValue(s.Blob(1), id, v)) continue;
+    if (v) return std::optional<Point>(Point{s.Int(0), static_cast<double>(*v)});
+  }
+  if (s.failed()) return s.status();
+  return std::optional<Point>();
+}
+
+}  // namespace
+
+Result<std::unique_ptr<sql::Conn>> RingStore::Impl::AcquireReader() {
+  {
+    std::lock_guard lk(pool_mu_);
+    if (readers_closed_) return Status::Unavailable("store is closed");
+    if (!idle_readers_.empty()) {
+      auto c = std::move(idle_readers_.back());
+      idle_readers_.pop_back();
+      return c;
+    }
+  }
+  auto c = sql::Conn::Open(path_, SQLITE_OPEN_READWRITE);
+  if (!c.ok()) return c.status();
+  sqlite3_busy_timeout((*c)->db(), 5000);
+  std::string pragmas = "PRAGMA query_only=1; PRAGMA mmap_size=" +
+                        std::to_string(std::max<int64_t>(0, options_.reader_mmap_bytes)) +
+                        "; PRAGMA cache_size=-" +
+                        std::to_string(std::max<int64_t>(64, options_.cache_kib));
+  if (Status s = (*c)->Exec(pragmas.c_str()); !s.ok()) {
+    // The first statement of a new connection reads the schema (I13).
+    if (int code = (*c)->failure_code(); IsDamageCode(code)) {
+      NoteDamage(code, "opening a reader", (*c)->failure_message());
+    }
+    return s;
+  }
+  return std::move(c.value());
+}
+
+void RingStore::Impl::ReleaseReader(std::unique_ptr<sql::Conn> conn) {
+  if (conn->InTransaction()) (void)conn->Exec("ROLLBACK");
+  // An idle reader keeps no page cache (the file's pages stay in the OS page
+  // cache): a burst of large reads leaves no memory behind in the pool.
+  sqlite3_db_release_memory(conn->db());
+  std::lock_guard lk(pool_mu_);
+  if (!readers_closed_ && idle_readers_.size() < options_.max_idle_readers) {
+    idle_readers_.push_back(std::move(conn));
+  }
+}
+
+RingStore::Impl::Lease::Lease(Impl& impl) : impl_(impl) {
+  auto c = impl.AcquireReader();
+  if (!c.ok()) {
+    status_ = c.status();
+    return;
+  }
+  conn_ = std::move(c.value());
+  conn_->set_failure_code(SQLITE_OK);
+  status_ = conn_->Exec("BEGIN");
+}
+
+RingStore::Impl::Lease::~Lease() {
+  if (!conn_) return;
+  // (I13) Any statement of this read that found the file damaged.
+  if (int code = conn_->failure_code(); IsDamageCode(code)) {
+    impl_.NoteDamage(code, "reading", conn_->failure_message());
+  }
+  if (conn_->InTransaction()) (void)conn_->Exec("COMMIT");
+  impl_.ReleaseReader(std::move(conn_));
+}
+
+Result<std::vector<StoredChannel>> RingStore::Impl::LoadChannels(sql::Conn& c) {
+  // Decoding every description (JSON trips and attrs) per read is the larger
+  // part of a small read: reuse them while channels_version is unchanged.
+  int64_t version = 0;
+  {
+    sql::Stmt v(c, "SELECT value FROM meta WHERE key = 'channels_version'");
+    if (v.Step()) version = v.Int(0);
+    if (v.failed()) return v.status();
+  }
+  {
+    std::lock_guard lk(pool_mu_);
+    if (cached_channels_ && cached_channels_version_ == version) return *cached_channels_;
+  }
+  std::vector<StoredChannel> out;
+  sql::Stmt s(c,
+              "SELECT id, key, kind, name, field, unit, device, parent, flags, min, max, crit, "
+              "trips, attrs, first_seen_ns FROM channels ORDER BY id");
+  while (s.Step()) out.push_back(ChannelFromRow(s));
+  if (s.failed()) return s.status();
+  for (size_t i = 0; i < out.size(); ++i) out[i].channel.id = static_cast<ChannelId>(i);
+  std::lock_guard lk(pool_mu_);
+  cached_channels_version_ = version;
+  cached_channels_ = std::make_shared<const std::vector<StoredChannel>>(out);
+  return out;
+}
+
+Result<RingStore::Impl::ChannelRef> RingStore::Impl::FindChannel(sql::Conn& c,
+                                                                 const std::string& key) {
+  sql::Stmt s(c, "SELECT id, flags FROM channels WHERE key = ?1");
+  s.Bind(1, std::string_view(key));
+  if (!s.Step()) {
+    if (s.failed()) return s.status();
+    return Status::NotFound("unknown channel \"" + key + "\"");
+  }
+  return ChannelRef{s.Int(0), static_cast<uint32_t>(s.Int(1))};
+}
+
+Result<uint32_t> RingStore::Impl::FindCounter(sql::Conn& c, const std::string& key) {
+  auto ch = FindChannel(c, key);
+  if (!ch.ok()) return ch.status();
+  if ((ch->flags & kFlagCounter) == 0)
+    return Status::InvalidArgument("\"" + key + "\" is not a counter");
+  return static_cast<uint32_t>(ch->id);
+}
+
+Result<std::vector<StoredChannel>> RingStore::Impl::Channels() {
+  Lease l(*this);
+  if (!l.ok()) return l.status();
+  return LoadChannels(l.conn());
+}
+
+Result<FrameSet> RingStore::Impl::ReadFrames(bool latest, int64_t from_ns, int64_t to_ns,
+                                             const std::vector<std::string>& keys, size_t limit) {
+  Lease l(*this);
+  if (!l.ok()) return l.status();
+  auto all = LoadChannels(l.conn());
+  if (!all.ok()) return all.status();
+  FrameSet out;
+  if (keys.empty()) {
+    out.channels = std::move(all.value());
+  } else {
+    std::unordered_map<std::string_view, size_t> by_key;
+    for (size_t i = 0; i < all->size(); ++i) by_key.emplace((*all)[i].key, i);
+    for (const auto& k : keys) {
+      auto it = by_key.find(k);
+      if (it == by_key.end()) return Status::NotFound("unknown channel \"" + k + "\"");
+      for (const auto& have : out.channels) {
+        if (have.key == k) return Status::InvalidArgument("channel \"" + k + "\" requested twice");
+      }
+      out.channels.push_back((*all)[it->second]);
+      out.channels.back().channel.id = static_cast<ChannelId>(out.channels.size() - 1);
+    }
+  }
+  std::vector<int32_t> column;
+  for (size_t i = 0; i < out.channels.size(); ++i) {
+    auto id = static_cast<size_t>(out.channels[i].store_id);
+    if (column.size() <= id) column.resize(id + 1, -1);
+    column[id] = static_cast<int32_t>(i);
+  }
+  auto read_row = [&](sql::Stmt& s) -> Status {
+    Frame f;
+    f.seq = static_cast<uint64_t>(s.Int(0));
+    f.boottime_ns = s.Int(1);
+    f.realtime_ns = s.Int(2);
+    f.values.resize(out.channels.size());
+    bool ok = ForEachValue(s.Blob(3), [&](uint32_t id, int64_t v) {
+      if (id < column.size() && column[id] >= 0) f.values[static_cast<size_t>(column[id])] = v;
+    });
+    if (ok) {
+      out.frames.push_back(std::move(f));
+    } else {
+      ++out.bad_frames;  // (I14) skipped, not the whole range
+    }
+    return Status::Ok();
+  };
+  if (latest) {
+    sql::Stmt s(l.conn(),
+                "SELECT seq, boottime_ns, realtime_ns, data FROM frames ORDER BY seq DESC LIMIT 1");
+    if (s.Step()) {
+      if (Status e = read_row(s); !e.ok()) return e;
+    }
+    if (s.failed()) return s.status();
+    return out;
+  }
+  if (to_ns <= from_ns) return out;
+  sql::Stmt s(l.conn(),
+              "SELECT seq, boottime_ns, realtime_ns, data FROM frames "
+              "WHERE realtime_ns >= ?1 AND realtime_ns < ?2 ORDER BY realtime_ns, seq LIMIT ?3");
+  s.Bind(1, from_ns).Bind(2, to_ns);
+  // No SQL limit: skipped bad frames (I14) must not end a page early; the
+  // index scan stops when the loop does.
+  s.Bind(3, int64_t{-1});
+  while (s.Step()) {
+    if (limit != 0 && out.frames.size() == limit) {
+      out.truncated = true;
+      break;
+    }
+    if (Status e = read_row(s); !e.ok()) return e;
+  }
+  if (s.failed()) return s.status();
+  return out;
+}
+
+Result<FrameSet> RingStore::Impl::Latest(const std::vector<std::string>& keys) {
+  return ReadFrames(true, 0, 0, keys, 1);
+}
+
+Result<FrameSet> RingStore::Impl::Range(int64_t from_ns, int64_t to_ns,
+                                        const std::vector<std::string>& keys, size_t limit) {
+  return ReadFrames(false, from_ns, to_ns, keys, limit);
+}
+
+// Folds raw frames' values of channel `id` into per-step accumulators. With
+// `after_seq`, only frames with a larger seq (the rollup tier's tail).
+Status RingStore::Impl::FoldRaw(sql::Conn& c, uint32_t id, int64_t from_ns, int64_t to_ns,
+                                int64_t step_ns, std::optional<uint64_t> after_seq,
+                                std::vector<ReadAgg>& acc, uint64_t& bad_frames) {
+  int64_t lo, hi;
+  if (after_seq) {
+    lo = static_cast<int64_t>(*after_seq) + 1;
+    hi = INT64_MAX;
+  } else {
+    // The seq span of the time range (an index-only scan), then one pass over
+    // the table in rowid order: cheaper than a rowid lookup per index entry.
+    sql::Stmt b(
+        c, "SELECT min(seq), max(seq) FROM frames WHERE realtime_ns >= ?1 AND realtime_ns < ?2");
+    b.Bind(1, from_ns).Bind(2, to_ns);
+    if (!b.Step()) return b.failed() ? b.status() : Status::Ok();
+    if (b.IsNull(0)) return Status::Ok();
+    lo = b.Int(0);
+    hi = b.Int(1);
+  }
+  sql::Stmt s(c, "SELECT realtime_ns, data FROM frames WHERE seq BETWEEN ?1 AND ?2");
+  s.Bind(1, lo).Bind(2, hi);
+  std::optional<int64_t> v;
+  while (s.Step()) {
+    int64_t t = s.Int(0);
+    if (t < from_ns || t >= to_ns) continue;
+    if (!FindValue(s.Blob(1), id, v)) {
+      ++bad_frames;  // (I14)
+      continue;
+    }
+    if (!v) continue;
+    auto& a = acc[static_cast<size_t>(BucketIndex(t, from_ns, step_ns))];
+    a.Merge(1, *v, *v, static_cast<double>(*v));
+  }
+  return s.failed() ? s.status() : Status::Ok();
+}
+
+Result<std::vector<Bucket>> RingStore::Impl::Downsample(const std::string& key, int64_t from_ns,
+                                                        int64_t to_ns, int64_t step_ns, Tier tier,
+                                                        uint64_t* bad_frames) {
+  uint64_t bad = 0;
+  if (step_ns <= 0) return Status::InvalidArgument("step must be positive");
+  if (to_ns <= from_ns) return std::vector<Bucket>{};
+  // Exact for any int64 bounds: the width of the range may exceed int64.
+  const uint64_t steps = BucketCount(from_ns, to_ns, step_ns);
+  if (steps > kMaxDownsampleSteps) {
+    return Status::InvalidArgument("too many steps (" + std::to_string(steps) + " > " +
+                                   std::to_string(kMaxDownsampleSteps) + ")");
+  }
+  Lease l(*this);
+  if (!l.ok()) return l.status();
+  auto ch = FindChannel(l.conn(), key);
+  if (!ch.ok()) return ch.status();
+  const auto id = static_cast<uint32_t>(ch->id);
+  std::vector<ReadAgg> acc(static_cast<size_t>(steps));
+
+  if (tier == Tier::kAuto) {
+    tier = Tier::kRollup;
+    if (step_ns < options_.rollup_period_ns) {
+      auto oldest = OldestFrameNs(l.conn());
+      if (!oldest.ok()) return oldest.status();
+      if (*oldest && from_ns >= **oldest) tier = Tier::kRaw;
+    }
+  }
+  if (tier == Tier::kRaw) {
+    if (Status s = FoldRaw(l.conn(), id, from_ns, to_ns, step_ns, std::nullopt, acc, bad);
+        !s.ok()) {
+      return s;
+    }
+  } else {
+    uint64_t rollup_seq = 0;
+    {
+      sql::Stmt m(l.conn(), "SELECT value FROM meta WHERE key = 'rollup_seq'");
+      if (m.Step()) rollup_seq = static_cast<uint64_t>(m.Int(0));
+      if (m.failed()) return m.status();
+    }
+    sql::Stmt s(l.conn(),
+                "SELECT t_ns, count, min, max, sum FROM rollup "
+                "WHERE channel = ?1 AND t_ns >= ?2 AND t_ns < ?3");
+    s.Bind(1, int64_t{id}).Bind(2, from_ns).Bind(3, to_ns);
+    while (s.Step()) {
+      const int64_t t = s.Int(0);
+      if (t < from_ns || t >= to_ns) continue;  // what SQL selected, checked before indexing
+      auto& a = acc[static_cast<size_t>(BucketIndex(t, from_ns, step_ns))];
+      a.Merge(s.Int(1), s.Int(2), s.Int(3), static_cast<double>(s.Int(4)));
+    }
+    if (s.failed()) return s.status();
+    // Frames not yet in the rollup tier (the open period).
+    if (Status e = FoldRaw(l.conn(), id, from_ns, to_ns, step_ns, rollup_seq, acc, bad); !e.ok()) {
+      return e;
+    }
+  }
+  std::vector<Bucket> out;
+  for (size_t k = 0; k < acc.size(); ++k) {
+    const auto& a = acc[k];
+    if (a.count == 0) continue;
+    // Below BucketCount: a start inside [from_ns, to_ns).
+    const int64_t t = BucketStart(from_ns, k, step_ns).value_or(to_ns);
+    out.push_back({t, a.min, a.sum / static_cast<double>(a.count), a.max, a.count});
+  }
+  if (bad_frames) *bad_frames += bad;
+  return out;
+}
+
+Result<std::optional<double>> RingStore::Impl::CounterAtIn(sql::Conn& c, uint32_t id, int64_t t) {
+  auto oldest = OldestFrameNs(c);
+  if (!oldest.ok()) return oldest.status();
+  const std::optional<int64_t> oldest_raw = *oldest;
+  std::optional<Point> prev, next;
+  if (oldest_raw && t >= *oldest_raw) {
+    auto p = RawNeighbour(c, id, t, Side::kAtOrBefore);
+    if (!p.ok()) return p.status();
+    prev = *p;
+    if (prev && prev->t == t) return std::optional<double>(prev->v);
+    auto n = RawNeighbour(c, id, t, Side::kAfter);
+    if (!n.ok()) return n.status();
+    next = *n;
+  }
+  if (!prev) {
+    // Older than the raw tier: the rollup tier, where a period's row is the
+    // counter going from `min` at its start to `max` at its end.
+    const int64_t period = options_.rollup_period_ns;
+    sql::Stmt p(c,
+                "SELECT t_ns, min, max FROM rollup WHERE channel = ?1 AND t_ns <= ?2 "
+                "ORDER BY t_ns DESC LIMIT 1");
+    p.Bind(1, int64_t{id}).Bind(2, t);
+    if (p.Step()) {
+      const int64_t tb = p.Int(0);
+      const int64_t te = AddSaturating(tb, period);  // the period's end
+      if (t < te) {
+        prev = Point{tb, static_cast<double>(p.Int(1))};
+        if (!next || next->t > te) next = Point{te, static_cast<double>(p.Int(2))};
+      } else {
+        prev = Point{te, static_cast<double>(p.Int(2))};
+      }
+    }
+    if (p.failed()) return p.status();
+    if (prev && !next) {
+      sql::Stmt n(c,
+                  "SELECT t_ns, min FROM rollup WHERE channel = ?1 AND t_ns > ?2 "
+                  "ORDER BY t_ns LIMIT 1");
+      n.Bind(1, int64_t{id}).Bind(2, t);
+      if (n.Step()) next = Point{n.Int(0), static_cast<double>(n.Int(1))};
+      if (n.failed()) return n.status();
+      if (!next) {
+        auto r = RawNeighbour(c, id, t, Side::kAfter);
+        if (!r.ok()) return r.status();
+        next = *r;
+      }
+    }
+  }
+  if (!prev || !next) return std::optional<double>();
+  if (prev->t == t) return std::optional<double>(prev->v);
+  if (next->t <= prev->t) return std::optional<double>(next->v);
+  // Spans in uint64: the points may be further apart than int64 reaches.
+  double f =
+      static_cast<double>(SpanNs(prev->t, t)) / static_cast<double>(SpanNs(prev->t, next->t));
+  return std::optional<double>(prev->v + (next->v - prev->v) * f);
+}
+
+Result<std::optional<double>> RingStore::Impl::CounterAt(const std::string& key, int64_t t_ns) {
+  Lease l(*this);
+  if (!l.ok()) return l.status();
+  auto id = FindCounter(l.conn(), key);
+  if (!id.ok()) return id.status();
+  return CounterAtIn(l.conn(), *id, t_ns);
+}
+
+Result<std::optional<double>> RingStore::Impl::EnergyBetween(const std::string& key, int64_t t0,
+                                                             int64_t t1) {
+  if (t1 < t0) return Status::InvalidArgument("window ends before it starts");
+  Lease l(*this);
+  if (!l.ok()) return l.status();
+  auto id = FindCounter(l.conn(), key);
+  if (!id.ok()) return id.status();
+  auto a = CounterAtIn(l.conn(), *id, t0);
+  if (!a.ok()) return a.status();
+  auto b = CounterAtIn(l.conn(), *id, t1);
+  if (!b.ok()) return b.status();
+  if (!*a || !*b) return std::optional<double>();
+  return std::optional<double>(**b - **a);
+}
+
+Result<std::map<std::string, int64_t>> RingStore::Impl::LastCounters() {
+  Lease l(*this);
+  if (!l.ok()) return l.status();
+  auto all = LoadChannels(l.conn());
+  if (!all.ok()) return all.status();
+  std::unordered_map<int64_t, const StoredChannel*> wanted;
+  for (const auto& c : *all) {
+    if (c.channel.Has(kFlagCounter)) wanted.emplace(c.store_id, &c);
+  }
+  std::map<std::string, int64_t> out;
+  sql::Stmt s(l.conn(), "SELECT data FROM frames ORDER BY seq DESC LIMIT 100000");
+  std::vector<std::pair<uint32_t, int64_t>> values;
+  while (!wanted.empty() && s.Step()) {
+    values.clear();
+    // (I14) a blob that does not decode gives nothing, not its first values
+    if (!ForEachValue(s.Blob(0), [&](uint32_t id, int64_t v) { values.emplace_back(id, v); })) {
+      continue;
+    }
+    for (const auto& [id, v] : values) {
+      auto it = wanted.find(id);
+      if (it == wanted.end()) continue;
+      out.emplace(it->second->key, v);
+      wanted.erase(it);
+    }
+  }
+  if (s.failed()) return s.status();
+  for (const auto& [id, c] : wanted) {
+    sql::Stmt r(l.conn(), "SELECT max FROM rollup WHERE channel = ?1 ORDER BY t_ns DESC LIMIT 1");
+    r.Bind(1, id);
+    if (r.Step()) out.emplace(c->key, r.Int(0));
+    if (r.failed()) return r.status();
+  }
+  return out;
+}
+
+Result<std::vector<ClockJump>> RingStore::Impl::ClockJumps(int64_t from_ns, int64_t to_ns) {
+  Lease l(*this);
+  if (!l.ok()) return l.status();
+  std::vector<ClockJump> out;
+  sql::Stmt s(l.conn(),
+              "SELECT boottime_ns, realtime_ns, old_offset_ns, new_offset_ns FROM clock_jumps "
+              "WHERE realtime_ns >= ?1 AND realtime_ns < ?2 ORDER BY rowid");
+  s.Bind(1, from_ns).Bind(2, to_ns);
+  while (s.Step()) out.push_back(ClockJump{s.Int(0), s.Int(1), s.Int(2), s.Int(3)});
+  if (s.failed()) return s.status();
+  return out;
+}
+
+Result<std::optional<int64_t>> RingStore::Impl::OldestNs() {
+  Lease l(*this);
+  if (!l.ok()) return l.status();
+  // One primary-key probe per channel for the rollup tier (no t_ns index).
+  sql::Stmt s(l.conn(),
+              "SELECT (SELECT min(realtime_ns) FROM frames), "
+              "(SELECT min((SELECT min(t_ns) FROM rollup WHERE channel = c.id)) FROM channels c)");
+  std::optional<int64_t> raw, rollup;
+  if (s.Step()) {
+    raw = s.OptInt(0);
+    rollup = s.OptInt(1);
+  }
+  if (s.failed()) return s.status();
+  // A rollup row is stamped with its period's start, before the first frame
+  // folded into it: it only reaches further back than the raw tier when it
+  // is from an earlier period.
+  const int64_t period = options_.rollup_period_ns;
+  if (raw && (!rollup || *rollup >= FloorToMultiple(*raw, period))) return raw;
+  return rollup;
+}
+
+StoreStats RingStore::Impl::Counters() {
+  StoreStats st;
+  {
+    std::lock_guard lk(stats_mu_);
+    st = counters_;
+  }
+  {
+    std::lock_guard lk(mu_);
+    st.queued_frames = queued_frames_;
+    st.dropped_frames += queue_dropped_;
+  }
+  st.max_bytes = options_.max_bytes;
+  st.db_bytes = FileSize(path_).value_or(0);
+  st.wal_bytes = FileSize(path_ + "-wal").value_or(0);
+  return st;
+}
+
+// One scalar subquery per bound: SQLite answers a lone min() or max() from
+// the end of an index, but several aggregates in one SELECT scan the whole
+// table (a week of 1 Hz frames: over 100 ms on the service's read worker,
+// which every Summarize began with).
+const char* const RingStore::kFrameBoundsSql =
+    "SELECT (SELECT min(realtime_ns) FROM frames), (SELECT max(realtime_ns) FROM frames), "
+    "(SELECT min(seq) FROM frames), (SELECT max(seq) FROM frames)";
+
+Result<StoreStats> RingStore::Impl::Stats() {
+  StoreStats st = Counters();
+  Lease l(*this);
+  if (!l.ok()) return l.status();
+  auto& c = l.conn();
+  for (auto [sql, field] : {std::pair{"PRAGMA page_size", &st.page_size},
+                            std::pair{"PRAGMA page_count", &st.page_count},
+                            std::pair{"PRAGMA freelist_count", &st.freelist_pages},
+                            std::pair{"SELECT count(*) FROM channels", &st.channels},
+                            std::pair{"SELECT count(*) FROM windows", &st.windows}}) {
+    auto r = c.QueryInt(sql);
+    if (!r.ok()) return r.status();
+    *field = *r;
+  }
+  {
+    sql::Stmt s(c, "SELECT key, value FROM meta WHERE key IN ('frames', 'rollup_rows')");
+    while (s.Step()) (s.Text(0) == "frames" ? st.frames : st.rollup_rows) = s.Int(1);
+    if (s.failed()) return s.status();
+  }
+  {
+    sql::Stmt s(c, RingStore::kFrameBoundsSql);
+    if (s.Step() && !s.IsNull(0)) {
+      st.oldest_ns = s.Int(0);
+      st.newest_ns = s.Int(1);
+      st.first_seq = static_cast<uint64_t>(s.Int(2));
+      st.last_seq = static_cast<uint64_t>(s.Int(3));
+    }
+    if (s.failed()) return s.status();
+  }
+  return st;
+}
+
+Status RingStore::Impl::IntegrityCheck() {
+  Lease l(*this);
+  if (!l.ok()) return l.status();
+  sql::Stmt s(l.conn(), "PRAGMA integrity_check");
+  std::string problems;
+  while (s.Step()) {
+    std::string line = s.Text(0);
+    if (line == "ok") continue;
+    if (!problems.empty()) problems += "; ";
+    problems += line;
+  }
+  if (s.failed()) return s.status();
+  if (!problems.empty()) return Status::Internal("integrity_check: " + problems);
+  return Status::Ok();
+}
+
+}  // namespace edgemon::store

@@ -1,0 +1,396 @@
+// RingStore::Impl: the store's machinery, declared once for the files that
+// implement it (private to daemon/store). The design (files, tables, the
+// invariants I1..I14, writer states, threads) is ring_store.h's design note;
+// (In) below refers to its invariants.
+//
+//   ring_store.cc  opening (validation, moving a bad file aside, loading the
+//                  writer's state), Close, and the public RingStore facade
+//   schema.cc      the schema and its migrations, the connection's set-up,
+//                  channel descriptions <-> channels rows
+//   writer.cc      the queue and the writer thread: ingesting frames,
+//                  wall-clock steps, rollup periods, events, damage
+//   commit.cc      one write transaction per batch: rows, retention (I5),
+//                  the size cap (I6)
+//   reader.cc      read connections and every read: frames, downsampling,
+//                  counters, stats
+//   windows.cc     the windows table
+#pragma once
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <deque>
+#include <functional>
+#include <future>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <thread>
+#include <unordered_map>
+#include <utility>
+#include <variant>
+#include <vector>
+
+#include <sys/stat.h>
+
+#include "daemon/store/ring_store.h"
+#include "daemon/store/sql.h"
+#include "edgemon/checked.h"
+
+namespace edgemon::store {
+namespace internal {
+
+using SteadyClock = std::chrono::steady_clock;
+
+// Bytes a frame row costs beyond its blob: record header, seq, two
+// timestamps, and its entry in frames_by_time.
+inline constexpr int64_t kRowOverheadBytes = 40;
+
+inline std::optional<int64_t> FileSize(const std::string& path) {
+  struct stat st {};
+  if (stat(path.c_str(), &st) != 0) return std::nullopt;
+  return static_cast<int64_t>(st.st_size);
+}
+
+inline bool IsBadFileCode(int extended_code) {
+  int c = extended_code & 0xff;
+  return c == SQLITE_NOTADB || c == SQLITE_CORRUPT;
+}
+// A statement failed because the file is damaged (I13): its content is
+// corrupt or no longer a database, or reading it fails (EIO, a file
+// shortened under us). Disk full and write errors are not damage: they pass
+// (kFailing).
+inline bool IsDamageCode(int extended_code) {
+  switch (extended_code) {
+    case SQLITE_IOERR_READ:
+    case SQLITE_IOERR_SHORT_READ:
+    case SQLITE_IOERR_CORRUPTFS:
+    case SQLITE_IOERR_DATA:
+      return true;
+    default:
+      return IsBadFileCode(extended_code);
+  }
+}
+
+// Channel descriptions <-> channels rows (schema.cc).
+std::string TripsJson(const std::vector<TripPoint>& trips);
+std::string AttrsJson(const std::vector<std::pair<std::string, std::string>>& attrs);
+StoredChannel ChannelFromRow(const sql::Stmt& s);
+
+// The time of the oldest frame (where the raw tier starts); nullopt when there
+// is no frame.
+Result<std::optional<int64_t>> OldestFrameNs(sql::Conn& c);
+
+// Running min/max/sum/count of one channel over one period.
+struct Agg {
+  int64_t count = 0;
+  int64_t min = 0;
+  int64_t max = 0;
+  int64_t sum = 0;
+
+  void Add(int64_t v) {
+    if (count == 0) {
+      min = max = v;
+    } else {
+      min = std::min(min, v);
+      max = std::max(max, v);
+    }
+    sum = AddSaturating(sum, v);
+    ++count;
+  }
+};
+
+// Read-side accumulator (sums in double: averages only).
+struct ReadAgg {
+  int64_t count = 0;
+  int64_t min = 0;
+  int64_t max = 0;
+  double sum = 0;
+
+  void Merge(int64_t n, int64_t mn, int64_t mx, double s) {
+    if (n <= 0) return;
+    if (count == 0) {
+      min = mn;
+      max = mx;
+    } else {
+      min = std::min(min, mn);
+      max = std::max(max, mx);
+    }
+    count += n;
+    sum += s;
+  }
+};
+
+}  // namespace internal
+
+class RingStore::Impl {
+ public:
+  Impl(std::string path, RingStoreOptions options)
+      : path_(std::move(path)), options_(std::move(options)) {}
+  ~Impl() { (void)Close(); }
+
+  Status Init();
+  // Init() failed on damage found after the file passed validation (I10):
+  // a second Impl given the reason treats the file as bad (recreate_bad).
+  const std::string& damaged_opening() const { return damaged_opening_; }
+  void TreatAsBad(std::string why) { treat_as_bad_ = std::move(why); }
+  void Start() {
+    started_ = true;
+    thread_ = std::thread([this] { Run(); });
+  }
+  Status Close();
+
+  void SetInventory(const Inventory& inventory);
+  uint64_t Append(Frame frame);
+  Status Flush();
+  uint64_t next_seq() const {
+    std::lock_guard lk(mu_);
+    return next_seq_;
+  }
+
+  Result<int64_t> BeginWindow(const std::string& label, int64_t start_ns,
+                              std::optional<int64_t> lease_ns, const std::string& owner);
+  Status EndWindow(int64_t id, int64_t end_ns, bool abandoned);
+  Result<int64_t> AddWindow(const std::string& label, int64_t start_ns, int64_t end_ns);
+  Result<std::optional<Window>> GetWindow(int64_t id);
+  Result<std::vector<Window>> ListWindows(int64_t from_ns, int64_t to_ns, size_t limit,
+                                          std::optional<std::pair<int64_t, int64_t>> after);
+  Result<std::vector<Window>> OpenWindows();
+  size_t max_windows() const {
+    if (options_.max_bytes <= 0) return 65536;
+    return static_cast<size_t>(std::clamp<int64_t>(options_.max_bytes / 8192, 64, 65536));
+  }
+  // Writer thread (windows.cc).
+  Status CapWindows();
+  Status TrimWindowsToData();
+
+  Result<std::vector<StoredChannel>> Channels();
+  Result<FrameSet> Latest(const std::vector<std::string>& keys);
+  Result<FrameSet> Range(int64_t from_ns, int64_t to_ns, const std::vector<std::string>& keys,
+                         size_t limit);
+  Result<std::vector<Bucket>> Downsample(const std::string& key, int64_t from_ns, int64_t to_ns,
+                                         int64_t step_ns, Tier tier, uint64_t* bad_frames);
+  Result<std::optional<double>> CounterAt(const std::string& key, int64_t t_ns);
+  Result<std::optional<double>> EnergyBetween(const std::string& key, int64_t t0, int64_t t1);
+  Result<std::map<std::string, int64_t>> LastCounters();
+  Result<StoreStats> Stats();
+  StoreStats Counters();
+  bool damaged() const { return damaged_.load(std::memory_order_acquire); }
+  std::string damage() {
+    std::lock_guard lk(stats_mu_);
+    return counters_.damage;
+  }
+  // (I13) Marks the store damaged once: `code` is the extended result code
+  // of the failed statement, `doing` what was being done, `error` its message.
+  void NoteDamage(int code, std::string_view doing, const std::string& error);
+  Result<std::optional<int64_t>> OldestNs();
+  Result<std::vector<ClockJump>> ClockJumps(int64_t from_ns, int64_t to_ns);
+  Status IntegrityCheck();
+  Status SetMaxPageCount(int64_t pages);
+
+ private:
+  // ---- Queue items ----
+  struct SyncOp {
+    enum class Kind { kFlush, kBeginWindow, kEndWindow, kAddWindow, kSetMaxPages } kind;
+    std::string label;
+    int64_t a = 0;
+    int64_t b = 0;
+    std::optional<int64_t> c;  // BeginWindow: lease; EndWindow: abandoned if set
+    std::string owner;         // BeginWindow
+    std::promise<Result<int64_t>> done;
+  };
+  using InventoryPtr = std::shared_ptr<const std::vector<Channel>>;
+  using Item = std::variant<Frame, InventoryPtr, std::shared_ptr<SyncOp>>;
+
+  Result<int64_t> Submit(SyncOp::Kind kind, std::string label, int64_t a, int64_t b,
+                         std::optional<int64_t> c = std::nullopt, std::string owner = {});
+
+  // ---- Opening (ring_store.cc; Setup: schema.cc) ----
+  struct Verdict {
+    Status status;    // error that is not about the file's content
+    std::string bad;  // non-empty: the file is not a usable store, and why
+  };
+  Verdict Validate();
+  Status MoveAside(std::string& moved_to);
+  Status Setup();
+  Status LoadState();
+
+  // ---- Writer thread (writer.cc; windows: windows.cc) ----
+  void Run();
+  void Process(std::deque<Item>& items);
+  Status HandleSyncOp(SyncOp& op, Result<int64_t>& result);
+  Result<int64_t> InsertWindow(const SyncOp& op);
+  Status WriteWindowEnd(const SyncOp& op);
+  void ApplyInventory(const std::vector<Channel>& channels);
+  void Ingest(Frame& frame);
+  void StampWallTime(Frame& frame);
+  void Fold(uint64_t seq, int64_t realtime_ns,
+            const std::vector<std::pair<uint32_t, int64_t>>& values);
+  void CloseBucket();
+  void Report(StoreEvent::Kind kind, const std::string& message);
+  void SetState(WriterState s) {
+    std::lock_guard lk(stats_mu_);
+    counters_.state = s;
+  }
+
+  // ---- Transactions (commit.cc) ----
+  Status Commit();
+  struct Deltas {
+    int64_t inserted = 0;
+    int64_t expired = 0;
+    int64_t trimmed = 0;
+    int64_t rollup_inserted = 0;
+    int64_t rollup_deleted = 0;
+    int64_t rollup_trimmed = 0;
+    std::optional<int64_t> channels_version;
+    size_t boots_emptied = 0;  // oldest boot segments fully expired (I5)
+  };
+  Status TryCommit(Deltas& d);
+  Status EnsureRoom(int64_t need_pages, int64_t target_pages, Deltas& d);
+  Result<bool> TrimOnce(int64_t excess_pages, Deltas& d);
+  Status WriteMeta(const char* key, int64_t value);
+  Status InWriteTxn(const std::function<Status()>& body);
+  int64_t EstimatePages() const;
+
+  // ---- Readers (reader.cc) ----
+  class Lease;
+  Result<std::unique_ptr<sql::Conn>> AcquireReader();
+  void ReleaseReader(std::unique_ptr<sql::Conn> conn);
+  Result<std::vector<StoredChannel>> LoadChannels(sql::Conn& c);
+  struct ChannelRef {
+    int64_t id = 0;
+    uint32_t flags = 0;
+  };
+  Result<ChannelRef> FindChannel(sql::Conn& c, const std::string& key);
+  // The id of a counter channel; InvalidArgument when the channel is no counter.
+  Result<uint32_t> FindCounter(sql::Conn& c, const std::string& key);
+  Result<FrameSet> ReadFrames(bool latest, int64_t from_ns, int64_t to_ns,
+                              const std::vector<std::string>& keys, size_t limit);
+  Status FoldRaw(sql::Conn& c, uint32_t id, int64_t from_ns, int64_t to_ns, int64_t step_ns,
+                 std::optional<uint64_t> after_seq, std::vector<internal::ReadAgg>& acc,
+                 uint64_t& bad_frames);
+  Result<std::optional<double>> CounterAtIn(sql::Conn& c, uint32_t id, int64_t t);
+
+  const std::string path_;
+  const RingStoreOptions options_;
+
+  // ---- Queue: guarded by mu_ ----
+  mutable std::mutex mu_;
+  std::condition_variable cv_;
+  std::deque<Item> queue_;
+  size_t queued_frames_ = 0;
+  bool sync_pending_ = false;
+  bool stop_ = false;
+  uint64_t next_seq_ = 1;
+  internal::SteadyClock::time_point first_queued_;
+  std::thread thread_;
+
+  // ---- Close: guarded by close_mu_ ----
+  std::mutex close_mu_;
+  bool closed_ = false;
+  Status close_status_;
+
+  // ---- Damage (I13): set once, never cleared ----
+  std::atomic<bool> damaged_{false};
+  std::atomic<bool> started_{false};  // Open() succeeded: damage is reported, not returned
+  std::string damaged_opening_;       // Init only: why, when Setup/LoadState met damage
+  std::string treat_as_bad_;          // Init only
+
+  // ---- Counters for Stats(): guarded by stats_mu_ ----
+  std::mutex stats_mu_;
+  StoreStats counters_;
+  uint64_t queue_dropped_ = 0;  // guarded by mu_
+
+  // ---- Read connections: guarded by pool_mu_ ----
+  std::mutex pool_mu_;
+  std::vector<std::unique_ptr<sql::Conn>> idle_readers_;
+  std::atomic<bool> readers_closed_{false};
+  // Channel rows as last read, by meta.channels_version: guarded by pool_mu_.
+  std::optional<int64_t> cached_channels_version_;
+  std::shared_ptr<const std::vector<StoredChannel>> cached_channels_;
+
+  // ---- Writer thread only (and Init, before the thread starts) ----
+  std::unique_ptr<sql::Conn> w_;
+  int64_t page_size_ = 4096;
+  int64_t max_pages_ = 0;  // ring cap (I6); 0 = none
+  struct ChanState {
+    std::string key;
+    Channel desc;
+    int64_t first_seen_ns = 0;
+    bool dirty = false;
+    std::optional<int64_t> last_counter;  // (I8)
+    int64_t counter_offset = 0;
+  };
+  std::vector<ChanState> chans_{1};  // index = store id; 0 unused
+  std::unordered_map<std::string, uint32_t> id_by_key_;
+  std::vector<uint32_t> inv_map_;                    // inventory ChannelId -> store id (0 = none)
+  std::vector<std::pair<uint32_t, int64_t>> pairs_;  // scratch
+  struct Row {
+    uint64_t seq;
+    int64_t boottime_ns;
+    int64_t realtime_ns;
+    std::string blob;
+  };
+  std::vector<Row> batch_;
+  int64_t batch_bytes_ = 0;
+  // Rollup (I7).
+  std::optional<int64_t> bucket_;   // start of the open period
+  std::vector<internal::Agg> agg_;  // by store id
+  std::vector<uint32_t> touched_;   // ids with agg_[id].count > 0
+  uint64_t folded_seq_ = 0;         // last seq folded into the open period
+  struct RollupRow {
+    uint32_t channel;
+    int64_t t_ns;
+    internal::Agg agg;
+  };
+  std::vector<RollupRow> pending_rollup_;
+  uint64_t pending_rollup_seq_ = 0;  // rollup_seq once pending_rollup_ is written
+  bool rollup_dirty_ = false;
+  uint64_t rollup_seq_ = 0;       // as stored
+  int64_t frames_ = 0;            // as stored (meta.frames)
+  int64_t rollup_rows_ = 0;       // as stored (meta.rollup_rows)
+  int64_t channels_version_ = 0;  // as stored (meta.channels_version)
+  std::optional<int64_t> newest_rt_;
+  // Clock policy (I5, I11): the last frame ingested, as stored and as
+  // carried, and the boot segments of the frames held, oldest first (a
+  // segment starts where boottime_ns goes down in seq order).
+  std::optional<int64_t> last_rt_, last_bt_, last_offset_;
+  struct BootSeg {
+    uint64_t first_seq;
+    int64_t last_bt;
+  };
+  std::vector<BootSeg> boots_;
+  std::vector<uint64_t> pending_boots_;  // segments started since the last commit
+  struct Jump {
+    int64_t boottime_ns, realtime_ns, old_offset_ns, new_offset_ns;
+  };
+  std::vector<Jump> pending_jumps_;
+  double avg_row_bytes_ = 600;
+  std::optional<internal::SteadyClock::time_point> last_failure_report_;
+  uint64_t unreported_failures_ = 0;
+  bool failing_ = false;
+  int last_errcode_ = SQLITE_OK;             // of the last failed InWriteTxn
+  std::optional<Status> error_since_flush_;  // first dropped batch since the last Flush
+};
+
+// A read connection inside one short read transaction (I9).
+class RingStore::Impl::Lease {
+ public:
+  explicit Lease(Impl& impl);
+  ~Lease();
+  Lease(const Lease&) = delete;
+  Lease& operator=(const Lease&) = delete;
+  bool ok() const { return status_.ok(); }
+  const Status& status() const { return status_; }
+  sql::Conn& conn() { return *conn_; }
+
+ private:
+  Impl& impl_;
+  std::unique_ptr<sql::Conn> conn_;
+  Status status_;
+};
+
+}  // namespace edgemon::store

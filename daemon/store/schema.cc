@@ -1,0 +1,173 @@
+// The store's schema: the migrations that create and upgrade it (I10:
+// application_id + user_version), the connection set-up around them (WAL,
+// page size, the WAL bound of I6), and channel descriptions <-> channels
+// rows.
+#include <nlohmann/json.hpp>
+
+#include "daemon/store/ring_store_impl.h"
+
+namespace edgemon::store {
+namespace internal {
+
+std::string TripsJson(const std::vector<TripPoint>& trips) {
+  auto j = nlohmann::json::array();
+  for (const auto& t : trips) j.push_back({t.type, t.temp_mc});
+  return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
+std::string AttrsJson(const std::vector<std::pair<std::string, std::string>>& attrs) {
+  auto j = nlohmann::json::array();
+  for (const auto& [k, v] : attrs) j.push_back({k, v});
+  return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
+namespace {
+
+std::vector<TripPoint> TripsFromJson(const std::string& text) {
+  std::vector<TripPoint> out;
+  auto j = nlohmann::json::parse(text, nullptr, false);
+  if (!j.is_array()) return out;
+  for (const auto& e : j) {
+    if (e.is_array() && e.size() == 2 && e[0].is_string() && e[1].is_number_integer()) {
+      out.push_back({e[0].get<std::string>(), e[1].get<int64_t>()});
+    }
+  }
+  return out;
+}
+
+std::vector<std::pair<std::string, std::string>> AttrsFromJson(const std::string& text) {
+  std::vector<std::pair<std::string, std::string>> out;
+  auto j = nlohmann::json::parse(text, nullptr, false);
+  if (!j.is_array()) return out;
+  for (const auto& e : j) {
+    if (e.is_array() && e.size() == 2 && e[0].is_string() && e[1].is_string()) {
+      out.emplace_back(e[0].get<std::string>(), e[1].get<std::string>());
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+StoredChannel ChannelFromRow(const sql::Stmt& s) {
+  StoredChannel c;
+  c.store_id = s.Int(0);
+  c.key = s.Text(1);
+  c.channel.kind = KindFromString(s.Text(2)).value_or(Kind::kBoard);
+  c.channel.name = s.Text(3);
+  c.channel.field = FieldFromString(s.Text(4)).value_or(Field::kLoad);
+  c.channel.unit = UnitOf(c.channel.field);
+  c.channel.device = s.Text(6);
+  c.channel.parent = s.Text(7);
+  c.channel.flags = static_cast<uint32_t>(s.Int(8));
+  c.channel.min = s.OptInt(9);
+  c.channel.max = s.OptInt(10);
+  c.channel.crit = s.OptInt(11);
+  c.channel.trips = TripsFromJson(s.Text(12));
+  c.channel.attrs = AttrsFromJson(s.Text(13));
+  c.first_seen_ns = s.Int(14);
+  return c;
+}
+
+}  // namespace internal
+
+namespace {
+
+// Each migration takes the schema from version i to i + 1, inside one
+// transaction together with the user_version bump.
+const char* const kMigrations[] = {
+    // 0 -> 1: the initial schema.
+    "CREATE TABLE meta(key TEXT PRIMARY KEY, value INTEGER NOT NULL) WITHOUT ROWID;"
+    "CREATE TABLE channels("
+    "  id INTEGER PRIMARY KEY,"
+    "  key TEXT NOT NULL UNIQUE,"
+    "  kind TEXT NOT NULL, name TEXT NOT NULL, field TEXT NOT NULL, unit TEXT NOT NULL,"
+    "  device TEXT NOT NULL, parent TEXT NOT NULL, flags INTEGER NOT NULL,"
+    "  min INTEGER, max INTEGER, crit INTEGER,"
+    "  trips TEXT NOT NULL, attrs TEXT NOT NULL,"
+    "  first_seen_ns INTEGER NOT NULL);"
+    "CREATE TABLE frames("
+    "  seq INTEGER PRIMARY KEY,"
+    "  boottime_ns INTEGER NOT NULL,"
+    "  realtime_ns INTEGER NOT NULL,"
+    "  data BLOB NOT NULL);"
+    "CREATE INDEX frames_by_time ON frames(realtime_ns);"
+    "CREATE TABLE rollup("
+    "  channel INTEGER NOT NULL, t_ns INTEGER NOT NULL,"
+    "  count INTEGER NOT NULL, min INTEGER NOT NULL, max INTEGER NOT NULL, sum INTEGER NOT NULL,"
+    "  PRIMARY KEY(channel, t_ns)) WITHOUT ROWID;"
+    "CREATE TABLE windows("
+    "  id INTEGER PRIMARY KEY AUTOINCREMENT,"
+    "  label TEXT NOT NULL, start_ns INTEGER NOT NULL, end_ns INTEGER);"
+    "CREATE INDEX windows_by_start ON windows(start_ns);"
+    "INSERT INTO meta(key, value) VALUES('frames', 0), ('rollup_rows', 0), ('rollup_seq', 0);",
+    // 1 -> 2: wall-clock steps seen while writing (I11).
+    "CREATE TABLE clock_jumps("
+    "  boottime_ns INTEGER NOT NULL, realtime_ns INTEGER NOT NULL,"
+    "  old_offset_ns INTEGER NOT NULL, new_offset_ns INTEGER NOT NULL);"
+    // Boot segments of the frames held (I5): found once here, then kept by
+    // the writer.
+    "CREATE TABLE boots(first_seq INTEGER PRIMARY KEY);"
+    "INSERT INTO boots(first_seq) SELECT seq FROM (SELECT seq, boottime_ns, "
+    "  lag(boottime_ns) OVER (ORDER BY seq) AS prev FROM frames) "
+    "  WHERE prev IS NULL OR boottime_ns < prev;",
+    // 2 -> 3: window leases and abandoned windows (I12).
+    ("ALTER TABLE windows ADD COLUMN abandoned INTEGER NOT NULL DEFAULT 0;"
+     "ALTER TABLE windows ADD COLUMN lease_ns INTEGER;"),
+    // 3 -> 4: who opened each window (principal.h); '' for older rows.
+    "ALTER TABLE windows ADD COLUMN owner TEXT NOT NULL DEFAULT '';",
+};
+static_assert(std::size(kMigrations) == kSchemaVersion);
+
+}  // namespace
+
+Status RingStore::Impl::Setup() {
+  auto version = w_->QueryInt("PRAGMA user_version");
+  if (!version.ok()) return version.status();
+  if (*version == 0) {
+    // Must precede the first table (I6: the file can shrink when the cap is lowered).
+    if (Status s = w_->Exec("PRAGMA auto_vacuum=INCREMENTAL; PRAGMA page_size=4096"); !s.ok()) {
+      return s;
+    }
+  }
+  auto mode = w_->QueryText("PRAGMA journal_mode=WAL");
+  if (!mode.ok()) return mode.status();
+  if (*mode != "wal") return Status::Internal("cannot enable WAL (journal_mode is " + *mode + ")");
+  const std::string setup =
+      "PRAGMA synchronous=NORMAL; PRAGMA temp_store=MEMORY; PRAGMA secure_delete=FAST; "
+      "PRAGMA cache_size=-" +
+      std::to_string(std::max<int64_t>(64, options_.cache_kib));
+  if (Status s = w_->Exec(setup.c_str()); !s.ok()) return s;
+  auto ps = w_->QueryInt("PRAGMA page_size");
+  if (!ps.ok()) return ps.status();
+  page_size_ = *ps;
+  // WAL bound (I6): checkpoint at min(1000, cap / 16) pages and truncate the
+  // WAL back to that size afterwards.
+  int64_t wal_pages = 1000;
+  if (options_.max_bytes > 0) {
+    wal_pages = std::clamp<int64_t>(options_.max_bytes / page_size_ / 16, 16, 1000);
+  }
+  std::string pragmas = "PRAGMA wal_autocheckpoint=" + std::to_string(wal_pages) +
+                        "; PRAGMA journal_size_limit=" + std::to_string(wal_pages * page_size_);
+  if (Status s = w_->Exec(pragmas.c_str()); !s.ok()) return s;
+
+  // Migrations, each with its user_version bump in one transaction.
+  for (;;) {
+    auto v = w_->QueryInt("PRAGMA user_version");
+    if (!v.ok()) return v.status();
+    if (*v >= kSchemaVersion) break;
+    Status s = InWriteTxn([&]() -> Status {
+      auto again = w_->QueryInt("PRAGMA user_version");  // another process may have migrated
+      if (!again.ok()) return again.status();
+      if (*again != *v) return Status::Ok();
+      if (Status e = w_->Exec(kMigrations[*v]); !e.ok()) return e;
+      std::string bump = "PRAGMA application_id=" + std::to_string(kApplicationId) +
+                         "; PRAGMA user_version=" + std::to_string(*v + 1);
+      return w_->Exec(bump.c_str());
+    });
+    if (!s.ok()) return s.Context("migrating schema " + std::to_string(*v));
+  }
+  return Status::Ok();
+}
+
+}  // namespace edgemon::store

@@ -1,0 +1,393 @@
+// The writer side of the store: the queue Append and the synchronous
+// operations feed, the writer thread that drains it, and what happens to a
+// frame before it is committed (counter offsets, I8; wall-clock steps, I11;
+// folding into the open rollup period, I7). Events and damage (I13) are
+// reported from here. The transactions themselves are commit.cc's.
+#include <ctime>
+
+#include "daemon/store/frame_codec.h"
+#include "daemon/store/ring_store_impl.h"
+
+namespace edgemon::store {
+namespace {
+
+using internal::Agg;
+using internal::kRowOverheadBytes;
+using internal::SteadyClock;
+
+constexpr auto kFailureReportInterval = std::chrono::seconds(60);
+// A change of realtime - boottime beyond this between two frames of one boot
+// is a wall-clock step (I11); NTP slews far less.
+constexpr int64_t kClockJumpNs = 1'000'000'000;
+// Closed rollup rows kept in memory while writes fail (disk full).
+constexpr size_t kMaxPendingRollupRows = 1'000'000;
+
+int64_t NowRealtimeNs() {
+  timespec ts{};
+  clock_gettime(CLOCK_REALTIME, &ts);
+  return int64_t{ts.tv_sec} * 1'000'000'000 + ts.tv_nsec;
+}
+
+bool SameDescription(const Channel& a, const Channel& b) {
+  if (a.kind != b.kind || a.name != b.name || a.field != b.field || a.unit != b.unit ||
+      a.device != b.device || a.parent != b.parent || a.flags != b.flags || a.min != b.min ||
+      a.max != b.max || a.crit != b.crit || a.attrs != b.attrs ||
+      a.trips.size() != b.trips.size()) {
+    return false;
+  }
+  for (size_t i = 0; i < a.trips.size(); ++i) {
+    if (a.trips[i].type != b.trips[i].type || a.trips[i].temp_mc != b.trips[i].temp_mc)
+      return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+// ============================ Queue side ============================
+
+void RingStore::Impl::SetInventory(const Inventory& inventory) {
+  auto copy = std::make_shared<const std::vector<Channel>>(inventory.channels);
+  std::lock_guard lk(mu_);
+  if (stop_) return;
+  queue_.emplace_back(std::move(copy));
+}
+
+uint64_t RingStore::Impl::Append(Frame frame) {
+  bool wake = false;
+  uint64_t seq = 0;
+  {
+    std::lock_guard lk(mu_);
+    if (stop_ || queued_frames_ >= options_.max_queued_frames) {
+      ++queue_dropped_;
+      return 0;
+    }
+    seq = std::max(frame.seq, next_seq_);  // (I2)
+    frame.seq = seq;
+    next_seq_ = seq + 1;
+    if (queued_frames_ == 0) first_queued_ = SteadyClock::now();
+    queue_.emplace_back(std::move(frame));
+    ++queued_frames_;
+    wake = queued_frames_ == 1 || queued_frames_ == options_.batch_frames;
+  }
+  if (wake) cv_.notify_one();
+  return seq;
+}
+
+Result<int64_t> RingStore::Impl::Submit(SyncOp::Kind kind, std::string label, int64_t a, int64_t b,
+                                        std::optional<int64_t> c, std::string owner) {
+  auto op = std::make_shared<SyncOp>();
+  op->kind = kind;
+  op->label = std::move(label);
+  op->owner = std::move(owner);
+  op->a = a;
+  op->b = b;
+  op->c = c;
+  auto done = op->done.get_future();
+  {
+    std::lock_guard lk(mu_);
+    if (stop_) return Status::Unavailable("store is closed");
+    queue_.emplace_back(op);
+    sync_pending_ = true;
+  }
+  cv_.notify_one();
+  return done.get();
+}
+
+Status RingStore::Impl::Flush() {
+  auto r = Submit(SyncOp::Kind::kFlush, {}, 0, 0);
+  return r.ok() ? Status::Ok() : r.status();
+}
+
+Status RingStore::Impl::SetMaxPageCount(int64_t pages) {
+  auto r = Submit(SyncOp::Kind::kSetMaxPages, {}, pages, 0);
+  return r.ok() ? Status::Ok() : r.status();
+}
+
+// ============================ Writer thread ============================
+
+void RingStore::Impl::Run() {
+  const auto interval = std::chrono::milliseconds(options_.commit_interval_ms);
+  for (;;) {
+    std::deque<Item> items;
+    bool stopping = false;
+    {
+      std::unique_lock lk(mu_);
+      while (!stop_ && !sync_pending_ && queued_frames_ < options_.batch_frames) {
+        if (queue_.empty()) {
+          cv_.wait(lk);
+        } else if (SteadyClock::now() >= first_queued_ + interval) {
+          break;
+        } else {
+          cv_.wait_until(lk, first_queued_ + interval);
+        }
+      }
+      items.swap(queue_);
+      queued_frames_ = 0;
+      sync_pending_ = false;
+      stopping = stop_;
+    }
+    Process(items);
+    if (stopping) break;  // Append refuses once stop_ is set: the queue is empty
+  }
+  // Close (I7): write the open period so a restart needs no replay.
+  CloseBucket();
+  (void)Commit();
+  if (!damaged()) (void)w_->Exec("PRAGMA wal_checkpoint(TRUNCATE)");
+}
+
+void RingStore::Impl::Process(std::deque<Item>& items) {
+  for (auto& item : items) {
+    bool answered = false;
+    try {
+      if (auto* f = std::get_if<Frame>(&item)) {
+        Ingest(*f);
+        // A backlog is written in batches too: a transaction stays small
+        // next to the cap and the WAL (I6).
+        if (batch_.size() >= options_.batch_frames ||
+            (max_pages_ > 0 && batch_bytes_ > max_pages_ * page_size_ / 16)) {
+          (void)Commit();
+        }
+      } else if (auto* inv = std::get_if<InventoryPtr>(&item)) {
+        ApplyInventory(**inv);
+      } else {
+        auto& op = *std::get<std::shared_ptr<SyncOp>>(item);
+        Result<int64_t> result = Status::Internal("not run");
+        Status s = HandleSyncOp(op, result);
+        answered = true;
+        op.done.set_value(s.ok() ? std::move(result) : Result<int64_t>(s));
+      }
+    } catch (const std::exception& e) {  // keep the writer alive; answer any waiter
+      if (auto* op = std::get_if<std::shared_ptr<SyncOp>>(&item); op && !answered) {
+        (*op)->done.set_value(Status::Internal(std::string("writer: ") + e.what()));
+      }
+      std::lock_guard lk(stats_mu_);
+      counters_.last_error = std::string("writer: ") + e.what();
+    }
+  }
+  // Rollup rows alone are not retried right after a failed commit.
+  if (!batch_.empty() || (!failing_ && (!pending_rollup_.empty() || rollup_dirty_))) {
+    try {
+      (void)Commit();
+    } catch (const std::exception& e) {
+      batch_.clear();
+      batch_bytes_ = 0;
+      std::lock_guard lk(stats_mu_);
+      counters_.last_error = std::string("writer: ") + e.what();
+    }
+  }
+  // Channels declared without frames are written with the next batch.
+}
+
+Status RingStore::Impl::HandleSyncOp(SyncOp& op, Result<int64_t>& result) {
+  using K = SyncOp::Kind;
+  Status committed = Commit();  // everything queued before the op
+  if (op.kind != K::kFlush && damaged()) {
+    return Status::Internal("the store is damaged (" + damage() + ")");
+  }
+  switch (op.kind) {
+    case K::kFlush: {
+      result = int64_t{0};
+      // A batch of this flush's frames may have been committed (or dropped)
+      // before it: report the first failure since the previous flush.
+      Status failure = error_since_flush_.value_or(committed);
+      error_since_flush_.reset();
+      return failure;
+    }
+    case K::kSetMaxPages: {
+      std::string q = "PRAGMA max_page_count=" + std::to_string(op.a);
+      auto r = w_->QueryInt(q.c_str());
+      if (!r.ok()) return r.status();
+      result = *r;
+      return Status::Ok();
+    }
+    case K::kBeginWindow:
+    case K::kAddWindow: {
+      auto id = InsertWindow(op);
+      if (!id.ok()) return id.status();
+      result = *id;
+      return Status::Ok();
+    }
+    case K::kEndWindow: {
+      if (Status s = WriteWindowEnd(op); !s.ok()) return s;
+      result = op.a;
+      return Status::Ok();
+    }
+  }
+  return Status::Internal("unknown operation");
+}
+
+void RingStore::Impl::ApplyInventory(const std::vector<Channel>& channels) {
+  ChannelId max_id = 0;
+  for (const auto& ch : channels) max_id = std::max(max_id, ch.id);
+  inv_map_.assign(channels.empty() ? 0 : size_t{max_id} + 1, 0);
+  const int64_t now = NowRealtimeNs();
+  for (const auto& ch : channels) {
+    std::string key = ch.Key();
+    uint32_t id;
+    if (auto it = id_by_key_.find(key); it != id_by_key_.end()) {
+      id = it->second;
+      auto& c = chans_[id];
+      if (!SameDescription(c.desc, ch)) {
+        c.desc = ch;
+        c.dirty = true;
+      }
+    } else {  // (I4) new keys get the next id
+      id = static_cast<uint32_t>(chans_.size());
+      ChanState c;
+      c.key = key;
+      c.desc = ch;
+      c.first_seen_ns = now;
+      c.dirty = true;
+      chans_.push_back(std::move(c));
+      id_by_key_.emplace(std::move(key), id);
+    }
+    chans_[id].desc.id = 0;
+    inv_map_[ch.id] = id;
+  }
+}
+
+void RingStore::Impl::Ingest(Frame& frame) {
+  pairs_.clear();
+  const size_t n = std::min(frame.values.size(), inv_map_.size());
+  bool sorted = true;
+  for (size_t i = 0; i < n; ++i) {
+    if (!frame.values[i] || inv_map_[i] == 0) continue;  // (I3)
+    if (!pairs_.empty() && pairs_.back().first >= inv_map_[i]) sorted = false;
+    pairs_.emplace_back(inv_map_[i], *frame.values[i]);
+  }
+  if (!sorted) {
+    std::stable_sort(pairs_.begin(), pairs_.end(),
+                     [](const auto& a, const auto& b) { return a.first < b.first; });
+    pairs_.erase(std::unique(pairs_.begin(), pairs_.end(),
+                             [](const auto& a, const auto& b) { return a.first == b.first; }),
+                 pairs_.end());
+  }
+  uint64_t resets = 0;
+  for (auto& [id, v] : pairs_) {
+    auto& c = chans_[id];
+    if (!c.desc.Has(kFlagCounter)) continue;
+    // (I8) keep the stored counter non-decreasing.
+    int64_t adjusted = AddSaturating(v, c.counter_offset);
+    if (c.last_counter && adjusted < *c.last_counter) {
+      c.counter_offset = SubSaturating(*c.last_counter, v);
+      adjusted = *c.last_counter;
+      ++resets;
+    }
+    c.last_counter = adjusted;
+    v = adjusted;
+  }
+  if (resets) {
+    std::lock_guard lk(stats_mu_);
+    counters_.counter_resets += resets;
+  }
+  StampWallTime(frame);
+  Row row{frame.seq, frame.boottime_ns, frame.realtime_ns, {}};
+  EncodeFrame(pairs_, row.blob);
+  Fold(frame.seq, frame.realtime_ns, pairs_);
+  batch_bytes_ += static_cast<int64_t>(row.blob.size()) + kRowOverheadBytes;
+  batch_.push_back(std::move(row));
+}
+
+// (I11) Wall-clock steps: detected, recorded, and never let stored time go back.
+void RingStore::Impl::StampWallTime(Frame& frame) {
+  const int64_t bt = frame.boottime_ns;
+  const int64_t offset = SubSaturating(frame.realtime_ns, bt);
+  const bool same_boot = last_bt_ && bt >= *last_bt_;
+  const bool jumped =
+      same_boot && last_offset_ &&
+      std::max(SpanNs(offset, *last_offset_), SpanNs(*last_offset_, offset)) > kClockJumpNs;
+  const int64_t old_offset = last_offset_.value_or(offset);
+  last_offset_ = offset;
+  if (last_rt_ && frame.realtime_ns < *last_rt_) {
+    // Behind the newest stored frame: continue from it at boottime's pace.
+    frame.realtime_ns = AddSaturating(*last_rt_, same_boot ? SubSaturating(bt, *last_bt_) : 0);
+  }
+  if (jumped) {
+    pending_jumps_.push_back(Jump{bt, frame.realtime_ns, old_offset, offset});
+    Report(StoreEvent::Kind::kClockJump,
+           "recorded a wall-clock step of " +
+               std::to_string(SubSaturating(offset, old_offset) / 1'000'000) + " ms at boottime " +
+               std::to_string(bt) + " ns");
+  }
+  if (!same_boot || boots_.empty()) {
+    boots_.push_back(BootSeg{frame.seq, bt});
+    pending_boots_.push_back(frame.seq);
+  }
+  boots_.back().last_bt = bt;
+  last_rt_ = frame.realtime_ns;
+  last_bt_ = bt;
+}
+
+void RingStore::Impl::Fold(uint64_t seq, int64_t realtime_ns,
+                           const std::vector<std::pair<uint32_t, int64_t>>& values) {
+  const int64_t period = options_.rollup_period_ns;
+  const int64_t start = FloorToMultiple(realtime_ns, period);
+  if (bucket_ && *bucket_ != start) CloseBucket();
+  bucket_ = start;
+  for (const auto& [id, v] : values) {
+    if (agg_.size() <= id) agg_.resize(size_t{id} + 1);
+    if (agg_[id].count == 0) touched_.push_back(id);
+    agg_[id].Add(v);
+  }
+  folded_seq_ = seq;
+}
+
+void RingStore::Impl::CloseBucket() {
+  if (!bucket_) return;
+  std::sort(touched_.begin(), touched_.end());
+  for (uint32_t id : touched_) {
+    pending_rollup_.push_back({id, *bucket_, agg_[id]});
+    agg_[id] = Agg{};
+  }
+  touched_.clear();
+  bucket_.reset();
+  pending_rollup_seq_ = folded_seq_;
+  rollup_dirty_ = true;
+  if (pending_rollup_.size() > kMaxPendingRollupRows) {  // writes keep failing: forget the oldest
+    pending_rollup_.erase(pending_rollup_.begin(),
+                          pending_rollup_.begin() + static_cast<ptrdiff_t>(pending_rollup_.size() -
+                                                                           kMaxPendingRollupRows));
+  }
+}
+
+void RingStore::Impl::Report(StoreEvent::Kind kind, const std::string& message) {
+  if (!options_.on_event) return;
+  StoreEvent ev{kind, message, 0};
+  if (kind == StoreEvent::Kind::kWriteFailed) {
+    auto now = SteadyClock::now();
+    if (last_failure_report_ && now - *last_failure_report_ < kFailureReportInterval) {
+      ++unreported_failures_;
+      return;
+    }
+    if (unreported_failures_ > 0) {
+      ev.message +=
+          " (and " + std::to_string(unreported_failures_) + " more since the last report)";
+    }
+    unreported_failures_ = 0;
+    last_failure_report_ = now;
+  }
+  {
+    std::lock_guard lk(stats_mu_);
+    ev.dropped_batches = counters_.dropped_batches;
+  }
+  try {
+    options_.on_event(ev);
+  } catch (...) {  // a callback's exception must not kill the writer
+  }
+}
+
+void RingStore::Impl::NoteDamage(int code, std::string_view doing, const std::string& error) {
+  if (!started_ || damaged_.exchange(true, std::memory_order_acq_rel)) return;
+  std::string message = path_ + " is damaged: " + std::string(doing) + " failed with " +
+                        sqlite3_errstr(code & 0xff) + " (extended code " + std::to_string(code) +
+                        "): " + error;
+  {
+    std::lock_guard lk(stats_mu_);
+    counters_.damaged = true;
+    counters_.damage = message;
+  }
+  Report(StoreEvent::Kind::kDamaged, message);
+}
+
+}  // namespace edgemon::store
