@@ -123,8 +123,12 @@ v1::Frame FrameToProto(const Frame& frame, uint64_t generation) {
 }
 
 Window WindowFromProto(const v1::Window& pb) {
-  Window w{pb.id(), pb.label(), pb.start_ns(), std::nullopt, pb.abandoned()};
+  Window w;
+  w.id = pb.id();
+  w.label = pb.label();
+  w.start_ns = pb.start_ns();
   if (pb.has_end_ns()) w.end_ns = pb.end_ns();
+  w.abandoned = pb.abandoned();
   return w;
 }
 

@@ -335,7 +335,8 @@ Result<QueryResult> Client::Query(const QueryRequest& request) {
       series.id = s.id();
       series.buckets.reserve(s.buckets_size());
       for (const v1::Bucket& b : s.buckets()) {
-        series.buckets.push_back({b.t_ns(), b.min(), b.avg(), b.max(), b.count()});
+        series.buckets.push_back(
+            {b.t_ns(), b.min(), b.avg(), b.max(), static_cast<int64_t>(b.count())});
       }
       // A channel's buckets may continue over several chunks.
       if (!out.series.empty() && out.series.back().id == series.id) {

@@ -34,6 +34,7 @@
 
 #include "edgemon/addresses.h"
 #include "edgemon/channel.h"
+#include "edgemon/model.h"
 #include "edgemon/status.h"
 
 namespace edgemon::client {
@@ -65,13 +66,15 @@ struct LiveFrame {
   uint64_t generation = 0;
 };
 
-struct Bucket {
-  int64_t t_ns = 0;
-  int64_t min = 0;
-  double avg = 0;
-  int64_t max = 0;
-  uint64_t count = 0;
-};
+// History's value types are the model's (include/edgemon/model.h): a
+// window, a downsampled step and a summary read from the daemon are the
+// same types the daemon's store and summarizer produce.
+using edgemon::Bucket;
+using edgemon::FreqResidency;
+using edgemon::RailSummary;
+using edgemon::Summary;
+using edgemon::TempSummary;
+using edgemon::Window;
 
 struct Series {
   ChannelId id = 0;
@@ -93,58 +96,6 @@ struct QueryResult {
   bool truncated = false;
   size_t chunks = 0;
   // Stored frames in the range the daemon could not decode and left out.
-  uint64_t bad_frames = 0;
-};
-
-struct Window {
-  int64_t id = 0;
-  std::string label;
-  int64_t start_ns = 0;
-  std::optional<int64_t> end_ns;  // none while open
-  bool abandoned = false;         // closed by the daemon: its lease ran out
-};
-
-struct RailSummary {
-  std::string name;
-  std::string parent;
-  bool input = false;
-  std::optional<double> energy_mj;       // none without a counter reading at both edges
-  std::optional<double> avg_power_mw;    // none without a counter or power samples
-  std::optional<int64_t> peak_power_mw;  // none when no sample fell in the range
-};
-
-struct TempSummary {
-  std::string name;
-  std::optional<int64_t> start_mc;  // none when the first reading could not be read
-  int64_t min_mc = 0;
-  int64_t max_mc = 0;
-};
-
-struct FreqResidency {
-  std::string name;
-  std::vector<std::pair<int64_t, double>> khz_share;  // sorted by frequency
-};
-
-struct Summary {
-  int64_t from_ns = 0;
-  int64_t to_ns = 0;
-  double duration_s = 0;
-  std::vector<RailSummary> rails;
-  std::vector<TempSummary> temps;
-  std::vector<FreqResidency> residency;
-  uint64_t samples = 0;
-  uint64_t gaps = 0;
-  std::string note;
-  // The effective rail sampling rates that held over the range (unknown
-  // before the daemon's rate log begins).
-  std::optional<double> min_rail_rate_hz;
-  std::optional<double> max_rail_rate_hz;
-  // The edges asked for, when the daemon clipped the range to its data
-  // (from_ns/to_ns are then the measured range).
-  std::optional<int64_t> requested_from_ns;  // before the oldest stored data
-  std::optional<int64_t> requested_to_ns;    // after now
-  // Stored frames in the range the daemon could not decode and left out
-  // (also named in `note`).
   uint64_t bad_frames = 0;
 };
 

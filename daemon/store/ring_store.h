@@ -202,6 +202,8 @@
 #include <vector>
 
 #include "edgemon/channel.h"
+#include "edgemon/clock.h"
+#include "edgemon/model.h"
 #include "edgemon/status.h"
 
 namespace edgemon::store {
@@ -253,6 +255,11 @@ struct RingStoreOptions {
   // Called on the writer thread (and once from Open for kRecreated, and
   // once from whichever thread found it for kDamaged).
   std::function<void(const StoreEvent&)> on_event;
+  // The clock the store reads (frames bring their own times): the wall
+  // clock for a channel's first_seen_ns and a bad file's .bad-<time> name,
+  // the monotonic clock for commit_interval_ms and the once-a-minute
+  // kWriteFailed. Null: the system clock. Must outlive the store.
+  Clock* clock = nullptr;
 };
 
 // A channel as the store knows it. channel.id is the column index in the
@@ -276,28 +283,14 @@ struct FrameSet {
 // The most steps one Downsample computes (one accumulator each).
 inline constexpr uint64_t kMaxDownsampleSteps = 1'000'000;
 
-struct Bucket {
-  int64_t t_ns = 0;  // start of the step
-  int64_t min = 0;
-  double avg = 0;
-  int64_t max = 0;
-  int64_t count = 0;  // number of present values folded in
-};
+// Downsample's steps and the windows are the model's (include/edgemon/model.h).
+using edgemon::Bucket;
+using edgemon::Window;
 
 enum class Tier : uint8_t {
   kAuto,    // raw if step < rollup period and the range is within the raw tier, else rollup
   kRaw,     // raw frames only
   kRollup,  // rollup rows (+ raw frames newer than the last rollup write)
-};
-
-struct Window {
-  int64_t id = 0;
-  std::string label;
-  int64_t start_ns = 0;
-  std::optional<int64_t> end_ns;    // nullopt while open
-  bool abandoned = false;           // closed because its lease ran out
-  std::optional<int64_t> lease_ns;  // nullopt when unleased
-  std::string owner;                // Principal key of who opened it ("": not recorded)
 };
 
 // A wall-clock step seen while writing (I11): offsets are realtime -
