@@ -138,7 +138,7 @@ class WatcherImpl final : public Watcher {
             backoff = options_.initial_backoff;
             SetState(ConnectionState::kConnected, {});
           }
-          std::optional<Frame> f = FrameFromProto(pb);
+          std::optional<Frame> f = wire::FrameFromProto(pb);
           if (f && on_frame_) on_frame_(LiveFrame{std::move(*f), pb.generation()});
         }
         gs = reader->Finish();
@@ -302,7 +302,7 @@ Result<LiveFrame> Client::Latest(const std::vector<std::string>& channels) {
   v1::Frame pb;
   grpc::Status s = impl_->stub->GetLatest(&ctx, req, &pb);
   if (!s.ok()) return FromGrpc(s);
-  std::optional<Frame> f = FrameFromProto(pb);
+  std::optional<Frame> f = wire::FrameFromProto(pb);
   if (!f) return Status::Internal("malformed frame from the daemon");
   return LiveFrame{std::move(*f), pb.generation()};
 }
@@ -323,7 +323,7 @@ Result<QueryResult> Client::Query(const QueryRequest& request) {
   while (reader->Read(&chunk)) {
     ++out.chunks;
     for (const v1::Frame& pb : chunk.frames()) {
-      std::optional<Frame> f = FrameFromProto(pb);
+      std::optional<Frame> f = wire::FrameFromProto(pb);
       if (f) {
         out.frames.push_back(std::move(*f));
       } else {
@@ -335,8 +335,7 @@ Result<QueryResult> Client::Query(const QueryRequest& request) {
       series.id = s.id();
       series.buckets.reserve(s.buckets_size());
       for (const v1::Bucket& b : s.buckets()) {
-        series.buckets.push_back(
-            {b.t_ns(), b.min(), b.avg(), b.max(), static_cast<int64_t>(b.count())});
+        series.buckets.push_back(wire::BucketFromProto(b));
       }
       // A channel's buckets may continue over several chunks.
       if (!out.series.empty() && out.series.back().id == series.id) {
@@ -370,7 +369,7 @@ Result<Window> Client::BeginWindow(const std::string& label, std::optional<uint3
   v1::Window pb;
   grpc::Status s = impl_->stub->BeginWindow(&ctx, req, &pb);
   if (!s.ok()) return FromGrpc(s);
-  return WindowFromProto(pb);
+  return wire::WindowFromProto(pb);
 }
 
 Result<Window> Client::RenewWindow(int64_t id) {
@@ -381,7 +380,7 @@ Result<Window> Client::RenewWindow(int64_t id) {
   v1::Window pb;
   grpc::Status s = impl_->stub->BeginWindow(&ctx, req, &pb);
   if (!s.ok()) return FromGrpc(s);
-  return WindowFromProto(pb);
+  return wire::WindowFromProto(pb);
 }
 
 Result<Window> Client::EndWindow(int64_t id) {
@@ -392,7 +391,7 @@ Result<Window> Client::EndWindow(int64_t id) {
   v1::Window pb;
   grpc::Status s = impl_->stub->EndWindow(&ctx, req, &pb);
   if (!s.ok()) return FromGrpc(s);
-  return WindowFromProto(pb);
+  return wire::WindowFromProto(pb);
 }
 
 Result<std::vector<Window>> Client::ListWindows(int64_t from_ns, int64_t to_ns) {
@@ -406,7 +405,7 @@ Result<std::vector<Window>> Client::ListWindows(int64_t from_ns, int64_t to_ns) 
     v1::ListWindowsResponse pb;
     grpc::Status s = impl_->stub->ListWindows(&ctx, req, &pb);
     if (!s.ok()) return FromGrpc(s);
-    for (const v1::Window& w : pb.windows()) out.push_back(WindowFromProto(w));
+    for (const v1::Window& w : pb.windows()) out.push_back(wire::WindowFromProto(w));
     if (pb.next_page_token().empty()) return out;
     req.set_page_token(pb.next_page_token());
   }
@@ -420,7 +419,7 @@ Result<Summary> Client::SummarizeWindow(int64_t window_id) {
   v1::Summary pb;
   grpc::Status s = impl_->stub->Summarize(&ctx, req, &pb);
   if (!s.ok()) return FromGrpc(s);
-  return SummaryFromProto(pb);
+  return wire::SummaryFromProto(pb);
 }
 
 Result<Summary> Client::Summarize(int64_t from_ns, int64_t to_ns) {
@@ -432,7 +431,7 @@ Result<Summary> Client::Summarize(int64_t from_ns, int64_t to_ns) {
   v1::Summary pb;
   grpc::Status s = impl_->stub->Summarize(&ctx, req, &pb);
   if (!s.ok()) return FromGrpc(s);
-  return SummaryFromProto(pb);
+  return wire::SummaryFromProto(pb);
 }
 
 Result<BoostLease> Client::Boost(uint32_t rate_hz, uint32_t duration_ms, uint64_t lease_id) {

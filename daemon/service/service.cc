@@ -10,6 +10,7 @@
 
 #include "daemon/service/codec.h"
 #include "edgemon/checked.h"
+#include "proto/convert.h"
 
 namespace edgemon::service {
 namespace {
@@ -50,15 +51,6 @@ Status Internal(const std::string& m) {
 Status StoreFailure(const store::RingStore& st, const std::string& m) {
   if (st.damaged()) return Status(StatusCode::DATA_LOSS, m + " (the store is damaged)");
   return Internal(m);
-}
-
-void ToProto(const store::Window& w, v1::Window* out) {
-  out->set_id(w.id);
-  out->set_label(w.label);
-  out->set_start_ns(w.start_ns);
-  if (w.end_ns) out->set_end_ns(*w.end_ns);
-  out->set_abandoned(w.abandoned);
-  if (w.lease_ns) out->set_lease_ms(static_cast<uint32_t>(*w.lease_ns / kNsPerMs));
 }
 
 // ListWindows page tokens: "<start_ns>:<id>" of the last window sent.
@@ -225,15 +217,7 @@ class QueryReactor final : public grpc::ServerWriteReactor<v1::QueryChunk> {
     auto* s = chunk_.add_series();
     s->set_id(ids_.at(key));
     size_t n = std::min<size_t>(buckets->size(), rows_left_);
-    for (size_t i = 0; i < n; ++i) {
-      const auto& b = (*buckets)[i];
-      auto* pb = s->add_buckets();
-      pb->set_t_ns(b.t_ns);
-      pb->set_min(b.min);
-      pb->set_avg(b.avg);
-      pb->set_max(b.max);
-      pb->set_count(static_cast<uint64_t>(b.count));
-    }
+    for (size_t i = 0; i < n; ++i) wire::ToProto((*buckets)[i], s->add_buckets());
     if (n < buckets->size()) truncated_ = true;
     if (key_index_ >= keys_.size()) {
       last_ = true;
@@ -412,7 +396,7 @@ grpc::ServerUnaryReactor* TelemetryService::GetDeviceInfo(grpc::CallbackServerCo
   Snapshot s = hub_.Latest();
   if (!s.inventory) return Done(ctx, Status(StatusCode::UNAVAILABLE, "no frame sampled yet"));
   ToProto(*s.inventory, s.frame.get(), resp->mutable_board());
-  for (const auto& c : s.inventory->channels) ToProto(c, resp->add_channels());
+  for (const auto& c : s.inventory->channels) wire::ToProto(c, resp->add_channels());
   resp->set_generation(s.generation);
   resp->set_daemon_version(options_.daemon_version);
   resp->set_interval_ms(static_cast<uint32_t>(frame_period_ns() / kNsPerMs));
@@ -434,7 +418,7 @@ grpc::ServerUnaryReactor* TelemetryService::GetLatest(grpc::CallbackServerContex
   auto subset = SelectChannels(
       *s.inventory, std::vector<std::string>(req->channels().begin(), req->channels().end()));
   if (!subset.ok()) return Done(ctx, Invalid("channels: " + subset.status().message()));
-  ToProto(*s.frame, *subset, s.generation, resp);
+  wire::ToProto(*s.frame, *subset, s.generation, resp);
   return Done(ctx, Status::OK);
 }
 
@@ -569,7 +553,7 @@ grpc::ServerUnaryReactor* TelemetryService::BeginWindow(grpc::CallbackServerCont
           auto w = store_.GetWindow(id);
           if (!w.ok()) return StoreFailure(store_, "renew window: " + w.status().message());
           if (!*w) return Status(StatusCode::NOT_FOUND, "no window with id " + std::to_string(id));
-          ToProto(**w, resp);
+          wire::ToProto(**w, resp);
           return Status::OK;
         },
         &window_worker_);
@@ -596,7 +580,7 @@ grpc::ServerUnaryReactor* TelemetryService::BeginWindow(grpc::CallbackServerCont
         if (!id.ok()) return StoreFailure(store_, "begin window: " + id.status().message());
         open_windows_[*id] =
             OpenWindow{lease, lease ? clock_.MonotonicNs() + *lease : 0, start, who.key};
-        ToProto(store::Window{*id, label, start, std::nullopt, false, lease, who.key}, resp);
+        wire::ToProto(Window{*id, label, start, std::nullopt, false, lease, who.key}, resp);
         return Status::OK;
       },
       &window_worker_);
@@ -635,7 +619,7 @@ grpc::ServerUnaryReactor* TelemetryService::EndWindow(grpc::CallbackServerContex
         open_windows_.erase(id);
         store::Window done = **w;
         done.end_ns = end;
-        ToProto(done, resp);
+        wire::ToProto(done, resp);
         LiveCounters(done.start_ns, resp->mutable_start_energy_mj());
         LiveCounters(end, resp->mutable_end_energy_mj());
         return Status::OK;
@@ -663,7 +647,7 @@ grpc::ServerUnaryReactor* TelemetryService::ListWindows(grpc::CallbackServerCont
     if (!ws.ok()) return StoreFailure(store_, "list windows: " + ws.status().message());
     const bool more = ws->size() > page;
     if (more) ws->resize(page);
-    for (const auto& w : *ws) ToProto(w, resp->add_windows());
+    for (const auto& w : *ws) wire::ToProto(w, resp->add_windows());
     if (more) resp->set_next_page_token(WindowToken(ws->back()));
     return Status::OK;
   });

@@ -1,6 +1,6 @@
 #include "daemon/service/watch_hub.h"
 
-#include "daemon/service/codec.h"
+#include "proto/convert.h"
 
 namespace edgemon::service {
 bool WatchSpacing::Due(uint64_t seq, int64_t scheduled_ns) const {
@@ -68,7 +68,7 @@ class WatchHub::Watcher final : public grpc::ServerWriteReactor<v1::Frame> {
 
  private:
   void WriteLocked(const Snapshot& s) {
-    ToProto(*s.frame, subset_, s.generation, &out_);
+    wire::ToProto(*s.frame, subset_, s.generation, &out_);
     spacing_.Sent(s.frame->seq, s.scheduled_ns);
     write_pending_ = true;
     hub_.sent_.fetch_add(1);

@@ -71,13 +71,13 @@ void Stream(std::unique_ptr<grpc::ClientReader<Item>> (v1::Telemetry::Stub::*cal
 void ClientSide(const uint8_t* data, size_t size) {
   v1::Frame frame;
   if (Decode(data, size, frame)) {
-    auto f = client::FrameFromProto(frame);
-    if (f && f->values.size() > client::kMaxChannelId + 1) std::abort();
+    auto f = wire::FrameFromProto(frame);
+    if (f && f->values.size() > wire::kMaxChannelId + 1) std::abort();
   }
   v1::DeviceInfo info;
   if (Decode(data, size, info)) (void)client::DeviceInfoFromProto(info);
   v1::Summary summary;
-  if (Decode(data, size, summary)) (void)client::SummaryFromProto(summary);
+  if (Decode(data, size, summary)) (void)wire::SummaryFromProto(summary);
 }
 
 }  // namespace

@@ -1,4 +1,5 @@
-// The C++ client library: proto <-> model conversions, targets, and a real
+// The C++ client library: its own types from the proto (the model's
+// conversions are tests/unit/wire_test.cc), targets, and a real
 // edgemond process on the agx-orin fixture (calls, Watch, and reconnect with
 // backoff when the daemon is stopped and started again).
 #include <gtest/gtest.h>
@@ -31,96 +32,6 @@ using edgemon::testing::TempTree;
 constexpr int64_t kGpuSocMv = 4984;
 constexpr int64_t kGpuSocMa = 460;
 constexpr int64_t kGpuSocMw = kGpuSocMv * kGpuSocMa / 1000;
-
-TEST(ClientConvertTest, FrameFromProtoPlacesValuesById) {
-  v1::Frame pb;
-  pb.set_seq(7);
-  pb.set_realtime_ns(1'000);
-  pb.set_boottime_ns(500);
-  pb.set_generation(3);
-  pb.add_ids(5);
-  pb.add_values(-3);
-  pb.add_ids(2);
-  pb.add_values(10);
-  std::optional<Frame> f = FrameFromProto(pb);
-  ASSERT_TRUE(f);
-  EXPECT_EQ(f->seq, 7u);
-  EXPECT_EQ(f->realtime_ns, 1'000);
-  EXPECT_EQ(f->boottime_ns, 500);
-  ASSERT_EQ(f->values.size(), 6u);
-  EXPECT_EQ(f->Get(2), 10);
-  EXPECT_EQ(f->Get(5), -3);
-  EXPECT_FALSE(f->Get(3));  // absent, not 0
-  EXPECT_FALSE(f->Get(0));
-  EXPECT_FALSE(f->Get(99));
-
-  v1::Frame back = FrameToProto(*f, 3);
-  EXPECT_EQ(back.generation(), 3u);
-  ASSERT_EQ(back.ids_size(), 2);
-  EXPECT_EQ(back.ids(0), 2u);  // ascending id order
-  EXPECT_EQ(back.values(0), 10);
-  EXPECT_EQ(back.ids(1), 5u);
-  EXPECT_EQ(back.values(1), -3);
-}
-
-TEST(ClientConvertTest, MalformedFramesAreRefused) {
-  v1::Frame uneven;
-  uneven.add_ids(1);
-  uneven.add_ids(2);
-  uneven.add_values(4);
-  EXPECT_FALSE(FrameFromProto(uneven));
-  v1::Frame huge;
-  huge.add_ids(kMaxChannelId + 1);
-  huge.add_values(1);
-  EXPECT_FALSE(FrameFromProto(huge));  // would allocate gigabytes
-  v1::Frame empty;
-  ASSERT_TRUE(FrameFromProto(empty));
-  EXPECT_TRUE(FrameFromProto(empty)->values.empty());
-}
-
-TEST(ClientConvertTest, ChannelFromProto) {
-  v1::Channel pb;
-  pb.set_id(4);
-  pb.set_kind("rail");
-  pb.set_name("VDD_IN");
-  pb.set_field("power");
-  pb.set_unit("mW");
-  pb.set_device("ina3221 1-0040");
-  pb.add_flags("input");
-  pb.add_flags("derived");
-  pb.set_has_max(true);
-  pb.set_max(20'000);
-  pb.set_min(5);  // has_min false: not a limit
-  (*pb.mutable_attrs())["label"] = "VDD_IN";
-  (*pb.mutable_attrs())["chip"] = "ina3221";
-  auto* trip = pb.add_trips();
-  trip->set_type("critical");
-  trip->set_temp_mc(105'000);
-  std::optional<Channel> c = ChannelFromProto(pb);
-  ASSERT_TRUE(c);
-  EXPECT_EQ(c->id, 4u);
-  EXPECT_EQ(c->kind, Kind::kRail);
-  EXPECT_EQ(c->field, Field::kPower);
-  EXPECT_EQ(c->unit, Unit::kMilliwatt);
-  EXPECT_EQ(c->device, "ina3221 1-0040");
-  EXPECT_EQ(c->flags, kFlagInputRail | kFlagDerived);
-  EXPECT_EQ(c->max, 20'000);
-  EXPECT_FALSE(c->min);
-  EXPECT_FALSE(c->crit);
-  ASSERT_EQ(c->attrs.size(), 2u);
-  EXPECT_EQ(c->attrs[0].first, "chip");  // sorted
-  ASSERT_NE(c->Attr("label"), nullptr);
-  EXPECT_EQ(*c->Attr("label"), "VDD_IN");
-  ASSERT_EQ(c->trips.size(), 1u);
-  EXPECT_EQ(c->trips[0].temp_mc, 105'000);
-  EXPECT_EQ(c->Key(), "rail/VDD_IN/power");
-
-  pb.set_kind("quantum");
-  EXPECT_FALSE(ChannelFromProto(pb));
-  pb.set_kind("rail");
-  pb.set_field("flux");
-  EXPECT_FALSE(ChannelFromProto(pb));
-}
 
 TEST(ClientConvertTest, DeviceInfoIndexesChannelsById) {
   v1::DeviceInfo pb;
@@ -158,31 +69,7 @@ TEST(ClientConvertTest, DeviceInfoIndexesChannelsById) {
   EXPECT_EQ(info.inventory.board.nvpmodel_modes[0].second, "MAXN");
 }
 
-TEST(ClientConvertTest, SummaryAndProcess) {
-  v1::Summary pb;
-  pb.set_duration_s(2.5);
-  pb.set_samples(25);
-  auto* r = pb.add_rails();
-  r->set_name("VDD_GPU_SOC");
-  r->set_energy_mj(5731.6);
-  r->set_peak_power_mw(2293);
-  auto* res = pb.add_residency();
-  res->set_name("gpu");
-  (*res->mutable_khz_share())[1'300'500] = 0.25;
-  (*res->mutable_khz_share())[306'000] = 0.75;
-  Summary s = SummaryFromProto(pb);
-  EXPECT_DOUBLE_EQ(s.duration_s, 2.5);
-  EXPECT_EQ(s.samples, 25u);
-  ASSERT_EQ(s.rails.size(), 1u);
-  ASSERT_TRUE(s.rails[0].energy_mj);
-  EXPECT_DOUBLE_EQ(*s.rails[0].energy_mj, 5731.6);
-  EXPECT_FALSE(s.rails[0].avg_power_mw);  // not sent: absent, never 0
-  EXPECT_EQ(s.rails[0].peak_power_mw, 2293);
-  ASSERT_EQ(s.residency.size(), 1u);
-  ASSERT_EQ(s.residency[0].khz_share.size(), 2u);
-  EXPECT_EQ(s.residency[0].khz_share[0].first, 306'000);  // sorted by frequency
-  EXPECT_DOUBLE_EQ(s.residency[0].khz_share[0].second, 0.75);
-
+TEST(ClientConvertTest, Process) {
   v1::Process p;
   p.set_pid(42);
   EXPECT_FALSE(ProcessFromProto(p).rss_kib);  // not read by the daemon: none, never 0
@@ -197,8 +84,6 @@ TEST(ClientConvertTest, SummaryAndProcess) {
   EXPECT_FALSE(ProcessFromProto(p).cpu_permille);  // first sight: no share yet
   p.set_cpu_permille(0);
   EXPECT_EQ(ProcessFromProto(p).cpu_permille, std::optional<uint32_t>(0));  // idle, measured
-  EXPECT_EQ(UnitFromString("KiB"), Unit::kKib);
-  EXPECT_FALSE(UnitFromString("furlong"));
 }
 
 TEST(ClientTargetTest, Normalize) {
