@@ -2,10 +2,14 @@
 #
 # edgemon_cli_tests: the pure pieces of edgemon's reading subcommands: the
 # tegrastats formatter (checked with a parser written from tegrastats'
-# published format), time/duration parsing, channel selection.
+# published format), time/duration parsing (the cases of
+# tests/data/timespec_cases.json), channel selection.
 # cli_e2e: edgemon-sim + edgemond (unix socket and loopback TCP), then
 # `edgemon now/sensors/watch/tegrastats/query` against them, exit codes.
 edgemon_area_tests(edgemon_cli_tests ${CMAKE_CURRENT_LIST_DIR} 60 edgemon_cli)
+# The time syntax's cases, shared with the Python client's tests.
+target_compile_definitions(edgemon_cli_tests PRIVATE
+  EDGEMON_TIMESPEC_CASES="${CMAKE_CURRENT_LIST_DIR}/../data/timespec_cases.json")
 
 add_test(NAME cli_e2e
          COMMAND ${EDGEMON_SYSTEM_PYTHON3} ${CMAKE_CURRENT_LIST_DIR}/cli_e2e.py

@@ -8,7 +8,7 @@ from typing import Any, Callable, Iterator, List, Optional, Sequence, Union
 
 import grpc
 
-from . import _check, _errors
+from . import _check, _errors, _timespec
 from ._model import (BucketRow, DeviceInfo, Row, Rows, Snapshot, decode_frame_values,
                      device_from_proto)
 from .v1 import edgemon_pb2 as pb
@@ -61,17 +61,26 @@ def read_token_file(path: str) -> str:
 
 
 def as_ns(t: TimeLike, now: Optional[int] = None, name: str = "time") -> int:
-    """A point in time as Unix ns: a datetime (naive = UTC), a timedelta or a
-    negative number of seconds (that long ago), a positive number (Unix
-    seconds), "now", "-5m"/"-30s"/"-2h" or an ISO 8601 string.
-    InvalidArgument naming ``name`` for nan, inf, a bool or a time outside int64 ns."""
+    """A point in time as Unix ns. A string is read as the ``edgemon`` command
+    reads one (the one syntax of :mod:`edgemon._timespec`: "now", "-10m",
+    "10m ago", "+30s", Unix seconds, "@UNIX.NANOS", ISO 8601 without a zone
+    as UTC; "5m" alone is refused: "-5m" is five minutes ago). Besides: None
+    (now), a datetime (naive = UTC), a timedelta or a number <= 0 of seconds
+    (that long ago), a positive number (Unix seconds). InvalidArgument naming
+    ``name`` for a string outside the syntax, nan, inf, a bool or a time
+    outside int64 ns."""
     return _check.time_ns(name, _as_ns(t, now, name), t)
 
 
 def _as_ns(t: TimeLike, now: Optional[int], name: str) -> int:
     now = now_ns() if now is None else now
-    if t is None or (isinstance(t, str) and t == "now"):
+    if t is None:
         return now
+    if isinstance(t, str):
+        try:
+            return _timespec.parse_time_ns(t, now)
+        except _errors.InvalidArgument as e:
+            raise _errors.InvalidArgument("edgemon: %s: %s" % (name, e.message)) from None
     if isinstance(t, datetime.timedelta):
         return now - int(t.total_seconds() * 1e9)
     if isinstance(t, datetime.datetime):
@@ -82,24 +91,6 @@ def _as_ns(t: TimeLike, now: Optional[int], name: str) -> int:
         ns = _check.scaled(name, t, 1e9, _check.INT64_MIN, _check.INT64_MAX, "seconds",
                            " (<= 0: that long ago)")
         return now + ns if t <= 0 else ns
-    if isinstance(t, str):
-        s = t.strip()
-        units = {"ms": 1e-3, "s": 1, "m": 60, "h": 3600, "d": 86400}
-        for u in ("ms", "s", "m", "h", "d"):
-            if s.endswith(u) and s[:-len(u)].lstrip("+-").replace(".", "", 1).isdigit():
-                v = float(s[:-len(u)]) * units[u]
-                return now + _check.scaled(name, v, 1e9, _check.INT64_MIN, _check.INT64_MAX,
-                                           "seconds")
-        try:
-            d = datetime.datetime.strptime(s.replace("Z", "+0000").replace("T", " "),
-                                           "%Y-%m-%d %H:%M:%S%z" if ("+" in s[10:] or
-                                                                      "Z" in s) else
-                                           "%Y-%m-%d %H:%M:%S")
-        except ValueError:
-            raise _errors.InvalidArgument(
-                "edgemon: bad time %r: expected a datetime, seconds, '-5m' or ISO 8601" % t) \
-                from None
-        return _as_ns(d, now, name)
     raise _errors.InvalidArgument("edgemon: %s: bad time %r" % (name, t))
 
 

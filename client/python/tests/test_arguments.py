@@ -36,7 +36,6 @@ CLIENT_CASES = [
     (lambda c: c.query(-INF), "since"),
     (lambda c: c.query(True), "since"),
     (lambda c: c.query("-1m", until=INF), "until"),
-    (lambda c: c.query("-99999999999999999999d"), "since"),
     (lambda c: c.query("-1m", until=datetime.datetime(9999, 1, 1)), "until"),
     (lambda c: c.query("-1m", step=1e-12), "step"),
     (lambda c: c.query("-1m", step=0.0009), "step"),
