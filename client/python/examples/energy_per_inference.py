@@ -1,5 +1,8 @@
 #!/usr/bin/env python3
-"""Energy per inference in three lines (the body here: a stand-in workload)."""
+"""Energy per inference in three lines (the body here: a stand-in workload).
+
+edgemon.connect() connects to edgemond at $EDGEMON_CONNECT (unix:/path, /path
+or host:port), else at its packaged socket unix:/run/edgemon/edgemond.sock."""
 import time
 
 import edgemon

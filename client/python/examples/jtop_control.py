@@ -1,7 +1,12 @@
 #!/usr/bin/env python3
 """jtop's control example: jetson_clocks, the power mode and the fan speed,
 set through edgemon-control when the caller may (root or group edgemon-control).
-The changes are leases: they are restored when the jtop closes."""
+The changes are leases: they are restored when the jtop closes.
+
+Connects to edgemond at $EDGEMON_CONNECT (unix:/path, /path or host:port),
+else at its packaged socket unix:/run/edgemon/edgemond.sock; the changes go
+to edgemon-control at $EDGEMON_CONTROL, else at its packaged socket
+unix:/run/edgemon-control/edgemon-control.sock."""
 import sys
 
 from jtop import jtop, JtopException

@@ -1,5 +1,8 @@
 #!/usr/bin/env python3
-"""Fans, and what setting the speed does (jtop API)."""
+"""Fans, and what setting the speed does, once (jtop API).
+
+Connects to edgemond at $EDGEMON_CONNECT (unix:/path, /path or host:port),
+else at its packaged socket unix:/run/edgemon/edgemond.sock."""
 from jtop import jtop, JtopException
 
 if __name__ == "__main__":

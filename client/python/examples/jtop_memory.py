@@ -1,5 +1,8 @@
 #!/usr/bin/env python3
-"""RAM, swap and EMC (jtop API)."""
+"""RAM, swap and EMC, once (jtop API).
+
+Connects to edgemond at $EDGEMON_CONNECT (unix:/path, /path or host:port),
+else at its packaged socket unix:/run/edgemon/edgemond.sock."""
 from jtop import jtop
 
 if __name__ == "__main__":
