@@ -1,4 +1,4 @@
-// The README's metric table ("### Metrics" under "Prometheus and Grafana")
+// The documented metric table ("## Metrics" in docs/prometheus.md)
 // against real expositions: every fixture board's inventory from the real
 // collectors, rendered with every health field present. Each exported family
 // must be documented, each documented name must be exported by some board,
@@ -68,7 +68,8 @@ std::vector<Row> ReadmeRows() {
   std::vector<Row> rows;
   const std::regex code("`([^`]*)`");
   while (std::getline(in, line)) {
-    if (line.rfind("### ", 0) == 0) in_section = line == "### Metrics";
+    if (line.rfind("#", 0) == 0)
+      in_section = line.substr(line.find_first_not_of('#')) == " Metrics";
     if (!in_section || line.rfind("| `edgemon_", 0) != 0) continue;
     auto cells = Cells(line);
     if (cells.size() < 3) continue;
