@@ -1,11 +1,18 @@
-// samples.csv and trace.json of an edgemon record/attach bundle.
+// The bundle of edgemon record/attach: samples.csv and trace.json, and the
+// writer of the three files (record_bundle.h).
+#include "client/cli/record_bundle.h"
+
+#include <cerrno>
 #include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
 #include <map>
 #include <set>
 #include <sstream>
 
 #include "client/cli/cli.h"
-#include "client/cli/record_report.h"
 
 namespace edgemon::cli::record {
 
@@ -44,8 +51,7 @@ std::vector<Track> Tracks(const Inventory& inventory) {
       out.push_back({c.id, 1, unique(1, c.name, c), "W", 1e-3});
     } else if (c.kind == Kind::kThermal && c.field == Field::kTemp) {
       out.push_back({c.id, 2, unique(2, c.name, c), "C", 1e-3});
-    } else if (c.field == Field::kFreq &&
-               (c.kind == Kind::kCpu || c.kind == Kind::kGpu || c.kind == Kind::kEmc)) {
+    } else if (IsClockChannel(c)) {
       out.push_back({c.id, 3, unique(3, c.name, c), "MHz", 1e-3});
     }
   }
@@ -60,7 +66,61 @@ nlohmann::json EnergyArgs(const client::Summary& s) {
   return e;
 }
 
+// Appends the raw frames of [from, to] to *out, in chunks; on a failed
+// query the frames read before it stay in *out.
+Status Frames(client::Client& c, int64_t from, int64_t to, std::vector<Frame>* out) {
+  int64_t at = from;
+  for (int chunk = 0; chunk < 100 && at <= to; ++chunk) {
+    auto q = c.Query(at, to + 1, {}, 0, 100'000);
+    if (!q.ok()) return q.status();
+    for (auto& f : q->frames) out->push_back(std::move(f));
+    if (!q->truncated || q->frames.empty()) break;
+    at = out->back().realtime_ns + 1;
+  }
+  return Status::Ok();
+}
+
+Status WriteFile(const std::filesystem::path& p, const std::string& text) {
+  std::ofstream f(p, std::ios::binary | std::ios::trunc);
+  f << text;
+  f.close();
+  if (!f) return Status::Unavailable("cannot write " + p.string() + ": " + std::strerror(errno));
+  return Status::Ok();
+}
+
 }  // namespace
+
+bool MakeBundleDir(const std::string& dir) {
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec || !std::filesystem::is_directory(dir)) {
+    std::fprintf(stderr, "edgemon: cannot create the output directory %s: %s\n",
+                 TerminalSafe(dir).c_str(), ec ? ec.message().c_str() : "not a directory");
+    return false;
+  }
+  return true;
+}
+
+bool WriteBundle(client::Client& c, const std::string& dir, const Report& report,
+                 const Inventory& inventory) {
+  std::vector<Frame> frames;
+  Status read = Frames(c, report.summary.from_ns, report.summary.to_ns, &frames);
+  Report r = report;
+  if (!read.ok()) r.notes.push_back("samples not read: " + read.ToString());
+  namespace fs = std::filesystem;
+  Status written =
+      WriteFile(fs::path(dir) / "summary.json", JsonText(SummaryJson(r, inventory), 2) + "\n");
+  if (written.ok()) {
+    written = WriteFile(fs::path(dir) / "samples.csv", SamplesCsv(frames, inventory));
+  }
+  if (written.ok()) {
+    written = WriteFile(fs::path(dir) / "trace.json", TraceJson(r, frames, inventory));
+  }
+  if (!written.ok()) {
+    std::fprintf(stderr, "edgemon: bundle: %s\n", TerminalSafe(written.message()).c_str());
+  }
+  return written.ok();
+}
 
 std::string SamplesCsv(const std::vector<Frame>& frames, const Inventory& inventory) {
   std::vector<const Channel*> cols;

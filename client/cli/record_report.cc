@@ -313,6 +313,23 @@ std::vector<std::string> ResidualWarnings(const std::vector<client::RailSummary>
   return out;
 }
 
+bool IsClockChannel(const Channel& c) {
+  return c.field == Field::kFreq &&
+         (c.kind == Kind::kCpu || c.kind == Kind::kGpu || c.kind == Kind::kEmc);
+}
+
+std::string MissingClocksWhy(const client::Summary& summary, const Inventory& inventory,
+                             uint32_t interval_ms) {
+  if (std::none_of(inventory.channels.begin(), inventory.channels.end(), IsClockChannel))
+    return "no CPU, GPU or EMC frequency channel on this board";
+  if (summary.samples == 0) {
+    return "no frame stored in this range: clocks are read with the frames" +
+           (interval_ms ? ", every " + std::to_string(interval_ms) + " ms" : std::string());
+  }
+  return "none of the " + std::to_string(summary.samples) +
+         " frames in this range holds a clock reading (the frequency files could not be read)";
+}
+
 std::string RenderSummary(const Report& report, const Inventory& inventory) {
   std::ostringstream o;
   const client::Summary& s = report.summary;
@@ -341,7 +358,10 @@ std::string RenderSummary(const Report& report, const Inventory& inventory) {
                     (report.power_mode_name.empty() ? "" : " (" + report.power_mode_name + ")")
               : std::string("—"))
       << ", clocks "
-      << (report.clocks_locked ? (*report.clocks_locked ? "locked" : "not locked") : "—") << "\n";
+      << (report.clocks_locked                ? (*report.clocks_locked ? "locked" : "not locked")
+          : report.clocks_unknown_why.empty() ? "—"
+                                              : "— (" + report.clocks_unknown_why + ")")
+      << "\n";
   }
   if (report.pre_s > 0 || report.post_s > 0) {
     o << "  measured  " << Fixed(s.duration_s, 3) << " s: " << Fixed(report.pre_s, 3)
@@ -428,6 +448,8 @@ std::string RenderSummary(const Report& report, const Inventory& inventory) {
         << Fixed(static_cast<double>(g.max_khz) / 1000.0, 0)
         << " MHz: " << Fixed(g.below_max_share * 100, 0) << "%)\n";
     }
+  } else {
+    o << "\nClocks      — (" << MissingClocksWhy(s, inventory, report.interval_ms) << ")\n";
   }
   auto trips = ThermalTrips(s.temps, inventory);
   if (!groups.empty() || !s.temps.empty()) {

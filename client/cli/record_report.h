@@ -57,6 +57,7 @@ struct Report {
   std::optional<int64_t> power_mode_id;  // nvpmodel mode during the run (absent: unknown)
   std::string power_mode_name;
   std::optional<bool> clocks_locked;  // absent: unknown (no --lock-clocks, no helper asked)
+  std::string clocks_unknown_why;     // why clocks_locked is absent, shown after "clocks —"
   // From DeviceInfo.
   std::string target;
   std::string board_model;
@@ -120,6 +121,15 @@ std::string RateHz(double hz);
 // The rail sampling rates that held over the summary's range, as the daemon
 // logged them: "100 Hz", "100 to 1000 Hz"; empty when unknown.
 std::string HeldRailRates(const client::Summary& summary);
+
+// A CPU, GPU or EMC frequency channel: what the clock residency and the
+// trace's clock tracks cover.
+bool IsClockChannel(const Channel& c);
+
+// Why a summary has no clock residency: no CPU/GPU/EMC frequency channel in
+// the inventory, no frame in the range, or no clock value in its frames.
+std::string MissingClocksWhy(const client::Summary& summary, const Inventory& inventory,
+                             uint32_t interval_ms);
 
 std::string RenderSummary(const Report& report, const Inventory& inventory);
 nlohmann::json SummaryJson(const Report& report, const Inventory& inventory);

@@ -312,6 +312,45 @@ TEST(SummaryText, StatesTheRailRatesThatHeldNotTheRequest) {
   EXPECT_TRUE(SummaryJson(r, inv)["rail_rate_hz"].is_null());
 }
 
+// Clocks that are missing are never a bare "—": the board line says why the
+// lock state is unknown, and a summary without clock residency says why it
+// has none (no clock channel, no frame in the range, no clock reading).
+TEST(SummaryText, SaysWhyClocksAreMissing) {
+  auto inv = SmallInventory();
+  Report r = SomeReport();
+  r.power_mode_id = 0;
+  r.power_mode_name = "MAXN";
+  r.clocks_unknown_why = "unknown: edgemon-control is asked only with --lock-clocks or --mode";
+  std::string text = RenderSummary(r, inv);
+  EXPECT_NE(text.find("power mode 0 (MAXN), clocks — (unknown: edgemon-control is asked only with "
+                      "--lock-clocks or --mode)\n"),
+            std::string::npos)
+      << text;
+  r.clocks_locked = true;
+  EXPECT_NE(RenderSummary(r, inv).find("clocks locked\n"), std::string::npos);
+
+  // The residency: present, then gone for each reason.
+  EXPECT_EQ(text.find("Clocks      —"), std::string::npos) << text;
+  r.summary.residency.clear();
+  text = RenderSummary(r, inv);
+  EXPECT_NE(text.find("Clocks      — (none of the 20 frames in this range holds a clock reading"),
+            std::string::npos)
+      << text;
+  r.summary.samples = 0;
+  text = RenderSummary(r, inv);
+  EXPECT_NE(text.find("Clocks      — (no frame stored in this range: clocks are read with the "
+                      "frames, every 100 ms)"),
+            std::string::npos)
+      << text;
+  Inventory no_clocks = inv;
+  std::erase_if(no_clocks.channels, [](const Channel& c) { return IsClockChannel(c); });
+  ASSERT_LT(no_clocks.channels.size(), inv.channels.size());
+  text = RenderSummary(r, no_clocks);
+  EXPECT_NE(text.find("Clocks      — (no CPU, GPU or EMC frequency channel on this board)"),
+            std::string::npos)
+      << text;
+}
+
 TEST(SamplesCsv, ColumnsPerChannelEmptyCellsForAbsentValues) {
   auto inv = SmallInventory();
   std::string csv = SamplesCsv(SomeFrames(), inv);
