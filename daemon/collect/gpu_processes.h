@@ -1,6 +1,7 @@
 // GPU memory per process, where the board accounts for it:
 //   Jetson (nvmap, Xavier/Orin/Nano/TX2): debugfs kernel/debug/nvmap/iovmm/maps,
-//     readable by root only, with debugfs mounted;
+//     readable by root only, with debugfs mounted (where it cannot be read,
+//     `unavailable` says why, from the errno of reading it);
 //   Thor and discrete GPUs: NVML's running-process lists (when NVML is used).
 // Other boards have no per-process GPU accounting: nothing, and no complaint.
 //
@@ -10,6 +11,8 @@
 // Thread safety: Read() may be called from any thread (a mutex serialises
 // the readers; SysFs::ReadText opens its own descriptor).
 #pragma once
+
+#include <sys/types.h>
 
 #include <cstdint>
 #include <map>
@@ -30,6 +33,15 @@ struct GpuProcessMemory {
   std::string source;               // "nvmap", "nvml"
   std::string unavailable;          // why not, where the board has accounting we cannot read
 };
+
+// Why nvmap's table `path` (a logical path) could not be read, as one line:
+// `err` is the errno of reading it (0: none was given),
+// `root` the monitored root ("" or "/" for this machine), `debugfs` whether
+// the root's kernel/debug holds anything, `euid` edgemond's effective uid.
+// A missing table says whether debugfs is mounted; a refused one blames
+// root's absence only where edgemond is not root.
+std::string NvmapUnreadable(const std::string& path, const std::string& root, int err, bool debugfs,
+                            uid_t euid);
 
 class GpuProcessReader {
  public:

@@ -160,22 +160,28 @@ ssize_t RootedSysFs::Read(FileId id, char* buf, size_t cap) {
 std::optional<std::string> RootedSysFs::ReadText(const std::string& path, size_t max_bytes) {
   struct stat st {};
   int fd = OpenRegular(path, &st);
-  if (fd < 0) return std::nullopt;
+  if (fd < 0) {
+    errno = -fd;
+    return std::nullopt;
+  }
   std::string out;
   char buf[8192];
-  bool ok = true;
+  int err = 0;
   while (out.size() < max_bytes) {
     ssize_t n = ::read(fd, buf, std::min(sizeof buf, max_bytes - out.size()));
     if (n < 0 && errno == EINTR) continue;
     if (n < 0) {
-      ok = false;
+      err = errno;
       break;
     }
     if (n == 0) break;
     out.append(buf, static_cast<size_t>(n));
   }
   ::close(fd);
-  if (!ok) return std::nullopt;
+  if (err != 0) {
+    errno = err;
+    return std::nullopt;
+  }
   return out;
 }
 

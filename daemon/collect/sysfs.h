@@ -63,7 +63,8 @@ class SysFs {
   // Reads up to `cap` bytes from offset 0. Returns the byte count or -errno.
   virtual ssize_t Read(FileId id, char* buf, size_t cap) = 0;
 
-  // Reads a whole small file (at most `max_bytes`). nullopt on any error.
+  // Reads a whole small file (at most `max_bytes`). nullopt on any error,
+  // with errno saying which (ENOENT, EACCES, ...).
   // No default for `max_bytes`: a default on a virtual binds to the static
   // type, so a call through an override would silently get another one.
   virtual std::optional<std::string> ReadText(const std::string& path, size_t max_bytes) = 0;

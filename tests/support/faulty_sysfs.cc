@@ -73,9 +73,15 @@ ssize_t FaultySysFs::Read(FileId id, char* buf, size_t cap) {
 }
 
 std::optional<std::string> FaultySysFs::ReadText(const std::string& path, size_t max_bytes) {
-  if (Hidden(path)) return std::nullopt;
+  if (Hidden(path)) {
+    errno = ENOENT;
+    return std::nullopt;
+  }
   if (const Rule* r = RuleFor(path)) {
-    if (r->fault == Fault::kErrno) return std::nullopt;
+    if (r->fault == Fault::kErrno) {
+      errno = r->err;
+      return std::nullopt;
+    }
     if (r->fault == Fault::kContent) return r->content.substr(0, max_bytes);
   }
   return inner_.ReadText(path, max_bytes);

@@ -22,7 +22,7 @@ class FaultySysFs final : public SysFs {
  public:
   explicit FaultySysFs(SysFs& inner) : inner_(inner) {}
 
-  // Every read of `path` (a value file opened with Open) fails with errno.
+  // Every read of `path` (a value file opened with Open, or ReadText) fails with errno.
   void FailWith(const std::string& path, int errno_value);
   // Every read of `path` returns `content` ("" = an empty file).
   void Replace(const std::string& path, std::string content);
