@@ -1,18 +1,22 @@
 #!/usr/bin/python3
-"""What scripts/quickstart.sh and scripts/test.sh install, and that
+"""What scripts/quickstart.sh and scripts/test.sh install and build, and that
 scripts/install-deps.sh starts and enables no service.
 
   deps_test.py --source-dir REPO
 
-No package is installed: apt-get, dpkg-query, cmake and sudo are stand-ins on
-PATH that record their arguments, and EDGEMON_DEPS_ROOT points install-deps.sh
+No package is installed and nothing is built: apt-get, dpkg-query, cmake,
+ctest and sudo are stand-ins on PATH that record their arguments, the scripts
+run from a scratch copy of scripts/, and EDGEMON_DEPS_ROOT points install-deps.sh
 at a scratch root whose /etc/systemd, /etc/rc?.d and /usr/sbin/policy-rc.d
 stand for the machine's. The stand-in apt-get does what a service's package
 does on install: asks policy-rc.d whether it may start the service, and
 creates its boot links (systemd's .wants links, SysV S and K links).
   - quickstart.sh installs exactly `install-deps.sh --list --build`, with
-    --no-install-recommends, and configures without the tests and benchmarks;
-  - test.sh installs the whole list and configures with every test required;
+    --no-install-recommends, builds the programs alone, configures a new
+    build/ as Release without the tests and benchmarks, and keeps the build
+    type of an existing one;
+  - test.sh installs the whole list, configures with every test required,
+    builds everything and runs ctest as the README says;
   - the build list holds no test tool, and (where dpkg knows them) none of
     its packages ships a service, socket, timer or init script;
   - during the install policy-rc.d refuses starts; afterwards the links the
@@ -23,6 +27,7 @@ creates its boot links (systemd's .wants links, SysV S and K links).
 """
 import argparse
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -40,7 +45,8 @@ STUBS = {
     # Nothing is installed.
     "dpkg-query": "#!/bin/sh\nexit 1\n",
     "sudo": "#!/bin/sh\necho \"sudo $*\" >>\"$STUB_LOG\"\nexit 99\n",
-    "cmake": "#!/bin/sh\necho \"cmake $*\" >>\"$STUB_LOG\"\nexit 3\n",
+    "cmake": "#!/bin/sh\necho \"cmake $*\" >>\"$STUB_LOG\"\n",
+    "ctest": "#!/bin/sh\necho \"ctest $*\" >>\"$STUB_LOG\"\n",
     "apt-get": r"""#!/bin/sh
 echo "apt-get $*" >>"$STUB_LOG"
 [ "$1" = install ] || exit 0
@@ -103,7 +109,7 @@ class Scratch:
                 f.write(own_policy)
             os.chmod(self.policy, 0o755)
 
-    def run(self, argv, postinst=True, apt_exit=0):
+    def run(self, argv, postinst=True, apt_exit=0, cwd=None):
         env = {
             "PATH": self.bin + ":/usr/bin:/bin",
             "HOME": self.dir,
@@ -116,7 +122,7 @@ class Scratch:
         if not os.path.exists(argv[0]):
             expect(False, f"{argv[0]} does not exist")
             return subprocess.CompletedProcess(argv, 127, "", ""), []
-        p = subprocess.run(argv, cwd=self.source_dir, env=env, stdin=subprocess.DEVNULL,
+        p = subprocess.run(argv, cwd=cwd or self.source_dir, env=env, stdin=subprocess.DEVNULL,
                            capture_output=True, text=True, timeout=60)
         with open(self.log) as f:
             calls = f.read().splitlines()
@@ -170,32 +176,76 @@ def check_lists(source_dir):
     return build, full
 
 
-def check_quickstart_and_test(source_dir, build, full):
+def scripts_copy(source_dir, into, cache):
+    """A checkout of the scripts alone, with build/CMakeCache.txt if `cache`."""
+    os.makedirs(os.path.join(into, "scripts"))
+    for name in ("install-deps.sh", "quickstart.sh", "test.sh"):
+        src = os.path.join(source_dir, "scripts", name)
+        if os.path.exists(src):
+            shutil.copy2(src, os.path.join(into, "scripts", name))
+    if cache:
+        os.makedirs(os.path.join(into, "build"))
+        open(os.path.join(into, "build/CMakeCache.txt"), "w").close()
+    return into
+
+
+def check_quickstart(source_dir, build, cache):
     s = Scratch(source_dir, own_policy=None)
-    p, calls = s.run([os.path.join(source_dir, "scripts/quickstart.sh"), "--sim", "orin-nano"],
-                     postinst=False)
-    expect(p.returncode != 0, "quickstart.sh went on after the stand-in cmake failed")
+    src = scripts_copy(source_dir, os.path.join(s.dir, "src"), cache)
+    what = "(build/ there)" if cache else "(no build/)"
+    p, calls = s.run([os.path.join(src, "scripts/quickstart.sh")], postinst=False, cwd=src)
     got = installed(calls)
-    expect(got is not None, f"quickstart.sh: not one apt-get install: {calls}")
+    expect(got is not None, f"quickstart.sh: not one apt-get install {what}: {calls}")
     if got is not None:
         expect("--no-install-recommends" in got, f"quickstart.sh installs recommends: {got}")
         pkgs = [a for a in got if not a.startswith("-")]
         expect(sorted(pkgs) == sorted(build),
                f"quickstart.sh installs {sorted(pkgs)}, not the build list {sorted(build)}")
-    configure = [c for c in calls if c.startswith("cmake -S")]
-    expect(len(configure) == 1 and "-DEDGEMON_BUILD_TESTS=OFF" in configure[0].split() and
-           "-DEDGEMON_BUILD_BENCH=OFF" in configure[0].split(),
-           f"quickstart.sh configures the tests or benchmarks: {configure}")
     expect(not any(c.startswith("sudo") for c in calls), f"sudo was called: {calls}")
+    configure = [c.split() for c in calls if c.startswith("cmake -S")]
+    expect(len(configure) == 1, f"quickstart.sh configures {len(configure)} times {what}")
+    if len(configure) == 1:
+        args = configure[0]
+        expect(not any(a.startswith(("-DEDGEMON_REQUIRE_ALL_TESTS", "-DEDGEMON_BUILD_TESTS=ON",
+                                     "-DEDGEMON_BUILD_BENCH=ON")) for a in args),
+               f"quickstart.sh configures the tests: {args}")
+        fresh = ["-DCMAKE_BUILD_TYPE=Release", "-DEDGEMON_BUILD_TESTS=OFF",
+                 "-DEDGEMON_BUILD_BENCH=OFF"]
+        if cache:
+            expect(not any(a.startswith("-DCMAKE_BUILD_TYPE") for a in args),
+                   f"quickstart.sh changes the build type of an existing build/: {args}")
+        else:
+            expect(all(a in args for a in fresh),
+                   f"quickstart.sh configures a new build/ with {args}, not {fresh}")
+    builds = [c.split() for c in calls if c.startswith("cmake --build")]
+    expect(len(builds) == 1, f"quickstart.sh builds {len(builds)} times {what}: {calls}")
+    if len(builds) == 1:
+        targets = builds[0][builds[0].index("--target") + 1:] if "--target" in builds[0] else []
+        expect(sorted(targets) == sorted(["edgemond", "edgemon", "edgetop", "edgemon-sim",
+                                          "edgemon-probe", "edgemon_python"]),
+               f"quickstart.sh builds {targets or 'everything'}, not the programs alone")
+    expect(not any(c.startswith("ctest") for c in calls), f"quickstart.sh runs tests: {calls}")
 
-    p, calls = s.run([os.path.join(source_dir, "scripts/test.sh")], postinst=False)
+
+def check_test_sh(source_dir, full):
+    s = Scratch(source_dir, own_policy=None)
+    src = scripts_copy(source_dir, os.path.join(s.dir, "src"), cache=True)
+    p, calls = s.run([os.path.join(src, "scripts/test.sh")], postinst=False, cwd=src)
+    expect(p.returncode == 0, f"test.sh exit {p.returncode}: {p.stderr}")
     got = installed(calls)
     pkgs = [a for a in got or [] if not a.startswith("-")]
     expect(sorted(pkgs) == sorted(full),
            f"test.sh installs {sorted(pkgs)}, not the whole list {sorted(full)}")
-    configure = [c for c in calls if c.startswith("cmake -S")]
-    expect(len(configure) == 1 and "-DEDGEMON_REQUIRE_ALL_TESTS=ON" in configure[0].split(),
-           f"test.sh does not require every test: {configure}")
+    configure = [c.split() for c in calls if c.startswith("cmake -S")]
+    want = ["-DCMAKE_BUILD_TYPE=RelWithDebInfo", "-DEDGEMON_BUILD_TESTS=ON",
+            "-DEDGEMON_BUILD_BENCH=ON", "-DEDGEMON_REQUIRE_ALL_TESTS=ON"]
+    expect(len(configure) == 1 and all(a in configure[0] for a in want),
+           f"test.sh configures with {configure}, not {want}")
+    builds = [c.split() for c in calls if c.startswith("cmake --build")]
+    expect(len(builds) == 1 and "--target" not in builds[0], f"test.sh builds {builds}")
+    ctest = [c.split() for c in calls if c.startswith("ctest")]
+    want = ["--test-dir", "build", "--output-on-failure", "-j2", "--repeat", "until-pass:2"]
+    expect(len(ctest) == 1 and ctest[0][1:] == want, f"test.sh runs {ctest}, not ctest {want}")
 
 
 def check_services(source_dir, own_policy, apt_exit):
@@ -241,7 +291,9 @@ def main():
     ap.add_argument("--source-dir", required=True)
     a = ap.parse_args()
     build, full = check_lists(a.source_dir)
-    check_quickstart_and_test(a.source_dir, build, full)
+    check_quickstart(a.source_dir, build, cache=False)
+    check_quickstart(a.source_dir, build, cache=True)
+    check_test_sh(a.source_dir, full)
     check_services(a.source_dir, own_policy=None, apt_exit=0)
     check_services(a.source_dir, own_policy="#!/bin/sh\n# the owner's\nexit 0\n", apt_exit=0)
     check_services(a.source_dir, own_policy=None, apt_exit=100)
