@@ -68,6 +68,17 @@ if [ "$list_only" = 1 ]; then
   exit 0
 fi
 
+root=${EDGEMON_DEPS_ROOT:-}
+policy=$root/usr/sbin/policy-rc.d
+saved=$policy.edgemon-saved
+marker="scripts/install-deps.sh of edgemon"
+# A run that was killed left its policy in place, and the machine's own
+# aside: put things back first.
+if [ -n "$root" ] || [ "$(id -u)" -eq 0 ]; then
+  if grep -qsF "$marker" "$policy"; then rm -f "$policy"; fi
+  if [ -e "$saved" ] || [ -L "$saved" ]; then mv -f "$saved" "$policy"; fi
+fi
+
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
@@ -76,8 +87,6 @@ if [ "${#missing[@]}" -eq 0 ]; then
   echo "install-deps: all ${#packages[@]} packages already installed"
   exit 0
 fi
-
-root=${EDGEMON_DEPS_ROOT:-}
 if [ -z "$root" ] && [ "$(id -u)" -ne 0 ]; then
   exec sudo -- "$0" "${args[@]}"
 fi
@@ -120,13 +129,6 @@ disable_new_links() {
        "edgemon only runs their programs): $(printf '%s\n' "${disabled[@]}" | LC_ALL=C sort -u | xargs)"
 }
 
-policy=$root/usr/sbin/policy-rc.d
-saved=$policy.edgemon-saved
-marker="scripts/install-deps.sh of edgemon"
-# An interrupted run left its policy in place, and the machine's own aside:
-# put things back first.
-if grep -qsF "$marker" "$policy"; then rm -f "$policy"; fi
-if [ -e "$saved" ] || [ -L "$saved" ]; then mv -f "$saved" "$policy"; fi
 before=$(boot_links)
 finish() {
   disable_new_links

@@ -23,7 +23,7 @@ creates its boot links (systemd's .wants links, SysV S and K links).
     install created are undone (systemd links removed, SysV S links turned
     into K links), the links that were there before, masks and K links are
     kept, and the machine's own policy-rc.d is back as it was; also when
-    apt-get fails half-way.
+    apt-get fails half-way, and after a run that was killed.
 """
 import argparse
 import os
@@ -42,8 +42,9 @@ def expect(cond, what):
 
 
 STUBS = {
-    # Nothing is installed.
-    "dpkg-query": "#!/bin/sh\nexit 1\n",
+    # Nothing is installed (everything, with STUB_ALL_INSTALLED=1).
+    "dpkg-query": "#!/bin/sh\n[ -z \"$STUB_ALL_INSTALLED\" ] || { printf 'install ok installed'; "
+                  "exit 0; }\nexit 1\n",
     "sudo": "#!/bin/sh\necho \"sudo $*\" >>\"$STUB_LOG\"\nexit 99\n",
     "cmake": "#!/bin/sh\necho \"cmake $*\" >>\"$STUB_LOG\"\n",
     "ctest": "#!/bin/sh\necho \"ctest $*\" >>\"$STUB_LOG\"\n",
@@ -109,7 +110,7 @@ class Scratch:
                 f.write(own_policy)
             os.chmod(self.policy, 0o755)
 
-    def run(self, argv, postinst=True, apt_exit=0, cwd=None):
+    def run(self, argv, postinst=True, apt_exit=0, cwd=None, all_installed=False):
         env = {
             "PATH": self.bin + ":/usr/bin:/bin",
             "HOME": self.dir,
@@ -117,6 +118,7 @@ class Scratch:
             "STUB_LOG": self.log,
             "STUB_POSTINST": self.postinst if postinst else "",
             "STUB_APT_EXIT": str(apt_exit),
+            "STUB_ALL_INSTALLED": "1" if all_installed else "",
         }
         open(self.log, "w").close()
         if not os.path.exists(argv[0]):
@@ -248,9 +250,15 @@ def check_test_sh(source_dir, full):
     expect(len(ctest) == 1 and ctest[0][1:] == want, f"test.sh runs {ctest}, not ctest {want}")
 
 
-def check_services(source_dir, own_policy, apt_exit):
-    what = f"(own policy-rc.d: {own_policy is not None}, apt-get exit {apt_exit})"
+def check_services(source_dir, own_policy, apt_exit, killed_before=False):
+    what = (f"(own policy-rc.d: {own_policy is not None}, apt-get exit {apt_exit}, "
+            f"a run killed before: {killed_before})")
     s = Scratch(source_dir, own_policy)
+    if killed_before:  # its policy in place, the machine's own aside
+        os.rename(s.policy, s.policy + ".edgemon-saved")
+        with open(s.policy, "w") as f:
+            f.write("#!/bin/sh\n# scripts/install-deps.sh of edgemon, while apt-get installs\n"
+                    "exit 101\n")
     p, calls = s.run([os.path.join(source_dir, "scripts/install-deps.sh")], apt_exit=apt_exit)
     expect((p.returncode == 0) == (apt_exit == 0), f"install-deps exit {p.returncode} {what}")
     expect("policy-rc.d start: 101" in calls,
@@ -286,6 +294,19 @@ def check_services(source_dir, own_policy, apt_exit):
     expect(not os.path.lexists(s.policy + ".edgemon-saved"), f"saved policy-rc.d left {what}")
 
 
+def check_killed_run_with_nothing_to_install(source_dir):
+    own = "#!/bin/sh\n# the owner's\nexit 0\n"
+    s = Scratch(source_dir, own_policy=own)
+    os.rename(s.policy, s.policy + ".edgemon-saved")
+    with open(s.policy, "w") as f:
+        f.write("#!/bin/sh\n# scripts/install-deps.sh of edgemon, while apt-get installs\nexit 101\n")
+    p, calls = s.run([os.path.join(source_dir, "scripts/install-deps.sh")], all_installed=True)
+    expect(p.returncode == 0 and not calls, f"nothing to install, yet: exit {p.returncode}, {calls}")
+    with open(s.policy) as f:
+        expect(f.read() == own, "a killed run's policy-rc.d stays when there is nothing to install")
+    expect(not os.path.lexists(s.policy + ".edgemon-saved"), "saved policy-rc.d left")
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--source-dir", required=True)
@@ -297,6 +318,8 @@ def main():
     check_services(a.source_dir, own_policy=None, apt_exit=0)
     check_services(a.source_dir, own_policy="#!/bin/sh\n# the owner's\nexit 0\n", apt_exit=0)
     check_services(a.source_dir, own_policy=None, apt_exit=100)
+    check_services(a.source_dir, own_policy="#!/bin/sh\nexit 0\n", apt_exit=0, killed_before=True)
+    check_killed_run_with_nothing_to_install(a.source_dir)
     if FAILURES:
         print(f"deps_test: {len(FAILURES)} failures")
         return 1
