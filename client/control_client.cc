@@ -9,6 +9,8 @@
 #include <fstream>
 #include <sstream>
 
+#include "proto/grpc_status.h"
+
 namespace edgemon::client {
 namespace {
 
@@ -55,8 +57,8 @@ Result<std::unique_ptr<ControlClient>> ControlClient::Connect(const std::string&
 
 // UNAVAILABLE says little: the socket's absence or its permissions say why.
 Status ControlClient::Explain(const grpc::Status& s) const {
-  Status out(static_cast<StatusCode>(s.error_code()), s.error_message());
-  if (s.error_code() != grpc::StatusCode::UNAVAILABLE) return out;
+  Status out = wire::FromGrpc(s);
+  if (out.code() != StatusCode::kUnavailable) return out;
   if (::access(path_.c_str(), F_OK) != 0) {
     out = Status::Unavailable(
         "no control helper at " + target_ +

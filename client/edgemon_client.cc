@@ -11,18 +11,20 @@
 #include "client/convert.h"
 #include "edgemon/secret_file.h"
 #include "edgemon/v1/edgemon.grpc.pb.h"
+#include "proto/grpc_status.h"
 
 namespace edgemon::client {
 namespace {
 
 Status FromGrpc(const grpc::Status& s) {
+  Status out = wire::FromGrpc(s);
   // A unix socket whose mode shuts us out fails at connect(2) with EACCES,
   // which gRPC reports as UNAVAILABLE: it is a refusal, and no retry helps.
-  if (s.error_code() == grpc::StatusCode::UNAVAILABLE &&
-      s.error_message().find("Permission denied") != std::string::npos) {
-    return Status::PermissionDenied(s.error_message());
+  if (out.code() == StatusCode::kUnavailable &&
+      out.message().find("Permission denied") != std::string::npos) {
+    return Status::PermissionDenied(out.message());
   }
-  return Status(static_cast<StatusCode>(s.error_code()), s.error_message());
+  return out;
 }
 
 // Errors a retry cannot fix: the request itself or the server is wrong.

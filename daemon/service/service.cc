@@ -11,6 +11,7 @@
 #include "daemon/service/codec.h"
 #include "edgemon/checked.h"
 #include "proto/convert.h"
+#include "proto/grpc_status.h"
 
 namespace edgemon::service {
 namespace {
@@ -958,8 +959,7 @@ grpc::ServerUnaryReactor* TelemetryService::Boost(grpc::CallbackServerContext* c
   auto leased = sampler_->Lease(req->lease_id(), LeaseKind::kEnergy, 1'000'000'000 / rate,
                                 AddSaturating(clock_.MonotonicNs(), dur_ns), Who(ctx));
   if (!leased.ok()) {
-    return Done(ctx,
-                Status(static_cast<StatusCode>(leased.status().code()), leased.status().message()));
+    return Done(ctx, wire::ToGrpc(leased.status()));
   }
   const uint64_t id = *leased;
   // Effective now: the fastest of every live lease and the configured rate.
