@@ -21,3 +21,16 @@ if(EDGEMON_PYTHON_DIR AND TARGET edgemon_python AND EDGEMON_DOCS_TMUX AND EDGEMO
 else()
   edgemon_tests_left_out(docs_snippets)
 endif()
+
+# The man pages (packaging/man/) against the programs' --help (every option,
+# every edgemon subcommand's options, both ways), the configuration keys of
+# daemon/config.cc (edgemond(8), packaging/edgemond.toml, docs/daemon.md and
+# docs/control.md), the exit status constants and the install list.
+add_test(NAME man_pages
+         COMMAND ${EDGEMON_SYSTEM_PYTHON3} ${CMAKE_CURRENT_LIST_DIR}/man_pages.py
+                 --source ${PROJECT_SOURCE_DIR}
+                 --edgemond $<TARGET_FILE:edgemond> --edgemon $<TARGET_FILE:edgemon>
+                 --edgetop $<TARGET_FILE:edgetop> --sim $<TARGET_FILE:edgemon-sim>
+                 --control $<TARGET_FILE:edgemon-control> --probe $<TARGET_FILE:edgemon-probe>)
+set_tests_properties(man_pages PROPERTIES TIMEOUT 120 LABELS docs
+                     ENVIRONMENT "PYTHONDONTWRITEBYTECODE=1")
