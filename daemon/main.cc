@@ -288,8 +288,9 @@ int Run(const Flags& flags) {
   collection.set_max_energy_gap_ns(3 * config.interval_ms * kNsPerMs);
 
   auto health = std::make_shared<StoreHealthLink>();
-  auto opened = store::RingStore::Open(config.db_path,
-                                       StoreOptions(config, flags.recreate_bad_db, log, health));
+  store::RingStoreOptions store_options = StoreOptions(config, flags.recreate_bad_db, log, health);
+  store_options.clock = &clock;
+  auto opened = store::RingStore::Open(config.db_path, std::move(store_options));
   if (!opened.ok()) {
     if (opened.status().code() == edgemon::StatusCode::kDataLoss) {
       // One line: the path, what is wrong, and what to do (never done silently).
@@ -348,7 +349,8 @@ int Run(const Flags& flags) {
   metrics::MetricsSource metrics_source(collection, &sampler, st.get(),
                                         {.version = EDGEMON_VERSION,
                                          .control_state_path = ControlStatePath(config),
-                                         .gpu_processes = &gpu_processes});
+                                         .gpu_processes = &gpu_processes,
+                                         .clock = &clock});
   if (!config.metrics_listen.empty()) sampler.AddSink(&metrics_source);
   sampler.set_on_frame([&](const Frame&) { notifier.Watchdog(clock.MonotonicNs()); });
   notifier.FitWatchdogTo(so.frame_period_ns);

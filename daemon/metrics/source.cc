@@ -12,7 +12,11 @@ namespace edgemon::metrics {
 
 MetricsSource::MetricsSource(const Collection& collection, const Sampler* sampler,
                              store::RingStore* store, Options options)
-    : collection_(collection), sampler_(sampler), store_(store), options_(std::move(options)) {}
+    : collection_(collection),
+      sampler_(sampler),
+      store_(store),
+      options_(std::move(options)),
+      clock_(options_.clock != nullptr ? *options_.clock : system_clock_) {}
 
 void MetricsSource::OnFrame(const Inventory& inventory, uint64_t generation, const Frame& frame) {
   bool new_inventory = !inventory_ || generation != generation_;
@@ -48,7 +52,7 @@ std::shared_ptr<const Exposition> MetricsSource::PlanFor(const Snapshot& s) {
 
 std::optional<StoreHealth> MetricsSource::StoreStats() {
   if (store_ == nullptr) return std::nullopt;
-  int64_t now = SystemClock().MonotonicNs();
+  int64_t now = clock_.MonotonicNs();
   {
     std::lock_guard lk(cache_mu_);
     if (store_cache_ && now - store_cache_at_ns_ < options_.store_stats_ttl_ns) return store_cache_;

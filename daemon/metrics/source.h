@@ -7,7 +7,8 @@
 // pointer, the sampler's atomic counters and the store's statistics (cached,
 // refreshed at most every `store_stats_ttl_ns` by the scrape that finds them
 // stale; other scrapes meanwhile use the cached copy) and renders them with
-// an Exposition cached per inventory generation. Nothing here reads sysfs,
+// an Exposition cached per inventory generation; the age of the cached
+// statistics is read from Options::clock. Nothing here reads sysfs,
 // except the per-process GPU memory table through Options::gpu_processes
 // (cached by that reader).
 //
@@ -25,6 +26,7 @@
 #include "daemon/metrics/exposition.h"
 #include "daemon/sampler.h"
 #include "daemon/store/ring_store.h"
+#include "edgemon/clock.h"
 
 namespace edgemon::metrics {
 
@@ -39,6 +41,9 @@ class MetricsSource final : public FrameSink {
     // reader at scrape time; null: not exported.
     GpuProcessReader* gpu_processes = nullptr;
     size_t top_gpu_processes = 10;
+    // The clock store_stats_ttl_ns is measured on (monotonic); null: the
+    // system clock. Must outlive this object.
+    Clock* clock = nullptr;
   };
   // `sampler` and `store` may be null (their metrics are then left out).
   // All references must outlive this object.
@@ -63,6 +68,8 @@ class MetricsSource final : public FrameSink {
   const Sampler* sampler_;
   store::RingStore* store_;
   const Options options_;
+  SystemClock system_clock_;
+  Clock& clock_;  // options_.clock, or system_clock_
 
   // Sampler thread only.
   std::shared_ptr<const Inventory> inventory_;
@@ -80,7 +87,7 @@ class MetricsSource final : public FrameSink {
   std::mutex store_mu_;  // held while refreshing; try_lock'ed by scrapes
   std::mutex cache_mu_;
   std::optional<StoreHealth> store_cache_;  // guarded by cache_mu_
-  int64_t store_cache_at_ns_ = 0;           // guarded by cache_mu_ (steady clock)
+  int64_t store_cache_at_ns_ = 0;           // guarded by cache_mu_ (clock_'s monotonic time)
 };
 
 }  // namespace edgemon::metrics

@@ -158,7 +158,7 @@ Status RingStore::Impl::Commit() {
     counters_.state = WriterState::kIdle;
   }
   if (resumed) {
-    last_failure_report_.reset();
+    last_failure_report_ns_.reset();
     Report(StoreEvent::Kind::kResumed, "writing again after dropped batches");
   }
   return Status::Ok();

@@ -114,7 +114,7 @@ RingStore::Impl::Verdict RingStore::Impl::Validate() {
 Status RingStore::Impl::MoveAside(std::string& moved_to) {
   w_.reset();
   char stamp[32];
-  time_t now = time(nullptr);
+  const auto now = static_cast<time_t>(FloorDiv(clock_.RealtimeNs(), 1'000'000'000));
   tm utc{};
   gmtime_r(&now, &utc);
   std::strftime(stamp, sizeof stamp, "%Y%m%dT%H%M%SZ", &utc);

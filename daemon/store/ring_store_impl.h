@@ -18,7 +18,6 @@
 
 #include <algorithm>
 #include <atomic>
-#include <chrono>
 #include <condition_variable>
 #include <deque>
 #include <functional>
@@ -42,8 +41,6 @@
 
 namespace edgemon::store {
 namespace internal {
-
-using SteadyClock = std::chrono::steady_clock;
 
 // Bytes a frame row costs beyond its blob: record header, seq, two
 // timestamps, and its entry in frames_by_time.
@@ -129,7 +126,9 @@ struct ReadAgg {
 class RingStore::Impl {
  public:
   Impl(std::string path, RingStoreOptions options)
-      : path_(std::move(path)), options_(std::move(options)) {}
+      : path_(std::move(path)),
+        options_(std::move(options)),
+        clock_(options_.clock != nullptr ? *options_.clock : system_clock_) {}
   ~Impl() { (void)Close(); }
 
   Status Init();
@@ -276,6 +275,9 @@ class RingStore::Impl {
 
   const std::string path_;
   const RingStoreOptions options_;
+  // Every time the store reads (options_.clock, or the system clock).
+  SystemClock system_clock_;
+  Clock& clock_;
 
   // ---- Queue: guarded by mu_ ----
   mutable std::mutex mu_;
@@ -285,7 +287,7 @@ class RingStore::Impl {
   bool sync_pending_ = false;
   bool stop_ = false;
   uint64_t next_seq_ = 1;
-  internal::SteadyClock::time_point first_queued_;
+  int64_t first_queued_ns_ = 0;  // monotonic
   std::thread thread_;
 
   // ---- Close: guarded by close_mu_ ----
@@ -369,7 +371,7 @@ class RingStore::Impl {
   };
   std::vector<Jump> pending_jumps_;
   double avg_row_bytes_ = 600;
-  std::optional<internal::SteadyClock::time_point> last_failure_report_;
+  std::optional<int64_t> last_failure_report_ns_;  // monotonic
   uint64_t unreported_failures_ = 0;
   bool failing_ = false;
   int last_errcode_ = SQLITE_OK;             // of the last failed InWriteTxn

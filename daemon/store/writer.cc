@@ -3,8 +3,6 @@
 // frame before it is committed (counter offsets, I8; wall-clock steps, I11;
 // folding into the open rollup period, I7). Events and damage (I13) are
 // reported from here. The transactions themselves are commit.cc's.
-#include <ctime>
-
 #include "daemon/store/frame_codec.h"
 #include "daemon/store/ring_store_impl.h"
 
@@ -13,20 +11,13 @@ namespace {
 
 using internal::Agg;
 using internal::kRowOverheadBytes;
-using internal::SteadyClock;
 
-constexpr auto kFailureReportInterval = std::chrono::seconds(60);
+constexpr int64_t kFailureReportIntervalNs = 60 * int64_t{1'000'000'000};
 // A change of realtime - boottime beyond this between two frames of one boot
 // is a wall-clock step (I11); NTP slews far less.
 constexpr int64_t kClockJumpNs = 1'000'000'000;
 // Closed rollup rows kept in memory while writes fail (disk full).
 constexpr size_t kMaxPendingRollupRows = 1'000'000;
-
-int64_t NowRealtimeNs() {
-  timespec ts{};
-  clock_gettime(CLOCK_REALTIME, &ts);
-  return int64_t{ts.tv_sec} * 1'000'000'000 + ts.tv_nsec;
-}
 
 bool SameDescription(const Channel& a, const Channel& b) {
   if (a.kind != b.kind || a.name != b.name || a.field != b.field || a.unit != b.unit ||
@@ -65,7 +56,7 @@ uint64_t RingStore::Impl::Append(Frame frame) {
     seq = std::max(frame.seq, next_seq_);  // (I2)
     frame.seq = seq;
     next_seq_ = seq + 1;
-    if (queued_frames_ == 0) first_queued_ = SteadyClock::now();
+    if (queued_frames_ == 0) first_queued_ns_ = clock_.MonotonicNs();
     queue_.emplace_back(std::move(frame));
     ++queued_frames_;
     wake = queued_frames_ == 1 || queued_frames_ == options_.batch_frames;
@@ -107,7 +98,7 @@ Status RingStore::Impl::SetMaxPageCount(int64_t pages) {
 // ============================ Writer thread ============================
 
 void RingStore::Impl::Run() {
-  const auto interval = std::chrono::milliseconds(options_.commit_interval_ms);
+  const int64_t interval_ns = MulSaturating(options_.commit_interval_ms, 1'000'000);
   for (;;) {
     std::deque<Item> items;
     bool stopping = false;
@@ -116,10 +107,11 @@ void RingStore::Impl::Run() {
       while (!stop_ && !sync_pending_ && queued_frames_ < options_.batch_frames) {
         if (queue_.empty()) {
           cv_.wait(lk);
-        } else if (SteadyClock::now() >= first_queued_ + interval) {
+        } else if (const int64_t due = AddSaturating(first_queued_ns_, interval_ns);
+                   clock_.MonotonicNs() >= due) {
           break;
         } else {
-          cv_.wait_until(lk, first_queued_ + interval);
+          clock_.WaitUntil(due, lk, cv_);
         }
       }
       items.swap(queue_);
@@ -221,7 +213,7 @@ void RingStore::Impl::ApplyInventory(const std::vector<Channel>& channels) {
   ChannelId max_id = 0;
   for (const auto& ch : channels) max_id = std::max(max_id, ch.id);
   inv_map_.assign(channels.empty() ? 0 : size_t{max_id} + 1, 0);
-  const int64_t now = NowRealtimeNs();
+  const int64_t now = clock_.RealtimeNs();
   for (const auto& ch : channels) {
     std::string key = ch.Key();
     uint32_t id;
@@ -355,8 +347,9 @@ void RingStore::Impl::Report(StoreEvent::Kind kind, const std::string& message) 
   if (!options_.on_event) return;
   StoreEvent ev{kind, message, 0};
   if (kind == StoreEvent::Kind::kWriteFailed) {
-    auto now = SteadyClock::now();
-    if (last_failure_report_ && now - *last_failure_report_ < kFailureReportInterval) {
+    const int64_t now = clock_.MonotonicNs();
+    if (last_failure_report_ns_ &&
+        SubSaturating(now, *last_failure_report_ns_) < kFailureReportIntervalNs) {
       ++unreported_failures_;
       return;
     }
@@ -365,7 +358,7 @@ void RingStore::Impl::Report(StoreEvent::Kind kind, const std::string& message) 
           " (and " + std::to_string(unreported_failures_) + " more since the last report)";
     }
     unreported_failures_ = 0;
-    last_failure_report_ = now;
+    last_failure_report_ns_ = now;
   }
   {
     std::lock_guard lk(stats_mu_);

@@ -330,6 +330,41 @@ TEST(MetricsSourceTest, RendersTheLatestFrameOfARealFixtureBoard) {
   EXPECT_EQ(text.find("nvargus-daemon"), std::string::npos);  // third: not in the top 2
 }
 
+// The store's statistics are cached for store_stats_ttl_ns of the clock
+// in Options::clock: a fake clock that the test moves decides when a scrape
+// reads them again.
+TEST(MetricsSourceTest, StoreStatisticsAreCachedOnTheInjectedClock) {
+  RootedSysFs fs(edgemon::testing::Fixture("agx-orin"));
+  CollectOptions opts;
+  Collection collection(fs, MakeDefaultCollectors(opts), opts, [](const std::string&) {});
+  collection.Discover();
+  edgemon::testing::TempTree dir;
+  auto opened = store::RingStore::Open(dir.root() + "/edgemon.db", store::RingStoreOptions{});
+  ASSERT_TRUE(opened.ok()) << opened.status().message();
+  store::RingStore& st = **opened;
+  edgemon::testing::FakeClock clock(edgemon::testing::FakeClock::Mode::kPaced);
+  MetricsSource source(collection, nullptr, &st,
+                       {.version = "test", .store_stats_ttl_ns = 5'000'000'000, .clock = &clock});
+  EXPECT_NE(source.Render(Format::kPrometheus).find("\nedgemon_store_frames 0\n"),
+            std::string::npos);
+
+  st.SetInventory(collection.inventory());
+  for (uint64_t i = 1; i <= 3; ++i) {
+    Frame f;
+    f.boottime_ns = static_cast<int64_t>(i) * 1'000'000'000;
+    f.realtime_ns = 1'700'000'000'000'000'000 + f.boottime_ns;
+    f.values.resize(collection.inventory().channels.size());
+    st.Append(std::move(f));
+  }
+  ASSERT_TRUE(st.Flush().ok());
+  clock.Advance(4'999'999'999);  // within the TTL: the cached statistics
+  EXPECT_NE(source.Render(Format::kPrometheus).find("\nedgemon_store_frames 0\n"),
+            std::string::npos);
+  clock.Advance(1);  // the TTL has passed on the source's clock: read again
+  std::string text = source.Render(Format::kPrometheus);
+  EXPECT_NE(text.find("\nedgemon_store_frames 3\n"), std::string::npos) << text;
+}
+
 TEST(MetricsConfigTest, ParsesListenAddresses) {
   auto a = ParseHostPort("127.0.0.1:9469");
   ASSERT_TRUE(a.ok());

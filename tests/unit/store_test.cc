@@ -23,6 +23,7 @@
 
 #include "daemon/store/frame_codec.h"
 #include "daemon/store/ring_store.h"
+#include "tests/support/fake_clock.h"
 #include "tests/support/orin_inventory.h"
 
 namespace edgemon::store {
@@ -1523,64 +1524,86 @@ TEST(RingStore, TruncatedWhileOpenIsReportedOnceAsDamage) {
 
 // ---------------------------------------------------------------- disk full
 
-TEST(RingStore, FullDiskDropsBatchesKeepsAcceptingAndResumes) {
-  TempDir dir;
-  auto o = Fast();
-  o.batch_frames = 100;
-  std::vector<StoreEvent> events;
-  std::mutex events_mu;
-  o.on_event = [&](const StoreEvent& e) {
-    std::lock_guard lk(events_mu);
-    events.push_back(e);
-  };
-  auto s = MustOpen(dir.File("full.db"), o);
-  ASSERT_TRUE(s);
-  Inventory inv = edgemon::testing::OrinLikeInventory();
-  s->SetInventory(inv);
-  std::mt19937_64 rng(9);
-  uint64_t i = 0;
-  auto write = [&](int n) {
+// A store of an Orin-like board, in batches of 100 frames, whose disk can be
+// made full. Write(n) appends n frames 1 s apart (each one accepted) and
+// returns the last seq; Events() is what on_event was given so far.
+class OrinStore {
+ public:
+  OrinStore(const std::string& path, RingStoreOptions o, uint64_t seed) : rng_(seed) {
+    o.batch_frames = 100;
+    o.on_event = [this](const StoreEvent& e) {
+      std::lock_guard lk(mu_);
+      events_.push_back(e);
+    };
+    store_ = MustOpen(path, std::move(o));
+    if (store_) store_->SetInventory(inv_);
+  }
+  explicit operator bool() const { return store_ != nullptr; }
+  RingStore* operator->() { return store_.get(); }
+
+  uint64_t Write(int n) {
     uint64_t seq = 0;
-    for (int k = 0; k < n; ++k, ++i) {
-      seq = s->Append(MakeFrame(kT0 + static_cast<int64_t>(i) * kSec, BigValues(inv, i, rng)));
+    for (int k = 0; k < n; ++k, ++i_) {
+      seq = store_->Append(
+          MakeFrame(kT0 + static_cast<int64_t>(i_) * kSec, BigValues(inv_, i_, rng_)));
       EXPECT_NE(seq, 0u);  // always accepted
     }
     return seq;
-  };
-  write(100);
+  }
+  // The disk is full: the file may not grow by one more page.
+  bool FillDisk() {
+    auto st = store_->Stats();
+    return st.ok() && store_->SetMaxPageCountForTesting(st->page_count).ok();
+  }
+  std::vector<StoreEvent> Events() {
+    std::lock_guard lk(mu_);
+    return events_;
+  }
+
+ private:
+  Inventory inv_ = edgemon::testing::OrinLikeInventory();
+  std::mt19937_64 rng_;
+  uint64_t i_ = 0;
+  std::mutex mu_;
+  std::vector<StoreEvent> events_;    // guarded by mu_
+  std::unique_ptr<RingStore> store_;  // last: closed before the rest goes
+};
+
+TEST(RingStore, FullDiskDropsBatchesKeepsAcceptingAndResumes) {
+  TempDir dir;
+  OrinStore s(dir.File("full.db"), Fast(), 9);
+  ASSERT_TRUE(s);
+  s.Write(100);
   ASSERT_TRUE(s->Flush().ok());
-  auto st = s->Stats();
-  ASSERT_TRUE(st.ok());
-  // The disk is full: not one more page.
-  ASSERT_TRUE(s->SetMaxPageCountForTesting(st->page_count).ok());
+  ASSERT_TRUE(s.FillDisk());
   int failures = 0;
   for (int round = 0; round < 6; ++round) {
-    write(100);
+    s.Write(100);
     if (!s->Flush().ok()) ++failures;
   }
   EXPECT_GE(failures, 5);
-  st = s->Stats();
+  auto st = s->Stats();
   ASSERT_TRUE(st.ok());
   EXPECT_GE(st->dropped_batches, 5u);
   EXPECT_GE(st->dropped_frames, 500u);
   EXPECT_EQ(st->state, WriterState::kFailing);
   EXPECT_NE(st->last_error.find("full"), std::string::npos) << st->last_error;
   {
-    std::lock_guard lk(events_mu);
+    auto events = s.Events();
     ASSERT_EQ(events.size(), 1u);  // rate-limited: once a minute
     EXPECT_EQ(events[0].kind, StoreEvent::Kind::kWriteFailed);
     EXPECT_NE(events[0].message.find("disk full"), std::string::npos);
   }
   // Space returns.
   ASSERT_TRUE(s->SetMaxPageCountForTesting(1 << 30).ok());
-  uint64_t last = write(50);
+  uint64_t last = s.Write(50);
   ASSERT_TRUE(s->Flush().ok());
   st = s->Stats();
   ASSERT_TRUE(st.ok());
   EXPECT_EQ(st->state, WriterState::kIdle);
   EXPECT_EQ(st->last_seq, last);
   {
-    std::lock_guard lk(events_mu);
+    auto events = s.Events();
     ASSERT_EQ(events.size(), 2u);
     EXPECT_EQ(events[1].kind, StoreEvent::Kind::kResumed);
   }
@@ -1590,6 +1613,121 @@ TEST(RingStore, FullDiskDropsBatchesKeepsAcceptingAndResumes) {
   EXPECT_EQ(latest->frames[0].seq, last);
   EXPECT_TRUE(latest->frames[0].values[0].has_value());
   EXPECT_TRUE(s->IntegrityCheck().ok());
+}
+
+// ---------------------------------------------------------------- the store's clock
+
+// The times the store reads come from RingStoreOptions::clock. A paced fake
+// clock moves only when the test moves it, and its wall clock is set years
+// before the machine's.
+
+using edgemon::testing::FakeClock;
+
+// Sets `clock`'s wall clock to `realtime_ns` (its monotonic clock stays).
+void SetRealtime(FakeClock& clock, int64_t realtime_ns) {
+  clock.JumpRealtime(realtime_ns - clock.RealtimeNs());
+}
+
+TEST(RingStore, ChannelsAreFirstSeenAtTheInjectedWallClockTime) {
+  TempDir dir;
+  FakeClock clock(FakeClock::Mode::kPaced);
+  SetRealtime(clock, kT0 + 3 * kSec);
+  auto o = Fast();
+  o.clock = &clock;
+  auto s = MustOpen(dir.File("seen.db"), o);
+  ASSERT_TRUE(s);
+  Inventory inv = SmallInventory();
+  s->SetInventory(inv);
+  s->Append(MakeFrame(kT0, {1, 2, 3, 4}));
+  ASSERT_TRUE(s->Flush().ok());
+  clock.Advance(10 * kSec);
+  inv.channels.push_back(Ch(4, Kind::kFan, "fan0", Field::kSpeed));
+  s->SetInventory(inv);
+  s->Append(MakeFrame(kT0 + kSec, {1, 2, 3, 4, 5}));
+  ASSERT_TRUE(s->Flush().ok());
+
+  auto channels = s->Channels();
+  ASSERT_TRUE(channels.ok());
+  ASSERT_EQ(channels->size(), 5u);
+  for (const auto& c : *channels) {
+    EXPECT_EQ(c.first_seen_ns, c.key == "fan/fan0/speed" ? kT0 + 13 * kSec : kT0 + 3 * kSec)
+        << c.key;
+  }
+}
+
+TEST(RingStore, BadFileIsMovedAsideUnderTheInjectedWallClockTime) {
+  TempDir dir;
+  const auto path = dir.File("bad.db");
+  WriteAll(path, std::string(8192, 'x'));
+  FakeClock clock;
+  SetRealtime(clock, kT0 + 7 * kSec + 999'999'999);  // 2023-11-14 22:13:07.999999999 UTC
+  auto o = Fast();
+  o.recreate_bad = true;
+  o.clock = &clock;
+  auto s = MustOpen(path, o);
+  ASSERT_TRUE(s);
+  std::vector<std::string> names;
+  for (const auto& e : std::filesystem::directory_iterator(dir.path())) {
+    names.push_back(e.path().filename().string());
+  }
+  EXPECT_NE(std::find(names.begin(), names.end(), "bad.db.bad-20231114T221307Z"), names.end())
+      << ::testing::PrintToString(names);
+}
+
+TEST(RingStore, CommitIntervalIsMeasuredOnTheInjectedClock) {
+  TempDir dir;
+  FakeClock clock(FakeClock::Mode::kPaced);
+  auto o = Fast();
+  o.commit_interval_ms = 3'600'000;  // an hour: no test run lasts that long on the real clock
+  o.clock = &clock;
+  auto s = MustOpen(dir.File("interval.db"), o);
+  ASSERT_TRUE(s);
+  s->SetInventory(SmallInventory());
+  ASSERT_NE(s->Append(MakeFrame(kT0, {1, 2, 3, 4})), 0u);
+  auto st = s->Stats();
+  ASSERT_TRUE(st.ok());
+  EXPECT_EQ(st->frames, 0);  // the clock has not moved: the frame waits in the queue
+  EXPECT_EQ(st->queued_frames, 1u);
+
+  clock.Advance(3'600 * kSec);
+  // Committed by the writer unasked (no Flush). The bound only turns a
+  // writer that never commits into a failure rather than a hang.
+  for (int i = 0; i < 60'000 && st.ok() && st->frames == 0; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    st = s->Stats();
+  }
+  ASSERT_TRUE(st.ok());
+  EXPECT_EQ(st->frames, 1);
+  EXPECT_EQ(st->queued_frames, 0u);
+}
+
+TEST(RingStore, WriteFailuresAreReportedOncePerMinuteOfTheInjectedClock) {
+  TempDir dir;
+  FakeClock clock(FakeClock::Mode::kPaced);
+  auto o = Fast();
+  o.clock = &clock;
+  OrinStore s(dir.File("full.db"), o, 11);
+  ASSERT_TRUE(s);
+  s.Write(100);
+  ASSERT_TRUE(s->Flush().ok());
+  ASSERT_TRUE(s.FillDisk());
+  auto fail = [&] {
+    s.Write(100);
+    return !s->Flush().ok();
+  };
+  for (int round = 0; round < 3; ++round) EXPECT_TRUE(fail());
+  ASSERT_EQ(s.Events().size(), 1u);
+  EXPECT_EQ(s.Events()[0].kind, StoreEvent::Kind::kWriteFailed);
+  clock.Advance(59 * kSec);
+  EXPECT_TRUE(fail());
+  EXPECT_EQ(s.Events().size(), 1u);  // 59 s on the store's clock: still quiet
+  clock.Advance(kSec);
+  EXPECT_TRUE(fail());
+  auto events = s.Events();
+  ASSERT_EQ(events.size(), 2u);  // a minute on the store's clock since the first report
+  EXPECT_EQ(events[1].kind, StoreEvent::Kind::kWriteFailed);
+  EXPECT_NE(events[1].message.find(" more since the last report)"), std::string::npos)
+      << events[1].message;
 }
 
 // ---------------------------------------------------------------- concurrency
