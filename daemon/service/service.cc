@@ -28,12 +28,6 @@ constexpr uint32_t kMaxLeaseMs = 86'400'000;
 constexpr uint32_t kMaxWindowPage = 1000;
 constexpr int64_t kSweepEveryMs = 200;
 constexpr int64_t kRecentNs = 60 * 1000 * kNsPerMs;  // queries reaching this far back flush first
-constexpr int64_t kClockSkewNs = 1000 * kNsPerMs;    // a range ending this far ahead is "now"
-
-// to - from in seconds, for any two int64 (no overflow).
-double DurationS(int64_t from, int64_t to) {
-  return (static_cast<double>(to) - static_cast<double>(from)) / 1e9;
-}
 
 std::string SecondsText(int64_t later, int64_t earlier) {
   char buf[32];
@@ -47,11 +41,8 @@ Status Invalid(const std::string& m) {
 Status Internal(const std::string& m) {
   return Status(StatusCode::INTERNAL, m);
 }
-// A store read or write that failed: DATA_LOSS once the store's file was
-// found damaged (store invariant 13), else INTERNAL.
 Status StoreFailure(const store::RingStore& st, const std::string& m) {
-  if (st.damaged()) return Status(StatusCode::DATA_LOSS, m + " (the store is damaged)");
-  return Internal(m);
+  return wire::ToGrpc(summary::StoreFailure(st, m));
 }
 
 // ListWindows page tokens: "<start_ns>:<id>" of the last window sent.
@@ -683,20 +674,11 @@ grpc::ServerUnaryReactor* TelemetryService::Summarize(grpc::CallbackServerContex
     if (!*w)
       return r->Finish(Status(StatusCode::NOT_FOUND, "no window with id " + std::to_string(id)));
     // An open window is measured up to now.
-    int64_t end = (*w)->end_ns ? *(*w)->end_ns : Now();
-    if (end <= (*w)->start_ns) end = AddSaturating((*w)->start_ns, 1);
-    RunSummarize(r, (*w)->start_ns, end, resp);
+    RunSummarize(r, (*w)->start_ns, NonEmptyEnd((*w)->start_ns, (*w)->end_ns.value_or(Now())),
+                 resp);
   });
   if (!posted) r->Finish(Status(StatusCode::RESOURCE_EXHAUSTED, "edgemond is busy; retry"));
   return r;
-}
-
-std::optional<double> TelemetryService::CounterAt(const std::string& key, int64_t t_ns) {
-  if (options_.live_energy) {
-    if (auto v = options_.live_energy->CounterAt(key, t_ns)) return v;
-  }
-  auto v = store_.CounterAt(key, t_ns);
-  return v.ok() ? *v : std::nullopt;
 }
 
 void TelemetryService::LiveCounters(int64_t t_ns,
@@ -707,240 +689,39 @@ void TelemetryService::LiveCounters(int64_t t_ns,
   }
 }
 
-struct TelemetryService::SummarizeRun {
-  grpc::ServerUnaryReactor* reactor = nullptr;
-  v1::Summary* out = nullptr;
-  int64_t next_from = 0;
-  int64_t to = 0;
-  bool in_raw = false;      // peaks and temperatures from the pages (else from the rollup tier)
-  uint64_t bad_frames = 0;  // frames in the range whose data did not decode, left out
-  std::vector<std::string> keys;
-  std::optional<FrameSummary> frames;
-  std::map<std::string, Channel> power;           // rail power channels by key (in_raw)
-  std::map<std::string, std::string> energy_key;  // rail name -> energy channel key
-};
+summary::SummaryOptions TelemetryService::MakeSummaryOptions() const {
+  summary::SummaryOptions o;
+  o.frame_period_ns = frame_period_ns();
+  o.energy_rate_hz = options_.energy_rate_hz;
+  o.page_frames = options_.summary_page_frames;
+  o.live_energy = options_.live_energy;
+  if (sampler_ != nullptr) {
+    o.rates = [sampler = sampler_](int64_t from, int64_t to) {
+      return sampler->RatesBetween(from, to);
+    };
+  }
+  return o;
+}
 
 void TelemetryService::RunSummarize(grpc::ServerUnaryReactor* r, int64_t from, int64_t to,
                                     v1::Summary* out) {
-  std::shared_ptr<SummarizeRun> run;
-  Status st = BeginSummary(from, to, out, &run);
-  if (!st.ok() || !run) return r->Finish(st);
-  run->reactor = r;
-  NextSummaryPage(run);
+  auto run = summary::Summarizer::Start(store_, MakeSummaryOptions(), from, to, Now());
+  if (!run.ok()) return r->Finish(wire::ToGrpc(run.status()));
+  NextSummaryPage(r, std::make_shared<summary::Summarizer>(std::move(run).value()), out);
 }
 
-void TelemetryService::NextSummaryPage(const std::shared_ptr<SummarizeRun>& run) {
-  auto page = store_.Range(run->next_from, run->to, run->keys, options_.summary_page_frames);
-  if (!page.ok()) {
-    return run->reactor->Finish(StoreFailure(store_, "summarize: " + page.status().message()));
+void TelemetryService::NextSummaryPage(grpc::ServerUnaryReactor* r,
+                                       const std::shared_ptr<summary::Summarizer>& run,
+                                       v1::Summary* out) {
+  if (auto read = run->ReadPage(); !read.ok()) return r->Finish(wire::ToGrpc(read));
+  if (run->done()) {
+    wire::ToProto(run->summary(), out);
+    return r->Finish(grpc::Status::OK);
   }
-  run->bad_frames += page->bad_frames;
-  if (!run->frames) run->frames.emplace(page->channels, frame_period_ns());
-  run->frames->Add(page->frames);
-  if (!page->truncated || page->frames.empty()) {
-    FinishSummary(*run);
-    return run->reactor->Finish(Status::OK);
-  }
-  run->next_from = page->frames.back().realtime_ns + 1;
   // Yield: the next page is a job of its own, behind what arrived meanwhile.
-  if (!worker_.Post([this, run] { NextSummaryPage(run); })) {
-    run->reactor->Finish(Status(StatusCode::UNAVAILABLE, "edgemond is shutting down"));
+  if (!worker_.Post([this, r, run, out] { NextSummaryPage(r, run, out); })) {
+    r->Finish(Status(StatusCode::UNAVAILABLE, "edgemond is shutting down"));
   }
-}
-
-void TelemetryService::FinishSummary(SummarizeRun& run) {
-  v1::Summary* out = run.out;
-  const FrameSummary& fs = *run.frames;
-  if (run.in_raw) {
-    // Rails' power samples: the peak (with the live rail-rate samples) and,
-    // for a rail without an energy counter, the average.
-    for (size_t i = 0; i < run.keys.size(); ++i) {
-      auto col = fs.column(i);
-      auto it = run.power.find(run.keys[i]);
-      if (!col || it == run.power.end()) continue;
-      const Channel& c = it->second;
-      v1::RailSummary* r = nullptr;
-      for (auto& have : *out->mutable_rails()) {
-        if (have.name() == c.name) r = &have;
-      }
-      if (!r) {
-        r = out->add_rails();
-        r->set_name(c.name);
-        r->set_parent(c.parent);
-      }
-      r->set_input(r->input() || c.Has(kFlagInputRail));
-      r->set_peak_power_mw(r->has_peak_power_mw() ? std::max(r->peak_power_mw(), col->max)
-                                                  : col->max);
-      if (!run.energy_key.count(c.name)) r->set_avg_power_mw(col->avg());
-    }
-  }
-  fs.Fill(out, run.in_raw);
-  if (fs.samples() < 10) {
-    // Energy comes from counters integrated at the rail rate (the report
-    // states that rate once); what is read from frames is coarse here.
-    std::string n = std::to_string(fs.samples());
-    out->set_note(options_.energy_rate_hz > 0
-                      ? "short range: " + n + " frames; temperatures and clock residency are coarse"
-                      : "short range: " + n +
-                            " frames; energy, averages and edges are uncertain at this "
-                            "sampling rate");
-  }
-  // Frames that could not be read (store invariant 14) are left out, and said so.
-  if (run.bad_frames > 0) {
-    out->set_bad_frames(run.bad_frames);
-    std::string n = std::to_string(run.bad_frames) +
-                    " stored frame(s) in this range could not be decoded and were left out";
-    out->set_note(out->note().empty() ? n : out->note() + "; " + n);
-  }
-  // Wall-clock steps inside the range (store invariant 11): its wall-clock
-  // span is not elapsed time.
-  if (auto jumps = store_.ClockJumps(out->from_ns(), out->to_ns()); jumps.ok() && !jumps->empty()) {
-    int64_t stepped = 0;
-    for (const auto& j : *jumps) {
-      stepped = AddSaturating(stepped, SubSaturating(j.new_offset_ns, j.old_offset_ns));
-    }
-    std::string n = "the wall clock stepped " + std::to_string(jumps->size()) +
-                    " time(s) in this range (by " + std::to_string(stepped / 1'000'000) +
-                    " ms in all); durations and rates across a step are uncertain";
-    out->set_note(out->note().empty() ? n : out->note() + "; " + n);
-  }
-}
-
-Status TelemetryService::BeginSummary(int64_t from, int64_t to, v1::Summary* out,
-                                      std::shared_ptr<SummarizeRun>* run_out) {
-  // Frames still queued for the batched writer belong to the range too.
-  // A damaged store writes nothing more: what it holds is still read.
-  if (auto flushed = store_.Flush(); !flushed.ok() && !store_.damaged()) {
-    return Internal("summarize: storing queued frames: " + flushed.message());
-  }
-  // Edges: up to now at the end; from the oldest data held at the start.
-  const int64_t now = Now();
-  if (to > now) {
-    // A client's clock a little ahead of the daemon's is not worth a remark.
-    if (SubSaturating(to, now) > kClockSkewNs) out->set_requested_to_ns(to);
-    to = std::max(now, AddSaturating(from, 1));
-  }
-  std::optional<int64_t> oldest;
-  if (auto o = store_.OldestNs(); o.ok()) oldest = *o;
-  if (options_.live_energy) {
-    if (auto l = options_.live_energy->oldest_ns(); l && (!oldest || *l < *oldest)) oldest = l;
-  }
-  if (!oldest || *oldest >= to) {
-    out->set_from_ns(from);
-    out->set_to_ns(to);
-    out->set_duration_s(DurationS(from, to));
-    out->set_note(oldest ? "no data in this range: the oldest data held is at " +
-                               std::to_string(*oldest) + " ns"
-                         : "no data in this range: nothing is stored yet");
-    return Status::OK;
-  }
-  if (from < *oldest) {
-    out->set_requested_from_ns(from);
-    from = *oldest;
-  }
-  out->set_from_ns(from);
-  out->set_to_ns(to);
-  const double duration_s = DurationS(from, to);
-  out->set_duration_s(duration_s);
-  // The rail sampling rates that held, from the sampler's rate log.
-  if (auto rates = sampler_ != nullptr ? sampler_->RatesBetween(from, to) : std::nullopt) {
-    out->set_min_rail_rate_hz(rates->min_hz);
-    out->set_max_rail_rate_hz(rates->max_hz);
-  }
-  auto channels = store_.Channels();
-  if (!channels.ok()) return StoreFailure(store_, "summarize: " + channels.status().message());
-  auto stats = store_.Stats();
-  bool in_raw = stats.ok() && stats->oldest_ns && *stats->oldest_ns <= from;
-  store::Tier tier = in_raw ? store::Tier::kRaw : store::Tier::kAuto;
-  auto whole = [&](const std::string& key) -> std::optional<store::Bucket> {
-    // One step over the whole range (two where it is wider than int64).
-    auto b = store_.Downsample(key, from, to, SubSaturating(to, from), tier);
-    if (!b.ok() || b->empty()) return std::nullopt;
-    return b->front();
-  };
-
-  // Rails, in inventory order; energy from the counters, power from the samples.
-  std::map<std::string, v1::RailSummary*> rails;
-  std::vector<std::string> rail_order;
-  auto rail = [&](const Channel& c) {
-    auto it = rails.find(c.name);
-    if (it != rails.end()) return it->second;
-    auto* r = out->add_rails();
-    r->set_name(c.name);
-    r->set_parent(c.parent);
-    rails[c.name] = r;
-    return r;
-  };
-  // Energy from the counters at the edges (live counters past the newest
-  // stored frame); average = energy / duration; peak from the same samples
-  // the counters integrated where the daemon still holds them (rail rate),
-  // else from frames. No sample in the range: no peak.
-  std::map<std::string, std::string> energy_key;  // rail name -> energy channel key
-  for (const auto& sc : *channels) {
-    const Channel& c = sc.channel;
-    if (c.kind == Kind::kRail && c.field == Field::kEnergy) {
-      energy_key[c.name] = sc.key;
-      auto a = CounterAt(sc.key, from);
-      auto b = CounterAt(sc.key, to);
-      if (!a || !b) continue;
-      auto* r = rail(c);
-      r->set_input(r->input() || c.Has(kFlagInputRail));
-      r->set_energy_mj(*b - *a);
-      r->set_avg_power_mw((*b - *a) / duration_s);
-    }
-  }
-  for (const auto& sc : *channels) {
-    const Channel& c = sc.channel;
-    if (c.kind == Kind::kRail && c.field == Field::kPower) {
-      // In the raw tier the frames' part comes from the pages (FinishSummary).
-      auto b = in_raw ? std::nullopt : whole(sc.key);
-      std::optional<int64_t> peak;
-      if (b) peak = b->max;
-      auto ek = energy_key.find(c.name);
-      if (options_.live_energy && ek != energy_key.end()) {
-        if (auto lp = options_.live_energy->PeakIn(ek->second, from, to)) {
-          peak = std::max(peak.value_or(*lp), *lp);
-        }
-      }
-      if (!b && !peak && !rails.count(c.name)) continue;
-      auto* r = rail(c);
-      r->set_input(r->input() || c.Has(kFlagInputRail));
-      if (peak) r->set_peak_power_mw(*peak);
-      if (ek == energy_key.end() && b) r->set_avg_power_mw(b->avg);
-    } else if (!in_raw && c.kind == Kind::kThermal && c.field == Field::kTemp &&
-               !c.Has(kFlagConstant)) {
-      auto b = whole(sc.key);
-      if (!b) continue;
-      auto first = store_.Range(from, to, {sc.key}, 1);
-      auto* t = out->add_temps();
-      t->set_name(c.name);
-      t->set_min_mc(b->min);
-      t->set_max_mc(b->max);
-      if (first.ok() && !first->frames.empty() && !first->frames[0].values.empty() &&
-          first->frames[0].values[0]) {
-        t->set_start_mc(*first->frames[0].values[0]);
-      }  // else: no first reading; left absent, never stood in for by the minimum
-    }
-  }
-  auto run = std::make_shared<SummarizeRun>();
-  run->out = out;
-  run->next_from = from;
-  run->to = to;
-  run->in_raw = in_raw;
-  run->energy_key = std::move(energy_key);
-  for (const auto& sc : *channels) {
-    const Channel& c = sc.channel;
-    bool power = c.kind == Kind::kRail && c.field == Field::kPower;
-    bool temp = c.kind == Kind::kThermal && c.field == Field::kTemp && !c.Has(kFlagConstant);
-    bool clock = c.field == Field::kFreq &&
-                 (c.kind == Kind::kCpu || c.kind == Kind::kGpu || c.kind == Kind::kEmc);
-    if ((in_raw && (power || temp)) || clock) run->keys.push_back(sc.key);
-    if (in_raw && power) run->power[sc.key] = c;
-  }
-  if (run->keys.empty() && !channels->empty()) run->keys.push_back(channels->front().key);
-  if (run->keys.empty()) return Status::OK;
-  *run_out = std::move(run);
-  return Status::OK;
 }
 
 grpc::ServerUnaryReactor* TelemetryService::Boost(grpc::CallbackServerContext* ctx,

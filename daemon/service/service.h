@@ -46,11 +46,11 @@
 #include "daemon/collect/processes.h"
 #include "daemon/collect/sysfs.h"
 #include "daemon/sampler.h"
-#include "daemon/service/frame_summary.h"
 #include "daemon/service/peers.h"
 #include "daemon/service/watch_hub.h"
 #include "daemon/service/worker.h"
 #include "daemon/store/ring_store.h"
+#include "daemon/summary/summarize.h"
 #include "edgemon/clock.h"
 #include "edgemon/v1/edgemon.grpc.pb.h"
 
@@ -127,20 +127,16 @@ class TelemetryService final : public v1::Telemetry::CallbackService {
   // Runs `job` on the worker and finishes the unary call with its status.
   grpc::ServerUnaryReactor* Defer(grpc::CallbackServerContext* ctx,
                                   std::function<grpc::Status()> job, Worker* on = nullptr);
-  // A rail energy counter at realtime t: the live counters where they reach,
-  // else the store.
-  std::optional<double> CounterAt(const std::string& key, int64_t t_ns);
   // Every live counter at t (key -> mJ).
   void LiveCounters(int64_t t_ns, google::protobuf::Map<std::string, double>* out) const;
-  // Summarize in steps on the worker: the edges and energy first, then the
-  // frames in bounded pages, each page its own job so other requests run
-  // between them; finishes `r` exactly once.
-  struct SummarizeRun;
+  // Summarize on the worker (summary::Summarizer): the edges and energy
+  // first, then the frames in bounded pages, each page its own job so other
+  // requests run between them; encodes the summary into `out` and finishes
+  // `r` exactly once.
   void RunSummarize(grpc::ServerUnaryReactor* r, int64_t from_ns, int64_t to_ns, v1::Summary* out);
-  grpc::Status BeginSummary(int64_t from_ns, int64_t to_ns, v1::Summary* out,
-                            std::shared_ptr<SummarizeRun>* run);
-  void NextSummaryPage(const std::shared_ptr<SummarizeRun>& run);
-  void FinishSummary(SummarizeRun& run);
+  void NextSummaryPage(grpc::ServerUnaryReactor* r, const std::shared_ptr<summary::Summarizer>& run,
+                       v1::Summary* out);
+  summary::SummaryOptions MakeSummaryOptions() const;
   grpc::Status DoListProcesses(const v1::ListProcessesRequest& req, v1::ListProcessesResponse* out);
 
   WatchHub& hub_;

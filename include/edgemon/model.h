@@ -110,4 +110,10 @@ constexpr int64_t NonEmptyEnd(int64_t from_ns, int64_t to_ns) {
   return to_ns < least ? least : to_ns;
 }
 
+// to_ns - from_ns in seconds (Summary::duration_s), for any two int64: no
+// overflow, negative when to_ns is before from_ns.
+constexpr double DurationS(int64_t from_ns, int64_t to_ns) {
+  return (static_cast<double>(to_ns) - static_cast<double>(from_ns)) / 1e9;
+}
+
 }  // namespace edgemon

@@ -1,11 +1,10 @@
 // FrameSummary: the frame-derived parts of a Summary, folded page by page;
 // no store, no gRPC. The result must not depend on where pages split.
-#include "daemon/service/frame_summary.h"
+#include "daemon/summary/frame_summary.h"
 
-#include <google/protobuf/util/message_differencer.h>
 #include <gtest/gtest.h>
 
-namespace edgemon::service {
+namespace edgemon::summary {
 namespace {
 
 constexpr int64_t kSec = 1'000'000'000;
@@ -41,14 +40,14 @@ std::vector<Frame> Frames() {
   return out;
 }
 
-v1::Summary Fold(size_t page) {
+Summary Fold(size_t page) {
   FrameSummary fs(Columns(), kSec);
   auto all = Frames();
   for (size_t i = 0; i < all.size(); i += page) {
     fs.Add(std::vector<Frame>(all.begin() + static_cast<long>(i),
                               all.begin() + static_cast<long>(std::min(all.size(), i + page))));
   }
-  v1::Summary s;
+  Summary s;
   fs.Fill(&s, true);
   EXPECT_EQ(fs.column(0)->max, 4300);
   EXPECT_DOUBLE_EQ(fs.column(0)->avg(), (4000.0 * 19 + 100.0 * (0 + 1 + 2 + 3) * 5 - 100.0) / 19);
@@ -56,23 +55,20 @@ v1::Summary Fold(size_t page) {
 }
 
 TEST(FrameSummary, PagesGiveTheSameResultAsOneRead) {
-  v1::Summary one = Fold(1000);
-  for (size_t page : {1u, 2u, 3u, 7u}) {
-    v1::Summary paged = Fold(page);
-    EXPECT_TRUE(google::protobuf::util::MessageDifferencer::Equals(paged, one))
-        << "page " << page << ":\n"
-        << paged.DebugString() << "vs\n"
-        << one.DebugString();
-  }
-  EXPECT_EQ(one.samples(), 19u);
-  EXPECT_EQ(one.gaps(), 1u);       // seq 105
-  ASSERT_EQ(one.temps_size(), 1);  // the constant zone is left out
-  EXPECT_EQ(one.temps(0).start_mc(), 40000);
-  EXPECT_EQ(one.temps(0).min_mc(), 40000);
-  EXPECT_EQ(one.temps(0).max_mc(), 40190);
-  ASSERT_EQ(one.residency_size(), 1);
-  EXPECT_NEAR(one.residency(0).khz_share().at(600000), 5.0 / 19, 1e-12);
-  EXPECT_NEAR(one.residency(0).khz_share().at(900000), 14.0 / 19, 1e-12);
+  Summary one = Fold(1000);
+  for (size_t page : {1u, 2u, 3u, 7u}) EXPECT_EQ(Fold(page), one) << "page " << page;
+  EXPECT_EQ(one.samples, 19u);
+  EXPECT_EQ(one.gaps, 1u);          // seq 105
+  ASSERT_EQ(one.temps.size(), 1u);  // the constant zone is left out
+  EXPECT_EQ(one.temps[0].start_mc, 40000);
+  EXPECT_EQ(one.temps[0].min_mc, 40000);
+  EXPECT_EQ(one.temps[0].max_mc, 40190);
+  ASSERT_EQ(one.residency.size(), 1u);
+  ASSERT_EQ(one.residency[0].khz_share.size(), 2u);  // by frequency
+  EXPECT_EQ(one.residency[0].khz_share[0].first, 600000);
+  EXPECT_NEAR(one.residency[0].khz_share[0].second, 5.0 / 19, 1e-12);
+  EXPECT_EQ(one.residency[0].khz_share[1].first, 900000);
+  EXPECT_NEAR(one.residency[0].khz_share[1].second, 14.0 / 19, 1e-12);
 }
 
 TEST(FrameSummary, TimeGapsAcrossPagesAndNoValueMeansNoColumn) {
@@ -89,11 +85,11 @@ TEST(FrameSummary, TimeGapsAcrossPagesAndNoValueMeansNoColumn) {
   EXPECT_EQ(fs.gaps(), 3u);
   EXPECT_EQ(fs.samples(), 2u);
   EXPECT_FALSE(fs.column(0));  // no power sample: no peak, never 0
-  v1::Summary s;
+  Summary s;
   fs.Fill(&s, true);
-  EXPECT_EQ(s.temps_size(), 0);
-  EXPECT_EQ(s.residency_size(), 0);
+  EXPECT_TRUE(s.temps.empty());
+  EXPECT_TRUE(s.residency.empty());
 }
 
 }  // namespace
-}  // namespace edgemon::service
+}  // namespace edgemon::summary

@@ -1,19 +1,20 @@
-#include "daemon/service/frame_summary.h"
+#include "daemon/summary/frame_summary.h"
 
 #include <algorithm>
 #include <cmath>
 
 #include "edgemon/checked.h"
 
-namespace edgemon::service {
-namespace {
+namespace edgemon::summary {
 
 bool IsClock(const Channel& c) {
   return c.field == Field::kFreq &&
          (c.kind == Kind::kCpu || c.kind == Kind::kGpu || c.kind == Kind::kEmc);
 }
 
-}  // namespace
+bool IsZoneTemp(const Channel& c) {
+  return c.kind == Kind::kThermal && c.field == Field::kTemp && !c.Has(kFlagConstant);
+}
 
 FrameSummary::FrameSummary(std::vector<store::StoredChannel> columns, int64_t frame_period_ns)
     : columns_(std::move(columns)),
@@ -74,30 +75,27 @@ std::optional<FrameSummary::Column> FrameSummary::column(size_t i) const {
   return stats_[i];
 }
 
-void FrameSummary::Fill(v1::Summary* out, bool temps) const {
+void FrameSummary::Fill(Summary* out, bool temps) const {
   for (size_t c = 0; c < columns_.size(); ++c) {
     const Channel& ch = columns_[c].channel;
     const Column& s = stats_[c];
     if (s.count == 0) continue;
-    if (temps && ch.kind == Kind::kThermal && ch.field == Field::kTemp && !ch.Has(kFlagConstant)) {
-      auto* t = out->add_temps();
-      t->set_name(ch.name);
-      t->set_start_mc(*s.first);
-      t->set_min_mc(s.min);
-      t->set_max_mc(s.max);
+    if (temps && IsZoneTemp(ch)) {
+      out->temps.push_back({ch.name, s.first, s.min, s.max});
     }
   }
   for (size_t c = 0; c < columns_.size(); ++c) {
     if (!IsClock(columns_[c].channel) || stats_[c].count == 0) continue;
-    auto* r = out->add_residency();
-    r->set_name(columns_[c].channel.name);
+    FreqResidency& r = out->residency.emplace_back();
+    r.name = columns_[c].channel.name;
+    // residency_ is a map by frequency: the shares come out sorted.
     for (const auto& [khz, count] : residency_[c]) {
-      (*r->mutable_khz_share())[khz] =
-          static_cast<double>(count) / static_cast<double>(stats_[c].count);
+      r.khz_share.emplace_back(khz,
+                               static_cast<double>(count) / static_cast<double>(stats_[c].count));
     }
   }
-  out->set_samples(samples_);
-  out->set_gaps(gaps_);
+  out->samples = samples_;
+  out->gaps = gaps_;
 }
 
-}  // namespace edgemon::service
+}  // namespace edgemon::summary

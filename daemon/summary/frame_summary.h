@@ -1,7 +1,8 @@
 // FrameSummary: the parts of a Summary read from stored frames (power peaks
 // and averages, temperatures, clock residency, samples and gaps), folded
 // from pages of frames so a long range is read in bounded pages and the
-// reader can yield between them. A pure accumulator: no store, no gRPC.
+// reader can yield between them. A pure accumulator: no store, no gRPC
+// (summarize.h runs it over the store).
 //
 // Feed Add() the pages of one range in time order (each page oldest first,
 // continuing the previous one); results do not depend on where pages split.
@@ -18,9 +19,15 @@
 #include <vector>
 
 #include "daemon/store/ring_store.h"
-#include "edgemon/v1/edgemon.pb.h"
+#include "edgemon/model.h"
 
-namespace edgemon::service {
+namespace edgemon::summary {
+
+// The channels a summary reports from frames: the clock residency of a
+// CPU, GPU or EMC frequency, and the temperatures of a thermal zone that is
+// not constant.
+bool IsClock(const Channel& c);
+bool IsZoneTemp(const Channel& c);
 
 class FrameSummary {
  public:
@@ -44,7 +51,7 @@ class FrameSummary {
 
   // Adds temperatures (non-constant thermal zones) when `temps`, and the
   // clock residency of CPU/GPU/EMC frequency columns, samples and gaps.
-  void Fill(v1::Summary* out, bool temps) const;
+  void Fill(Summary* out, bool temps) const;
 
  private:
   std::vector<store::StoredChannel> columns_;
@@ -57,4 +64,4 @@ class FrameSummary {
   uint64_t gaps_ = 0;
 };
 
-}  // namespace edgemon::service
+}  // namespace edgemon::summary

@@ -1,0 +1,235 @@
+#include "daemon/summary/summarize.h"
+
+#include <algorithm>
+
+#include "edgemon/checked.h"
+
+namespace edgemon::summary {
+namespace {
+
+// Appends `n` to a "; "-separated note.
+void AddNote(std::string& note, const std::string& n) {
+  note = note.empty() ? n : note + "; " + n;
+}
+
+}  // namespace
+
+Status StoreFailure(const store::RingStore& store, const std::string& what) {
+  if (store.damaged()) return Status::DataLoss(what + " (the store is damaged)");
+  return Status::Internal(what);
+}
+
+Result<Summarizer> Summarizer::Start(store::RingStore& store, const SummaryOptions& options,
+                                     int64_t from_ns, int64_t to_ns, int64_t now_ns) {
+  Summarizer s(store, options);
+  if (Status begun = s.Begin(from_ns, to_ns, now_ns); !begun.ok()) return begun;
+  return s;
+}
+
+Result<Summary> Summarize(store::RingStore& store, const SummaryOptions& options, int64_t from_ns,
+                          int64_t to_ns, int64_t now_ns) {
+  auto s = Summarizer::Start(store, options, from_ns, to_ns, now_ns);
+  if (!s.ok()) return s.status();
+  while (!s->done()) {
+    if (Status read = s->ReadPage(); !read.ok()) return read;
+  }
+  return std::move(*s).Take();
+}
+
+std::optional<double> Summarizer::CounterAt(const std::string& key, int64_t t_ns) const {
+  if (options_.live_energy) {
+    if (auto v = options_.live_energy->CounterAt(key, t_ns)) return v;
+  }
+  auto v = store_->CounterAt(key, t_ns);
+  return v.ok() ? *v : std::nullopt;
+}
+
+RailSummary& Summarizer::Rail(const Channel& c) {
+  auto [it, added] = rail_index_.emplace(c.name, summary_.rails.size());
+  if (added) {
+    RailSummary& r = summary_.rails.emplace_back();
+    r.name = c.name;
+    r.parent = c.parent;
+  }
+  RailSummary& r = summary_.rails[it->second];
+  r.input = r.input || c.Has(kFlagInputRail);
+  return r;
+}
+
+Status Summarizer::Begin(int64_t from, int64_t to, int64_t now) {
+  Summary& out = summary_;
+  // Frames still queued for the batched writer belong to the range too.
+  // A damaged store writes nothing more: what it holds is still read.
+  if (auto flushed = store_->Flush(); !flushed.ok() && !store_->damaged()) {
+    return Status::Internal("summarize: storing queued frames: " + flushed.message());
+  }
+  // Edges: up to now at the end; from the oldest data held at the start.
+  if (to > now) {
+    if (SubSaturating(to, now) > kClockSkewNs) out.requested_to_ns = to;
+    to = NonEmptyEnd(from, now);
+  }
+  std::optional<int64_t> oldest;
+  if (auto o = store_->OldestNs(); o.ok()) oldest = *o;
+  if (options_.live_energy) {
+    if (auto l = options_.live_energy->oldest_ns(); l && (!oldest || *l < *oldest)) oldest = l;
+  }
+  if (!oldest || *oldest >= to) {
+    out.from_ns = from;
+    out.to_ns = to;
+    out.duration_s = DurationS(from, to);
+    out.note = oldest ? "no data in this range: the oldest data held is at " +
+                            std::to_string(*oldest) + " ns"
+                      : "no data in this range: nothing is stored yet";
+    done_ = true;
+    return Status::Ok();
+  }
+  if (from < *oldest) {
+    out.requested_from_ns = from;
+    from = *oldest;
+  }
+  out.from_ns = from;
+  out.to_ns = to;
+  const double duration_s = DurationS(from, to);
+  out.duration_s = duration_s;
+  // The rail sampling rates that held, from the sampler's rate log.
+  if (auto rates = options_.rates ? options_.rates(from, to) : std::nullopt) {
+    out.min_rail_rate_hz = rates->min_hz;
+    out.max_rail_rate_hz = rates->max_hz;
+  }
+  auto channels = store_->Channels();
+  if (!channels.ok()) return StoreFailure(*store_, "summarize: " + channels.status().message());
+  auto stats = store_->Stats();
+  in_raw_ = stats.ok() && stats->oldest_ns && *stats->oldest_ns <= from;
+  const store::Tier tier = in_raw_ ? store::Tier::kRaw : store::Tier::kAuto;
+  auto whole = [&](const std::string& key) -> std::optional<Bucket> {
+    // One step over the whole range (two where it is wider than int64).
+    auto b = store_->Downsample(key, from, to, SubSaturating(to, from), tier);
+    if (!b.ok() || b->empty()) return std::nullopt;
+    return b->front();
+  };
+
+  // Rails, in inventory order; energy from the counters, power from the
+  // samples. Energy from the counters at the edges (live counters past the
+  // newest stored frame); average = energy / duration; peak from the same
+  // samples the counters integrated where the daemon still holds them (rail
+  // rate), else from frames. No sample in the range: no peak.
+  for (const auto& sc : *channels) {
+    const Channel& c = sc.channel;
+    if (c.kind == Kind::kRail && c.field == Field::kEnergy) {
+      energy_key_[c.name] = sc.key;
+      auto a = CounterAt(sc.key, from);
+      auto b = CounterAt(sc.key, to);
+      if (!a || !b) continue;
+      RailSummary& r = Rail(c);
+      r.energy_mj = *b - *a;
+      r.avg_power_mw = (*b - *a) / duration_s;
+    }
+  }
+  for (const auto& sc : *channels) {
+    const Channel& c = sc.channel;
+    if (c.kind == Kind::kRail && c.field == Field::kPower) {
+      // In the raw tier the frames' part comes from the pages (Finish).
+      auto b = in_raw_ ? std::nullopt : whole(sc.key);
+      std::optional<int64_t> peak;
+      if (b) peak = b->max;
+      auto ek = energy_key_.find(c.name);
+      if (options_.live_energy && ek != energy_key_.end()) {
+        if (auto lp = options_.live_energy->PeakIn(ek->second, from, to)) {
+          peak = std::max(peak.value_or(*lp), *lp);
+        }
+      }
+      if (!b && !peak && !rail_index_.count(c.name)) continue;
+      RailSummary& r = Rail(c);
+      if (peak) r.peak_power_mw = *peak;
+      if (ek == energy_key_.end() && b) r.avg_power_mw = b->avg;
+    } else if (!in_raw_ && IsZoneTemp(c)) {
+      auto b = whole(sc.key);
+      if (!b) continue;
+      auto first = store_->Range(from, to, {sc.key}, 1);
+      TempSummary& t = out.temps.emplace_back();
+      t.name = c.name;
+      t.min_mc = b->min;
+      t.max_mc = b->max;
+      if (first.ok() && !first->frames.empty() && !first->frames[0].values.empty()) {
+        t.start_mc = first->frames[0].values[0];
+      }  // else: no first reading; left absent, never stood in for by the minimum
+    }
+  }
+  next_from_ = from;
+  for (const auto& sc : *channels) {
+    const Channel& c = sc.channel;
+    const bool power = c.kind == Kind::kRail && c.field == Field::kPower;
+    if ((in_raw_ && (power || IsZoneTemp(c))) || IsClock(c)) keys_.push_back(sc.key);
+    if (in_raw_ && power) power_[sc.key] = c;
+  }
+  if (keys_.empty() && !channels->empty()) keys_.push_back(channels->front().key);
+  if (keys_.empty()) done_ = true;
+  return Status::Ok();
+}
+
+Status Summarizer::ReadPage() {
+  if (done_) return Status::Ok();
+  auto page = store_->Range(next_from_, summary_.to_ns, keys_, options_.page_frames);
+  if (!page.ok()) {
+    done_ = true;
+    return StoreFailure(*store_, "summarize: " + page.status().message());
+  }
+  bad_frames_ += page->bad_frames;
+  if (!frames_) frames_.emplace(page->channels, options_.frame_period_ns);
+  frames_->Add(page->frames);
+  if (!page->truncated || page->frames.empty()) {
+    Finish();
+    done_ = true;
+    return Status::Ok();
+  }
+  next_from_ = page->frames.back().realtime_ns + 1;
+  return Status::Ok();
+}
+
+void Summarizer::Finish() {
+  Summary& out = summary_;
+  const FrameSummary& fs = *frames_;
+  if (in_raw_) {
+    // Rails' power samples: the peak (with the live rail-rate samples) and,
+    // for a rail without an energy counter, the average.
+    for (size_t i = 0; i < keys_.size(); ++i) {
+      auto col = fs.column(i);
+      auto it = power_.find(keys_[i]);
+      if (!col || it == power_.end()) continue;
+      const Channel& c = it->second;
+      RailSummary& r = Rail(c);
+      r.peak_power_mw = r.peak_power_mw ? std::max(*r.peak_power_mw, col->max) : col->max;
+      if (!energy_key_.count(c.name)) r.avg_power_mw = col->avg();
+    }
+  }
+  fs.Fill(&out, in_raw_);
+  if (fs.samples() < 10) {
+    // Energy comes from counters integrated at the rail rate (the report
+    // states that rate once); what is read from frames is coarse here.
+    std::string n = std::to_string(fs.samples());
+    out.note = options_.energy_rate_hz > 0
+                   ? "short range: " + n + " frames; temperatures and clock residency are coarse"
+                   : "short range: " + n +
+                         " frames; energy, averages and edges are uncertain at this "
+                         "sampling rate";
+  }
+  // Frames that could not be read (store invariant 14) are left out, and said so.
+  if (bad_frames_ > 0) {
+    out.bad_frames = bad_frames_;
+    AddNote(out.note, std::to_string(bad_frames_) +
+                          " stored frame(s) in this range could not be decoded and were left out");
+  }
+  // Wall-clock steps inside the range (store invariant 11): its wall-clock
+  // span is not elapsed time.
+  if (auto jumps = store_->ClockJumps(out.from_ns, out.to_ns); jumps.ok() && !jumps->empty()) {
+    int64_t stepped = 0;
+    for (const auto& j : *jumps) {
+      stepped = AddSaturating(stepped, SubSaturating(j.new_offset_ns, j.old_offset_ns));
+    }
+    AddNote(out.note, "the wall clock stepped " + std::to_string(jumps->size()) +
+                          " time(s) in this range (by " + std::to_string(stepped / 1'000'000) +
+                          " ms in all); durations and rates across a step are uncertain");
+  }
+}
+
+}  // namespace edgemon::summary
