@@ -10,10 +10,9 @@
 
 #include "daemon/collect/sysfs.h"
 #include "edgemon/text.h"
+#include "proto/grpc_status.h"
 
 namespace edgemon::control {
-using grpc::Status;
-using grpc::StatusCode;
 using nlohmann::json;
 
 namespace {
@@ -103,7 +102,7 @@ void ControlService::RecoverFromState() {
   auto text = state_dir_.ReadText(BaseName(state_path_), ConfinedRoot::kMaxRead,
                                   ConfinedRoot::Last::kNoFollow);
   if (!text.ok()) {
-    if (text.status().code() != edgemon::StatusCode::kNotFound) {
+    if (text.status().code() != StatusCode::kNotFound) {
       log_->error("state file unreadable ({}); nothing restored from it", text.status().message());
     }
     return;
@@ -128,9 +127,8 @@ void ControlService::RecoverFromState() {
   std::lock_guard lk(mu_);
   for (const auto& l : leases) {
     try {
-      edgemon::Status left = l.contains("plan")
-                                 ? board_.Restore(l["plan"])
-                                 : edgemon::Status::FailedPrecondition("no plan saved");
+      Status left = l.contains("plan") ? board_.Restore(l["plan"])
+                                       : Status::FailedPrecondition("no plan saved");
       log_->warn(
           "restored lease {} ({}) of uid {} pid {} left by a previous run that did not end it{}",
           LogSafe(l.value("id", "?")), LogSafe(l.value("detail", "?")), l.value("uid", 0U),
@@ -140,10 +138,10 @@ void ControlService::RecoverFromState() {
                   e.what(), LogSafe(l.dump(), 1024));
     }
   }
-  if (edgemon::Status saved = SaveStateLocked(); !saved.ok()) log_->error("{}", saved.message());
+  if (Status saved = SaveStateLocked(); !saved.ok()) log_->error("{}", saved.message());
 }
 
-edgemon::Status ControlService::SaveStateLocked() {
+Status ControlService::SaveStateLocked() {
   json leases = json::array();
   for (const auto& [kind, rec] : leases_) {
     leases.push_back({{"kind", kind},
@@ -170,48 +168,46 @@ edgemon::Status ControlService::SaveStateLocked() {
 Status ControlService::Who(grpc::ServerContext* ctx, Caller* who) const {
   const std::string peer = ctx->peer();
   const std::optional<Caller> c = callers_.Of(peer);
-  if (!c) return Status(StatusCode::PERMISSION_DENIED, "unknown caller " + peer);
+  if (!c) return Status::PermissionDenied("unknown caller " + peer);
   if (!c->allowed) {
     log_->warn("refused uid {} pid {} ({}): {}", c->uid, c->pid, LogSafe(c->comm), c->refusal);
-    return Status(StatusCode::PERMISSION_DENIED, c->refusal);
+    return Status::PermissionDenied(c->refusal);
   }
   *who = *c;
-  return Status::OK;
+  return Status::Ok();
 }
 
 Status ControlService::Grant(const Caller& who, const std::string& kind, const std::string& detail,
                              const v1::LeaseOptions& options,
-                             const std::function<edgemon::Status(const std::string&, json*)>& plan,
+                             const std::function<Status(const std::string&, json*)>& plan,
                              v1::Lease* granted) {
   if (!(options.duration_s() >= 0) || options.duration_s() > 30 * 86400.0) {
-    return Status(StatusCode::INVALID_ARGUMENT, "lease duration must be 0..30 days");
+    return Status::InvalidArgument("lease duration must be 0..30 days");
   }
   if (options.detach() && options.duration_s() <= 0) {
-    return Status(StatusCode::INVALID_ARGUMENT,
-                  "a detached lease needs a duration (it would otherwise never end by itself)");
+    return Status::InvalidArgument(
+        "a detached lease needs a duration (it would otherwise never end by itself)");
   }
   std::lock_guard lk(mu_);
-  auto refuse = [&](StatusCode code, const std::string& why) {
+  auto refuse = [&](const Status& why) {
     log_->warn("refused {} to uid {} pid {} ({}): {}", LogSafe(detail), who.uid, who.pid,
-               LogSafe(who.comm), LogSafe(why, 1024));
-    return Status(code, why);
+               LogSafe(who.comm), LogSafe(why.message(), 1024));
+    return why;
   };
-  if (stopping_) return refuse(StatusCode::UNAVAILABLE, "the helper is stopping");
+  if (stopping_) return refuse(Status::Unavailable("the helper is stopping"));
   if (auto it = leases_.find(kind); it != leases_.end()) {
-    return refuse(StatusCode::FAILED_PRECONDITION, HeldBy(kind) + Describe(it->second.info));
+    return refuse(Status::FailedPrecondition(HeldBy(kind) + Describe(it->second.info)));
   }
   if (kind == "mode") {
     if (auto it = leases_.find("clocks"); it != leases_.end()) {
-      return refuse(StatusCode::FAILED_PRECONDITION,
-                    "the clocks are locked by " + Describe(it->second.info) +
-                        "; set the mode before locking the clocks");
+      return refuse(Status::FailedPrecondition("the clocks are locked by " +
+                                               Describe(it->second.info) +
+                                               "; set the mode before locking the clocks"));
     }
   }
   LeaseRec rec;
   const std::string id = NewLeaseId();
-  if (edgemon::Status o = plan(id, &rec.plan); !o.ok()) {
-    return refuse(static_cast<StatusCode>(o.code()), o.message());
-  }
+  if (Status o = plan(id, &rec.plan); !o.ok()) return refuse(o);
   rec.seq = next_seq_++;
   rec.info.set_id(id);
   rec.info.set_kind(kind);
@@ -227,23 +223,23 @@ Status ControlService::Grant(const Caller& who, const std::string& kind, const s
   rec.info.set_detached(options.detach());
   rec.watched = !options.detach();
   leases_[kind] = rec;
-  if (edgemon::Status saved = SaveStateLocked(); !saved.ok()) {
+  if (Status saved = SaveStateLocked(); !saved.ok()) {
     leases_.erase(kind);
-    return refuse(StatusCode::INTERNAL, saved.message() + "; nothing was changed");
+    return refuse(Status::Internal(saved.message() + "; nothing was changed"));
   }
-  if (edgemon::Status o = board_.Apply(rec.plan); !o.ok()) {
+  if (Status o = board_.Apply(rec.plan); !o.ok()) {
     leases_.erase(kind);
-    if (edgemon::Status saved = SaveStateLocked(); !saved.ok()) log_->error("{}", saved.message());
-    return refuse(static_cast<StatusCode>(o.code()), o.message());
+    if (Status saved = SaveStateLocked(); !saved.ok()) log_->error("{}", saved.message());
+    return refuse(o);
   }
   changes_++;
-  if (edgemon::Status saved = SaveStateLocked(); !saved.ok()) log_->error("{}", saved.message());
+  if (Status saved = SaveStateLocked(); !saved.ok()) log_->error("{}", saved.message());
   log_->info("lease {} granted to uid {} pid {} gid {} ({}): {}, {}", id, who.uid, who.pid, who.gid,
              LogSafe(who.comm), LogSafe(detail),
              options.duration_s() > 0 ? "for " + std::to_string(options.duration_s()) + " s"
                                       : std::string("while its client stays connected"));
   *granted = rec.info;
-  return Status::OK;
+  return Status::Ok();
 }
 
 const ControlService::LeaseRec* ControlService::NewerOfOthersLocked(const LeaseRec& rec) const {
@@ -306,9 +302,9 @@ std::string ControlService::EndLocked(const std::string& kind, const std::string
     it = leases_.find(kind);
   }
   LeaseRec rec = it->second;
-  edgemon::Status left = board_.Restore(rec.plan);
+  Status left = board_.Restore(rec.plan);
   leases_.erase(it);
-  if (edgemon::Status saved = SaveStateLocked(); !saved.ok()) log_->error("{}", saved.message());
+  if (Status saved = SaveStateLocked(); !saved.ok()) log_->error("{}", saved.message());
   std::string message = "lease " + rec.info.id() + " (" + rec.info.detail() + ") ended: " + why +
                         "; " + (left.ok() ? "restored" : left.message());
   if (left.ok()) {
@@ -328,7 +324,7 @@ Status ControlService::Hold(grpc::ServerContext* ctx, grpc::ServerWriter<v1::Lea
   *ev.mutable_lease() = lease;
   ev.set_message("granted " + Describe(lease));
   const bool sent = writer->Write(ev);
-  if (lease.detached() && sent) return Status::OK;
+  if (lease.detached() && sent) return Status::Ok();
   std::string message;
   {
     std::unique_lock lk(mu_);
@@ -352,7 +348,7 @@ Status ControlService::Hold(grpc::ServerContext* ctx, grpc::ServerWriter<v1::Lea
   ev.set_kind(v1::LeaseEvent::ENDED);
   ev.set_message(message);
   writer->Write(ev);
-  return Status::OK;
+  return Status::Ok();
 }
 
 void ControlService::ExpiryLoop() {
@@ -375,10 +371,10 @@ void ControlService::ExpiryLoop() {
   }
 }
 
-Status ControlService::ListModes(grpc::ServerContext* ctx, const v1::ListModesRequest*,
-                                 v1::ListModesResponse* out) {
+grpc::Status ControlService::ListModes(grpc::ServerContext* ctx, const v1::ListModesRequest*,
+                                       v1::ListModesResponse* out) {
   Caller who;
-  if (Status s = Who(ctx, &who); !s.ok()) return s;
+  if (Status s = Who(ctx, &who); !s.ok()) return wire::ToGrpc(s);
   std::lock_guard lk(mu_);
   auto def = board_.DefaultMode();
   for (const auto& m : board_.Modes()) {
@@ -389,13 +385,13 @@ Status ControlService::ListModes(grpc::ServerContext* ctx, const v1::ListModesRe
   }
   if (auto cur = board_.CurrentMode()) out->set_current_id(*cur);
   out->set_nvpmodel_tool(!board_.NvpmodelTool().empty());
-  return Status::OK;
+  return grpc::Status::OK;
 }
 
-Status ControlService::GetState(grpc::ServerContext* ctx, const v1::GetStateRequest*,
-                                v1::ControlState* out) {
+grpc::Status ControlService::GetState(grpc::ServerContext* ctx, const v1::GetStateRequest*,
+                                      v1::ControlState* out) {
   Caller who;
-  if (Status s = Who(ctx, &who); !s.ok()) return s;
+  if (Status s = Who(ctx, &who); !s.ok()) return wire::ToGrpc(s);
   std::lock_guard lk(mu_);
   for (const auto& [kind, rec] : leases_) *out->add_leases() = rec.info;
   if (auto cur = board_.CurrentMode()) {
@@ -411,13 +407,13 @@ Status ControlService::GetState(grpc::ServerContext* ctx, const v1::GetStateRequ
     if (f.pwm) fan->set_pwm(static_cast<uint32_t>(*f.pwm));
   }
   out->set_changes(changes_.load());
-  return Status::OK;
+  return grpc::Status::OK;
 }
 
-Status ControlService::SetMode(grpc::ServerContext* ctx, const v1::SetModeRequest* req,
-                               grpc::ServerWriter<v1::LeaseEvent>* writer) {
+grpc::Status ControlService::SetMode(grpc::ServerContext* ctx, const v1::SetModeRequest* req,
+                                     grpc::ServerWriter<v1::LeaseEvent>* writer) {
   Caller who;
-  if (Status s = Who(ctx, &who); !s.ok()) return s;
+  if (Status s = Who(ctx, &who); !s.ok()) return wire::ToGrpc(s);
   std::string name;
   for (const auto& m : board_.Modes()) {
     if (m.id == req->id()) name = " (" + m.name + ")";
@@ -426,28 +422,28 @@ Status ControlService::SetMode(grpc::ServerContext* ctx, const v1::SetModeReques
   Status s = Grant(
       who, "mode", "power mode " + std::to_string(req->id()) + name, req->lease(),
       [&](const std::string&, json* plan) { return board_.PlanMode(req->id(), plan); }, &lease);
-  return s.ok() ? Hold(ctx, writer, lease) : s;
+  return wire::ToGrpc(s.ok() ? Hold(ctx, writer, lease) : s);
 }
 
-Status ControlService::LockClocks(grpc::ServerContext* ctx, const v1::LockClocksRequest* req,
-                                  grpc::ServerWriter<v1::LeaseEvent>* writer) {
+grpc::Status ControlService::LockClocks(grpc::ServerContext* ctx, const v1::LockClocksRequest* req,
+                                        grpc::ServerWriter<v1::LeaseEvent>* writer) {
   Caller who;
-  if (Status s = Who(ctx, &who); !s.ok()) return s;
+  if (Status s = Who(ctx, &who); !s.ok()) return wire::ToGrpc(s);
   v1::Lease lease;
   const std::string how =
       board_.JetsonClocksTool().empty() ? "cpufreq/devfreq at maximum" : "jetson_clocks";
   Status s = Grant(
       who, "clocks", "clocks locked (" + how + ")", req->lease(),
       [&](const std::string& id, json* plan) { return board_.PlanClocks(id, plan); }, &lease);
-  return s.ok() ? Hold(ctx, writer, lease) : s;
+  return wire::ToGrpc(s.ok() ? Hold(ctx, writer, lease) : s);
 }
 
-Status ControlService::SetFan(grpc::ServerContext* ctx, const v1::SetFanRequest* req,
-                              grpc::ServerWriter<v1::LeaseEvent>* writer) {
+grpc::Status ControlService::SetFan(grpc::ServerContext* ctx, const v1::SetFanRequest* req,
+                                    grpc::ServerWriter<v1::LeaseEvent>* writer) {
   Caller who;
-  if (Status s = Who(ctx, &who); !s.ok()) return s;
+  if (Status s = Who(ctx, &who); !s.ok()) return wire::ToGrpc(s);
   if (!req->has_speed_percent()) {
-    return Status(StatusCode::INVALID_ARGUMENT, "give the fan speed in percent (0..100)");
+    return wire::ToGrpc(Status::InvalidArgument("give the fan speed in percent (0..100)"));
   }
   if (req->fan().size() > kMaxFanName) {
     const std::string why = "a fan name of " + std::to_string(req->fan().size()) +
@@ -455,7 +451,7 @@ Status ControlService::SetFan(grpc::ServerContext* ctx, const v1::SetFanRequest*
                             " bytes)";
     log_->warn("refused fan {} to uid {} pid {} ({}): {}", LogSafe(req->fan()), who.uid, who.pid,
                LogSafe(who.comm), why);
-    return Status(StatusCode::INVALID_ARGUMENT, why);
+    return wire::ToGrpc(Status::InvalidArgument(why));
   }
   v1::Lease lease;
   const int pct = static_cast<int>(std::min<uint32_t>(req->speed_percent(), 1000));
@@ -466,17 +462,17 @@ Status ControlService::SetFan(grpc::ServerContext* ctx, const v1::SetFanRequest*
       req->lease(),
       [&](const std::string&, json* plan) { return board_.PlanFan(req->fan(), pct, plan); },
       &lease);
-  return s.ok() ? Hold(ctx, writer, lease) : s;
+  return wire::ToGrpc(s.ok() ? Hold(ctx, writer, lease) : s);
 }
 
-Status ControlService::Release(grpc::ServerContext* ctx, const v1::ReleaseRequest* req,
-                               v1::ReleaseResponse* out) {
+grpc::Status ControlService::Release(grpc::ServerContext* ctx, const v1::ReleaseRequest* req,
+                                     v1::ReleaseResponse* out) {
   Caller who;
-  if (Status s = Who(ctx, &who); !s.ok()) return s;
+  if (Status s = Who(ctx, &who); !s.ok()) return wire::ToGrpc(s);
   if (req->lease_id().empty() && req->kind() != "mode" && req->kind() != "clocks" &&
       req->kind() != "fan") {
-    return Status(StatusCode::INVALID_ARGUMENT,
-                  "give a lease id or a kind (mode, clocks or fan) to release");
+    return wire::ToGrpc(
+        Status::InvalidArgument("give a lease id or a kind (mode, clocks or fan) to release"));
   }
   std::lock_guard lk(mu_);
   auto it = leases_.end();
@@ -487,21 +483,21 @@ Status ControlService::Release(grpc::ServerContext* ctx, const v1::ReleaseReques
     }
   }
   if (it == leases_.end()) {
-    return Status(StatusCode::NOT_FOUND,
-                  req->lease_id().empty() ? "no lease holds " + std::string(KindNoun(req->kind()))
-                                          : "no lease " + LogSafe(req->lease_id(), 64));
+    return wire::ToGrpc(Status::NotFound(
+        req->lease_id().empty() ? "no lease holds " + std::string(KindNoun(req->kind()))
+                                : "no lease " + LogSafe(req->lease_id(), 64)));
   }
   if (who.uid != 0 && who.uid != it->second.info.uid()) {
     log_->warn("refused release of {} to uid {} pid {}", it->second.info.id(), who.uid, who.pid);
-    return Status(StatusCode::PERMISSION_DENIED,
-                  "only its holder (uid " + std::to_string(it->second.info.uid()) +
-                      ") or root may release " + Describe(it->second.info));
+    return wire::ToGrpc(
+        Status::PermissionDenied("only its holder (uid " + std::to_string(it->second.info.uid()) +
+                                 ") or root may release " + Describe(it->second.info)));
   }
   *out->mutable_lease() = it->second.info;
   out->set_message(EndLeaseLocked(
       it->first, "released by uid " + std::to_string(who.uid) + " pid " + std::to_string(who.pid),
       who.uid == 0));
-  return Status::OK;
+  return grpc::Status::OK;
 }
 
 }  // namespace edgemon::control

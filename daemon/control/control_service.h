@@ -21,6 +21,9 @@
 // Callers: the listener records each connection's SO_PEERCRED by the
 // connection's fd; the service finds it from the call's peer ("fd:N").
 //
+// Errors are edgemon::Status inside; each RPC converts its outcome to a
+// grpc::Status where it returns (proto/grpc_status.h).
+//
 // Thread safety: every method may be called from any thread; board changes
 // are serialised by one mutex.
 #pragma once
@@ -87,16 +90,16 @@ class ControlService final : public edgemon::v1::Control::Service {
     std::string ending;    // why, once asked to end while newer leases of others hold
     bool watched = false;  // a Hold() waits to tell its client how it ended
   };
-  grpc::Status Who(grpc::ServerContext* ctx, Caller* who) const;
+  edgemon::Status Who(grpc::ServerContext* ctx, Caller* who) const;
   // Plans, persists and applies; on success the lease id in *id.
-  grpc::Status Grant(
+  edgemon::Status Grant(
       const Caller& who, const std::string& kind, const std::string& detail,
       const v1::LeaseOptions& options,
       const std::function<edgemon::Status(const std::string& id, nlohmann::json*)>& plan,
       v1::Lease* granted);
   // Holds a granted lease for the stream's life (or returns at once when detached).
-  grpc::Status Hold(grpc::ServerContext* ctx, grpc::ServerWriter<v1::LeaseEvent>* writer,
-                    const v1::Lease& lease);
+  edgemon::Status Hold(grpc::ServerContext* ctx, grpc::ServerWriter<v1::LeaseEvent>* writer,
+                       const v1::Lease& lease);
   // Ends the lease of `kind` (mu_ held): at once, with the newer leases,
   // when those are all its holder's or `as_root` (Release by uid 0); else it
   // is marked to end after them. Then ends the marked leases that nothing newer holds any

@@ -16,8 +16,7 @@
 namespace edgemon::service {
 namespace {
 
-using grpc::Status;
-using grpc::StatusCode;
+using summary::StoreFailure;
 
 constexpr int64_t kNsPerMs = 1'000'000;
 constexpr int64_t kMaxIntervalMs = 3'600'000;
@@ -36,13 +35,7 @@ std::string SecondsText(int64_t later, int64_t earlier) {
 }
 
 Status Invalid(const std::string& m) {
-  return Status(StatusCode::INVALID_ARGUMENT, m);
-}
-Status Internal(const std::string& m) {
-  return Status(StatusCode::INTERNAL, m);
-}
-Status StoreFailure(const store::RingStore& st, const std::string& m) {
-  return wire::ToGrpc(summary::StoreFailure(st, m));
+  return Status::InvalidArgument(m);
 }
 
 // ListWindows page tokens: "<start_ns>:<id>" of the last window sent.
@@ -62,10 +55,13 @@ std::optional<std::pair<int64_t, int64_t>> ParseWindowToken(const std::string& t
   return std::pair{start, id};
 }
 
-// A unary reactor finished with a fixed status.
+// A unary reactor finished with a status: converted to gRPC's here, once.
+void FinishWith(grpc::ServerUnaryReactor* r, const Status& s) {
+  r->Finish(wire::ToGrpc(s));
+}
 grpc::ServerUnaryReactor* Done(grpc::CallbackServerContext* ctx, const Status& s) {
   auto* r = ctx->DefaultReactor();
-  r->Finish(s);
+  FinishWith(r, s);
   return r;
 }
 
@@ -89,9 +85,9 @@ class QueryReactor final : public grpc::ServerWriteReactor<v1::QueryChunk> {
   void OnWriteDone(bool ok) override {
     std::lock_guard lock(mu_);
     if (!ok) {
-      MaybeFinishLocked(Status(StatusCode::CANCELLED, "write failed"));
+      MaybeFinishLocked(Status::Cancelled("write failed"));
     } else if (last_) {
-      MaybeFinishLocked(Status::OK);
+      MaybeFinishLocked(Status::Ok());
     } else {
       PostLocked();
     }
@@ -99,7 +95,7 @@ class QueryReactor final : public grpc::ServerWriteReactor<v1::QueryChunk> {
 
   void OnCancel() override {
     std::lock_guard lock(mu_);
-    MaybeFinishLocked(Status::CANCELLED);
+    MaybeFinishLocked(Status::Cancelled(""));
   }
 
   void OnDone() override {
@@ -118,7 +114,7 @@ class QueryReactor final : public grpc::ServerWriteReactor<v1::QueryChunk> {
     job_outstanding_ = true;
     if (!svc_.worker().Post([this] { Fetch(); })) {
       job_outstanding_ = false;
-      MaybeFinishLocked(Status(StatusCode::RESOURCE_EXHAUSTED, "edgemond is busy; retry"));
+      MaybeFinishLocked(Status::ResourceExhausted("edgemond is busy; retry"));
     }
   }
 
@@ -137,7 +133,7 @@ class QueryReactor final : public grpc::ServerWriteReactor<v1::QueryChunk> {
       if (!flushed_ && to_ > SubSaturating(svc_.Now(), kRecentNs)) {
         // A damaged store writes nothing more: what it holds is still read.
         if (auto s = svc_.store().Flush(); !s.ok() && !svc_.store().damaged()) {
-          error = Internal("query: storing queued frames: " + s.message());
+          error = Status::Internal("query: storing queued frames: " + s.message());
         }
       }
       flushed_ = true;
@@ -191,13 +187,13 @@ class QueryReactor final : public grpc::ServerWriteReactor<v1::QueryChunk> {
       chunk_.set_truncated(true);
     }
     if (last_) chunk_.set_bad_frames(bad_frames_);
-    return Status::OK;
+    return Status::Ok();
   }
 
   Status FetchSeries() {
     if (key_index_ >= keys_.size()) {
       last_ = true;
-      return Status::OK;
+      return Status::Ok();
     }
     const std::string& key = keys_[key_index_++];
     uint64_t bad = 0;
@@ -216,13 +212,13 @@ class QueryReactor final : public grpc::ServerWriteReactor<v1::QueryChunk> {
       chunk_.set_truncated(truncated_);
       chunk_.set_bad_frames(bad_frames_);
     }
-    return Status::OK;
+    return Status::Ok();
   }
 
   void MaybeFinishLocked(const Status& s) {
     if (finish_called_) return;
     finish_called_ = true;
-    Finish(s);
+    Finish(wire::ToGrpc(s));
   }
 
   TelemetryService& svc_;
@@ -248,7 +244,7 @@ class QueryReactor final : public grpc::ServerWriteReactor<v1::QueryChunk> {
 template <typename Msg>
 class RefusedStream final : public grpc::ServerWriteReactor<Msg> {
  public:
-  explicit RefusedStream(const Status& s) { this->Finish(s); }
+  explicit RefusedStream(const Status& s) { this->Finish(wire::ToGrpc(s)); }
   void OnDone() override { delete this; }
 };
 
@@ -339,18 +335,18 @@ Status TelemetryService::MakeRoomForWindow(const Principal& who) {
   for (const auto& [id, o] : open_windows_) ++held[o.owner];
   const Room room = RoomFor(who, held, max_open_windows_, max_open_windows_per_principal_);
   if (room.verdict == Room::Verdict::kOverQuota) {
-    return Status(StatusCode::RESOURCE_EXHAUSTED,
-                  "you have " + std::to_string(room.held) + " open windows (at most " +
-                      std::to_string(max_open_windows_per_principal_) +
-                      " per user); end some, or open them with a lease so that abandoned ones "
-                      "close");
+    return Status::ResourceExhausted(
+        "you have " + std::to_string(room.held) + " open windows (at most " +
+        std::to_string(max_open_windows_per_principal_) +
+        " per user); end some, or open them with a lease so that abandoned ones "
+        "close");
   }
   if (room.verdict == Room::Verdict::kFull) {
-    return Status(StatusCode::RESOURCE_EXHAUSTED,
-                  "too many open windows (limit " + std::to_string(max_open_windows_) +
-                      "); end some, or open them with a lease so that abandoned ones close");
+    return Status::ResourceExhausted(
+        "too many open windows (limit " + std::to_string(max_open_windows_) +
+        "); end some, or open them with a lease so that abandoned ones close");
   }
-  if (room.verdict == Room::Verdict::kAdd) return Status::OK;
+  if (room.verdict == Room::Verdict::kAdd) return Status::Ok();
   // The biggest holder's oldest window (ids grow with time) is closed.
   for (auto it = open_windows_.begin(); it != open_windows_.end(); ++it) {
     if (it->second.owner != room.victim) continue;
@@ -364,9 +360,9 @@ Status TelemetryService::MakeRoomForWindow(const Principal& who) {
       }
     }
     open_windows_.erase(it);
-    return Status::OK;
+    return Status::Ok();
   }
-  return Status::OK;
+  return Status::Ok();
 }
 
 int64_t TelemetryService::frame_period_ns() const {
@@ -376,8 +372,8 @@ int64_t TelemetryService::frame_period_ns() const {
 grpc::ServerUnaryReactor* TelemetryService::Defer(grpc::CallbackServerContext* ctx,
                                                   std::function<Status()> job, Worker* on) {
   auto* r = ctx->DefaultReactor();
-  if (!(on ? *on : worker_).Post([r, job = std::move(job)] { r->Finish(job()); })) {
-    r->Finish(Status(StatusCode::RESOURCE_EXHAUSTED, "edgemond is busy; retry"));
+  if (!(on ? *on : worker_).Post([r, job = std::move(job)] { FinishWith(r, job()); })) {
+    FinishWith(r, Status::ResourceExhausted("edgemond is busy; retry"));
   }
   return r;
 }
@@ -386,7 +382,7 @@ grpc::ServerUnaryReactor* TelemetryService::GetDeviceInfo(grpc::CallbackServerCo
                                                           const v1::GetDeviceInfoRequest*,
                                                           v1::DeviceInfo* resp) {
   Snapshot s = hub_.Latest();
-  if (!s.inventory) return Done(ctx, Status(StatusCode::UNAVAILABLE, "no frame sampled yet"));
+  if (!s.inventory) return Done(ctx, Status::Unavailable("no frame sampled yet"));
   ToProto(*s.inventory, s.frame.get(), resp->mutable_board());
   for (const auto& c : s.inventory->channels) wire::ToProto(c, resp->add_channels());
   resp->set_generation(s.generation);
@@ -395,14 +391,14 @@ grpc::ServerUnaryReactor* TelemetryService::GetDeviceInfo(grpc::CallbackServerCo
   resp->set_energy_rate_hz(options_.energy_rate_hz);
   resp->set_api_version(1);
   resp->set_now_ns(Now());
-  return Done(ctx, Status::OK);
+  return Done(ctx, Status::Ok());
 }
 
 grpc::ServerUnaryReactor* TelemetryService::GetLatest(grpc::CallbackServerContext* ctx,
                                                       const v1::GetLatestRequest* req,
                                                       v1::Frame* resp) {
   Snapshot s = hub_.Latest();
-  if (!s.frame) return Done(ctx, Status(StatusCode::UNAVAILABLE, "no frame sampled yet"));
+  if (!s.frame) return Done(ctx, Status::Unavailable("no frame sampled yet"));
   if (static_cast<size_t>(req->channels_size()) > options_.max_channels_per_request) {
     return Done(ctx, Invalid("channels: more than " +
                              std::to_string(options_.max_channels_per_request) + " entries"));
@@ -411,7 +407,7 @@ grpc::ServerUnaryReactor* TelemetryService::GetLatest(grpc::CallbackServerContex
       *s.inventory, std::vector<std::string>(req->channels().begin(), req->channels().end()));
   if (!subset.ok()) return Done(ctx, Invalid("channels: " + subset.status().message()));
   wire::ToProto(*s.frame, *subset, s.generation, resp);
-  return Done(ctx, Status::OK);
+  return Done(ctx, Status::Ok());
 }
 
 grpc::ServerWriteReactor<v1::Frame>* TelemetryService::Watch(grpc::CallbackServerContext* ctx,
@@ -429,16 +425,16 @@ grpc::ServerWriteReactor<v1::Frame>* TelemetryService::Watch(grpc::CallbackServe
   Snapshot s = hub_.Latest();
   std::vector<ChannelId> subset;
   if (req->channels_size() > 0) {
-    if (!s.inventory) return new Refused(Status(StatusCode::UNAVAILABLE, "no frame sampled yet"));
+    if (!s.inventory) return new Refused(Status::Unavailable("no frame sampled yet"));
     auto selected = SelectChannels(
         *s.inventory, std::vector<std::string>(req->channels().begin(), req->channels().end()));
     if (!selected.ok()) return new Refused(Invalid("channels: " + selected.status().message()));
     subset = std::move(selected).value();
   }
   if (!hub_.TryAcquireStream()) {
-    return new Refused(Status(StatusCode::RESOURCE_EXHAUSTED,
-                              "too many open streams (limit " + std::to_string(hub_.max_streams()) +
-                                  "); close one and retry"));
+    return new Refused(Status::ResourceExhausted("too many open streams (limit " +
+                                                 std::to_string(hub_.max_streams()) +
+                                                 "); close one and retry"));
   }
   const int64_t interval_ns = static_cast<int64_t>(req->interval_ms()) * kNsPerMs;
   std::function<void()> release;
@@ -486,7 +482,7 @@ grpc::ServerWriteReactor<v1::QueryChunk>* TelemetryService::Query(grpc::Callback
                                std::to_string(options_.max_channels_per_request) + " entries"));
   }
   Snapshot s = hub_.Latest();
-  if (!s.inventory) return new Refused(Status(StatusCode::UNAVAILABLE, "no frame sampled yet"));
+  if (!s.inventory) return new Refused(Status::Unavailable("no frame sampled yet"));
   auto selected = SelectChannels(
       *s.inventory, std::vector<std::string>(req->channels().begin(), req->channels().end()));
   if (!selected.ok()) return new Refused(Invalid("channels: " + selected.status().message()));
@@ -508,9 +504,9 @@ grpc::ServerWriteReactor<v1::QueryChunk>* TelemetryService::Query(grpc::Callback
     keys.push_back(std::move(key));
   }
   if (!hub_.TryAcquireStream()) {
-    return new Refused(Status(StatusCode::RESOURCE_EXHAUSTED,
-                              "too many open streams (limit " + std::to_string(hub_.max_streams()) +
-                                  "); close one and retry"));
+    return new Refused(Status::ResourceExhausted("too many open streams (limit " +
+                                                 std::to_string(hub_.max_streams()) +
+                                                 "); close one and retry"));
   }
   uint32_t limit = req->limit() == 0 ? options_.default_rows : req->limit();
   return new QueryReactor(*this, *req, std::move(keys), std::move(ids), limit);
@@ -529,24 +525,24 @@ grpc::ServerUnaryReactor* TelemetryService::BeginWindow(grpc::CallbackServerCont
           SweepWindows();
           auto it = open_windows_.find(id);
           if (it == open_windows_.end()) {
-            return Status(StatusCode::NOT_FOUND, "window " + std::to_string(id) +
-                                                     " is not open (ended, abandoned or unknown)");
+            return Status::NotFound("window " + std::to_string(id) +
+                                    " is not open (ended, abandoned or unknown)");
           }
           if (!Principal::MayActOn(who, it->second.owner)) {
-            return Status(StatusCode::PERMISSION_DENIED,
-                          "window " + std::to_string(id) + " belongs to another user");
+            return Status::PermissionDenied("window " + std::to_string(id) +
+                                            " belongs to another user");
           }
           if (!it->second.lease_ns) {
-            return Status(StatusCode::FAILED_PRECONDITION,
-                          "window " + std::to_string(id) + " has no lease to renew");
+            return Status::FailedPrecondition("window " + std::to_string(id) +
+                                              " has no lease to renew");
           }
           it->second.expires_mono_ns = clock_.MonotonicNs() + *it->second.lease_ns;
           it->second.last_seen_ns = std::max(it->second.last_seen_ns, arrived);
           auto w = store_.GetWindow(id);
           if (!w.ok()) return StoreFailure(store_, "renew window: " + w.status().message());
-          if (!*w) return Status(StatusCode::NOT_FOUND, "no window with id " + std::to_string(id));
+          if (!*w) return Status::NotFound("no window with id " + std::to_string(id));
           wire::ToProto(**w, resp);
-          return Status::OK;
+          return Status::Ok();
         },
         &window_worker_);
   }
@@ -573,7 +569,7 @@ grpc::ServerUnaryReactor* TelemetryService::BeginWindow(grpc::CallbackServerCont
         open_windows_[*id] =
             OpenWindow{lease, lease ? clock_.MonotonicNs() + *lease : 0, start, who.key};
         wire::ToProto(Window{*id, label, start, std::nullopt, false, lease, who.key}, resp);
-        return Status::OK;
+        return Status::Ok();
       },
       &window_worker_);
 }
@@ -590,19 +586,18 @@ grpc::ServerUnaryReactor* TelemetryService::EndWindow(grpc::CallbackServerContex
         SweepWindows();
         auto w = store_.GetWindow(id);
         if (!w.ok()) return StoreFailure(store_, "end window: " + w.status().message());
-        if (!*w) return Status(StatusCode::NOT_FOUND, "no window with id " + std::to_string(id));
+        if (!*w) return Status::NotFound("no window with id " + std::to_string(id));
         if (!Principal::MayActOn(who, (*w)->owner)) {
-          return Status(StatusCode::PERMISSION_DENIED,
-                        "window " + std::to_string(id) + " belongs to another user");
+          return Status::PermissionDenied("window " + std::to_string(id) +
+                                          " belongs to another user");
         }
         if ((*w)->abandoned) {
-          return Status(StatusCode::FAILED_PRECONDITION,
-                        "window " + std::to_string(id) +
-                            " was closed as abandoned: its lease ran out without a renewal");
+          return Status::FailedPrecondition(
+              "window " + std::to_string(id) +
+              " was closed as abandoned: its lease ran out without a renewal");
         }
         if ((*w)->end_ns) {
-          return Status(StatusCode::FAILED_PRECONDITION,
-                        "window " + std::to_string(id) + " has already ended");
+          return Status::FailedPrecondition("window " + std::to_string(id) + " has already ended");
         }
         int64_t end = std::max(arrived, (*w)->start_ns);
         if (auto s = store_.EndWindow(id, end); !s.ok()) {
@@ -614,7 +609,7 @@ grpc::ServerUnaryReactor* TelemetryService::EndWindow(grpc::CallbackServerContex
         wire::ToProto(done, resp);
         LiveCounters(done.start_ns, resp->mutable_start_energy_mj());
         LiveCounters(end, resp->mutable_end_energy_mj());
-        return Status::OK;
+        return Status::Ok();
       },
       &window_worker_);
 }
@@ -641,7 +636,7 @@ grpc::ServerUnaryReactor* TelemetryService::ListWindows(grpc::CallbackServerCont
     if (more) ws->resize(page);
     for (const auto& w : *ws) wire::ToProto(w, resp->add_windows());
     if (more) resp->set_next_page_token(WindowToken(ws->back()));
-    return Status::OK;
+    return Status::Ok();
   });
 }
 
@@ -659,7 +654,7 @@ grpc::ServerUnaryReactor* TelemetryService::Summarize(grpc::CallbackServerContex
     }
     auto* r = ctx->DefaultReactor();
     if (!worker_.Post([this, r, from, to, resp] { RunSummarize(r, from, to, resp); })) {
-      r->Finish(Status(StatusCode::RESOURCE_EXHAUSTED, "edgemond is busy; retry"));
+      FinishWith(r, Status::ResourceExhausted("edgemond is busy; retry"));
     }
     return r;
   }
@@ -670,14 +665,13 @@ grpc::ServerUnaryReactor* TelemetryService::Summarize(grpc::CallbackServerContex
   auto* r = ctx->DefaultReactor();
   bool posted = worker_.Post([this, r, id, resp] {
     auto w = store_.GetWindow(id);
-    if (!w.ok()) return r->Finish(StoreFailure(store_, "summarize: " + w.status().message()));
-    if (!*w)
-      return r->Finish(Status(StatusCode::NOT_FOUND, "no window with id " + std::to_string(id)));
+    if (!w.ok()) return FinishWith(r, StoreFailure(store_, "summarize: " + w.status().message()));
+    if (!*w) return FinishWith(r, Status::NotFound("no window with id " + std::to_string(id)));
     // An open window is measured up to now.
     RunSummarize(r, (*w)->start_ns, NonEmptyEnd((*w)->start_ns, (*w)->end_ns.value_or(Now())),
                  resp);
   });
-  if (!posted) r->Finish(Status(StatusCode::RESOURCE_EXHAUSTED, "edgemond is busy; retry"));
+  if (!posted) FinishWith(r, Status::ResourceExhausted("edgemond is busy; retry"));
   return r;
 }
 
@@ -706,28 +700,28 @@ summary::SummaryOptions TelemetryService::MakeSummaryOptions() const {
 void TelemetryService::RunSummarize(grpc::ServerUnaryReactor* r, int64_t from, int64_t to,
                                     v1::Summary* out) {
   auto run = summary::Summarizer::Start(store_, MakeSummaryOptions(), from, to, Now());
-  if (!run.ok()) return r->Finish(wire::ToGrpc(run.status()));
+  if (!run.ok()) return FinishWith(r, run.status());
   NextSummaryPage(r, std::make_shared<summary::Summarizer>(std::move(run).value()), out);
 }
 
 void TelemetryService::NextSummaryPage(grpc::ServerUnaryReactor* r,
                                        const std::shared_ptr<summary::Summarizer>& run,
                                        v1::Summary* out) {
-  if (auto read = run->ReadPage(); !read.ok()) return r->Finish(wire::ToGrpc(read));
+  if (auto read = run->ReadPage(); !read.ok()) return FinishWith(r, read);
   if (run->done()) {
     wire::ToProto(run->summary(), out);
-    return r->Finish(grpc::Status::OK);
+    return FinishWith(r, Status::Ok());
   }
   // Yield: the next page is a job of its own, behind what arrived meanwhile.
   if (!worker_.Post([this, r, run, out] { NextSummaryPage(r, run, out); })) {
-    r->Finish(Status(StatusCode::UNAVAILABLE, "edgemond is shutting down"));
+    FinishWith(r, Status::Unavailable("edgemond is shutting down"));
   }
 }
 
 grpc::ServerUnaryReactor* TelemetryService::Boost(grpc::CallbackServerContext* ctx,
                                                   const v1::BoostRequest* req,
                                                   v1::BoostResponse* resp) {
-  if (!sampler_) return Done(ctx, Status(StatusCode::UNIMPLEMENTED, "no sampler"));
+  if (!sampler_) return Done(ctx, Status::Unimplemented("no sampler"));
   const uint32_t rate = req->rate_hz();
   if (rate == 0 || rate > kMaxBoostHz) {
     return Done(ctx, Invalid("rate_hz: must be 1 to 1000, got " + std::to_string(rate)));
@@ -740,7 +734,7 @@ grpc::ServerUnaryReactor* TelemetryService::Boost(grpc::CallbackServerContext* c
   auto leased = sampler_->Lease(req->lease_id(), LeaseKind::kEnergy, 1'000'000'000 / rate,
                                 AddSaturating(clock_.MonotonicNs(), dur_ns), Who(ctx));
   if (!leased.ok()) {
-    return Done(ctx, wire::ToGrpc(leased.status()));
+    return Done(ctx, leased.status());
   }
   const uint64_t id = *leased;
   // Effective now: the fastest of every live lease and the configured rate.
@@ -750,13 +744,13 @@ grpc::ServerUnaryReactor* TelemetryService::Boost(grpc::CallbackServerContext* c
                         : std::max(rate, options_.energy_rate_hz));
   resp->set_until_ns(AddSaturating(Now(), dur_ns));
   resp->set_lease_id(id);
-  return Done(ctx, Status::OK);
+  return Done(ctx, Status::Ok());
 }
 
 grpc::ServerUnaryReactor* TelemetryService::ListProcesses(grpc::CallbackServerContext* ctx,
                                                           const v1::ListProcessesRequest* req,
                                                           v1::ListProcessesResponse* resp) {
-  if (!processes_) return Done(ctx, Status(StatusCode::UNIMPLEMENTED, "no process source"));
+  if (!processes_) return Done(ctx, Status::Unimplemented("no process source"));
   const std::string& sort = req->sort();
   if (!sort.empty() && sort != "cpu" && sort != "mem" && sort != "gpu" && sort != "pid" &&
       sort != "name") {
@@ -802,7 +796,7 @@ Status TelemetryService::DoListProcesses(const v1::ListProcessesRequest& req,
   for (size_t i = 0; i < procs.size() && i < limit; ++i) *out->add_processes() = procs[i];
   out->set_realtime_ns(Now());
   out->set_gpu_mem_unavailable(gpu->unavailable);
-  return Status::OK;
+  return Status::Ok();
 }
 
 }  // namespace edgemon::service

@@ -125,8 +125,8 @@ class TelemetryService final : public v1::Telemetry::CallbackService {
   // Who made the call.
   Principal Who(const grpc::CallbackServerContext* ctx) const;
   // Runs `job` on the worker and finishes the unary call with its status.
-  grpc::ServerUnaryReactor* Defer(grpc::CallbackServerContext* ctx,
-                                  std::function<grpc::Status()> job, Worker* on = nullptr);
+  grpc::ServerUnaryReactor* Defer(grpc::CallbackServerContext* ctx, std::function<Status()> job,
+                                  Worker* on = nullptr);
   // Every live counter at t (key -> mJ).
   void LiveCounters(int64_t t_ns, google::protobuf::Map<std::string, double>* out) const;
   // Summarize on the worker (summary::Summarizer): the edges and energy
@@ -137,7 +137,7 @@ class TelemetryService final : public v1::Telemetry::CallbackService {
   void NextSummaryPage(grpc::ServerUnaryReactor* r, const std::shared_ptr<summary::Summarizer>& run,
                        v1::Summary* out);
   summary::SummaryOptions MakeSummaryOptions() const;
-  grpc::Status DoListProcesses(const v1::ListProcessesRequest& req, v1::ListProcessesResponse* out);
+  Status DoListProcesses(const v1::ListProcessesRequest& req, v1::ListProcessesResponse* out);
 
   WatchHub& hub_;
   store::RingStore& store_;
@@ -166,7 +166,7 @@ class TelemetryService final : public v1::Telemetry::CallbackService {
   // RESOURCE_EXHAUSTED when `who` is over its quota or is the biggest
   // holder of a full table; else the biggest holder's oldest window is
   // closed as abandoned to make room.
-  grpc::Status MakeRoomForWindow(const Principal& who);
+  Status MakeRoomForWindow(const Principal& who);
   PeerTable peers_;
   // Closes the windows whose lease ran out, as abandoned (window worker only).
   void SweepWindows();
