@@ -13,12 +13,16 @@
 //                        load, snapped to scaling_available_frequencies.
 //   devfreq GPU          device/load (permille) along a sine; cur_freq (and
 //                        target_freq) follow it, snapped to available_frequencies.
+//                        Thor's gpu-gpc-N has no load file: only its clock moves.
 //   EMC                  the EMC rate files (bpmp clk, clk/emc, override.emc,
 //                        devfreq bwmgr) switch between the fixture's rate and half
 //                        of it (never below min); mc_all = load% x EMC kHz.
 //   thermal zones        temp along a slow sine (period 4 x period_s); gated zones
 //                        (-256000 or less) and PMIC* zones keep their value.
 //   hwmon temp*_input    likewise (x86 coretemp, nvme, ...).
+//   INA2xx (hwmon)       board monitors such as Thor's INA238 "VIN": powerN_input
+//                        = round(P(t) * 1000) uW, currN_input = round(P * 1000 /
+//                        inN_input) mA; inN_input and the shunt in0 stay.
 //   INA3221 (hwmon)      currK_input = round(P(t) * 1000 / inK_input); inK_input
 //                        stays; the shunt channels in4..6, in7 (sum) and curr4
 //                        (sum) stay consistent where present.
@@ -29,7 +33,7 @@
 //   power_supply battery current_now = P / V (uA, sign of the fixture kept);
 //                        power_now when present; charge_now/energy_now move by
 //                        the energy when the status is Charging/Discharging.
-// A rail's base power is its fixture reading (V x I, or in_power); RAPL zones
+// A rail's base power is its fixture reading (V x I, in_power or powerN); RAPL zones
 // and batteries without a power reading get documented defaults.
 //
 // Value files are opened once and rewritten in place (never replaced by

@@ -45,7 +45,7 @@ struct Sine {
 // One simulated power rail. `name` is edgemon's channel name for it.
 struct RailWave {
   std::string name;    // "VDD_IN", "POM_5V_GPU", "package-0/core", "BAT0"
-  std::string source;  // "ina3221", "ina3221x", "rapl", "power_supply"
+  std::string source;  // "ina3221", "ina3221x", "ina238", "rapl", "power_supply"
   std::string device;  // edgemon's channel device ("ina3221 1-0040", "rapl intel-rapl:0")
   double base_mw = 0;
   double amplitude = 0;   // relative to base_mw, in [0, 1)

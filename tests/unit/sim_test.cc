@@ -534,6 +534,35 @@ TEST(SimBoards, GpuLoadAndFrequencyMove) {
   }
 }
 
+// Thor: the GPU clock (gpu-gpc-0, which has no load file) moves, and the
+// carrier's INA238 "VIN" follows its waveform (power in uW, current P / V).
+TEST(SimBoards, ThorGpcClockAndIna238Move) {
+  SimBoard b("agx-thor-r38");
+  ASSERT_EQ(b.model().gpus.size(), 1u);
+  EXPECT_EQ(b.model().gpus[0].entry, "gpu-gpc-0");
+  const RailWave* vin = b.model().FindRail("VIN");
+  ASSERT_NE(vin, nullptr);
+  EXPECT_EQ(vin->source, "ina238");
+  EXPECT_EQ(vin->device, "ina238 2-0044");
+  std::set<int64_t> freqs, powers;
+  for (double t = 0; t < 10; t += 1.25) {
+    b.At(t);
+    EXPECT_EQ(b.Find(Kind::kGpu, "gpu", Field::kLoad), nullptr);
+    Value khz = b.Get(Kind::kGpu, "gpu", Field::kFreq);
+    ASSERT_TRUE(khz);
+    freqs.insert(*khz);
+    const double p = b.sim().RailPowerMw("VIN", t);
+    Value mw = b.Get(Kind::kRail, "VIN", Field::kPower);
+    ASSERT_TRUE(mw);
+    EXPECT_EQ(*mw, std::llround(p * 1000) / 1000) << t;
+    EXPECT_EQ(b.Get(Kind::kRail, "VIN", Field::kCurrent), std::llround(p * 1000 / vin->voltage_mv));
+    EXPECT_EQ(b.Get(Kind::kRail, "VIN", Field::kVoltage), static_cast<int64_t>(vin->voltage_mv));
+    powers.insert(*mw);
+  }
+  EXPECT_GE(freqs.size(), 2u);
+  EXPECT_GE(powers.size(), 5u);
+}
+
 TEST(SimBoards, EmcLoadAndRateMove) {
   for (const char* board : {"orin-nano", "agx-orin", "jetson-nano"}) {
     SimBoard b(board);

@@ -1,5 +1,7 @@
 // devfreq GPUs: device/load (permille) along a sine; cur_freq (and
-// target_freq) follow it, snapped to available_frequencies.
+// target_freq) follow it, snapped to available_frequencies. Thor's GPU clock
+// domains (gpu-gpc-N) have no load file: only their clock moves, following
+// the same kind of wave.
 #include "daemon/sim/sources/sources.h"
 
 namespace edgemon::sim {
@@ -23,7 +25,8 @@ struct GpuDevfreqSource final : SimSource {
       const std::string path = JoinPath(root, entry);
       auto freq_dir = tree.fs.Resolve(path);
       auto device = tree.fs.Resolve(JoinPath(path, "device"));
-      if (!freq_dir || !device || !tree.fs.Exists(JoinPath(*device, "load"))) continue;
+      if (!freq_dir || !device) continue;
+      if (!tree.fs.Exists(JoinPath(*device, "load")) && !entry.starts_with("gpu-gpc")) continue;
       auto lo = tree.ReadInt(JoinPath(*freq_dir, "min_freq"));
       auto hi = tree.ReadInt(JoinPath(*freq_dir, "max_freq"));
       Gpu g;
