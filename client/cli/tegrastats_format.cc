@@ -65,49 +65,88 @@ std::string BlockSize(int64_t kib) {
   return std::to_string(kib) + "kB";
 }
 
-// Engines in the order tegrastats prints them, with the label per style.
+// Engines in the order tegrastats prints them, with their label per naming.
 struct EngineName {
-  std::string_view clock;  // edgemon's channel name (upper-case clock name)
-  std::string_view jp6;    // R36+ label
+  std::string_view clock;     // edgemon's channel name (upper-case clock name)
+  std::string_view jp6;       // R36
+  std::string_view numbered;  // R39 Orin
+  std::string_view thor;      // R38/R39 Thor
 };
 constexpr std::array<EngineName, 14> kEngines = {{
-    {"NVENC", "NVENC"},
-    {"NVENC1", "NVENC1"},
-    {"MSENC", "MSENC"},
-    {"NVDEC", "NVDEC"},
-    {"NVDEC1", "NVDEC1"},
-    {"NVJPG", "NVJPG"},
-    {"NVJPG1", "NVJPG1"},
-    {"VIC", "VIC"},
-    {"OFA", "OFA"},
-    {"DLA0", "NVDLA0"},
-    {"DLA1", "NVDLA1"},
-    {"PVA0", "PVA0_FREQ"},
-    {"PVA1", "PVA1_FREQ"},
-    {"APE", "APE"},
+    {"NVENC", "NVENC", "NVENC0", "NVENC0_FREQ"},
+    {"NVENC1", "NVENC1", "NVENC1", "NVENC1_FREQ"},
+    {"MSENC", "MSENC", "MSENC", "MSENC"},
+    {"NVDEC", "NVDEC", "NVDEC0", "NVDEC0_FREQ"},
+    {"NVDEC1", "NVDEC1", "NVDEC1", "NVDEC1_FREQ"},
+    {"NVJPG", "NVJPG", "NVJPG0", "NVJPG0_FREQ"},
+    {"NVJPG1", "NVJPG1", "NVJPG1", "NVJPG1_FREQ"},
+    {"VIC", "VIC", "VIC", "VIC"},
+    {"OFA", "OFA", "OFA", "OFA_FREQ"},
+    {"DLA0", "NVDLA0", "NVDLA0", "NVDLA0"},
+    {"DLA1", "NVDLA1", "NVDLA1", "NVDLA1"},
+    {"PVA0", "PVA0_FREQ", "PVA0_FREQ", "PVA0_FREQ"},
+    {"PVA1", "PVA1_FREQ", "PVA1_FREQ", "PVA1_FREQ"},
+    {"APE", "APE", "APE", "APE"},
 }};
+
+bool IsThor(const BoardInfo& b) {
+  return b.soc.starts_with("tegra26");
+}
+
+bool IsOrin(const BoardInfo& b) {
+  return b.soc.starts_with("tegra23");
+}
+
+// GPCs per board as its published lines show them: Thor 3 (GR3D_FREQ
+// @[314,314,314]), AGX Orin 2 (GR3D_FREQ 12%@[1300,1300]), Orin NX 2 (its
+// early JetPack 5 lines carry GR3D2_FREQ), Orin Nano 1 (GR3D_FREQ 84%@[713]).
+int GpcCount(const BoardInfo& b) {
+  if (IsThor(b)) return 3;
+  if (!IsOrin(b)) return 0;
+  const bool two =
+      b.model.find("AGX Orin") != std::string::npos || b.model.find("Orin NX") != std::string::npos;
+  return two ? 2 : 1;
+}
 
 }  // namespace
 
-TegrastatsStyle StyleFor(const BoardInfo& board) {
-  TegrastatsStyle s;
+TegrastatsDialect DialectFor(const BoardInfo& board) {
+  using D = TegrastatsDialect;
   const int major = L4tMajor(board.l4t);
-  const bool orin_or_later = board.soc == "tegra234" || board.soc == "tegra264" ||
-                             board.soc.rfind("tegra23", 0) == 0 ||
-                             board.soc.rfind("tegra26", 0) == 0;
-  const bool older_tegra =
-      board.soc == "tegra210" || board.soc == "tegra186" || board.soc == "tegra194";
-  int gen = 36;  // not a Jetson, or unknown: the newest format
+  const bool thor = IsThor(board);
   if (major > 0) {
-    gen = major <= 32 ? 32 : (major < 36 ? 35 : 36);
-  } else if (older_tegra) {
-    gen = 32;
+    if (major <= 32) return D::kJetPack4;
+    if (major < 36) return D::kJetPack5;
+    if (major < 38) return D::kJetPack6;
+    if (major == 38) return D::kThorR38;  // R38 exists for Thor only
+    return thor ? D::kThorR39 : D::kOrinR39;
   }
-  s.timestamp = gen >= 35;
-  s.rail_units = gen >= 35;
-  s.gpc_brackets = gen >= 35 && orin_or_later;
-  s.engines_off = gen >= 36;
-  s.vic_freq = gen == 35;
+  if (board.soc == "tegra210" || board.soc == "tegra186" || board.soc == "tegra194") {
+    return D::kJetPack4;
+  }
+  return thor ? D::kThorR38 : D::kJetPack6;  // Orin, or not a Jetson: R36
+}
+
+TegrastatsStyle StyleFor(const BoardInfo& board) {
+  using D = TegrastatsDialect;
+  TegrastatsStyle s;
+  const D d = DialectFor(board);
+  const bool r39 = d == D::kOrinR39 || d == D::kThorR39;
+  const bool thor_layout = d == D::kThorR38 || d == D::kThorR39;
+  s.dialect = d;
+  s.timestamp = d != D::kJetPack4;
+  s.rail_units = d != D::kJetPack4;
+  s.gpcs = d == D::kJetPack4 ? 0 : GpcCount(board);
+  s.gr3d_clock_only = thor_layout;
+  s.engines_off = d != D::kJetPack4 && d != D::kJetPack5;
+  s.vic_freq = d == D::kJetPack5;
+  s.engines = thor_layout         ? TegrastatsEngines::kThor
+              : r39               ? TegrastatsEngines::kNumbered
+              : d == D::kJetPack6 ? TegrastatsEngines::kJetPack6
+                                  : TegrastatsEngines::kPlain;
+  s.temp_highest = r39;
+  s.rail_highest = r39;
+  s.zones_only = !board.l4t.empty() || board.soc.starts_with("tegra");
   return s;
 }
 
@@ -160,6 +199,7 @@ void TegrastatsFormatter::Rebind(const Inventory& inventory) {
       if (c.field == Field::kLoad) it->load = &c;
       if (c.field == Field::kFreq) it->freq = &c;
     } else if (c.kind == Kind::kThermal && c.field == Field::kTemp) {
+      if (style_.zones_only && !c.device.starts_with("thermal_zone")) continue;
       temps_.push_back({unique(seen_temps, TegrastatsTempName(c.name)), c.id});
     } else if (c.kind == Kind::kRail && c.field == Field::kPower) {
       rails_.push_back({unique(seen_rails, Word(c.name)), c.id});
@@ -174,17 +214,33 @@ void TegrastatsFormatter::Rebind(const Inventory& inventory) {
     engine.freq = Find(Kind::kEngine, clock, Field::kFreq);
     if (engine.state == nullptr && engine.freq == nullptr) continue;
     engine.always = e.clock == "APE";
-    engine.label = style_.engines_off                      ? std::string(e.jp6)
-                   : (style_.vic_freq && e.clock == "VIC") ? std::string("VIC_FREQ")
-                                                           : clock;
+    switch (style_.engines) {
+      case TegrastatsEngines::kPlain:
+        engine.label = style_.vic_freq && e.clock == "VIC" ? std::string("VIC_FREQ") : clock;
+        break;
+      case TegrastatsEngines::kJetPack6:
+        engine.label = e.jp6;
+        break;
+      case TegrastatsEngines::kNumbered:
+        engine.label = e.numbered;
+        break;
+      case TegrastatsEngines::kThor:
+        engine.label = e.thor;
+        engine.at_clock = engine.label.ends_with("_FREQ");
+        break;
+    }
     engines_.push_back(std::move(engine));
   }
-  // Averages of rails that are gone are dropped.
-  for (auto it = rail_avg_.begin(); it != rail_avg_.end();) {
-    const bool kept = std::any_of(rails_.begin(), rails_.end(),
-                                  [&](const Named& r) { return r.label == it->first; });
-    it = kept ? std::next(it) : rail_avg_.erase(it);
-  }
+  // Statistics of rails and zones that are gone are dropped.
+  auto drop_gone = [](auto& stats, const std::vector<Named>& present) {
+    for (auto it = stats.begin(); it != stats.end();) {
+      const bool kept = std::any_of(present.begin(), present.end(),
+                                    [&](const Named& n) { return n.label == it->first; });
+      it = kept ? std::next(it) : stats.erase(it);
+    }
+  };
+  drop_gone(rail_stats_, rails_);
+  drop_gone(temp_highest_mc_, temps_);
 }
 
 std::string TegrastatsFormatter::Format(const Frame& frame) {
@@ -258,16 +314,26 @@ std::string TegrastatsFormatter::Format(const Frame& frame) {
     }
     add(emc);
   }
-  // GR3D_FREQ load%@MHz, or @[MHz] on Orin.
-  if (Value load = get(Find(Kind::kGpu, "gpu", Field::kLoad))) {
-    std::string gr3d = fmt::format("GR3D_FREQ {}%", Percent(*load));
-    if (Value freq = get(Find(Kind::kGpu, "gpu", Field::kFreq))) {
-      gr3d +=
-          style_.gpc_brackets ? fmt::format("@[{}]", Mhz(*freq)) : fmt::format("@{}", Mhz(*freq));
+  // GR3D_FREQ load%@MHz, load%@[MHz,...] (a clock per GPC), or on Thor,
+  // whose GPU has no load, @[MHz,...].
+  const Value gpu_load = get(Find(Kind::kGpu, "gpu", Field::kLoad));
+  const Value gpu_freq = get(Find(Kind::kGpu, "gpu", Field::kFreq));
+  if (gpu_load || (style_.gr3d_clock_only && gpu_freq)) {
+    std::string gr3d = "GR3D_FREQ ";
+    if (gpu_load) gr3d += fmt::format("{}%", Percent(*gpu_load));
+    if (gpu_freq && style_.gpcs > 0) {
+      gr3d += "@[";
+      for (int i = 0; i < style_.gpcs; ++i) {
+        gr3d += fmt::format("{}{}", i > 0 ? "," : "", Mhz(*gpu_freq));
+      }
+      gr3d += "]";
+    } else if (gpu_freq) {
+      gr3d += fmt::format("@{}", Mhz(*gpu_freq));
     }
     add(gr3d);
   }
-  // Engines: "NAME MHz" while running; "NAME off" when idle (R36+).
+  // Engines: "NAME MHz" (Thor: "NAME_FREQ @MHz") while running; "NAME off"
+  // when idle (R36+).
   for (const Engine& e : engines_) {
     const Value state = get(e.state);
     const Value freq = get(e.freq);
@@ -276,22 +342,33 @@ std::string TegrastatsFormatter::Format(const Frame& frame) {
       if (style_.engines_off) add(e.label + " off");
       continue;
     }
-    if (freq) add(fmt::format("{} {}", e.label, Mhz(*freq)));
+    if (freq) add(fmt::format("{} {}{}", e.label, e.at_clock ? "@" : "", Mhz(*freq)));
   }
-  // Temperatures name@XC.
+  // Temperatures name@XC (R39: name@XC/HIGHESTC).
   for (const Named& t : temps_) {
-    if (Value v = frame.Get(t.id)) add(fmt::format("{}@{}C", t.label, Celsius(*v)));
+    const Value v = frame.Get(t.id);
+    if (!v) continue;
+    std::string temp = fmt::format("{}@{}C", t.label, Celsius(*v));
+    if (style_.temp_highest) {
+      auto [it, first] = temp_highest_mc_.try_emplace(t.label, *v);
+      if (!first) it->second = std::max(it->second, *v);
+      temp += fmt::format("/{}C", Celsius(it->second));
+    }
+    add(temp);
   }
-  // Rails NAME cur/avg (mW).
+  // Rails NAME cur/avg (mW; R39: cur/avg/highest).
   for (const Named& r : rails_) {
     const Value v = frame.Get(r.id);
     if (!v) continue;
-    Average& a = rail_avg_[r.label];
+    RailStats& a = rail_stats_[r.label];
+    a.highest = a.count == 0 ? *v : std::max(a.highest, *v);
     a.sum += static_cast<double>(*v);
     ++a.count;
     const int64_t avg = static_cast<int64_t>(std::llround(a.sum / static_cast<double>(a.count)));
     const char* unit = style_.rail_units ? "mW" : "";
-    add(fmt::format("{} {}{}/{}{}", r.label, *v, unit, avg, unit));
+    std::string rail = fmt::format("{} {}{}/{}{}", r.label, *v, unit, avg, unit);
+    if (style_.rail_highest) rail += fmt::format("/{}{}", a.highest, unit);
+    add(rail);
   }
   return out;
 }
