@@ -35,7 +35,8 @@ SWAP_RE = re.compile(r"SWAP (\d+)/(\d+)(\w)B( ?)\(cached (\d+)(\w)B\)")
 CPU_RE = re.compile(r"CPU \[(.*?)\]")
 CORE_RE = re.compile(r"^(\d+)%@(\d+)$")
 EMC_RE = re.compile(r"EMC_FREQ (\d+)%(@(\d+))?")
-GR3D_RE = re.compile(r"GR3D_FREQ (\d+)%(@\[?(\d+))?")
+# Thor prints its GPC clocks without a load: "GR3D_FREQ @[314,314,314]".
+GR3D_RE = re.compile(r"GR3D_FREQ (?:(\d+)%)?(@\[?(\d+))?")
 TEMP_RE = re.compile(r"\b(\w+)@(-?[0-9.]+)C\b")
 RAIL_MW_RE = re.compile(r"\b(\w+) (\d+)mW/(\d+)mW\b")
 RAIL_OLD_RE = re.compile(r"\b(\w+) ([0-9.]+)/([0-9.]+)\b")
@@ -453,7 +454,7 @@ def main():
     ARGS = ap.parse_args()
     checks = Checks()
     with tempfile.TemporaryDirectory(prefix="edgemon-cli-") as tmp:
-        for board in ("agx-orin", "jetson-nano"):
+        for board in ("agx-orin", "jetson-nano", "agx-orin-r39", "agx-thor-r38"):
             try:
                 b = Board(tmp, board)
             except Exception as e:  # noqa: BLE001

@@ -23,6 +23,8 @@ TREES = [
     "agx-orin",
     "orin-nano",
     "xavier-nx",
+    "agx-orin-r39",
+    "agx-thor-r38",
 ]
 
 LINE = re.compile(r'^([a-zA-Z_:][a-zA-Z0-9_:]*)(\{(.*)\})?\s+(\S+)$')

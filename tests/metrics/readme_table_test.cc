@@ -135,8 +135,8 @@ void Families(const std::string& text, std::map<std::string, std::set<std::strin
 TEST(ReadmeMetricTable, AgreesWithTheExpositionOfEveryFixtureBoard) {
   auto rows = ReadmeRows();
   std::map<std::string, std::set<std::string>> families;
-  for (const char* board :
-       {"agx-orin", "orin-nano", "xavier-nx", "tx2", "jetson-nano", "x86-laptop", "no-sensors"}) {
+  for (const char* board : {"agx-orin", "orin-nano", "agx-orin-r39", "agx-thor-r38", "xavier-nx",
+                            "tx2", "jetson-nano", "x86-laptop", "no-sensors"}) {
     RootedSysFs fs(testing::Fixture(board));
     CollectOptions options;
     Collection c(fs, MakeDefaultCollectors(options), options, nullptr);

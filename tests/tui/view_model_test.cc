@@ -350,8 +350,8 @@ TEST(EdgetopView, GoldensAtBothSizesOnEveryPage) {
 }
 
 TEST(EdgetopView, EveryFixtureBoardFitsWithoutOverlapAtAnySize) {
-  for (const char* board :
-       {"agx-orin", "orin-nano", "xavier-nx", "tx2", "jetson-nano", "x86-laptop", "no-sensors"}) {
+  for (const char* board : {"agx-orin", "orin-nano", "agx-orin-r39", "agx-thor-r38", "xavier-nx",
+                            "tx2", "jetson-nano", "x86-laptop", "no-sensors"}) {
     Board b = LoadBoard(board);
     Telemetry t = Feed(b);
     for (auto [w, h] :
