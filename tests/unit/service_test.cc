@@ -457,7 +457,7 @@ TEST_F(ServiceTest, BadInputIsRefusedAndWritesNothing) {
     w.add_channels("rail/NO_SUCH_RAIL/power");
     auto s = WatchStatus(*stub_, w);
     EXPECT_EQ(s.error_code(), StatusCode::INVALID_ARGUMENT);
-    EXPECT_NE(s.error_message().find("unknown channel \"rail/NO_SUCH_RAIL/power\""),
+    EXPECT_NE(s.error_message().find("no channel matches \"rail/NO_SUCH_RAIL/power\""),
               std::string::npos)
         << s.error_message();
   }
