@@ -272,7 +272,7 @@ int RunRecord(const Globals& globals, const RecordOptions& o) {
   if (exact_end) {
     report.run_end_ns = *ended->end_ns;
   } else {
-    report.run_end_ns = std::max(exit_local + offset, report.run_start_ns + 1);
+    report.run_end_ns = NonEmptyEnd(report.run_start_ns, exit_local + offset);
     report.notes.push_back(
         ended.ok() ? "the daemon was unreachable when the command exited: window " +
                          std::to_string(window->id) + " ended " +
@@ -316,7 +316,7 @@ int RunRecord(const Globals& globals, const RecordOptions& o) {
   auto summary = Retry(
       [&] {
         return exact_end && *pre == 0 && *post == 0 ? c->SummarizeWindow(window->id)
-                                                    : c->Summarize(from, std::max(to, from + 1));
+                                                    : c->Summarize(from, NonEmptyEnd(from, to));
       },
       deadline, reconnect);
   if (!summary.ok()) {

@@ -41,7 +41,7 @@ void AddPhases(client::Client& c, Report& report, std::chrono::steady_clock::tim
     if (!name || w.id == report.window_id) continue;
     Phase p{w.id, *name, w.start_ns, w.end_ns, std::nullopt};
     auto s = w.end_ns ? c.SummarizeWindow(w.id)
-                      : c.Summarize(w.start_ns, std::max(report.run_end_ns, w.start_ns + 1));
+                      : c.Summarize(w.start_ns, NonEmptyEnd(w.start_ns, report.run_end_ns));
     if (s.ok()) {
       p.summary = *s;
     } else {
