@@ -94,7 +94,7 @@ std::string Relative(std::string_view path) {
 
 ConfinedRoot::ConfinedRoot(std::string root, Resolver resolver) : resolver_(resolver) {
   while (root.size() > 1 && root.back() == '/') root.pop_back();
-  if (root.empty()) root = "/";
+  if (root.empty()) root.push_back('/');  // not = "/": GCC 12 -O3 warns (-Wrestrict)
   root_ = std::move(root);
   confined_ = root_ != "/";
 }
