@@ -66,6 +66,8 @@ struct Client::Impl {
                      std::chrono::milliseconds(timeout_ms.load(std::memory_order_relaxed)));
     AddBearer(ctx, bearer_token);
   }
+  // A unix socket: the daemon shares this machine's CLOCK_BOOTTIME.
+  bool SameMachine() const { return target.starts_with("unix"); }
 };
 
 namespace {
@@ -362,12 +364,14 @@ Result<QueryResult> Client::Query(int64_t from_ns, int64_t to_ns,
   return Query(QueryRequest{from_ns, to_ns, channels, step_ns, limit});
 }
 
-Result<Window> Client::BeginWindow(const std::string& label, std::optional<uint32_t> lease_ms) {
+Result<Window> Client::BeginWindow(const std::string& label, std::optional<uint32_t> lease_ms,
+                                   std::optional<int64_t> caller_boottime_ns) {
   grpc::ClientContext ctx;
   impl_->Prepare(ctx);
   v1::BeginWindowRequest req;
   req.set_label(label);
   if (lease_ms) req.set_lease_ms(*lease_ms);
+  if (caller_boottime_ns && impl_->SameMachine()) req.set_caller_boottime_ns(*caller_boottime_ns);
   v1::Window pb;
   grpc::Status s = impl_->stub->BeginWindow(&ctx, req, &pb);
   if (!s.ok()) return FromGrpc(s);
@@ -385,11 +389,12 @@ Result<Window> Client::RenewWindow(int64_t id) {
   return wire::WindowFromProto(pb);
 }
 
-Result<Window> Client::EndWindow(int64_t id) {
+Result<Window> Client::EndWindow(int64_t id, std::optional<int64_t> caller_boottime_ns) {
   grpc::ClientContext ctx;
   impl_->Prepare(ctx);
   v1::EndWindowRequest req;
   req.set_id(id);
+  if (caller_boottime_ns && impl_->SameMachine()) req.set_caller_boottime_ns(*caller_boottime_ns);
   v1::Window pb;
   grpc::Status s = impl_->stub->EndWindow(&ctx, req, &pb);
   if (!s.ok()) return FromGrpc(s);

@@ -210,11 +210,17 @@ class Client {
                             const std::vector<std::string>& channels, int64_t step_ns = 0,
                             uint32_t limit = 0);
   // With a lease the window closes as abandoned unless RenewWindow is called
-  // within lease_ms of its start or the last renewal.
+  // within lease_ms of its start or the last renewal. `caller_boottime_ns`:
+  // the edge as this process read CLOCK_BOOTTIME (SystemClock::BoottimeNs)
+  // right at it, so the call's own delays stay out of the window; sent over
+  // a unix socket only (a daemon on another machine has another boottime
+  // and stamps the edge when the call arrives). The daemon refuses a stamp
+  // over 10 s old (INVALID_ARGUMENT).
   Result<Window> BeginWindow(const std::string& label,
-                             std::optional<uint32_t> lease_ms = std::nullopt);
+                             std::optional<uint32_t> lease_ms = std::nullopt,
+                             std::optional<int64_t> caller_boottime_ns = std::nullopt);
   Result<Window> RenewWindow(int64_t id);
-  Result<Window> EndWindow(int64_t id);
+  Result<Window> EndWindow(int64_t id, std::optional<int64_t> caller_boottime_ns = std::nullopt);
   // Every page of ListWindows, in (start, id) order.
   Result<std::vector<Window>> ListWindows(int64_t from_ns = 0, int64_t to_ns = 0);
   Result<Summary> SummarizeWindow(int64_t window_id);

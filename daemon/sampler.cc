@@ -7,6 +7,8 @@
 #include <functional>
 #include <string>
 
+#include "edgemon/checked.h"
+
 namespace edgemon {
 namespace {
 
@@ -136,6 +138,16 @@ int64_t Sampler::TimelineNs() const {
   const int64_t boot = clock_.BoottimeNs();
   std::lock_guard lock(time_mu_);
   return KeptLocked(rt, boot);
+}
+
+Sampler::BoottimeOnTimeline Sampler::TimelineAtBoottime(int64_t boottime_ns) const {
+  const int64_t rt = clock_.RealtimeNs();
+  const int64_t boot = clock_.BoottimeNs();
+  BoottimeOnTimeline out;
+  out.age_ns = SubSaturating(boot, boottime_ns);
+  std::lock_guard lock(time_mu_);
+  out.timeline_ns = SubSaturating(KeptLocked(rt, boot), out.age_ns);
+  return out;
 }
 
 void Sampler::SeedTimeline(int64_t realtime_ns, int64_t boottime_ns) {

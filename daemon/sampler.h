@@ -141,6 +141,17 @@ class Sampler {
 
   // Wall-clock time on the frames' timeline, now (see the class comment).
   int64_t TimelineNs() const;
+  // A CLOCK_BOOTTIME instant (a local caller's stamp of a window's edge) on
+  // the frames' timeline: TimelineNs() less its age on CLOCK_BOOTTIME, both
+  // read at once, so it lands where a frame sampled at that instant would,
+  // and two stamps lie as far apart as they were taken unless the wall clock
+  // stepped between. Saturates at the ends of int64; plausibility is the
+  // caller's to check on age_ns.
+  struct BoottimeOnTimeline {
+    int64_t timeline_ns = 0;
+    int64_t age_ns = 0;  // CLOCK_BOOTTIME now - the instant (< 0: ahead of now)
+  };
+  BoottimeOnTimeline TimelineAtBoottime(int64_t boottime_ns) const;
   // Continues a timeline whose newest frame was stamped `realtime_ns` at
   // `boottime_ns` (the store's newest frame); a later boot's frames go on
   // from it. Call before the first frame.

@@ -38,6 +38,38 @@ Status Invalid(const std::string& m) {
   return Status::InvalidArgument(m);
 }
 
+// A caller's stamp of a window's edge (caller_boottime_ns) is this machine's
+// CLOCK_BOOTTIME, at most this far ahead of the daemon's reading (the two
+// reads of one clock) and at most this old (a call in flight that long is
+// not a stamp of its edge); the proto says the same.
+constexpr int64_t kStampAheadNs = 5 * kNsPerMs;
+constexpr int64_t kStampMaxAgeNs = 10'000 * kNsPerMs;
+
+// The stamped edge on the frames' timeline (`sampler` null: the wall clock's;
+// a stamp a hair ahead is now), or INVALID_ARGUMENT naming what is
+// implausible about it.
+Status StampedEdge(const Sampler* sampler, Clock& clock, int64_t stamp, int64_t* out) {
+  Sampler::BoottimeOnTimeline at;
+  if (sampler) {
+    at = sampler->TimelineAtBoottime(stamp);
+  } else {
+    const int64_t rt = clock.RealtimeNs();
+    at.age_ns = SubSaturating(clock.BoottimeNs(), stamp);
+    at.timeline_ns = SubSaturating(rt, at.age_ns);
+  }
+  if (at.age_ns >= -kStampAheadNs && at.age_ns <= kStampMaxAgeNs) {
+    *out = at.age_ns < 0 ? AddSaturating(at.timeline_ns, at.age_ns) : at.timeline_ns;
+    return Status::Ok();
+  }
+  return Invalid("caller_boottime_ns " + std::to_string(stamp) + " is " +
+                 (at.age_ns < 0 ? SecondsText(0, at.age_ns) + " s in the future"
+                                : SecondsText(at.age_ns, 0) + " s old") +
+                 " (the daemon's CLOCK_BOOTTIME reads " +
+                 std::to_string(AddSaturating(stamp, at.age_ns)) +
+                 " ns): only a client on the daemon's machine may stamp an edge, at most " +
+                 SecondsText(kStampMaxAgeNs, 0) + " s before its call");
+}
+
 // ListWindows page tokens: "<start_ns>:<id>" of the last window sent.
 std::string WindowToken(const store::Window& w) {
   return std::to_string(w.start_ns) + ":" + std::to_string(w.id);
@@ -557,7 +589,12 @@ grpc::ServerUnaryReactor* TelemetryService::BeginWindow(grpc::CallbackServerCont
     lease = int64_t{req->lease_ms()} * kNsPerMs;
   }
   std::string label = req->label();
-  const int64_t start = arrived;
+  int64_t start = arrived;
+  if (req->has_caller_boottime_ns()) {
+    if (Status s = StampedEdge(sampler_, clock_, req->caller_boottime_ns(), &start); !s.ok()) {
+      return Done(ctx, s);
+    }
+  }
   LiveCounters(start, resp->mutable_start_energy_mj());
   return Defer(
       ctx,
@@ -579,10 +616,18 @@ grpc::ServerUnaryReactor* TelemetryService::EndWindow(grpc::CallbackServerContex
                                                       v1::Window* resp) {
   int64_t id = req->id();
   const int64_t arrived = Now();  // on arrival, not when the worker gets to it
+  std::optional<int64_t> stamped;
+  if (req->has_caller_boottime_ns()) {
+    int64_t t = 0;
+    if (Status s = StampedEdge(sampler_, clock_, req->caller_boottime_ns(), &t); !s.ok()) {
+      return Done(ctx, s);
+    }
+    stamped = t;
+  }
   const Principal who = Who(ctx);
   return Defer(
       ctx,
-      [this, id, arrived, resp, who] {
+      [this, id, arrived, stamped, resp, who] {
         SweepWindows();
         auto w = store_.GetWindow(id);
         if (!w.ok()) return StoreFailure(store_, "end window: " + w.status().message());
@@ -599,7 +644,11 @@ grpc::ServerUnaryReactor* TelemetryService::EndWindow(grpc::CallbackServerContex
         if ((*w)->end_ns) {
           return Status::FailedPrecondition("window " + std::to_string(id) + " has already ended");
         }
-        int64_t end = std::max(arrived, (*w)->start_ns);
+        if (stamped && *stamped < (*w)->start_ns) {
+          return Invalid("caller_boottime_ns: the end is " + SecondsText((*w)->start_ns, *stamped) +
+                         " s before window " + std::to_string(id) + "'s start");
+        }
+        const int64_t end = stamped ? *stamped : std::max(arrived, (*w)->start_ns);
         if (auto s = store_.EndWindow(id, end); !s.ok()) {
           return StoreFailure(store_, "end window: " + s.message());
         }

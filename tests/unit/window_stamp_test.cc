@@ -1,0 +1,257 @@
+// Windows stamped by the caller (caller_boottime_ns): a local client reads
+// CLOCK_BOOTTIME at the edge it means, and the daemon puts the window's edge
+// and its energy counters there, not where the call arrived. A real server
+// on a unix socket, the agx-orin fixture (constant rail power) and fake time:
+// the "call in flight" is the test moving the clock between stamp and call.
+#include <grpcpp/grpcpp.h>
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <limits>
+#include <optional>
+
+#include "client/edgemon_client.h"
+#include "daemon/collect/collection.h"
+#include "daemon/collect/collectors.h"
+#include "daemon/sampler.h"
+#include "daemon/service/server.h"
+#include "daemon/service/service.h"
+#include "daemon/service/watch_hub.h"
+#include "daemon/store/ring_store.h"
+#include "daemon/store_sink.h"
+#include "edgemon/v1/edgemon.grpc.pb.h"
+#include "tests/support/fake_clock.h"
+#include "tests/support/temp_tree.h"
+
+namespace edgemon::service {
+namespace {
+
+using grpc::StatusCode;
+constexpr int64_t kMs = 1'000'000;
+constexpr int64_t kSec = 1'000'000'000;
+const std::string kRail = "rail/VIN_SYS_5V0/energy";
+
+class StampedWindowServiceTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    fs_ = std::make_unique<RootedSysFs>(testing::Fixture("agx-orin"));
+    CollectOptions co;
+    collection_ = std::make_unique<Collection>(*fs_, MakeDefaultCollectors(co), co,
+                                               [](const std::string&) {});
+    collection_->Discover();
+    auto st = store::RingStore::Open(tmp_.root() + "/edgemon.db", {});
+    ASSERT_TRUE(st.ok()) << st.status().message();
+    store_ = std::move(st.value());
+    hub_ = std::make_unique<WatchHub>(4);
+    SamplerOptions so;
+    so.frame_period_ns = 100 * kMs;
+    sampler_ = std::make_unique<Sampler>(*collection_, clock_, so);
+    sink_ = std::make_unique<StoreSink>(*store_);
+    sampler_->AddSink(hub_.get());
+    sampler_->AddSink(sink_.get());
+    sampler_->TickOnce();
+    ServiceOptions opts;
+    opts.daemon_version = "test";
+    opts.live_energy = &collection_->live_energy();
+    service_ =
+        std::make_unique<TelemetryService>(*hub_, *store_, clock_, sampler_.get(), fs_.get(), opts);
+    server_ = std::make_unique<ApiServer>(*service_);
+    ServerOptions so2;
+    so2.unix_path = tmp_.root() + "/api.sock";
+    ASSERT_TRUE(server_->Start(so2).ok());
+    target_ = "unix:" + so2.unix_path;
+    stub_ =
+        v1::Telemetry::NewStub(grpc::CreateChannel(target_, grpc::InsecureChannelCredentials()));
+    const Channel* p = collection_->inventory().Find(Kind::kRail, "VIN_SYS_5V0", Field::kPower);
+    ASSERT_NE(p, nullptr);
+    power_mw_ = static_cast<double>(*sampler_->TickOnce().values[p->id]);
+    ASSERT_GT(power_mw_, 0);
+  }
+
+  void TearDown() override {
+    if (server_) server_->Shutdown();
+    if (store_) (void)store_->Close();
+  }
+
+  grpc::Status Begin(std::optional<int64_t> stamp, v1::Window* out) {
+    grpc::ClientContext ctx;
+    v1::BeginWindowRequest r;
+    r.set_label("run");
+    if (stamp) r.set_caller_boottime_ns(*stamp);
+    return stub_->BeginWindow(&ctx, r, out);
+  }
+  grpc::Status End(int64_t id, std::optional<int64_t> stamp, v1::Window* out) {
+    grpc::ClientContext ctx;
+    v1::EndWindowRequest r;
+    r.set_id(id);
+    if (stamp) r.set_caller_boottime_ns(*stamp);
+    return stub_->EndWindow(&ctx, r, out);
+  }
+  size_t WindowCount() {
+    grpc::ClientContext ctx;
+    v1::ListWindowsResponse list;
+    EXPECT_TRUE(stub_->ListWindows(&ctx, {}, &list).ok());
+    return static_cast<size_t>(list.windows_size());
+  }
+  // Frames every 100 ms for `ns` (the rails integrate between them).
+  void Run(int64_t ns) {
+    for (int64_t left = ns; left > 0; left -= 100 * kMs) {
+      clock_.Advance(std::min(left, 100 * kMs));
+      sampler_->TickOnce();
+    }
+  }
+
+  testing::TempTree tmp_;
+  testing::FakeClock clock_;
+  std::unique_ptr<RootedSysFs> fs_;
+  std::unique_ptr<Collection> collection_;
+  std::unique_ptr<store::RingStore> store_;
+  std::unique_ptr<WatchHub> hub_;
+  std::unique_ptr<Sampler> sampler_;
+  std::unique_ptr<StoreSink> sink_;
+  std::unique_ptr<TelemetryService> service_;
+  std::unique_ptr<ApiServer> server_;
+  std::string target_;
+  std::unique_ptr<v1::Telemetry::Stub> stub_;
+  double power_mw_ = 0;
+};
+
+// The edges are where the caller stamped them, however late each call came:
+// a 1 s body is 1 s long and holds 1 s of energy. Stamped on arrival, the
+// same calls would make it 1.015 s.
+TEST_F(StampedWindowServiceTest, StampedEdgesAreTheWindowsEdgesAndTheirEnergy) {
+  clock_.Advance(10 * kMs);  // between frames
+  const int64_t b0 = clock_.BoottimeNs(), rt0 = clock_.RealtimeNs();
+  clock_.Advance(30 * kMs);  // the call in flight (a fresh channel, a busy client)
+  v1::Window w;
+  ASSERT_TRUE(Begin(b0, &w).ok());
+  EXPECT_EQ(w.start_ns(), rt0);
+  Run(1 * kSec - 50 * kMs);
+  clock_.Advance(20 * kMs);  // between frames again
+  const int64_t b1 = clock_.BoottimeNs();
+  clock_.Advance(45 * kMs);
+  sampler_->TickOnce();  // a frame after the end: the end lies between two readings
+  v1::Window ended;
+  ASSERT_TRUE(End(w.id(), b1, &ended).ok());
+  EXPECT_EQ(ended.start_ns(), rt0);
+  EXPECT_EQ(ended.end_ns() - ended.start_ns(), b1 - b0);
+  EXPECT_EQ(ended.end_ns() - ended.start_ns(), 1 * kSec);
+  ASSERT_EQ(ended.start_energy_mj().count(kRail), 1u);
+  ASSERT_EQ(ended.end_energy_mj().count(kRail), 1u);
+  const double mj = ended.end_energy_mj().at(kRail) - ended.start_energy_mj().at(kRail);
+  EXPECT_NEAR(mj, power_mw_ * 1.0, 1e-6 * power_mw_);
+  // The summary measures the same edges from the same counters.
+  grpc::ClientContext ctx;
+  v1::SummarizeRequest r;
+  r.set_window_id(w.id());
+  v1::Summary s;
+  ASSERT_TRUE(stub_->Summarize(&ctx, r, &s).ok());
+  EXPECT_EQ(s.from_ns(), rt0);
+  EXPECT_EQ(s.to_ns(), rt0 + kSec);
+  EXPECT_DOUBLE_EQ(s.duration_s(), 1.0);
+  const v1::RailSummary* rail = nullptr;
+  for (const auto& x : s.rails()) {
+    if (x.name() == "VIN_SYS_5V0") rail = &x;
+  }
+  ASSERT_NE(rail, nullptr);
+  EXPECT_NEAR(rail->energy_mj(), mj, 1e-6 * mj);
+}
+
+// Without a stamp each edge is where its call arrived (clients elsewhere,
+// older clients).
+TEST_F(StampedWindowServiceTest, UnstampedEdgesAreWhereTheCallsArrived) {
+  clock_.Advance(10 * kMs);
+  v1::Window w, ended;
+  const int64_t arrived = clock_.RealtimeNs();
+  ASSERT_TRUE(Begin(std::nullopt, &w).ok());
+  EXPECT_EQ(w.start_ns(), arrived);
+  clock_.Advance(kSec);
+  ASSERT_TRUE(End(w.id(), std::nullopt, &ended).ok());
+  EXPECT_EQ(ended.end_ns(), arrived + kSec);
+}
+
+// A stamp that is not this machine's recent CLOCK_BOOTTIME (one from the
+// future, one older than 10 s, another machine's) is refused with a clear
+// message and opens nothing; the bounds themselves are accepted.
+TEST_F(StampedWindowServiceTest, ImplausibleStampsAreRefused) {
+  clock_.Advance(60 * kSec);  // this board has been up a while
+  const size_t before = WindowCount();
+  v1::Window w;
+  auto future = Begin(clock_.BoottimeNs() + kSec, &w);
+  EXPECT_EQ(future.error_code(), StatusCode::INVALID_ARGUMENT);
+  EXPECT_NE(future.error_message().find("1.000 s in the future"), std::string::npos)
+      << future.error_message();
+  EXPECT_NE(future.error_message().find("caller_boottime_ns"), std::string::npos);
+  auto old = Begin(clock_.BoottimeNs() - 10 * kSec - 1, &w);
+  EXPECT_EQ(old.error_code(), StatusCode::INVALID_ARGUMENT);
+  EXPECT_NE(old.error_message().find("s old"), std::string::npos) << old.error_message();
+  // Another machine's boottime: one just booted, one up for a year.
+  EXPECT_EQ(Begin(3 * kSec, &w).error_code(), StatusCode::INVALID_ARGUMENT);
+  EXPECT_EQ(Begin(365 * 86400 * kSec, &w).error_code(), StatusCode::INVALID_ARGUMENT);
+  EXPECT_EQ(Begin(std::numeric_limits<int64_t>::min(), &w).error_code(),
+            StatusCode::INVALID_ARGUMENT);
+  EXPECT_EQ(Begin(std::numeric_limits<int64_t>::max(), &w).error_code(),
+            StatusCode::INVALID_ARGUMENT);
+  EXPECT_EQ(WindowCount(), before) << "a refused stamp opened a window";
+
+  // At the bounds: 10 s old, and 5 ms ahead (which is now).
+  const int64_t rt = clock_.RealtimeNs();
+  ASSERT_TRUE(Begin(clock_.BoottimeNs() - 10 * kSec, &w).ok());
+  EXPECT_EQ(w.start_ns(), rt - 10 * kSec);
+  v1::Window ahead;
+  ASSERT_TRUE(Begin(clock_.BoottimeNs() + 5 * kMs, &ahead).ok());
+  EXPECT_EQ(ahead.start_ns(), rt);
+
+  // EndWindow is held to the same bounds, and the window stays open.
+  v1::Window ended;
+  auto late = End(w.id(), clock_.BoottimeNs() + kSec, &ended);
+  EXPECT_EQ(late.error_code(), StatusCode::INVALID_ARGUMENT) << late.error_message();
+  EXPECT_EQ(End(w.id(), 7, &ended).error_code(), StatusCode::INVALID_ARGUMENT);
+  ASSERT_TRUE(End(w.id(), clock_.BoottimeNs(), &ended).ok());
+  EXPECT_EQ(ended.end_ns(), rt);
+}
+
+// An end stamped before its window's start is refused, and the window can
+// still be ended properly.
+TEST_F(StampedWindowServiceTest, AnEndBeforeTheStartIsRefused) {
+  clock_.Advance(20 * kMs);
+  const int64_t b0 = clock_.BoottimeNs();
+  v1::Window w, ended;
+  ASSERT_TRUE(Begin(b0, &w).ok());
+  auto early = End(w.id(), b0 - kMs, &ended);
+  EXPECT_EQ(early.error_code(), StatusCode::INVALID_ARGUMENT);
+  EXPECT_NE(early.error_message().find("0.001 s before window"), std::string::npos)
+      << early.error_message();
+  // An unstamped start is the arrival: an end stamped before it is refused too.
+  v1::Window plain;
+  clock_.Advance(5 * kMs);
+  const int64_t before_plain = clock_.BoottimeNs() - kMs;
+  ASSERT_TRUE(Begin(std::nullopt, &plain).ok());
+  EXPECT_EQ(End(plain.id(), before_plain, &ended).error_code(), StatusCode::INVALID_ARGUMENT);
+  // An instant window (end stamp == start stamp) is fine.
+  ASSERT_TRUE(End(w.id(), b0, &ended).ok());
+  EXPECT_EQ(ended.end_ns(), ended.start_ns());
+}
+
+// The C++ client sends the caller's stamp over a unix socket.
+TEST_F(StampedWindowServiceTest, ClientLibrarySendsTheStampOverAUnixSocket) {
+  auto c = client::Client::Connect(target_);
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  clock_.Advance(10 * kMs);
+  const int64_t b0 = clock_.BoottimeNs(), rt0 = clock_.RealtimeNs();
+  clock_.Advance(25 * kMs);
+  auto w = (*c)->BeginWindow("client", std::nullopt, b0);
+  ASSERT_TRUE(w.ok()) << w.status().ToString();
+  EXPECT_EQ(w->start_ns, rt0);
+  clock_.Advance(500 * kMs);
+  const int64_t b1 = clock_.BoottimeNs();
+  clock_.Advance(25 * kMs);
+  auto e = (*c)->EndWindow(w->id, b1);
+  ASSERT_TRUE(e.ok()) << e.status().ToString();
+  EXPECT_EQ(*e->end_ns - e->start_ns, b1 - b0);  // 525 ms, not the 550 between the calls
+  auto refused = (*c)->EndWindow(w->id, b1);
+  EXPECT_EQ(refused.status().code(), edgemon::StatusCode::kFailedPrecondition);
+}
+
+}  // namespace
+}  // namespace edgemon::service
