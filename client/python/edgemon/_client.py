@@ -270,12 +270,20 @@ class Client(object):
         r = self._call("boost", self._stub.Boost, req)
         return r.rate_hz
 
-    def begin_window(self, label: str, lease: Optional[float] = None) -> Any:
+    def begin_window(self, label: str, lease: Optional[float] = None,
+                     boottime_ns: Optional[int] = None) -> Any:
         """Opens a window. With ``lease`` (seconds) the daemon closes it as
-        abandoned unless ``renew_window`` is called within that time (0.001 to 86400 s)."""
+        abandoned unless ``renew_window`` is called within that time (0.001 to 86400 s).
+        ``boottime_ns``: the start as this process read CLOCK_BOOTTIME at it
+        (``time.clock_gettime_ns(time.CLOCK_BOOTTIME)``), so the call's own
+        delays stay out of the window; at most 10 s old. Sent over a unix
+        socket only: a daemon on another machine stamps the start on arrival."""
         req = pb.BeginWindowRequest(label=label)
         if lease is not None:
             req.lease_ms = _check.scaled("lease", lease, 1000, 1, _check.MAX_LEASE_MS, "seconds")
+        stamp = _caller_stamp(self.target, boottime_ns)
+        if stamp is not None:
+            req.caller_boottime_ns = stamp
         return self._call("begin window", self._stub.BeginWindow, req)
 
     def renew_window(self, window_id: int) -> Any:
@@ -283,9 +291,13 @@ class Client(object):
         return self._call("renew window", self._stub.BeginWindow,
                           pb.BeginWindowRequest(renew_id=_window_id(window_id)))
 
-    def end_window(self, window_id: int) -> Any:
-        return self._call("end window", self._stub.EndWindow,
-                          pb.EndWindowRequest(id=_window_id(window_id)))
+    def end_window(self, window_id: int, boottime_ns: Optional[int] = None) -> Any:
+        """Ends a window; ``boottime_ns`` as for ``begin_window`` (the end)."""
+        req = pb.EndWindowRequest(id=_window_id(window_id))
+        stamp = _caller_stamp(self.target, boottime_ns)
+        if stamp is not None:
+            req.caller_boottime_ns = stamp
+        return self._call("end window", self._stub.EndWindow, req)
 
     def windows(self, since: TimeLike = None, until: TimeLike = None) -> List[Any]:
         """Windows (``edgemon.v1.Window``) that overlap the range (all when none given)."""
@@ -348,6 +360,14 @@ class Client(object):
 
 def _window_id(window_id: Any) -> int:
     return _check.integer("window_id", window_id, _check.INT64_MIN, _check.INT64_MAX)
+
+
+def _caller_stamp(target: str, boottime_ns: Any) -> Optional[int]:
+    """A window edge's CLOCK_BOOTTIME stamp to send: only over a unix socket
+    (the daemon's machine; another has an unrelated boottime)."""
+    if boottime_ns is None or not target.startswith("unix"):
+        return None
+    return _check.integer("boottime_ns", boottime_ns, _check.INT64_MIN, _check.INT64_MAX)
 
 
 class _Watch(object):

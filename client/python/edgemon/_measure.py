@@ -1,5 +1,6 @@
 """measure(), mark() and the result of a measured window."""
 import functools
+import sys
 import threading
 import time
 from typing import Any, Callable, Dict, List, NamedTuple, Optional, TypeVar
@@ -10,6 +11,32 @@ from ._bundle import present
 _BOOST_LEASE_S = 10.0
 # A measurement's window lease: renewed every quarter of it while the block runs.
 _WINDOW_LEASE_S = 10.0
+
+
+# CLOCK_BOOTTIME (Python 3.6 lacks the name, not the clock: 7 on Linux).
+_CLOCK_BOOTTIME = getattr(time, "CLOCK_BOOTTIME", 7 if sys.platform.startswith("linux") else None)
+
+
+def boottime_ns() -> Optional[int]:
+    """CLOCK_BOOTTIME now in ns, the clock every process on the machine (the
+    daemon too) shares and that never steps: a window's edges are stamped on
+    it. None where the platform has no such clock."""
+    if _CLOCK_BOOTTIME is None:
+        return None
+    read_ns = getattr(time, "clock_gettime_ns", None)
+    try:
+        if read_ns is not None:
+            return read_ns(_CLOCK_BOOTTIME)
+        return int(time.clock_gettime(_CLOCK_BOOTTIME) * 1e9)
+    except OSError:
+        return None
+
+
+def _warm(client: Any) -> None:
+    """Before a stamped start: a client's first call sets up its channel (a
+    few ms, more on a busy machine), so it is made before the stamp, not
+    counted in the window. The board's info, which the result needs anyway."""
+    client.device(refresh=False)
 
 
 def check_rate(rate_hz: Any) -> Optional[int]:
@@ -252,23 +279,29 @@ class Measurement(object):
     def __enter__(self) -> "Measurement":
         if self.rate_hz:
             self._booster = _Booster(self.client, self.rate_hz)
+        # The window starts where the block does: stamped after everything
+        # else __enter__ does, right before the call that carries the stamp.
+        self._renewer = _Renewer(self.client)
         try:
-            self.window = self.client.begin_window(self.label, lease=_WINDOW_LEASE_S)
+            _warm(self.client)
+            self.window = self.client.begin_window(self.label, lease=_WINDOW_LEASE_S,
+                                                   boottime_ns=boottime_ns())
         except Exception:
+            self._renewer.stop()
             if self._booster:
                 self._booster.stop()
             raise
-        self._renewer = _Renewer(self.client)
         self._renewer.add(self.window.id)
         self.client._stack().append(self)
         return self
 
     def __exit__(self, *exc: Any) -> None:
+        end = boottime_ns()  # the block's end, before any call
         stack = self.client._stack()
         if stack and stack[-1] is self:
             stack.pop()
         try:
-            ended = self.client.end_window(self.window.id)
+            ended = self.client.end_window(self.window.id, boottime_ns=end)
             self.end_ns = ended.end_ns
         finally:
             if self._renewer:
@@ -319,9 +352,11 @@ class Mark(object):
         self.parent = stack[-1] if stack else None
         label = ("%d:%s" % (self.parent.window_id, self.name)) if self.parent else self.name
         renewer = self.parent._renewer if self.parent is not None else None
+        _warm(self.client)
         # Inside a measurement the mark is leased and renewed with it.
         self.window = self.client.begin_window(
-            label, lease=_WINDOW_LEASE_S if renewer is not None else None)
+            label, lease=_WINDOW_LEASE_S if renewer is not None else None,
+            boottime_ns=boottime_ns())
         if self.parent is not None:
             self.parent.marks.append(self)
         if renewer is not None:
@@ -329,10 +364,11 @@ class Mark(object):
         return self
 
     def __exit__(self, *exc: Any) -> None:
+        end = boottime_ns()  # the phase's end, before any call
         renewer = self.parent._renewer if self.parent is not None else None
         if renewer is not None:
             renewer.discard(self.window.id)
-        self.end_ns = self.client.end_window(self.window.id).end_ns
+        self.end_ns = self.client.end_window(self.window.id, boottime_ns=end).end_ns
 
 
 F = TypeVar("F", bound=Callable[..., Any])
