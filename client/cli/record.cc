@@ -209,9 +209,11 @@ int RunRecord(const Globals& globals, const RecordOptions& o) {
     report.boost_rate_hz = b->rate_hz;
     lease_id = b->lease_id;
   }
-  // The window: begun right before the command starts.
+  // The window: begun right before the command starts, stamped on
+  // CLOCK_BOOTTIME here (the daemon's own stamp over TCP).
+  SystemClock clock;
   int64_t before = NowNs();
-  auto window = c->BeginWindow(report.label, kWindowLeaseMs);
+  auto window = c->BeginWindow(report.label, kWindowLeaseMs, clock.BoottimeNs());
   int64_t after = NowNs();
   if (!window.ok()) return ReportStatus("record: begin window", window.status());
   report.window_id = window->id;
@@ -219,7 +221,6 @@ int RunRecord(const Globals& globals, const RecordOptions& o) {
   const int64_t offset = window->start_ns - (before + after) / 2;  // daemon - local clock
 
   // The command, from here until the window ends: signals sent to edgemon go to it.
-  SystemClock clock;
   Supervisor supervisor(clock, !o.no_wait_descendants);
   if (int e = supervisor.Start(path, o.command, CommandEnv(*window, c->target()), re.has_value());
       e != 0) {
@@ -234,6 +235,7 @@ int RunRecord(const Globals& globals, const RecordOptions& o) {
   const ChildExit child = supervisor.Wait([&](std::string_view out) { counter.Feed(out); });
   if (re) counter.Finish();
   const int64_t exit_local = child.last_exit_ns;
+  const int64_t exit_boot = clock.BoottimeNs() - (clock.RealtimeNs() - exit_local);
   EndControl(control, report);
   if (child.outlived > 0) {
     report.notes.push_back(
@@ -254,7 +256,10 @@ int RunRecord(const Globals& globals, const RecordOptions& o) {
     if (auto fresh = FreshClient(target, globals.timeout)) c = std::move(fresh);
   };
   bool waited = false;
-  auto ended = Retry([&] { return c->EndWindow(window->id); }, deadline, reconnect, &waited);
+  // Stamped at the exit unless the daemon had to be waited for (then it ends late, said below).
+  auto ended = Retry(
+      [&] { return c->EndWindow(window->id, waited ? std::nullopt : std::optional(exit_boot)); },
+      deadline, reconnect, &waited);
   supervisor.StopForwarding();
   report.exit_code = child.exit_code;
   report.signal = child.signal;
