@@ -33,6 +33,7 @@
 #include "edgemon/v1/edgemon.grpc.pb.h"
 #include "tests/support/fake_clock.h"
 #include "tests/support/inventory.h"
+#include "tests/support/known_history.h"
 #include "tests/support/temp_tree.h"
 
 namespace edgemon::service {
@@ -128,39 +129,21 @@ class ServiceTest : public ::testing::Test {
     return *c;
   }
 
-  // Frame `i` of a synthetic history: 1 s apart from `t0` (wall clock) and
-  // from 1000 s (boottime), numbered from `seq`, every value absent.
   Frame HistoryFrame(uint64_t seq, int64_t t0, int i) const {
-    Frame f;
-    f.seq = seq + static_cast<uint64_t>(i);
-    f.realtime_ns = t0 + i * kSec;
-    f.boottime_ns = 1000 * kSec + i * kSec;
-    f.values.resize(collection_->inventory().channels.size());
-    return f;
+    return testing::HistoryFrame(seq, t0, i, collection_->inventory().channels.size());
   }
 
-  // 100 synthetic frames, 1 s apart from t0 (frame 15 missing): VIN_SYS_5V0
-  // energy 5000 mJ per second (5 W), power 4000 + (i % 10) * 200 mW,
-  // CPU-therm 40000 + 100 i mC.
+  // testing::WriteKnownHistory on VIN_SYS_5V0, CPU-therm and the GPU, from
+  // 1000 s ago.
   int64_t WriteKnownHistory() {
     const auto& inv = collection_->inventory();
     store_->SetInventory(inv);
-    int64_t t0 = clock_.RealtimeNs() - 1000 * kSec;
-    ChannelId e = Find(Kind::kRail, "VIN_SYS_5V0", Field::kEnergy).id;
-    ChannelId p = Find(Kind::kRail, "VIN_SYS_5V0", Field::kPower).id;
-    ChannelId t = Find(Kind::kThermal, "CPU-therm", Field::kTemp).id;
-    ChannelId g = Find(Kind::kGpu, "gpu", Field::kFreq).id;
-    uint64_t seq = store_->next_seq();
-    for (int i = 0; i < 100; ++i) {
-      if (i == 15) continue;
-      Frame f = HistoryFrame(seq, t0, i);
-      f.values[e] = 5000LL * i;
-      f.values[p] = 4000 + (i % 10) * 200;
-      f.values[t] = 40000 + 100 * i;
-      f.values[g] = i % 10 < 3 ? 1300500 : 624750;
-      store_->Append(f);
-    }
-    EXPECT_TRUE(store_->Flush().ok());
+    const int64_t t0 = clock_.RealtimeNs() - 1000 * kSec;
+    const testing::KnownHistoryIds ids{Find(Kind::kRail, "VIN_SYS_5V0", Field::kEnergy).id,
+                                       Find(Kind::kRail, "VIN_SYS_5V0", Field::kPower).id,
+                                       Find(Kind::kThermal, "CPU-therm", Field::kTemp).id,
+                                       Find(Kind::kGpu, "gpu", Field::kFreq).id};
+    EXPECT_TRUE(testing::WriteKnownHistory(*store_, inv.channels.size(), ids, t0).ok());
     return t0;
   }
 

@@ -10,6 +10,7 @@
 #include <memory>
 
 #include "tests/support/inventory.h"
+#include "tests/support/known_history.h"
 #include "tests/support/temp_tree.h"
 
 namespace edgemon::summary {
@@ -46,34 +47,20 @@ class SummarizeTest : public ::testing::Test {
     store_->SetInventory(inv_);
   }
 
-  // Frame `i`: 1 s apart from t0 (wall clock) and from 1000 s (boottime),
-  // numbered from `seq`, every value absent.
   Frame At(uint64_t seq, int64_t t0, int i) const {
-    Frame f;
-    f.seq = seq + static_cast<uint64_t>(i);
-    f.realtime_ns = t0 + i * kSec;
-    f.boottime_ns = 1000 * kSec + i * kSec;
-    f.values.resize(inv_.channels.size());
-    return f;
+    return testing::HistoryFrame(seq, t0, i, inv_.channels.size());
   }
 
-  // 100 frames 1 s apart from t0 (frame 15 missing): VIN's counter 5000 mJ
-  // a second (5 W), its power 4000 + (i % 10) * 200 mW, CPU-therm 40000 +
-  // 100 i mC, the GPU at 1300.5 MHz 3 frames in 10, FAN 300 + i mW.
+  // testing::WriteKnownHistory on VIN, CPU-therm and the GPU, plus the
+  // constant zone at 20 C and FAN at 300 + i mW.
   void WriteKnownHistory() {
-    const uint64_t seq = store_->next_seq();
-    for (int i = 0; i < 100; ++i) {
-      if (i == 15) continue;
-      Frame f = At(seq, t0_, i);
-      f.values[kEnergy] = 5000LL * i;
-      f.values[kPower] = 4000 + (i % 10) * 200;
-      f.values[kTemp] = 40000 + 100 * i;
-      f.values[kGpu] = i % 10 < 3 ? 1300500 : 624750;
-      f.values[kFixedTemp] = 20000;
-      f.values[kFanPower] = 300 + i;
-      store_->Append(f);
-    }
-    ASSERT_TRUE(store_->Flush().ok());
+    ASSERT_TRUE(testing::WriteKnownHistory(*store_, inv_.channels.size(),
+                                           {kEnergy, kPower, kTemp, kGpu}, t0_,
+                                           [](int i, Frame& f) {
+                                             f.values[kFixedTemp] = 20000;
+                                             f.values[kFanPower] = 300 + i;
+                                           })
+                    .ok());
   }
 
   Summary Run(int64_t from, int64_t to) { return Run(from, to, now_); }
