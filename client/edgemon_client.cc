@@ -389,12 +389,16 @@ Result<Window> Client::RenewWindow(int64_t id) {
   return wire::WindowFromProto(pb);
 }
 
-Result<Window> Client::EndWindow(int64_t id, std::optional<int64_t> caller_boottime_ns) {
+Result<Window> Client::EndWindow(int64_t id, std::optional<int64_t> caller_boottime_ns,
+                                 std::optional<int64_t> caller_start_boottime_ns) {
   grpc::ClientContext ctx;
   impl_->Prepare(ctx);
   v1::EndWindowRequest req;
   req.set_id(id);
   if (caller_boottime_ns && impl_->SameMachine()) req.set_caller_boottime_ns(*caller_boottime_ns);
+  if (caller_start_boottime_ns && impl_->SameMachine()) {
+    req.set_caller_start_boottime_ns(*caller_start_boottime_ns);
+  }
   v1::Window pb;
   grpc::Status s = impl_->stub->EndWindow(&ctx, req, &pb);
   if (!s.ok()) return FromGrpc(s);

@@ -220,7 +220,13 @@ class Client {
                              std::optional<uint32_t> lease_ms = std::nullopt,
                              std::optional<int64_t> caller_boottime_ns = std::nullopt);
   Result<Window> RenewWindow(int64_t id);
-  Result<Window> EndWindow(int64_t id, std::optional<int64_t> caller_boottime_ns = std::nullopt);
+  // `caller_start_boottime_ns`: the work's real start, read on CLOCK_BOOTTIME
+  // once BeginWindow had returned (right before the work); the daemon moves
+  // the window's start there, so BeginWindow's round trip stays out of it.
+  // At or after the window's recorded start and at or before its end
+  // (INVALID_ARGUMENT otherwise, the window left open); a unix socket only.
+  Result<Window> EndWindow(int64_t id, std::optional<int64_t> caller_boottime_ns = std::nullopt,
+                           std::optional<int64_t> caller_start_boottime_ns = std::nullopt);
   // Every page of ListWindows, in (start, id) order.
   Result<std::vector<Window>> ListWindows(int64_t from_ns = 0, int64_t to_ns = 0);
   Result<Summary> SummarizeWindow(int64_t window_id);

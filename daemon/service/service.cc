@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <limits>
 #include <map>
+#include <string_view>
 #include <unordered_map>
 
 #include "daemon/service/codec.h"
@@ -46,9 +47,12 @@ constexpr int64_t kStampAheadNs = 5 * kNsPerMs;
 constexpr int64_t kStampMaxAgeNs = 10'000 * kNsPerMs;
 
 // The stamped edge on the frames' timeline (`sampler` null: the wall clock's;
-// a stamp a hair ahead is now), or INVALID_ARGUMENT naming what is
-// implausible about it.
-Status StampedEdge(const Sampler* sampler, Clock& clock, int64_t stamp, int64_t* out) {
+// a stamp a hair ahead is now), or INVALID_ARGUMENT naming `field` and what
+// is implausible about it. A work's start sent with EndWindow is as old as
+// the work: its age is bounded by the window's recorded start instead.
+Status StampedEdge(const Sampler* sampler, Clock& clock, int64_t stamp, int64_t* out,
+                   std::string_view field = "caller_boottime_ns",
+                   int64_t max_age_ns = kStampMaxAgeNs) {
   Sampler::BoottimeOnTimeline at;
   if (sampler) {
     at = sampler->TimelineAtBoottime(stamp);
@@ -57,17 +61,19 @@ Status StampedEdge(const Sampler* sampler, Clock& clock, int64_t stamp, int64_t*
     at.age_ns = SubSaturating(clock.BoottimeNs(), stamp);
     at.timeline_ns = SubSaturating(rt, at.age_ns);
   }
-  if (at.age_ns >= -kStampAheadNs && at.age_ns <= kStampMaxAgeNs) {
+  if (at.age_ns >= -kStampAheadNs && at.age_ns <= max_age_ns) {
     *out = at.age_ns < 0 ? AddSaturating(at.timeline_ns, at.age_ns) : at.timeline_ns;
     return Status::Ok();
   }
-  return Invalid("caller_boottime_ns " + std::to_string(stamp) + " is " +
+  return Invalid(std::string(field) + " " + std::to_string(stamp) + " is " +
                  (at.age_ns < 0 ? SecondsText(0, at.age_ns) + " s in the future"
                                 : SecondsText(at.age_ns, 0) + " s old") +
                  " (the daemon's CLOCK_BOOTTIME reads " +
                  std::to_string(AddSaturating(stamp, at.age_ns)) +
-                 " ns): only a client on the daemon's machine may stamp an edge, at most " +
-                 SecondsText(kStampMaxAgeNs, 0) + " s before its call");
+                 " ns): only a client on the daemon's machine may stamp an edge" +
+                 (max_age_ns < std::numeric_limits<int64_t>::max()
+                      ? ", at most " + SecondsText(max_age_ns, 0) + " s before its call"
+                      : std::string()));
 }
 
 // ListWindows page tokens: "<start_ns>:<id>" of the last window sent.
@@ -615,6 +621,18 @@ grpc::ServerUnaryReactor* TelemetryService::EndWindow(grpc::CallbackServerContex
                                                       const v1::EndWindowRequest* req,
                                                       v1::Window* resp) {
   int64_t id = req->id();
+  // The work's start (as old as the work; held to the window's edges below),
+  // put on the timeline before the arrival is read, which it never follows.
+  std::optional<int64_t> start_stamped;
+  if (req->has_caller_start_boottime_ns()) {
+    int64_t t = 0;
+    if (Status s = StampedEdge(sampler_, clock_, req->caller_start_boottime_ns(), &t,
+                               "caller_start_boottime_ns", std::numeric_limits<int64_t>::max());
+        !s.ok()) {
+      return Done(ctx, s);
+    }
+    start_stamped = t;
+  }
   const int64_t arrived = Now();  // on arrival, not when the worker gets to it
   std::optional<int64_t> stamped;
   if (req->has_caller_boottime_ns()) {
@@ -627,7 +645,7 @@ grpc::ServerUnaryReactor* TelemetryService::EndWindow(grpc::CallbackServerContex
   const Principal who = Who(ctx);
   return Defer(
       ctx,
-      [this, id, arrived, stamped, resp, who] {
+      [this, id, arrived, stamped, start_stamped, resp, who] {
         SweepWindows();
         auto w = store_.GetWindow(id);
         if (!w.ok()) return StoreFailure(store_, "end window: " + w.status().message());
@@ -648,12 +666,28 @@ grpc::ServerUnaryReactor* TelemetryService::EndWindow(grpc::CallbackServerContex
           return Invalid("caller_boottime_ns: the end is " + SecondsText((*w)->start_ns, *stamped) +
                          " s before window " + std::to_string(id) + "'s start");
         }
-        const int64_t end = stamped ? *stamped : std::max(arrived, (*w)->start_ns);
-        if (auto s = store_.EndWindow(id, end); !s.ok()) {
+        if (start_stamped && *start_stamped < (*w)->start_ns) {
+          return Invalid("caller_start_boottime_ns: the work's start is " +
+                         SecondsText((*w)->start_ns, *start_stamped) + " s before window " +
+                         std::to_string(id) +
+                         "'s recorded start (its BeginWindow): a start is stamped on the "
+                         "daemon's machine after BeginWindow returned");
+        }
+        if (stamped && start_stamped && *start_stamped > *stamped) {
+          return Invalid("caller_start_boottime_ns: the work's start is " +
+                         SecondsText(*start_stamped, *stamped) + " s after window " +
+                         std::to_string(id) + "'s end (caller_boottime_ns)");
+        }
+        const int64_t start = start_stamped.value_or((*w)->start_ns);
+        const int64_t end = stamped ? *stamped : std::max(arrived, start);
+        if (auto s =
+                start_stamped ? store_.EndWindowFrom(id, start, end) : store_.EndWindow(id, end);
+            !s.ok()) {
           return StoreFailure(store_, "end window: " + s.message());
         }
         open_windows_.erase(id);
         store::Window done = **w;
+        done.start_ns = start;
         done.end_ns = end;
         wire::ToProto(done, resp);
         LiveCounters(done.start_ns, resp->mutable_start_energy_mj());

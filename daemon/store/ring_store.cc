@@ -422,6 +422,9 @@ Result<int64_t> RingStore::BeginWindow(const std::string& label, int64_t start_n
 Status RingStore::EndWindow(int64_t id, int64_t end_ns, bool abandoned) {
   return Guarded("EndWindow", [&] { return impl_->EndWindow(id, end_ns, abandoned); });
 }
+Status RingStore::EndWindowFrom(int64_t id, int64_t start_ns, int64_t end_ns) {
+  return Guarded("EndWindowFrom", [&] { return impl_->EndWindowFrom(id, start_ns, end_ns); });
+}
 Result<int64_t> RingStore::AddWindow(const std::string& label, int64_t start_ns, int64_t end_ns) {
   return Guarded("AddWindow", [&] { return impl_->AddWindow(label, start_ns, end_ns); });
 }

@@ -369,6 +369,11 @@ class RingStore {
                               std::optional<int64_t> lease_ns = std::nullopt,
                               const std::string& owner = {});
   Status EndWindow(int64_t id, int64_t end_ns, bool abandoned = false);
+  // Ends an open window and moves its start to start_ns, at or after the
+  // recorded start and at or before end_ns (InvalidArgument otherwise,
+  // nothing changed), in one transaction: the work's start as its caller
+  // stamped it once BeginWindow had returned.
+  Status EndWindowFrom(int64_t id, int64_t start_ns, int64_t end_ns);
   Result<int64_t> AddWindow(const std::string& label, int64_t start_ns, int64_t end_ns);
   Result<std::optional<Window>> GetWindow(int64_t id);
   // Windows overlapping [from_ns, to_ns), by (start time, id), at most

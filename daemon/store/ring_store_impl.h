@@ -153,6 +153,7 @@ class RingStore::Impl {
   Result<int64_t> BeginWindow(const std::string& label, int64_t start_ns,
                               std::optional<int64_t> lease_ns, const std::string& owner);
   Status EndWindow(int64_t id, int64_t end_ns, bool abandoned);
+  Status EndWindowFrom(int64_t id, int64_t start_ns, int64_t end_ns);
   Result<int64_t> AddWindow(const std::string& label, int64_t start_ns, int64_t end_ns);
   Result<std::optional<Window>> GetWindow(int64_t id);
   Result<std::vector<Window>> ListWindows(int64_t from_ns, int64_t to_ns, size_t limit,
@@ -199,13 +200,15 @@ class RingStore::Impl {
     int64_t b = 0;
     std::optional<int64_t> c;  // BeginWindow: lease; EndWindow: abandoned if set
     std::string owner;         // BeginWindow
+    std::optional<int64_t> d;  // EndWindow: the start moved here
     std::promise<Result<int64_t>> done;
   };
   using InventoryPtr = std::shared_ptr<const std::vector<Channel>>;
   using Item = std::variant<Frame, InventoryPtr, std::shared_ptr<SyncOp>>;
 
   Result<int64_t> Submit(SyncOp::Kind kind, std::string label, int64_t a, int64_t b,
-                         std::optional<int64_t> c = std::nullopt, std::string owner = {});
+                         std::optional<int64_t> c = std::nullopt, std::string owner = {},
+                         std::optional<int64_t> d = std::nullopt);
 
   // ---- Opening (ring_store.cc; Setup: schema.cc) ----
   struct Verdict {

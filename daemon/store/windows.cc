@@ -32,6 +32,12 @@ Status RingStore::Impl::EndWindow(int64_t id, int64_t end_ns, bool abandoned) {
   return r.ok() ? Status::Ok() : r.status();
 }
 
+Status RingStore::Impl::EndWindowFrom(int64_t id, int64_t start_ns, int64_t end_ns) {
+  if (end_ns < start_ns) return Status::InvalidArgument("window end is before its start");
+  auto r = Submit(SyncOp::Kind::kEndWindow, {}, id, end_ns, std::nullopt, {}, start_ns);
+  return r.ok() ? Status::Ok() : r.status();
+}
+
 Result<int64_t> RingStore::Impl::AddWindow(const std::string& label, int64_t start_ns,
                                            int64_t end_ns) {
   if (end_ns < start_ns) return Status::InvalidArgument("window end is before its start");
@@ -108,7 +114,8 @@ Result<int64_t> RingStore::Impl::InsertWindow(const SyncOp& op) {
   return id;
 }
 
-// kEndWindow: sets the end of an open window.
+// kEndWindow: sets the end of an open window (and, with op.d, moves its
+// start later).
 Status RingStore::Impl::WriteWindowEnd(const SyncOp& op) {
   return InWriteTxn([&]() -> Status {
     sql::Stmt q(*w_, "SELECT start_ns, end_ns FROM windows WHERE id = ?1");
@@ -122,8 +129,14 @@ Status RingStore::Impl::WriteWindowEnd(const SyncOp& op) {
       return Status::InvalidArgument("window " + std::to_string(op.a) +
                                      " would end before its start");
     }
-    sql::Stmt u(*w_, "UPDATE windows SET end_ns = ?2, abandoned = ?3 WHERE id = ?1");
-    return u.Bind(1, op.a).Bind(2, op.b).Bind(3, int64_t{op.c ? 1 : 0}).Run();
+    if (op.d && *op.d < q.Int(0)) {
+      return Status::InvalidArgument("window " + std::to_string(op.a) +
+                                     " would start before its recorded start");
+    }
+    sql::Stmt u(*w_,
+                "UPDATE windows SET end_ns = ?2, abandoned = ?3, start_ns = coalesce(?4, start_ns) "
+                "WHERE id = ?1");
+    return u.Bind(1, op.a).Bind(2, op.b).Bind(3, int64_t{op.c ? 1 : 0}).Bind(4, op.d).Run();
   });
 }
 

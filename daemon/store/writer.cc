@@ -66,7 +66,8 @@ uint64_t RingStore::Impl::Append(Frame frame) {
 }
 
 Result<int64_t> RingStore::Impl::Submit(SyncOp::Kind kind, std::string label, int64_t a, int64_t b,
-                                        std::optional<int64_t> c, std::string owner) {
+                                        std::optional<int64_t> c, std::string owner,
+                                        std::optional<int64_t> d) {
   auto op = std::make_shared<SyncOp>();
   op->kind = kind;
   op->label = std::move(label);
@@ -74,6 +75,7 @@ Result<int64_t> RingStore::Impl::Submit(SyncOp::Kind kind, std::string label, in
   op->a = a;
   op->b = b;
   op->c = c;
+  op->d = d;
   auto done = op->done.get_future();
   {
     std::lock_guard lk(mu_);

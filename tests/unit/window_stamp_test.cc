@@ -80,18 +80,52 @@ class StampedWindowServiceTest : public ::testing::Test {
     if (stamp) r.set_caller_boottime_ns(*stamp);
     return stub_->BeginWindow(&ctx, r, out);
   }
-  grpc::Status End(int64_t id, std::optional<int64_t> stamp, v1::Window* out) {
+  grpc::Status End(int64_t id, std::optional<int64_t> stamp, v1::Window* out,
+                   std::optional<int64_t> start_stamp = std::nullopt) {
     grpc::ClientContext ctx;
     v1::EndWindowRequest r;
     r.set_id(id);
     if (stamp) r.set_caller_boottime_ns(*stamp);
+    if (start_stamp) r.set_caller_start_boottime_ns(*start_stamp);
     return stub_->EndWindow(&ctx, r, out);
+  }
+  // The window as the store holds it.
+  store::Window Stored(int64_t id) {
+    auto w = store_->GetWindow(id);
+    EXPECT_TRUE(w.ok() && *w) << id;
+    return w.ok() && *w ? **w : store::Window{};
   }
   size_t WindowCount() {
     grpc::ClientContext ctx;
     v1::ListWindowsResponse list;
     EXPECT_TRUE(stub_->ListWindows(&ctx, {}, &list).ok());
     return static_cast<size_t>(list.windows_size());
+  }
+  // `ended` runs from `start_ns` for exactly 1 s, as far as the caller's
+  // stamps were apart, and holds exactly 1 s of the rail's energy; so does
+  // its summary, measured from the same counters.
+  void ExpectOneSecondFrom(const v1::Window& ended, int64_t start_ns, int64_t stamps_apart) {
+    EXPECT_EQ(ended.start_ns(), start_ns);
+    EXPECT_EQ(ended.end_ns() - ended.start_ns(), stamps_apart);
+    EXPECT_EQ(ended.end_ns() - ended.start_ns(), 1 * kSec);
+    ASSERT_EQ(ended.start_energy_mj().count(kRail), 1u);
+    ASSERT_EQ(ended.end_energy_mj().count(kRail), 1u);
+    const double mj = ended.end_energy_mj().at(kRail) - ended.start_energy_mj().at(kRail);
+    EXPECT_NEAR(mj, power_mw_ * 1.0, 1e-6 * power_mw_);
+    grpc::ClientContext ctx;
+    v1::SummarizeRequest r;
+    r.set_window_id(ended.id());
+    v1::Summary s;
+    ASSERT_TRUE(stub_->Summarize(&ctx, r, &s).ok());
+    EXPECT_EQ(s.from_ns(), start_ns);
+    EXPECT_EQ(s.to_ns(), start_ns + kSec);
+    EXPECT_DOUBLE_EQ(s.duration_s(), 1.0);
+    const v1::RailSummary* rail = nullptr;
+    for (const auto& x : s.rails()) {
+      if (x.name() == "VIN_SYS_5V0") rail = &x;
+    }
+    ASSERT_NE(rail, nullptr);
+    EXPECT_NEAR(rail->energy_mj(), mj, 1e-6 * mj);
   }
   // Frames every 100 ms for `ns` (the rails integrate between them).
   void Run(int64_t ns) {
@@ -133,28 +167,7 @@ TEST_F(StampedWindowServiceTest, StampedEdgesAreTheWindowsEdgesAndTheirEnergy) {
   sampler_->TickOnce();  // a frame after the end: the end lies between two readings
   v1::Window ended;
   ASSERT_TRUE(End(w.id(), b1, &ended).ok());
-  EXPECT_EQ(ended.start_ns(), rt0);
-  EXPECT_EQ(ended.end_ns() - ended.start_ns(), b1 - b0);
-  EXPECT_EQ(ended.end_ns() - ended.start_ns(), 1 * kSec);
-  ASSERT_EQ(ended.start_energy_mj().count(kRail), 1u);
-  ASSERT_EQ(ended.end_energy_mj().count(kRail), 1u);
-  const double mj = ended.end_energy_mj().at(kRail) - ended.start_energy_mj().at(kRail);
-  EXPECT_NEAR(mj, power_mw_ * 1.0, 1e-6 * power_mw_);
-  // The summary measures the same edges from the same counters.
-  grpc::ClientContext ctx;
-  v1::SummarizeRequest r;
-  r.set_window_id(w.id());
-  v1::Summary s;
-  ASSERT_TRUE(stub_->Summarize(&ctx, r, &s).ok());
-  EXPECT_EQ(s.from_ns(), rt0);
-  EXPECT_EQ(s.to_ns(), rt0 + kSec);
-  EXPECT_DOUBLE_EQ(s.duration_s(), 1.0);
-  const v1::RailSummary* rail = nullptr;
-  for (const auto& x : s.rails()) {
-    if (x.name() == "VIN_SYS_5V0") rail = &x;
-  }
-  ASSERT_NE(rail, nullptr);
-  EXPECT_NEAR(rail->energy_mj(), mj, 1e-6 * mj);
+  ExpectOneSecondFrom(ended, rt0, b1 - b0);
 }
 
 // Without a stamp each edge is where its call arrived (clients elsewhere,
@@ -233,6 +246,123 @@ TEST_F(StampedWindowServiceTest, AnEndBeforeTheStartIsRefused) {
   EXPECT_EQ(ended.end_ns(), ended.start_ns());
 }
 
+// The work's start, stamped once BeginWindow has returned and sent with
+// EndWindow: the window runs from it to the end stamp exactly, holds the
+// energy of exactly that span, and the store keeps the moved start. The
+// BeginWindow call's 16 ms round trip (a slow store write) is left out.
+TEST_F(StampedWindowServiceTest, AStartStampedAfterBeginWindowIsTheWindowsStart) {
+  for (const bool begin_stamped : {true, false}) {
+    SCOPED_TRACE(begin_stamped ? "BeginWindow stamped" : "BeginWindow unstamped");
+    clock_.Advance(10 * kMs);
+    const int64_t b0 = clock_.BoottimeNs(), rt0 = clock_.RealtimeNs();
+    v1::Window w;
+    ASSERT_TRUE(Begin(begin_stamped ? std::optional(b0) : std::nullopt, &w).ok());
+    EXPECT_EQ(w.start_ns(), rt0);
+    clock_.Advance(16 * kMs);  // BeginWindow's round trip
+    const int64_t s0 = clock_.BoottimeNs(), rt_s0 = clock_.RealtimeNs();
+    Run(1 * kSec - 40 * kMs);
+    clock_.Advance(40 * kMs);
+    const int64_t b1 = clock_.BoottimeNs();
+    clock_.Advance(30 * kMs);  // EndWindow in flight
+    sampler_->TickOnce();
+    v1::Window ended;
+    ASSERT_TRUE(End(w.id(), b1, &ended, s0).ok());
+    ExpectOneSecondFrom(ended, rt_s0, b1 - s0);  // not 1.016 s, nor its energy
+    const store::Window kept = Stored(w.id());
+    EXPECT_EQ(kept.start_ns, rt_s0);
+    EXPECT_EQ(kept.end_ns, ended.end_ns());
+  }
+}
+
+// With an unstamped end the window runs from the work's start to the
+// EndWindow's arrival; a start stamp at the end's own instant is an instant
+// window.
+TEST_F(StampedWindowServiceTest, AStartStampWithAnUnstampedEnd) {
+  clock_.Advance(10 * kMs);
+  v1::Window w, ended;
+  ASSERT_TRUE(Begin(std::nullopt, &w).ok());
+  clock_.Advance(5 * kMs);
+  const int64_t s0 = clock_.BoottimeNs(), rt_s0 = clock_.RealtimeNs();
+  clock_.Advance(kSec);
+  const int64_t arrived = clock_.RealtimeNs();
+  ASSERT_TRUE(End(w.id(), std::nullopt, &ended, s0).ok());
+  EXPECT_EQ(ended.start_ns(), rt_s0);
+  EXPECT_EQ(ended.end_ns(), arrived);
+
+  v1::Window instant;
+  ASSERT_TRUE(Begin(std::nullopt, &instant).ok());
+  clock_.Advance(kMs);
+  ASSERT_TRUE(End(instant.id(), std::nullopt, &ended, clock_.BoottimeNs()).ok());
+  EXPECT_EQ(ended.start_ns(), clock_.RealtimeNs());
+  EXPECT_EQ(ended.end_ns(), ended.start_ns());
+}
+
+// A start stamp before the window's recorded start, after its end, ahead of
+// the daemon's clock or from another machine is refused with a message naming
+// it, and changes nothing: the window stays open where it began, and ends
+// properly afterwards. A start stamp is as old as the work: a window longer
+// than a stamp's 10 s bound keeps it.
+TEST_F(StampedWindowServiceTest, ImplausibleStartStampsAreRefusedAndChangeNothing) {
+  clock_.Advance(60 * kSec);
+  const int64_t b0 = clock_.BoottimeNs(), rt0 = clock_.RealtimeNs();
+  v1::Window w, ended;
+  ASSERT_TRUE(Begin(b0, &w).ok());
+  clock_.Advance(2 * kMs);
+  const int64_t s0 = clock_.BoottimeNs();
+  clock_.Advance(kSec);
+  const int64_t b1 = clock_.BoottimeNs();
+
+  auto before = End(w.id(), b1, &ended, b0 - kMs);
+  EXPECT_EQ(before.error_code(), StatusCode::INVALID_ARGUMENT);
+  EXPECT_NE(before.error_message().find("caller_start_boottime_ns"), std::string::npos);
+  EXPECT_NE(before.error_message().find("0.001 s before window"), std::string::npos)
+      << before.error_message();
+  auto after = End(w.id(), s0, &ended, s0 + kMs);
+  EXPECT_EQ(after.error_code(), StatusCode::INVALID_ARGUMENT);
+  EXPECT_NE(after.error_message().find("0.001 s after window"), std::string::npos)
+      << after.error_message();
+  auto future = End(w.id(), std::nullopt, &ended, clock_.BoottimeNs() + kSec);
+  EXPECT_EQ(future.error_code(), StatusCode::INVALID_ARGUMENT);
+  EXPECT_NE(future.error_message().find("caller_start_boottime_ns"), std::string::npos);
+  EXPECT_NE(future.error_message().find("1.000 s in the future"), std::string::npos)
+      << future.error_message();
+  for (const int64_t other : {int64_t{7}, 365 * 86400 * kSec, std::numeric_limits<int64_t>::min(),
+                              std::numeric_limits<int64_t>::max()}) {
+    EXPECT_EQ(End(w.id(), b1, &ended, other).error_code(), StatusCode::INVALID_ARGUMENT) << other;
+  }
+  // An implausible end stamp refuses the whole call, a fine start included.
+  EXPECT_EQ(End(w.id(), b1 + kSec, &ended, s0).error_code(), StatusCode::INVALID_ARGUMENT);
+  const store::Window kept = Stored(w.id());
+  EXPECT_EQ(kept.start_ns, rt0);
+  EXPECT_FALSE(kept.end_ns.has_value());
+
+  // 20 s later the start stamp is 20 s old: still the window's start.
+  Run(20 * kSec);
+  ASSERT_TRUE(End(w.id(), std::nullopt, &ended, s0).ok());
+  EXPECT_EQ(ended.start_ns(), rt0 + 2 * kMs);
+  EXPECT_EQ(Stored(w.id()).start_ns, rt0 + 2 * kMs);
+}
+
+// The store moves a start only later, never past the end, and only with the
+// end: a refused move writes nothing.
+TEST_F(StampedWindowServiceTest, TheStoreMovesAStartOnlyWithinTheWindow) {
+  auto id = store_->BeginWindow("w", 1000 * kSec);
+  ASSERT_TRUE(id.ok());
+  EXPECT_EQ(store_->EndWindowFrom(*id, 1000 * kSec - 1, 1001 * kSec).code(),
+            edgemon::StatusCode::kInvalidArgument);
+  EXPECT_EQ(store_->EndWindowFrom(*id, 1001 * kSec + 1, 1001 * kSec).code(),
+            edgemon::StatusCode::kInvalidArgument);
+  store::Window kept = Stored(*id);
+  EXPECT_EQ(kept.start_ns, 1000 * kSec);
+  EXPECT_FALSE(kept.end_ns.has_value());
+  ASSERT_TRUE(store_->EndWindowFrom(*id, 1000 * kSec + 5 * kMs, 1001 * kSec).ok());
+  kept = Stored(*id);
+  EXPECT_EQ(kept.start_ns, 1000 * kSec + 5 * kMs);
+  EXPECT_EQ(kept.end_ns, 1001 * kSec);
+  EXPECT_EQ(store_->EndWindowFrom(*id, 1000 * kSec + 5 * kMs, 1002 * kSec).code(),
+            edgemon::StatusCode::kFailedPrecondition);  // already ended
+}
+
 // The C++ client sends the caller's stamp over a unix socket.
 TEST_F(StampedWindowServiceTest, ClientLibrarySendsTheStampOverAUnixSocket) {
   auto c = client::Client::Connect(target_);
@@ -251,6 +381,18 @@ TEST_F(StampedWindowServiceTest, ClientLibrarySendsTheStampOverAUnixSocket) {
   EXPECT_EQ(*e->end_ns - e->start_ns, b1 - b0);  // 525 ms, not the 550 between the calls
   auto refused = (*c)->EndWindow(w->id, b1);
   EXPECT_EQ(refused.status().code(), edgemon::StatusCode::kFailedPrecondition);
+
+  // The work's start, stamped after BeginWindow returned, goes with the end.
+  auto w2 = (*c)->BeginWindow("client", std::nullopt, clock_.BoottimeNs());
+  ASSERT_TRUE(w2.ok()) << w2.status().ToString();
+  clock_.Advance(16 * kMs);
+  const int64_t s2 = clock_.BoottimeNs(), rt_s2 = clock_.RealtimeNs();
+  clock_.Advance(300 * kMs);
+  const int64_t b2 = clock_.BoottimeNs();
+  auto e2 = (*c)->EndWindow(w2->id, b2, s2);
+  ASSERT_TRUE(e2.ok()) << e2.status().ToString();
+  EXPECT_EQ(e2->start_ns, rt_s2);
+  EXPECT_EQ(*e2->end_ns - e2->start_ns, b2 - s2);  // 300 ms, not 316
 }
 
 }  // namespace
