@@ -221,7 +221,9 @@ int RunRecord(const Globals& globals, const RecordOptions& o) {
   const int64_t offset = window->start_ns - (before + after) / 2;  // daemon - local clock
 
   // The command, from here until the window ends: signals sent to edgemon go to it.
+  // The window starts at its spawn, after BeginWindow returned (sent with the end).
   Supervisor supervisor(clock, !o.no_wait_descendants);
+  const int64_t spawn_boot = clock.BoottimeNs();
   if (int e = supervisor.Start(path, o.command, CommandEnv(*window, c->target()), re.has_value());
       e != 0) {
     supervisor.StopForwarding();
@@ -258,8 +260,12 @@ int RunRecord(const Globals& globals, const RecordOptions& o) {
   bool waited = false;
   // Stamped at the exit unless the daemon had to be waited for (then it ends late, said below).
   auto ended = Retry(
-      [&] { return c->EndWindow(window->id, waited ? std::nullopt : std::optional(exit_boot)); },
+      [&] {
+        return c->EndWindow(window->id, waited ? std::nullopt : std::optional(exit_boot),
+                            spawn_boot);
+      },
       deadline, reconnect, &waited);
+  if (ended.ok()) report.run_start_ns = ended->start_ns;
   supervisor.StopForwarding();
   report.exit_code = child.exit_code;
   report.signal = child.signal;
