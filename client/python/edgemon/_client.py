@@ -291,12 +291,20 @@ class Client(object):
         return self._call("renew window", self._stub.BeginWindow,
                           pb.BeginWindowRequest(renew_id=_window_id(window_id)))
 
-    def end_window(self, window_id: int, boottime_ns: Optional[int] = None) -> Any:
-        """Ends a window; ``boottime_ns`` as for ``begin_window`` (the end)."""
+    def end_window(self, window_id: int, boottime_ns: Optional[int] = None,
+                   start_boottime_ns: Optional[int] = None) -> Any:
+        """Ends a window; ``boottime_ns`` as for ``begin_window`` (the end).
+        ``start_boottime_ns``: the work's real start, read on CLOCK_BOOTTIME
+        once ``begin_window`` had returned; the daemon moves the window's
+        start there (at or after its recorded start, at or before its end),
+        so the begin call's round trip stays out of the window. Unix socket only."""
         req = pb.EndWindowRequest(id=_window_id(window_id))
         stamp = _caller_stamp(self.target, boottime_ns)
         if stamp is not None:
             req.caller_boottime_ns = stamp
+        start = _caller_stamp(self.target, start_boottime_ns)
+        if start is not None:
+            req.caller_start_boottime_ns = start
         return self._call("end window", self._stub.EndWindow, req)
 
     def windows(self, since: TimeLike = None, until: TimeLike = None) -> List[Any]:

@@ -270,7 +270,9 @@ class Measurement(object):
         self.rate_hz = rate_hz
         self.items = items
         self.window = None  # type: Any
+        self.start_ns = 0  # the window's start as it ended (the body's, when stamped)
         self.end_ns = 0
+        self._start_boottime = None  # type: Optional[int]
         self.marks = []  # type: List[Any]
         self._booster = None  # type: Optional[_Booster]
         self._renewer = None  # type: Optional[_Renewer]
@@ -279,8 +281,10 @@ class Measurement(object):
     def __enter__(self) -> "Measurement":
         if self.rate_hz:
             self._booster = _Booster(self.client, self.rate_hz)
-        # The window starts where the block does: stamped after everything
-        # else __enter__ does, right before the call that carries the stamp.
+        # The window starts where the block does: BeginWindow is stamped right
+        # before its call, and the body's start, read once that call returned
+        # (its errors come first), is sent with EndWindow, which moves the
+        # start there.
         self._renewer = _Renewer(self.client)
         try:
             _warm(self.client)
@@ -293,6 +297,7 @@ class Measurement(object):
             raise
         self._renewer.add(self.window.id)
         self.client._stack().append(self)
+        self._start_boottime = boottime_ns()  # the body's start: the last thing before it
         return self
 
     def __exit__(self, *exc: Any) -> None:
@@ -301,7 +306,9 @@ class Measurement(object):
         if stack and stack[-1] is self:
             stack.pop()
         try:
-            ended = self.client.end_window(self.window.id, boottime_ns=end)
+            ended = self.client.end_window(self.window.id, boottime_ns=end,
+                                           start_boottime_ns=self._start_boottime)
+            self.start_ns = ended.start_ns
             self.end_ns = ended.end_ns
         finally:
             if self._renewer:
@@ -327,12 +334,13 @@ class Measurement(object):
             phases = []
             for m in self.marks:
                 s = c.summarize(window_id=m.window.id) if m.end_ns else None
-                phases.append(Phase(m.name, m.window.id, m.window.start_ns, m.end_ns or None,
+                phases.append(Phase(m.name, m.window.id, m.start_ns or m.window.start_ns,
+                                    m.end_ns or None,
                                     Result(s, m.name, m.window.id) if s is not None else None))
             boost = self._booster.effective if self._booster else 0
             if boost and boost <= device.energy_rate_hz:
                 boost = 0  # the boost did not raise the rate
-            self._result = Result(summary, self.label, self.window.id, self.window.start_ns,
+            self._result = Result(summary, self.label, self.window.id, self.start_ns,
                                   self.end_ns, phases, self.items, boost, c, device)
         return self._result
 
@@ -344,7 +352,9 @@ class Mark(object):
         self.client = client
         self.name = name
         self.window = None  # type: Any
+        self.start_ns = 0  # the window's start as it ended (the phase's, when stamped)
         self.end_ns = 0
+        self._start_boottime = None  # type: Optional[int]
         self.parent = None  # type: Optional[Measurement]
 
     def __enter__(self) -> "Mark":
@@ -361,6 +371,7 @@ class Mark(object):
             self.parent.marks.append(self)
         if renewer is not None:
             renewer.add(self.window.id)
+        self._start_boottime = boottime_ns()  # the phase's start, after BeginWindow returned
         return self
 
     def __exit__(self, *exc: Any) -> None:
@@ -368,7 +379,10 @@ class Mark(object):
         renewer = self.parent._renewer if self.parent is not None else None
         if renewer is not None:
             renewer.discard(self.window.id)
-        self.end_ns = self.client.end_window(self.window.id, boottime_ns=end).end_ns
+        ended = self.client.end_window(self.window.id, boottime_ns=end,
+                                       start_boottime_ns=self._start_boottime)
+        self.start_ns = ended.start_ns
+        self.end_ns = ended.end_ns
 
 
 F = TypeVar("F", bound=Callable[..., Any])
