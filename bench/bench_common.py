@@ -1,6 +1,6 @@
 """What the benchmark scripts share: their usual arguments (a build
-directory, seconds per run, a simulated board), a simulated board that runs for
-the length of a `with`, and the CPU a process spends (from
+directory, seconds per run, a simulated board), a simulated board and edgemond
+on it that run for the length of a `with`, and the CPU a process spends (from
 /proc/PID/task/*/schedstat: nanoseconds on CPU, every thread). The process
 helpers themselves are the e2e harness's (tests/e2e/harness.py)."""
 import argparse
@@ -12,7 +12,8 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "tests", "e2e"))
-from harness import rss_kib, start_sim, stop_process  # noqa: E402,F401 (rss_kib: for the scripts)
+# rss_kib and start_sim: for the scripts.
+from harness import rss_kib, start_sim, stop_process  # noqa: E402,F401
 
 
 def board_args(description=None):
@@ -36,6 +37,29 @@ def simulated_board(build, board, tmp, log=subprocess.DEVNULL, rate_hz=20):
         yield root
     finally:
         stop_process(sim)
+
+
+@contextlib.contextmanager
+def edgemond_on(edgemond, edgemon, root, tmp, target, log, interval_ms=1000, energy_rate_hz=100):
+    """edgemond on the board under `root` (its store tmp/e.db, listening on
+    `target`, warnings to `log`); yields the process once `edgemon now`
+    answers, stops it on the way out."""
+    env = dict(os.environ)
+    env.pop("NOTIFY_SOCKET", None)
+    daemon = subprocess.Popen(
+        [edgemond, "--root", root, "--db", os.path.join(tmp, "e.db"), "--listen", target,
+         "--interval-ms", str(interval_ms), "--energy-rate-hz", str(energy_rate_hz),
+         "--log-level", "warn"], stdout=log, stderr=log, env=env)
+    try:
+        deadline = time.time() + 20
+        while subprocess.run([edgemon, "--connect", target, "now"],
+                             capture_output=True).returncode:
+            if daemon.poll() is not None or time.time() > deadline:
+                raise RuntimeError("edgemond did not come up")
+            time.sleep(0.1)
+        yield daemon
+    finally:
+        stop_process(daemon)
 
 
 def cpu_ns(pid):

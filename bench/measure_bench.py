@@ -29,7 +29,7 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-from bench_common import simulated_board, stop_process  # noqa: E402
+from bench_common import edgemond_on, simulated_board  # noqa: E402
 
 sys.path.insert(0, os.path.join(HERE, "..", "tests", "e2e"))
 from harness import analytic_energy_mj  # noqa: E402
@@ -96,26 +96,14 @@ def main():
             with open(os.path.join(root, ".edgemon-sim.json")) as f:
                 sidecar = json.load(f)
             target = "unix:" + os.path.join(tmp, "api.sock")
-            env = dict(os.environ, PYTHONPATH=os.path.join(build, "python"))
-            env.pop("NOTIFY_SOCKET", None)
-            daemon = subprocess.Popen(
-                [os.path.join(build, "daemon", "edgemond"), "--root", root, "--db",
-                 os.path.join(tmp, "e.db"), "--listen", target, "--interval-ms",
-                 str(args.interval_ms), "--energy-rate-hz", str(args.energy_rate_hz),
-                 "--log-level", "warn"], stdout=log, stderr=log, env=env)
-            try:
-                run(args, build, tmp, target, env, sidecar, daemon)
-            finally:
-                stop_process(daemon)
+            cli = os.path.join(build, "client", "cli", "edgemon")
+            with edgemond_on(os.path.join(build, "daemon", "edgemond"), cli, root, tmp, target,
+                             log, args.interval_ms, args.energy_rate_hz):
+                run(args, cli, tmp, target, dict(os.environ, PYTHONPATH=os.path.join(
+                    build, "python")), sidecar)
 
 
-def run(args, build, tmp, target, env, sidecar, daemon):
-    cli = os.path.join(build, "client", "cli", "edgemon")
-    deadline = time.time() + 20
-    while subprocess.run([cli, "--connect", target, "now"], capture_output=True).returncode:
-        if daemon.poll() is not None or time.time() > deadline:
-            raise RuntimeError("edgemond did not come up")
-        time.sleep(0.1)
+def run(args, cli, tmp, target, env, sidecar):
     time.sleep(2 * args.interval_ms / 1000)  # a few frames before anything is measured
     load_before = os.getloadavg()
 

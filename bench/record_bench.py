@@ -20,8 +20,8 @@ import sys
 import tempfile
 import time
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "e2e"))
-from harness import start_sim, stop_process  # noqa: E402
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from bench_common import edgemond_on, start_sim, stop_process  # noqa: E402
 
 
 def main():
@@ -33,46 +33,41 @@ def main():
     ap.add_argument("--energy-rate-hz", type=int, default=100)
     args = ap.parse_args()
     tmp = tempfile.mkdtemp(prefix="edgemon-record-bench-")
-    sim = daemon = None
+    sim = None
     try:
         root = os.path.join(tmp, "root")
         sock = os.path.join(tmp, "api.sock")
         log = open(os.path.join(tmp, "log"), "w")
         sim, _ = start_sim(args.sim, "orin-nano", root, args.fixtures, log)
-        daemon = subprocess.Popen(
-            [args.edgemond, "--root", root, "--db", os.path.join(tmp, "e.db"), "--listen",
-             "unix:" + sock, "--interval-ms", str(args.interval_ms), "--energy-rate-hz",
-             str(args.energy_rate_hz), "--log-level", "warn"], stdout=log, stderr=log)
-        target = ["--connect", "unix:" + sock]
-        deadline = time.time() + 20
-        while subprocess.run([args.edgemon, *target, "now"], capture_output=True).returncode:
-            if time.time() > deadline:
-                raise RuntimeError("edgemond did not come up")
-            time.sleep(0.1)
-        def record(*extra):
-            t0 = time.perf_counter()
-            r = subprocess.run([args.edgemon, *target, "record", *extra, "--", "true"],
-                               capture_output=True, text=True)
-            if r.returncode != 0:
-                raise RuntimeError(f"record failed: {r.stderr}")
-            return (time.perf_counter() - t0) * 1000
-        walls = sorted(record() for _ in range(args.n))
-        # A few with the bundle, to check each reports energy on every rail.
-        out, with_energy, checked = os.path.join(tmp, "run"), 0, min(args.n, 5)
-        for _ in range(checked):
-            record("--out", out)
-            with open(os.path.join(out, "summary.json")) as f:
-                s = json.load(f)
-            with_energy += bool(s["rails"]) and all(x["energy_j"] > 0 for x in s["rails"])
-        print(f"edgemon record -- true, {args.n} runs, {args.interval_ms} ms frames, "
-              f"{args.energy_rate_hz} Hz rails (orin-nano simulator, unix socket):")
-        print(f"  wall p50 {walls[len(walls) // 2]:.1f} ms  p90 {walls[len(walls) * 9 // 10]:.1f} ms"
-              f"  max {walls[-1]:.1f} ms")
-        print(f"  {with_energy}/{checked} runs with --out reported energy on every rail")
+        with edgemond_on(args.edgemond, args.edgemon, root, tmp, "unix:" + sock, log,
+                         args.interval_ms, args.energy_rate_hz):
+            bench(args, tmp, ["--connect", "unix:" + sock])
     finally:
-        stop_process(daemon)
         stop_process(sim)
         shutil.rmtree(tmp, ignore_errors=True)
+
+
+def bench(args, tmp, target):
+    def record(*extra):
+        t0 = time.perf_counter()
+        r = subprocess.run([args.edgemon, *target, "record", *extra, "--", "true"],
+                           capture_output=True, text=True)
+        if r.returncode != 0:
+            raise RuntimeError(f"record failed: {r.stderr}")
+        return (time.perf_counter() - t0) * 1000
+    walls = sorted(record() for _ in range(args.n))
+    # A few with the bundle, to check each reports energy on every rail.
+    out, with_energy, checked = os.path.join(tmp, "run"), 0, min(args.n, 5)
+    for _ in range(checked):
+        record("--out", out)
+        with open(os.path.join(out, "summary.json")) as f:
+            s = json.load(f)
+        with_energy += bool(s["rails"]) and all(x["energy_j"] > 0 for x in s["rails"])
+    print(f"edgemon record -- true, {args.n} runs, {args.interval_ms} ms frames, "
+          f"{args.energy_rate_hz} Hz rails (orin-nano simulator, unix socket):")
+    print(f"  wall p50 {walls[len(walls) // 2]:.1f} ms  p90 {walls[len(walls) * 9 // 10]:.1f} ms"
+          f"  max {walls[-1]:.1f} ms")
+    print(f"  {with_energy}/{checked} runs with --out reported energy on every rail")
 
 
 if __name__ == "__main__":
