@@ -6,7 +6,7 @@
 # tests/data/timespec_cases.json), channel selection.
 # cli_e2e: edgemon-sim + edgemond (unix socket and loopback TCP), then
 # `edgemon now/sensors/watch/tegrastats/query` against them, exit codes.
-edgemon_area_tests(edgemon_cli_tests ${CMAKE_CURRENT_LIST_DIR} 60 edgemon_cli)
+edgemon_area_tests(edgemon_cli_tests 60 DIR ${CMAKE_CURRENT_LIST_DIR} LIBS edgemon_cli)
 # The time syntax's cases, shared with the Python client's tests.
 target_compile_definitions(edgemon_cli_tests PRIVATE
   EDGEMON_TIMESPEC_CASES="${CMAKE_CURRENT_LIST_DIR}/../data/timespec_cases.json")

@@ -16,4 +16,4 @@ add_test(NAME control_e2e
 set_tests_properties(control_e2e PROPERTIES TIMEOUT 300 SKIP_RETURN_CODE 77)
 
 # BoardControl's writes and restores on a scratch tree (no tools run).
-edgemon_area_tests(edgemon_control_tests ${CMAKE_CURRENT_LIST_DIR} 60 edgemon_control edgemon_testing)
+edgemon_area_tests(edgemon_control_tests 60 DIR ${CMAKE_CURRENT_LIST_DIR} LIBS edgemon_control edgemon_testing)

@@ -58,7 +58,7 @@ elseif(EDGEMON_BUILD_TESTS)
   set_tests_properties(damaged_store PROPERTIES TIMEOUT 180)
 endif()
 if(EDGEMON_BUILD_TESTS)
-  # tests/unit/client_test.cc (globbed into edgemon_tests) needs the client
+  # tests/client/*_test.cc (globbed into edgemon_tests) need the client
   # library and a daemon to run; the target name resolves whatever the order
   # of add_subdirectory(client) and add_subdirectory(tests).
   if(TARGET edgemon_tests)

@@ -5,7 +5,7 @@
 # record_e2e: edgemon-sim + edgemond on a unix socket, then `edgemon record`
 # checked against the simulator's analytic energy (sidecar), exit codes,
 # marks, --items, attach, and a daemon killed and restarted mid-recording.
-edgemon_area_tests(edgemon_record_tests ${CMAKE_CURRENT_LIST_DIR} 60 edgemon_cli)
+edgemon_area_tests(edgemon_record_tests 60 DIR ${CMAKE_CURRENT_LIST_DIR} LIBS edgemon_cli)
 
 add_test(NAME record_e2e
          COMMAND ${EDGEMON_SYSTEM_PYTHON3} ${CMAKE_CURRENT_LIST_DIR}/record_e2e.py

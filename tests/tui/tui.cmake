@@ -1,7 +1,7 @@
 # Tests of the tui area (included from tests/CMakeLists.txt).
 # View-model tests on fixture boards (goldens in tests/tui/golden/; set
 # EDGETOP_UPDATE_GOLDEN=1 to rewrite them), and edgetop in a real terminal.
-edgemon_area_tests(edgetop_tests ${CMAKE_CURRENT_LIST_DIR} 60 edgetop_view edgemon_testing)
+edgemon_area_tests(edgetop_tests 60 DIR ${CMAKE_CURRENT_LIST_DIR} LIBS edgetop_view edgemon_testing)
 target_compile_definitions(edgetop_tests PRIVATE
   EDGETOP_GOLDEN_DIR="${CMAKE_CURRENT_LIST_DIR}/golden")
 

@@ -1,7 +1,7 @@
-// The C++ client library: its own types from the proto (the model's
-// conversions are tests/unit/wire_test.cc), targets, and a real
-// edgemond process on the agx-orin fixture (calls, Watch, and reconnect with
-// backoff when the daemon is stopped and started again).
+// The C++ client library: targets, and a real edgemond process on the
+// agx-orin fixture (calls, Watch, and reconnect with backoff when the daemon
+// is stopped and started again). Its own types from the proto are
+// tests/client/convert_test.cc's.
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <spawn.h>
@@ -15,7 +15,6 @@
 #include <stop_token>
 #include <thread>
 
-#include "client/convert.h"
 #include "client/edgemon_client.h"
 #include "tests/support/temp_tree.h"
 
@@ -32,59 +31,6 @@ using edgemon::testing::TempTree;
 constexpr int64_t kGpuSocMv = 4984;
 constexpr int64_t kGpuSocMa = 460;
 constexpr int64_t kGpuSocMw = kGpuSocMv * kGpuSocMa / 1000;
-
-TEST(ClientConvertTest, DeviceInfoIndexesChannelsById) {
-  v1::DeviceInfo pb;
-  pb.set_generation(9);
-  pb.set_interval_ms(250);
-  pb.set_api_version(1);
-  pb.mutable_board()->set_model("Test Board");
-  pb.mutable_board()->set_nvpmodel_id(2);
-  (*pb.mutable_board()->mutable_nvpmodel_modes())[2] = "30W";
-  (*pb.mutable_board()->mutable_nvpmodel_modes())[0] = "MAXN";
-  auto add = [&](uint32_t id, const char* kind, const char* name, const char* field) {
-    auto* c = pb.add_channels();
-    c->set_id(id);
-    c->set_kind(kind);
-    c->set_name(name);
-    c->set_field(field);
-  };
-  add(2, "thermal", "cpu-thermal", "temp");
-  add(0, "cpu", "cpu", "load");
-  add(1, "warp", "drive", "speed");  // a newer daemon's kind
-  DeviceInfo info = DeviceInfoFromProto(pb);
-  EXPECT_EQ(info.generation, 9u);
-  EXPECT_EQ(info.interval_ms, 250u);
-  EXPECT_EQ(info.unknown_channels, 1u);
-  ASSERT_EQ(info.inventory.channels.size(), 3u);
-  EXPECT_EQ(info.inventory.channels[0].name, "cpu");
-  EXPECT_EQ(info.inventory.channels[1].id, 1u);
-  EXPECT_TRUE(info.inventory.channels[1].name.empty());
-  EXPECT_EQ(info.inventory.channels[2].unit, Unit::kMilliCelsius);
-  const Channel* t = info.inventory.Find(Kind::kThermal, "cpu-thermal", Field::kTemp);
-  ASSERT_NE(t, nullptr);
-  EXPECT_EQ(t->id, 2u);
-  EXPECT_EQ(info.inventory.board.model, "Test Board");
-  ASSERT_EQ(info.inventory.board.nvpmodel_modes.size(), 2u);
-  EXPECT_EQ(info.inventory.board.nvpmodel_modes[0].second, "MAXN");
-}
-
-TEST(ClientConvertTest, Process) {
-  v1::Process p;
-  p.set_pid(42);
-  EXPECT_FALSE(ProcessFromProto(p).rss_kib);  // not read by the daemon: none, never 0
-  p.set_rss_kib(0);
-  EXPECT_EQ(ProcessFromProto(p).rss_kib, std::optional<uint64_t>(0));  // a kernel-reported 0
-  p.set_rss_kib(100);
-  p.set_gpu_mem_kib(0);
-  EXPECT_FALSE(ProcessFromProto(p).gpu_mem_kib);  // has_gpu_mem false
-  p.set_has_gpu_mem(true);
-  p.set_gpu_mem_kib(2048);
-  EXPECT_EQ(ProcessFromProto(p).gpu_mem_kib, 2048u);
-  EXPECT_FALSE(ProcessFromProto(p).cpu_permille);  // first sight: no share yet
-  p.set_cpu_permille(0);
-  EXPECT_EQ(ProcessFromProto(p).cpu_permille, std::optional<uint32_t>(0));  // idle, measured
-}
 
 TEST(ClientTargetTest, Normalize) {
   auto normalized = [](std::string_view t) {
