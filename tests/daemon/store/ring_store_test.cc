@@ -21,7 +21,6 @@
 
 #include <gtest/gtest.h>
 
-#include "daemon/store/frame_codec.h"
 #include "daemon/store/ring_store.h"
 #include "tests/support/fake_clock.h"
 #include "tests/support/orin_inventory.h"
@@ -162,70 +161,6 @@ std::vector<Value> BigValues(const Inventory& inv, uint64_t i, std::mt19937_64& 
     v[c.id] = x;
   }
   return v;
-}
-
-// ---------------------------------------------------------------- codec
-
-TEST(FrameCodec, RoundTripsSparseValuesAndExtremes) {
-  std::vector<std::pair<uint32_t, int64_t>> in = {
-      {1, 0}, {2, -1}, {3, INT64_MIN}, {7, INT64_MAX}, {8, 45000}, {300, 2201600}, {301, -256000}};
-  std::string blob;
-  ASSERT_TRUE(EncodeFrame(in, blob));
-  std::vector<std::pair<uint32_t, int64_t>> out;
-  ASSERT_TRUE(ForEachValue(blob, [&](uint32_t id, int64_t v) { out.emplace_back(id, v); }));
-  EXPECT_EQ(out, in);
-  for (uint32_t id = 0; id < 310; ++id) {
-    std::optional<int64_t> v;
-    ASSERT_TRUE(FindValue(blob, id, v));
-    auto it = std::find_if(in.begin(), in.end(), [&](const auto& p) { return p.first == id; });
-    if (it == in.end()) {
-      EXPECT_FALSE(v) << id;
-    } else {
-      EXPECT_EQ(v, it->second) << id;
-    }
-  }
-  // A full frame of small values costs one byte each plus a 3-byte header.
-  std::vector<std::pair<uint32_t, int64_t>> dense;
-  for (uint32_t id = 1; id <= 100; ++id) dense.emplace_back(id, 5);
-  blob.clear();
-  ASSERT_TRUE(EncodeFrame(dense, blob));
-  EXPECT_EQ(blob.size(), 1u + 2u + 100u);
-  std::string empty;
-  ASSERT_TRUE(EncodeFrame({}, empty));
-  EXPECT_TRUE(empty.empty());
-  EXPECT_FALSE(EncodeFrame({{3, 1}, {3, 2}}, blob));
-}
-
-TEST(FrameCodec, MalformedBlobsAreRejectedWithoutOverrun) {
-  std::vector<std::pair<uint32_t, int64_t>> in;
-  for (uint32_t id = 1; id < 60; id += (id % 5 == 0) ? 3 : 1) in.emplace_back(id, id * 100003);
-  std::string blob;
-  ASSERT_TRUE(EncodeFrame(in, blob));
-  // Every truncation is either a clean prefix or rejected, never a crash.
-  for (size_t n = 1; n < blob.size(); ++n) {
-    std::string cut = blob.substr(0, n);
-    (void)ForEachValue(cut, [](uint32_t, int64_t) {});
-    std::optional<int64_t> v;
-    (void)FindValue(cut, 59, v);
-  }
-  EXPECT_FALSE(ForEachValue(std::string("\x02\x01\x01\x02", 4), [](uint32_t, int64_t) {}));
-  std::mt19937 rng(7);
-  for (int i = 0; i < 2000; ++i) {
-    std::string junk(rng() % 40, '\0');
-    for (auto& c : junk) c = static_cast<char>(rng());
-    (void)ForEachValue(junk, [](uint32_t, int64_t) {});
-    std::optional<int64_t> v;
-    (void)FindValue(junk, rng() % 100, v);
-  }
-}
-
-TEST(FrameCodec, BothDecodersRejectARunPastTheLastId) {
-  // One run of two values at gap 0xFFFFFFFF: its second id is not a uint32.
-  const std::string blob("\x01\xff\xff\xff\xff\x0f\x02\x02\x04", 9);
-  EXPECT_FALSE(ForEachValue(blob, [](uint32_t, int64_t) {}));
-  std::optional<int64_t> v;
-  EXPECT_FALSE(FindValue(blob, UINT32_MAX, v));
-  EXPECT_FALSE(v);
 }
 
 // ---------------------------------------------------------------- basics
