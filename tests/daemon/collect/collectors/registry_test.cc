@@ -1,8 +1,7 @@
-// Every fixture board, sampled by the full collector set, shows the values a
-// person would read off that board: tests/fixtures/expected/<board>.json
-// lists spot checks (values in edgemon's units), channels that must read as
-// absent (gated zones, offline cores) and channels that must not exist (NC
-// rails, the INA3221 shunt-sum channel).
+// Every fixture board, sampled by the full collector set (MakeDefaultCollectors, registry.cc),
+// shows the values a person would read off that board: tests/fixtures/expected/<board>.json lists
+// spot checks (values in edgemon's units), channels that must read as absent (gated zones, offline
+// cores) and channels that must not exist (NC rails, the INA3221 shunt-sum channel).
 #include <gtest/gtest.h>
 
 #include <filesystem>

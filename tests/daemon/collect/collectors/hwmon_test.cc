@@ -5,7 +5,6 @@
 #include <gtest/gtest.h>
 
 #include <cerrno>
-#include <memory>
 #include <set>
 #include <string>
 #include <vector>
@@ -14,54 +13,19 @@
 #include "daemon/collect/collectors.h"
 #include "daemon/collect/parse.h"
 #include "daemon/collect/sysfs.h"
+#include "tests/support/collector_harness.h"
 #include "tests/support/faulty_sysfs.h"
 #include "tests/support/temp_tree.h"
 
 namespace edgemon {
 namespace {
 
+using testing::CollectorRun;
 using testing::FaultySysFs;
 using testing::Fixture;
+using testing::FixtureInt;
+using testing::kSecond;
 using testing::TempTree;
-
-constexpr int64_t kSecond = 1'000'000'000;
-
-class HwmonHarness {
- public:
-  explicit HwmonHarness(SysFs& fs) {
-    std::vector<std::unique_ptr<Collector>> v;
-    v.push_back(MakeHwmonCollector());
-    col_ = std::make_unique<Collection>(fs, std::move(v), CollectOptions{}, nullptr);
-    col_->Discover();
-  }
-  void Sample(int64_t t_ns = kSecond) { col_->Sample(t_ns, frame_); }
-  const Channel* Find(Kind kind, std::string_view name, Field field) const {
-    return col_->inventory().Find(kind, name, field);
-  }
-  Value Get(Kind kind, std::string_view name, Field field) const {
-    const Channel* c = Find(kind, name, field);
-    EXPECT_NE(c, nullptr) << name << " " << ToString(field);
-    return c ? frame_.Get(c->id) : std::nullopt;
-  }
-  Value Temp(std::string_view name) const { return Get(Kind::kThermal, name, Field::kTemp); }
-  uint64_t Errors(Kind kind, std::string_view name, Field field) const {
-    const Channel* c = Find(kind, name, field);
-    return c ? col_->error_counts()[c->id] : 0;
-  }
-  // The collector's own channels, without the energy counters the
-  // Collection's integrator adds for every rail power channel.
-  std::vector<Channel> channels() const {
-    std::vector<Channel> out;
-    for (const auto& c : col_->inventory().channels) {
-      if (!(c.field == Field::kEnergy && c.Has(kFlagDerived))) out.push_back(c);
-    }
-    return out;
-  }
-
- private:
-  std::unique_ptr<Collection> col_;
-  Frame frame_;
-};
 
 std::string AllNames(const std::vector<Channel>& channels) {
   std::string out;
@@ -69,24 +33,19 @@ std::string AllNames(const std::vector<Channel>& channels) {
   return out;
 }
 
-int64_t FileInt(SysFs& fs, const std::string& path) {
-  auto text = fs.ReadText(path, 256);
-  EXPECT_TRUE(text.has_value()) << path;
-  auto v = text ? parse::Int(*text) : std::nullopt;
-  EXPECT_TRUE(v.has_value()) << path;
-  return v.value_or(-1);
-}
-
 // ---------------------------------------------------------------------------
 // node_exporter fixture
 
 class NodeExporterHwmon : public ::testing::Test {
  protected:
-  NodeExporterHwmon() : fs_(Fixture("node_exporter/node_exporter")), run_(fs_) { run_.Sample(); }
-  int64_t File(std::string_view rel) { return FileInt(fs_, SysPath(rel)); }
+  NodeExporterHwmon()
+      : fs_(Fixture("node_exporter/node_exporter")), run_(fs_, MakeHwmonCollector()) {
+    run_.Sample();
+  }
+  int64_t File(std::string_view rel) { return FixtureInt(fs_, SysPath(rel)); }
 
   RootedSysFs fs_;
-  HwmonHarness run_;
+  CollectorRun run_;
 };
 
 TEST_F(NodeExporterHwmon, CoretempTemperaturesAndLimits) {
@@ -212,7 +171,7 @@ TEST(Hwmon, Ina238BoardMonitorIsARailNamedByItsLabel) {
   WriteChip(t, "devices/platform/pwm-fan", 3, "pwmfan");
   t.Write("/sys/devices/platform/pwm-fan/hwmon/hwmon3/fan1_input", "0\n");
   RootedSysFs fs(t.root());
-  HwmonHarness run(fs);
+  CollectorRun run(fs, MakeHwmonCollector());
   run.Sample();
 
   EXPECT_EQ(run.Get(Kind::kRail, "VIN", Field::kVoltage), 19800);
@@ -261,7 +220,7 @@ TEST(Hwmon, InaLabelsFollowTheOneRule) {
     }
   }
   RootedSysFs fs(t.root());
-  HwmonHarness run(fs);
+  CollectorRun run(fs, MakeHwmonCollector());
   run.Sample();
   EXPECT_EQ(run.Get(Kind::kRail, "VDD_SHUNT_5V", Field::kVoltage), 5000)
       << AllNames(run.channels());
@@ -292,7 +251,7 @@ TEST(Hwmon, GenericRailsPowerUnitsAndLabels) {
   t.Write(reg + "/temp2_enable", "0\n");          // disabled
   t.Write(reg + "/temp3_label", "label only\n");  // no _input: no channel
   RootedSysFs fs(t.root());
-  HwmonHarness run(fs);
+  CollectorRun run(fs, MakeHwmonCollector());
   run.Sample();
 
   EXPECT_EQ(run.Get(Kind::kRail, "power_meter/power1", Field::kPower), 123456);
@@ -333,7 +292,7 @@ TEST(Hwmon, DisambiguationFollowsDevicePathsNotHwmonIndexes) {
               "/temp1_input",
           "33850\n");
   RootedSysFs fs(t.root());
-  HwmonHarness run(fs);
+  CollectorRun run(fs, MakeHwmonCollector());
   run.Sample();
 
   EXPECT_EQ(run.Temp("coretemp/temp1"), 60000);
@@ -355,7 +314,7 @@ TEST(Hwmon, BadReadsAreAbsentNotZero) {
   t.Write(d + "/in1_input", "912\n");
   RootedSysFs real(t.root());
   FaultySysFs fs(real);
-  HwmonHarness run(fs);
+  CollectorRun run(fs, MakeHwmonCollector());
   const std::string c = "/sys/class/hwmon/hwmon0";  // the path the collector opened
   fs.FailWith(c + "/temp1_input", EIO);
   fs.FailWith(c + "/temp2_input", EAGAIN);
@@ -391,7 +350,7 @@ TEST(Hwmon, ValuesAreRereadEveryTickAndNameFallsBack) {
   t.Write(d + "/temp1_label", "Package id 0\n");
   t.Write(d + "/temp1_input", "45000\n");
   RootedSysFs fs(t.root());
-  HwmonHarness run(fs);
+  CollectorRun run(fs, MakeHwmonCollector());
   run.Sample(1 * kSecond);
   EXPECT_EQ(run.Temp("coretemp/Package id 0"), 45000);
   t.Write(d + "/temp1_input", "47000\n");
@@ -399,7 +358,7 @@ TEST(Hwmon, ValuesAreRereadEveryTickAndNameFallsBack) {
   EXPECT_EQ(run.Temp("coretemp/Package id 0"), 47000);
   // An empty name file falls back to the device directory's name.
   t.Write(d + "/name", "\n");
-  HwmonHarness again(fs);
+  CollectorRun again(fs, MakeHwmonCollector());
   again.Sample();
   EXPECT_EQ(again.Temp("coretemp.0/Package id 0"), 47000);
 }
