@@ -4,7 +4,7 @@
 // Each L4T release prints its own dialect; the board's release (BoardInfo::l4t)
 // and SoC choose it (StyleFor). The layouts follow real lines of each release
 // (the project's Jetson facts, §3.1, and the published lines cited in
-// tests/cli/tegrastats_format_test.cc):
+// tests/client/cli/tegrastats_format_test.cc):
 //
 //   JetPack 4, R32 (Nano, TX2, Xavier): no timestamp, rails without units,
 //     running engines only:

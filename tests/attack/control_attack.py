@@ -30,7 +30,7 @@ import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "e2e"))
-sys.path.insert(0, os.path.join(HERE, "..", "control"))
+sys.path.insert(0, os.path.join(HERE, "..", "daemon", "control"))
 import control_e2e  # noqa: E402  (its Env: the simulated Orin, the helper, edgemond)
 from control_e2e import GROUP, MAX0, MIN0, grp_gid, wait_for  # noqa: E402
 from harness import expect  # noqa: E402

@@ -1,6 +1,6 @@
 """Times and durations: the Python package reads a string exactly as edgemond,
 the edgemon command and edgetop do. The cases are the C++ parser's own
-(tests/data/timespec_cases.json, also read by tests/cli/timespec_test.cc):
+(tests/data/timespec_cases.json, also read by tests/client/cli/timespec_test.cc):
 one case added there is checked in both languages."""
 import datetime
 import json

@@ -41,7 +41,7 @@ import traceback
 import urllib.error
 import urllib.parse
 import urllib.request
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "e2e"))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "e2e"))
 from harness import Checks, expect, free_port, start_sim, stop_process  # noqa: E402 (shared by the e2e scripts)
 
 ARGS = None

@@ -38,7 +38,7 @@ import sys
 import tempfile
 import time
 import traceback
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "e2e"))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "e2e"))
 from harness import Checks, analytic_energy_mj, expect, start_sim, stop_process  # noqa: E402 (shared by the e2e scripts)
 
 ARGS = None

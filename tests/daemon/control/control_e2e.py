@@ -26,7 +26,7 @@ import sys
 import tempfile
 import time
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "e2e"))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "e2e"))
 from harness import Checks, expect, free_port, start_sim, stop_process  # noqa: E402
 
 SKIP = 77

@@ -12,7 +12,7 @@ add_test(NAME control_e2e
                  --edgemon $<TARGET_FILE:edgemon>
                  --edgemond $<TARGET_FILE:edgemond>
                  --sim $<TARGET_FILE:edgemon-sim>
-                 --fixtures ${CMAKE_CURRENT_LIST_DIR}/../fixtures)
+                 --fixtures ${PROJECT_SOURCE_DIR}/tests/fixtures)
 set_tests_properties(control_e2e PROPERTIES TIMEOUT 300 SKIP_RETURN_CODE 77)
 
 # BoardControl's writes and restores on a scratch tree (no tools run).

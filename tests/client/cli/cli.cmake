@@ -6,15 +6,21 @@
 # tests/data/timespec_cases.json), channel selection.
 # cli_e2e: edgemon-sim + edgemond (unix socket and loopback TCP), then
 # `edgemon now/sensors/watch/tegrastats/query` against them, exit codes.
-edgemon_area_tests(edgemon_cli_tests 60 DIR ${CMAKE_CURRENT_LIST_DIR} LIBS edgemon_cli)
+# Its folder is shared with edgemon record's tests (record.cmake): each lists its files.
+edgemon_area_tests(edgemon_cli_tests 60
+  SOURCES ${CMAKE_CURRENT_LIST_DIR}/csv_field_test.cc ${CMAKE_CURRENT_LIST_DIR}/render_escape_test.cc
+          ${CMAKE_CURRENT_LIST_DIR}/render_order_test.cc
+          ${CMAKE_CURRENT_LIST_DIR}/tegrastats_format_test.cc
+          ${CMAKE_CURRENT_LIST_DIR}/timespec_test.cc
+  LIBS edgemon_cli)
 # The time syntax's cases, shared with the Python client's tests.
 target_compile_definitions(edgemon_cli_tests PRIVATE
-  EDGEMON_TIMESPEC_CASES="${CMAKE_CURRENT_LIST_DIR}/../data/timespec_cases.json")
+  EDGEMON_TIMESPEC_CASES="${PROJECT_SOURCE_DIR}/tests/data/timespec_cases.json")
 
 add_test(NAME cli_e2e
          COMMAND ${EDGEMON_SYSTEM_PYTHON3} ${CMAKE_CURRENT_LIST_DIR}/cli_e2e.py
                  --edgemon $<TARGET_FILE:edgemon>
                  --edgemond $<TARGET_FILE:edgemond>
                  --sim $<TARGET_FILE:edgemon-sim>
-                 --fixtures ${CMAKE_CURRENT_LIST_DIR}/../fixtures)
+                 --fixtures ${PROJECT_SOURCE_DIR}/tests/fixtures)
 set_tests_properties(cli_e2e PROPERTIES TIMEOUT 300)

@@ -8,7 +8,7 @@ edgemon_test_tool(EDGEMON_GRPC_PYTHON_PLUGIN grpc_python_plugin)
 edgemon_area_tests(edgemon_metrics_tests 120 DIR ${CMAKE_CURRENT_LIST_DIR} LIBS edgemon_metrics
   edgemon_daemon edgemon_testing PkgConfig::HTTPLIB nlohmann_json::nlohmann_json)
 target_compile_definitions(edgemon_metrics_tests PRIVATE
-  EDGEMON_README="${CMAKE_CURRENT_LIST_DIR}/../../docs/prometheus.md")
+  EDGEMON_README="${PROJECT_SOURCE_DIR}/docs/prometheus.md")
 if(EDGEMON_PROMTOOL)  # the exposition checked by promtool (exposition_test.cc)
   target_compile_definitions(edgemon_metrics_tests PRIVATE EDGEMON_PROMTOOL="${EDGEMON_PROMTOOL}")
 else()
@@ -24,9 +24,9 @@ if(EDGEMON_PROMETHEUS AND EDGEMON_PROMTOOL AND EDGEMON_GRPC_PYTHON_PLUGIN)
                    --edgemond $<TARGET_FILE:edgemond> --sim $<TARGET_FILE:edgemon-sim>
                    --prometheus ${EDGEMON_PROMETHEUS} --promtool ${EDGEMON_PROMTOOL}
                    --protoc $<TARGET_FILE:protobuf::protoc> --plugin ${EDGEMON_GRPC_PYTHON_PLUGIN}
-                   --proto-dir ${CMAKE_CURRENT_LIST_DIR}/../../proto
-                   --fixtures ${CMAKE_CURRENT_LIST_DIR}/../fixtures
-                   --dashboards ${CMAKE_CURRENT_LIST_DIR}/../../packaging/grafana)
+                   --proto-dir ${PROJECT_SOURCE_DIR}/proto
+                   --fixtures ${PROJECT_SOURCE_DIR}/tests/fixtures
+                   --dashboards ${PROJECT_SOURCE_DIR}/packaging/grafana)
   set_tests_properties(prometheus_e2e PROPERTIES TIMEOUT 300)
 else()
   edgemon_tests_left_out(prometheus_e2e)
