@@ -1,6 +1,6 @@
 // Summarizer (daemon/summary/summarize.h): a real RingStore in a temp file,
 // frames written, the model's Summary asserted. No gRPC object: the service
-// only decodes, runs this and encodes (tests/unit/service_test.cc checks
+// only decodes, runs this and encodes (tests/daemon/service/service_test.cc checks
 // that end to end).
 #include "daemon/summary/summarize.h"
 

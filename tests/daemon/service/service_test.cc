@@ -24,7 +24,6 @@
 #include "daemon/collect/collection.h"
 #include "daemon/collect/collectors.h"
 #include "daemon/sampler.h"
-#include "daemon/service/codec.h"
 #include "daemon/service/server.h"
 #include "daemon/service/service.h"
 #include "daemon/service/watch_hub.h"
@@ -32,7 +31,6 @@
 #include "daemon/store_sink.h"
 #include "edgemon/v1/edgemon.grpc.pb.h"
 #include "tests/support/fake_clock.h"
-#include "tests/support/inventory.h"
 #include "tests/support/known_history.h"
 #include "tests/support/temp_tree.h"
 
@@ -165,25 +163,6 @@ class ServiceTest : public ::testing::Test {
   std::shared_ptr<grpc::Channel> channel_;
   std::unique_ptr<v1::Telemetry::Stub> stub_;
 };
-
-TEST(CodecSelectChannels, KeysIdsGlobsOrInvalidArgument) {
-  Inventory inv;
-  auto add = [&](Kind k, const char* name, Field f) { testing::AddChannel(inv, k, name, f); };
-  add(Kind::kRail, "VDD_IN", Field::kPower);         // 0
-  add(Kind::kRail, "VDD_IN", Field::kVoltage);       // 1
-  add(Kind::kThermal, "cpu-thermal", Field::kTemp);  // 2
-  auto all = SelectChannels(inv, {});
-  ASSERT_TRUE(all.ok()) << all.status().ToString();
-  EXPECT_TRUE(all->empty());
-  auto some = SelectChannels(inv, {"thermal/*", "1", "rail/VDD_IN/voltage"});
-  ASSERT_TRUE(some.ok()) << some.status().ToString();
-  EXPECT_EQ(*some, (std::vector<ChannelId>{1, 2}));
-  auto bad = SelectChannels(inv, {"rail/*", "gpu/*"});
-  ASSERT_FALSE(bad.ok());
-  EXPECT_EQ(bad.status().code(), edgemon::StatusCode::kInvalidArgument);
-  EXPECT_NE(bad.status().message().find("\"gpu/*\""), std::string::npos) << bad.status().message();
-  EXPECT_FALSE(SelectChannels(inv, {"3"}).ok());
-}
 
 TEST_F(ServiceTest, SocketIsGroupOnly) {
   struct stat st {};
@@ -828,7 +807,7 @@ TEST_F(ServiceTest, InstantWindowIsMeasuredWithoutWaitingForAFrame) {
   EXPECT_EQ(s.samples(), 0u);
 }
 
-// The clipping itself is tests/unit/summarize_test.cc's: here, what the
+// The clipping itself is tests/daemon/summary/summarize_test.cc's: here, what the
 // service refuses and that any int64 range crosses the wire.
 TEST_F(ServiceTest, RangeEdgesAreClippedOrRefused) {
   int64_t t0 = WriteKnownHistory();
@@ -1202,47 +1181,6 @@ TEST_F(ServiceTest, HealthServing) {
     ASSERT_TRUE(s.ok()) << s.error_message();
     EXPECT_EQ(resp.value(), 1) << svc;  // SERVING
   }
-}
-
-TEST(Codec, DeviceInfoTakesThePowerModeFromTheNewestFrame) {
-  // GetDeviceInfo kept the mode seen at discovery while /metrics followed
-  // nvpmodel changes.
-  Inventory inv;
-  inv.board.nvpmodel = "MAXN";
-  inv.board.nvpmodel_id = 0;
-  inv.board.nvpmodel_modes = {{0, "MAXN"}, {2, "MODE_30W"}};
-  Channel mode;
-  mode.id = 0;
-  mode.kind = Kind::kBoard;
-  mode.name = "nvpmodel";
-  mode.field = Field::kMode;
-  inv.channels.push_back(mode);
-  Frame f;
-  f.values = {int64_t{2}};
-  v1::BoardInfo b;
-  ToProto(inv, &f, &b);
-  EXPECT_EQ(b.nvpmodel_id(), 2);
-  EXPECT_EQ(b.nvpmodel(), "MODE_30W");
-  f.values = {std::nullopt};  // unreadable this tick: the discovery value
-  ToProto(inv, &f, &b);
-  EXPECT_EQ(b.nvpmodel_id(), 0);
-  EXPECT_EQ(b.nvpmodel(), "MAXN");
-  ToProto(inv, nullptr, &b);
-  EXPECT_EQ(b.nvpmodel(), "MAXN");
-}
-
-TEST(ServerTest, RefusesPlainTcpOffLoopback) {
-  EXPECT_TRUE(IsLoopback("127.0.0.1:7070"));
-  EXPECT_TRUE(IsLoopback("[::1]:7070"));
-  EXPECT_TRUE(IsLoopback("localhost:7070"));
-  EXPECT_FALSE(IsLoopback("0.0.0.0:7070"));
-  EXPECT_FALSE(IsLoopback("[::]:7070"));
-  EXPECT_FALSE(IsLoopback("10.0.0.1:7070"));
-  // Judged by what the host resolves to: a name that merely starts with
-  // "127." (it could resolve to 0.0.0.0) and the empty host are not loopback.
-  EXPECT_FALSE(IsLoopback("127.0.0.1.example.test:7070"));
-  EXPECT_FALSE(IsLoopback(":7070"));
-  EXPECT_TRUE(IsLoopback("127.0.0.2:7070"));
 }
 
 }  // namespace
