@@ -69,6 +69,16 @@ const Frame& Sampler::Take(bool live, int64_t due_mono_ns) {
     if (have_last_ && rt <= last_realtime_)
       rt = std::max(KeptLocked(rt, frame_.boottime_ns), last_realtime_ + 1);
     frame_.realtime_ns = rt;
+    if (have_last_) {
+      const int64_t before = SubSaturating(last_realtime_, last_boottime_);
+      const int64_t now = SubSaturating(rt, frame_.boottime_ns);
+      const int64_t moved = SubSaturating(now, before);
+      if (moved > kTimelineStepNs || moved < -kTimelineStepNs) {
+        if (timeline_steps_.size() == kMaxTimelineSteps)
+          timeline_steps_.erase(timeline_steps_.begin());
+        timeline_steps_.push_back({frame_.boottime_ns, before});
+      }
+    }
     last_realtime_ = rt;
     last_boottime_ = frame_.boottime_ns;
     have_last_ = true;
@@ -146,7 +156,14 @@ Sampler::BoottimeOnTimeline Sampler::TimelineAtBoottime(int64_t boottime_ns) con
   BoottimeOnTimeline out;
   out.age_ns = SubSaturating(boot, boottime_ns);
   std::lock_guard lock(time_mu_);
-  out.timeline_ns = SubSaturating(KeptLocked(rt, boot), out.age_ns);
+  // The first step after the instant: the instant's stretch ran at the
+  // offset that step left behind.
+  auto after =
+      std::upper_bound(timeline_steps_.begin(), timeline_steps_.end(), boottime_ns,
+                       [](int64_t b, const TimelineStep& step) { return b < step.boottime_ns; });
+  out.timeline_ns = after != timeline_steps_.end()
+                        ? AddSaturating(boottime_ns, after->offset_before_ns)
+                        : SubSaturating(KeptLocked(rt, boot), out.age_ns);
   return out;
 }
 

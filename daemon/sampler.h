@@ -143,10 +143,11 @@ class Sampler {
   int64_t TimelineNs() const;
   // A CLOCK_BOOTTIME instant (a local caller's stamp of a window's edge) on
   // the frames' timeline: TimelineNs() less its age on CLOCK_BOOTTIME, both
-  // read at once, so it lands where a frame sampled at that instant would,
-  // and two stamps lie as far apart as they were taken unless the wall clock
-  // stepped between. Saturates at the ends of int64; plausibility is the
-  // caller's to check on age_ns.
+  // read at once, so it lands where a frame sampled at that instant would;
+  // an instant before the timeline last moved against boottime (a wall-clock
+  // step) lands where the frames of its own stretch did, so a window's start
+  // stamped before a step still holds the frames sampled after it. Saturates
+  // at the ends of int64; plausibility is the caller's to check on age_ns.
   struct BoottimeOnTimeline {
     int64_t timeline_ns = 0;
     int64_t age_ns = 0;  // CLOCK_BOOTTIME now - the instant (< 0: ahead of now)
@@ -204,10 +205,22 @@ class Sampler {
   std::function<void(const Frame&)> on_frame_;
   Frame frame_;
   uint64_t seq_;
-  mutable std::mutex time_mu_;  // guards the three below
+  mutable std::mutex time_mu_;  // guards the four below
   bool have_last_ = false;      // a frame was stamped, or the timeline was seeded
   int64_t last_realtime_ = 0;
   int64_t last_boottime_ = 0;
+  // Where the timeline moved against CLOCK_BOOTTIME (a forward wall-clock
+  // step, or stored time catching up after a backward one): at the first
+  // frame stamped `boottime_ns` after it, the timeline ran `offset_before_ns`
+  // ahead of boottime until then. Oldest first, at most kMaxTimelineSteps;
+  // an instant before one of them lands where that stretch's frames did.
+  struct TimelineStep {
+    int64_t boottime_ns;
+    int64_t offset_before_ns;
+  };
+  std::vector<TimelineStep> timeline_steps_;
+  static constexpr size_t kMaxTimelineSteps = 256;
+  static constexpr int64_t kTimelineStepNs = 5'000'000;
   std::optional<int64_t> last_wall_offset_;  // CLOCK_REALTIME - CLOCK_BOOTTIME, as read
   int64_t last_topology_check_ = 0;
   int64_t last_tick_mono_ = 0;

@@ -465,5 +465,40 @@ TEST(SamplerTimeline, NowFollowsTheFramesAcrossAStepBack) {
   EXPECT_GE(restarted.sampler->TickOnce().realtime_ns, raw + 30LL * 86400 * 1000 * kMs + 500 * kMs);
 }
 
+// A caller's stamp taken before the wall clock stepped forward lands among
+// the frames of its own stretch, not the step's size later: a record whose
+// start was stamped before a step still holds the frames sampled after it.
+TEST(SamplerTimeline, AStampBeforeAForwardStepLandsAmongItsOwnFrames) {
+  Rig rig(100 * kMs, 0, 1);
+  std::vector<Frame> before;
+  int64_t stamp = 0;
+  for (int i = 0; i < 5; ++i) {
+    if (i == 2) stamp = rig.clock.BoottimeNs() + 30 * kMs;  // between frames 2 and 3
+    before.push_back(rig.sampler->TickOnce());
+    rig.clock.Advance(100 * kMs);
+  }
+  const int64_t ten_days = 10LL * 86400 * 1000 * kMs;
+  rig.clock.JumpRealtime(ten_days);
+  std::vector<Frame> after;
+  for (int i = 0; i < 5; ++i) {
+    after.push_back(rig.sampler->TickOnce());
+    rig.clock.Advance(100 * kMs);
+  }
+  ASSERT_GE(after[0].realtime_ns, before.back().realtime_ns + ten_days);  // stored time moved
+  const auto at = rig.sampler->TimelineAtBoottime(stamp);
+  EXPECT_GT(at.timeline_ns, before[2].realtime_ns);
+  EXPECT_LT(at.timeline_ns, before[3].realtime_ns);
+  EXPECT_EQ(at.timeline_ns - before[2].realtime_ns, stamp - before[2].boottime_ns);
+  // After the step, stamps are still where the new frames are.
+  const auto late = rig.sampler->TimelineAtBoottime(after[1].boottime_ns);
+  EXPECT_EQ(late.timeline_ns, after[1].realtime_ns);
+  // A step back keeps the timeline's pace: nothing moves for earlier stamps.
+  rig.clock.JumpRealtime(-ten_days);
+  rig.sampler->TickOnce();
+  EXPECT_EQ(rig.sampler->TimelineAtBoottime(after[1].boottime_ns).timeline_ns,
+            after[1].realtime_ns);
+  EXPECT_EQ(rig.sampler->TimelineAtBoottime(stamp).timeline_ns, at.timeline_ns);
+}
+
 }  // namespace
 }  // namespace edgemon
