@@ -161,9 +161,15 @@ Sampler::BoottimeOnTimeline Sampler::TimelineAtBoottime(int64_t boottime_ns) con
   auto after =
       std::upper_bound(timeline_steps_.begin(), timeline_steps_.end(), boottime_ns,
                        [](int64_t b, const TimelineStep& step) { return b < step.boottime_ns; });
-  out.timeline_ns = after != timeline_steps_.end()
-                        ? AddSaturating(boottime_ns, after->offset_before_ns)
-                        : SubSaturating(KeptLocked(rt, boot), out.age_ns);
+  if (after != timeline_steps_.end()) {
+    out.timeline_ns = AddSaturating(boottime_ns, after->offset_before_ns);
+  } else if (have_last_ && boottime_ns <= last_boottime_) {
+    // Up to the newest frame: where that frame's stretch lies, even if the
+    // wall clock has stepped since (the next frame records the step).
+    out.timeline_ns = AddSaturating(boottime_ns, SubSaturating(last_realtime_, last_boottime_));
+  } else {
+    out.timeline_ns = SubSaturating(KeptLocked(rt, boot), out.age_ns);
+  }
   return out;
 }
 

@@ -142,12 +142,13 @@ class Sampler {
   // Wall-clock time on the frames' timeline, now (see the class comment).
   int64_t TimelineNs() const;
   // A CLOCK_BOOTTIME instant (a local caller's stamp of a window's edge) on
-  // the frames' timeline: TimelineNs() less its age on CLOCK_BOOTTIME, both
-  // read at once, so it lands where a frame sampled at that instant would;
-  // an instant before the timeline last moved against boottime (a wall-clock
-  // step) lands where the frames of its own stretch did, so a window's start
-  // stamped before a step still holds the frames sampled after it. Saturates
-  // at the ends of int64; plausibility is the caller's to check on age_ns.
+  // the frames' timeline, where a frame sampled at that instant would lie:
+  // after the newest frame, TimelineNs() less its age on CLOCK_BOOTTIME (both
+  // read at once); up to it, at the offset from boottime of the frames of its
+  // own stretch, so a start stamped before a wall-clock step still holds the
+  // frames sampled after it, and a stamp taken before a step that no frame
+  // has seen yet is not moved by it. Saturates at the ends of int64;
+  // plausibility is the caller's to check on age_ns.
   struct BoottimeOnTimeline {
     int64_t timeline_ns = 0;
     int64_t age_ns = 0;  // CLOCK_BOOTTIME now - the instant (< 0: ahead of now)

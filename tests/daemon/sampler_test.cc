@@ -479,6 +479,9 @@ TEST(SamplerTimeline, AStampBeforeAForwardStepLandsAmongItsOwnFrames) {
   }
   const int64_t ten_days = 10LL * 86400 * 1000 * kMs;
   rig.clock.JumpRealtime(ten_days);
+  // Stepped, no frame since: the stamp is still among the frames before.
+  const int64_t pending = rig.sampler->TimelineAtBoottime(stamp).timeline_ns;
+  EXPECT_EQ(pending - before[2].realtime_ns, stamp - before[2].boottime_ns);
   std::vector<Frame> after;
   for (int i = 0; i < 5; ++i) {
     after.push_back(rig.sampler->TickOnce());
