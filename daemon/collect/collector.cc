@@ -111,6 +111,15 @@ void SampleContext::Fail(ChannelId id, ReadError e) {
   if (e == ReadError::kMissing) rediscover_ = true;
 }
 
+void SampleContext::Copy(ChannelId from, ChannelId to) {
+  if (from >= values_.size() || to >= values_.size()) return;
+  if (values_[from]) {
+    values_[to] = values_[from];
+  } else {
+    Fail(to, failures_[from]);
+  }
+}
+
 std::optional<std::string_view> SampleContext::Read(FileId file, ChannelId id) {
   ssize_t n = fs_.Read(file, buf_, sizeof buf_);
   if (n < 0) {

@@ -132,6 +132,10 @@ class SampleContext {
   std::optional<int64_t> ReadScaled(FileId file, ChannelId id, int64_t num, int64_t den,
                                     int64_t lo = std::numeric_limits<int64_t>::min(),
                                     int64_t hi = std::numeric_limits<int64_t>::max());
+  // Gives channel `to` what channel `from` got this tick (its value, or its
+  // failure): one read of a file two channels show (cores of one cpufreq
+  // policy). Call after `from` was read this tick.
+  void Copy(ChannelId from, ChannelId to);
   // Asks for a rediscovery before the next tick (a device vanished).
   void RequestRediscovery() { rediscover_ = true; }
   bool rediscovery_requested() const { return rediscover_; }

@@ -4,7 +4,10 @@
 // so the first sample has none. An offline core is reported as online=0 and
 // every other value of it is absent: offline is not 0 %. cpufreq values are
 // kHz already. A core coming back online triggers a rediscovery so its
-// cpufreq files (absent while it was offline) are opened.
+// cpufreq files (absent while it was offline) are opened. Cores of one
+// cpufreq policy (cpuN/cpufreq links to the same policyM) show the same
+// files: they are read once per tick, by the first online core of the
+// policy, and the others get its values.
 #include <algorithm>
 #include <map>
 
@@ -22,6 +25,7 @@ struct Core {
   ChannelId online = 0;
   ChannelId load = 0;
   std::vector<ScaledFile> freqs;  // freq, freq_min, freq_max
+  std::string policy;             // cpuN/cpufreq resolved ("": none, or not shared)
   FileId online_file = -1;        // cpuN/online, when there is no global list
   bool was_online = true;
   bool have_prev = false;
@@ -110,6 +114,7 @@ class CpuCollector final : public Collector {
       core.load = ctx.Add(channel(Field::kLoad));
 
       const std::string freq = JoinPath(dir, "cpufreq");
+      if (auto resolved = fs.Resolve(freq)) core.policy = *resolved;
       std::optional<int64_t> lo = ctx.ReadInt(JoinPath(freq, "cpuinfo_min_freq"));
       std::optional<int64_t> hi = ctx.ReadInt(JoinPath(freq, "cpuinfo_max_freq"));
       auto governor = ctx.ReadLine(JoinPath(freq, "scaling_governor"));
@@ -159,6 +164,8 @@ class CpuCollector final : public Collector {
       }
     }
 
+    // Policies read this tick: the core whose channels hold their values.
+    std::vector<const Core*> read_policies;
     for (auto& core : cores_) {
       const parse::CpuTimes* now = Find(core.cpu);
       bool is_online;
@@ -181,7 +188,7 @@ class CpuCollector final : public Collector {
         core.was_online = true;
         ctx.RequestRediscovery();  // its cpufreq directory may exist now
       }
-      SampleScaled(ctx, core.freqs);
+      SampleFreqs(ctx, core, read_policies);
       if (now == nullptr) {
         if (stat_ok) ctx.Fail(core.load, ReadError::kMissing);
         core.have_prev = false;
@@ -199,6 +206,23 @@ class CpuCollector final : public Collector {
   }
 
  private:
+  // A core's cpufreq values: read, or copied from a core of the same policy
+  // read earlier this tick (the same files in the same order).
+  static void SampleFreqs(SampleContext& ctx, const Core& core,
+                          std::vector<const Core*>& read_policies) {
+    if (!core.policy.empty()) {
+      for (const Core* other : read_policies) {
+        if (other->policy != core.policy || other->freqs.size() != core.freqs.size()) continue;
+        for (size_t i = 0; i < core.freqs.size(); ++i) {
+          ctx.Copy(other->freqs[i].channel, core.freqs[i].channel);
+        }
+        return;
+      }
+      read_policies.push_back(&core);
+    }
+    SampleScaled(ctx, core.freqs);
+  }
+
   // Reads the cpu section of /proc/stat into times_, growing the buffer when
   // the section does not fit (a large machine, or a 130 KB intr line after it
   // is simply not read).

@@ -2,6 +2,7 @@
 // policies, capped reads of huge /proc/stat files, a core coming online.
 #include <gtest/gtest.h>
 
+#include <cerrno>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -9,6 +10,7 @@
 #include "daemon/collect/collection.h"
 #include "daemon/collect/collectors.h"
 #include "tests/support/collector_harness.h"
+#include "tests/support/faulty_sysfs.h"
 #include "tests/support/temp_tree.h"
 
 namespace edgemon {
@@ -141,6 +143,61 @@ TEST(CpuCollector, CoreComingOnlineIsRediscovered) {
   c.Sample(4 * kSecond, f);  // rediscovers, then samples
   EXPECT_EQ(Get(c, f, Kind::kCpu, "cpu1", Field::kOnline), 1);
   EXPECT_EQ(Get(c, f, Kind::kCpu, "cpu1", Field::kFreq), 729600);
+}
+
+// Four cores in two cpufreq policies (cpuN/cpufreq links to policy0 and
+// policy2): each policy's files are read once a tick, by its first online
+// core, and its other cores show the same values or the same failure.
+TEST(CpuCollector, CoresOfOnePolicyShareOneReadATick) {
+  TempTree t;
+  std::string stat = "cpu  4 0 4 40 0 0 0 0 0 0\n";
+  for (int i = 0; i < 4; ++i) stat += "cpu" + std::to_string(i) + " 1 0 1 10 0 0 0 0 0 0\n";
+  t.Write("/proc/stat", stat);
+  t.Write("/sys/devices/system/cpu/present", "0-3\n");
+  t.Write("/sys/devices/system/cpu/online", "0-3\n");
+  for (int p : {0, 2}) {
+    const std::string dir = "/sys/devices/system/cpu/cpufreq/policy" + std::to_string(p);
+    t.Write(dir + "/scaling_cur_freq", std::to_string(1000000 + p * 100000) + "\n");
+    t.Write(dir + "/scaling_min_freq", "115200\n");
+    t.Write(dir + "/scaling_max_freq", "1984000\n");
+  }
+  for (int i = 0; i < 4; ++i) {
+    t.Link("/sys/devices/system/cpu/cpu" + std::to_string(i) + "/cpufreq",
+           "../cpufreq/policy" + std::to_string(i < 2 ? 0 : 2));
+  }
+  RootedSysFs rooted(t.root());
+  testing::FaultySysFs fs(rooted);
+  Collection c(fs, One(MakeCpuCollector()), {}, nullptr);
+  c.Discover();
+  Frame f;
+  const uint64_t before = fs.reads();
+  c.Sample(kSecond, f);
+  // /proc/stat, the online list, and three files of each of two policies.
+  EXPECT_EQ(fs.reads() - before, 2u + 2 * 3);
+  EXPECT_EQ(Get(c, f, Kind::kCpu, "cpu1", Field::kFreq), 1000000);
+  EXPECT_EQ(Get(c, f, Kind::kCpu, "cpu3", Field::kFreq), 1200000);
+  EXPECT_EQ(Get(c, f, Kind::kCpu, "cpu3", Field::kFreqMax), 1984000);
+  t.Write("/sys/devices/system/cpu/cpufreq/policy2/scaling_cur_freq", "729600\n");
+  c.Sample(2 * kSecond, f);
+  EXPECT_EQ(Get(c, f, Kind::kCpu, "cpu2", Field::kFreq), 729600);
+  EXPECT_EQ(Get(c, f, Kind::kCpu, "cpu3", Field::kFreq), 729600);
+  EXPECT_EQ(c.total_errors(), 0u);
+
+  // The policy's reading core fails: its partner shows the failure too.
+  fs.FailWith("/sys/devices/system/cpu/cpu0/cpufreq/scaling_cur_freq", EIO);
+  c.Sample(3 * kSecond, f);
+  EXPECT_FALSE(Get(c, f, Kind::kCpu, "cpu0", Field::kFreq));
+  EXPECT_FALSE(Get(c, f, Kind::kCpu, "cpu1", Field::kFreq));
+  EXPECT_EQ(Get(c, f, Kind::kCpu, "cpu1", Field::kFreqMin), 115200);
+  EXPECT_EQ(c.total_errors(), 2u);
+  fs.ClearAll();
+
+  // cpu0 offline: cpu1 reads the policy itself.
+  t.Write("/sys/devices/system/cpu/online", "1-3\n");
+  t.Write("/sys/devices/system/cpu/cpufreq/policy0/scaling_cur_freq", "806400\n");
+  c.Sample(4 * kSecond, f);
+  EXPECT_FALSE(Get(c, f, Kind::kCpu, "cpu0", Field::kFreq));
+  EXPECT_EQ(Get(c, f, Kind::kCpu, "cpu1", Field::kFreq), 806400);
 }
 
 }  // namespace
