@@ -132,6 +132,10 @@ class SampleContext {
   std::optional<int64_t> ReadScaled(FileId file, ChannelId id, int64_t num, int64_t den,
                                     int64_t lo = std::numeric_limits<int64_t>::min(),
                                     int64_t hi = std::numeric_limits<int64_t>::max());
+  // Why `id` is absent this tick (meaningful after a Fail on it).
+  ReadError failure(ChannelId id) const {
+    return id < failures_.size() ? failures_[id] : ReadError::kMissing;
+  }
   // Gives channel `to` what channel `from` got this tick (its value, or its
   // failure): one read of a file two channels show (cores of one cpufreq
   // policy). Call after `from` was read this tick.

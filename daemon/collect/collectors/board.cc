@@ -27,6 +27,7 @@ class BoardCollector final : public Collector {
     SysFs& fs = ctx.fs();
     BoardInfo& b = ctx.board();
     mode_ = std::nullopt;
+    read_at_.reset();
     file_ = -1;
 
     // Device tree (Jetson and other ARM boards); DMI on PCs.
@@ -91,9 +92,28 @@ class BoardCollector final : public Collector {
 
   void Sample(SampleContext& ctx) override {
     if (!mode_) return;
+    // The power mode changes by hand, rarely: the status file (a path
+    // checked for a rename on every read) is read at most once a second,
+    // and the ticks between show what that read gave.
+    const int64_t now = ctx.boottime_ns();
+    if (read_at_ && now >= *read_at_ && now - *read_at_ < kModeRecheckNs) {
+      if (mode_value_) {
+        ctx.Set(*mode_, *mode_value_);
+      } else {
+        ctx.Fail(*mode_, mode_error_);
+      }
+      return;
+    }
+    read_at_ = now;
+    mode_value_.reset();
+    mode_error_ = ReadError::kGarbage;
     auto text = ctx.Read(file_, *mode_);
-    if (!text) return;
+    if (!text) {
+      mode_error_ = ctx.failure(*mode_);
+      return;
+    }
     if (auto id = parse::NvpmodelStatus(*text)) {
+      mode_value_ = *id;
       ctx.Set(*mode_, *id);
     } else {
       ctx.Fail(*mode_, ReadError::kGarbage);
@@ -101,8 +121,12 @@ class BoardCollector final : public Collector {
   }
 
  private:
+  static constexpr int64_t kModeRecheckNs = 1'000'000'000;
   std::optional<ChannelId> mode_;
   FileId file_ = -1;
+  std::optional<int64_t> read_at_;     // boottime of the last read of the status
+  std::optional<int64_t> mode_value_;  // what it gave (nullopt: mode_error_)
+  ReadError mode_error_ = ReadError::kGarbage;
 };
 
 }  // namespace

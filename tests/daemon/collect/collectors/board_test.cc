@@ -2,12 +2,15 @@
 // from files (no subprocesses); the nvpmodel status followed across renames.
 #include <gtest/gtest.h>
 
+#include <cerrno>
+
 #include <string>
 #include <string_view>
 
 #include "daemon/collect/collection.h"
 #include "daemon/collect/collectors.h"
 #include "tests/support/collector_harness.h"
+#include "tests/support/faulty_sysfs.h"
 #include "tests/support/temp_tree.h"
 
 namespace edgemon {
@@ -67,6 +70,40 @@ TEST(BoardCollector, StatusReplacedByRenameIsFollowed) {
   t.Write("/var/lib/nvpmodel/status.new", "pmode:0000\n");
   t.Rename("/var/lib/nvpmodel/status.new", "/var/lib/nvpmodel/status");
   c.Sample(2 * kSecond, f);
+  EXPECT_EQ(Get(c, f, Kind::kBoard, "nvpmodel", Field::kMode), 0);
+}
+
+// At 100 Hz the power mode's status file is read once a second, not once
+// a tick (each read also looks the path up for a rename); the ticks between
+// show the mode read last, and a new mode shows within a second.
+TEST(BoardCollector, StatusIsReadAtMostOnceASecond) {
+  TempTree t;
+  t.Write("/etc/nvpmodel.conf", "< POWER_MODEL ID=0 NAME=15W >\n< POWER_MODEL ID=2 NAME=MAXN >\n");
+  t.Write("/var/lib/nvpmodel/status", "pmode:0002\n");
+  RootedSysFs rooted(t.root());
+  testing::FaultySysFs fs(rooted);
+  Collection c(fs, One(MakeBoardCollector()), {}, nullptr);
+  c.Discover();
+  Frame f;
+  const uint64_t before = fs.reads();
+  const int64_t tick = kSecond / 100;
+  for (int i = 0; i < 100; ++i) {
+    c.Sample(kSecond + i * tick, f);
+    ASSERT_EQ(Get(c, f, Kind::kBoard, "nvpmodel", Field::kMode), 2) << i;
+  }
+  EXPECT_EQ(fs.reads() - before, 1u);
+  t.Write("/var/lib/nvpmodel/status.new", "pmode:0000\n");
+  t.Rename("/var/lib/nvpmodel/status.new", "/var/lib/nvpmodel/status");
+  c.Sample(kSecond + 100 * tick, f);
+  EXPECT_EQ(Get(c, f, Kind::kBoard, "nvpmodel", Field::kMode), 0);
+  EXPECT_EQ(fs.reads() - before, 2u);
+  // A failed read is shown as failed until the next one.
+  fs.FailWith("/var/lib/nvpmodel/status", EIO);
+  c.Sample(3 * kSecond, f);
+  c.Sample(3 * kSecond + tick, f);
+  EXPECT_FALSE(Get(c, f, Kind::kBoard, "nvpmodel", Field::kMode));
+  fs.ClearAll();
+  c.Sample(4 * kSecond, f);
   EXPECT_EQ(Get(c, f, Kind::kBoard, "nvpmodel", Field::kMode), 0);
 }
 
