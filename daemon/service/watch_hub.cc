@@ -136,7 +136,7 @@ void WatchHub::OnScheduledFrame(const Inventory& inventory, uint64_t generation,
     latest_ = std::move(s);
     ++published_;
   }
-  latest_cv_.notify_one();
+  if (watching_.load(std::memory_order_relaxed) > 0) latest_cv_.notify_one();
 }
 
 Snapshot WatchHub::Latest() const {
@@ -167,6 +167,7 @@ grpc::ServerWriteReactor<v1::Frame>* WatchHub::StartWatch(int64_t interval_ns,
   }
   auto* w = new Watcher(*this, interval_ns, std::move(subset), std::move(on_done));
   subs_.insert(w);
+  watching_.store(subs_.size(), std::memory_order_relaxed);
   // The newest frame at once, so a client sees data without waiting a period.
   Snapshot s = Latest();
   w->Offer(s);
@@ -177,6 +178,7 @@ void WatchHub::Unregister(Watcher* w) {
   {
     std::lock_guard lock(subs_mu_);
     subs_.erase(w);
+    watching_.store(subs_.size(), std::memory_order_relaxed);
   }
   ReleaseStream();
 }
@@ -192,11 +194,14 @@ void WatchHub::Dispatch() {
     Snapshot s;
     {
       std::unique_lock lock(latest_mu_);
-      latest_cv_.wait(lock, [&] { return stop_ || published_ != seen; });
+      latest_cv_.wait(lock, [&] {
+        return stop_ || (published_ != seen && watching_.load(std::memory_order_relaxed) > 0);
+      });
       if (stop_) return;
       seen = published_;
       s = latest_;
     }
+    dispatches_.fetch_add(1, std::memory_order_relaxed);
     std::lock_guard lock(subs_mu_);
     for (Watcher* w : subs_) w->Offer(s);
   }

@@ -124,6 +124,8 @@ class WatchHub final : public FrameSink {
   size_t watchers() const;
   uint64_t frames_sent() const { return sent_.load(); }
   uint64_t frames_coalesced() const { return coalesced_.load(); }
+  // Times the dispatcher thread woke for a published frame.
+  uint64_t dispatches() const { return dispatches_.load(); }
 
   class Watcher;
 
@@ -135,6 +137,7 @@ class WatchHub final : public FrameSink {
   std::atomic<size_t> active_streams_{0};
   std::atomic<uint64_t> sent_{0};
   std::atomic<uint64_t> coalesced_{0};
+  std::atomic<uint64_t> dispatches_{0};
 
   // Sampler side.
   std::shared_ptr<const Inventory> inventory_;  // sampler thread only
@@ -148,7 +151,11 @@ class WatchHub final : public FrameSink {
   // Registry.
   mutable std::mutex subs_mu_;
   std::set<Watcher*> subs_;  // guarded by subs_mu_
-  bool shut_down_ = false;   // guarded by subs_mu_
+  // subs_.size(), read without the lock: with nobody watching, a frame is
+  // published without waking the dispatcher (a new watcher is offered the
+  // newest frame when it starts).
+  std::atomic<size_t> watching_{0};
+  bool shut_down_ = false;  // guarded by subs_mu_
 
   std::thread dispatcher_;
   friend class Watcher;

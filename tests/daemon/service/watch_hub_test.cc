@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <chrono>
 #include <thread>
 #include <vector>
 
@@ -92,6 +93,23 @@ TEST(WatchHub, ReadersSeeWholeFramesInOrderWhileTheSamplerPublishes) {
   EXPECT_GE(reads.load(), 300);
 }
 
+// With nobody watching, a published frame wakes no thread (the dispatcher
+// slept through every frame); Latest() still has the newest.
+TEST(WatchHub, NobodyWatchingWakesNoThread) {
+  WatchHub hub(8);
+  const Inventory inv = OneChannel();
+  for (int i = 0; i < 200; ++i) {
+    Frame f;
+    f.seq = static_cast<uint64_t>(i);
+    f.values = {Value{int64_t{i}}};
+    hub.OnFrame(inv, 1, f);
+    if (i % 20 == 0) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  EXPECT_EQ(hub.dispatches(), 0u);
+  ASSERT_TRUE(hub.Latest().frame);
+  EXPECT_EQ(hub.Latest().frame->seq, 199u);
+}
+
 TEST(WatchHub, StreamSlotsStopAtTheCapAndComeBack) {
   WatchHub hub(3);
   EXPECT_TRUE(hub.TryAcquireStream());
@@ -163,7 +181,8 @@ std::vector<Sched> Delivered(int64_t period_ns, int64_t live_ns, int64_t interva
   Sampler* raw = &sampler;
   Tap tap(raw, frames);
   sampler.AddSink(&tap);
-  if (live_ns > 0) (void)sampler.Lease(0, LeaseKind::kLive, live_ns, Sampler::kNoExpiry, Principal{});
+  if (live_ns > 0)
+    (void)sampler.Lease(0, LeaseKind::kLive, live_ns, Sampler::kNoExpiry, Principal{});
   sampler.Run();
   WatchSpacing spacing(interval_ns);
   std::vector<Sched> sent;
