@@ -1,17 +1,26 @@
 // The floor of a periodic sampler: wakes on absolute deadlines and preads the
 // files edgemon's collectors read on a board (found by running the same
-// discovery once), and does nothing else: no parsing, no store, no clients.
+// discovery once; each distinct file once, as a bare loop would: cores of
+// one cpufreq policy share its files), and does nothing else: no parsing,
+// no store, no clients. With --frame-every N, only the rail power files
+// (the collectors the daemon also runs between frames) are read every tick
+// and the rest every Nth tick: the floor of 1 Hz frames with rails at
+// 100 Hz is --rate-hz 100 --frame-every 100.
 // bench/floor_bench.py runs it beside edgemond and prints both CPU costs.
 //
-//   build/bench/floor_sampler --root DIR [--rate-hz 100] [--seconds 30]
+//   build/bench/floor_sampler --root DIR [--rate-hz 100] [--frame-every 1] [--seconds 30]
 #include <fcntl.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
 #include <cstdio>
 #include <cstdlib>
+#include <memory>
+#include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "daemon/collect/collection.h"
@@ -30,31 +39,54 @@ int64_t CpuNs() {
          (int64_t{u.ru_utime.tv_usec} + u.ru_stime.tv_usec) * 1000;
 }
 
+// The distinct files (by device and inode) `collectors` keep open after a
+// discovery, opened again here; `seen` holds what earlier calls opened.
+std::vector<int> OpenedBy(const std::string& root,
+                          std::vector<std::unique_ptr<edgemon::Collector>> collectors,
+                          std::set<std::pair<dev_t, ino_t>>& seen) {
+  std::vector<int> fds;
+  edgemon::RootedSysFs fs(root);
+  edgemon::Collection collection(fs, std::move(collectors), {}, nullptr);
+  collection.Discover();
+  for (const auto& p : fs.OpenPaths()) {
+    int fd = ::open((fs.root() + p).c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) continue;
+    struct stat st {};
+    if (::fstat(fd, &st) != 0 || !seen.insert({st.st_dev, st.st_ino}).second) {
+      ::close(fd);
+      continue;
+    }
+    fds.push_back(fd);
+  }
+  return fds;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   std::string root;
   double rate_hz = 100, seconds = 30;
+  long frame_every = 1;
   for (int i = 1; i + 1 < argc; i += 2) {
     std::string a = argv[i];
     if (a == "--root") root = argv[i + 1];
     if (a == "--rate-hz") rate_hz = std::atof(argv[i + 1]);
+    if (a == "--frame-every") frame_every = std::atol(argv[i + 1]);
     if (a == "--seconds") seconds = std::atof(argv[i + 1]);
   }
-  if (root.empty() || rate_hz <= 0 || seconds <= 0) {
-    std::fprintf(stderr, "usage: floor_sampler --root DIR [--rate-hz 100] [--seconds 30]\n");
+  if (root.empty() || rate_hz <= 0 || seconds <= 0 || frame_every < 1) {
+    std::fprintf(stderr,
+                 "usage: floor_sampler --root DIR [--rate-hz 100] [--frame-every 1] "
+                 "[--seconds 30]\n");
     return 2;
   }
-  std::vector<int> fds;
-  {
-    edgemon::RootedSysFs fs(root);
-    edgemon::Collection collection(fs, edgemon::MakeDefaultCollectors({}), {}, nullptr);
-    collection.Discover();
-    for (const auto& p : fs.OpenPaths()) {
-      int fd = ::open((fs.root() + p).c_str(), O_RDONLY | O_CLOEXEC);
-      if (fd >= 0) fds.push_back(fd);
-    }
+  std::set<std::pair<dev_t, ino_t>> seen;
+  std::vector<std::unique_ptr<edgemon::Collector>> fast, rest;
+  for (auto& c : edgemon::MakeDefaultCollectors({})) {
+    (c->FastPath() ? fast : rest).push_back(std::move(c));
   }
+  const std::vector<int> rails = OpenedBy(root, std::move(fast), seen);
+  const std::vector<int> others = OpenedBy(root, std::move(rest), seen);
   const int64_t period = static_cast<int64_t>(1e9 / rate_hz);
   std::vector<char> buf(4096);
   timespec now{};
@@ -67,14 +99,23 @@ int main(int argc, char** argv) {
     timespec at{static_cast<time_t>(next / 1'000'000'000), static_cast<long>(next % 1'000'000'000)};
     while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &at, nullptr) != 0) {
     }
-    for (int fd : fds) {
+    for (int fd : rails) {
       if (::pread(fd, buf.data(), buf.size(), 0) < 0) buf[0] = 0;
+    }
+    if (ticks % frame_every == 0) {
+      for (int fd : others) {
+        if (::pread(fd, buf.data(), buf.size(), 0) < 0) buf[0] = 0;
+      }
     }
     ++ticks;
   }
   const int64_t cpu = CpuNs() - cpu0;
-  std::printf("floor: %zu files, %ld ticks at %.0f Hz, %.1f us CPU per tick\n", fds.size(), ticks,
-              rate_hz, static_cast<double>(cpu) / 1e3 / static_cast<double>(ticks));
-  for (int fd : fds) ::close(fd);
+  std::printf(
+      "floor: %zu rail files every tick, %zu others every %ld, %ld ticks at %.0f Hz, "
+      "%.1f us CPU per tick\n",
+      rails.size(), others.size(), frame_every, ticks, rate_hz,
+      static_cast<double>(cpu) / 1e3 / static_cast<double>(ticks));
+  for (int fd : rails) ::close(fd);
+  for (int fd : others) ::close(fd);
   return 0;
 }
