@@ -31,9 +31,9 @@ struct Config {
   // [store]
   std::string db_path = "/var/lib/edgemon/edgemon.db";
   int64_t retention_s = 7 * 86400;     // raw frames
-  int64_t max_db_bytes = 512LL << 20;  // whole file, honoured exactly
+  int64_t max_db_bytes = 1LL << 30;  // whole file, honoured exactly
   int64_t rollup_period_s = 60;        // downsampled tier: min/avg/max per period
-  int64_t rollup_retention_s = 365 * 86400;
+  int64_t rollup_retention_s = 60 * 86400;
   int64_t commit_interval_ms = 5000;  // batched commits
   // [control]: the separate helper edgemon-control (edgemond ignores these)
   bool control_enable = false;  // the helper refuses to start unless true

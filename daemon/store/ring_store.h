@@ -233,7 +233,7 @@ struct RingStoreOptions {
   int64_t raw_retention_ns = 7 * 86400 * 1'000'000'000LL;
   // Rollup tier: per-period min/avg/max per channel, kept this long.
   int64_t rollup_period_ns = 60 * 1'000'000'000LL;
-  int64_t rollup_retention_ns = 365 * 86400 * 1'000'000'000LL;
+  int64_t rollup_retention_ns = 60 * 86400 * 1'000'000'000LL;
   // Hard cap on the database file in bytes (0 = none). At least 256 KiB.
   int64_t max_bytes = 0;
   // Commit when this many frames are queued, or commit_interval_ms after the
