@@ -118,7 +118,11 @@ class Client(object):
         options = [("grpc.initial_reconnect_backoff_ms", 100),
                    ("grpc.min_reconnect_backoff_ms", 100),
                    ("grpc.max_reconnect_backoff_ms", 1000),
-                   ("grpc.max_receive_message_length", 64 << 20)]
+                   ("grpc.max_receive_message_length", 64 << 20),
+                   # A stream (watch, query) is read by the thread that iterates
+                   # it, with no channel thread waking every 100 ms beside it
+                   # (grpc.experimental.ChannelOptions.SingleThreadedUnaryStream).
+                   ("SingleThreadedUnaryStream", 1)]
         if tls:
             if target.startswith("unix"):
                 raise _errors.InvalidArgument("edgemon: TLS is for TCP targets, not " + target)
@@ -140,6 +144,7 @@ class Client(object):
         self._device = None  # type: Optional[DeviceInfo]
         self._lock = threading.Lock()
         self._local = threading.local()
+        self._leases = None  # type: Any  # the leases measure() renews (made on first use)
 
     # -- plumbing ---------------------------------------------------------------
     def _call(self, what: str, method: Callable[..., Any], request: Any,
@@ -151,8 +156,13 @@ class Client(object):
             raise _errors.from_rpc_error(what, self.target, e) from None
 
     def close(self) -> None:
-        """Closes the channel (also done by ``with``)."""
-        self._channel.close()
+        """Closes the channel (also done by ``with``) and ends the renewals of
+        the client's measurements."""
+        leases = self._leases
+        thread = leases.stop() if leases is not None else None
+        self._channel.close()  # a renewal in flight ends with it
+        if thread is not None and thread is not threading.current_thread():
+            thread.join(5.0)
 
     def __enter__(self) -> "Client":
         return self
@@ -359,6 +369,14 @@ class Client(object):
         from ._measure import Mark
         return Mark(self, name)
 
+    def _renewals(self) -> Any:
+        """The renewals of this client's leases (``_measure.Renewals``)."""
+        with self._lock:
+            if self._leases is None:
+                from ._measure import Renewals
+                self._leases = Renewals(self)
+            return self._leases
+
     def _stack(self) -> List[Any]:
         s = getattr(self._local, "stack", None)
         if s is None:
@@ -389,13 +407,18 @@ class _Watch(object):
         return self
 
     def __next__(self) -> Snapshot:
+        f = self.frame()
+        return Snapshot(f, self._client._device_for(f.generation))
+
+    def frame(self) -> Any:
+        """The next frame as the daemon sent it (``edgemon.v1.Frame``, not
+        decoded); StopIteration once closed."""
         try:
-            f = next(self._stream)
+            return next(self._stream)
         except grpc.RpcError as e:
             if e.code() == grpc.StatusCode.CANCELLED:
                 raise StopIteration from None
             raise _errors.from_rpc_error("watch", self._client.target, e) from None
-        return Snapshot(f, self._client._device_for(f.generation))
 
     def close(self) -> None:
         """Ends the stream."""

@@ -1,13 +1,16 @@
 """measure(), mark() and the result of a measured window."""
 import functools
+import os
 import sys
 import threading
 import time
-from typing import Any, Callable, Dict, List, NamedTuple, Optional, TypeVar
+import weakref
+from typing import Any, Callable, Dict, List, NamedTuple, Optional, Set, TypeVar
 
 from . import _check, _errors
 from ._bundle import present
 
+# A measurement's boost lease: renewed every third of it while the block runs.
 _BOOST_LEASE_S = 10.0
 # A measurement's window lease: renewed every quarter of it while the block runs.
 _WINDOW_LEASE_S = 10.0
@@ -202,62 +205,156 @@ def _wait_for_frame_after(client: Any, t_ns: int, interval_s: float, deadline: f
         time.sleep(max(0.02, interval_s / 4))
 
 
-class _Booster(object):
-    """Renews a rate boost every third of its lease until stopped."""
+class Renewals(object):
+    """The leases a client keeps alive: the windows of its measurements and
+    their marks, and their rate boosts.
 
-    def __init__(self, client: Any, rate_hz: int) -> None:
-        self.client = client
-        self.rate_hz = rate_hz
-        self.effective = client.boost(rate_hz, _BOOST_LEASE_S)
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, name="edgemon-boost", daemon=True)
-        self._thread.start()
+    One daemon thread per client, started with the first lease and kept for
+    the client's life, renews each lease on its own schedule (absolute
+    deadlines on the monotonic clock) and sleeps on a condition variable
+    while none is held. A process that dies stops renewing: the daemon
+    closes its windows as abandoned and lets its boosts run out. The thread
+    never keeps the process alive (a daemon thread), holds the client weakly
+    (a client dropped without close() ends it), and stops at close(). After
+    fork() the child holds no leases and no thread (the parent's thread
+    renews the parent's); its first lease starts its own thread.
 
-    def _run(self) -> None:
-        while not self._stop.wait(_BOOST_LEASE_S / 3):
-            try:
-                self.effective = self.client.boost(self.rate_hz, _BOOST_LEASE_S)
-            except _errors.Error:
-                pass  # the daemon away for a moment: the next renewal tries again
-
-    def stop(self) -> None:
-        self._stop.set()
-
-
-class _Renewer(object):
-    """Renews the leases of a measurement's window and its marks every
-    quarter of the lease until stopped: a process that dies stops renewing,
-    and the daemon closes its windows as abandoned."""
+    Thread-safe: add() and discard() may be called from any thread; a
+    renewal runs on the renewal thread, and its errors (the daemon away for
+    a moment) are left to the next renewal."""
 
     def __init__(self, client: Any) -> None:
-        self.client = client
-        self._ids = []  # type: List[int]
-        self._lock = threading.Lock()
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, name="edgemon-window", daemon=True)
-        self._thread.start()
+        self._client = weakref.ref(client, self._client_gone)
+        self._stopped = False
+        self._reset()
+        _LIVE.add(self)
 
-    def add(self, window_id: int) -> None:
-        with self._lock:
-            self._ids.append(window_id)
+    def _reset(self) -> None:
+        self._cond = threading.Condition(threading.Lock())
+        self._leases = set()  # type: Set[_Lease]
+        self._thread = None  # type: Optional[threading.Thread]
 
-    def discard(self, window_id: int) -> None:
-        with self._lock:
-            if window_id in self._ids:
-                self._ids.remove(window_id)
+    def start(self) -> None:
+        """Starts the renewal thread (once; add() does it too)."""
+        with self._cond:
+            self._start_locked()
+
+    def _start_locked(self) -> None:
+        if self._thread is None and not self._stopped:
+            self._thread = threading.Thread(target=self._run, name="edgemon-leases",
+                                            daemon=True)
+            self._thread.start()
+
+    def add(self, period_s: float, renew: Callable[[Any], Any]) -> "_Lease":
+        """Calls ``renew(client)`` every ``period_s`` seconds, the first time
+        one period from now, until ``discard``."""
+        lease = _Lease(period_s, time.monotonic() + period_s, renew)
+        with self._cond:
+            self._leases.add(lease)
+            self._start_locked()
+            self._cond.notify()
+        return lease
+
+    def discard(self, lease: Optional["_Lease"]) -> None:
+        if lease is not None:
+            with self._cond:
+                self._leases.discard(lease)
+
+    def stop(self) -> Optional[threading.Thread]:
+        """Ends the renewals and the thread (without waiting for it, which it
+        returns)."""
+        with self._cond:
+            self._stopped = True
+            self._leases.clear()
+            self._cond.notify()
+            return self._thread
+
+    def _client_gone(self, _ref: Any) -> None:
+        # May run on any thread, this one's too (a collection while it holds
+        # the lock): it never waits for the lock.
+        self._stopped = True
+        if self._cond.acquire(False):
+            try:
+                self._cond.notify()
+            finally:
+                self._cond.release()
+
+    def _due(self) -> Optional[List["_Lease"]]:
+        """Waits for the next renewals due; None once stopped."""
+        with self._cond:
+            while not self._stopped:
+                now = time.monotonic()
+                if not self._leases:
+                    self._cond.wait()
+                    continue
+                soonest = min(lease.due for lease in self._leases)
+                if soonest > now:
+                    self._cond.wait(soonest - now)
+                    continue
+                due = [lease for lease in self._leases if lease.due <= now]
+                for lease in due:
+                    lease.due += lease.period_s
+                    if lease.due <= now:  # late (a slow renewal): the next period from now
+                        lease.due = now + lease.period_s
+                return due
+        return None
 
     def _run(self) -> None:
-        while not self._stop.wait(_WINDOW_LEASE_S / 4):
-            with self._lock:
-                ids = list(self._ids)
-            for i in ids:
+        while True:
+            due = self._due()
+            client = self._client()
+            if due is None or client is None:
+                return
+            for lease in due:
                 try:
-                    self.client.renew_window(i)
-                except _errors.Error:
-                    pass  # the daemon away for a moment: the next renewal tries again
+                    lease.renew(client)
+                except Exception:  # noqa: BLE001 - the next renewal tries again
+                    pass
+            del client
+
+
+class _Lease(object):
+    __slots__ = ("period_s", "due", "renew")
+
+    def __init__(self, period_s: float, due: float, renew: Callable[[Any], Any]) -> None:
+        self.period_s = period_s
+        self.due = due
+        self.renew = renew
+
+
+# Every Renewals alive, reset in a child after fork(): its copies of the
+# parent's leases are the parent's to renew, and its lock may have been held
+# by the parent's renewal thread, which the child does not have.
+_LIVE = weakref.WeakSet()  # type: Any
+
+
+def _after_fork_in_child() -> None:
+    for r in list(_LIVE):
+        r._reset()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_after_fork_in_child)
+
+
+def _window_renewal(window_id: int) -> Callable[[Any], Any]:
+    return lambda client: client.renew_window(window_id)
+
+
+class _Booster(object):
+    """A rate boost, renewed every third of its lease until stopped."""
+
+    def __init__(self, client: Any, rate_hz: int) -> None:
+        self.rate_hz = rate_hz
+        self.effective = client.boost(rate_hz, _BOOST_LEASE_S)
+        self._renewals = client._renewals()
+        self._lease = self._renewals.add(_BOOST_LEASE_S / 3, self._renew)
+
+    def _renew(self, client: Any) -> None:
+        self.effective = client.boost(self.rate_hz, _BOOST_LEASE_S)
 
     def stop(self) -> None:
-        self._stop.set()
+        self._renewals.discard(self._lease)
 
 
 class Measurement(object):
@@ -275,27 +372,29 @@ class Measurement(object):
         self._start_boottime = None  # type: Optional[int]
         self.marks = []  # type: List[Any]
         self._booster = None  # type: Optional[_Booster]
-        self._renewer = None  # type: Optional[_Renewer]
+        self._lease = None  # type: Optional[_Lease]
         self._result = None  # type: Optional[Result]
 
     def __enter__(self) -> "Measurement":
+        # The client's renewal thread, started (once) before any call of the
+        # window, which then only adds its lease to it.
+        renewals = self.client._renewals()
+        renewals.start()
         if self.rate_hz:
             self._booster = _Booster(self.client, self.rate_hz)
         # The window starts where the block does: BeginWindow is stamped right
         # before its call, and the body's start, read once that call returned
         # (its errors come first), is sent with EndWindow, which moves the
         # start there.
-        self._renewer = _Renewer(self.client)
         try:
             _warm(self.client)
             self.window = self.client.begin_window(self.label, lease=_WINDOW_LEASE_S,
                                                    boottime_ns=boottime_ns())
         except Exception:
-            self._renewer.stop()
             if self._booster:
                 self._booster.stop()
             raise
-        self._renewer.add(self.window.id)
+        self._lease = renewals.add(_WINDOW_LEASE_S / 4, _window_renewal(self.window.id))
         self.client._stack().append(self)
         self._start_boottime = boottime_ns()  # the body's start: the last thing before it
         return self
@@ -311,8 +410,7 @@ class Measurement(object):
             self.start_ns = ended.start_ns
             self.end_ns = ended.end_ns
         finally:
-            if self._renewer:
-                self._renewer.stop()
+            self.client._renewals().discard(self._lease)
             if self._booster:
                 self._booster.stop()
 
@@ -356,29 +454,28 @@ class Mark(object):
         self.end_ns = 0
         self._start_boottime = None  # type: Optional[int]
         self.parent = None  # type: Optional[Measurement]
+        self._lease = None  # type: Optional[_Lease]
 
     def __enter__(self) -> "Mark":
         stack = self.client._stack()
         self.parent = stack[-1] if stack else None
         label = ("%d:%s" % (self.parent.window_id, self.name)) if self.parent else self.name
-        renewer = self.parent._renewer if self.parent is not None else None
         _warm(self.client)
         # Inside a measurement the mark is leased and renewed with it.
         self.window = self.client.begin_window(
-            label, lease=_WINDOW_LEASE_S if renewer is not None else None,
+            label, lease=_WINDOW_LEASE_S if self.parent is not None else None,
             boottime_ns=boottime_ns())
         if self.parent is not None:
             self.parent.marks.append(self)
-        if renewer is not None:
-            renewer.add(self.window.id)
+            self._lease = self.client._renewals().add(_WINDOW_LEASE_S / 4,
+                                                      _window_renewal(self.window.id))
         self._start_boottime = boottime_ns()  # the phase's start, after BeginWindow returned
         return self
 
     def __exit__(self, *exc: Any) -> None:
         end = boottime_ns()  # the phase's end, before any call
-        renewer = self.parent._renewer if self.parent is not None else None
-        if renewer is not None:
-            renewer.discard(self.window.id)
+        if self._lease is not None:
+            self.client._renewals().discard(self._lease)
         ended = self.client.end_window(self.window.id, boottime_ns=end,
                                        start_boottime_ns=self._start_boottime)
         self.start_ns = ended.start_ns

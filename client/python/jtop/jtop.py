@@ -10,6 +10,7 @@ from typing import Any, Callable, Dict, List, Optional, Tuple
 
 import edgemon
 from edgemon import _check
+from edgemon._measure import boottime_ns
 
 from .core import Fan, JetsonClocks, JtopException, NVPModel, _no_control
 
@@ -74,13 +75,50 @@ def _interfaces() -> Dict[str, str]:
     return out
 
 
+class _Views(object):
+    """A sample's edgemon.Snapshot whose views (cpus, rails, memory, ...) are
+    each built once, on first use: the properties of one sample share them."""
+
+    def __init__(self, snap: Any) -> None:
+        self._snapshot = snap
+
+    def __getattr__(self, name: str) -> Any:
+        value = getattr(self._snapshot, name)
+        setattr(self, name, value)  # two readers at once may both build it: the same value
+        return value
+
+
+class _Sample(object):
+    """One frame as the daemon sent it, decoded the first time a property
+    reads it (a sample nobody reads is never decoded)."""
+
+    __slots__ = ("frame", "device", "_views")
+
+    def __init__(self, frame: Any, device: Any, snap: Any = None) -> None:
+        self.frame = frame
+        self.device = device
+        self._views = _Views(snap) if snap is not None else None
+
+    def views(self) -> _Views:
+        v = self._views
+        if v is None:  # two readers at once may both decode: the same values
+            v = self._views = _Views(edgemon.Snapshot(self.frame, self.device))
+        return v
+
+
 class jtop(threading.Thread):  # noqa: N801 - jetson-stats' name
     """jetson-stats' ``jtop`` over edgemond.
 
     ``interval`` is this client's own period in seconds, 0.01 to 3600 (other
     clients keep theirs). Use as a context manager, or ``start()`` ...
     ``close()``; ``ok()`` waits for the next sample and is False once closed
-    or once sampling stopped (after raising the JtopException that stopped it)."""
+    or once sampling stopped (after raising the JtopException that stopped it).
+
+    Over the daemon's unix socket the samples come from one Watch stream at
+    this interval: the k-th sample is the first frame sampled k intervals or
+    more after start(), read when it is due (the thread sleeps until then,
+    not woken by the stream). Over TCP (another machine's clock) each sample
+    is the daemon's newest frame, asked for at its time."""
 
     def __init__(self, interval: float = 1.0, address: Optional[str] = None) -> None:
         super().__init__(name="jtop-edgemon", daemon=True)
@@ -92,8 +130,9 @@ class jtop(threading.Thread):  # noqa: N801 - jetson-stats' name
         self._address = address
         self._client = None  # type: Any
         self._device = None  # type: Any
-        self._snap = None  # type: Any
-        self._first = None  # type: Any
+        self._sample_now = None  # type: Optional[_Sample]  # the latest sample
+        self._sample_first = None  # type: Optional[_Sample]  # the first, for power averages
+        self._watch = None  # type: Any
         self._observers = []  # type: List[Callable[[Any], None]]
         self._cond = threading.Condition()
         self._count = 0
@@ -123,8 +162,22 @@ class jtop(threading.Thread):  # noqa: N801 - jetson-stats' name
         try:
             self._client = edgemon.connect(self._address)
             self._device = self._client.device()
-            self._snap = self._first = self._client.latest()
+            sample = None
+            if self._client.target.startswith("unix") and boottime_ns() is not None:
+                self._watch = self._client.watch(self._interval)
+                frame = self._next_frame()  # the newest frame, sent at once
+                if self._stamps_agree(frame):
+                    sample = _Sample(frame, self._device)
+                else:
+                    self._watch.close()
+                    self._watch = None
+            if sample is None:
+                snap = self._client.latest()
+                sample = _Sample(snap, self._device, snap)
+            self._sample_now = self._sample_first = sample
         except edgemon.Error as e:
+            if self._watch is not None:
+                self._watch.close()
             raise JtopException("jtop (edgemon): %s" % e.message) from None
         self._jtop_started = True
         with self._cond:
@@ -150,21 +203,87 @@ class jtop(threading.Thread):  # noqa: N801 - jetson-stats' name
             self._cond.notify_all()
 
     def _sample(self) -> None:
-        next_t = time.monotonic() + self._interval
-        while not self._stop_event.wait(max(0.0, next_t - time.monotonic())):
-            next_t += self._interval
-            if next_t < time.monotonic():
-                next_t = time.monotonic() + self._interval
+        try:
+            if self._watch is not None:
+                self._sample_stream()
+            else:
+                self._sample_latest()
+        finally:
+            if self._watch is not None:
+                self._watch.close()
+
+    def _next_frame(self) -> Any:
+        """The stream's next frame; None once close() ended it."""
+        try:
+            return self._watch.frame()
+        except StopIteration:
+            if self._stop_event.is_set():
+                return None
+            raise edgemon.Unavailable("edgemon: watch at %s: the daemon ended the stream"
+                                      % self._client.target) from None
+
+    def _stamps_agree(self, frame: Any) -> bool:
+        """Whether the daemon's CLOCK_BOOTTIME is this process's: its newest
+        frame was stamped a frame period ago or less (a second of slack)."""
+        age_ns = boottime_ns() - frame.boottime_ns
+        return 0 <= age_ns <= self._device.interval_s * 1e9 + 1e9
+
+    def _sample_latest(self) -> None:
+        """Over TCP: the newest frame, asked for at each sample's time."""
+        due = time.monotonic() + self._interval
+        while not self._stop_event.wait(max(0.0, due - time.monotonic())):
+            due += self._interval
+            if due < time.monotonic():
+                due = time.monotonic() + self._interval
             snap = self._client.latest()
-            if snap.generation != self._device.generation:
-                self._device = self._client.device()
-            with self._cond:
-                self._snap = snap
-                self._processes = None
-                self._count += 1
-                self._cond.notify_all()
-            for ob in list(self._observers):
-                ob(self)
+            self._publish(snap, snap)
+
+    def _sample_stream(self) -> None:
+        """Over the unix socket: sample k is the first frame of the Watch
+        stamped at or after start + k intervals (the daemon's CLOCK_BOOTTIME
+        stamp is this process's clock: a frame stamped after a time arrived
+        after it). The thread sleeps until the stamp the frame it waits for
+        should carry (the last frame's plus the stream's spacing), so the
+        stream is read once per sample; frames that queued meanwhile (a slow
+        observer) are older than the sample's time and skipped."""
+        interval_ns = int(self._interval * 1e9)
+        due = time.monotonic() + self._interval
+        last = self._sample_now.frame.boottime_ns
+        spacing_ns = interval_ns
+        while True:
+            offset = boottime_ns() - int(time.monotonic() * 1e9)  # CLOCK_BOOTTIME - monotonic
+            due_bt = int(due * 1e9) + offset
+            steps = max(1, -(-(due_bt - last) // spacing_ns))
+            wake_bt = last + steps * spacing_ns
+            if self._stop_event.wait(max(0.0, (wake_bt - offset) / 1e9 - time.monotonic())):
+                return
+            frame = self._next_frame()
+            if frame is None:
+                return
+            if frame.boottime_ns > last:
+                spacing_ns = max(1000000, frame.boottime_ns - last)
+            last = frame.boottime_ns
+            if frame.boottime_ns < due_bt:
+                continue  # sampled before the sample's time
+            now = time.monotonic()
+            due += self._interval
+            if due < now:
+                due = now + self._interval
+            self._publish(frame)
+
+    def _publish(self, frame: Any, snap: Any = None) -> None:
+        """A new sample: the daemon's frame (with ``snap``, the Snapshot it was
+        decoded into already)."""
+        if frame.generation != self._device.generation:
+            self._device = self._client.device()
+        sample = _Sample(frame, self._device, snap)
+        with self._cond:
+            self._sample_now = sample
+            self._processes = None
+            self._count += 1
+            self._cond.notify_all()
+        for ob in list(self._observers):
+            ob(self)
 
     def ok(self, spin: bool = False) -> bool:
         """Waits for the next sample (``spin``: do not wait); False once closed.
@@ -198,6 +317,8 @@ class jtop(threading.Thread):  # noqa: N801 - jetson-stats' name
         self._stop_event.set()
         with self._cond:
             self._cond.notify_all()
+        if self._watch is not None:
+            self._watch.close()  # a sampling thread reading the stream stops at once
         if self._jtop_started and self.is_alive() and threading.current_thread() is not self:
             self.join(self._interval + 5)
         for kind in list(self._leases):
@@ -237,10 +358,22 @@ class jtop(threading.Thread):  # noqa: N801 - jetson-stats' name
         self._change("fan", "set the fan speed to %s%%" % speed,
                      lambda c: c.set_fan(speed))
 
+    @property
+    def _snap(self) -> Any:
+        """The latest sample, read as an edgemon.Snapshot (None before start())."""
+        sample = self._sample_now
+        return sample.views() if sample is not None else None
+
+    @property
+    def _first(self) -> Any:
+        sample = self._sample_first
+        return sample.views() if sample is not None else None
+
     def _need(self) -> Any:
-        if self._snap is None:
+        snap = self._snap
+        if snap is None:
             raise JtopException("jtop is not started: use `with jtop() as jetson:` or start()")
-        return self._snap
+        return snap
 
     # -- properties --------------------------------------------------------------------
     @property
