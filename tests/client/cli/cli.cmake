@@ -8,8 +8,7 @@
 # `edgemon now/sensors/watch/tegrastats/query` against them, exit codes.
 # Its folder is shared with edgemon record's tests (record.cmake): each lists its files.
 edgemon_area_tests(edgemon_cli_tests 60
-  SOURCES ${CMAKE_CURRENT_LIST_DIR}/csv_field_test.cc ${CMAKE_CURRENT_LIST_DIR}/render_escape_test.cc
-          ${CMAKE_CURRENT_LIST_DIR}/render_order_test.cc
+  SOURCES ${CMAKE_CURRENT_LIST_DIR}/csv_field_test.cc
           ${CMAKE_CURRENT_LIST_DIR}/tegrastats_format_test.cc
           ${CMAKE_CURRENT_LIST_DIR}/timespec_test.cc
   LIBS edgemon_cli)
