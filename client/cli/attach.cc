@@ -121,7 +121,8 @@ void AddAttachCommand(CLI::App& app, Registry& registry) {
       ->check(CLI::PositiveNumber);
   att->add_option("--last", ao->last,
                   std::string("Up to now, the last DURATION: ") + kDurationSyntax);
-  att->add_option("--out", ao->out, "Write summary.json, samples.csv and trace.json here");
+  att->add_option("--out", ao->out,
+                  "Write summary.json, samples.csv, trace.json and report.html here");
   att->add_option("--label", ao->label, "Label shown in the summary");
   att->add_option("--items", ao->items, "Items processed: adds energy per item")
       ->check(CLI::PositiveNumber);

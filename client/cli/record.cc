@@ -1,6 +1,6 @@
 // edgemon record: runs a command and measures it (energy per rail, power,
 // temperatures and clocks) from edgemond's ring store, printed as a summary
-// and saved as a bundle (summary.json, samples.csv, trace.json).
+// and saved as a bundle (summary.json, samples.csv, trace.json, report.html).
 //
 // record: connects (refuses to start the command without a daemon), opens a
 // window named after the command, boosts the rail sampling rate (--rate,
@@ -351,8 +351,8 @@ int RunRecord(const Globals& globals, const RecordOptions& o) {
   if (!o.out.empty()) {
     if (!WriteBundle(*c, o.out, report, again->inventory)) return rc == 0 ? kExitCantCreate : rc;
     std::fprintf(stderr,
-                 "Bundle: %s/{summary.json,samples.csv,trace.json} (open trace.json in "
-                 "ui.perfetto.dev)\n",
+                 "Bundle: %s/{summary.json,samples.csv,trace.json,report.html} (open "
+                 "report.html in a browser, trace.json in ui.perfetto.dev)\n",
                  TerminalSafe(o.out).c_str());
   }
   return rc;
@@ -373,7 +373,8 @@ void AddRecordCommands(CLI::App& app, Registry& registry) {
       ->check(CLI::Range(1, 1000));
   rec->add_option("--pre", ro->pre, "Also measure this long before the command (e.g. 2s)");
   rec->add_option("--post", ro->post, "Keep measuring this long after it exits (e.g. 2s)");
-  rec->add_option("--out", ro->out, "Write summary.json, samples.csv and trace.json here");
+  rec->add_option("--out", ro->out,
+                  "Write summary.json, samples.csv, trace.json and report.html here");
   auto* items = rec->add_option("--items", ro->items, "Items processed: adds energy per item")
                     ->check(CLI::PositiveNumber);
   rec->add_option("--items-from", ro->items_from,

@@ -1,5 +1,5 @@
-// The bundle of edgemon record/attach: samples.csv and trace.json, and the
-// writer of the three files (record_bundle.h).
+// The bundle of edgemon record/attach: samples.csv, trace.json and
+// report.html, and the writer of the four files (record_bundle.h).
 #include "client/cli/record_bundle.h"
 
 #include <cerrno>
@@ -13,6 +13,7 @@
 #include <sstream>
 
 #include "client/cli/cli.h"
+#include "client/report/report_template.h"
 
 namespace edgemon::cli::record {
 
@@ -115,6 +116,10 @@ bool WriteBundle(client::Client& c, const std::string& dir, const Report& report
   }
   if (written.ok()) {
     written = WriteFile(fs::path(dir) / "trace.json", TraceJson(r, frames, inventory));
+  }
+  if (written.ok()) {
+    written =
+        WriteFile(fs::path(dir) / "report.html", ReportHtml(ReportData(r, frames, inventory)));
   }
   if (!written.ok()) {
     std::fprintf(stderr, "edgemon: bundle: %s\n", TerminalSafe(written.message()).c_str());
@@ -246,6 +251,92 @@ std::string TraceJson(const Report& report, const std::vector<Frame>& frames,
   }
   o << "\n]}\n";
   return o.str();
+}
+
+nlohmann::json ReportData(const Report& report, const std::vector<Frame>& frames,
+                          const Inventory& inventory) {
+  using nlohmann::json;
+  json t = json::array();
+  for (const auto& f : frames) {
+    // Seconds to the microsecond: a double holds that exactly for any run.
+    t.push_back(static_cast<double>((f.realtime_ns - report.summary.from_ns) / 1000) / 1e6);
+  }
+  struct Group {
+    const char* id;
+    const char* title;
+    const char* unit;
+  };
+  const Group kinds[] = {{"", "", ""},
+                         {"power", "Power per rail", "W"},
+                         {"temp", "Temperatures", "\u00b0C"},
+                         {"clock", "Clocks", "MHz"}};
+  json groups = json::array();
+  for (int pid = 1; pid <= 3; ++pid) {
+    json lines = json::array();
+    for (const auto& track : Tracks(inventory)) {
+      if (track.pid != pid) continue;
+      json values = json::array();
+      for (const auto& f : frames) {
+        auto v = f.Get(track.id);
+        values.push_back(v ? json(*v) : json(nullptr));  // missing: a gap, never 0
+      }
+      lines.push_back({{"name", track.name}, {"values", std::move(values)}});
+    }
+    groups.push_back({{"id", kinds[pid].id},
+                      {"title", kinds[pid].title},
+                      {"unit", kinds[pid].unit},
+                      {"scale", 1e-3},
+                      {"lines", std::move(lines)}});
+  }
+  json trees = json::array();
+  for (const auto& p : report.phases) {
+    trees.push_back(p.summary ? RailTreeJson(p.summary->rails, p.summary->duration_s)
+                              : json(nullptr));
+  }
+  return {{"format", "edgemon-report"},
+          {"version", 1},
+          {"summary", SummaryJson(report, inventory)},
+          {"phase_rail_trees", std::move(trees)},
+          {"series", {{"t_s", std::move(t)}, {"groups", std::move(groups)}}}};
+}
+
+std::string ScriptSafeJson(const nlohmann::json& data) {
+  std::string text = JsonText(data);
+  std::string out;
+  out.reserve(text.size() + text.size() / 16);
+  for (size_t i = 0; i < text.size(); ++i) {
+    char c = text[i];
+    if (c == '<') {
+      out += "\\u003c";
+    } else if (c == '>') {
+      out += "\\u003e";
+    } else if (c == '&') {
+      out += "\\u0026";
+    } else if (c == '\xe2' && i + 2 < text.size() && text[i + 1] == '\x80' &&
+               (text[i + 2] == '\xa8' || text[i + 2] == '\xa9')) {
+      out += text[i + 2] == '\xa8' ? "\\u2028" : "\\u2029";  // line separators
+      i += 2;
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
+std::string_view ReportTemplate() {
+  return {reinterpret_cast<const char*>(report::kTemplate), report::kTemplateSize};
+}
+
+std::string ReportHtml(const nlohmann::json& data) {
+  constexpr std::string_view kSlot = "@EDGEMON_DATA@";
+  std::string_view t = ReportTemplate();
+  size_t at = t.find(kSlot);
+  if (at == std::string_view::npos) return std::string(t);  // a test checks the slot is there
+  std::string out;
+  std::string json = ScriptSafeJson(data);
+  out.reserve(t.size() + json.size());
+  out.append(t.substr(0, at)).append(json).append(t.substr(at + kSlot.size()));
+  return out;
 }
 
 }  // namespace edgemon::cli::record

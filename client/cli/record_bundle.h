@@ -1,9 +1,13 @@
-// The record bundle on disk: the one writer of summary.json, samples.csv and
-// trace.json, used by edgemon record and edgemon attach (their contents are
-// SummaryJson, SamplesCsv and TraceJson in record_report.h).
+// The record bundle on disk: the one writer of summary.json, samples.csv,
+// trace.json and report.html, used by edgemon record and edgemon attach (their
+// contents are SummaryJson, SamplesCsv and TraceJson in record_report.h, and
+// ReportHtml below).
 #pragma once
 
+#include <nlohmann/json.hpp>
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include "client/cli/record_report.h"
 #include "client/edgemon_client.h"
@@ -15,10 +19,36 @@ namespace edgemon::cli::record {
 bool MakeBundleDir(const std::string& dir);
 
 // Reads the stored frames of the report's measured range from the daemon and
-// writes summary.json, samples.csv and trace.json into `dir`; a failed read
-// is noted in summary.json and trace.json, and the frames read before it are
-// kept. False, with a message on stderr, when a file cannot be written.
+// writes summary.json, samples.csv, trace.json and report.html into `dir`; a
+// failed read is noted in summary.json, trace.json and report.html, and the
+// frames read before it are kept. False, with a message on stderr, when a file cannot be written.
 bool WriteBundle(client::Client& c, const std::string& dir, const Report& report,
                  const Inventory& inventory);
+
+// The data of report.html, the shape the Python client's Result.save() also
+// writes (client/python/edgemon/_bundle.py, report_data):
+//   {"format": "edgemon-report", "version": 1,
+//    "summary": SummaryJson,
+//    "phase_rail_trees": [RailTreeJson of each phase, or null without a summary],
+//    "series": {"t_s": [seconds of each frame since the range's start],
+//               "groups": [{"id": "power"|"temp"|"clock", "title", "unit",
+//                           "scale" (raw x scale = unit),
+//                           "lines": [{"name", "values": [raw value or null]}]}]}}
+// with one line per rail power, thermal zone and CPU/GPU/EMC clock (the
+// trace's counter tracks), a null where a frame has no value.
+nlohmann::json ReportData(const Report& report, const std::vector<Frame>& frames,
+                          const Inventory& inventory);
+
+// report.html: the template client/report/report.html (compiled in) with
+// `data` in its <script type="application/json" id="edgemon-data"> element.
+std::string ReportHtml(const nlohmann::json& data);
+
+// `data` as JSON text that cannot end or comment out the <script> element it
+// sits in: every '<', '>' and '&' (found only inside strings) written as \u003c,
+// \u003e, \u0026, and U+2028/U+2029 as \u2028/\u2029.
+std::string ScriptSafeJson(const nlohmann::json& data);
+
+// The template itself.
+std::string_view ReportTemplate();
 
 }  // namespace edgemon::cli::record

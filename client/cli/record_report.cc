@@ -147,6 +147,19 @@ std::vector<RailRow> RailTree(const std::vector<client::RailSummary>& rails, dou
   return out;
 }
 
+nlohmann::json RailTreeJson(const std::vector<client::RailSummary>& rails, double duration_s) {
+  nlohmann::json tree = nlohmann::json::array();
+  for (const auto& r : RailTree(rails, duration_s)) {
+    tree.push_back({{"name", r.name},
+                    {"depth", r.depth},
+                    {"input", r.input},
+                    {"remainder", r.remainder},
+                    {"energy_j", Scaled(r.energy_mj, 1000.0)},
+                    {"avg_power_w", Scaled(r.avg_power_mw, 1000.0)}});
+  }
+  return tree;
+}
+
 std::optional<double> TotalEnergyMj(const std::vector<client::RailSummary>& rails) {
   std::optional<double> total;
   bool seen = false;
@@ -509,16 +522,7 @@ nlohmann::json SummaryJson(const Report& report, const Inventory& inventory) {
                 {"pre_s", report.pre_s},
                 {"post_s", report.post_s}};
   j["rails"] = RailsJson(s.rails);
-  json tree = json::array();
-  for (const auto& r : RailTree(s.rails, s.duration_s)) {
-    tree.push_back({{"name", r.name},
-                    {"depth", r.depth},
-                    {"input", r.input},
-                    {"remainder", r.remainder},
-                    {"energy_j", Scaled(r.energy_mj, 1000.0)},
-                    {"avg_power_w", Scaled(r.avg_power_mw, 1000.0)}});
-  }
-  j["rail_tree"] = tree;
+  j["rail_tree"] = RailTreeJson(s.rails, s.duration_s);
   auto total = TotalEnergyMj(s.rails);
   j["total_energy_j"] = total ? json(*total / 1000.0) : json(nullptr);
   std::string input;

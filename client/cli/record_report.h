@@ -83,6 +83,9 @@ struct RailRow {
 // sub-rails' energy) where it has any. A rail whose parent is not in the list
 // is top level. Never sums top-level rails.
 std::vector<RailRow> RailTree(const std::vector<client::RailSummary>& rails, double duration_s);
+// The same as summary.json's "rail_tree": [{name, depth, input, remainder,
+// energy_j, avg_power_w}] (null where not measured).
+nlohmann::json RailTreeJson(const std::vector<client::RailSummary>& rails, double duration_s);
 
 // Sub-rails may read above their parent by the sensors' tolerance (INA3221:
 // gain and shunt errors of about 1 % each); beyond it the report warns.
