@@ -139,6 +139,11 @@ class Client(object):
             self._channel = grpc.secure_channel(target, grpc.ssl_channel_credentials(roots),
                                                 options)
         else:
+            if target.startswith("unix"):
+                # No bandwidth-delay probes on a local socket (whose window is
+                # never the limit): each received message would start a ping
+                # and a timer, which wakes gRPC's timer threads per message.
+                options.append(("grpc.http2.bdp_probe", 0))
             self._channel = grpc.insecure_channel(target, options)
         self._stub = pb_grpc.TelemetryStub(self._channel)
         self._device = None  # type: Optional[DeviceInfo]

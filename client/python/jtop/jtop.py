@@ -18,6 +18,8 @@ from .core import Fan, JetsonClocks, JtopException, NVPModel, _no_control
 # Watch (100 Hz) to its longest Watch interval (an hour).
 MIN_INTERVAL_S = _check.MIN_LIVE_INTERVAL_MS / 1000.0
 MAX_INTERVAL_S = _check.MAX_INTERVAL_MS / 1000.0
+# How long after a frame's expected stamp the sampling thread reads it.
+_READ_AFTER_NS = 2000000
 
 
 class InvalidArgument(JtopException, edgemon.InvalidArgument):
@@ -254,7 +256,9 @@ class jtop(threading.Thread):  # noqa: N801 - jetson-stats' name
             offset = boottime_ns() - int(time.monotonic() * 1e9)  # CLOCK_BOOTTIME - monotonic
             due_bt = int(due * 1e9) + offset
             steps = max(1, -(-(due_bt - last) // spacing_ns))
-            wake_bt = last + steps * spacing_ns
+            # A little after that stamp: the frame is there (it comes under
+            # a millisecond after its stamp), read without waiting for it.
+            wake_bt = last + steps * spacing_ns + min(_READ_AFTER_NS, spacing_ns // 10)
             if self._stop_event.wait(max(0.0, (wake_bt - offset) / 1e9 - time.monotonic())):
                 return
             frame = self._next_frame()
@@ -265,11 +269,11 @@ class jtop(threading.Thread):  # noqa: N801 - jetson-stats' name
             last = frame.boottime_ns
             if frame.boottime_ns < due_bt:
                 continue  # sampled before the sample's time
-            now = time.monotonic()
+            self._publish(frame)
+            now = time.monotonic()  # after the observers, however long they took
             due += self._interval
             if due < now:
                 due = now + self._interval
-            self._publish(frame)
 
     def _publish(self, frame: Any, snap: Any = None) -> None:
         """A new sample: the daemon's frame (with ``snap``, the Snapshot it was
