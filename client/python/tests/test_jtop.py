@@ -327,3 +327,84 @@ def test_the_three_line_energy_example(nano):
     out = run_example(nano, "energy_per_inference.py")
     assert out.strip().endswith("J per inference")
     assert float(out.split()[0]) > 0
+
+
+def count_calls(monkeypatch, owner, name):
+    """A list that grows by one at each call of owner.name (patched for the test)."""
+    calls = []
+    real = getattr(owner, name)
+
+    def counted(*args, **kwargs):
+        calls.append(1)
+        return real(*args, **kwargs)
+    monkeypatch.setattr(owner, name, counted)
+    return calls
+
+
+def test_samples_come_from_one_watch_and_are_decoded_when_read(nano, monkeypatch):
+    """Over the unix socket a jtop reads one Watch stream (no GetLatest per
+    sample), and a sample nobody reads is never decoded: the properties read
+    in the 4th observer call decode that sample and the first (the power
+    averages') only."""
+    monkeypatch.setenv("EDGEMON_CONNECT", nano.target)
+    latest = count_calls(monkeypatch, edgemon.Client, "latest")
+    decoded = count_calls(monkeypatch, edgemon.Snapshot, "__init__")
+    seen = []  # decodes before each observer call, and after the 4th's reads
+
+    def observer(jetson):
+        seen.append(len(decoded))
+        if len(seen) == 4:
+            jetson.stats, jetson.cpu, jetson.power, jetson.memory
+            seen.append(len(decoded))
+    with jtop(interval=0.1) as jetson:
+        jetson.attach(observer)
+        while len(seen) < 5:
+            assert jetson.ok()
+    assert seen[:5] == [0, 0, 0, 0, 2], seen
+    assert latest == []
+
+
+def test_after_a_slow_observer_the_next_sample_is_fresh(nano, monkeypatch):
+    """Frames the stream brought while an observer was busy are old once it
+    returns: the next sample is a frame sampled after it returned."""
+    from edgemon._measure import boottime_ns
+    monkeypatch.setenv("EDGEMON_CONNECT", nano.target)
+    stamps, returned = [], []
+
+    def slow(jetson):
+        stamps.append(jetson._snap.boottime_ns)
+        if not returned:
+            time.sleep(1.0)  # ten intervals
+        returned.append(boottime_ns())
+    with jtop(interval=0.1) as jetson:
+        jetson.attach(slow)
+        while len(stamps) < 3:
+            assert jetson.ok()
+    assert stamps[1] >= returned[0], (stamps, returned)
+    assert stamps[2] > stamps[1]  # and sampling goes on
+
+
+def test_close_ends_sampling_at_once_whatever_the_interval(nano, monkeypatch):
+    monkeypatch.setenv("EDGEMON_CONNECT", nano.target)
+    jetson = jtop(interval=60)
+    jetson.start()
+    t0 = time.monotonic()
+    jetson.close()
+    assert time.monotonic() - t0 < 5 and not jetson.is_alive()
+
+
+def test_without_the_daemons_clock_each_sample_is_the_newest_frame(nano, monkeypatch):
+    """Where the daemon's CLOCK_BOOTTIME is not this process's (TCP, another
+    machine), a jtop asks for the newest frame at each sample's time."""
+    from edgemon import _measure
+    monkeypatch.setenv("EDGEMON_CONNECT", nano.target)
+    monkeypatch.setattr(sys.modules["jtop.jtop"], "boottime_ns",
+                        lambda: _measure.boottime_ns() + 3600 * 10**9)
+    latest = count_calls(monkeypatch, edgemon.Client, "latest")
+    taken = []
+    with jtop(interval=0.1) as jetson:
+        jetson.attach(lambda j: taken.append(time.monotonic()))
+        while len(taken) < 3:
+            assert jetson.ok()
+        assert jetson._watch is None and isinstance(jetson.stats["time"], datetime.datetime)
+    assert len(latest) >= 4  # the first sample's and one per sample
