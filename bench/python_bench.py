@@ -8,7 +8,14 @@
   * measure() overhead on a 0-second body (enter + exit: BeginWindow and
     EndWindow, plus Boost with rate_hz; the summary is fetched later, on use);
   * the jtop shim at 1 Hz: CPU per sample and RSS of a process that only
-    reads jetson.stats once a second for 10 s.
+    reads jetson.stats once a second for 10 s; beside it, measured in the
+    same run, a bare gRPC client that asks for the newest frame once a second
+    and decodes nothing (the floor of any client polling at 1 Hz on this
+    machine at this load), and jetson-stats' own client as its figures were
+    published (not measured here: it needs a Jetson).
+
+The load average is printed before and after: the figures are CPU time, but a
+busy machine makes every wake-up costlier.
 
   bench/python_bench.py --build build [--seconds 5]
 """
@@ -43,6 +50,28 @@ with open("/proc/self/status") as f:
 print((c1 - c0) / n * 1000, rss / 1024.0)
 """
 
+# The floor of a 1 Hz client: GetLatest once a second, nothing decoded.
+BARE_CHILD = r"""
+import sys, time
+import grpc
+from edgemon.v1 import edgemon_pb2 as pb, edgemon_pb2_grpc as pb_grpc
+n = int(sys.argv[1])
+stub = pb_grpc.TelemetryStub(grpc.insecure_channel(sys.argv[2]))
+stub.GetLatest(pb.GetLatestRequest(), timeout=10)
+due = time.monotonic() + 1.0
+c0 = time.process_time()
+for _ in range(n):
+    time.sleep(max(0.0, due - time.monotonic()))
+    due += 1.0
+    stub.GetLatest(pb.GetLatestRequest(), timeout=10)
+print((time.process_time() - c0) / n * 1000)
+"""
+
+
+def load():
+    with open("/proc/loadavg") as f:
+        return " ".join(f.read().split()[:3])
+
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
@@ -68,7 +97,9 @@ def main():
             while not os.path.exists(sock):
                 time.sleep(0.02)
             time.sleep(0.5)
+            print("load average (1, 5, 15 min) before: %s, %d CPUs" % (load(), os.cpu_count()))
             run(args, env, "unix:" + sock)
+            print("load average after:  %s" % load())
         finally:
             stop_process(daemon)
             stop_process(sim)
@@ -131,6 +162,10 @@ def run(args, env, target):
                                   env=envj, universal_newlines=True).split()
     print("jtop shim at 1 Hz:              %.2f ms CPU per sample, %.1f MiB RSS (peak; "
           "jetson-stats' client: 0.55 ms, 29 MB)" % (float(out[0]), float(out[1])))
+    bare = subprocess.check_output([sys.executable, "-c", BARE_CHILD, str(args.jtop_samples),
+                                    target], env=env, universal_newlines=True)
+    print("  reference, same run:          %.2f ms CPU per sample: a bare gRPC client "
+          "(GetLatest once a second, nothing decoded)" % float(bare))
 
 
 if __name__ == "__main__":
