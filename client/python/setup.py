@@ -52,12 +52,30 @@ def generate(out_dir):
     subprocess.check_call(cmd)
 
 
+def copy_report(out_dir):
+    """edgemon/report.html (Result.save()'s report) from client/report/ of
+    the source tree (this one, or the one holding $EDGEMON_PROTO_DIR), or
+    the copy a source tree may carry in the package."""
+    tops = [os.path.join(HERE, "..", "..")]
+    if proto_root() is not None:
+        tops.append(os.path.dirname(proto_root()))
+    candidates = [os.path.join(t, "client", "report", "report.html") for t in tops]
+    for src in candidates + [os.path.join(HERE, "edgemon", "report.html")]:
+        if os.path.isfile(src):
+            shutil.copyfile(src, os.path.join(out_dir, "edgemon", "report.html"))
+            return
+    sys.exit("edgemon: client/report/report.html not found: build from the edgemon source tree "
+             "or set EDGEMON_PROTO_DIR to its proto/")
+
+
 class BuildWithStubs(build_py):
-    """build_py that also writes edgemon/v1/edgemon_pb2.py and _pb2_grpc.py."""
+    """build_py that also writes edgemon/v1/edgemon_pb2.py and _pb2_grpc.py,
+    and edgemon/report.html."""
 
     def run(self):
         build_py.run(self)
         generate(self.build_lib)
+        copy_report(self.build_lib)
 
 
 setup(

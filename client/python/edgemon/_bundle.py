@@ -1,6 +1,8 @@
-"""result.save(dir): summary.json, samples.csv and trace.json in the formats
-``edgemon record --out`` writes (client/cli/record_report.cc and
-record_bundle.cc), so the same tools read both."""
+"""result.save(dir): summary.json, samples.csv, trace.json and report.html in
+the formats ``edgemon record --out`` writes (client/cli/record_report.cc and
+record_bundle.cc), so the same tools read both. report.html is the one
+template client/report/report.html (shipped in this package as report.html)
+with the data of report_data() in it."""
 import json
 import math
 import os
@@ -276,10 +278,7 @@ def summary_json(result: Any, device: Any, target: str, notes: List[str]) -> Dic
     j["range"] = {"from_ns": s.from_ns, "to_ns": s.to_ns, "duration_s": s.duration_s,
                   "pre_s": 0.0, "post_s": 0.0}
     j["rails"] = _rails_json(s.rails)
-    j["rail_tree"] = [{"name": r["name"], "depth": r["depth"], "input": r["input"],
-                       "remainder": r["remainder"], "energy_j": _div(r["energy_mj"], 1000.0),
-                       "avg_power_w": _div(r["avg_power_mw"], 1000.0)}
-                      for r in rail_tree(list(s.rails), s.duration_s)]
+    j["rail_tree"] = rail_tree_json(list(s.rails), s.duration_s)
     total = total_energy_mj(list(s.rails))
     j["total_energy_j"] = total / 1000.0 if total is not None else None
     inputs = [r.name for r in s.rails if r.input]
@@ -330,6 +329,14 @@ def summary_json(result: Any, device: Any, target: str, notes: List[str]) -> Dic
     else:
         j["items"] = None
     return j
+
+
+def rail_tree_json(rails: List[Any], duration_s: float) -> List[Dict[str, Any]]:
+    """summary.json's "rail_tree": the rail tree in J and W, None where not measured."""
+    return [{"name": r["name"], "depth": r["depth"], "input": r["input"],
+             "remainder": r["remainder"], "energy_j": _div(r["energy_mj"], 1000.0),
+             "avg_power_w": _div(r["avg_power_mw"], 1000.0)}
+            for r in rail_tree(rails, duration_s)]
 
 
 def _columns(frames: List[Any], device: Any) -> List[Any]:
@@ -441,6 +448,70 @@ def trace_json(result: Any, frames: List[Any], device: Any) -> str:
         "\n]}\n"
 
 
+# report.html's charts, by trace process: (id, title, unit).
+_CHARTS = {1: ("power", "Power per rail", "W"), 2: ("temp", "Temperatures", "\u00b0C"),
+           3: ("clock", "Clocks", "MHz")}
+
+
+def report_data(result: Any, frames: List[Any], device: Any,
+                summary: Dict[str, Any]) -> Dict[str, Any]:
+    """The data of report.html, in the shape ReportData of
+    client/cli/record_bundle.h gives: the summary, each phase's rail tree and
+    one line per rail power, thermal zone and clock, a None where a frame
+    has no value (a gap, never 0)."""
+    from_ns = result.summary.from_ns
+    values = [dict(zip(f.ids, f.values)) for f in frames]
+    groups = []
+    tracks = _tracks(device)
+    for pid in (1, 2, 3):
+        gid, title, unit = _CHARTS[pid]
+        lines = [{"name": name, "values": [v.get(cid) for v in values]}
+                 for cid, tpid, name, _, _ in tracks if tpid == pid]
+        groups.append({"id": gid, "title": title, "unit": unit, "scale": 1e-3, "lines": lines})
+    trees = []  # type: List[Any]
+    for p in result.phases:
+        if p.summary is None:
+            trees.append(None)
+        else:
+            ps = p.summary.summary
+            trees.append(rail_tree_json(list(ps.rails), ps.duration_s))
+    return {"format": "edgemon-report", "version": 1, "summary": summary,
+            "phase_rail_trees": trees,
+            "series": {"t_s": [((f.realtime_ns - from_ns) // 1000) / 1e6 for f in frames],
+                       "groups": groups}}
+
+
+def script_safe_json(data: Any) -> str:
+    """JSON text that cannot end or comment out the <script> element it sits
+    in: '<', '>' and '&' (only ever inside strings) and U+2028/U+2029 as
+    \\u escapes (ScriptSafeJson of the edgemon command)."""
+    text = json.dumps(data, ensure_ascii=False, separators=(",", ":"))
+    for ch, esc in (("<", "\\u003c"), (">", "\\u003e"), ("&", "\\u0026"),
+                    ("\u2028", "\\u2028"), ("\u2029", "\\u2029")):
+        text = text.replace(ch, esc)
+    return text
+
+
+_SLOT = "@EDGEMON_DATA@"
+
+
+def report_template() -> str:
+    """client/report/report.html: this package's copy, or the source tree's."""
+    from . import _errors
+    here = os.path.dirname(os.path.abspath(__file__))
+    for path in (os.path.join(here, "report.html"),
+                 os.path.join(here, "..", "..", "report", "report.html")):
+        if os.path.isfile(path):
+            with open(path, encoding="utf-8") as f:
+                return f.read()
+    raise _errors.Error("edgemon: report.html is missing from the edgemon package (%s)" % here)
+
+
+def report_html(data: Any) -> str:
+    t = report_template()
+    return t.replace(_SLOT, script_safe_json(data), 1)
+
+
 def frames_between(client: Any, from_ns: int, to_ns: int) -> Tuple[List[Any], str]:
     """Raw frames of [from, to] in chunks (as the edgemon command reads them)."""
     import grpc
@@ -478,11 +549,12 @@ def save(result: Any, directory: str) -> None:
                             (directory, e.strerror)) from None
     frames, err = frames_between(client, result.summary.from_ns, result.summary.to_ns)
     notes = ["samples not read: " + err] if err else []
+    summary = summary_json(result, device, client.target, notes)
     files = {
-        "summary.json": json.dumps(summary_json(result, device, client.target, notes),
-                                   indent=2, sort_keys=True, ensure_ascii=False) + "\n",
+        "summary.json": json.dumps(summary, indent=2, sort_keys=True, ensure_ascii=False) + "\n",
         "samples.csv": samples_csv(frames, device),
         "trace.json": trace_json(result, frames, device),
+        "report.html": report_html(report_data(result, frames, device, summary)),
     }
     for name, text in files.items():
         path = os.path.join(directory, name)
