@@ -50,6 +50,7 @@ packages=(
   python3-pytest python3-setuptools python3-venv  # the Python packages: tests, pip install
   qemu-user-static binfmt-support debootstrap podman runc  # release bundle checks (tests/release)
   faketime                              # wall-clock jumps under a real edgemond (libfaketime)
+  chromium                              # report.html drawn headless, network blocked (tests/e2e/report_test.py)
 )
 
 list_only=0

@@ -163,7 +163,7 @@ def check_lists(source_dir):
     expect(set(build) <= set(full), f"build list not within the whole list: {set(build) - set(full)}")
     tools = {"prometheus", "prometheus-node-exporter", "podman", "runc", "binfmt-support",
              "qemu-user-static", "debootstrap", "systemd", "libgtest-dev", "libbenchmark-dev",
-             "clang", "tmux", "faketime", "python3-pytest", "man-db"}
+             "clang", "tmux", "faketime", "python3-pytest", "man-db", "chromium"}
     expect(not set(build) & tools, f"test tools in the build list: {set(build) & tools}")
     expect(tools <= set(full), f"test tools missing from the whole list: {tools - set(full)}")
     # Where dpkg knows a build package, it must ship no service of any kind.
