@@ -20,6 +20,8 @@ MIN_INTERVAL_S = _check.MIN_LIVE_INTERVAL_MS / 1000.0
 MAX_INTERVAL_S = _check.MAX_INTERVAL_MS / 1000.0
 # How long after a frame's expected stamp the sampling thread reads it.
 _READ_AFTER_NS = 2000000
+# ok() raises after this long (or four intervals) without a new sample.
+_STALL_S = 10.0
 
 
 class InvalidArgument(JtopException, edgemon.InvalidArgument):
@@ -296,9 +298,18 @@ class jtop(threading.Thread):  # noqa: N801 - jetson-stats' name
         if not self._jtop_started:
             self.start()
         with self._cond:
+            # A daemon that stops sending without closing the stream is an
+            # error after this long without a sample, never an endless wait.
+            give_up = time.monotonic() + max(_STALL_S, self._interval * 4 + 1)
             while not spin and self._seen >= self._count and self._error is None \
                     and not self._stop_event.is_set() and self.is_alive():
-                self._cond.wait(self._interval * 4 + 1)
+                left = give_up - time.monotonic()
+                if left <= 0:
+                    self._error = JtopException(
+                        "jtop (edgemon): no sample from edgemond in %.0f s"
+                        % max(_STALL_S, self._interval * 4 + 1))
+                    break
+                self._cond.wait(min(left, self._interval * 4 + 1))
             self._seen = self._count
             error, raised = self._error, self._error_raised
             self._error_raised = error is not None

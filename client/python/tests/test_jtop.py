@@ -408,3 +408,25 @@ def test_without_the_daemons_clock_each_sample_is_the_newest_frame(nano, monkeyp
             assert jetson.ok()
         assert jetson._watch is None and isinstance(jetson.stats["time"], datetime.datetime)
     assert len(latest) >= 4  # the first sample's and one per sample
+
+
+def test_a_daemon_that_stops_sending_is_an_error_not_an_endless_wait(nano, monkeypatch):
+    """A stream that stays open but brings nothing (a hung daemon): ok()
+    raises after the stall limit instead of waiting for ever."""
+    monkeypatch.setenv("EDGEMON_CONNECT", nano.target)
+    monkeypatch.setattr(sys.modules["jtop.jtop"], "_STALL_S", 1.0)
+    release = threading.Event()
+    jetson = jtop(interval=0.1)
+    jetson.start()
+    try:
+        assert jetson.ok()
+        jetson._next_frame = lambda: (release.wait(30), None)[1]
+        t0 = time.monotonic()
+        with pytest.raises(JtopException, match="no sample from edgemond"):
+            while jetson.ok():
+                pass
+        assert time.monotonic() - t0 < 10
+        assert not jetson.ok()  # raised once, then False
+    finally:
+        release.set()
+        jetson.close()
