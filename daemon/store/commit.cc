@@ -27,6 +27,17 @@ int64_t RingStore::Impl::EstimatePages() const {
   int64_t bytes = 0;
   for (const auto& r : batch_) bytes += static_cast<int64_t>(r.blob.size()) + kRowOverheadBytes;
   bytes += static_cast<int64_t>(pending_rollup_.size()) * kRollupRowBytes;
+  for (const auto& r : pending_spans_) {
+    bytes += kRollupRowBytes * (2 + static_cast<int64_t>(r.values.size()));
+  }
+  // (I15) A block closed by them: a stats row per channel, clock values.
+  if (!pending_spans_.empty()) {
+    int64_t rows = 2 * static_cast<int64_t>(chans_.size());
+    for (const auto& c : chans_) {
+      if (IsClock(c.desc)) rows += static_cast<int64_t>(internal::kMaxBlockValues);
+    }
+    bytes += kRollupRowBytes * rows;
+  }
   for (size_t id = 1; id < chans_.size(); ++id) {
     if (chans_[id].dirty) bytes += 400;
   }
@@ -100,6 +111,11 @@ Status RingStore::Impl::Commit() {
     ++failed_attempts;
     const bool full = IsFull(last_errcode_);
     const uint64_t lost = batch_.size();
+    if (lost > 0) {
+      // (I15) the lost frames were folded: their periods are not described.
+      for (auto& r : pending_spans_) ++r.agg.bad;
+      if (bucket_) ++span_.bad;
+    }
     batch_.clear();  // dropped; rollup rows and channel rows stay pending
     batch_bytes_ = 0;
     failing_ = true;
@@ -142,6 +158,8 @@ Status RingStore::Impl::Commit() {
   batch_.clear();
   batch_bytes_ = 0;
   pending_rollup_.clear();
+  pending_spans_.clear();
+  if (d.blocks_through) blocks_through_ns_ = *d.blocks_through;
   rollup_dirty_ = false;
   rollup_seq_ = pending_rollup_seq_;
   for (auto& c : chans_) c.dirty = false;
@@ -277,6 +295,7 @@ Status RingStore::Impl::TryCommit(Deltas& d) {
       if (Status e = run(i); !e.ok()) return e;
       ++d.rollup_inserted;
     }
+    if (Status e = WriteSpans(d); !e.ok()) return e;
     if (rollup_dirty_) {
       if (Status e = WriteMeta("rollup_seq", static_cast<int64_t>(pending_rollup_seq_)); !e.ok()) {
         return e;
@@ -286,13 +305,7 @@ Status RingStore::Impl::TryCommit(Deltas& d) {
     if (!batch_.empty() || rollup_dirty_) {
       if (newest) {
         int64_t cutoff = SubSaturating(*newest, options_.rollup_retention_ns);
-        for (size_t id = 1; id < chans_.size(); ++id) {
-          sql::Stmt s(*w_, "DELETE FROM rollup WHERE channel = ?1 AND t_ns < ?2");
-          if (Status e = s.Bind(1, static_cast<int64_t>(id)).Bind(2, cutoff).Run(); !e.ok()) {
-            return e;
-          }
-          d.rollup_deleted += sqlite3_changes(w_->db());
-        }
+        if (Status e = DeleteRollup(cutoff, d.rollup_deleted); !e.ok()) return e;
         int64_t keep = std::max(options_.raw_retention_ns, options_.rollup_retention_ns);
         sql::Stmt w(*w_, "DELETE FROM windows WHERE end_ns IS NOT NULL AND end_ns < ?1");
         if (Status e = w.Bind(1, SubSaturating(*newest, keep)).Run(); !e.ok()) return e;
@@ -372,13 +385,154 @@ Result<bool> RingStore::Impl::TrimOnce(int64_t excess_pages, Deltas& d) {
   const int64_t cutoff = AddSaturating(
       *oldest_rollup, std::max(options_.rollup_period_ns, static_cast<int64_t>(span / 16)));
   int64_t deleted = 0;
-  for (size_t id = 1; id < chans_.size(); ++id) {
-    sql::Stmt s(*w_, "DELETE FROM rollup WHERE channel = ?1 AND t_ns < ?2");
-    if (Status e = s.Bind(1, static_cast<int64_t>(id)).Bind(2, cutoff).Run(); !e.ok()) return e;
-    deleted += sqlite3_changes(w_->db());
-  }
+  if (Status e = DeleteRollup(cutoff, deleted); !e.ok()) return e;
   d.rollup_trimmed += deleted;
   return deleted > 0;
+}
+
+}  // namespace edgemon::store
+
+namespace edgemon::store {
+
+// (I5, I6, I15) Deletes the rollup rows of the periods before `cutoff_ns`,
+// and the span rows of those periods and of the blocks starting before it.
+Status RingStore::Impl::DeleteRollup(int64_t cutoff_ns, int64_t& deleted) {
+  for (size_t id = 1; id < chans_.size(); ++id) {
+    const auto ch = static_cast<int64_t>(id);
+    sql::Stmt s(*w_, "DELETE FROM rollup WHERE channel = ?1 AND t_ns < ?2");
+    if (Status e = s.Bind(1, ch).Bind(2, cutoff_ns).Run(); !e.ok()) return e;
+    deleted += sqlite3_changes(w_->db());
+    sql::Stmt b(*w_, "DELETE FROM span_stats WHERE level = 1 AND channel = ?1 AND t_ns < ?2");
+    if (Status e = b.Bind(1, ch).Bind(2, cutoff_ns).Run(); !e.ok()) return e;
+    if (!IsClock(chans_[id].desc)) continue;
+    for (int64_t level : {0, 1}) {
+      sql::Stmt v(*w_, "DELETE FROM span_values WHERE level = ?1 AND channel = ?2 AND t_ns < ?3");
+      if (Status e = v.Bind(1, level).Bind(2, ch).Bind(3, cutoff_ns).Run(); !e.ok()) return e;
+    }
+  }
+  for (int64_t level : {0, 1}) {
+    sql::Stmt s(*w_, "DELETE FROM spans WHERE level = ?1 AND t_ns < ?2");
+    if (Status e = s.Bind(1, level).Bind(2, cutoff_ns).Run(); !e.ok()) return e;
+  }
+  return Status::Ok();
+}
+
+// (I15) The closed periods' spans and clock values, merged into rows a
+// restart left open; then the blocks closed by the newest period.
+Status RingStore::Impl::WriteSpans(Deltas& d) {
+  for (const auto& r : pending_spans_) {
+    sql::Stmt s(*w_,
+                "INSERT INTO spans(level, t_ns, span_ns, frames, first_seq, first_ns, last_seq, "
+                "last_ns, holes, max_step_ns, bad) VALUES(0, ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, "
+                "?10) ON CONFLICT(level, t_ns) DO UPDATE SET "
+                "holes = holes + excluded.holes + max(excluded.first_seq - last_seq - 1, 0), "
+                "max_step_ns = max(max_step_ns, excluded.max_step_ns, CASE WHEN "
+                "excluded.first_seq = last_seq + 1 THEN excluded.first_ns - last_ns ELSE 0 END), "
+                "frames = frames + excluded.frames, last_seq = excluded.last_seq, "
+                "last_ns = excluded.last_ns, bad = bad + excluded.bad + "
+                "(span_ns != excluded.span_ns) + (excluded.first_seq <= last_seq)");
+    const auto& a = r.agg;
+    s.Bind(1, r.t_ns).Bind(2, options_.rollup_period_ns).Bind(3, static_cast<int64_t>(a.frames));
+    s.Bind(4, static_cast<int64_t>(a.first_seq)).Bind(5, a.first_ns);
+    s.Bind(6, static_cast<int64_t>(a.last_seq)).Bind(7, a.last_ns);
+    s.Bind(8, static_cast<int64_t>(a.holes)).Bind(9, a.max_step_ns);
+    if (Status e = s.Bind(10, static_cast<int64_t>(a.bad)).Run(); !e.ok()) return e;
+    for (const auto& [ch, v, n] : r.values) {
+      sql::Stmt u(*w_,
+                  "INSERT INTO span_values(level, channel, t_ns, value, count) "
+                  "VALUES(0, ?1, ?2, ?3, ?4) ON CONFLICT(level, channel, t_ns, value) "
+                  "DO UPDATE SET count = count + excluded.count");
+      u.Bind(1, int64_t{ch}).Bind(2, r.t_ns).Bind(3, v);
+      if (Status e = u.Bind(4, static_cast<int64_t>(n)).Run(); !e.ok()) return e;
+    }
+  }
+  if (pending_spans_.empty()) return Status::Ok();
+  // Blocks before the newest period's block are closed: no frame can fall
+  // into them any more (stored time never goes back, I11).
+  const int64_t len = MulSaturating(options_.rollup_period_ns, kBlockPeriods);
+  const int64_t open_block = FloorToMultiple(pending_spans_.back().t_ns, len);
+  int64_t from = blocks_through_ns_;
+  while (from < open_block) {
+    sql::Stmt s(*w_,
+                "SELECT t_ns FROM spans WHERE level = 0 AND t_ns >= ?1 AND t_ns < ?2 "
+                "ORDER BY t_ns LIMIT 1");
+    s.Bind(1, from).Bind(2, open_block);
+    if (!s.Step()) {
+      if (s.failed()) return s.status();
+      break;
+    }
+    const int64_t block = FloorToMultiple(s.Int(0), len);
+    if (Status e = WriteBlock(block); !e.ok()) return e;
+    from = AddSaturating(block, len);
+  }
+  if (open_block > blocks_through_ns_) {
+    if (Status e = WriteMeta("blocks_through_ns", open_block); !e.ok()) return e;
+    d.blocks_through = open_block;
+  }
+  return Status::Ok();
+}
+
+// (I15) One block's rows from its periods' spans, rollup rows and values.
+Status RingStore::Impl::WriteBlock(int64_t block_ns) {
+  const int64_t len = MulSaturating(options_.rollup_period_ns, kBlockPeriods);
+  const int64_t end = AddSaturating(block_ns, len);
+  internal::SpanAgg agg;
+  {
+    sql::Stmt s(*w_,
+                "SELECT span_ns, frames, first_seq, first_ns, last_seq, last_ns, holes, "
+                "max_step_ns, bad FROM spans WHERE level = 0 AND t_ns >= ?1 AND t_ns < ?2 "
+                "ORDER BY t_ns");
+    s.Bind(1, block_ns).Bind(2, end);
+    while (s.Step()) {
+      internal::SpanAgg p;
+      p.frames = static_cast<uint64_t>(s.Int(1));
+      p.first_seq = static_cast<uint64_t>(s.Int(2));
+      p.first_ns = s.Int(3);
+      p.last_seq = static_cast<uint64_t>(s.Int(4));
+      p.last_ns = s.Int(5);
+      p.holes = static_cast<uint64_t>(s.Int(6));
+      p.max_step_ns = s.Int(7);
+      p.bad = static_cast<uint64_t>(s.Int(8)) + (s.Int(0) != options_.rollup_period_ns ? 1 : 0);
+      if (agg.frames > 0 && p.frames > 0 && p.first_seq <= agg.last_seq) ++p.bad;
+      agg.Merge(p);
+    }
+    if (s.failed()) return s.status();
+  }
+  if (agg.frames == 0) return Status::Ok();
+  // Clock values: a block with too many distinct ones is not described.
+  for (size_t id = 1; id < chans_.size() && agg.bad == 0; ++id) {
+    if (!IsClock(chans_[id].desc)) continue;
+    sql::Stmt n(*w_,
+                "SELECT count(DISTINCT value) FROM span_values "
+                "WHERE level = 0 AND channel = ?1 AND t_ns >= ?2 AND t_ns < ?3");
+    n.Bind(1, static_cast<int64_t>(id)).Bind(2, block_ns).Bind(3, end);
+    if (n.Step() && n.Int(0) > static_cast<int64_t>(internal::kMaxBlockValues)) ++agg.bad;
+    if (n.failed()) return n.status();
+  }
+  sql::Stmt s(*w_,
+              "INSERT OR REPLACE INTO spans(level, t_ns, span_ns, frames, first_seq, first_ns, "
+              "last_seq, last_ns, holes, max_step_ns, bad) "
+              "VALUES(1, ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)");
+  s.Bind(1, block_ns).Bind(2, len).Bind(3, static_cast<int64_t>(agg.frames));
+  s.Bind(4, static_cast<int64_t>(agg.first_seq)).Bind(5, agg.first_ns);
+  s.Bind(6, static_cast<int64_t>(agg.last_seq)).Bind(7, agg.last_ns);
+  s.Bind(8, static_cast<int64_t>(agg.holes)).Bind(9, agg.max_step_ns);
+  if (Status e = s.Bind(10, static_cast<int64_t>(agg.bad)).Run(); !e.ok()) return e;
+  for (size_t id = 1; id < chans_.size(); ++id) {
+    const auto ch = static_cast<int64_t>(id);
+    sql::Stmt t(*w_,
+                "INSERT OR REPLACE INTO span_stats(level, channel, t_ns, count, min, max, sum) "
+                "SELECT 1, ?1, ?2, sum(count), min(min), max(max), total(sum) FROM rollup "
+                "WHERE channel = ?1 AND t_ns >= ?2 AND t_ns < ?3 HAVING count(*) > 0");
+    if (Status e = t.Bind(1, ch).Bind(2, block_ns).Bind(3, end).Run(); !e.ok()) return e;
+    if (!IsClock(chans_[id].desc) || agg.bad > 0) continue;
+    sql::Stmt v(*w_,
+                "INSERT OR REPLACE INTO span_values(level, channel, t_ns, value, count) "
+                "SELECT 1, ?1, ?2, value, sum(count) FROM span_values "
+                "WHERE level = 0 AND channel = ?1 AND t_ns >= ?2 AND t_ns < ?3 GROUP BY value");
+    if (Status e = v.Bind(1, ch).Bind(2, block_ns).Bind(3, end).Run(); !e.ok()) return e;
+  }
+  return Status::Ok();
 }
 
 }  // namespace edgemon::store

@@ -572,3 +572,189 @@ Status RingStore::Impl::IntegrityCheck() {
 }
 
 }  // namespace edgemon::store
+
+namespace edgemon::store {
+namespace {
+
+Span SpanFromRow(const sql::Stmt& s, int level) {
+  Span sp;
+  sp.level = level;
+  sp.t_ns = s.Int(0);
+  sp.end_ns = AddSaturating(sp.t_ns, s.Int(1));
+  sp.frames = static_cast<uint64_t>(s.Int(2));
+  sp.first_seq = static_cast<uint64_t>(s.Int(3));
+  sp.first_ns = s.Int(4);
+  sp.last_seq = static_cast<uint64_t>(s.Int(5));
+  sp.last_ns = s.Int(6);
+  sp.holes = static_cast<uint64_t>(s.Int(7));
+  sp.max_step_ns = s.Int(8);
+  return sp;
+}
+
+}  // namespace
+
+Result<std::vector<Span>> RingStore::Impl::Spans(int64_t from_ns, int64_t to_ns,
+                                                 int64_t max_step_ns) {
+  std::vector<Span> out;
+  if (to_ns <= from_ns) return out;
+  Lease l(*this);
+  if (!l.ok()) return l.status();
+  auto& c = l.conn();
+  int64_t rollup_seq = 0, spans_from = INT64_MAX;
+  {
+    sql::Stmt m(c, "SELECT key, value FROM meta WHERE key IN ('rollup_seq', 'spans_from_ns')");
+    while (m.Step()) (m.Text(0) == "rollup_seq" ? rollup_seq : spans_from) = m.Int(1);
+    if (m.failed()) return m.status();
+  }
+  // Frames are deleted as a seq prefix (I5, I6): a span whose first frame is
+  // still held holds all of its frames.
+  std::optional<int64_t> min_seq;
+  {
+    sql::Stmt m(c, "SELECT min(seq) FROM frames");
+    if (m.Step()) min_seq = m.OptInt(0);
+    if (m.failed()) return m.status();
+  }
+  if (!min_seq) return out;
+  // The open period (frames after rollup_seq) is in the writer's memory.
+  int64_t hi = to_ns;
+  {
+    sql::Stmt o(c, "SELECT realtime_ns FROM frames WHERE seq > ?1 ORDER BY seq LIMIT 1");
+    o.Bind(1, rollup_seq);
+    if (o.Step()) hi = std::min(hi, o.Int(0));
+    if (o.failed()) return o.status();
+  }
+  const int64_t period = options_.rollup_period_ns;
+  const int64_t block = MulSaturating(period, kBlockPeriods);
+  auto ceil = [&](int64_t t) {
+    const int64_t f = FloorToMultiple(t, period);
+    return f < t ? AddSaturating(f, period) : f;
+  };
+  const int64_t lo = std::max(ceil(from_ns), ceil(spans_from));
+  if (hi <= lo) return out;
+  const char* const sql =
+      "SELECT t_ns, span_ns, frames, first_seq, first_ns, last_seq, last_ns, holes, "
+      "max_step_ns, bad FROM spans WHERE level = ?1 AND t_ns >= ?2 AND t_ns < ?3 ORDER BY t_ns";
+  auto usable = [&](const sql::Stmt& s, const Span& sp, int64_t len) {
+    return s.Int(1) == len && s.Int(9) == 0 && s.Int(2) > 0 &&
+           sp.first_seq >= static_cast<uint64_t>(*min_seq) && sp.t_ns >= lo && sp.end_ns <= hi &&
+           sp.end_ns > sp.t_ns && sp.max_step_ns <= max_step_ns;
+  };
+  std::vector<Span> blocks;
+  {
+    sql::Stmt s(c, sql);
+    s.Bind(1, int64_t{1}).Bind(2, lo).Bind(3, hi);
+    while (s.Step()) {
+      Span sp = SpanFromRow(s, 1);
+      if (usable(s, sp, block)) blocks.push_back(sp);
+    }
+    if (s.failed()) return s.status();
+  }
+  // Periods where no block qualifies.
+  auto periods = [&](int64_t a, int64_t b) -> Status {
+    if (b <= a) return Status::Ok();
+    sql::Stmt s(c, sql);
+    s.Bind(1, int64_t{0}).Bind(2, a).Bind(3, b);
+    while (s.Step()) {
+      Span sp = SpanFromRow(s, 0);
+      if (usable(s, sp, period)) out.push_back(sp);
+    }
+    return s.failed() ? s.status() : Status::Ok();
+  };
+  int64_t cur = lo;
+  for (const Span& b : blocks) {
+    if (Status e = periods(cur, b.t_ns); !e.ok()) return e;
+    out.push_back(b);
+    cur = b.end_ns;
+  }
+  if (Status e = periods(cur, hi); !e.ok()) return e;
+  return out;
+}
+
+Result<std::vector<std::optional<SpanTotal>>> RingStore::Impl::SpanTotals(
+    const std::vector<std::string>& keys, const std::vector<Span>& spans) {
+  std::vector<std::optional<SpanTotal>> out(keys.size());
+  if (spans.empty() || keys.empty()) return out;
+  Lease l(*this);
+  if (!l.ok()) return l.status();
+  auto& c = l.conn();
+  auto all = LoadChannels(c);
+  if (!all.ok()) return all.status();
+  std::unordered_map<std::string_view, const StoredChannel*> by_key;
+  for (const auto& sc : *all) by_key.emplace(sc.key, &sc);
+  std::unordered_map<int64_t, size_t> index;  // store id -> key index
+  std::string ids, clock_ids;
+  for (size_t i = 0; i < keys.size(); ++i) {
+    auto it = by_key.find(keys[i]);
+    if (it == by_key.end()) return Status::NotFound("unknown channel \"" + keys[i] + "\"");
+    const int64_t id = it->second->store_id;
+    index[id] = i;
+    (ids.empty() ? ids : ids += ",") += std::to_string(id);
+    if (IsClock(it->second->channel)) {
+      (clock_ids.empty() ? clock_ids : clock_ids += ",") += std::to_string(id);
+    }
+  }
+  std::vector<std::map<int64_t, uint64_t>> values(keys.size());
+  // Stretches of one level, in time order.
+  for (size_t a = 0; a < spans.size();) {
+    size_t b = a + 1;
+    while (b < spans.size() && spans[b].level == spans[a].level) ++b;
+    const int level = spans[a].level;
+    const int64_t from = spans[a].t_ns, to = spans[b - 1].end_ns;
+    const std::string stats =
+        level == 0 ? "SELECT channel, sum(count), min(min), max(max), total(sum), min(t_ns) "
+                     "FROM rollup WHERE channel IN (" +
+                         ids + ") AND t_ns >= ?1 AND t_ns < ?2 GROUP BY channel"
+                   : "SELECT channel, sum(count), min(min), max(max), total(sum), min(t_ns) "
+                     "FROM span_stats WHERE level = 1 AND channel IN (" +
+                         ids + ") AND t_ns >= ?1 AND t_ns < ?2 GROUP BY channel";
+    sql::Stmt s(c, stats.c_str());
+    s.Bind(1, from).Bind(2, to);
+    while (s.Step()) {
+      auto it = index.find(s.Int(0));
+      if (it == index.end() || s.Int(1) <= 0) continue;
+      auto& t = out[it->second];
+      if (!t) {
+        t = SpanTotal{};
+        t->count = s.Int(1);
+        t->min = s.Int(2);
+        t->max = s.Int(3);
+        t->sum = s.Double(4);
+        t->first_period_ns = s.Int(5);
+        if (level == 1) {
+          // The first period of the block with a value.
+          sql::Stmt f(c,
+                      "SELECT min(t_ns) FROM rollup WHERE channel = ?1 AND t_ns >= ?2 "
+                      "AND t_ns < ?3");
+          f.Bind(1, s.Int(0)).Bind(2, s.Int(5)).Bind(3, to);
+          if (f.Step() && !f.IsNull(0)) t->first_period_ns = f.Int(0);
+          if (f.failed()) return f.status();
+        }
+      } else {
+        t->count += s.Int(1);
+        t->min = std::min(t->min, s.Int(2));
+        t->max = std::max(t->max, s.Int(3));
+        t->sum += s.Double(4);
+      }
+    }
+    if (s.failed()) return s.status();
+    if (!clock_ids.empty()) {
+      const std::string v =
+          "SELECT channel, value, sum(count) FROM span_values WHERE level = ?3 AND channel IN (" +
+          clock_ids + ") AND t_ns >= ?1 AND t_ns < ?2 GROUP BY channel, value";
+      sql::Stmt q(c, v.c_str());
+      q.Bind(1, from).Bind(2, to).Bind(3, int64_t{level});
+      while (q.Step()) {
+        auto it = index.find(q.Int(0));
+        if (it != index.end()) values[it->second][q.Int(1)] += static_cast<uint64_t>(q.Int(2));
+      }
+      if (q.failed()) return q.status();
+    }
+    a = b;
+  }
+  for (size_t i = 0; i < keys.size(); ++i) {
+    if (out[i]) out[i]->values.assign(values[i].begin(), values[i].end());
+  }
+  return out;
+}
+
+}  // namespace edgemon::store

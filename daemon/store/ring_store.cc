@@ -206,6 +206,7 @@ Status RingStore::Impl::LoadState() {
       if (k == "rollup_rows") rollup_rows_ = s.Int(1);
       if (k == "rollup_seq") rollup_seq_ = static_cast<uint64_t>(s.Int(1));
       if (k == "channels_version") channels_version_ = s.Int(1);
+      if (k == "blocks_through_ns") blocks_through_ns_ = s.Int(1);
     }
     if (s.failed()) return s.status();
   }
@@ -279,10 +280,12 @@ Status RingStore::Impl::LoadState() {
     s.Bind(1, static_cast<int64_t>(rollup_seq_));
     while (s.Step()) {
       pairs_.clear();
-      if (!ForEachValue(s.Blob(2), [&](uint32_t id, int64_t v) { pairs_.emplace_back(id, v); })) {
-        pairs_.clear();  // (I14) the frame counts for its seq, with no values
-      }
-      Fold(static_cast<uint64_t>(s.Int(0)), s.Int(1), pairs_);
+      bool decoded =
+          ForEachValue(s.Blob(2), [&](uint32_t id, int64_t v) { pairs_.emplace_back(id, v); });
+      // (I14) the frame counts for its seq, with no values; (I15) its span
+      // is marked.
+      if (!decoded) pairs_.clear();
+      Fold(static_cast<uint64_t>(s.Int(0)), s.Int(1), pairs_, !decoded);
     }
     if (s.failed()) return s.status();
   }
@@ -472,6 +475,16 @@ Result<std::vector<ClockJump>> RingStore::ClockJumps(int64_t from_ns, int64_t to
   return Guarded("ClockJumps", [&] { return impl_->ClockJumps(from_ns, to_ns); });
 }
 
+Result<std::vector<Span>> RingStore::Spans(int64_t from_ns, int64_t to_ns, int64_t max_step_ns) {
+  return Guarded("Spans", [&] { return impl_->Spans(from_ns, to_ns, max_step_ns); });
+}
+Result<std::vector<std::optional<SpanTotal>>> RingStore::SpanTotals(
+    const std::vector<std::string>& keys, const std::vector<Span>& spans) {
+  return Guarded("SpanTotals", [&] { return impl_->SpanTotals(keys, spans); });
+}
+int64_t RingStore::rollup_period_ns() const {
+  return impl_->rollup_period_ns();
+}
 Result<std::optional<int64_t>> RingStore::OldestNs() {
   return Guarded("OldestNs", [&] { return impl_->OldestNs(); });
 }

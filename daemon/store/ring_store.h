@@ -34,6 +34,20 @@
 //     new_offset_ns)
 //   boots(first_seq)                 the first seq of each boot segment
 //                                    held (I5)
+//   spans(level, t_ns, span_ns,      (I15) the frames of each closed rollup
+//     frames, first_seq, first_ns,   period (level 0) and of each closed
+//     last_seq, last_ns, holes,      block of kBlockPeriods periods (level 1,
+//     max_step_ns, bad) WITHOUT      an hour by default): how many, the
+//     ROWID                          first and last, the seqs missing between
+//                                    them, the largest realtime step between
+//                                    two frames with consecutive seqs, and
+//                                    how many were folded without their
+//                                    values or lost after folding
+//   span_stats(level, channel,       (I15) a block's min/max/sum/count per
+//     t_ns, count, min, max, sum)    channel (a period's are its rollup rows)
+//   span_values(level, channel,      (I15) per clock channel (IsClock) and
+//     t_ns, value, count)            period or block: how many frames held
+//                                    each value (frequency residency)
 //
 // Why one row per frame: a frame of ~145 channels costs ~475 bytes on disk
 // (blob ~430 B of varints, row header, seq/time columns, time index entry),
@@ -158,6 +172,23 @@
 //      FrameSet::bad_frames, Downsample in its bad_frames argument, and
 //      CounterAt interpolates across it. Such a blob passes quick_check
 //      (SQLite does not look inside it), so only reads can find it.
+//  15. Span aggregates. When a rollup period closes, the writer writes its
+//      spans row and span_values rows in the same transaction as its
+//      rollup rows, from the same frames (stored realtime, after I11); a
+//      later part of the same period (after a restart) merges into them.
+//      Once a period of a later block is written, the closed blocks before
+//      it are written from their periods' rows (span_stats from the rollup
+//      rows). Rows are deleted with the rollup rows of their period (I5
+//      retention, I6 trimming). A span describes exactly the frames held in
+//      [t_ns, t_ns + span_ns) when: span_ns is the current period (or
+//      block) length, t_ns >= meta.spans_from_ns (periods before the schema
+//      upgrade are not described), bad = 0 (a batch dropped after its frames
+//      were folded, or a frame that did not decode when the open period was
+//      rebuilt, marks it), first_seq >= the oldest seq held (frames are only
+//      ever deleted as a seq prefix, I5/I6), and it lies before the open
+//      period. Spans() returns only such spans. A frame blob damaged after
+//      it was written (I14) is still counted in its span as written: only a
+//      read of the frames finds it.
 //  10. Files are never deleted. A file that is not an edgemon store (not
 //      SQLite, fails quick_check, foreign application_id or schema) is an
 //      error from Open(); with recreate_bad it is renamed (with its -wal and
@@ -208,7 +239,13 @@
 
 namespace edgemon::store {
 
-inline constexpr int kSchemaVersion = 4;
+inline constexpr int kSchemaVersion = 5;
+// Rollup periods per level-1 span (I15): an hour at the default period.
+inline constexpr int64_t kBlockPeriods = 60;
+
+// The channels whose per-span value counts the store keeps (I15): CPU, GPU
+// and EMC frequencies (a summary's clock residency).
+bool IsClock(const Channel& c);
 inline constexpr int32_t kApplicationId = 0x4544474d;  // 'EDGM'
 
 enum class WriterState : uint8_t { kIdle, kCommitting, kFailing, kStopped };
@@ -300,6 +337,33 @@ struct ClockJump {
   int64_t realtime_ns = 0;  // stored realtime of the first frame after it
   int64_t old_offset_ns = 0;
   int64_t new_offset_ns = 0;
+};
+
+// (I15) The frames of one closed rollup period (level 0) or block of
+// kBlockPeriods periods (level 1), as the writer folded them.
+struct Span {
+  int level = 0;
+  int64_t t_ns = 0;    // start
+  int64_t end_ns = 0;  // t_ns + its length
+  uint64_t frames = 0;
+  uint64_t first_seq = 0;
+  int64_t first_ns = 0;
+  uint64_t last_seq = 0;
+  int64_t last_ns = 0;
+  uint64_t holes = 0;       // seqs missing between consecutive frames of the span
+  int64_t max_step_ns = 0;  // largest realtime step between frames with consecutive seqs
+};
+
+// One channel over consecutive spans (SpanTotals).
+struct SpanTotal {
+  int64_t count = 0;  // values present
+  int64_t min = 0;
+  int64_t max = 0;
+  double sum = 0;
+  // The start of the first rollup period with a value.
+  int64_t first_period_ns = 0;
+  // Value -> frames that held it, by value (IsClock channels only).
+  std::vector<std::pair<int64_t, uint64_t>> values;
 };
 
 struct StoreStats {
@@ -431,6 +495,17 @@ class RingStore {
   std::string damage() const;
   // Realtime of the oldest data held in either tier (nullopt: empty store).
   Result<std::optional<int64_t>> OldestNs();
+  // (I15) The spans lying inside [from_ns, to_ns) that describe exactly
+  // the frames held there, in time order, without overlap: a block where
+  // one qualifies, else its periods. Only spans whose max_step_ns is at
+  // most `max_step_ns`.
+  Result<std::vector<Span>> Spans(int64_t from_ns, int64_t to_ns, int64_t max_step_ns);
+  // (I15) Per key, the totals over `spans` (consecutive, from Spans()):
+  // nullopt where the channel had no value in them.
+  Result<std::vector<std::optional<SpanTotal>>> SpanTotals(const std::vector<std::string>& keys,
+                                                           const std::vector<Span>& spans);
+  // The length of a rollup period.
+  int64_t rollup_period_ns() const;
   // Wall-clock steps recorded with a stored realtime in [from, to) (I11).
   Result<std::vector<ClockJump>> ClockJumps(int64_t from_ns, int64_t to_ns);
   // PRAGMA integrity_check (reads the whole file).

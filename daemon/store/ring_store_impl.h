@@ -22,12 +22,14 @@
 #include <deque>
 #include <functional>
 #include <future>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <thread>
+#include <tuple>
 #include <unordered_map>
 #include <utility>
 #include <variant>
@@ -41,6 +43,13 @@
 
 namespace edgemon::store {
 namespace internal {
+
+// (I15) The most distinct values of one channel a period (a block) keeps;
+// one with more is not described, and is read as frames. A clock has a few
+// dozen frequencies at most and visits few of them in a minute; a channel
+// of random values would otherwise cost a row per frame.
+inline constexpr size_t kMaxSpanValues = 16;
+inline constexpr size_t kMaxBlockValues = 64;
 
 // Bytes a frame row costs beyond its blob: record header, seq, two
 // timestamps, and its entry in frames_by_time.
@@ -97,6 +106,53 @@ struct Agg {
     }
     sum = AddSaturating(sum, v);
     ++count;
+  }
+};
+
+// (I15) The frames of one span as they are folded: count, first and last,
+// the seqs missing between them, the largest step between frames with
+// consecutive seqs, frames without their values.
+struct SpanAgg {
+  uint64_t frames = 0;
+  uint64_t first_seq = 0;
+  int64_t first_ns = 0;
+  uint64_t last_seq = 0;
+  int64_t last_ns = 0;
+  uint64_t holes = 0;
+  int64_t max_step_ns = 0;
+  uint64_t bad = 0;
+
+  // Appends `later` (frames after every frame of this one).
+  void Merge(const SpanAgg& later) {
+    if (later.frames == 0) {
+      bad += later.bad;
+      return;
+    }
+    if (frames == 0) {
+      const uint64_t b = bad;
+      *this = later;
+      bad += b;
+      return;
+    }
+    if (later.first_seq > last_seq + 1) {
+      holes += later.first_seq - last_seq - 1;
+    } else {
+      max_step_ns = std::max(max_step_ns, SubSaturating(later.first_ns, last_ns));
+    }
+    max_step_ns = std::max(max_step_ns, later.max_step_ns);
+    holes += later.holes;
+    frames += later.frames;
+    bad += later.bad;
+    last_seq = later.last_seq;
+    last_ns = later.last_ns;
+  }
+  void Add(uint64_t seq, int64_t realtime_ns, bool without_values) {
+    SpanAgg one;
+    one.frames = 1;
+    one.first_seq = one.last_seq = seq;
+    one.first_ns = one.last_ns = realtime_ns;
+    one.bad = without_values ? 1 : 0;
+    Merge(one);
   }
 };
 
@@ -187,6 +243,10 @@ class RingStore::Impl {
   // of the failed statement, `doing` what was being done, `error` its message.
   void NoteDamage(int code, std::string_view doing, const std::string& error);
   Result<std::optional<int64_t>> OldestNs();
+  Result<std::vector<Span>> Spans(int64_t from_ns, int64_t to_ns, int64_t max_step_ns);
+  Result<std::vector<std::optional<SpanTotal>>> SpanTotals(const std::vector<std::string>& keys,
+                                                           const std::vector<Span>& spans);
+  int64_t rollup_period_ns() const { return options_.rollup_period_ns; }
   Result<std::vector<ClockJump>> ClockJumps(int64_t from_ns, int64_t to_ns);
   Status IntegrityCheck();
   Status SetMaxPageCount(int64_t pages);
@@ -229,8 +289,9 @@ class RingStore::Impl {
   void ApplyInventory(const std::vector<Channel>& channels);
   void Ingest(Frame& frame);
   void StampWallTime(Frame& frame);
+  // `without_values`: a frame that did not decode (I14, I15).
   void Fold(uint64_t seq, int64_t realtime_ns,
-            const std::vector<std::pair<uint32_t, int64_t>>& values);
+            const std::vector<std::pair<uint32_t, int64_t>>& values, bool without_values = false);
   void CloseBucket();
   void Report(StoreEvent::Kind kind, const std::string& message);
   void SetState(WriterState s) {
@@ -248,12 +309,16 @@ class RingStore::Impl {
     int64_t rollup_deleted = 0;
     int64_t rollup_trimmed = 0;
     std::optional<int64_t> channels_version;
-    size_t boots_emptied = 0;  // oldest boot segments fully expired (I5)
+    size_t boots_emptied = 0;               // oldest boot segments fully expired (I5)
+    std::optional<int64_t> blocks_through;  // (I15) meta.blocks_through_ns as written
   };
   Status TryCommit(Deltas& d);
   Status EnsureRoom(int64_t need_pages, int64_t target_pages, Deltas& d);
   Result<bool> TrimOnce(int64_t excess_pages, Deltas& d);
   Status WriteMeta(const char* key, int64_t value);
+  Status WriteSpans(Deltas& d);
+  Status WriteBlock(int64_t block_ns);
+  Status DeleteRollup(int64_t cutoff_ns, int64_t& deleted);
   Status InWriteTxn(const std::function<Status()>& body);
   int64_t EstimatePages() const;
 
@@ -352,7 +417,18 @@ class RingStore::Impl {
     internal::Agg agg;
   };
   std::vector<RollupRow> pending_rollup_;
-  uint64_t pending_rollup_seq_ = 0;  // rollup_seq once pending_rollup_ is written
+  // (I15) The open period's frames and clock values; closed periods' rows
+  // waiting for the next commit.
+  internal::SpanAgg span_;
+  std::vector<std::map<int64_t, uint64_t>> values_;  // by store id (IsClock channels)
+  struct SpanRow {
+    int64_t t_ns;
+    internal::SpanAgg agg;
+    std::vector<std::tuple<uint32_t, int64_t, uint64_t>> values;  // (channel, value, count)
+  };
+  std::vector<SpanRow> pending_spans_;
+  int64_t blocks_through_ns_ = INT64_MIN;  // as stored (meta.blocks_through_ns)
+  uint64_t pending_rollup_seq_ = 0;        // rollup_seq once pending_rollup_ is written
   bool rollup_dirty_ = false;
   uint64_t rollup_seq_ = 0;       // as stored
   int64_t frames_ = 0;            // as stored (meta.frames)

@@ -116,6 +116,26 @@ const char* const kMigrations[] = {
      "ALTER TABLE windows ADD COLUMN lease_ns INTEGER;"),
     // 3 -> 4: who opened each window (principal.h); '' for older rows.
     "ALTER TABLE windows ADD COLUMN owner TEXT NOT NULL DEFAULT '';",
+    // 4 -> 5: span aggregates (I15). Periods up to the newest frame held
+    // were folded without them: spans_from_ns starts after it.
+    "CREATE TABLE spans("
+    "  level INTEGER NOT NULL, t_ns INTEGER NOT NULL, span_ns INTEGER NOT NULL,"
+    "  frames INTEGER NOT NULL, first_seq INTEGER NOT NULL, first_ns INTEGER NOT NULL,"
+    "  last_seq INTEGER NOT NULL, last_ns INTEGER NOT NULL, holes INTEGER NOT NULL,"
+    "  max_step_ns INTEGER NOT NULL, bad INTEGER NOT NULL,"
+    "  PRIMARY KEY(level, t_ns)) WITHOUT ROWID;"
+    "CREATE TABLE span_stats("
+    "  level INTEGER NOT NULL, channel INTEGER NOT NULL, t_ns INTEGER NOT NULL,"
+    "  count INTEGER NOT NULL, min INTEGER NOT NULL, max INTEGER NOT NULL, sum REAL NOT NULL,"
+    "  PRIMARY KEY(level, channel, t_ns)) WITHOUT ROWID;"
+    "CREATE TABLE span_values("
+    "  level INTEGER NOT NULL, channel INTEGER NOT NULL, t_ns INTEGER NOT NULL,"
+    "  value INTEGER NOT NULL, count INTEGER NOT NULL,"
+    "  PRIMARY KEY(level, channel, t_ns, value)) WITHOUT ROWID;"
+    "INSERT INTO meta(key, value) VALUES('spans_from_ns', "
+    "  coalesce((SELECT min(max(realtime_ns), 9223372036854775806) + 1 FROM frames),"
+    "  -9223372036854775807 - 1)),"
+    "  ('blocks_through_ns', -9223372036854775807 - 1);",
 };
 static_assert(std::size(kMigrations) == kSchemaVersion);
 

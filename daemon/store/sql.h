@@ -90,6 +90,7 @@ class Stmt {
   int rc() const { return rc_; }
 
   int64_t Int(int col) const { return sqlite3_column_int64(stmt_, col); }
+  double Double(int col) const { return sqlite3_column_double(stmt_, col); }
   bool IsNull(int col) const { return sqlite3_column_type(stmt_, col) == SQLITE_NULL; }
   std::optional<int64_t> OptInt(int col) const;
   std::string Text(int col) const;

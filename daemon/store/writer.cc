@@ -35,6 +35,11 @@ bool SameDescription(const Channel& a, const Channel& b) {
 
 }  // namespace
 
+bool IsClock(const Channel& c) {
+  return c.field == Field::kFreq &&
+         (c.kind == Kind::kCpu || c.kind == Kind::kGpu || c.kind == Kind::kEmc);
+}
+
 // ============================ Queue side ============================
 
 void RingStore::Impl::SetInventory(const Inventory& inventory) {
@@ -314,7 +319,8 @@ void RingStore::Impl::StampWallTime(Frame& frame) {
 }
 
 void RingStore::Impl::Fold(uint64_t seq, int64_t realtime_ns,
-                           const std::vector<std::pair<uint32_t, int64_t>>& values) {
+                           const std::vector<std::pair<uint32_t, int64_t>>& values,
+                           bool without_values) {
   const int64_t period = options_.rollup_period_ns;
   const int64_t start = FloorToMultiple(realtime_ns, period);
   if (bucket_ && *bucket_ != start) CloseBucket();
@@ -323,7 +329,12 @@ void RingStore::Impl::Fold(uint64_t seq, int64_t realtime_ns,
     if (agg_.size() <= id) agg_.resize(size_t{id} + 1);
     if (agg_[id].count == 0) touched_.push_back(id);
     agg_[id].Add(v);
+    if (id < chans_.size() && IsClock(chans_[id].desc)) {  // (I15)
+      if (values_.size() <= id) values_.resize(size_t{id} + 1);
+      ++values_[id][v];
+    }
   }
+  span_.Add(seq, realtime_ns, without_values);
   folded_seq_ = seq;
 }
 
@@ -335,6 +346,23 @@ void RingStore::Impl::CloseBucket() {
     agg_[id] = Agg{};
   }
   touched_.clear();
+  // (I15) the period's frames and clock values.
+  SpanRow row{*bucket_, span_, {}};
+  for (size_t id = 0; id < values_.size(); ++id) {
+    if (values_[id].size() > internal::kMaxSpanValues) {
+      ++row.agg.bad;  // too many distinct values to keep: not described
+    } else {
+      for (const auto& [v, n] : values_[id]) {
+        row.values.emplace_back(static_cast<uint32_t>(id), v, n);
+      }
+    }
+    values_[id].clear();
+  }
+  span_ = internal::SpanAgg{};
+  if (row.agg.frames > 0) pending_spans_.push_back(std::move(row));
+  if (pending_spans_.size() > kMaxPendingRollupRows) {
+    pending_spans_.erase(pending_spans_.begin());
+  }
   bucket_.reset();
   pending_rollup_seq_ = folded_seq_;
   rollup_dirty_ = true;

@@ -634,6 +634,8 @@ TEST(RingStore, SchemaOneStoreGetsItsBootSegmentsOnUpgrade) {
     sqlite3* db = nullptr;
     ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
     ASSERT_EQ(sqlite3_exec(db,
+                           "DROP TABLE spans; DROP TABLE span_stats; DROP TABLE span_values; "
+                           "DELETE FROM meta WHERE key IN ('spans_from_ns', 'blocks_through_ns'); "
                            "DROP TABLE boots; DROP TABLE clock_jumps; ALTER TABLE windows DROP "
                            "COLUMN abandoned; ALTER TABLE windows DROP COLUMN lease_ns; ALTER "
                            "TABLE windows DROP COLUMN owner; PRAGMA user_version=1",
@@ -672,7 +674,8 @@ TEST(RingStore, MaxSizeIsNeverExceededAndOldestFramesGo) {
   for (int i = 0; i < kFrames; ++i) {
     s->Append(MakeFrame(kT0 + i * kSec, BigValues(inv, static_cast<uint64_t>(i), rng)));
     if (i % 500 == 499) {
-      ASSERT_TRUE(s->Flush().ok());
+      Status flushed = s->Flush();
+      ASSERT_TRUE(flushed.ok()) << flushed.message();
       max_db = std::max(max_db, FileBytes(path));
       max_wal = std::max(max_wal, FileBytes(path + "-wal"));
       auto st = s->Stats();
