@@ -5,10 +5,15 @@
 // 24 h Summaries. With --week: a store holding a week of 1 Hz frames (the
 // default raw retention at the default frame rate) and a daemon at its
 // default 1 s frames; a 1-minute Query and BeginWindow/EndWindow timed while
-// clients loop one-week Summaries, and the Summaries themselves.
+// clients loop one-week Summaries, and the Summaries themselves; before
+// that, one-day and one-week Summaries one at a time on an idle daemon, with
+// the load average. --days N writes N days instead of 7 (a quicker run; the
+// "week" Summaries then cover what is held).
 //
 //   build/bench/api_bench build/daemon/edgemond [FIXTURE_ROOT] [--windows-only | --week]
+//                         [--days N]
 #include <signal.h>
+#include <stdlib.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -220,6 +225,41 @@ void WatcherTimings(const std::string& dir, edgemon::client::Client& c) {
               Ms(Clock::now() - t0));
 }
 
+void PrintLoad(const char* when) {
+  double load[3] = {0, 0, 0};
+  if (getloadavg(load, 3) == 3) {
+    std::printf(" load average %s: %.2f %.2f %.2f\n", when, load[0], load[1], load[2]);
+  }
+}
+
+// One-day and one-week Summaries, one call at a time (no other client):
+// `n` of each, the newest day and week ending now.
+void SummaryLatency(edgemon::client::Client& c, int n) {
+  std::printf("\nSummarize, one call at a time on an idle daemon:\n");
+  PrintLoad("before");
+  for (int64_t days : {int64_t{1}, int64_t{7}}) {
+    Latencies l;
+    uint64_t samples = 0;
+    for (int i = 0; i < n; ++i) {
+      int64_t now = NowRealtime();
+      auto t0 = Clock::now();
+      auto r = c.Summarize(now - days * 86400 * kSec, now);
+      double ms = Ms(Clock::now() - t0);
+      if (!r.ok()) {
+        std::fprintf(stderr, "api_bench: Summarize: %s\n", r.status().message().c_str());
+        continue;
+      }
+      samples = r->samples;
+      l.ms.push_back(ms);
+    }
+    if (l.ms.empty()) continue;
+    std::string what =
+        "Summarize " + std::to_string(days) + " day(s), " + std::to_string(samples) + " frames";
+    l.Print(what.c_str());
+  }
+  PrintLoad("after");
+}
+
 // A 1-minute Query (all channels, raw frames) and BeginWindow/EndWindow,
 // alone and while `clients` clients loop Summarize over the whole week.
 void WeekSummaryUnderLoad(const std::string& target, edgemon::client::Client& c, int clients) {
@@ -298,17 +338,21 @@ void WeekSummaryUnderLoad(const std::string& target, edgemon::client::Client& c,
 
 int main(int argc, char** argv) {
   if (argc < 2) {
-    std::fprintf(stderr, "usage: api_bench EDGEMOND [FIXTURE_ROOT] [--windows-only | --week]\n");
+    std::fprintf(stderr,
+                 "usage: api_bench EDGEMOND [FIXTURE_ROOT] [--windows-only | --week] [--days N]\n");
     return 2;
   }
   const std::string edgemond = argv[1];
   bool windows_only = false, week = false;
+  int days = 7;
   std::string root = std::string(EDGEMON_FIXTURES_DIR) + "/agx-orin";
   for (int i = 2; i < argc; ++i) {
     if (std::string(argv[i]) == "--windows-only") {
       windows_only = true;
     } else if (std::string(argv[i]) == "--week") {
       week = true;
+    } else if (std::string(argv[i]) == "--days" && i + 1 < argc) {
+      days = std::max(1, std::atoi(argv[++i]));
     } else {
       root = argv[i];
     }
@@ -318,8 +362,8 @@ int main(int argc, char** argv) {
   const std::string db = tmp + "/e.db", sock = tmp + "/api.sock";
   // A week: the store's default raw retention (7 days) at the daemon's
   // default 1 s frames, so a one-week Summarize reads raw frames.
-  const int frames = week ? 7 * 86400 : 86400;
-  std::printf("writing %s of 1 Hz history (%d frames) ...\n", week ? "a week" : "24 h", frames);
+  const int frames = week ? days * 86400 : 86400;
+  std::printf("writing %d day(s) of 1 Hz history (%d frames) ...\n", week ? days : 1, frames);
   auto w0 = Clock::now();
   WriteHistory(root, db, frames);
   std::printf("written in %.0f s\n", Ms(Clock::now() - w0) / 1000);
@@ -346,6 +390,7 @@ int main(int argc, char** argv) {
               info->inventory.channels.size());
   if (windows_only || week) {
     if (week) {
+      SummaryLatency(c, 20);
       WeekSummaryUnderLoad("unix:" + sock, c, 1);
       WeekSummaryUnderLoad("unix:" + sock, c, 4);
     } else {

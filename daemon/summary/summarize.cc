@@ -163,26 +163,115 @@ Status Summarizer::Begin(int64_t from, int64_t to, int64_t now) {
     if (in_raw_ && power) power_[sc.key] = c;
   }
   if (keys_.empty() && !channels->empty()) keys_.push_back(channels->front().key);
-  if (keys_.empty()) done_ = true;
+  if (keys_.empty()) {
+    done_ = true;
+    return Status::Ok();
+  }
+  Plan(from, to);
+  std::vector<store::StoredChannel> columns;
+  for (const auto& key : keys_) {
+    for (const auto& sc : *channels) {
+      if (sc.key != key) continue;
+      zone_.push_back(in_raw_ && IsZoneTemp(sc.channel));
+      columns.push_back(sc);
+      columns.back().channel.id = static_cast<ChannelId>(columns.size() - 1);
+    }
+  }
+  // The range's first page sets the gap period where it is all read as frames.
+  frames_.emplace(std::move(columns), options_.frame_period_ns,
+                  parts_.size() == 1 && parts_[0].spans.empty());
+  return Status::Ok();
+}
+
+void Summarizer::Plan(int64_t from, int64_t to) {
+  parts_.clear();
+  part_ = 0;
+  if (!options_.raw_frames) {
+    // Spans with no step that could be a gap at the configured period (nor
+    // at any longer period the first page may set).
+    const int64_t c = std::max<int64_t>(options_.frame_period_ns, 0);
+    auto spans = store_->Spans(from, to, AddSaturating(c, c / 2));
+    if (spans.ok()) {  // else: every frame is read
+      int64_t cur = from;
+      for (size_t i = 0; i < spans->size();) {
+        size_t j = i + 1;
+        while (j < spans->size() && (*spans)[j].t_ns == (*spans)[j - 1].end_ns) ++j;
+        const int64_t a = (*spans)[i].t_ns, b = (*spans)[j - 1].end_ns;
+        if (a > cur) parts_.push_back(Part{cur, a, {}});
+        parts_.push_back(Part{
+            a, b, {spans->begin() + static_cast<long>(i), spans->begin() + static_cast<long>(j)}});
+        cur = b;
+        i = j;
+      }
+      if (cur < to) parts_.push_back(Part{cur, to, {}});
+    }
+  }
+  if (parts_.empty()) parts_.push_back(Part{from, to, {}});
+  next_from_ = parts_[0].from_ns;
+}
+
+Status Summarizer::ReadSpans(const std::vector<store::Span>& spans) {
+  auto totals = store_->SpanTotals(keys_, spans);
+  if (!totals.ok()) return totals.status();
+  // A zone's first reading, where the range had none before these spans:
+  // the first frame of the first period with a value.
+  std::vector<std::optional<int64_t>> firsts(keys_.size());
+  for (size_t c = 0; c < keys_.size() && c < totals->size(); ++c) {
+    const auto& t = (*totals)[c];
+    if (!t || !zone_[c] || frames_->column(c)) continue;
+    const int64_t at = t->first_period_ns;
+    auto first = store_->Range(at, AddSaturating(at, store_->rollup_period_ns()), {keys_[c]}, 0);
+    if (!first.ok()) return first.status();
+    for (const Frame& f : first->frames) {
+      if (!f.values.empty() && f.values[0]) {
+        firsts[c] = f.values[0];
+        break;
+      }
+    }
+  }
+  frames_->AddSpans(spans, *totals, firsts);
   return Status::Ok();
 }
 
 Status Summarizer::ReadPage() {
   if (done_) return Status::Ok();
-  auto page = store_->Range(next_from_, summary_.to_ns, keys_, options_.page_frames);
-  if (!page.ok()) {
-    done_ = true;
-    return StoreFailure(*store_, "summarize: " + page.status().message());
+  if (part_ < parts_.size()) {
+    const Part& p = parts_[part_];
+    if (!p.spans.empty()) {
+      if (Status s = ReadSpans(p.spans); !s.ok()) {
+        done_ = true;
+        return StoreFailure(*store_, "summarize: " + s.message());
+      }
+    } else {
+      auto page = store_->Range(next_from_, p.to_ns, keys_, options_.page_frames);
+      if (!page.ok()) {
+        done_ = true;
+        return StoreFailure(*store_, "summarize: " + page.status().message());
+      }
+      bad_frames_ += page->bad_frames;
+      frames_->Add(page->frames);
+      if (page->truncated && !page->frames.empty()) {
+        next_from_ = page->frames.back().realtime_ns + 1;
+        return Status::Ok();
+      }
+    }
+    if (++part_ < parts_.size()) {
+      next_from_ = parts_[part_].from_ns;
+      return Status::Ok();
+    }
   }
-  bad_frames_ += page->bad_frames;
-  if (!frames_) frames_.emplace(page->channels, options_.frame_period_ns);
-  frames_->Add(page->frames);
-  if (!page->truncated || page->frames.empty()) {
-    Finish();
-    done_ = true;
-    return Status::Ok();
+  if (frames_->needs_period()) {
+    // A step that may be a gap: the period is the range's first page's.
+    auto page =
+        store_->Range(summary_.from_ns, summary_.to_ns, {keys_.front()}, options_.page_frames);
+    if (!page.ok()) {
+      done_ = true;
+      return StoreFailure(*store_, "summarize: " + page.status().message());
+    }
+    frames_->SetPeriod(FrameSummary::PeriodOf(options_.frame_period_ns, page->frames));
   }
-  next_from_ = page->frames.back().realtime_ns + 1;
+  Finish();
+  done_ = true;
   return Status::Ok();
 }
 

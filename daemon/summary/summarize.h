@@ -15,7 +15,13 @@
 //             page_frames (FrameSummary): peaks and temperatures in the raw
 //             tier, clock residency, samples and gaps; after the last page
 //             the notes are added (a short range, undecodable frames,
-//             wall-clock steps inside the range).
+//             wall-clock steps inside the range). Where the store describes
+//             a stretch of whole rollup periods with span aggregates (store
+//             invariant 15), one ReadPage folds the stretch's aggregates
+//             instead of its frames: the same figures, from a few hundred
+//             rows for a week; only the partial periods at the edges, and
+//             periods the aggregates do not describe exactly, are read as
+//             frames.
 // Summarize() runs every step at once.
 //
 // Figures:
@@ -59,6 +65,9 @@ struct SummaryOptions {
   uint32_t energy_rate_hz = 0;
   // Frames read per ReadPage.
   uint32_t page_frames = 2000;
+  // Read every frame of the range, never the span aggregates (the reference
+  // the aggregates are checked against).
+  bool raw_frames = false;
   // The sampler's live energy counters (null: the store only).
   const LiveEnergy* live_energy = nullptr;
   // The effective rail sampling rates that held over a range (the sampler's
@@ -97,12 +106,25 @@ class Summarizer {
   // The raw tier's power peaks and averages, the frames' figures and the notes.
   void Finish();
   RailSummary& Rail(const Channel& c);
+  // Splits [from, to) into stretches read as frames and stretches of spans.
+  void Plan(int64_t from, int64_t to);
+  Status ReadSpans(const std::vector<store::Span>& spans);
+
+  // A stretch of the range: frames read in pages, or consecutive spans.
+  struct Part {
+    int64_t from_ns = 0;
+    int64_t to_ns = 0;
+    std::vector<store::Span> spans;  // empty: read as frames
+  };
 
   store::RingStore* store_;
   SummaryOptions options_;
   Summary summary_;
   bool done_ = false;
   int64_t next_from_ = 0;
+  std::vector<Part> parts_;
+  std::vector<bool> zone_;   // by column: a temperature whose first reading is reported
+  size_t part_ = 0;          // the part ReadPage reads next
   bool in_raw_ = false;      // peaks and temperatures from the pages (else from the rollup tier)
   uint64_t bad_frames_ = 0;  // frames in the range whose data did not decode, left out
   std::vector<std::string> keys_;  // the columns read from frames

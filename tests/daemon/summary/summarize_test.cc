@@ -127,6 +127,7 @@ TEST_F(SummarizeTest, KnownRange) {
 // caller can yield between them; where the pages split changes nothing.
 TEST_F(SummarizeTest, PagesYieldBetweenThemAndChangeNothing) {
   WriteKnownHistory();
+  options_.raw_frames = true;  // every frame read (span aggregates: span_summary_test.cc)
   options_.page_frames = 1000;
   const Summary whole = Run(t0_, t0_ + 60 * kSec);
   EXPECT_EQ(whole.samples, 59u);

@@ -1,0 +1,265 @@
+// Summaries from span aggregates (store invariant 15) against summaries read
+// from every frame (SummaryOptions::raw_frames): a real store in a temp dir,
+// hours of frames with varying values and clock frequencies, absent values,
+// time gaps, seq holes, a stretch at another rate, wall-clock steps and a
+// restart; every field of a few hundred random ranges must be equal. Sums
+// of integers are exactly equal as doubles (every partial sum is far below
+// 2^53), so averages and residency shares are compared exactly too.
+#include <gtest/gtest.h>
+#include <sqlite3.h>
+
+#include <memory>
+#include <random>
+
+#include "daemon/summary/summarize.h"
+#include "tests/support/inventory.h"
+#include "tests/support/temp_tree.h"
+
+namespace edgemon::summary {
+namespace {
+
+constexpr int64_t kSec = 1'000'000'000;
+constexpr int64_t kT0 = 1'700'000'017'300'000'000;  // not on a period's edge
+
+enum : ChannelId { kEnergy, kPower, kTemp, kGpu, kCpu, kFanPower };
+
+Inventory TestInventory() {
+  Inventory inv;
+  using testing::AddChannel;
+  AddChannel(inv, Kind::kRail, "VIN", Field::kEnergy).flags = kFlagCounter | kFlagInputRail;
+  AddChannel(inv, Kind::kRail, "VIN", Field::kPower).flags = kFlagInputRail;
+  AddChannel(inv, Kind::kThermal, "CPU-therm", Field::kTemp);
+  AddChannel(inv, Kind::kGpu, "gpu", Field::kFreq);
+  AddChannel(inv, Kind::kCpu, "cpu0", Field::kFreq);
+  AddChannel(inv, Kind::kRail, "FAN", Field::kPower).parent = "VIN";
+  for (Channel& c : inv.channels) c.unit = UnitOf(c.field);
+  return inv;
+}
+
+// Writes frames from realtime `rt`, boottime `bt`, seq `seq` on: `n` frames
+// `step` apart, values drawn from `rng`.
+struct Writer {
+  std::mt19937_64 rng{7};
+  uint64_t seq = 1;
+  int64_t rt = kT0;
+  int64_t bt = 1000 * kSec;
+  int64_t energy = 0;
+  void Write(store::RingStore& s, int n, int64_t step = kSec) {
+    static const int64_t kFreqs[] = {306000, 612000, 918000, 1300500};
+    for (int i = 0; i < n; ++i) {
+      Frame f;
+      f.seq = seq++;
+      f.realtime_ns = rt;
+      f.boottime_ns = bt;
+      f.values.resize(6);
+      const int64_t p = 3000 + static_cast<int64_t>(rng() % 5000);
+      energy += p;
+      f.values[kEnergy] = energy;
+      if (rng() % 50 != 0) f.values[kPower] = p;
+      if (rng() % 40 != 0) f.values[kTemp] = 40000 + static_cast<int64_t>(rng() % 9000);
+      f.values[kGpu] = kFreqs[rng() % 4];
+      if (rng() % 30 != 0) f.values[kCpu] = kFreqs[(rng() % 7) / 2];
+      f.values[kFanPower] = 200 + static_cast<int64_t>(rng() % 100);
+      s.Append(f);
+      rt += step;
+      bt += step;
+    }
+  }
+};
+
+std::unique_ptr<store::RingStore> Open(const std::string& path) {
+  auto st = store::RingStore::Open(path, {});
+  EXPECT_TRUE(st.ok()) << st.status().message();
+  if (!st.ok()) return nullptr;
+  (*st)->SetInventory(TestInventory());
+  return std::move(st.value());
+}
+
+// Every field of `a` and `b`, said where they differ.
+void ExpectSame(const Summary& raw, const Summary& spans, const std::string& what) {
+  EXPECT_EQ(raw.samples, spans.samples) << what;
+  EXPECT_EQ(raw.gaps, spans.gaps) << what;
+  EXPECT_EQ(raw.note, spans.note) << what;
+  EXPECT_EQ(raw.bad_frames, spans.bad_frames) << what;
+  ASSERT_EQ(raw.rails.size(), spans.rails.size()) << what;
+  for (size_t i = 0; i < raw.rails.size(); ++i) {
+    EXPECT_EQ(raw.rails[i].name, spans.rails[i].name) << what;
+    EXPECT_EQ(raw.rails[i].energy_mj, spans.rails[i].energy_mj) << what;
+    EXPECT_EQ(raw.rails[i].avg_power_mw, spans.rails[i].avg_power_mw) << what;
+    EXPECT_EQ(raw.rails[i].peak_power_mw, spans.rails[i].peak_power_mw) << what;
+  }
+  ASSERT_EQ(raw.temps.size(), spans.temps.size()) << what;
+  for (size_t i = 0; i < raw.temps.size(); ++i) {
+    EXPECT_EQ(raw.temps[i].start_mc, spans.temps[i].start_mc) << what;
+    EXPECT_EQ(raw.temps[i].min_mc, spans.temps[i].min_mc) << what;
+    EXPECT_EQ(raw.temps[i].max_mc, spans.temps[i].max_mc) << what;
+  }
+  ASSERT_EQ(raw.residency.size(), spans.residency.size()) << what;
+  for (size_t i = 0; i < raw.residency.size(); ++i) {
+    EXPECT_EQ(raw.residency[i].khz_share, spans.residency[i].khz_share) << what;
+  }
+  EXPECT_TRUE(raw == spans) << what;
+}
+
+// Random ranges over [lo, hi), summarized both ways.
+void CompareRanges(store::RingStore& s, int64_t lo, int64_t hi, int64_t now, int n) {
+  std::mt19937_64 rng(11);
+  SummaryOptions raw;
+  raw.raw_frames = true;
+  // The same page size: the gap period is the median spacing of the range's
+  // first page of frames, whichever way the rest is read.
+  raw.page_frames = 700;
+  SummaryOptions fast = raw;
+  fast.raw_frames = false;
+  int used_spans = 0;
+  for (int i = 0; i < n; ++i) {
+    int64_t a = lo + static_cast<int64_t>(rng() % static_cast<uint64_t>(hi - lo));
+    int64_t b = lo + static_cast<int64_t>(rng() % static_cast<uint64_t>(hi - lo));
+    if (i % 5 == 0) a = a / (60 * kSec) * (60 * kSec);  // on a period's edge
+    if (a > b) std::swap(a, b);
+    if (a == b) continue;
+    auto r = Summarize(s, raw, a, b, now);
+    auto f = Summarize(s, fast, a, b, now);
+    ASSERT_TRUE(r.ok() && f.ok());
+    ExpectSame(*r, *f, "range " + std::to_string(a) + " .. " + std::to_string(b));
+    auto spans = s.Spans(a, b, 3 * kSec / 2);
+    ASSERT_TRUE(spans.ok());
+    if (!spans->empty()) ++used_spans;
+  }
+  EXPECT_GT(used_spans, n / 2);  // most ranges were answered from spans
+}
+
+TEST(SpanSummary, SameFiguresAsEveryFrame) {
+  testing::TempTree tmp;
+  const std::string path = tmp.root() + "/e.db";
+  Writer w;
+  {
+    auto s = Open(path);
+    ASSERT_TRUE(s);
+    w.Write(*s, 3000);
+    w.rt += 95 * kSec;  // the daemon stopped: a gap with consecutive seqs
+    w.bt += 95 * kSec;
+    w.Write(*s, 2000);
+    w.seq += 17;  // frames lost before the store: seq holes
+    w.Write(*s, 1500);
+    w.Write(*s, 300, 5 * kSec);  // another rate
+    w.Write(*s, 1000);
+    w.rt -= 200 * kSec;  // a backward wall-clock step: stored time goes on
+    w.Write(*s, 1200);
+    w.rt += 400 * kSec;  // a forward step
+    w.Write(*s, 1700);
+    for (int i = 0; i < 40; ++i) {
+      w.seq += static_cast<uint64_t>(i % 3);  // holes inside periods
+      w.Write(*s, 50);
+    }
+    w.Write(*s, 37);  // closed mid-period: a restart merges into it
+    ASSERT_TRUE(s->Close().ok());
+  }
+  auto s = Open(path);
+  ASSERT_TRUE(s);
+  w.Write(*s, 3 * 3600);
+  ASSERT_TRUE(s->Flush().ok());
+  auto spans = s->Spans(kT0, w.rt, 3 * kSec / 2);
+  ASSERT_TRUE(spans.ok());
+  int blocks = 0;
+  for (const auto& sp : *spans) blocks += sp.level == 1;
+  EXPECT_GE(blocks, 2);
+  EXPECT_GT(spans->size(), static_cast<size_t>(blocks) + 20);
+  CompareRanges(*s, kT0 - 600 * kSec, w.rt + 120 * kSec, w.rt + kSec, 300);
+}
+
+TEST(SpanSummary, SchemaFourStoreUpgradesAndOlderPeriodsAreReadAsFrames) {
+  testing::TempTree tmp;
+  const std::string path = tmp.root() + "/v4.db";
+  Writer w;
+  {
+    auto s = Open(path);
+    ASSERT_TRUE(s);
+    w.Write(*s, 3 * 3600 + 20);
+    ASSERT_TRUE(s->Close().ok());
+  }
+  const int64_t upgraded_at = w.rt;
+  {  // Back to schema 4, as written before span aggregates.
+    sqlite3* db = nullptr;
+    ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+    ASSERT_EQ(sqlite3_exec(db,
+                           "DROP TABLE spans; DROP TABLE span_stats; DROP TABLE span_values; "
+                           "DELETE FROM meta WHERE key IN ('spans_from_ns', "
+                           "'blocks_through_ns'); PRAGMA user_version=4",
+                           nullptr, nullptr, nullptr),
+              SQLITE_OK);
+    sqlite3_close(db);
+  }
+  auto s = Open(path);
+  ASSERT_TRUE(s);
+  w.Write(*s, 3 * 3600);
+  ASSERT_TRUE(s->Flush().ok());
+  {
+    sqlite3* db = nullptr;
+    ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+    sqlite3_stmt* st = nullptr;
+    ASSERT_EQ(sqlite3_prepare_v2(db, "PRAGMA user_version", -1, &st, nullptr), SQLITE_OK);
+    ASSERT_EQ(sqlite3_step(st), SQLITE_ROW);
+    EXPECT_EQ(sqlite3_column_int(st, 0), store::kSchemaVersion);
+    sqlite3_finalize(st);
+    sqlite3_close(db);
+  }
+  // No span before the upgrade; spans (whole hours too) after it.
+  auto before = s->Spans(kT0, upgraded_at, 3 * kSec / 2);
+  ASSERT_TRUE(before.ok());
+  EXPECT_TRUE(before->empty());
+  auto after = s->Spans(upgraded_at, w.rt, 3 * kSec / 2);
+  ASSERT_TRUE(after.ok());
+  ASSERT_FALSE(after->empty());
+  EXPECT_GT(after->front().t_ns, upgraded_at);
+  int blocks = 0;
+  for (const auto& sp : *after) blocks += sp.level == 1;
+  EXPECT_GE(blocks, 1);
+  CompareRanges(*s, kT0, w.rt, w.rt + kSec, 60);
+}
+
+TEST(SpanSummary, RetentionDeletesSpansWithTheirPeriods) {
+  testing::TempTree tmp;
+  const std::string path = tmp.root() + "/ret.db";
+  store::RingStoreOptions o;
+  o.rollup_retention_ns = 3600 * kSec;
+  o.raw_retention_ns = 1800 * kSec;
+  auto st = store::RingStore::Open(path, o);
+  ASSERT_TRUE(st.ok());
+  auto& s = **st;
+  s.SetInventory(TestInventory());
+  Writer w;
+  w.Write(s, 4 * 3600);
+  ASSERT_TRUE(s.Flush().ok());
+  const int64_t cutoff = w.rt - kSec - 3600 * kSec;
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+  for (const char* sql : {"SELECT count(*) FROM spans WHERE t_ns < ?1",
+                          "SELECT count(*) FROM span_stats WHERE t_ns < ?1",
+                          "SELECT count(*) FROM span_values WHERE t_ns < ?1",
+                          "SELECT count(*) FROM spans WHERE t_ns >= ?1",
+                          "SELECT count(*) FROM span_values WHERE t_ns >= ?1"}) {
+    sqlite3_stmt* q = nullptr;
+    ASSERT_EQ(sqlite3_prepare_v2(db, sql, -1, &q, nullptr), SQLITE_OK);
+    sqlite3_bind_int64(q, 1, cutoff);
+    ASSERT_EQ(sqlite3_step(q), SQLITE_ROW);
+    if (std::string(sql).find(">=") == std::string::npos) {
+      EXPECT_EQ(sqlite3_column_int64(q, 0), 0) << sql;
+    } else {
+      EXPECT_GT(sqlite3_column_int64(q, 0), 30) << sql;
+    }
+    sqlite3_finalize(q);
+  }
+  sqlite3_close(db);
+  // Older than the raw tier's frames: spans whose frames are gone are not used.
+  auto spans = s.Spans(w.rt - 3500 * kSec, w.rt, 3 * kSec / 2);
+  ASSERT_TRUE(spans.ok());
+  ASSERT_FALSE(spans->empty());
+  auto oldest = s.Stats();
+  ASSERT_TRUE(oldest.ok() && oldest->oldest_ns);
+  EXPECT_GE(spans->front().t_ns, *oldest->oldest_ns);
+  CompareRanges(s, w.rt - 3500 * kSec, w.rt, w.rt + kSec, 40);
+}
+
+}  // namespace
+}  // namespace edgemon::summary
