@@ -485,13 +485,7 @@ Status RingStore::Impl::WriteBlock(int64_t block_ns) {
     s.Bind(1, block_ns).Bind(2, end);
     while (s.Step()) {
       internal::SpanAgg p;
-      p.frames = static_cast<uint64_t>(s.Int(1));
-      p.first_seq = static_cast<uint64_t>(s.Int(2));
-      p.first_ns = s.Int(3);
-      p.last_seq = static_cast<uint64_t>(s.Int(4));
-      p.last_ns = s.Int(5);
-      p.holes = static_cast<uint64_t>(s.Int(6));
-      p.max_step_ns = s.Int(7);
+      internal::ReadSpanCounts(s, 1, p);
       p.bad = static_cast<uint64_t>(s.Int(8)) + (s.Int(0) != options_.rollup_period_ns ? 1 : 0);
       if (agg.frames > 0 && p.frames > 0 && p.first_seq <= agg.last_seq) ++p.bad;
       agg.Merge(p);

@@ -581,13 +581,7 @@ Span SpanFromRow(const sql::Stmt& s, int level) {
   sp.level = level;
   sp.t_ns = s.Int(0);
   sp.end_ns = AddSaturating(sp.t_ns, s.Int(1));
-  sp.frames = static_cast<uint64_t>(s.Int(2));
-  sp.first_seq = static_cast<uint64_t>(s.Int(3));
-  sp.first_ns = s.Int(4);
-  sp.last_seq = static_cast<uint64_t>(s.Int(5));
-  sp.last_ns = s.Int(6);
-  sp.holes = static_cast<uint64_t>(s.Int(7));
-  sp.max_step_ns = s.Int(8);
+  internal::ReadSpanCounts(s, 2, sp);
   return sp;
 }
 

@@ -109,6 +109,20 @@ struct Agg {
   }
 };
 
+// (I15) The counts of a spans row, read from `s` starting at column `col` in
+// the table's order (frames, first_seq, first_ns, last_seq, last_ns, holes,
+// max_step_ns) into any record with those members (SpanAgg, Span).
+template <typename T>
+void ReadSpanCounts(const sql::Stmt& s, int col, T& out) {
+  out.frames = static_cast<uint64_t>(s.Int(col));
+  out.first_seq = static_cast<uint64_t>(s.Int(col + 1));
+  out.first_ns = s.Int(col + 2);
+  out.last_seq = static_cast<uint64_t>(s.Int(col + 3));
+  out.last_ns = s.Int(col + 4);
+  out.holes = static_cast<uint64_t>(s.Int(col + 5));
+  out.max_step_ns = s.Int(col + 6);
+}
+
 // (I15) The frames of one span as they are folded: count, first and last,
 // the seqs missing between them, the largest step between frames with
 // consecutive seqs, frames without their values.
