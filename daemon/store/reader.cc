@@ -165,7 +165,7 @@ Result<std::vector<StoredChannel>> RingStore::Impl::Channels() {
   return LoadChannels(l.conn());
 }
 
-Result<FrameSet> RingStore::Impl::ReadFrames(bool latest, int64_t from_ns, int64_t to_ns,
+Result<FrameSet> RingStore::Impl::ReadFrames(FrameQuery query, int64_t from_ns, int64_t to_ns,
                                              const std::vector<std::string>& keys, size_t limit) {
   Lease l(*this);
   if (!l.ok()) return l.status();
@@ -209,7 +209,7 @@ Result<FrameSet> RingStore::Impl::ReadFrames(bool latest, int64_t from_ns, int64
     }
     return Status::Ok();
   };
-  if (latest) {
+  if (query == FrameQuery::kLatest) {
     sql::Stmt s(l.conn(),
                 "SELECT seq, boottime_ns, realtime_ns, data FROM frames ORDER BY seq DESC LIMIT 1");
     if (s.Step()) {
@@ -218,10 +218,13 @@ Result<FrameSet> RingStore::Impl::ReadFrames(bool latest, int64_t from_ns, int64
     if (s.failed()) return s.status();
     return out;
   }
-  if (to_ns <= from_ns) return out;
-  sql::Stmt s(l.conn(),
-              "SELECT seq, boottime_ns, realtime_ns, data FROM frames "
-              "WHERE realtime_ns >= ?1 AND realtime_ns < ?2 ORDER BY realtime_ns, seq LIMIT ?3");
+  if (query == FrameQuery::kTimeRange && to_ns <= from_ns) return out;
+  sql::Stmt s(l.conn(), query == FrameQuery::kAfterSeq
+                            ? "SELECT seq, boottime_ns, realtime_ns, data FROM frames "
+                              "WHERE seq > ?1 ORDER BY seq LIMIT ?3"
+                            : "SELECT seq, boottime_ns, realtime_ns, data FROM frames "
+                              "WHERE realtime_ns >= ?1 AND realtime_ns < ?2 "
+                              "ORDER BY realtime_ns, seq LIMIT ?3");
   s.Bind(1, from_ns).Bind(2, to_ns);
   // No SQL limit: skipped bad frames (I14) must not end a page early; the
   // index scan stops when the loop does.
@@ -238,12 +241,17 @@ Result<FrameSet> RingStore::Impl::ReadFrames(bool latest, int64_t from_ns, int64
 }
 
 Result<FrameSet> RingStore::Impl::Latest(const std::vector<std::string>& keys) {
-  return ReadFrames(true, 0, 0, keys, 1);
+  return ReadFrames(FrameQuery::kLatest, 0, 0, keys, 1);
 }
 
 Result<FrameSet> RingStore::Impl::Range(int64_t from_ns, int64_t to_ns,
                                         const std::vector<std::string>& keys, size_t limit) {
-  return ReadFrames(false, from_ns, to_ns, keys, limit);
+  return ReadFrames(FrameQuery::kTimeRange, from_ns, to_ns, keys, limit);
+}
+
+Result<FrameSet> RingStore::Impl::FramesAfter(uint64_t after_seq, size_t limit) {
+  if (after_seq > static_cast<uint64_t>(INT64_MAX)) return FrameSet{};
+  return ReadFrames(FrameQuery::kAfterSeq, static_cast<int64_t>(after_seq), 0, {}, limit);
 }
 
 // Folds raw frames' values of channel `id` into per-step accumulators. With

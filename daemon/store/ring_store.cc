@@ -442,6 +442,17 @@ Result<std::vector<Window>> RingStore::ListWindows(
 Result<std::vector<Window>> RingStore::OpenWindows() {
   return Guarded("OpenWindows", [&] { return impl_->OpenWindows(); });
 }
+Result<std::vector<Window>> RingStore::ClosedWindowsAfter(int64_t end_ns, int64_t id,
+                                                          size_t limit) {
+  return Guarded("ClosedWindowsAfter",
+                 [&] { return impl_->ClosedWindowsAfter(end_ns, id, limit); });
+}
+Result<std::optional<PushCursor>> RingStore::GetPushCursor(const std::string& destination) {
+  return Guarded("GetPushCursor", [&] { return impl_->GetPushCursor(destination); });
+}
+Status RingStore::SetPushCursor(const std::string& destination, const PushCursor& cursor) {
+  return Guarded("SetPushCursor", [&] { return impl_->SetPushCursor(destination, cursor); });
+}
 size_t RingStore::max_windows() const {
   return impl_->max_windows();
 }
@@ -454,6 +465,9 @@ Result<FrameSet> RingStore::Latest(const std::vector<std::string>& keys) {
 Result<FrameSet> RingStore::Range(int64_t from_ns, int64_t to_ns,
                                   const std::vector<std::string>& keys, size_t limit) {
   return Guarded("Range", [&] { return impl_->Range(from_ns, to_ns, keys, limit); });
+}
+Result<FrameSet> RingStore::FramesAfter(uint64_t after_seq, size_t limit) {
+  return Guarded("FramesAfter", [&] { return impl_->FramesAfter(after_seq, limit); });
 }
 Result<std::vector<Bucket>> RingStore::Downsample(const std::string& key, int64_t from_ns,
                                                   int64_t to_ns, int64_t step_ns, Tier tier,

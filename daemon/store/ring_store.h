@@ -48,6 +48,9 @@
 //   span_values(level, channel,      (I15) per clock channel (IsClock) and
 //     t_ns, value, count)            period or block: how many frames held
 //                                    each value (frequency residency)
+//   push_cursors(destination, seq,   (I16) per push destination: the last
+//     realtime_ns, window_end_ns,    frame and the last closed window its
+//     window_id, updated_ns)         receiver acknowledged
 //
 // Why one row per frame: a frame of ~145 channels costs ~475 bytes on disk
 // (blob ~430 B of varints, row header, seq/time columns, time index entry),
@@ -189,6 +192,16 @@
 //      period. Spans() returns only such spans. A frame blob damaged after
 //      it was written (I14) is still counted in its span as written: only a
 //      read of the frames finds it.
+//  16. Push cursors. A push_cursors row holds what one destination's
+//      receiver acknowledged (a 2xx): the seq and stored time of the last
+//      frame, and (end_ns, id) of the last closed window. The shipper
+//      (daemon/push) writes it through the writer (I1), in its own small
+//      transaction, only after the receiver's answer, so a process killed
+//      at any instant resends at most the batch in flight. Rows are never
+//      deleted by retention or trimming (one row per destination ever
+//      configured, a few dozen bytes each); frames are deleted whatever
+//      the cursors say: a cursor older than the oldest frame held is the
+//      shipper's to notice (FramesAfter returns frames after a hole).
 //  10. Files are never deleted. A file that is not an edgemon store (not
 //      SQLite, fails quick_check, foreign application_id or schema) is an
 //      error from Open(); with recreate_bad it is renamed (with its -wal and
@@ -225,6 +238,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <limits>
 #include <map>
 #include <memory>
 #include <optional>
@@ -239,7 +253,7 @@
 
 namespace edgemon::store {
 
-inline constexpr int kSchemaVersion = 5;
+inline constexpr int kSchemaVersion = 6;
 // Rollup periods per level-1 span (I15): an hour at the default period.
 inline constexpr int64_t kBlockPeriods = 60;
 
@@ -398,6 +412,15 @@ struct StoreStats {
   std::string damage;
 };
 
+// (I16) What one push destination's receiver acknowledged.
+struct PushCursor {
+  uint64_t seq = 0;         // the last frame acknowledged (0: none yet)
+  int64_t realtime_ns = 0;  // its stored time
+  int64_t window_end_ns = std::numeric_limits<int64_t>::min();  // the last closed window
+  int64_t window_id = 0;                                        // acknowledged: (end_ns, id)
+  friend bool operator==(const PushCursor&, const PushCursor&) = default;
+};
+
 class RingStore {
  public:
   // Opens or creates the store at `path` and starts its writer thread.
@@ -447,6 +470,8 @@ class RingStore {
       std::optional<std::pair<int64_t, int64_t>> after = std::nullopt);
   // Every open window, by id.
   Result<std::vector<Window>> OpenWindows();
+  // Closed windows after (end_ns, id), by (end_ns, id), at most `limit`.
+  Result<std::vector<Window>> ClosedWindowsAfter(int64_t end_ns, int64_t id, size_t limit);
   // The most rows the windows table holds (I12): max_bytes / 8192 clamped to
   // [64, 65536], 65536 without a size cap.
   size_t max_windows() const;
@@ -462,6 +487,16 @@ class RingStore {
   // error.
   Result<FrameSet> Range(int64_t from_ns, int64_t to_ns, const std::vector<std::string>& keys,
                          size_t limit);
+  // Frames with seq > after_seq in seq order, at most `limit` (0 = no
+  // limit), every channel: a push destination's next batch.
+  Result<FrameSet> FramesAfter(uint64_t after_seq, size_t limit);
+
+  // ---- Push cursors (I16) ----
+
+  // nullopt: the destination never had a batch acknowledged.
+  Result<std::optional<PushCursor>> GetPushCursor(const std::string& destination);
+  // Committed when it returns (through the writer, like the window methods).
+  Status SetPushCursor(const std::string& destination, const PushCursor& cursor);
   // One channel downsampled to steps [from + k*step, from + (k+1)*step).
   // Steps without a value are left out. From the rollup tier, each period's
   // row counts in the step that holds the period's start. Raw frames whose

@@ -1,6 +1,6 @@
 // RingStore::Impl: the store's machinery, declared once for the files that
 // implement it (private to daemon/store). The design (files, tables, the
-// invariants I1..I14, writer states, threads) is ring_store.h's design note;
+// invariants I1..I16, writer states, threads) is ring_store.h's design note;
 // (In) below refers to its invariants.
 //
 //   ring_store.cc  opening (validation, moving a bad file aside, loading the
@@ -14,6 +14,7 @@
 //   reader.cc      read connections and every read: frames, downsampling,
 //                  counters, stats
 //   windows.cc     the windows table
+//   push_cursors.cc  push destinations' cursors (I16)
 #pragma once
 
 #include <algorithm>
@@ -229,6 +230,9 @@ class RingStore::Impl {
   Result<std::vector<Window>> ListWindows(int64_t from_ns, int64_t to_ns, size_t limit,
                                           std::optional<std::pair<int64_t, int64_t>> after);
   Result<std::vector<Window>> OpenWindows();
+  Result<std::vector<Window>> ClosedWindowsAfter(int64_t end_ns, int64_t id, size_t limit);
+  Result<std::optional<PushCursor>> GetPushCursor(const std::string& destination);
+  Status SetPushCursor(const std::string& destination, const PushCursor& cursor);
   size_t max_windows() const {
     if (options_.max_bytes <= 0) return 65536;
     return static_cast<size_t>(std::clamp<int64_t>(options_.max_bytes / 8192, 64, 65536));
@@ -241,6 +245,7 @@ class RingStore::Impl {
   Result<FrameSet> Latest(const std::vector<std::string>& keys);
   Result<FrameSet> Range(int64_t from_ns, int64_t to_ns, const std::vector<std::string>& keys,
                          size_t limit);
+  Result<FrameSet> FramesAfter(uint64_t after_seq, size_t limit);
   Result<std::vector<Bucket>> Downsample(const std::string& key, int64_t from_ns, int64_t to_ns,
                                          int64_t step_ns, Tier tier, uint64_t* bad_frames);
   Result<std::optional<double>> CounterAt(const std::string& key, int64_t t_ns);
@@ -268,7 +273,7 @@ class RingStore::Impl {
  private:
   // ---- Queue items ----
   struct SyncOp {
-    enum class Kind { kFlush, kBeginWindow, kEndWindow, kAddWindow, kSetMaxPages } kind;
+    enum class Kind { kFlush, kBeginWindow, kEndWindow, kAddWindow, kSetMaxPages, kSetCursor } kind;
     std::string label;
     int64_t a = 0;
     int64_t b = 0;
@@ -300,6 +305,7 @@ class RingStore::Impl {
   Status HandleSyncOp(SyncOp& op, Result<int64_t>& result);
   Result<int64_t> InsertWindow(const SyncOp& op);
   Status WriteWindowEnd(const SyncOp& op);
+  Status WriteCursor(const SyncOp& op);  // push_cursors.cc
   void ApplyInventory(const std::vector<Channel>& channels);
   void Ingest(Frame& frame);
   void StampWallTime(Frame& frame);
@@ -348,7 +354,9 @@ class RingStore::Impl {
   Result<ChannelRef> FindChannel(sql::Conn& c, const std::string& key);
   // The id of a counter channel; InvalidArgument when the channel is no counter.
   Result<uint32_t> FindCounter(sql::Conn& c, const std::string& key);
-  Result<FrameSet> ReadFrames(bool latest, int64_t from_ns, int64_t to_ns,
+  enum class FrameQuery { kLatest, kTimeRange, kAfterSeq };
+  // kAfterSeq: frames with seq > from_ns (a seq) in seq order.
+  Result<FrameSet> ReadFrames(FrameQuery query, int64_t from_ns, int64_t to_ns,
                               const std::vector<std::string>& keys, size_t limit);
   Status FoldRaw(sql::Conn& c, uint32_t id, int64_t from_ns, int64_t to_ns, int64_t step_ns,
                  std::optional<uint64_t> after_seq, std::vector<internal::ReadAgg>& acc,

@@ -136,6 +136,11 @@ const char* const kMigrations[] = {
     "  coalesce((SELECT min(max(realtime_ns), 9223372036854775806) + 1 FROM frames),"
     "  -9223372036854775807 - 1)),"
     "  ('blocks_through_ns', -9223372036854775807 - 1);",
+    // 5 -> 6: push destinations' cursors (I16).
+    "CREATE TABLE push_cursors("
+    "  destination TEXT PRIMARY KEY, seq INTEGER NOT NULL, realtime_ns INTEGER NOT NULL,"
+    "  window_end_ns INTEGER NOT NULL, window_id INTEGER NOT NULL,"
+    "  updated_ns INTEGER NOT NULL) WITHOUT ROWID;",
 };
 static_assert(std::size(kMigrations) == kSchemaVersion);
 

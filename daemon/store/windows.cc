@@ -83,6 +83,21 @@ Result<std::vector<Window>> RingStore::Impl::OpenWindows() {
   if (s.failed()) return s.status();
   return out;
 }
+
+Result<std::vector<Window>> RingStore::Impl::ClosedWindowsAfter(int64_t end_ns, int64_t id,
+                                                                size_t limit) {
+  Lease l(*this);
+  if (!l.ok()) return l.status();
+  std::vector<Window> out;
+  sql::Stmt s(l.conn(), EDGEMON_WINDOW_COLUMNS
+              "FROM windows WHERE end_ns IS NOT NULL "
+              "AND (end_ns > ?1 OR (end_ns = ?1 AND id > ?2)) ORDER BY end_ns, id LIMIT ?3");
+  s.Bind(1, end_ns).Bind(2, id);
+  s.Bind(3, limit == 0 ? int64_t{-1} : static_cast<int64_t>(limit));
+  while (s.Step()) out.push_back(WindowRow(s));
+  if (s.failed()) return s.status();
+  return out;
+}
 #undef EDGEMON_WINDOW_COLUMNS
 
 // ---- Writer thread (HandleSyncOp) ----

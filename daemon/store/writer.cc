@@ -212,6 +212,11 @@ Status RingStore::Impl::HandleSyncOp(SyncOp& op, Result<int64_t>& result) {
       result = op.a;
       return Status::Ok();
     }
+    case K::kSetCursor: {
+      if (Status s = WriteCursor(op); !s.ok()) return s;
+      result = int64_t{0};
+      return Status::Ok();
+    }
   }
   return Status::Internal("unknown operation");
 }
