@@ -238,6 +238,70 @@ std::string SecondsText(int64_t ns) {
   return s;
 }
 
+// One family per shipper figure, a sample per destination (a figure not
+// known for a destination is left out for it).
+void AppendPush(std::string& out, Format f, std::span<const PushHealth> push) {
+  struct Figure {
+    const char* name;
+    const char* type;
+    const char* unit;
+    const char* help;
+    std::optional<std::string> (*value)(const PushHealth&);
+  };
+  static const Figure kFigures[] = {
+      {"edgemon_push_samples_sent", "counter", "", "Samples the push receiver acknowledged",
+       [](const PushHealth& p) { return std::optional(UintText(p.samples_sent)); }},
+      {"edgemon_push_samples_retried", "counter", "",
+       "Samples sent again after a 429, a 5xx or a network error",
+       [](const PushHealth& p) { return std::optional(UintText(p.samples_retried)); }},
+      {"edgemon_push_samples_failed", "counter", "",
+       "Samples the receiver refused for good (a 4xx other than 429); moved past",
+       [](const PushHealth& p) { return std::optional(UintText(p.samples_failed)); }},
+      {"edgemon_push_batches_failed", "counter", "", "Batches the receiver refused for good",
+       [](const PushHealth& p) { return std::optional(UintText(p.batches_failed)); }},
+      {"edgemon_push_rollup_gaps", "counter", "",
+       "Times the push cursor fell behind the raw frames held (the rollup tier was sent)",
+       [](const PushHealth& p) { return std::optional(UintText(p.rollup_gaps)); }},
+      {"edgemon_push_backlog_frames", "gauge", "", "Stored frames not yet acknowledged",
+       [](const PushHealth& p) {
+         return p.backlog_frames ? std::optional(IntText(*p.backlog_frames)) : std::nullopt;
+       }},
+      {"edgemon_push_backlog_age_seconds", "gauge", "seconds",
+       "Age of the oldest stored frame not yet acknowledged (0 when none is waiting)",
+       [](const PushHealth& p) {
+         return p.backlog_age_ns ? std::optional(SecondsText(*p.backlog_age_ns)) : std::nullopt;
+       }},
+      {"edgemon_push_last_success_timestamp_seconds", "gauge", "seconds",
+       "When the receiver last acknowledged a batch",
+       [](const PushHealth& p) {
+         return p.last_success_ns ? std::optional(SecondsText(*p.last_success_ns)) : std::nullopt;
+       }},
+      {"edgemon_push_last_error_timestamp_seconds", "gauge", "seconds",
+       "When a batch last failed (refused, retried or unreachable)",
+       [](const PushHealth& p) {
+         return p.last_error_ns ? std::optional(SecondsText(*p.last_error_ns)) : std::nullopt;
+       }},
+  };
+  for (const Figure& fig : kFigures) {
+    bool header = false;
+    for (const PushHealth& p : push) {
+      auto v = fig.value(p);
+      if (!v) continue;
+      if (!header) {
+        AppendHeader(out, f, fig.name, fig.help, fig.type, fig.unit);
+        header = true;
+      }
+      std::string labels;
+      AppendLabel(labels, "destination", EscapeLabelValue(p.destination));
+      labels.push_back('}');
+      AppendSampleStart(out, fig.name, std::string_view(fig.type) == "counter" ? "_total" : "",
+                        labels);
+      out.append(*v);
+      out.push_back('\n');
+    }
+  }
+}
+
 }  // namespace
 
 Format NegotiateFormat(std::string_view accept) {
@@ -341,64 +405,90 @@ std::string FormatMilli(int64_t v) {
   return s;
 }
 
-Exposition::Exposition(const Inventory& inv) : channels_(inv.channels.size()) {
-  std::vector<std::pair<std::string, size_t>> index;  // family name -> position
+std::vector<ChannelSeries> PlanSeries(const Inventory& inv) {
+  std::vector<ChannelSeries> out;
+  out.reserve(inv.channels.size());
   for (const Channel& c : inv.channels) {
-    error_labels_.emplace_back(c.id, EscapeLabelValue(c.Key()));
     if (c.Has(kFlagConstant)) continue;
-    if (c.kind == Kind::kBoard && c.name == "nvpmodel" && c.field == Field::kMode) {
-      nvpmodel_channel_ = c.id;
-    }
     FieldMap fm = MapField(c.kind, c.field);
     auto [label, prefix] = KindNames(c.kind);
-    std::string name = "edgemon_";
+    ChannelSeries s;
+    s.id = c.id;
+    s.family = "edgemon_";
     if (c.kind == Kind::kThermal && c.field == Field::kTemp) {
       // edgemon_temperature_celsius{zone}
     } else if (c.kind == Kind::kBoard) {
-      name += SanitizeName(c.name) + "_";
+      s.family += SanitizeName(c.name) + "_";
     } else {
-      name += std::string(prefix) + "_";
+      s.family += std::string(prefix) + "_";
     }
-    name += fm.suffix;
-    bool counter = c.field == Field::kEnergy || c.Has(kFlagCounter);
-
-    size_t pos = index.size();
-    for (const auto& [n, p] : index) {
-      if (n == name) pos = p;
-    }
-    if (pos == index.size()) {
-      index.emplace_back(name, families_.size());
-      pos = families_.size();
-      Family fam;
-      fam.name = name;
-      fam.unit = fm.unit;
-      fam.type = counter ? Type::kCounter : Type::kGauge;
-      fam.scale = static_cast<Scale>(fm.scale);
-      fam.help = std::string(fm.what) + " of each " + std::string(ToString(c.kind)) +
-                 " channel (edgemon " + std::string(ToString(c.kind)) + "/*/" +
-                 std::string(ToString(c.field));
-      if (*fm.unit != '\0' && fm.scale != 0) {
-        fam.help += ", read in " + std::string(ToString(c.unit));
-      }
-      fam.help += ")";
-      if (c.kind == Kind::kCpu) fam.help += "; cpu=\"cpu\" is all cores together";
-      families_.push_back(std::move(fam));
-    } else {
-      pos = index[pos].second;
-    }
-    std::string labels;
-    if (*label != '\0') AppendLabel(labels, label, EscapeLabelValue(c.name));
-    if (!c.device.empty() && c.device != c.name) {
-      AppendLabel(labels, "device", EscapeLabelValue(c.device));
-    }
+    s.family += fm.suffix;
+    s.type = c.field == Field::kEnergy || c.Has(kFlagCounter) ? MetricType::kCounter
+                                                              : MetricType::kGauge;
+    s.name = s.type == MetricType::kCounter ? s.family + "_total" : s.family;
+    s.unit = fm.unit;
+    s.scale = static_cast<Scale>(fm.scale);
+    s.help = std::string(fm.what) + " of each " + std::string(ToString(c.kind)) +
+             " channel (edgemon " + std::string(ToString(c.kind)) + "/*/" +
+             std::string(ToString(c.field));
+    if (*fm.unit != '\0' && fm.scale != 0) s.help += ", read in " + std::string(ToString(c.unit));
+    s.help += ")";
+    if (c.kind == Kind::kCpu) s.help += "; cpu=\"cpu\" is all cores together";
+    if (*label != '\0') s.labels.emplace_back(label, c.name);
+    if (!c.device.empty() && c.device != c.name) s.labels.emplace_back("device", c.device);
     if (c.kind == Kind::kRail) {
-      AppendLabel(labels, "input", c.Has(kFlagInputRail) ? "true" : "false");
+      s.labels.emplace_back("input", c.Has(kFlagInputRail) ? "true" : "false");
       // "" on top-level rails: Prometheus reads an empty label as no label,
       // so {parent=""} selects exactly the rails nothing else contains.
-      AppendLabel(labels, "parent", EscapeLabelValue(c.parent));
+      s.labels.emplace_back("parent", c.parent);
     }
+    out.push_back(std::move(s));
+  }
+  return out;
+}
+
+double ScaledValue(Scale scale, double v) {
+  switch (scale) {
+    case Scale::kOne:
+      return v;
+    case Scale::kMilli:
+      return v / 1000;
+    case Scale::kKilo:
+      return v * 1000;
+    case Scale::kKibi:
+      return v * 1024;
+  }
+  return v;
+}
+
+Exposition::Exposition(const Inventory& inv) : channels_(inv.channels.size()) {
+  for (const Channel& c : inv.channels) {
+    error_labels_.emplace_back(c.id, EscapeLabelValue(c.Key()));
+    if (!c.Has(kFlagConstant) && c.kind == Kind::kBoard && c.name == "nvpmodel" &&
+        c.field == Field::kMode) {
+      nvpmodel_channel_ = c.id;
+    }
+  }
+  std::vector<std::pair<std::string, size_t>> index;  // family name -> position
+  for (ChannelSeries& s : PlanSeries(inv)) {
+    size_t pos = families_.size();
+    for (const auto& [n, p] : index) {
+      if (n == s.family) pos = p;
+    }
+    if (pos == families_.size()) {
+      index.emplace_back(s.family, pos);
+      Family fam;
+      fam.name = s.family;
+      fam.unit = s.unit;
+      fam.type = s.type;
+      fam.scale = s.scale;
+      fam.help = std::move(s.help);
+      families_.push_back(std::move(fam));
+    }
+    std::string labels;
+    for (const auto& [k, v] : s.labels) AppendLabel(labels, k, EscapeLabelValue(v));
     if (!labels.empty()) labels.push_back('}');
-    families_[pos].samples.push_back({c.id, std::move(labels)});
+    families_[pos].samples.push_back({s.id, std::move(labels)});
   }
 
   const BoardInfo& b = inv.board;
@@ -427,9 +517,9 @@ std::string Exposition::Render(const Frame* frame, const Health& h, Format f) co
         }
       }
       if (!any) continue;  // a family with no present value is left out whole
-      AppendHeader(out, f, fam.name, fam.help, fam.type == Type::kCounter ? "counter" : "gauge",
-                   fam.unit);
-      std::string_view suffix = fam.type == Type::kCounter ? "_total" : "";
+      AppendHeader(out, f, fam.name, fam.help,
+                   fam.type == MetricType::kCounter ? "counter" : "gauge", fam.unit);
+      std::string_view suffix = fam.type == MetricType::kCounter ? "_total" : "";
       for (const Sample& s : fam.samples) {
         Value v = frame->Get(s.id);
         if (!v) continue;
@@ -565,6 +655,7 @@ std::string Exposition::Render(const Frame* frame, const Health& h, Format f) co
       out.push_back('\n');
     }
   }
+  if (!h.push.empty()) AppendPush(out, f, h.push);
   if (f == Format::kOpenMetrics) out.append("# EOF\n");
   return out;
 }

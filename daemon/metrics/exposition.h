@@ -38,8 +38,14 @@
 // out while the store cannot be read), edgemon_store_damaged (1 once the
 // store's file was found damaged, else 0),
 // edgemon_store_dropped_frames_total, edgemon_store_failed_commits_total,
-// edgemon_build_info{version}; and edgemon_process_gpu_memory_bytes{pid,
-// process} for the processes using the most GPU memory, where known.
+// edgemon_build_info{version}; edgemon_process_gpu_memory_bytes{pid,
+// process} for the processes using the most GPU memory, where known; and per
+// push destination (label destination): edgemon_push_samples_sent_total,
+// edgemon_push_samples_retried_total, edgemon_push_samples_failed_total,
+// edgemon_push_batches_failed_total, edgemon_push_rollup_gaps_total,
+// edgemon_push_backlog_frames, edgemon_push_backlog_age_seconds,
+// edgemon_push_last_success_timestamp_seconds,
+// edgemon_push_last_error_timestamp_seconds.
 //
 // Thread safety: an Exposition is immutable after construction; Render may
 // be called from any number of threads at once.
@@ -88,6 +94,20 @@ struct ControlHealth {
   uint64_t leases = 0;   // live now (changes to restore)
 };
 
+// One push destination's shipper (daemon/push), as /metrics exports it.
+struct PushHealth {
+  std::string destination;       // the URL without user info, query or fragment
+  uint64_t samples_sent = 0;     // acknowledged by the receiver (2xx)
+  uint64_t samples_retried = 0;  // sent again after a 429, 5xx or network error
+  uint64_t samples_failed = 0;   // refused for good (another 4xx): moved past
+  uint64_t batches_failed = 0;
+  uint64_t rollup_gaps = 0;                // times the cursor fell behind the raw frames
+  std::optional<int64_t> backlog_frames;   // stored frames not yet acknowledged
+  std::optional<int64_t> backlog_age_ns;   // age of the oldest of them
+  std::optional<int64_t> last_success_ns;  // wall clock of the last 2xx
+  std::optional<int64_t> last_error_ns;    // wall clock of the last failure
+};
+
 // The daemon's own counters; every field is optional (absent: not exported).
 struct Health {
   std::string version;
@@ -101,6 +121,8 @@ struct Health {
   std::optional<ControlHealth> control;  // absent: no helper state file
   // edgemon_process_gpu_memory_bytes{pid,process}; empty: not exported.
   std::span<const ProcessGpuMemory> gpu_processes;
+  // One per configured push destination; empty: not exported.
+  std::span<const PushHealth> push;
 };
 
 // Escapes a label value for both text formats (\\, \", \n) and replaces
@@ -111,6 +133,31 @@ std::string EscapeLabelValue(std::string_view v);
 std::string SanitizeName(std::string_view s);
 // value / 10^3 (shift = -3), value * 1000 or * 1024, as an exact decimal.
 std::string FormatMilli(int64_t v);
+
+// How a channel's integer becomes a value in the series' base unit: as it
+// is, / 1000 (mW, mV, mA, mJ, m°C, per-mille), * 1000 (kHz), * 1024 (KiB).
+enum class Scale : uint8_t { kOne, kMilli, kKilo, kKibi };
+enum class MetricType : uint8_t { kGauge, kCounter };
+
+// One channel's series as /metrics exposes it, and as the push shipper
+// (daemon/push) sends it: the one place the naming above is decided.
+struct ChannelSeries {
+  ChannelId id = 0;
+  std::string family;  // the metric family (without _total)
+  std::string name;    // the sample's name: the family, + "_total" for a counter
+  std::string unit;    // OpenMetrics UNIT ("" when the name carries none)
+  std::string help;
+  MetricType type = MetricType::kGauge;
+  Scale scale = Scale::kOne;
+  // (name, value) as read from the channel, unescaped, in exposition order.
+  std::vector<std::pair<std::string, std::string>> labels;
+};
+
+// Every exported channel of `inventory`, in inventory order; channels
+// flagged kFlagConstant are left out.
+std::vector<ChannelSeries> PlanSeries(const Inventory& inventory);
+// `v` (a channel's integer, or an average of them) in the series' base unit.
+double ScaledValue(Scale scale, double v);
 
 // The rendering plan of one inventory: families, escaped label sets and
 // scales are worked out once; Render only formats values.
@@ -125,8 +172,6 @@ class Exposition {
   size_t families() const { return families_.size(); }
 
  private:
-  enum class Scale : uint8_t { kOne, kMilli, kKilo, kKibi };
-  enum class Type : uint8_t { kGauge, kCounter };
   struct Sample {
     ChannelId id;
     std::string labels;  // "{rail=\"VDD_IN\",device=\"...\"}" or ""
@@ -135,7 +180,7 @@ class Exposition {
     std::string name;  // without _total for counters
     std::string unit;  // OpenMetrics UNIT ("" when the name carries none)
     std::string help;
-    Type type = Type::kGauge;
+    MetricType type = MetricType::kGauge;
     Scale scale = Scale::kOne;
     std::vector<Sample> samples;
   };

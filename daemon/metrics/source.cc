@@ -114,6 +114,11 @@ std::string MetricsSource::Render(Format format) {
     top.resize(n);
     h.gpu_processes = top;
   }
+  std::vector<PushHealth> push;
+  if (options_.push_health) {
+    push = options_.push_health();
+    h.push = push;
+  }
   if (!options_.control_state_path.empty()) {
     int err = 0;
     auto text = ReadRegularFile(options_.control_state_path, 1 << 20, &err);

@@ -16,6 +16,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -41,6 +42,9 @@ class MetricsSource final : public FrameSink {
     // reader at scrape time; null: not exported.
     GpuProcessReader* gpu_processes = nullptr;
     size_t top_gpu_processes = 10;
+    // The push shipper's figures per destination, read at scrape time;
+    // empty: not exported.
+    std::function<std::vector<PushHealth>()> push_health;
     // The clock store_stats_ttl_ns is measured on (monotonic); null: the
     // system clock. Must outlive this object.
     Clock* clock = nullptr;
