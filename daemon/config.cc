@@ -11,6 +11,7 @@
 #include <cstring>
 #include <filesystem>
 
+#include "daemon/push/http.h"
 #include "edgemon/secret_file.h"
 #include "edgemon/text.h"
 #include "edgemon/timespec.h"
@@ -124,6 +125,7 @@ Result<std::string> ReadConfigFile(const std::string& path) {
 
 namespace {
 Status ApplyTomlLines(const std::string& text, const std::string& source, Config& c);
+Status ApplyPushTables(const toml::node& node, const std::string& source, Config& c);
 Status ValidateLines(const Config& c);
 
 // Errors quote the file's own bytes (a key, a value, the parser's view of a
@@ -251,6 +253,10 @@ Status ApplyTomlLines(const std::string& text, const std::string& source, Config
   for (auto&& [table_name, table_node] : doc) {
     const toml::table* table = table_node.as_table();
     std::string tname(table_name.str());
+    if (tname == "push") {
+      if (Status s = ApplyPushTables(table_node, source, c); !s.ok()) return s;
+      continue;
+    }
     if (table == nullptr)
       return Status::InvalidArgument(source + ": key " + tname + ": expected a [table]");
     for (auto&& [key_name, node] : *table) {
@@ -318,6 +324,187 @@ Status ApplyTomlLines(const std::string& text, const std::string& source, Config
   c.rollup_period_s = rollup_ms / 1000;
   c.rollup_retention_s = rollup_retention_ms / 1000;
   c.topology_check_s = topology_ms / 1000;
+  return Status::Ok();
+}
+
+bool IsLabelName(std::string_view n) {
+  if (n.empty() || n.rfind("__", 0) == 0) return false;
+  for (size_t i = 0; i < n.size(); ++i) {
+    char ch = n[i];
+    bool ok = ch == '_' || (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') ||
+              (i > 0 && ch >= '0' && ch <= '9');
+    if (!ok) return false;
+  }
+  return true;
+}
+
+bool IsHeaderName(std::string_view n) {
+  if (n.empty()) return false;
+  for (char ch : n) {
+    if (!std::isalnum(static_cast<unsigned char>(ch)) &&
+        std::string_view("!#$%&'*+-.^_`|~").find(ch) == std::string_view::npos) {
+      return false;
+    }
+  }
+  return true;
+}
+
+// One [[push]] entry: " key <name>: <why>" (the caller prefixes push[i]).
+Status ValidatePush(const PushConfig& p) {
+  if (p.url.empty()) return Status::InvalidArgument(" key url: missing");
+  if (auto u = push::ParseUrl(p.url); !u.ok()) {
+    return Status::InvalidArgument(" key url: " + u.status().message() + ", got \"" + p.url + "\"");
+  }
+  if (p.protocol != "remote-write" && p.protocol != "otlp") {
+    return Status::InvalidArgument(" key protocol: must be remote-write or otlp");
+  }
+  for (const auto& [k, v] : p.headers) {
+    if (!IsHeaderName(k))
+      return Status::InvalidArgument(" key headers: \"" + k + "\" is no header name");
+    if (v.find_first_of("\r\n") != std::string::npos) {
+      return Status::InvalidArgument(" key headers." + k + ": a value must be one line");
+    }
+  }
+  for (const auto& [k, v] : p.labels) {
+    if (!IsLabelName(k)) {
+      return Status::InvalidArgument(" key labels: \"" + k +
+                                     "\" is no label name ([a-zA-Z_][a-zA-Z0-9_]*, not __*)");
+    }
+  }
+  if (p.batch_size < 1 || p.batch_size > 1'000'000) {
+    return Status::InvalidArgument(" key batch_size: must be between 1 and 1000000");
+  }
+  if (p.rate_limit < 0) return Status::InvalidArgument(" key rate_limit: must be 0 (none) or more");
+  if (p.interval_ms < 100 || p.interval_ms > 86'400'000) {
+    return Status::InvalidArgument(" key interval: must be between 100ms and 1d");
+  }
+  if (p.timeout_ms < 100 || p.timeout_ms > 600'000) {
+    return Status::InvalidArgument(" key timeout: must be between 100ms and 10m");
+  }
+  if (p.min_backoff_ms < 10 || p.max_backoff_ms < p.min_backoff_ms ||
+      p.max_backoff_ms > 86'400'000) {
+    return Status::InvalidArgument(
+        " keys min_backoff, max_backoff: need 10ms <= min_backoff <= max_backoff <= 1d");
+  }
+  if (!p.frames && !p.windows) {
+    return Status::InvalidArgument(" key send: must name frames, windows or both");
+  }
+  if (!p.bearer_token_file.empty()) {
+    int err = 0;
+    if (!ReadRegularFile(p.bearer_token_file, 64 << 10, &err)) {
+      return Status::InvalidArgument(" key bearer_token_file: cannot read " + p.bearer_token_file +
+                                     ": " + std::strerror(err));
+    }
+  }
+  return Status::Ok();
+}
+
+// [[push]]: an array of tables.
+Status ApplyPushTables(const toml::node& node, const std::string& source, Config& c) {
+  const toml::array* arr = node.as_array();
+  if (arr == nullptr) {
+    return Status::InvalidArgument(source + ": key push: expected [[push]] tables");
+  }
+  for (size_t i = 0; i < arr->size(); ++i) {
+    const toml::table* t = (*arr)[i].as_table();
+    const std::string at = source + ": push[" + std::to_string(i) + "]";
+    if (t == nullptr) return Status::InvalidArgument(at + ": expected a table");
+    PushConfig p;
+    for (auto&& [key_name, v] : *t) {
+      const std::string k(key_name.str());
+      const std::string where = at + " key " + k;
+      auto str = [&](std::string& out) -> Status {
+        auto s = v.value<std::string>();
+        if (!s || !v.is_string()) return Status::InvalidArgument(where + ": expected a string");
+        out = *s;
+        return Status::Ok();
+      };
+      auto integer = [&](int64_t& out) -> Status {
+        auto n = v.value<int64_t>();
+        if (!n || !v.is_integer()) return Status::InvalidArgument(where + ": expected an integer");
+        out = *n;
+        return Status::Ok();
+      };
+      auto duration = [&](int64_t& out) -> Status {
+        if (v.is_integer()) {
+          int64_t s = *v.value<int64_t>();
+          if (s < 0 || __builtin_mul_overflow(s, 1000, &out)) {
+            return Status::InvalidArgument(where + ": expected " + kDurationSyntax);
+          }
+          return Status::Ok();
+        }
+        auto s = v.value<std::string>();
+        if (!s) return Status::InvalidArgument(where + ": expected " + kDurationSyntax);
+        auto d = ParseDurationMs(*s);
+        if (!d.ok()) return Status::InvalidArgument(where + ": " + d.status().message());
+        out = *d;
+        return Status::Ok();
+      };
+      auto pairs = [&](std::vector<std::pair<std::string, std::string>>& out) -> Status {
+        const toml::table* kv = v.as_table();
+        if (kv == nullptr) {
+          return Status::InvalidArgument(where + ": expected a table of strings");
+        }
+        for (auto&& [name, value] : *kv) {
+          auto s = value.value<std::string>();
+          if (!s || !value.is_string()) {
+            return Status::InvalidArgument(where + "." + std::string(name.str()) +
+                                           ": expected a string");
+          }
+          out.emplace_back(std::string(name.str()), *s);
+        }
+        return Status::Ok();
+      };
+      Status st;
+      if (k == "url") {
+        st = str(p.url);
+      } else if (k == "protocol") {
+        st = str(p.protocol);
+      } else if (k == "bearer_token_file") {
+        st = str(p.bearer_token_file);
+      } else if (k == "tls_ca") {
+        st = str(p.tls_ca);
+      } else if (k == "batch_size") {
+        st = integer(p.batch_size);
+      } else if (k == "rate_limit") {
+        st = integer(p.rate_limit);
+      } else if (k == "interval") {
+        st = duration(p.interval_ms);
+      } else if (k == "timeout") {
+        st = duration(p.timeout_ms);
+      } else if (k == "min_backoff") {
+        st = duration(p.min_backoff_ms);
+      } else if (k == "max_backoff") {
+        st = duration(p.max_backoff_ms);
+      } else if (k == "headers") {
+        st = pairs(p.headers);
+      } else if (k == "labels") {
+        st = pairs(p.labels);
+      } else if (k == "send") {
+        const toml::array* what = v.as_array();
+        if (what == nullptr) {
+          return Status::InvalidArgument(where +
+                                         ": expected a list such as [\"frames\", \"windows\"]");
+        }
+        p.frames = p.windows = false;
+        for (const auto& e : *what) {
+          auto s = e.value<std::string>();
+          if (s && *s == "frames") {
+            p.frames = true;
+          } else if (s && *s == "windows") {
+            p.windows = true;
+          } else {
+            return Status::InvalidArgument(where +
+                                           ": each entry must be \"frames\" or \"windows\"");
+          }
+        }
+      } else {
+        return Status::InvalidArgument(where + ": unknown key");
+      }
+      if (!st.ok()) return st;
+    }
+    c.push.push_back(std::move(p));
+  }
   return Status::Ok();
 }
 
@@ -419,6 +606,11 @@ Status ValidateLines(const Config& c) {
   }
   if (c.commit_interval_ms < 0 || c.commit_interval_ms > 600'000) {
     return Status::InvalidArgument("key store.commit_interval_ms: must be between 0 and 600000");
+  }
+  for (size_t i = 0; i < c.push.size(); ++i) {
+    if (Status s = ValidatePush(c.push[i]); !s.ok()) {
+      return Status::InvalidArgument("push[" + std::to_string(i) + "]" + s.message());
+    }
   }
   return Status::Ok();
 }

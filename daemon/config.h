@@ -7,11 +7,32 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 #include "edgemon/addresses.h"
 #include "edgemon/status.h"
 
 namespace edgemon {
+
+// One [[push]] table (or --push URL): a remote engine the shipper
+// (daemon/push) sends the history to.
+struct PushConfig {
+  std::string url;                                           // http[s]://host[:port]/path
+  std::string protocol = "remote-write";                     // remote-write | otlp
+  std::vector<std::pair<std::string, std::string>> headers;  // sent with every request
+  std::string bearer_token_file;                             // "Authorization: Bearer <first line>"
+  std::string tls_ca;                // PEM CA file for https ("" = the system's)
+  int64_t batch_size = 5000;         // samples per request
+  int64_t rate_limit = 20000;        // samples per second on average; 0 = no limit
+  int64_t interval_ms = 10'000;      // how often new frames are looked for once caught up
+  int64_t timeout_ms = 30'000;       // per request
+  int64_t min_backoff_ms = 1000;     // retries double from here...
+  int64_t max_backoff_ms = 300'000;  // ...up to here
+  bool frames = true;                // send = [...] holds "frames"
+  bool windows = true;               // send = [...] holds "windows"
+  std::vector<std::pair<std::string, std::string>> labels;  // on every series
+};
 
 struct Config {
   // [daemon]
@@ -30,9 +51,9 @@ struct Config {
   std::string log_level = "info";  // trace | debug | info | warn | error
   // [store]
   std::string db_path = "/var/lib/edgemon/edgemon.db";
-  int64_t retention_s = 7 * 86400;     // raw frames
+  int64_t retention_s = 7 * 86400;   // raw frames
   int64_t max_db_bytes = 1LL << 30;  // whole file, honoured exactly
-  int64_t rollup_period_s = 60;        // downsampled tier: min/avg/max per period
+  int64_t rollup_period_s = 60;      // downsampled tier: min/avg/max per period
   int64_t rollup_retention_s = 60 * 86400;
   int64_t commit_interval_ms = 5000;  // batched commits
   // [control]: the separate helper edgemon-control (edgemond ignores these)
@@ -40,6 +61,8 @@ struct Config {
   std::string control_listen = kDefaultControlTarget;
   std::string control_group = "edgemon-control";           // who may connect
   std::string control_state_dir = "/run/edgemon-control";  // leases to restore after a crash
+  // [[push]]
+  std::vector<PushConfig> push;
 };
 
 // Parses "1048576", "512KiB", "64MiB", "2GiB", "1TiB" into bytes.

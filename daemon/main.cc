@@ -39,6 +39,8 @@
 #include "daemon/metrics/source.h"
 #include "daemon/notify.h"
 #include "daemon/owner_lock.h"
+#include "daemon/push/identity.h"
+#include "daemon/push/shipper.h"
 #include "daemon/sampler.h"
 #include "daemon/service/server.h"
 #include "daemon/service/service.h"
@@ -82,6 +84,7 @@ struct Flags {
   std::optional<std::string> metrics_listen;
 };
 
+  std::vector<std::string> push;  // --push URL (remote-write), after the config's [[push]]
 // Reads the config file (when given) and applies flags over it.
 Status LoadConfig(const Flags& flags, Config& c) {
   c = Config{};
@@ -111,6 +114,11 @@ Status LoadConfig(const Flags& flags, Config& c) {
   if (flags.energy_rate_hz) c.energy_rate_hz = *flags.energy_rate_hz;
   return Validate(c);
 }
+  for (const std::string& url : flags.push) {
+    PushConfig p;
+    p.url = url;
+    c.push.push_back(std::move(p));
+  }
 
 // edgemon-control's state file (its leases and its count of changes), under
 // the monitored root as the helper puts it there.
@@ -169,6 +177,57 @@ store::RingStoreOptions StoreOptions(const Config& c, bool recreate_bad,
 
 // Prints one line per frame (edgemond --print), for a terminal.
 class PrintSink final : public FrameSink {
+// One shipper per [[push]] destination (daemon/push), not yet started.
+Result<std::vector<std::unique_ptr<push::Shipper>>> MakeShippers(
+    const Config& c, store::RingStore& st, SysFs& fs, const BoardInfo& board, Clock& clock,
+    std::shared_ptr<spdlog::logger> log) {
+  std::vector<std::unique_ptr<push::Shipper>> out;
+  for (const PushConfig& p : c.push) {
+    push::ShipperOptions o;
+    o.url = *push::ParseUrl(p.url);  // Validate() accepted it
+    o.protocol = p.protocol == "otlp" ? push::Protocol::kOtlp : push::Protocol::kRemoteWrite;
+    o.http.headers = p.headers;
+    if (!p.bearer_token_file.empty()) {
+      auto token = service::LoadBearerToken(p.bearer_token_file);
+      if (!token.ok())
+        return token.status().Context("push " + o.url.display + " bearer_token_file");
+      o.http.bearer_token = std::move(token).value();
+    }
+    o.http.tls_ca = p.tls_ca;
+    o.http.timeout_ms = p.timeout_ms;
+    o.http.user_agent = std::string("edgemon/") + EDGEMON_VERSION;
+    o.batch_samples = static_cast<size_t>(p.batch_size);
+    o.rate_limit = static_cast<double>(p.rate_limit);
+    o.frames = p.frames;
+    o.windows = p.windows;
+    o.interval_ns = p.interval_ms * kNsPerMs;
+    o.min_backoff_ns = p.min_backoff_ms * kNsPerMs;
+    o.max_backoff_ns = p.max_backoff_ms * kNsPerMs;
+    o.identity = push::ReadIdentity(fs, board, p.labels);
+    summary::SummaryOptions so;
+    so.frame_period_ns = c.interval_ms * kNsPerMs;
+    so.energy_rate_hz = static_cast<uint32_t>(c.energy_rate_hz);
+    o.window_energy = [&st, so, &clock](const Window& w) -> Result<push::WindowEnergy> {
+      auto sum = summary::Summarize(st, so, w.start_ns, NonEmptyEnd(w.start_ns, *w.end_ns),
+                                    clock.RealtimeNs());
+      if (!sum.ok()) return sum.status();
+      return push::WindowEnergy{w, std::move(sum->rails)};
+    };
+    o.log = [log](int level, const std::string& m) {
+      if (level >= 2) {
+        log->error("{}", m);
+      } else if (level == 1) {
+        log->warn("{}", m);
+      } else {
+        log->info("{}", m);
+      }
+    };
+    o.clock = &clock;
+    out.push_back(std::make_unique<push::Shipper>(st, std::move(o)));
+  }
+  return out;
+}
+
  public:
   void OnFrame(const Inventory& inv, uint64_t, const Frame& frame) override {
     std::string line = RenderLine(inv, frame);
@@ -348,10 +407,26 @@ int Run(const Flags& flags) {
   GpuProcessReader gpu_processes(fs, collect.nvml);
   metrics::MetricsSource metrics_source(collection, &sampler, st.get(),
                                         {.version = EDGEMON_VERSION,
+  auto made = MakeShippers(config, *st, fs, collection.inventory().board, clock, log);
+  if (!made.ok()) {
+    log->critical("{}", made.status().message());
+    (void)st->Close();
+    return kExitConfig;
+  }
+  std::vector<std::unique_ptr<push::Shipper>> shippers = std::move(made).value();
+  std::function<std::vector<metrics::PushHealth>()> push_health;
+  if (!shippers.empty()) {
+    push_health = [&shippers] {
+      std::vector<metrics::PushHealth> h;
+      for (const auto& s : shippers) h.push_back(s->Health());
+      return h;
+    };
+  }
                                          .control_state_path = ControlStatePath(config),
                                          .gpu_processes = &gpu_processes,
                                          .clock = &clock});
   if (!config.metrics_listen.empty()) sampler.AddSink(&metrics_source);
+                                         .push_health = push_health,
   sampler.set_on_frame([&](const Frame&) { notifier.Watchdog(clock.MonotonicNs()); });
   notifier.FitWatchdogTo(so.frame_period_ns);
 
@@ -436,6 +511,14 @@ int Run(const Flags& flags) {
       }
       notifier.Status(StatusLine(config, sampler, collection, *st));
       continue;
+  for (auto& shipper : shippers) shipper->Start();
+  for (const PushConfig& p : config.push) {
+    log->info("push: {} to {} ({})",
+              p.frames && p.windows ? "frames and windows"
+              : p.frames            ? "frames"
+                                    : "windows",
+              push::ParseUrl(p.url)->display, p.protocol);
+  }
     }
     if (n < 0) {
       if (errno == EINTR) continue;
@@ -495,6 +578,7 @@ int Run(const Flags& flags) {
     flight->Reset();
   }
   if (exit_code == 0) log->info("stopped after {} frames", sampler.frames());
+  for (auto& shipper : shippers) shipper->Stop();
   ::close(sfd);
   return exit_code;
 }
@@ -530,3 +614,6 @@ int main(int argc, char** argv) {
   }
   return edgemon::Run(flags);
 }
+  app.add_option("--push", flags.push,
+                 "Push the history to a Prometheus remote-write URL (repeatable; [[push]] in the "
+                 "config for more settings)");

@@ -1,0 +1,376 @@
+#include "daemon/push/shipper.h"
+
+#include <algorithm>
+#include <limits>
+
+#ifdef EDGEMON_PUSH_OTLP
+#include "daemon/push/otlp.h"
+#endif
+
+namespace edgemon::push {
+namespace {
+
+constexpr int64_t kNsPerMs = 1'000'000;
+
+bool Retryable(int status) {
+  return status == 0 || status == 429 || status == 408 || status >= 500;
+}
+// The destination, not the batch, is wrong: retried, never moved past.
+bool Misconfigured(int status) {
+  return status == 401 || status == 403 || status == 404 || status == 407;
+}
+
+}  // namespace
+
+std::string CursorName(const ShipperOptions& o) {
+  return std::string(o.protocol == Protocol::kOtlp ? "otlp " : "remote-write ") + o.url.display;
+}
+
+Shipper::Shipper(store::RingStore& store, ShipperOptions options)
+    : store_(store),
+      options_(std::move(options)),
+      name_(CursorName(options_)),
+      clock_(options_.clock != nullptr ? *options_.clock : system_clock_),
+      http_(options_.url, options_.http),
+      external_(ExternalLabels(options_.identity)),
+      rng_(std::random_device{}()) {
+  health_.destination = options_.url.display;
+}
+
+Shipper::~Shipper() {
+  Stop();
+}
+
+void Shipper::Start() {
+  thread_ = std::thread([this] { Run(); });
+}
+
+void Shipper::Stop() {
+  {
+    std::lock_guard lk(mu_);
+    stop_ = true;
+  }
+  cv_.notify_all();
+  if (thread_.joinable()) thread_.join();
+}
+
+metrics::PushHealth Shipper::Health() const {
+  std::lock_guard lk(mu_);
+  return health_;
+}
+
+void Shipper::Log(int level, const std::string& message) {
+  if (options_.log) options_.log(level, "push " + options_.url.display + ": " + message);
+}
+
+void Shipper::Run() {
+  int64_t pace_from = clock_.MonotonicNs();
+  for (;;) {
+    StepResult r = ShipOnce();
+    int64_t wait = 0;
+    const int64_t now = clock_.MonotonicNs();
+    switch (r.step) {
+      case Step::kSent:
+      case Step::kRefused:
+        // The rate limit: this batch's samples at rate_limit a second.
+        if (options_.rate_limit > 0) {
+          pace_from =
+              std::max(pace_from, now - 1'000'000'000) +
+              static_cast<int64_t>(static_cast<double>(r.samples) * 1e9 / options_.rate_limit);
+          wait = std::max<int64_t>(0, pace_from - now);
+        }
+        break;
+      case Step::kIdle:
+        wait = options_.interval_ns;
+        break;
+      case Step::kRetry:
+      case Step::kStoreError:
+        wait = r.wait_ns;
+        break;
+    }
+    std::unique_lock lk(mu_);
+    if (stop_) return;
+    if (wait > 0) {
+      const int64_t deadline = now + wait;
+      while (!stop_ && clock_.MonotonicNs() < deadline) clock_.WaitUntil(deadline, lk, cv_);
+      if (stop_) return;
+    }
+  }
+}
+
+Status Shipper::LoadCursor() {
+  if (cursor_loaded_) return Status::Ok();
+  auto c = store_.GetPushCursor(name_);
+  if (!c.ok()) return c.status();
+  cursor_ = *c;
+  cursor_loaded_ = true;
+  return Status::Ok();
+}
+
+int64_t Shipper::Backoff(std::optional<int64_t> retry_after_ms) {
+  int64_t d = options_.min_backoff_ns;
+  for (int i = 0; i < attempt_ && d < options_.max_backoff_ns; ++i) d *= 2;
+  d = std::min(d, options_.max_backoff_ns);
+  ++attempt_;
+  std::uniform_int_distribution<int64_t> jitter(d / 2, std::max(d / 2, d));
+  d = jitter(rng_);
+  if (retry_after_ms)
+    d = std::max(d, std::min<int64_t>(*retry_after_ms * kNsPerMs, int64_t{3600} * 1'000'000'000));
+  return d;
+}
+
+const SeriesLabels& Shipper::PlanFor(const std::vector<store::StoredChannel>& channels) {
+  bool same = plan_ && channels.size() == plan_keys_.size();
+  for (size_t i = 0; same && i < channels.size(); ++i) same = channels[i].key == plan_keys_[i];
+  if (!same) {
+    plan_keys_.clear();
+    plan_inventory_ = Inventory{};
+    plan_inventory_.board.model = options_.identity.board_model;
+    plan_inventory_.board.soc = options_.identity.soc;
+    plan_inventory_.board.l4t = options_.identity.l4t;
+    plan_inventory_.board.hostname = options_.identity.host_name;
+    for (const auto& c : channels) {
+      plan_keys_.push_back(c.key);
+      plan_inventory_.channels.push_back(c.channel);  // channel.id is its column
+    }
+    plan_.emplace(plan_inventory_, external_);
+  }
+  return *plan_;
+}
+
+Shipper::StepResult Shipper::ShipOnce() {
+  StepResult r;
+  if (Status s = LoadCursor(); !s.ok()) {
+    Log(2, "reading the cursor: " + s.message());
+    return {Step::kStoreError, 0, options_.max_backoff_ns / 10};
+  }
+  if (options_.frames) {
+    auto stats = store_.Stats();
+    if (!stats.ok()) {
+      Log(2, "reading the store: " + stats.status().message());
+      return {Step::kStoreError, 0, options_.max_backoff_ns / 10};
+    }
+    {
+      std::lock_guard lk(mu_);
+      const uint64_t acked = cursor_ ? cursor_->seq : 0;
+      health_.backlog_frames =
+          stats->last_seq && *stats->last_seq > acked
+              ? static_cast<int64_t>(*stats->last_seq - std::max(acked, *stats->first_seq - 1))
+              : 0;
+    }
+    if (cursor_ && stats->first_seq && cursor_->seq + 1 < *stats->first_seq) {
+      return ShipGap(*stats);
+    }
+    r = ShipFrames();
+    if (r.step != Step::kIdle) return r;
+  }
+  if (options_.windows && options_.window_energy) return ShipWindows();
+  return r;
+}
+
+Shipper::StepResult Shipper::ShipGap(const store::StoreStats& stats) {
+  const int64_t period = store_.rollup_period_ns();
+  const int64_t oldest = stats.oldest_ns.value_or(cursor_->realtime_ns);
+  if (!in_gap_) {
+    in_gap_ = true;
+    {
+      std::lock_guard lk(mu_);
+      ++health_.rollup_gaps;
+    }
+    Log(1, "frames " + std::to_string(cursor_->seq + 1) + " to " +
+               std::to_string(*stats.first_seq - 1) +
+               " were deleted before they were sent; sending the rollup tier for that span");
+  }
+  auto channels = store_.Channels();
+  if (!channels.ok()) return {Step::kStoreError, 0, options_.max_backoff_ns / 10};
+  for (size_t i = 0; i < channels->size(); ++i)
+    (*channels)[i].channel.id = static_cast<ChannelId>(i);
+  const SeriesLabels& plan = PlanFor(*channels);
+  // Whole periods starting after the last frame sent, before the oldest held.
+  int64_t from = cursor_->realtime_ns + 1;
+  from = from % period == 0 ? from : (from / period + (from > 0 ? 1 : 0)) * period;
+  const int64_t per_batch =
+      std::max<int64_t>(1, static_cast<int64_t>(options_.batch_samples) /
+                               std::max<int64_t>(1, static_cast<int64_t>(plan.entries().size())));
+  const int64_t to = std::min(oldest, from + per_batch * period);
+  std::vector<Series> series;
+  if (from < to) {
+    for (const auto& e : plan.entries()) {
+      const store::StoredChannel& sc = (*channels)[e.id];
+      auto buckets = store_.Downsample(sc.key, from, to, period, store::Tier::kRollup);
+      if (!buckets.ok()) continue;
+      Series s;
+      s.labels = e.labels;
+      const bool counter = sc.channel.Has(kFlagCounter) || sc.channel.field == Field::kEnergy;
+      for (const Bucket& b : *buckets) {
+        if (b.count == 0) continue;
+        s.samples.emplace_back(
+            b.t_ns / kNsPerMs,
+            metrics::ScaledValue(e.scale, counter ? static_cast<double>(b.max) : b.avg));
+      }
+      if (!s.samples.empty()) series.push_back(std::move(s));
+    }
+  }
+  store::PushCursor next = *cursor_;
+  next.realtime_ns = std::max(cursor_->realtime_ns, to - 1);
+  if (to >= oldest) {
+    next.seq = *stats.first_seq - 1;  // the raw frames follow
+  }
+  if (series.empty()) {
+    // Nothing in the rollup tier there: move on without a request.
+    if (Status s = store_.SetPushCursor(name_, next); !s.ok()) {
+      return {Step::kStoreError, 0, options_.max_backoff_ns / 10};
+    }
+    cursor_ = next;
+    if (next.seq + 1 >= *stats.first_seq) in_gap_ = false;
+    return {Step::kSent, 0, 0};
+  }
+  const size_t n = SampleCount(series);
+  if (options_.protocol == Protocol::kOtlp) {
+    // OTLP carries frames and windows only; the rollup span is skipped there.
+    Log(1, "the rollup span is not sent over OTLP");
+    if (Status s = store_.SetPushCursor(name_, next); !s.ok()) {
+      return {Step::kStoreError, 0, options_.max_backoff_ns / 10};
+    }
+    cursor_ = next;
+    return {Step::kSent, 0, 0};
+  }
+  StepResult r = Deliver(EncodeWriteRequest(series), n, next, "rollup");
+  if (cursor_ && cursor_->seq + 1 >= *stats.first_seq) in_gap_ = false;
+  return r;
+}
+
+Shipper::StepResult Shipper::ShipFrames() {
+  const size_t series_guess = plan_ ? std::max<size_t>(1, plan_->entries().size()) : 100;
+  const size_t limit = std::max<size_t>(1, options_.batch_samples / series_guess);
+  auto set = store_.FramesAfter(cursor_ ? cursor_->seq : 0, limit);
+  if (!set.ok()) {
+    Log(2, "reading frames: " + set.status().message());
+    return {Step::kStoreError, 0, options_.max_backoff_ns / 10};
+  }
+  if (set->frames.empty()) {
+    std::lock_guard lk(mu_);
+    health_.backlog_age_ns = 0;
+    return {};
+  }
+  {
+    std::lock_guard lk(mu_);
+    health_.backlog_age_ns =
+        std::max<int64_t>(0, clock_.RealtimeNs() - set->frames.front().realtime_ns);
+  }
+  const SeriesLabels& plan = PlanFor(set->channels);
+  store::PushCursor next = cursor_.value_or(store::PushCursor{});
+  next.seq = set->frames.back().seq;
+  next.realtime_ns = set->frames.back().realtime_ns;
+  if (options_.protocol == Protocol::kOtlp) {
+#ifdef EDGEMON_PUSH_OTLP
+    size_t n = 0;
+    for (const Frame& f : set->frames) {
+      for (const auto& e : plan.entries()) n += f.Get(e.id) ? 1 : 0;
+    }
+    return Deliver(EncodeOtlpFrames(plan_inventory_, set->frames, options_.identity), n, next,
+                   "frames");
+#else
+    Log(2, "this edgemond was built without the OTLP encoder");
+    return {Step::kStoreError, 0, options_.max_backoff_ns};
+#endif
+  }
+  std::vector<Series> series = FrameSeries(plan, set->frames);
+  const size_t n = SampleCount(series);
+  return Deliver(EncodeWriteRequest(series), n, next, "frames");
+}
+
+Shipper::StepResult Shipper::ShipWindows() {
+  const store::PushCursor at = cursor_.value_or(store::PushCursor{});
+  auto windows = store_.ClosedWindowsAfter(at.window_end_ns, at.window_id, 16);
+  if (!windows.ok()) return {Step::kStoreError, 0, options_.max_backoff_ns / 10};
+  std::vector<WindowEnergy> energy;
+  store::PushCursor next = at;
+  for (const Window& w : *windows) {
+    // A window is sent once the frames covering it were (their cursor is past its end).
+    if (options_.frames && (!cursor_ || cursor_->realtime_ns < *w.end_ns)) break;
+    auto e = options_.window_energy(w);
+    if (e.ok()) energy.push_back(std::move(*e));
+    next.window_end_ns = *w.end_ns;
+    next.window_id = w.id;
+  }
+  if (next == at) return {};
+  if (options_.protocol == Protocol::kOtlp) {
+#ifdef EDGEMON_PUSH_OTLP
+    size_t n = 0;
+    for (const auto& w : energy) n += w.rails.size();
+    return Deliver(EncodeOtlpWindows(plan_inventory_, energy, options_.identity), n, next,
+                   "windows");
+#else
+    return {Step::kStoreError, 0, options_.max_backoff_ns};
+#endif
+  }
+  if (!plan_) {
+    auto channels = store_.Channels();
+    if (!channels.ok()) return {Step::kStoreError, 0, options_.max_backoff_ns / 10};
+    PlanFor(*channels);
+  }
+  std::vector<Series> series = WindowSeries(*plan_, energy);
+  if (series.empty()) {
+    if (Status s = store_.SetPushCursor(name_, next); !s.ok()) {
+      return {Step::kStoreError, 0, options_.max_backoff_ns / 10};
+    }
+    cursor_ = next;
+    return {Step::kSent, 0, 0};
+  }
+  return Deliver(EncodeWriteRequest(series), SampleCount(series), next, "windows");
+}
+
+Shipper::StepResult Shipper::Deliver(const std::string& request, size_t samples,
+                                     const store::PushCursor& next, const char* what) {
+  std::vector<std::pair<std::string, std::string>> headers;
+  std::string body;
+  std::string type = "application/x-protobuf";
+  if (options_.protocol == Protocol::kRemoteWrite) {
+    body = SnappyCompress(request);
+    headers = {{"Content-Encoding", "snappy"}, {"X-Prometheus-Remote-Write-Version", "0.1.0"}};
+  } else {
+    body = request;
+  }
+  HttpAnswer a = http_.Post(body, type, headers);
+  const int64_t now = clock_.RealtimeNs();
+  const bool ok = a.status >= 200 && a.status < 300;
+  const bool retry = !ok && (Retryable(a.status) || Misconfigured(a.status));
+  if (retry) {
+    const int64_t wait =
+        Misconfigured(a.status) ? options_.max_backoff_ns : Backoff(a.retry_after_ms);
+    {
+      std::lock_guard lk(mu_);
+      health_.samples_retried += samples;
+      health_.last_error_ns = now;
+    }
+    std::string why = a.status == 0 ? a.error : "HTTP " + std::to_string(a.status) + ": " + a.body;
+    Log(attempt_ <= 1 || Misconfigured(a.status) ? 1 : 0,
+        std::string(what) + ": " + why + "; retrying in " + std::to_string(wait / kNsPerMs) +
+            " ms");
+    return {Step::kRetry, samples, wait};
+  }
+  attempt_ = 0;
+  if (!ok) {
+    Log(2, std::string(what) + " refused for good (HTTP " + std::to_string(a.status) +
+               "), moving past " + std::to_string(samples) + " samples: " + a.body);
+  }
+  if (Status s = store_.SetPushCursor(name_, next); !s.ok()) {
+    Log(2, "committing the cursor: " + s.message());
+    // The batch will be sent again: at least once.
+    return {Step::kStoreError, samples, options_.max_backoff_ns / 10};
+  }
+  cursor_ = next;
+  std::lock_guard lk(mu_);
+  if (ok) {
+    health_.samples_sent += samples;
+    health_.last_success_ns = now;
+    return {Step::kSent, samples, 0};
+  }
+  health_.samples_failed += samples;
+  ++health_.batches_failed;
+  health_.last_error_ns = now;
+  return {Step::kRefused, samples, 0};
+}
+
+}  // namespace edgemon::push

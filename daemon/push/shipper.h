@@ -1,0 +1,154 @@
+// Shipper: pushes the store's history to one remote engine, oldest first,
+// and remembers in the store what the receiver acknowledged.
+//
+// DESIGN NOTE
+// ===========
+//
+// The store is the queue. Nothing is buffered in memory beyond the batch in
+// flight: each batch is read from the raw frames after the destination's
+// cursor (RingStore::FramesAfter, store invariant I16), encoded, sent, and
+// the cursor is committed only after the receiver's 2xx. Delivery is at
+// least once: a daemon killed between the 2xx and the cursor's commit sends
+// that one batch again; every sample carries its frame's own time, so a
+// receiver that accepts out-of-order samples fills late data in place.
+//
+// Answers:
+//   2xx                          acknowledged: the cursor moves past the batch
+//   429, 5xx, 408, no answer     the same batch again after a backoff: doubling
+//                                from min_backoff to max_backoff with jitter
+//                                (a random delay between half and all of
+//                                it), at least the receiver's Retry-After
+//   401, 403, 404, 407           the destination is misconfigured, not the
+//                                batch: retried like a 5xx (at max_backoff),
+//                                logged, so a bad token drops no history
+//   any other 4xx                refused for good: logged with the receiver's
+//                                message, counted (samples_failed,
+//                                batches_failed) and moved past
+//
+// Pace: batches of at most batch_samples samples, at most rate_limit samples
+// a second on average (a backlog drains without a stampede when a fleet
+// reconnects); once caught up the shipper looks for new frames every
+// `interval`.
+//
+// Falling behind: when the cursor is older than the oldest raw frame held
+// (retention or the size cap deleted frames never sent), the span between
+// is sent from the rollup tier (a sample per channel and rollup period:
+// the period's average, its maximum for counters, at the period's start),
+// counted in rollup_gaps and logged, then the raw frames follow.
+//
+// Closed windows (when `windows`) are sent after the frames that cover them,
+// ordered by (end, id), with their own cursor in the same row.
+//
+// Thread safety: Start/Stop from one thread; Health from any thread. The
+// shipper thread is the only one that reads its cursor or writes it.
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <functional>
+#include <mutex>
+#include <optional>
+#include <random>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "daemon/metrics/exposition.h"
+#include "daemon/push/http.h"
+#include "daemon/push/remote_write.h"
+#include "daemon/push/types.h"
+#include "daemon/store/ring_store.h"
+#include "edgemon/clock.h"
+#include "edgemon/status.h"
+
+namespace edgemon::push {
+
+enum class Protocol : uint8_t { kRemoteWrite, kOtlp };
+
+struct ShipperOptions {
+  Url url;
+  Protocol protocol = Protocol::kRemoteWrite;
+  HttpOptions http;
+  size_t batch_samples = 5000;
+  double rate_limit = 20000;  // samples per second; 0 = no limit
+  bool frames = true;
+  bool windows = true;
+  int64_t interval_ns = 10'000'000'000;  // look for new frames this often when caught up
+  int64_t min_backoff_ns = 1'000'000'000;
+  int64_t max_backoff_ns = 300'000'000'000;
+  Identity identity;
+  // Summarizes a closed window (energy per rail); null: windows are not sent.
+  std::function<Result<WindowEnergy>(const Window&)> window_energy;
+  // Log lines: level 0 info, 1 warn, 2 error.
+  std::function<void(int level, const std::string&)> log;
+  // Null: the system clock. Must outlive the shipper.
+  Clock* clock = nullptr;
+};
+
+// The cursor's key in the store: protocol and URL (as displayed).
+std::string CursorName(const ShipperOptions& options);
+
+class Shipper {
+ public:
+  Shipper(store::RingStore& store, ShipperOptions options);
+  ~Shipper();  // Stop()s
+  Shipper(const Shipper&) = delete;
+  Shipper& operator=(const Shipper&) = delete;
+
+  void Start();
+  // Ends the thread after the request in flight (bounded by the timeout).
+  void Stop();
+
+  metrics::PushHealth Health() const;
+
+  // What one step did (the thread's loop; tests drive it directly).
+  enum class Step : uint8_t { kIdle, kSent, kRefused, kRetry, kStoreError };
+  struct StepResult {
+    Step step = Step::kIdle;
+    size_t samples = 0;
+    int64_t wait_ns = 0;  // kRetry: the backoff before the next try
+  };
+  StepResult ShipOnce();
+
+ private:
+  void Run();
+  Status LoadCursor();
+  // Sends one batch (a serialized request, not yet compressed); on a 2xx,
+  // or a refusal for good, commits `next` as the cursor.
+  StepResult Deliver(const std::string& request, size_t samples, const store::PushCursor& next,
+                     const char* what);
+  StepResult ShipGap(const store::StoreStats& stats);
+  StepResult ShipFrames();
+  StepResult ShipWindows();
+  int64_t Backoff(std::optional<int64_t> retry_after_ms);
+  void Log(int level, const std::string& message);
+  // The inventory of a read's channels (ids = columns) and its labels.
+  const SeriesLabels& PlanFor(const std::vector<store::StoredChannel>& channels);
+
+  store::RingStore& store_;
+  const ShipperOptions options_;
+  const std::string name_;
+  SystemClock system_clock_;
+  Clock& clock_;
+  HttpPoster http_;
+  const LabelSet external_;
+
+  // Shipper thread only.
+  std::optional<store::PushCursor> cursor_;  // loaded: nullopt = never acknowledged
+  bool cursor_loaded_ = false;
+  bool in_gap_ = false;
+  int attempt_ = 0;
+  std::mt19937_64 rng_;
+  std::vector<std::string> plan_keys_;
+  Inventory plan_inventory_;
+  std::optional<SeriesLabels> plan_;
+
+  mutable std::mutex mu_;
+  std::condition_variable cv_;
+  bool stop_ = false;           // guarded by mu_
+  metrics::PushHealth health_;  // guarded by mu_
+  std::thread thread_;
+};
+
+}  // namespace edgemon::push
