@@ -120,22 +120,30 @@ int64_t Shipper::Backoff(std::optional<int64_t> retry_after_ms) {
 }
 
 const SeriesLabels& Shipper::PlanFor(const std::vector<store::StoredChannel>& channels) {
-  bool same = plan_ && channels.size() == plan_keys_.size();
-  for (size_t i = 0; same && i < channels.size(); ++i) same = channels[i].key == plan_keys_[i];
+  bool same = plan_ && channels.size() == plan_channels_.size();
+  for (size_t i = 0; same && i < channels.size(); ++i)
+    same = channels[i].key == plan_channels_[i].key;
   if (!same) {
-    plan_keys_.clear();
+    plan_channels_ = channels;
     plan_inventory_ = Inventory{};
     plan_inventory_.board.model = options_.identity.board_model;
     plan_inventory_.board.soc = options_.identity.soc;
     plan_inventory_.board.l4t = options_.identity.l4t;
     plan_inventory_.board.hostname = options_.identity.host_name;
-    for (const auto& c : channels) {
-      plan_keys_.push_back(c.key);
-      plan_inventory_.channels.push_back(c.channel);  // channel.id is its column
-    }
+    for (const auto& c : channels) plan_inventory_.channels.push_back(c.channel);  // id: column
     plan_.emplace(plan_inventory_, external_);
   }
   return *plan_;
+}
+
+Status Shipper::LoadPlan() {
+  auto channels = store_.Channels();
+  if (!channels.ok()) return channels.status();
+  for (size_t i = 0; i < channels->size(); ++i) {
+    (*channels)[i].channel.id = static_cast<ChannelId>(i);  // as a read's columns
+  }
+  PlanFor(*channels);
+  return Status::Ok();
 }
 
 Shipper::StepResult Shipper::ShipOnce() {
@@ -181,11 +189,8 @@ Shipper::StepResult Shipper::ShipGap(const store::StoreStats& stats) {
                std::to_string(*stats.first_seq - 1) +
                " were deleted before they were sent; sending the rollup tier for that span");
   }
-  auto channels = store_.Channels();
-  if (!channels.ok()) return {Step::kStoreError, 0, options_.max_backoff_ns / 10};
-  for (size_t i = 0; i < channels->size(); ++i)
-    (*channels)[i].channel.id = static_cast<ChannelId>(i);
-  const SeriesLabels& plan = PlanFor(*channels);
+  if (!LoadPlan().ok()) return {Step::kStoreError, 0, options_.max_backoff_ns / 10};
+  const SeriesLabels& plan = *plan_;
   // Whole periods starting after the last frame sent, before the oldest held.
   int64_t from = cursor_->realtime_ns + 1;
   from = from % period == 0 ? from : (from / period + (from > 0 ? 1 : 0)) * period;
@@ -196,7 +201,7 @@ Shipper::StepResult Shipper::ShipGap(const store::StoreStats& stats) {
   std::vector<Series> series;
   if (from < to) {
     for (const auto& e : plan.entries()) {
-      const store::StoredChannel& sc = (*channels)[e.id];
+      const store::StoredChannel& sc = plan_channels_[e.id];
       auto buckets = store_.Downsample(sc.key, from, to, period, store::Tier::kRollup);
       if (!buckets.ok()) continue;
       Series s;
@@ -241,8 +246,10 @@ Shipper::StepResult Shipper::ShipGap(const store::StoreStats& stats) {
 }
 
 Shipper::StepResult Shipper::ShipFrames() {
-  const size_t series_guess = plan_ ? std::max<size_t>(1, plan_->entries().size()) : 100;
-  const size_t limit = std::max<size_t>(1, options_.batch_samples / series_guess);
+  // The batch's frame count follows from the series per frame.
+  if (!plan_ && !LoadPlan().ok()) return {Step::kStoreError, 0, options_.max_backoff_ns / 10};
+  const size_t limit =
+      std::max<size_t>(1, options_.batch_samples / std::max<size_t>(1, plan_->entries().size()));
   auto set = store_.FramesAfter(cursor_ ? cursor_->seq : 0, limit);
   if (!set.ok()) {
     Log(2, "reading frames: " + set.status().message());
@@ -305,11 +312,7 @@ Shipper::StepResult Shipper::ShipWindows() {
     return {Step::kStoreError, 0, options_.max_backoff_ns};
 #endif
   }
-  if (!plan_) {
-    auto channels = store_.Channels();
-    if (!channels.ok()) return {Step::kStoreError, 0, options_.max_backoff_ns / 10};
-    PlanFor(*channels);
-  }
+  if (!plan_ && !LoadPlan().ok()) return {Step::kStoreError, 0, options_.max_backoff_ns / 10};
   std::vector<Series> series = WindowSeries(*plan_, energy);
   if (series.empty()) {
     if (Status s = store_.SetPushCursor(name_, next); !s.ok()) {

@@ -125,6 +125,8 @@ class Shipper {
   void Log(int level, const std::string& message);
   // The inventory of a read's channels (ids = columns) and its labels.
   const SeriesLabels& PlanFor(const std::vector<store::StoredChannel>& channels);
+  // The plan of every channel the store knows.
+  Status LoadPlan();
 
   store::RingStore& store_;
   const ShipperOptions options_;
@@ -140,7 +142,7 @@ class Shipper {
   bool in_gap_ = false;
   int attempt_ = 0;
   std::mt19937_64 rng_;
-  std::vector<std::string> plan_keys_;
+  std::vector<store::StoredChannel> plan_channels_;
   Inventory plan_inventory_;
   std::optional<SeriesLabels> plan_;
 

@@ -634,7 +634,8 @@ TEST(RingStore, SchemaOneStoreGetsItsBootSegmentsOnUpgrade) {
     sqlite3* db = nullptr;
     ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
     ASSERT_EQ(sqlite3_exec(db,
-                           "DROP TABLE spans; DROP TABLE span_stats; DROP TABLE span_values; "
+                           "DROP TABLE push_cursors; DROP TABLE spans; DROP TABLE span_stats; "
+                           "DROP TABLE span_values; "
                            "DELETE FROM meta WHERE key IN ('spans_from_ns', 'blocks_through_ns'); "
                            "DROP TABLE boots; DROP TABLE clock_jumps; ALTER TABLE windows DROP "
                            "COLUMN abandoned; ALTER TABLE windows DROP COLUMN lease_ns; ALTER "
@@ -1776,6 +1777,81 @@ TEST(RingStore, SurvivesKillDashNineDuringHeavyWrites) {
     t_next = st->newest_ns.value_or(t_next) + kSec;
   }
   EXPECT_GT(prev_max, 0u);
+}
+
+// (I16) A destination's cursor is committed when SetPushCursor returns,
+// survives a restart, and a store of schema 5 gets the table on upgrade
+// with its frames untouched.
+TEST(RingStore, PushCursorsPersistAndUpgradeFromSchemaFive) {
+  TempDir dir;
+  const auto path = dir.File("cursor.db");
+  {
+    auto s = MustOpen(path);
+    ASSERT_TRUE(s);
+    s->SetInventory(OneCpu());
+    for (int i = 0; i < 10; ++i) s->Append(MakeFrame(kT0 + i * kSec, {i}));
+    ASSERT_TRUE(s->Flush().ok());
+  }
+  {  // Back to schema 5, as written before push cursors.
+    sqlite3* db = nullptr;
+    ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+    ASSERT_EQ(sqlite3_exec(db, "DROP TABLE push_cursors; PRAGMA user_version=5", nullptr, nullptr,
+                           nullptr),
+              SQLITE_OK);
+    sqlite3_close(db);
+  }
+  {
+    auto s = MustOpen(path);
+    ASSERT_TRUE(s);
+    auto none = s->GetPushCursor("remote-write http://127.0.0.1:9090/api/v1/write");
+    ASSERT_TRUE(none.ok()) << none.status().message();
+    EXPECT_FALSE(none->has_value());
+    auto after = s->FramesAfter(3, 4);
+    ASSERT_TRUE(after.ok());
+    ASSERT_EQ(after->frames.size(), 4u);
+    EXPECT_EQ(after->frames.front().seq, 4u);
+    EXPECT_EQ(after->frames.back().seq, 7u);
+    EXPECT_EQ(after->frames.front().realtime_ns, kT0 + 3 * kSec);
+    EXPECT_EQ(after->frames.front().values[0], 3);
+    PushCursor c{7, kT0 + 6 * kSec, kT0 + 9 * kSec, 12};
+    ASSERT_TRUE(s->SetPushCursor("remote-write http://127.0.0.1:9090/api/v1/write", c).ok());
+    ASSERT_TRUE(s->SetPushCursor("otlp http://collector:4318/v1/metrics", {1, kT0}).ok());
+    EXPECT_FALSE(s->SetPushCursor("", c).ok());
+  }
+  auto s = MustOpen(path);
+  ASSERT_TRUE(s);
+  auto got = s->GetPushCursor("remote-write http://127.0.0.1:9090/api/v1/write");
+  ASSERT_TRUE(got.ok());
+  ASSERT_TRUE(got->has_value());
+  EXPECT_EQ(**got, (PushCursor{7, kT0 + 6 * kSec, kT0 + 9 * kSec, 12}));
+  auto other = s->GetPushCursor("otlp http://collector:4318/v1/metrics");
+  ASSERT_TRUE(other.ok() && other->has_value());
+  EXPECT_EQ((*other)->seq, 1u);
+  EXPECT_EQ((*other)->window_end_ns, std::numeric_limits<int64_t>::min());
+  auto st = s->Stats();
+  ASSERT_TRUE(st.ok());
+  EXPECT_EQ(st->frames, 10);
+  EXPECT_TRUE(s->IntegrityCheck().ok());
+}
+
+TEST(RingStore, ClosedWindowsAfterFollowEndThenId) {
+  TempDir dir;
+  auto s = MustOpen(dir.File("w.db"));
+  ASSERT_TRUE(s);
+  auto a = s->AddWindow("a", kT0, kT0 + 5 * kSec);
+  auto b = s->AddWindow("b", kT0, kT0 + 3 * kSec);
+  auto open = s->BeginWindow("open", kT0);
+  auto c = s->AddWindow("c", kT0 + kSec, kT0 + 5 * kSec);
+  ASSERT_TRUE(a.ok() && b.ok() && open.ok() && c.ok());
+  auto all = s->ClosedWindowsAfter(std::numeric_limits<int64_t>::min(), 0, 0);
+  ASSERT_TRUE(all.ok());
+  std::vector<std::string> labels;
+  for (const auto& w : *all) labels.push_back(w.label);
+  EXPECT_EQ(labels, (std::vector<std::string>{"b", "a", "c"}));
+  auto next = s->ClosedWindowsAfter(kT0 + 5 * kSec, *a, 1);
+  ASSERT_TRUE(next.ok());
+  ASSERT_EQ(next->size(), 1u);
+  EXPECT_EQ(next->front().label, "c");
 }
 
 }  // namespace

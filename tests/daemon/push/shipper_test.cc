@@ -1,0 +1,335 @@
+// The shipper against a real HTTP receiver (cpp-httplib's server on
+// loopback, decoding what it gets as Prometheus does) and a real store.
+#include "daemon/push/shipper.h"
+
+#include <gtest/gtest.h>
+#include <httplib.h>
+#include <snappy.h>
+
+#include <chrono>
+#include <deque>
+#include <filesystem>
+#include <map>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "remote_write.pb.h"
+#include "tests/support/fake_clock.h"
+#include "tests/support/inventory.h"
+
+namespace edgemon::push {
+namespace {
+
+using testing::AddChannel;
+
+constexpr int64_t kT0 = 1'767'225'600'000'000'000;  // 2026-01-01T00:00:00Z
+constexpr int64_t kSec = 1'000'000'000;
+
+// A remote-write receiver: answers from a script (status, Retry-After,
+// body), then 204; keeps every request's samples by series name.
+class Receiver {
+ public:
+  struct Answer {
+    int status = 204;
+    std::string retry_after;
+    std::string body;
+  };
+  Receiver() {
+    server_.Post("/api/v1/write", [this](const httplib::Request& req, httplib::Response& res) {
+      std::lock_guard lk(mu_);
+      headers_ = req.headers;
+      Answer a;
+      if (!script_.empty()) {
+        a = script_.front();
+        script_.pop_front();
+      }
+      ++requests_;
+      res.status = a.status;
+      if (!a.retry_after.empty()) res.set_header("Retry-After", a.retry_after);
+      if (!a.body.empty()) res.set_content(a.body, "text/plain");
+      std::string raw;
+      prometheus::WriteRequest w;
+      if (!snappy::Uncompress(req.body.data(), req.body.size(), &raw) || !w.ParseFromString(raw)) {
+        bad_ = true;
+        return;
+      }
+      if (a.status / 100 != 2) return;
+      for (const auto& ts : w.timeseries()) {
+        std::string name;
+        for (const auto& l : ts.labels()) {
+          if (l.name() == "__name__") name = l.value();
+        }
+        for (const auto& s : ts.samples()) samples_[name].emplace_back(s.timestamp(), s.value());
+      }
+    });
+    port_ = server_.bind_to_any_port("127.0.0.1");
+    thread_ = std::thread([this] { server_.listen_after_bind(); });
+    while (!server_.is_running()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  ~Receiver() {
+    server_.stop();
+    thread_.join();
+  }
+  std::string url() const { return "http://127.0.0.1:" + std::to_string(port_) + "/api/v1/write"; }
+  void Script(std::vector<Answer> answers) {
+    std::lock_guard lk(mu_);
+    script_.assign(answers.begin(), answers.end());
+  }
+  std::vector<std::pair<int64_t, double>> Samples(const std::string& name) {
+    std::lock_guard lk(mu_);
+    return samples_[name];
+  }
+  int requests() {
+    std::lock_guard lk(mu_);
+    return requests_;
+  }
+  std::string Header(const std::string& name) {
+    std::lock_guard lk(mu_);
+    auto it = headers_.find(name);
+    return it == headers_.end() ? "" : it->second;
+  }
+  bool bad() {
+    std::lock_guard lk(mu_);
+    return bad_;
+  }
+
+ private:
+  httplib::Server server_;
+  int port_ = 0;
+  std::thread thread_;
+  std::mutex mu_;
+  std::deque<Answer> script_;
+  std::map<std::string, std::vector<std::pair<int64_t, double>>> samples_;
+  httplib::Headers headers_;
+  int requests_ = 0;
+  bool bad_ = false;
+};
+
+class ShipperTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = std::filesystem::temp_directory_path() /
+           ("edgemon-push-" + std::to_string(::getpid()) + "-" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    std::filesystem::remove_all(dir_);
+    std::filesystem::create_directories(dir_);
+    Channel& in = AddChannel(inv_, Kind::kRail, "VDD_IN", Field::kPower);
+    in.flags = kFlagInputRail;
+    AddChannel(inv_, Kind::kThermal, "cpu-thermal", Field::kTemp);
+  }
+  void TearDown() override {
+    store_.reset();
+    std::filesystem::remove_all(dir_);
+  }
+  void Open(store::RingStoreOptions o = {}) {
+    o.clock = &clock_;
+    auto s = store::RingStore::Open((dir_ / "e.db").string(), std::move(o));
+    ASSERT_TRUE(s.ok()) << s.status().message();
+    store_ = std::move(s).value();
+    store_->SetInventory(inv_);
+  }
+  // Frames seq 1.., one a second from kT0, power 1000 + i mW.
+  void Append(int n, int64_t step = kSec) {
+    for (int i = 0; i < n; ++i, ++appended_) {
+      Frame f;
+      f.seq = store_->next_seq();
+      f.boottime_ns = 1000 * kSec + appended_ * step;
+      f.realtime_ns = kT0 + appended_ * step;
+      f.values = {1000 + appended_, 40000};
+      store_->Append(std::move(f));
+    }
+    ASSERT_TRUE(store_->Flush().ok());
+  }
+  ShipperOptions Options() {
+    ShipperOptions o;
+    o.url = *ParseUrl(receiver_.url());
+    o.http.timeout_ms = 5000;
+    o.http.user_agent = "edgemon/test";
+    o.batch_samples = 20;  // 10 frames of 2 channels
+    o.min_backoff_ns = kSec;
+    o.max_backoff_ns = 8 * kSec;
+    o.identity.host_name = "orin-7";
+    o.log = [this](int level, const std::string& m) {
+      std::lock_guard lk(log_mu_);
+      log_.push_back(std::to_string(level) + " " + m);
+    };
+    o.clock = &clock_;
+    return o;
+  }
+  std::string Log() {
+    std::lock_guard lk(log_mu_);
+    std::string all;
+    for (const auto& l : log_) all += l + "\n";
+    return all;
+  }
+
+  testing::FakeClock clock_;
+  Receiver receiver_;
+  std::filesystem::path dir_;
+  Inventory inv_;
+  std::unique_ptr<store::RingStore> store_;
+  int64_t appended_ = 0;
+  std::mutex log_mu_;
+  std::vector<std::string> log_;
+};
+
+TEST_F(ShipperTest, SendsEveryFrameOldestFirstWithItsOwnTimeThenIdles) {
+  Open();
+  Append(25);
+  Shipper s(*store_, Options());
+  std::vector<Shipper::Step> steps;
+  for (int i = 0; i < 4; ++i) steps.push_back(s.ShipOnce().step);
+  EXPECT_EQ(steps, (std::vector<Shipper::Step>{Shipper::Step::kSent, Shipper::Step::kSent,
+                                               Shipper::Step::kSent, Shipper::Step::kIdle}));
+  auto power = receiver_.Samples("edgemon_rail_power_watts");
+  ASSERT_EQ(power.size(), 25u);
+  for (int i = 0; i < 25; ++i) {
+    EXPECT_EQ(power[i].first, (kT0 + i * kSec) / 1'000'000);
+    EXPECT_DOUBLE_EQ(power[i].second, (1000 + i) / 1000.0);
+  }
+  EXPECT_EQ(receiver_.Samples("edgemon_temperature_celsius").size(), 25u);
+  EXPECT_FALSE(receiver_.bad());
+  EXPECT_EQ(receiver_.Header("Content-Encoding"), "snappy");
+  EXPECT_EQ(receiver_.Header("Content-Type"), "application/x-protobuf");
+  EXPECT_EQ(receiver_.Header("X-Prometheus-Remote-Write-Version"), "0.1.0");
+  EXPECT_EQ(receiver_.Header("User-Agent"), "edgemon/test");
+  auto h = s.Health();
+  EXPECT_EQ(h.samples_sent, 50u);
+  EXPECT_EQ(h.samples_retried, 0u);
+  EXPECT_EQ(h.backlog_frames, 0);
+  EXPECT_EQ(h.backlog_age_ns, 0);
+  auto cursor = store_->GetPushCursor(CursorName(Options()));
+  ASSERT_TRUE(cursor.ok());
+  ASSERT_TRUE(cursor->has_value());
+  EXPECT_EQ((*cursor)->seq, 25u);
+  EXPECT_EQ((*cursor)->realtime_ns, kT0 + 24 * kSec);
+}
+
+TEST_F(ShipperTest, RetriesAfter500And429HonouringRetryAfterThenMovesOn) {
+  Open();
+  Append(5);
+  receiver_.Script({{500, "", "tsdb busy"}, {429, "7", "slow down"}});
+  Shipper s(*store_, Options());
+  auto r = s.ShipOnce();
+  EXPECT_EQ(r.step, Shipper::Step::kRetry);
+  EXPECT_GE(r.wait_ns, kSec / 2);  // min_backoff with jitter
+  EXPECT_LE(r.wait_ns, kSec);
+  r = s.ShipOnce();
+  EXPECT_EQ(r.step, Shipper::Step::kRetry);
+  EXPECT_GE(r.wait_ns, 7 * kSec);  // Retry-After over the doubled backoff
+  auto cursor = store_->GetPushCursor(CursorName(Options()));
+  ASSERT_TRUE(cursor.ok());
+  EXPECT_FALSE(cursor->has_value());  // nothing acknowledged yet
+  EXPECT_EQ(s.ShipOnce().step, Shipper::Step::kSent);
+  EXPECT_EQ(receiver_.Samples("edgemon_rail_power_watts").size(), 5u);
+  auto h = s.Health();
+  EXPECT_EQ(h.samples_retried, 20u);
+  EXPECT_EQ(h.samples_sent, 10u);
+  EXPECT_EQ(h.samples_failed, 0u);
+  EXPECT_NE(Log().find("tsdb busy"), std::string::npos) << Log();
+}
+
+TEST_F(ShipperTest, BackoffDoublesUpToItsCap) {
+  Open();
+  Append(1);
+  receiver_.Script(std::vector<Receiver::Answer>(8, {503, "", ""}));
+  Shipper s(*store_, Options());
+  int64_t prev_cap = 0;
+  for (int i = 0; i < 6; ++i) {
+    auto r = s.ShipOnce();
+    ASSERT_EQ(r.step, Shipper::Step::kRetry);
+    const int64_t cap = std::min<int64_t>(kSec << i, 8 * kSec);
+    EXPECT_GE(r.wait_ns, cap / 2) << i;
+    EXPECT_LE(r.wait_ns, cap) << i;
+    EXPECT_GE(cap, prev_cap);
+    prev_cap = cap;
+  }
+}
+
+TEST_F(ShipperTest, A400IsCountedLoggedAndMovedPast) {
+  Open();
+  Append(15);
+  receiver_.Script({{400, "", "out of bounds: sample too old"}});
+  Shipper s(*store_, Options());
+  auto r = s.ShipOnce();
+  EXPECT_EQ(r.step, Shipper::Step::kRefused);
+  EXPECT_EQ(s.ShipOnce().step, Shipper::Step::kSent);
+  EXPECT_EQ(s.ShipOnce().step, Shipper::Step::kIdle);
+  auto power = receiver_.Samples("edgemon_rail_power_watts");
+  ASSERT_EQ(power.size(), 5u);  // the first 10 frames were refused
+  EXPECT_EQ(power[0].first, (kT0 + 10 * kSec) / 1'000'000);
+  auto h = s.Health();
+  EXPECT_EQ(h.samples_failed, 20u);
+  EXPECT_EQ(h.batches_failed, 1u);
+  EXPECT_TRUE(h.last_error_ns.has_value());
+  EXPECT_NE(Log().find("out of bounds: sample too old"), std::string::npos) << Log();
+  EXPECT_NE(Log().find("2 "), std::string::npos);  // an error line
+}
+
+TEST_F(ShipperTest, AnUnauthorisedDestinationKeepsItsBacklog) {
+  Open();
+  Append(3);
+  receiver_.Script({{401, "", "bad token"}, {403, "", "forbidden"}});
+  Shipper s(*store_, Options());
+  EXPECT_EQ(s.ShipOnce().step, Shipper::Step::kRetry);
+  EXPECT_EQ(s.ShipOnce().step, Shipper::Step::kRetry);
+  EXPECT_EQ(s.ShipOnce().step, Shipper::Step::kSent);
+  EXPECT_EQ(receiver_.Samples("edgemon_rail_power_watts").size(), 3u);
+  EXPECT_EQ(s.Health().samples_failed, 0u);
+}
+
+TEST_F(ShipperTest, ANewShipperResumesFromTheStoredCursor) {
+  Open();
+  Append(10);
+  {
+    Shipper s(*store_, Options());
+    EXPECT_EQ(s.ShipOnce().step, Shipper::Step::kSent);
+  }
+  store_.reset();
+  Open();
+  Append(4);
+  Shipper again(*store_, Options());
+  EXPECT_EQ(again.ShipOnce().step, Shipper::Step::kSent);
+  EXPECT_EQ(again.ShipOnce().step, Shipper::Step::kIdle);
+  auto power = receiver_.Samples("edgemon_rail_power_watts");
+  ASSERT_EQ(power.size(), 14u);  // none twice, none missing
+  for (size_t i = 0; i < power.size(); ++i) {
+    EXPECT_EQ(power[i].first, (kT0 + static_cast<int64_t>(i) * kSec) / 1'000'000);
+  }
+}
+
+TEST_F(ShipperTest, ACursorOlderThanTheRawFramesGetsTheRollupTierThenTheFrames) {
+  store::RingStoreOptions o;
+  o.raw_retention_ns = 120 * kSec;
+  o.rollup_period_ns = 60 * kSec;
+  Open(o);
+  Append(2);
+  ASSERT_TRUE(store_->SetPushCursor(CursorName(Options()), {1, kT0, INT64_MIN, 0}).ok());
+  Append(598);  // 10 minutes: the raw tier keeps the last 2
+  auto stats = store_->Stats();
+  ASSERT_TRUE(stats.ok());
+  ASSERT_GT(*stats->first_seq, 2u);
+  ShipperOptions opt = Options();
+  opt.batch_samples = 1000;
+  Shipper s(*store_, opt);
+  for (int i = 0; i < 20 && s.ShipOnce().step != Shipper::Step::kIdle; ++i) {
+  }
+  auto h = s.Health();
+  EXPECT_EQ(h.rollup_gaps, 1u);
+  EXPECT_NE(Log().find("deleted before they were sent"), std::string::npos) << Log();
+  auto power = receiver_.Samples("edgemon_rail_power_watts");
+  // Rollup periods starting after the cursor, one sample each at the
+  // period's start with its average, then every raw frame held.
+  ASSERT_FALSE(power.empty());
+  EXPECT_EQ(power.front().first, (kT0 + 60 * kSec) / 1'000'000);
+  EXPECT_DOUBLE_EQ(power.front().second, (1000 + 60 + 1000 + 119) / 2.0 / 1000);
+  for (size_t i = 1; i < power.size(); ++i) EXPECT_LT(power[i - 1].first, power[i].first);
+  EXPECT_EQ(power.back().first, (kT0 + 599 * kSec) / 1'000'000);
+  const size_t raw = static_cast<size_t>(*stats->last_seq - *stats->first_seq + 1);
+  EXPECT_GE(power.size(), raw + 1);
+}
+
+}  // namespace
+}  // namespace edgemon::push
