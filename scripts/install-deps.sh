@@ -34,7 +34,7 @@ build_packages=(
   libcli11-dev nlohmann-json3-dev libtomlplusplus-dev libspdlog-dev libfmt-dev
   libsystemd-dev libsqlite3-dev zlib1g-dev
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler
-  libncurses-dev libcpp-httplib-dev
+  libncurses-dev libcpp-httplib-dev libsnappy-dev
 )
 
 packages=(
@@ -47,6 +47,7 @@ packages=(
   prometheus-node-exporter curl python3 # side-by-side checks against node_exporter
   tmux                                  # edgetop's real-terminal test
   prometheus                            # the real Prometheus server test
+  victoria-metrics                      # the push shipper's second engine (tests/e2e/push_test.py)
   python3-pytest python3-setuptools python3-venv  # the Python packages: tests, pip install
   qemu-user-static binfmt-support debootstrap podman runc  # release bundle checks (tests/release)
   faketime                              # wall-clock jumps under a real edgemond (libfaketime)
