@@ -9,6 +9,7 @@
 #include <variant>
 #include <vector>
 
+#include "daemon/metrics/exposition.h"
 #include "daemon/push/otlp.h"
 #include "opentelemetry/proto/collector/metrics/v1/metrics_service.pb.h"
 
@@ -58,22 +59,6 @@ std::string Utf8(std::string_view s) {
   return out;
 }
 
-// An OTLP name fragment from a board channel's name: lower case letters,
-// digits and '_' ("nvpmodel" -> edgemon.nvpmodel.mode).
-std::string NameFragment(std::string_view s) {
-  std::string out;
-  for (char ch : s) {
-    bool keep = (ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9');
-    if (ch >= 'A' && ch <= 'Z') {
-      out.push_back(static_cast<char>(ch - 'A' + 'a'));
-    } else {
-      out.push_back(keep ? ch : '_');
-    }
-  }
-  if (out.empty()) out = "_";
-  return out;
-}
-
 // One attribute, kept until it is written into a data point.
 struct Attr {
   std::string key;
@@ -92,13 +77,7 @@ void AddAttr(google::protobuf::RepeatedPtrField<common::KeyValue>* out, const At
   }
 }
 
-// How a channel's integer becomes the metric's value.
-enum class Scale : uint8_t {
-  kOne,    // as it is (int)
-  kMilli,  // / 1000 (double): mW, mV, mA, mJ, m°C, permille
-  kKilo,   // * 1000 (int): kHz
-  kKibi,   // * 1024 (int): KiB
-};
+using metrics::Scale;
 
 struct Plan {
   std::string name;
@@ -109,81 +88,34 @@ struct Plan {
   std::vector<Attr> attrs;
 };
 
-struct FieldPlan {
-  const char* suffix;  // after "edgemon.<kind>." (the /metrics name without its unit)
-  const char* unit;    // UCUM
-  Scale scale;
-  const char* what;
-};
-
-// Mirrors /metrics (daemon/metrics/exposition.h): edgemon_<kind>_<suffix>_<unit>
-// is the name Prometheus gives edgemon.<kind>.<suffix> with this unit when it
-// ingests OTLP ("1" -> _ratio, "Hz" -> _hertz, annotations {..} dropped).
-FieldPlan PlanField(Kind kind, Field field) {
-  bool mem_kind = kind == Kind::kMemory || kind == Kind::kSwap;
-  switch (field) {
-    case Field::kLoad:
-      return {"load", "1", Scale::kMilli, "Busy share (0..1)"};
-    case Field::kFreq:
-      return {"frequency", "Hz", Scale::kKilo, "Current frequency"};
-    case Field::kFreqMin:
-      return {"frequency_min", "Hz", Scale::kKilo, "Lower frequency policy limit"};
-    case Field::kFreqMax:
-      return {"frequency_max", "Hz", Scale::kKilo, "Upper frequency policy limit"};
-    case Field::kOnline:
-      return {"online", "{state}", Scale::kOne, "Online (1) or not (0)"};
-    case Field::kTemp:
-      return {"temperature", "Cel", Scale::kMilli, "Temperature"};
-    case Field::kPower:
-      return {"power", "W", Scale::kMilli, "Power"};
-    case Field::kVoltage:
-      return {"voltage", "V", Scale::kMilli, "Voltage"};
-    case Field::kCurrent:
-      return {"current", "A", Scale::kMilli, "Current"};
-    case Field::kEnergy:
-      return {"energy", "J", Scale::kMilli, "Energy since the counter started"};
-    case Field::kDuty:
-      return {"duty", "1", Scale::kMilli, "PWM duty (0..1)"};
-    case Field::kSpeed:
-      return {"speed", "rpm", Scale::kOne, "Speed in revolutions per minute"};
-    case Field::kState:
-      return kind == Kind::kEngine
-                 ? FieldPlan{"enabled", "{state}", Scale::kOne, "Clock enabled (1) or not (0)"}
-                 : FieldPlan{"state", "{state}", Scale::kOne, "State (0 or 1)"};
-    case Field::kTotal:
-      return {mem_kind ? "total" : "memory_total", "By", Scale::kKibi, "Total memory"};
-    case Field::kUsed:
-      return {mem_kind ? "used" : "memory_used", "By", Scale::kKibi, "Used memory"};
-    case Field::kFree:
-      return {mem_kind ? "free" : "memory_free", "By", Scale::kKibi, "Free memory"};
-    case Field::kAvailable:
-      return {mem_kind ? "available" : "memory_available", "By", Scale::kKibi, "Available memory"};
-    case Field::kBuffers:
-      return {mem_kind ? "buffers" : "memory_buffers", "By", Scale::kKibi, "Buffer memory"};
-    case Field::kCached:
-      return {mem_kind ? "cached" : "memory_cached", "By", Scale::kKibi, "Cached memory"};
-    case Field::kShared:
-      return {mem_kind ? "shared" : "memory_shared", "By", Scale::kKibi,
-              "GPU/CPU shared (nvmap) memory"};
-    case Field::kLfbBlocks:
-      return {"lfb_blocks", "{block}", Scale::kOne, "Free blocks of the largest free block size"};
-    case Field::kLfbSize:
-      return {"lfb_block", "By", Scale::kKibi, "Largest free block size"};
-    case Field::kDevices:
-      return {"devices", "{device}", Scale::kOne, "Number of devices"};
-    case Field::kMode:
-      return {"mode", "{mode}", Scale::kOne, "Mode id"};
+// The UCUM unit of a /metrics base unit ("" stays "": a state, a mode or a
+// count, which Prometheus names without a unit).
+std::string Ucum(std::string_view prometheus_unit) {
+  static constexpr std::pair<std::string_view, std::string_view> kUnits[] = {
+      {"hertz", "Hz"},  {"ratio", "1"},  {"celsius", "Cel"}, {"watts", "W"}, {"volts", "V"},
+      {"amperes", "A"}, {"joules", "J"}, {"bytes", "By"},    {"rpm", "rpm"}};
+  for (const auto& [word, ucum] : kUnits) {
+    if (word == prometheus_unit) return std::string(ucum);
   }
-  return {"value", "1", Scale::kOne, "Value"};
+  return std::string(prometheus_unit);
 }
 
-// The attribute holding the channel name on edgemon.* metrics: the label
-// /metrics gives it (the kind's name; "zone" for thermal zones; none for
-// board channels, whose name is in the metric's).
-std::string_view KindLabel(Kind kind) {
-  if (kind == Kind::kThermal) return "zone";
-  if (kind == Kind::kBoard) return "";
-  return ToString(kind);
+// edgemon.<kind>.<field part> for a /metrics family edgemon_<kind>_<field
+// part>_<unit>: Prometheus's OTLP receiver turns the name and unit back into
+// the family (dots become '_', the unit is appended: Hz -> _hertz, 1 ->
+// _ratio, a monotonic sum gets _total), so both paths land on one series.
+std::string OtlpName(const Channel& c, const metrics::ChannelSeries& s) {
+  std::string prefix =
+      c.kind == Kind::kBoard ? metrics::SanitizeName(c.name) : std::string(ToString(c.kind));
+  std::string_view rest = s.family;
+  std::string head = "edgemon_" + prefix + "_";
+  if (rest.starts_with(head)) {
+    rest.remove_prefix(head.size());
+  } else if (rest.starts_with("edgemon_")) {
+    rest.remove_prefix(8);
+  }
+  if (!s.unit.empty() && rest.ends_with("_" + s.unit)) rest.remove_suffix(s.unit.size() + 1);
+  return "edgemon." + prefix + "." + std::string(rest);
 }
 
 // hw.id of a component: "<kind>/<name>", unique on the board.
@@ -200,21 +132,21 @@ std::vector<Attr> RailAttrs(std::string_view name, std::string_view parent, cons
   return a;
 }
 
-Plan PlanChannel(const Channel& c) {
-  FieldPlan f = PlanField(c.kind, c.field);
+Plan PlanChannel(const Channel& c, const metrics::ChannelSeries& s) {
   Plan p;
-  p.unit = f.unit;
-  p.scale = f.scale;
-  p.sum = c.field == Field::kEnergy || c.Has(kFlagCounter);
+  p.unit = Ucum(s.unit);
+  p.scale = s.scale;
+  p.sum = s.type == metrics::MetricType::kCounter;
+  p.name = OtlpName(c, s);
+  p.description = s.help;
   bool input = c.Has(kFlagInputRail);
-  auto hw = [&](std::string name, const char* type, std::string description) {
-    p.name = std::move(name);
-    p.description = std::move(description);
+  auto hw = [&](const char* name, const char* type, const char* description) {
+    p.name = name;
+    p.description = description;
     p.attrs = {
         {"hw.id", HwId(c.kind, c.name)}, {"hw.type", std::string(type)}, {"hw.name", Utf8(c.name)}};
   };
-  if (c.kind == Kind::kRail && (c.field == Field::kPower || c.field == Field::kEnergy ||
-                                c.field == Field::kVoltage || c.field == Field::kCurrent)) {
+  if (c.kind == Kind::kRail) {
     if (c.field == Field::kPower) {
       p.name = input ? "hw.host.power" : "hw.power";
       p.description = input ? "Power drawn by the whole board (its input rail)"
@@ -228,29 +160,22 @@ Plan PlanChannel(const Channel& c) {
     } else if (c.field == Field::kVoltage) {
       p.name = "hw.voltage";
       p.description = "Voltage of a rail";
-    } else {
-      p.name = "edgemon.rail.current";
-      p.description = "Current of a rail";
     }
     p.attrs = RailAttrs(c.name, c.parent, c.field == Field::kVoltage ? "voltage" : "power_rail");
     if (input) p.attrs.push_back({"edgemon.rail.input", true});
-  } else if (c.kind == Kind::kThermal && c.field == Field::kTemp) {
+    if (!c.device.empty() && c.device != c.name) p.attrs.push_back({"device", Utf8(c.device)});
+    return p;
+  }
+  if (c.kind == Kind::kThermal && c.field == Field::kTemp) {
     hw("hw.temperature", "temperature", "Temperature of a thermal zone or sensor");
   } else if (c.kind == Kind::kFan && c.field == Field::kSpeed) {
     hw("hw.fan.speed", "fan", "Fan speed in revolutions per minute");
   } else if (c.kind == Kind::kGpu && c.field == Field::kLoad) {
     hw("hw.gpu.utilization", "gpu", "GPU busy share (0..1)");
   } else {
-    p.name = "edgemon.";
-    p.name += c.kind == Kind::kBoard ? NameFragment(c.name) : std::string(ToString(c.kind));
-    p.name += ".";
-    p.name += f.suffix;
-    p.description = std::string(f.what) + " of each " + std::string(ToString(c.kind)) +
-                    " channel (edgemon " + std::string(ToString(c.kind)) + "/*/" +
-                    std::string(ToString(c.field)) + ")";
-    if (std::string_view label = KindLabel(c.kind); !label.empty()) {
-      p.attrs.push_back({std::string(label), Utf8(c.name)});
-    }
+    // /metrics's labels as they are: the kind's label and the device.
+    for (const auto& [key, value] : s.labels) p.attrs.push_back({key, Utf8(value)});
+    return p;
   }
   if (!c.device.empty() && c.device != c.name) p.attrs.push_back({"device", Utf8(c.device)});
   return p;
@@ -337,15 +262,16 @@ std::string EncodeOtlpFrames(const Inventory& inventory, std::span<const Frame> 
     std::vector<std::pair<ChannelId, std::vector<Attr>>> channels;
   };
   std::vector<Group> groups;
-  for (const Channel& c : inventory.channels) {
-    if (c.Has(kFlagConstant)) continue;
-    Plan p = PlanChannel(c);
+  for (const metrics::ChannelSeries& s : metrics::PlanSeries(inventory)) {
+    const Channel* c = s.id < inventory.channels.size() ? &inventory.channels[s.id] : nullptr;
+    if (c == nullptr || c->id != s.id) continue;
+    Plan p = PlanChannel(*c, s);
     Group* g = nullptr;
     for (Group& each : groups) {
       if (each.metric->name() == p.name && each.metric->unit() == p.unit) g = &each;
     }
     if (g == nullptr) g = &groups.emplace_back(Group{NewMetric(metrics, p), p.scale, {}});
-    g->channels.emplace_back(c.id, std::move(p.attrs));
+    g->channels.emplace_back(c->id, std::move(p.attrs));
   }
 
   for (Group& g : groups) {

@@ -120,7 +120,8 @@ TEST(OtlpFrames, NamesUnitsScalesAndRailTree) {
   Add(inv, Kind::kRail, "VDD_SOC", Field::kVoltage, 0, "VDD_IN");
   Add(inv, Kind::kBoard, "nvpmodel", Field::kMode);
   Add(inv, Kind::kGpu, "gpu", Field::kShared);
-  std::vector<Frame> frames{At(kT0, {7000, 1500, 1'510'000, 2048, 500, 3200, 5050, 2, 10})};
+  Add(inv, Kind::kRail, "VDD_SOC", Field::kCurrent, 0, "VDD_IN");
+  std::vector<Frame> frames{At(kT0, {7000, 1500, 1'510'000, 2048, 500, 3200, 5050, 2, 10, 300})};
   auto req = Decode(EncodeOtlpFrames(inv, frames, Board()));
 
   struct Want {
@@ -134,8 +135,9 @@ TEST(OtlpFrames, NamesUnitsScalesAndRailTree) {
         Want{"edgemon.cpu.frequency", "Hz", false, 1'510'000'000.0},
         Want{"edgemon.memory.used", "By", false, 2048.0 * 1024},
         Want{"hw.gpu.utilization", "1", true, 0.5}, Want{"hw.fan.speed", "rpm", false, 3200},
-        Want{"hw.voltage", "V", true, 5.05}, Want{"edgemon.nvpmodel.mode", "{mode}", false, 2},
-        Want{"edgemon.gpu.memory_shared", "By", false, 10240}}) {
+        Want{"hw.voltage", "V", true, 5.05}, Want{"edgemon.nvpmodel.mode", "", false, 2},
+        Want{"edgemon.gpu.memory_shared", "By", false, 10240},
+        Want{"edgemon.rail.current", "A", true, 0.3}}) {
     SCOPED_TRACE(w.name);
     const otlp::Metric* m = Find(req, w.name);
     ASSERT_NE(m, nullptr);
@@ -161,6 +163,9 @@ TEST(OtlpFrames, NamesUnitsScalesAndRailTree) {
   EXPECT_EQ(sub["hw.type"], "power_rail");
   EXPECT_EQ(sub["hw.parent"], "rail/VDD_IN");
   EXPECT_EQ(Attrs(Points(*Find(req, "hw.voltage"))[0].attributes())["hw.type"], "voltage");
+  auto current = Attrs(Points(*Find(req, "edgemon.rail.current"))[0].attributes());
+  EXPECT_EQ(current["hw.parent"], "rail/VDD_IN");  // every rail metric names its parent
+  EXPECT_EQ(current.count("rail"), 0u);
   EXPECT_EQ(Attrs(Points(*Find(req, "edgemon.cpu.frequency"))[0].attributes())["cpu"], "cpu3");
 }
 

@@ -124,13 +124,13 @@ def check(cond, what):
 FIELD_PLAN = {  # field -> (suffix, unit, scale)
     "load": ("load", "1", "milli"), "freq": ("frequency", "Hz", "kilo"),
     "freq_min": ("frequency_min", "Hz", "kilo"), "freq_max": ("frequency_max", "Hz", "kilo"),
-    "online": ("online", "{state}", "one"), "temp": ("temperature", "Cel", "milli"),
+    "online": ("online", "", "one"), "temp": ("temperature", "Cel", "milli"),
     "power": ("power", "W", "milli"), "voltage": ("voltage", "V", "milli"),
     "current": ("current", "A", "milli"), "energy": ("energy", "J", "milli"),
     "duty": ("duty", "1", "milli"), "speed": ("speed", "rpm", "one"),
-    "state": ("state", "{state}", "one"), "lfb_blocks": ("lfb_blocks", "{block}", "one"),
-    "lfb_size": ("lfb_block", "By", "kibi"), "devices": ("devices", "{device}", "one"),
-    "mode": ("mode", "{mode}", "one"),
+    "state": ("state", "", "one"), "lfb_blocks": ("lfb_blocks", "", "one"),
+    "lfb_size": ("lfb_block", "By", "kibi"), "devices": ("devices", "", "one"),
+    "mode": ("mode", "", "one"),
 }
 MEMORY_FIELDS = {"total", "used", "free", "available", "buffers", "cached", "shared"}
 KIND_LABEL = {"cpu": "cpu", "gpu": "gpu", "emc": "emc", "memory": "memory", "swap": "swap",
@@ -157,10 +157,10 @@ def expect(ch):
             suffix = "enabled"
     is_sum = field == "energy"
     hw = lambda t: {"hw.id": kind + "/" + name, "hw.type": t, "hw.name": name}
-    if kind == "rail" and field in ("power", "energy", "voltage", "current"):
+    if kind == "rail":  # every rail field carries the rail's hw.* attributes
         metric = {"power": "hw.host.power" if ch["input"] else "hw.power",
                   "energy": "hw.host.energy" if ch["input"] else "hw.energy",
-                  "voltage": "hw.voltage", "current": "edgemon.rail.current"}[field]
+                  "voltage": "hw.voltage"}.get(field, "edgemon.rail." + suffix)
         attrs = rail_attrs(name, ch["parent"], "voltage" if field == "voltage" else "power_rail")
         if ch["input"]:
             attrs["edgemon.rail.input"] = True
@@ -171,7 +171,7 @@ def expect(ch):
     elif kind == "gpu" and field == "load":
         metric, attrs = "hw.gpu.utilization", hw("gpu")
     else:
-        prefix = re.sub(r"[^a-z0-9_]", "_", name.lower()) if kind == "board" else kind
+        prefix = re.sub(r"[^a-zA-Z0-9]", "_", name) if kind == "board" else kind
         metric = "edgemon.%s.%s" % (prefix, suffix)
         attrs = {KIND_LABEL[kind]: name} if KIND_LABEL[kind] else {}
     if ch["device"] and ch["device"] != name:
