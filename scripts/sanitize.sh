@@ -43,7 +43,7 @@ case "$mode" in
 esac
 
 cmake -S . -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DEDGEMON_SANITIZE="$flags" \
-  -DEDGEMON_BUILD_BENCH=OFF -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g" >/dev/null
+  -DEDGEMON_BUILD_BENCH=OFF -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g1" >/dev/null
 if [ "$mode" = tsan ]; then
   cmake --build "$dir" -j"$jobs" --target edgemon_tsan_tests
 else
