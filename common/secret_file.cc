@@ -52,4 +52,13 @@ std::string FirstLineTrimmed(std::string_view text) {
   return std::string(line.substr(begin, line.find_last_not_of(kBlank) + 1 - begin));
 }
 
+bool SecretEqual(std::string_view got, std::string_view expected) {
+  unsigned diff = got.size() == expected.size() ? 0u : 1u;
+  for (size_t i = 0; i < expected.size(); ++i) {
+    diff |= static_cast<unsigned char>(i < got.size() ? got[i] : 0) ^
+            static_cast<unsigned char>(expected[i]);
+  }
+  return diff == 0;
+}
+
 }  // namespace edgemon

@@ -8,14 +8,19 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <chrono>
 #include <condition_variable>
 #include <cstring>
 #include <deque>
 #include <mutex>
+#include <optional>
+#include <string_view>
 #include <utility>
 #include <vector>
+
+#include "edgemon/secret_file.h"
 
 namespace edgemon::metrics {
 
@@ -134,6 +139,10 @@ class DeadlineStream final : public httplib::Stream {
  public:
   DeadlineStream(int fd, int op_timeout_ms) : fd_(fd), op_timeout_ms_(op_timeout_ms) {}
 
+  // A deadline that never comes (a stream's writes have the operation timeout alone).
+  static constexpr std::chrono::steady_clock::time_point kNoDeadline =
+      std::chrono::steady_clock::time_point::max();
+
   void set_deadline(std::chrono::steady_clock::time_point d) { deadline_ = d; }
 
   bool is_readable() const override { return pos_ < len_ || Wait(POLLIN); }
@@ -188,9 +197,12 @@ class DeadlineStream final : public httplib::Stream {
 
  private:
   bool Wait(short events) const {
-    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
-                    deadline_ - std::chrono::steady_clock::now())
-                    .count();
+    int64_t left = op_timeout_ms_;
+    if (deadline_ != kNoDeadline) {
+      left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline_ -
+                                                                   std::chrono::steady_clock::now())
+                 .count();
+    }
     int timeout = static_cast<int>(std::min<int64_t>(left, op_timeout_ms_));
     if (timeout <= 0) return false;
     pollfd p{fd_, events, 0};
@@ -223,7 +235,68 @@ class DeadlineStream final : public httplib::Stream {
   size_t pos_ = 0, len_ = 0;
 };
 
+// The connection the calling worker serves (StreamResponse).
+thread_local DeadlineStream* current_stream = nullptr;
+
+// The bytes of standard base64 `in` (padding optional); nullopt if malformed.
+std::optional<std::string> DecodeBase64(std::string_view in) {
+  while (!in.empty() && in.back() == '=') in.remove_suffix(1);
+  std::string out;
+  uint32_t acc = 0;
+  int bits = 0;
+  for (char ch : in) {
+    int v;
+    if (ch >= 'A' && ch <= 'Z') {
+      v = ch - 'A';
+    } else if (ch >= 'a' && ch <= 'z') {
+      v = ch - 'a' + 26;
+    } else if (ch >= '0' && ch <= '9') {
+      v = ch - '0' + 52;
+    } else if (ch == '+') {
+      v = 62;
+    } else if (ch == '/') {
+      v = 63;
+    } else {
+      return std::nullopt;
+    }
+    acc = (acc << 6) | static_cast<uint32_t>(v);
+    bits += 6;
+    if (bits >= 8) {
+      bits -= 8;
+      out.push_back(static_cast<char>((acc >> bits) & 0xff));
+    }
+  }
+  return out;
+}
+
+// Whether an Authorization header carries `token`: "Bearer TOKEN", or
+// "Basic base64(user:TOKEN)" with any user.
+bool Authorized(std::string_view header, const std::string& token) {
+  auto scheme = [&](std::string_view name) {
+    if (header.size() <= name.size() || header[name.size()] != ' ') return false;
+    for (size_t i = 0; i < name.size(); ++i) {
+      if (std::tolower(static_cast<unsigned char>(header[i])) != name[i]) return false;
+    }
+    header.remove_prefix(name.size() + 1);
+    while (!header.empty() && header.front() == ' ') header.remove_prefix(1);
+    return true;
+  };
+  if (scheme("bearer")) return SecretEqual(header, token);
+  if (scheme("basic")) {
+    auto plain = DecodeBase64(header);
+    if (!plain) return false;
+    const size_t colon = plain->find(':');
+    return colon != std::string::npos &&
+           SecretEqual(std::string_view(*plain).substr(colon + 1), token);
+  }
+  return false;
+}
+
 }  // namespace
+
+void MetricsListener::StreamResponse() {
+  if (current_stream != nullptr) current_stream->set_deadline(DeadlineStream::kNoDeadline);
+}
 
 // httplib's server with its connection loop replaced: the same keep-alive
 // rules, each request bounded by `request_ms` from its first byte.
@@ -238,6 +311,7 @@ class MetricsListener::Server final : public httplib::Server {
  private:
   bool process_and_close_socket(socket_t sock) override {
     DeadlineStream strm(sock, op_timeout_ms_);
+    current_stream = &strm;
     bool ok = true;
     // The first request must start within one operation's timeout; later
     // ones on a kept-alive connection within the keep-alive time.
@@ -250,6 +324,7 @@ class MetricsListener::Server final : public httplib::Server {
       ok = process_request(strm, left == 1, closed, [](httplib::Request&) {});
       if (!ok || closed || strm.read_timed_out()) break;
     }
+    current_stream = nullptr;
     ::shutdown(sock, SHUT_RDWR);
     ::close(sock);
     return ok;
@@ -278,6 +353,10 @@ MetricsListener::MetricsListener(RenderFn render) : render_(std::move(render)) {
 
 MetricsListener::~MetricsListener() {
   Stop();
+}
+
+void MetricsListener::AddRoutes(Routes routes) {
+  routes_.push_back(std::move(routes));
 }
 
 Status MetricsListener::Start(const ListenerOptions& o) {
@@ -309,7 +388,15 @@ Status MetricsListener::Start(const ListenerOptions& o) {
 
   const size_t max_headers = o.max_headers;
   server->set_pre_routing_handler(
-      [max_headers](const httplib::Request& req, httplib::Response& res) {
+      [max_headers, token = o.bearer_token](const httplib::Request& req, httplib::Response& res) {
+        if (!token.empty() && !Authorized(req.get_header_value("Authorization"), token)) {
+          res.status = 401;
+          res.headers.emplace("WWW-Authenticate", "Bearer realm=\"edgemond\"");
+          res.headers.emplace("WWW-Authenticate", "Basic realm=\"edgemond\", charset=\"UTF-8\"");
+          res.set_content("this listener needs its token (Authorization: Bearer TOKEN)\n",
+                          "text/plain");
+          return httplib::Server::HandlerResponse::Handled;
+        }
         if (req.headers.size() > max_headers) {
           res.status = 431;
           res.set_content("too many header fields\n", "text/plain");
@@ -338,12 +425,15 @@ Status MetricsListener::Start(const ListenerOptions& o) {
   server->Patch("/metrics", not_allowed);
   server->Delete("/metrics", not_allowed);
   server->Options("/metrics", not_allowed);
+  for (const auto& r : routes_) {
+    if (r.mount) r.mount(*server);
+  }
   server->set_error_handler([this](const httplib::Request&, httplib::Response& res) {
     refused_.fetch_add(1);
     if (res.body.empty()) {
-      res.set_content(res.status == 404 ? "not found: only /metrics is served here\n"
-                                        : "error " + std::to_string(res.status) + "\n",
-                      "text/plain");
+      res.set_content(
+          res.status == 404 ? "not found\n" : "error " + std::to_string(res.status) + "\n",
+          "text/plain");
     }
   });
 
@@ -373,6 +463,9 @@ Status MetricsListener::Start(const ListenerOptions& o) {
 
 void MetricsListener::Stop() {
   if (!server_) return;
+  for (const auto& r : routes_) {
+    if (r.stop) r.stop();
+  }
   {
     std::lock_guard lk(state_->mu);
     state_->stopping = true;

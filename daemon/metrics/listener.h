@@ -1,9 +1,18 @@
-// MetricsListener: the HTTP endpoint for Prometheus, on cpp-httplib.
+// MetricsListener: edgemond's HTTP endpoint, on cpp-httplib: /metrics for
+// Prometheus, and the routes other parts mount beside it (the live page,
+// daemon/web/live_site.h).
 //
 //   GET|HEAD /metrics  the exposition (OpenMetrics when the Accept header asks
 //                      for application/openmetrics-text, else text 0.0.4)
 //   other methods on /metrics  405 with "Allow: GET, HEAD"
+//   mounted routes     as their owner serves them
 //   any other path     404
+//
+// Token: with a `bearer_token`, every request on every route must carry it,
+// as "Authorization: Bearer TOKEN" (Prometheus' authorization setting) or as
+// the password of "Authorization: Basic" (any user name: what a browser
+// sends after asking); others get 401 and WWW-Authenticate, and no handler
+// runs. The comparison takes the same time wherever the tokens differ.
 //
 // Bounds: up to `threads` workers serve connections, started as connections
 // need them (a keep-alive connection holds its worker until it goes idle for
@@ -31,6 +40,7 @@
 #include <memory>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "daemon/metrics/exposition.h"
 #include "edgemon/status.h"
@@ -51,7 +61,18 @@ struct ListenerOptions {
   int keep_alive_s = 2;
   size_t keep_alive_max_requests = 100;
   size_t max_headers = 64;
-  int idle_worker_ms = 30'000;  // a worker idle this long exits (a burst's threads go)
+  int idle_worker_ms = 30'000;    // a worker idle this long exits (a burst's threads go)
+  std::string bearer_token = "";  // "" = no token asked
+};
+
+// Routes of another part of the daemon, served beside /metrics under the same
+// address, bounds and token.
+struct Routes {
+  // Registers handlers on the server (called once, in Start).
+  std::function<void(httplib::Server&)> mount;
+  // Called first in Stop(), before the workers are joined: ends long
+  // responses (streams) at once.
+  std::function<void()> stop;
 };
 
 class MetricsListener {
@@ -63,15 +84,23 @@ class MetricsListener {
   MetricsListener(const MetricsListener&) = delete;
   MetricsListener& operator=(const MetricsListener&) = delete;
 
+  // Adds routes to serve (before Start).
+  void AddRoutes(Routes routes);
+
   // Binds and starts serving on a thread of its own. OK, else UNAVAILABLE in
   // one line saying why (address in use, not available, ...).
   Status Start(const ListenerOptions& options);
   // Stops accepting, finishes the requests in progress, joins. Idempotent.
   void Stop();
 
+  // Called by a handler on its worker: the response it sets is a stream
+  // (server-sent events), so its writes are bounded by the write timeout
+  // alone, not by request_timeout_ms. No effect off a worker.
+  static void StreamResponse();
+
   int port() const { return port_; }
   uint64_t scrapes() const { return scrapes_.load(); }
-  uint64_t refused() const { return refused_.load(); }  // 404, 405, 413, 431
+  uint64_t refused() const { return refused_.load(); }  // 401, 404, 405, 413, 431
 
   class Pool;
   struct PoolState;
@@ -79,6 +108,7 @@ class MetricsListener {
 
  private:
   RenderFn render_;
+  std::vector<Routes> routes_;
   std::unique_ptr<Server> server_;
   std::shared_ptr<PoolState> state_;  // shared with the pool (owned by server_)
   std::thread thread_;

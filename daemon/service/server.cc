@@ -41,7 +41,7 @@ class BearerTokenProcessor final : public grpc::AuthMetadataProcessor {
                           "this listener needs a bearer token (authorization metadata)");
     }
     std::string_view got(it->second.data(), it->second.size());
-    if (!ConstantTimeEqual(got, expected_)) {
+    if (!SecretEqual(got, expected_)) {
       return grpc::Status(grpc::StatusCode::UNAUTHENTICATED, "wrong bearer token");
     }
     consumed->emplace("authorization", std::string(got));
@@ -49,15 +49,6 @@ class BearerTokenProcessor final : public grpc::AuthMetadataProcessor {
   }
 
  private:
-  static bool ConstantTimeEqual(std::string_view a, std::string_view b) {
-    unsigned diff = a.size() == b.size() ? 0u : 1u;
-    for (size_t i = 0; i < b.size(); ++i) {
-      diff |=
-          static_cast<unsigned char>(i < a.size() ? a[i] : 0) ^ static_cast<unsigned char>(b[i]);
-    }
-    return diff == 0;
-  }
-
   std::string expected_;
 };
 

@@ -22,4 +22,8 @@ std::optional<std::string> ReadWholeFile(const std::string& path);
 // carriage returns ("" when that line is blank).
 std::string FirstLineTrimmed(std::string_view text);
 
+// Whether `got` equals the secret `expected`, in a time that depends on
+// expected's length alone (not on where the two differ): for tokens.
+bool SecretEqual(std::string_view got, std::string_view expected);
+
 }  // namespace edgemon
