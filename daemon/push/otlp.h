@@ -4,8 +4,10 @@
 // (and the request of OTLP/gRPC's MetricsService/Export). docs/otlp.md lists
 // every metric, unit and attribute beside the /metrics name it mirrors.
 //
-// One ResourceMetrics (the board: service.name=edgemond, host.name, host.id,
-// edgemon.board.model/soc/l4t and Identity::labels), one ScopeMetrics
+// One ResourceMetrics (the board: service.name=edgemond, service.version,
+// service.instance.id and host.name (the host name), host.id,
+// edgemon.board.model/soc/l4t, then Identity::labels, which replace a
+// built-in attribute of the same name), one ScopeMetrics
 // (scope "edgemon" and its version), and one Metric per name and unit that
 // carries the points of every channel and frame it holds.
 //
@@ -24,8 +26,10 @@ namespace edgemon::push {
 
 struct OtlpOptions {
   // CLOCK_REALTIME ns from which the rail energy counters count (the start
-  // of the daemon whose counters the frames hold): start_time_unix_nano of
-  // hw.energy and the other cumulative sums. 0 when unknown: left unset.
+  // of the daemon whose counters the frames hold, or of the store they were
+  // carried over in): start_time_unix_nano of hw.energy, hw.host.energy and
+  // the other energy sums; other counters (events) leave it unset. 0 when
+  // unknown: left unset.
   // A point before it, or after a counter went down within the batch (a
   // restart that did not carry the counter over), gets the start of its own
   // run instead (the previous point's time after a drop, else unset).

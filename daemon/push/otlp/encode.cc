@@ -92,8 +92,8 @@ struct Plan {
 // count, which Prometheus names without a unit).
 std::string Ucum(std::string_view prometheus_unit) {
   static constexpr std::pair<std::string_view, std::string_view> kUnits[] = {
-      {"hertz", "Hz"},  {"ratio", "1"},  {"celsius", "Cel"}, {"watts", "W"}, {"volts", "V"},
-      {"amperes", "A"}, {"joules", "J"}, {"bytes", "By"},    {"rpm", "rpm"}};
+      {"hertz", "Hz"},  {"ratio", "1"},  {"celsius", "Cel"}, {"watts", "W"},   {"volts", "V"},
+      {"amperes", "A"}, {"joules", "J"}, {"bytes", "By"},    {"seconds", "s"}, {"rpm", "rpm"}};
   for (const auto& [word, ucum] : kUnits) {
     if (word == prometheus_unit) return std::string(ucum);
   }
@@ -191,6 +191,7 @@ google::protobuf::RepeatedPtrField<otlp::Metric>* Begin(collector::ExportMetrics
   auto add = [&](const char* key, const std::string& value) {
     if (!value.empty()) attrs.push_back({key, Utf8(value)});
   };
+  add("service.instance.id", id.host_name);  // Prometheus's `instance`
   add("host.name", id.host_name);
   add("host.id", id.host_id);
   add("edgemon.board.model", id.board_model);
@@ -259,6 +260,7 @@ std::string EncodeOtlpFrames(const Inventory& inventory, std::span<const Frame> 
   struct Group {
     otlp::Metric* metric;
     Scale scale;
+    bool energy;  // rail energy counters (OtlpOptions::counter_start_ns)
     std::vector<std::pair<ChannelId, std::vector<Attr>>> channels;
   };
   std::vector<Group> groups;
@@ -270,15 +272,19 @@ std::string EncodeOtlpFrames(const Inventory& inventory, std::span<const Frame> 
     for (Group& each : groups) {
       if (each.metric->name() == p.name && each.metric->unit() == p.unit) g = &each;
     }
-    if (g == nullptr) g = &groups.emplace_back(Group{NewMetric(metrics, p), p.scale, {}});
+    if (g == nullptr) {
+      g = &groups.emplace_back(
+          Group{NewMetric(metrics, p), p.scale, c->field == Field::kEnergy, {}});
+    }
     g->channels.emplace_back(c->id, std::move(p.attrs));
   }
 
   for (Group& g : groups) {
     bool sum = g.metric->has_sum();
     for (const auto& [id, attrs] : g.channels) {
-      // Cumulative sums: the start of the counting run (see OtlpOptions).
-      int64_t start_ns = options.counter_start_ns;
+      // Cumulative sums: the start of the counting run (see OtlpOptions);
+      // other counters count from when their source started (unknown here).
+      int64_t start_ns = g.energy ? options.counter_start_ns : 0;
       std::optional<int64_t> prev_value;
       int64_t prev_ns = 0;
       for (const Frame& f : frames) {

@@ -221,6 +221,19 @@ TEST(OtlpFrames, EnergyIsACumulativeMonotonicSumFromTheCounterStart) {
   EXPECT_EQ(sub->sum().data_points(3).start_time_unix_nano(), static_cast<uint64_t>(kT0 + kSec));
 }
 
+TEST(OtlpFrames, OtherCountersAreSumsWithoutTheEnergyStart) {
+  Inventory inv;
+  Add(inv, Kind::kFan, "pwmfan", Field::kLoad, kFlagCounter);
+  OtlpOptions opt;
+  opt.counter_start_ns = kT0 - 60 * kSec;
+  auto req = Decode(EncodeOtlpFrames(inv, std::vector<Frame>{At(kT0, {7})}, Board(), opt));
+  const otlp::Metric* m = Find(req, "edgemon.fan.load");
+  ASSERT_NE(m, nullptr);
+  ASSERT_TRUE(m->has_sum());
+  EXPECT_TRUE(m->sum().is_monotonic());
+  EXPECT_EQ(m->sum().data_points(0).start_time_unix_nano(), 0u);
+}
+
 TEST(OtlpFrames, UnknownCounterStartIsLeftUnset) {
   Inventory inv;
   Add(inv, Kind::kRail, "VDD_IN", Field::kEnergy, kFlagInputRail | kFlagCounter);
@@ -252,6 +265,7 @@ TEST(OtlpFrames, ResourceAndScope) {
   auto attrs = Attrs(rm.resource().attributes());
   EXPECT_EQ(attrs["service.name"], "edgemond");
   EXPECT_EQ(attrs["host.name"], "cam-3");  // the configured label wins
+  EXPECT_EQ(attrs["service.instance.id"], "orin-7");
   EXPECT_EQ(attrs["host.id"], "abc123");
   EXPECT_EQ(attrs["edgemon.board.model"], "NVIDIA Jetson Orin Nano");
   EXPECT_EQ(attrs["edgemon.board.soc"], "tegra234");

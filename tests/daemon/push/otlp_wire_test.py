@@ -130,8 +130,10 @@ FIELD_PLAN = {  # field -> (suffix, unit, scale)
     "duty": ("duty", "1", "milli"), "speed": ("speed", "rpm", "one"),
     "state": ("state", "", "one"), "lfb_blocks": ("lfb_blocks", "", "one"),
     "lfb_size": ("lfb_block", "By", "kibi"), "devices": ("devices", "", "one"),
-    "mode": ("mode", "", "one"),
+    "mode": ("mode", "", "one"), "events": ("events", "", "one"),
+    "time": ("seconds", "s", "milli"),
 }
+COUNTERS = {"energy", "events", "time"}  # cumulative monotonic sums
 MEMORY_FIELDS = {"total", "used", "free", "available", "buffers", "cached", "shared"}
 KIND_LABEL = {"cpu": "cpu", "gpu": "gpu", "emc": "emc", "memory": "memory", "swap": "swap",
               "thermal": "zone", "rail": "rail", "fan": "fan", "engine": "engine",
@@ -155,7 +157,7 @@ def expect(ch):
         suffix, unit, scale = FIELD_PLAN[field]
         if field == "state" and kind == "engine":
             suffix = "enabled"
-    is_sum = field == "energy"
+    is_sum = field in COUNTERS
     hw = lambda t: {"hw.id": kind + "/" + name, "hw.type": t, "hw.name": name}
     if kind == "rail":  # every rail field carries the rail's hw.* attributes
         metric = {"power": "hw.host.power" if ch["input"] else "hw.power",
@@ -173,7 +175,8 @@ def expect(ch):
     else:
         prefix = re.sub(r"[^a-zA-Z0-9]", "_", name) if kind == "board" else kind
         metric = "edgemon.%s.%s" % (prefix, suffix)
-        attrs = {KIND_LABEL[kind]: name} if KIND_LABEL[kind] else {}
+        label = KIND_LABEL.get(kind, kind)
+        attrs = {label: name} if label else {}
     if ch["device"] and ch["device"] != name:
         attrs["device"] = ch["device"]
     return metric, unit, is_sum, scale, attrs
@@ -205,8 +208,9 @@ def protoc_decode(protoc, include, path):
     return run.stdout
 
 
-def check_schema(pool_module):
-    """The .proto files' messages and fields against FIELDS."""
+def check_schema(exact):
+    """The .proto files' messages and fields against FIELDS (exact: no other
+    field either, as in edgemon's own files; upstream's have more)."""
     from google.protobuf import descriptor_pool
     from google.protobuf.descriptor import FieldDescriptor as FD
     pool = descriptor_pool.Default()
@@ -225,14 +229,18 @@ def check_schema(pool_module):
             check(got == typ, "%s.%s is %s, OTLP has %s" % (message, name, got, typ))
             check((f.label == FD.LABEL_REPEATED) == repeated,
                   "%s.%s repeated=%s" % (message, name, not repeated))
-        for f in d.fields:
+        for f in d.fields if exact else []:
             check(f.name in fields, "%s.%s is not in the OTLP table" % (message, f.name))
     for (message, oneof), members in ONEOFS.items():
         d = pool.FindMessageTypeByName(message)
         got = {f.name for f in d.oneofs_by_name[oneof].fields}
-        check(got == members, "%s oneof %s: %s" % (message, oneof, sorted(got)))
+        check(got == members if exact else members <= got,
+              "%s oneof %s: %s" % (message, oneof, sorted(got)))
     enum = pool.FindEnumTypeByName("opentelemetry.proto.metrics.v1.AggregationTemporality")
     check({v.name: v.number for v in enum.values} == TEMPORALITY, "AggregationTemporality")
+    check(pool.FindEnumTypeByName("opentelemetry.proto.metrics.v1.AggregationTemporality") is
+          pool.FindMessageTypeByName("opentelemetry.proto.metrics.v1.Sum")
+          .fields_by_name["aggregation_temporality"].enum_type, "Sum's temporality type")
     svc = pool.FindServiceByName("opentelemetry.proto.collector.metrics.v1.MetricsService")
     export = svc.methods_by_name["Export"]
     check(export.input_type.full_name == REQUEST and export.output_type.full_name ==
@@ -243,8 +251,8 @@ def check_schema(pool_module):
 def check_resource(rm, data, board):
     ident = data["identity"]
     attrs = attrs_of(rm.resource.attributes)
-    want = {"service.name": "edgemond", "host.name": "cam-3", "host.id": ident["host_id"],
-            "site": "lab-2"}
+    want = {"service.name": "edgemond", "service.instance.id": ident["host_name"],
+            "host.name": "cam-3", "host.id": ident["host_id"], "site": "lab-2"}
     for key, src in (("edgemon.board.model", "board_model"), ("edgemon.board.soc", "soc"),
                      ("edgemon.board.l4t", "l4t")):
         if ident[src]:
@@ -271,6 +279,7 @@ def check_frames(req, data, board):
 
     want_points = {}  # (metric, attrs, time) -> (oneof, value)
     want_meta = {}  # metric -> (unit, is_sum)
+    energy_metrics = {expect(c)[0] for c in data["channels"] if c["field"] == "energy"}
     absent = 0
     for ch in data["channels"]:
         if ch["constant"]:
@@ -305,8 +314,9 @@ def check_frames(req, data, board):
         check(len(points) > 0, "%s: %s has no point" % (board, m.name))
         for p in points:
             attrs = attrs_of(p.attributes)
-            if which == "sum":
-                check(p.start_time_unix_nano == data["counter_start_ns"],
+            if which == "sum":  # energy from the counters' start; other counters unknown
+                start = data["counter_start_ns"] if m.name in energy_metrics else 0
+                check(p.start_time_unix_nano == start,
                       "%s: %s start %d" % (board, m.name, p.start_time_unix_nano))
             else:
                 check(p.start_time_unix_nano == 0, "%s: gauge %s has a start" % (board, m.name))
@@ -376,7 +386,7 @@ def main():
                        check=True)
         sys.path.insert(0, py_out)
         from opentelemetry.proto.collector.metrics.v1 import metrics_service_pb2 as svc
-        check_schema(svc)
+        check_schema(exact=not args.upstream)
 
         total = 0
         for board in BOARDS:
