@@ -5,16 +5,18 @@
 namespace edgemon {
 namespace {
 
-constexpr std::array<std::string_view, 11> kKindNames = {
-    "cpu", "gpu", "emc", "memory", "swap", "thermal", "rail", "fan", "engine", "devfreq", "board"};
+constexpr std::array<std::string_view, 12> kKindNames = {"cpu",    "gpu",     "emc",   "memory",
+                                                         "swap",   "thermal", "rail",  "fan",
+                                                         "engine", "devfreq", "board", "event"};
 
-constexpr std::array<std::string_view, 24> kFieldNames = {
-    "load",      "freq",    "freq_min", "freq_max", "online",     "temp",     "power",   "voltage",
-    "current",   "energy",  "duty",     "speed",    "state",      "total",    "used",    "free",
-    "available", "buffers", "cached",   "shared",   "lfb_blocks", "lfb_size", "devices", "mode"};
+constexpr std::array<std::string_view, 26> kFieldNames = {
+    "load",     "freq",    "freq_min",  "freq_max", "online", "temp",   "power",
+    "voltage",  "current", "energy",    "duty",     "speed",  "state",  "total",
+    "used",     "free",    "available", "buffers",  "cached", "shared", "lfb_blocks",
+    "lfb_size", "devices", "mode",      "events",   "time"};
 
-constexpr std::array<std::string_view, 13> kUnitNames = {
-    "", "permille", "kHz", "mC", "mW", "mV", "mA", "mJ", "rpm", "KiB", "count", "bool", "id"};
+constexpr std::array<std::string_view, 14> kUnitNames = {
+    "", "permille", "kHz", "mC", "mW", "mV", "mA", "mJ", "rpm", "KiB", "count", "bool", "id", "ms"};
 
 template <typename E, size_t N>
 std::optional<E> Lookup(const std::array<std::string_view, N>& names, std::string_view s) {
@@ -61,7 +63,10 @@ Unit UnitOf(Field field) {
       return Unit::kKib;
     case Field::kLfbBlocks:
     case Field::kDevices:
+    case Field::kEvents:
       return Unit::kCount;
+    case Field::kTime:
+      return Unit::kMillisecond;
     case Field::kMode:
       return Unit::kId;
   }

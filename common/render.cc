@@ -47,6 +47,8 @@ std::string FormatValue(const Channel& c, const Value& v) {
       return Fixed(x / 1000.0, 3, "J");
     case Unit::kRpm:
       return Fixed(x, 0, "rpm");
+    case Unit::kMillisecond:
+      return Fixed(x / 1000.0, 1, "s");
     case Unit::kKib:
       return x >= 1024.0 * 1024.0 ? Fixed(x / 1024.0 / 1024.0, 2, "GiB")
                                   : Fixed(x / 1024.0, 1, "MiB");
@@ -106,7 +108,7 @@ std::string RenderTable(const Inventory& inv, const Frame& frame,
   out = TerminalSafe(out);
 
   // Group rows by kind, then by (name, device) in declaration order.
-  for (int k = 0; k <= static_cast<int>(Kind::kBoard); ++k) {
+  for (int k = 0; k <= static_cast<int>(kLastKind); ++k) {
     Kind kind = static_cast<Kind>(k);
     std::vector<std::string> order;
     std::map<std::string, std::string> rows;

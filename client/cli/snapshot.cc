@@ -101,7 +101,7 @@ int RunSensors(const Registry& registry, const SnapshotOptions& o) {
     out += "\ndaemon: edgemond " + TerminalSafe(session->info.daemon_version) + ", every " +
            std::to_string(session->info.interval_ms) + " ms, energy at " +
            std::to_string(session->info.energy_rate_hz) + " Hz\n";
-    for (int k = 0; k <= static_cast<int>(Kind::kBoard); ++k) {
+    for (int k = 0; k <= static_cast<int>(kLastKind); ++k) {
       const Kind kind = static_cast<Kind>(k);
       bool header = false;
       for (const Channel& c : inv.channels) {

@@ -120,6 +120,9 @@ class SampleContext {
   void Set(ChannelId id, int64_t v) {
     if (id < values_.size()) values_[id] = v;
   }
+  // This tick's value of a channel filled earlier in this tick (absent when
+  // it failed or was not read yet).
+  Value Get(ChannelId id) const { return id < values_.size() ? values_[id] : std::nullopt; }
   // Marks the channel absent for this tick and counts the error.
   void Fail(ChannelId id, ReadError e);
   // Reads a value file into a scratch buffer (valid until the next Read).

@@ -28,6 +28,7 @@ std::unique_ptr<Collector> MakeNvmlCollector();         // collectors/nvml.cc
 std::unique_ptr<Collector> MakeEmcCollector();          // collectors/emc.cc
 std::unique_ptr<Collector> MakeFanCollector();          // collectors/fan.cc
 std::unique_ptr<Collector> MakeEngineCollector();       // collectors/engines.cc
+std::unique_ptr<Collector> MakeEventCollector();        // collectors/events.cc
 
 // GPU memory per process on every NVML device (discrete GPUs, Thor), from
 // nvmlDeviceGetCompute/GraphicsRunningProcesses (collectors/nvml.cc): KiB by

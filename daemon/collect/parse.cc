@@ -84,6 +84,25 @@ bool IsUnusedInaLabel(std::string_view label) {
 std::optional<int64_t> Int(std::string_view s) {
   return Number<int64_t>(Trim(s));
 }
+std::optional<int64_t> TimeInStateAboveZero(std::string_view text) {
+  int64_t sum = 0;
+  size_t pos = 0;
+  while (pos < text.size()) {
+    size_t end = text.find('\n', pos);
+    if (end == std::string_view::npos) end = text.size();
+    std::string_view line = text.substr(pos, end - pos);
+    pos = end + 1;
+    auto words = Words(line);
+    if (words.empty()) continue;
+    if (words.size() != 2) return std::nullopt;
+    auto state = Number<int64_t>(words[0]);
+    auto ms = Number<int64_t>(words[1]);
+    if (!state || !ms || *state < 0 || *ms < 0) return std::nullopt;
+    if (*state > 0 && __builtin_add_overflow(sum, *ms, &sum)) return std::nullopt;
+  }
+  return sum;
+}
+
 std::optional<uint64_t> Uint(std::string_view s) {
   return Number<uint64_t>(Trim(s));
 }

@@ -36,6 +36,10 @@ bool IsUnusedInaLabel(std::string_view label);
 std::optional<int64_t> Int(std::string_view s);
 // As Int, but for unsigned counters up to 2^64-1.
 std::optional<uint64_t> Uint(std::string_view s);
+// A cooling device's stats/time_in_state_ms ("<state> <ms>" per line): the
+// ms spent in the states above 0 (throttling). nullopt when a line is not two
+// integers or the sum overflows.
+std::optional<int64_t> TimeInStateAboveZero(std::string_view text);
 // The first whitespace-separated token as an integer ("32760 ma" -> 32760).
 std::optional<int64_t> LeadingInt(std::string_view s);
 // The non-empty runs of `s` between any of the `separators` (views into `s`):

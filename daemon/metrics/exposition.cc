@@ -123,6 +123,10 @@ FieldMap MapField(Kind kind, Field field) {
       return {"devices", "", 0, "Number of devices"};
     case Field::kMode:
       return {"mode", "", 0, "Mode id"};
+    case Field::kEvents:
+      return {"events", "", 0, "Events counted by the source"};
+    case Field::kTime:
+      return {"seconds", "seconds", 1, "Time spent in the condition"};
   }
   return {"value", "", 0, "Value"};
 }
@@ -152,6 +156,8 @@ std::pair<const char*, const char*> KindNames(Kind kind) {
       return {"devfreq", "devfreq"};
     case Kind::kBoard:
       return {"", "board"};
+    case Kind::kEvent:
+      return {"event", "event"};
   }
   return {"name", "other"};
 }

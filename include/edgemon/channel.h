@@ -36,7 +36,12 @@ enum class Kind : uint8_t {
   kEngine,   // hardware engines: NVENC, NVDEC, VIC, DLA, ...
   kDevfreq,  // other devfreq devices
   kBoard,    // board-level state (nvpmodel mode)
+  kEvent,    // protection and throttle events: soctherm over-current counters,
+             // INA current/power alerts, thermal throttling, a stuck fan
 };
+
+// The last Kind, for loops over every kind.
+inline constexpr Kind kLastKind = Kind::kEvent;
 
 // What is measured. Each field has one fixed unit (see UnitOf).
 enum class Field : uint8_t {
@@ -64,6 +69,8 @@ enum class Field : uint8_t {
   kLfbSize,    // KiB, size of the largest free block
   kDevices,    // count (zram devices)
   kMode,       // id (nvpmodel power mode)
+  kEvents,     // count of events since the source started counting (a counter)
+  kTime,       // ms spent in the condition the channel names (a counter)
 };
 
 enum class Unit : uint8_t {
@@ -80,6 +87,7 @@ enum class Unit : uint8_t {
   kCount,
   kBool,
   kId,
+  kMillisecond,
 };
 
 Unit UnitOf(Field field);

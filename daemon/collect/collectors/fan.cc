@@ -10,6 +10,12 @@
 // as hwmon chip "tegra_pwmfan"; the fan is named "pwm-fan".
 //
 // Channels: kind fan, fields duty (permille = pwm * 1000 / 255) and speed (rpm).
+//
+// A fan with both a duty and a tachometer also gets event/<fan>:stuck/state:
+// 1 once the duty has been above 0 with the tachometer reading 0 rpm for
+// kStuckAfterNs without a break (the tachometer lags a duty change by
+// seconds, so a fan spinning up is not stuck), 0 otherwise, absent while
+// either reading is.
 #include <algorithm>
 #include <cstdint>
 #include <initializer_list>
@@ -27,6 +33,15 @@ namespace {
 
 constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
 constexpr int64_t kPwmMax = 255;
+constexpr int64_t kStuckAfterNs = 10'000'000'000;
+
+// A fan whose duty and speed are both read: the stuck-fan condition.
+struct StuckWatch {
+  ChannelId duty = 0;
+  ChannelId speed = 0;
+  ChannelId stuck = 0;
+  std::optional<int64_t> since_ns;  // start of the current duty > 0, 0 rpm run
+};
 
 std::string Indexed(std::string_view base, size_t i) {
   return i == 0 ? std::string(base) : std::string(base) + std::to_string(i);
@@ -38,6 +53,7 @@ class FanCollector final : public Collector {
 
   void Discover(DiscoverContext& ctx) override {
     files_.clear();
+    stuck_.clear();
     std::vector<std::string> pwmfans, tachs, legacy;
     const std::string root = SysPath("class/hwmon");
     for (const auto& entry : ctx.fs().List(root)) {
@@ -57,7 +73,23 @@ class FanCollector final : public Collector {
     DiscoverLegacy(ctx, legacy);
   }
 
-  void Sample(SampleContext& ctx) override { SampleScaled(ctx, files_); }
+  void Sample(SampleContext& ctx) override {
+    SampleScaled(ctx, files_);
+    for (auto& w : stuck_) {
+      Value duty = ctx.Get(w.duty);
+      Value speed = ctx.Get(w.speed);
+      if (!duty || !speed) {  // absent: the failed read is counted on its own channel
+        w.since_ns.reset();
+        continue;
+      }
+      if (*duty > 0 && *speed == 0) {
+        if (!w.since_ns) w.since_ns = ctx.boottime_ns();
+      } else {
+        w.since_ns.reset();
+      }
+      ctx.Set(w.stuck, w.since_ns && ctx.boottime_ns() - *w.since_ns >= kStuckAfterNs ? 1 : 0);
+    }
+  }
 
   std::vector<std::string> WatchedDirs() const override { return {SysPath("class/hwmon")}; }
 
@@ -68,18 +100,19 @@ class FanCollector final : public Collector {
       Channel base;
       base.kind = Kind::kFan;
       base.name = Indexed("pwmfan", i);
-      bool speed_done = false;
+      std::optional<ChannelId> speed, duty;
       if (i < tachs.size()) {
-        speed_done = AddSpeed(ctx, base, "hwmon pwm_tach", tachs[i], {"rpm"});
+        speed = AddSpeed(ctx, base, "hwmon pwm_tach", tachs[i], {"rpm"});
       }
       if (i < pwmfans.size()) {
-        Channel duty = base;
+        Channel d = base;
         if (auto mode = ctx.ReadLine(JoinPath(pwmfans[i], "pwm1_enable"))) {
-          duty.attrs.emplace_back("pwm1_enable", *mode);
+          d.attrs.emplace_back("pwm1_enable", *mode);
         }
-        AddDuty(ctx, duty, "hwmon pwmfan", pwmfans[i], {"pwm1"});
-        if (!speed_done) AddSpeed(ctx, base, "hwmon pwmfan", pwmfans[i], {"fan1_input"});
+        duty = AddDuty(ctx, d, "hwmon pwmfan", pwmfans[i], {"pwm1"});
+        if (!speed) speed = AddSpeed(ctx, base, "hwmon pwmfan", pwmfans[i], {"fan1_input"});
       }
+      WatchStuck(ctx, base.name, "hwmon pwmfan", duty, speed);
     }
   }
 
@@ -113,9 +146,10 @@ class FanCollector final : public Collector {
       base.kind = Kind::kFan;
       base.name = Indexed("pwm-fan", seen.size());
       for (const auto& p : places) {
-        bool duty = AddDuty(ctx, base, p.device, p.dir, {"target_pwm"});
-        bool speed = AddSpeed(ctx, base, p.device, p.dir, {"rpm_measured"});
+        auto duty = AddDuty(ctx, base, p.device, p.dir, {"target_pwm"});
+        auto speed = AddSpeed(ctx, base, p.device, p.dir, {"rpm_measured"});
         if (duty || speed) {
+          WatchStuck(ctx, base.name, p.device, duty, speed);
           seen.push_back(p.dir);
           break;
         }
@@ -123,16 +157,31 @@ class FanCollector final : public Collector {
     }
   }
 
-  bool AddDuty(DiscoverContext& ctx, const Channel& base, const std::string& device,
-               const std::string& dir, std::initializer_list<const char*> names) {
+  void WatchStuck(DiscoverContext& ctx, const std::string& fan, const std::string& device,
+                  std::optional<ChannelId> duty, std::optional<ChannelId> speed) {
+    if (!duty || !speed) return;
+    Channel c;
+    c.kind = Kind::kEvent;
+    c.name = fan + ":stuck";
+    c.field = Field::kState;
+    c.device = device;
+    c.flags = kFlagDerived;
+    c.attrs.emplace_back("source", "fan");
+    stuck_.push_back({*duty, *speed, ctx.Add(std::move(c)), std::nullopt});
+  }
+
+  std::optional<ChannelId> AddDuty(DiscoverContext& ctx, const Channel& base,
+                                   const std::string& device, const std::string& dir,
+                                   std::initializer_list<const char*> names) {
     Channel c = base;
     c.field = Field::kDuty;
     c.device = device;
     return Add(ctx, std::move(c), dir, names, 0, kPwmMax, 1000, kPwmMax);
   }
 
-  bool AddSpeed(DiscoverContext& ctx, const Channel& base, const std::string& device,
-                const std::string& dir, std::initializer_list<const char*> names) {
+  std::optional<ChannelId> AddSpeed(DiscoverContext& ctx, const Channel& base,
+                                    const std::string& device, const std::string& dir,
+                                    std::initializer_list<const char*> names) {
     Channel c = base;
     c.field = Field::kSpeed;
     c.device = device;
@@ -140,19 +189,21 @@ class FanCollector final : public Collector {
   }
 
   // Declares `c` from the first of `names` in `dir` that opens.
-  bool Add(DiscoverContext& ctx, Channel c, const std::string& dir,
-           std::initializer_list<const char*> names, int64_t lo, int64_t hi, int64_t num,
-           int64_t den) {
+  std::optional<ChannelId> Add(DiscoverContext& ctx, Channel c, const std::string& dir,
+                               std::initializer_list<const char*> names, int64_t lo, int64_t hi,
+                               int64_t num, int64_t den) {
     for (const char* name : names) {
       FileId f = ctx.Open(JoinPath(dir, name));
       if (f < 0) continue;
-      files_.push_back({f, ctx.Add(std::move(c)), num, den, lo, hi});
-      return true;
+      ChannelId id = ctx.Add(std::move(c));
+      files_.push_back({f, id, num, den, lo, hi});
+      return id;
     }
-    return false;
+    return std::nullopt;
   }
 
   std::vector<ScaledFile> files_;
+  std::vector<StuckWatch> stuck_;
 };
 
 }  // namespace

@@ -23,12 +23,13 @@ std::vector<std::unique_ptr<Collector>> MakeDefaultCollectors(const CollectOptio
   out.push_back(MakeRaplCollector());
   out.push_back(MakeHwmonCollector());
   out.push_back(MakeFanCollector());
+  out.push_back(MakeEventCollector());
   return out;
 }
 
 bool IsDedicatedHwmonChip(std::string_view name) {
-  static constexpr std::array<std::string_view, 4> kDedicated = {"ina3221", "pwmfan", "pwm_tach",
-                                                                 "tegra_pwmfan"};
+  static constexpr std::array<std::string_view, 5> kDedicated = {"ina3221", "pwmfan", "pwm_tach",
+                                                                 "tegra_pwmfan", "soctherm_oc"};
   for (auto d : kDedicated) {
     if (name == d) return true;
   }

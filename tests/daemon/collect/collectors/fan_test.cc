@@ -51,7 +51,7 @@ TEST(Fan, Jp5PwmfanAndTachAreOneFan) {
   EXPECT_EQ(h.Get(Kind::kFan, "pwmfan", Field::kDuty), 128 * 1000 / 255);  // 501
   EXPECT_EQ(h.Get(Kind::kFan, "pwmfan", Field::kSpeed), 2345);
   EXPECT_EQ(h.Find(Kind::kFan, "pwmfan", Field::kSpeed)->unit, Unit::kRpm);
-  EXPECT_EQ(h.inventory().channels.size(), 2u);
+  EXPECT_EQ(h.inventory().channels.size(), 3u);  // duty, speed, event/<fan>:stuck
 
   t.Write(pwm + "/pwm1", Line(255));
   t.Write(tach + "/rpm", Line(0));
@@ -116,7 +116,7 @@ TEST(Fan, Jp4LegacyPwmFanIsDeclaredOnce) {
   EXPECT_EQ(h.Get(Kind::kFan, "pwm-fan", Field::kDuty), 77 * 1000 / 255);  // 301
   EXPECT_EQ(h.Get(Kind::kFan, "pwm-fan", Field::kSpeed), 1500);
   EXPECT_EQ(h.Find(Kind::kFan, "pwm-fan", Field::kDuty)->device, "pwm-fan");
-  EXPECT_EQ(h.inventory().channels.size(), 2u);
+  EXPECT_EQ(h.inventory().channels.size(), 3u);  // duty, speed, event/<fan>:stuck
 }
 
 TEST(Fan, TegraPwmfanHwmonWithFilesInItsDevice) {
@@ -131,7 +131,7 @@ TEST(Fan, TegraPwmfanHwmonWithFilesInItsDevice) {
   EXPECT_EQ(h.Get(Kind::kFan, "pwm-fan", Field::kDuty), 1000);
   EXPECT_EQ(h.Get(Kind::kFan, "pwm-fan", Field::kSpeed), 4000);
   EXPECT_EQ(h.Find(Kind::kFan, "pwm-fan", Field::kDuty)->device, "hwmon tegra_pwmfan");
-  EXPECT_EQ(h.inventory().channels.size(), 2u);
+  EXPECT_EQ(h.inventory().channels.size(), 3u);  // duty, speed, event/<fan>:stuck
 }
 
 TEST(Fan, PwmOutOfRangeAndBadValuesAreAbsent) {
