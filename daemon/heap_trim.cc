@@ -1,8 +1,15 @@
 #include "daemon/heap_trim.h"
 
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
+#include <cerrno>
+#include <cinttypes>
 #include <cstdio>
+#include <cstring>
+#include <string>
 
 #include "daemon/collect/sysfs.h"
 
@@ -50,6 +57,50 @@ HeapTrimmer::Trim HeapTrimmer::Tick() {
   rss_low_kib_ = t.rss_after_kib;
 #endif
   return t;
+}
+
+Result<HeapTrimmer::Trim> PageOutProgramText() {
+#if defined(MADV_PAGEOUT)
+  struct stat exe {};
+  if (::stat(HostProcPath("self/exe").c_str(), &exe) != 0) {
+    return Status::NotFound(std::string("the program's file: ") + std::strerror(errno));
+  }
+  std::FILE* f = std::fopen(HostProcPath("self/maps").c_str(), "re");
+  if (f == nullptr)
+    return Status::NotFound(std::string("/proc/self/maps: ") + std::strerror(errno));
+  HeapTrimmer::Trim t;
+  t.rss_before_kib = ResidentKib();
+  int mappings = 0;
+  int failure = 0;
+  char line[4096];
+  while (std::fgets(line, sizeof line, f) != nullptr) {
+    uintptr_t lo = 0, hi = 0;
+    char perms[5] = {};
+    unsigned long long offset = 0, inode = 0;
+    unsigned int dev_major = 0, dev_minor = 0;
+    if (std::sscanf(line, "%" SCNxPTR "-%" SCNxPTR " %4s %llx %x:%x %llu", &lo, &hi, perms, &offset,
+                    &dev_major, &dev_minor, &inode) != 7) {
+      continue;
+    }
+    if (inode != exe.st_ino || dev_major != major(exe.st_dev) || dev_minor != minor(exe.st_dev)) {
+      continue;
+    }
+    ++mappings;
+    if (perms[1] == 'w' || hi <= lo) continue;  // writable: its pages are the program's state
+    if (::madvise(reinterpret_cast<void*>(lo), hi - lo, MADV_PAGEOUT) != 0 && failure == 0) {
+      failure = errno;
+    }
+  }
+  std::fclose(f);
+  if (mappings == 0) return Status::NotFound("no mapping of the program's file in /proc/self/maps");
+  if (failure == EINVAL) return Status::Unimplemented("this kernel has no MADV_PAGEOUT");
+  if (failure != 0) return Status::Internal(std::string("madvise: ") + std::strerror(failure));
+  t.rss_after_kib = ResidentKib();
+  t.trimmed = true;
+  return t;
+#else
+  return Status::Unimplemented("built without MADV_PAGEOUT");
+#endif
 }
 
 }  // namespace edgemon
