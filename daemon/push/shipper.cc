@@ -158,18 +158,25 @@ Shipper::StepResult Shipper::ShipOnce() {
       Log(2, "reading the store: " + stats.status().message());
       return {Step::kStoreError, 0, options_.max_backoff_ns / 10};
     }
-    {
-      std::lock_guard lk(mu_);
+    // Frames stored after the cursor (as of this read, and after this batch).
+    auto backlog = [&] {
       const uint64_t acked = cursor_ ? cursor_->seq : 0;
+      std::lock_guard lk(mu_);
       health_.backlog_frames =
           stats->last_seq && *stats->last_seq > acked
               ? static_cast<int64_t>(*stats->last_seq - std::max(acked, *stats->first_seq - 1))
               : 0;
-    }
+    };
+    backlog();
     if (cursor_ && stats->first_seq && cursor_->seq + 1 < *stats->first_seq) {
       return ShipGap(*stats);
     }
     r = ShipFrames();
+    if (r.step == Step::kSent || r.step == Step::kRefused) backlog();
+    if (r.step == Step::kIdle) {
+      std::lock_guard lk(mu_);
+      health_.backlog_frames = 0;  // nothing after the cursor
+    }
     if (r.step != Step::kIdle) return r;
   }
   if (options_.windows && options_.window_energy) return ShipWindows();

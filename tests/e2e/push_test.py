@@ -1,0 +1,581 @@
+#!/usr/bin/python3
+"""edgemond's push shipper against real engines and scripted receivers, all at
+once on loopback (the scenarios run side by side to keep the wall time short):
+
+  1. engines: one edgemond on a simulated AGX Orin pushes to Debian's
+     `prometheus` (--web.enable-remote-write-receiver, out-of-order window)
+     and `victoria-metrics`; VictoriaMetrics is stopped for 30 s mid-run and
+     started again. Every stored frame up to each destination's cursor ends
+     in both engines with the board's value and the frame's own timestamp.
+  2. retries: a receiver answering 429 (Retry-After: 1), 500, then 204: the
+     same batch is sent three times, then the next; counted in /metrics.
+  3. refusal: a receiver answering 400 with a message, then 204: the batch is
+     counted as failed, the message logged, and the next batch follows.
+  4. kill -9 mid-drain: a backlog built while the receiver answers 503 is
+     drained slowly; edgemond is killed with SIGKILL after a few batches and
+     started again: every stored frame arrives, and at most one batch twice.
+
+  push_test.py --edgemond B --sim S --fixtures F --prometheus P --victoria-metrics V
+"""
+import argparse
+import http.server
+import json
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import urllib.parse
+import urllib.request
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from harness import Checks, expect, free_port, start_sim, stop_process  # noqa: E402
+
+ARGS = None
+INTERVAL_MS = 100
+
+
+# ---- remote-write decoding (snappy block format, protobuf wire format) ----
+
+def varint(b, i):
+    shift = v = 0
+    while True:
+        c = b[i]
+        i += 1
+        v |= (c & 0x7F) << shift
+        if c < 0x80:
+            return v, i
+        shift += 7
+
+
+def snappy_decompress(b):
+    n, i = varint(b, 0)
+    out = bytearray()
+    while i < len(b):
+        tag = b[i]
+        i += 1
+        kind = tag & 3
+        if kind == 0:  # literal
+            ln = tag >> 2
+            if ln >= 60:
+                extra = ln - 59
+                ln = int.from_bytes(b[i:i + extra], "little")
+                i += extra
+            ln += 1
+            out += b[i:i + ln]
+            i += ln
+            continue
+        if kind == 1:
+            ln = ((tag >> 2) & 7) + 4
+            off = ((tag >> 5) << 8) | b[i]
+            i += 1
+        elif kind == 2:
+            ln = (tag >> 2) + 1
+            off = int.from_bytes(b[i:i + 2], "little")
+            i += 2
+        else:
+            ln = (tag >> 2) + 1
+            off = int.from_bytes(b[i:i + 4], "little")
+            i += 4
+        for _ in range(ln):  # copies may overlap their own output
+            out.append(out[-off])
+    expect(len(out) == n, f"snappy: {len(out)} bytes, header says {n}")
+    return bytes(out)
+
+
+def fields(b):
+    i = 0
+    while i < len(b):
+        key, i = varint(b, i)
+        num, wt = key >> 3, key & 7
+        if wt == 0:
+            v, i = varint(b, i)
+        elif wt == 1:
+            v = b[i:i + 8]
+            i += 8
+        elif wt == 2:
+            ln, i = varint(b, i)
+            v = b[i:i + ln]
+            i += ln
+        elif wt == 5:
+            v = b[i:i + 4]
+            i += 4
+        else:
+            raise AssertionError(f"wire type {wt}")
+        yield num, v
+
+
+def decode_write_request(body):
+    """[(labels dict, [(ts_ms, value)])] of a snappy remote-write body."""
+    import struct
+    out = []
+    for num, ts in fields(snappy_decompress(body)):
+        if num != 1:
+            continue
+        labels, samples = {}, []
+        for n2, v2 in fields(ts):
+            if n2 == 1:
+                d = dict(fields(v2))
+                labels[d.get(1, b"").decode()] = d.get(2, b"").decode()
+            elif n2 == 2:
+                d = dict(fields(v2))
+                samples.append((d.get(2, 0), struct.unpack("<d", d.get(1, bytes(8)))[0]))
+        out.append((labels, samples))
+    return out
+
+
+# ---- a scripted remote-write receiver ----
+
+class Receiver:
+    """Answers POSTs from `script` (status, headers) in turn, then 204; keeps
+    every request's body and status. `delay` slows every answer."""
+
+    def __init__(self, script=(), delay=0.0, refuse_until=0.0):
+        self.lock = threading.Lock()
+        self.script = list(script)
+        self.delay = delay
+        self.refuse_until = refuse_until  # answer 503 before this time
+        self.requests = []  # (status, body)
+        owner = self
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def do_POST(self):  # noqa: N802
+                body = self.rfile.read(int(self.headers.get("Content-Length", 0)))
+                time.sleep(owner.delay)
+                with owner.lock:
+                    status, hdrs, text = 204, {}, b""
+                    if time.time() < owner.refuse_until:
+                        status = 503
+                    elif owner.script:
+                        status, hdrs, text = owner.script.pop(0)
+                    owner.requests.append((status, body))
+                self.send_response(status)
+                for k, v in hdrs.items():
+                    self.send_header(k, v)
+                self.send_header("Content-Length", str(len(text)))
+                self.end_headers()
+                self.wfile.write(text)
+
+            def log_message(self, *a):
+                pass
+
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/api/v1/write"
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def taken(self):
+        with self.lock:
+            return list(self.requests)
+
+    def close(self):
+        self.server.shutdown()
+
+
+# ---- processes ----
+
+def http_get(url, timeout=10):
+    with urllib.request.urlopen(url, timeout=timeout) as r:
+        return r.status, r.read().decode()
+
+
+def wait_ready(url, proc, what, seconds=60):
+    deadline = time.time() + seconds
+    while True:
+        try:
+            if http_get(url, timeout=2)[0] == 200:
+                return
+        except OSError:
+            pass
+        if proc.poll() is not None or time.time() > deadline:
+            raise RuntimeError(f"{what} did not become ready")
+        time.sleep(0.2)
+
+
+class Prometheus:
+    def __init__(self, tmp):
+        self.port = free_port()
+        cfg = os.path.join(tmp, "prometheus.yml")
+        with open(cfg, "w") as f:
+            f.write("global:\n  scrape_interval: 1h\n"
+                    "storage:\n  tsdb:\n    out_of_order_time_window: 1h\n")
+        self.log = open(os.path.join(tmp, "prometheus.log"), "w")
+        self.proc = subprocess.Popen(
+            [ARGS.prometheus, f"--config.file={cfg}",
+             f"--storage.tsdb.path={os.path.join(tmp, 'prom')}",
+             f"--web.listen-address=127.0.0.1:{self.port}", "--web.enable-remote-write-receiver",
+             "--log.level=warn"], stdout=self.log, stderr=self.log)
+        self.url = f"http://127.0.0.1:{self.port}/api/v1/write"
+        wait_ready(f"http://127.0.0.1:{self.port}/-/ready", self.proc, "prometheus")
+
+    def samples(self, selector, span_s):
+        q = urllib.parse.urlencode({"query": f"{selector}[{span_s}s]", "time": f"{time.time():.3f}"})
+        _, body = http_get(f"http://127.0.0.1:{self.port}/api/v1/query?{q}")
+        doc = json.loads(body)
+        expect(doc["status"] == "success", f"prometheus query: {body[:300]}")
+        out = {}
+        for series in doc["data"]["result"]:
+            for t, v in series["values"]:
+                out[round(float(t) * 1000)] = float(v)
+        return out
+
+    def stop(self):
+        stop_process(self.proc)
+
+
+class Victoria:
+    def __init__(self, tmp, port=None):
+        self.tmp = tmp
+        self.port = port or free_port()
+        self.log = open(os.path.join(tmp, "victoria.log"), "a")
+        self.proc = subprocess.Popen(
+            [ARGS.victoria_metrics, f"-storageDataPath={os.path.join(tmp, 'vm')}",
+             f"-httpListenAddr=127.0.0.1:{self.port}", "-retentionPeriod=100y",
+             "-loggerLevel=ERROR"], stdout=self.log, stderr=self.log)
+        self.url = f"http://127.0.0.1:{self.port}/api/v1/write"
+        wait_ready(f"http://127.0.0.1:{self.port}/health", self.proc, "victoria-metrics")
+
+    def samples(self, selector):
+        try:
+            http_get(f"http://127.0.0.1:{self.port}/internal/force_flush")
+        except OSError:
+            pass
+        q = urllib.parse.urlencode({"match[]": selector})
+        _, body = http_get(f"http://127.0.0.1:{self.port}/api/v1/export?{q}")
+        out = {}
+        for line in body.splitlines():
+            if line.strip():
+                d = json.loads(line)
+                out.update(zip(d["timestamps"], d["values"]))
+        return out
+
+    def stop(self):
+        stop_process(self.proc)
+
+
+class Daemon:
+    def __init__(self, tmp, name, root, pushes, commit_ms=300):
+        self.tmp, self.name, self.root = tmp, name, root
+        self.db = os.path.join(tmp, f"{name}.db")
+        self.metrics_port = free_port()
+        self.cfg = os.path.join(tmp, f"{name}.toml")
+        with open(self.cfg, "w") as f:
+            f.write(f"[daemon]\ninterval_ms = {INTERVAL_MS}\nenergy_rate_hz = 0\n"
+                    f"metrics_listen = \"127.0.0.1:{self.metrics_port}\"\n"
+                    f"[store]\ncommit_interval_ms = {commit_ms}\n")
+            for p in pushes:
+                f.write("[[push]]\n" + "".join(f"{k} = {json.dumps(v)}\n" for k, v in p.items()))
+        self.log_path = os.path.join(tmp, f"{name}.log")
+        self.proc = None
+        self.start()
+
+    def start(self):
+        self.log = open(self.log_path, "a")
+        self.proc = subprocess.Popen(
+            [ARGS.edgemond, "--root", self.root, "--db", self.db, "--config", self.cfg,
+             "--listen", "unix:" + os.path.join(self.tmp, f"{self.name}.sock")],
+            stdout=subprocess.DEVNULL, stderr=self.log)
+        wait_ready(f"http://127.0.0.1:{self.metrics_port}/metrics", self.proc, f"edgemond {self.name}")
+
+    def metric(self, name, destination):
+        _, text = http_get(f"http://127.0.0.1:{self.metrics_port}/metrics")
+        for line in text.splitlines():
+            if line.startswith(name + "{") and f'destination="{destination}"' in line:
+                return float(line.rsplit(" ", 1)[1])
+        return None
+
+    def log_text(self):
+        with open(self.log_path) as f:
+            return f.read()
+
+    def stop(self, sig=signal.SIGTERM):
+        if self.proc.poll() is None:
+            self.proc.send_signal(sig)
+        rc = self.proc.wait(timeout=30)
+        self.log.close()
+        return rc
+
+
+def display(url):
+    """The destination label /metrics gives a URL (scheme://host:port/path)."""
+    return url.split("?")[0]
+
+
+def stored(db, rail="VDD_GPU_SOC"):
+    """{seq: (realtime_ms, VDD_GPU_SOC power mW or None)} of every stored frame, and
+    the push cursors {destination: seq}; read while edgemond runs (WAL)."""
+    con = sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=10)
+    try:
+        cid = con.execute("SELECT id FROM channels WHERE kind='rail' AND name=? AND field='power'",
+                          (rail,)).fetchone()[0]
+        frames = {}
+        for seq, rt, data in con.execute("SELECT seq, realtime_ns, data FROM frames ORDER BY seq"):
+            frames[seq] = (rt // 1_000_000, frame_value(data, cid))
+        cursors = dict(con.execute("SELECT destination, seq FROM push_cursors"))
+        return frames, cursors
+    finally:
+        con.close()
+
+
+def frame_value(blob, cid):
+    """The value of store channel `cid` in a frames.data blob (frame_codec.h)."""
+    expect(blob[0] == 1, "frame blob version")
+    i, nxt = 1, 0
+    while i < len(blob):
+        gap, i = varint(blob, i)
+        n, i = varint(blob, i)
+        first = nxt + gap
+        for k in range(n):
+            z, i = varint(blob, i)
+            if first + k == cid:
+                return (z >> 1) ^ -(z & 1)
+        nxt = first + n
+    return None
+
+
+def caught_up(daemon, url):
+    """At most 3 frames (0.3 s) stored and not yet acknowledged."""
+    n = daemon.metric("edgemon_push_backlog_frames", display(url))
+    return n is not None and n <= 3
+
+
+def wait_for(cond, seconds, what):
+    deadline = time.time() + seconds
+    while not cond():
+        if time.time() > deadline:
+            raise AssertionError(f"timed out: {what}")
+        time.sleep(0.25)
+
+
+# ---- scenarios ----
+
+def engines_scenario(tmp, root, results):
+    prom = Prometheus(tmp)
+    vm = Victoria(tmp)
+    common = {"interval": "200ms", "min_backoff": "100ms", "max_backoff": "2s",
+              "batch_size": 3000, "rate_limit": 0}
+    d = Daemon(tmp, "engines", root, [dict(url=prom.url, **common), dict(url=vm.url, **common)])
+    try:
+        time.sleep(8)
+        vm.stop()  # the outage
+        time.sleep(30)
+        vm = Victoria(tmp, port=vm.port)
+        time.sleep(6)
+        for url in (prom.url, vm.url):
+            wait_for(lambda u=url: caught_up(d, u), 40, f"{url} drained")
+        results["vm_retried"] = d.metric("edgemon_push_samples_retried_total", display(vm.url))
+        results["prom_retried"] = d.metric("edgemon_push_samples_retried_total", display(prom.url))
+        frames, cursors = stored(d.db)
+        results["frames"] = frames
+        results["cursors"] = cursors
+        sel = '{__name__="edgemon_rail_power_watts",rail="VDD_GPU_SOC"}'
+        span = int((time.time() - min(t for t, _ in frames.values()) / 1000) + 30)
+        # Samples acknowledged are searchable within a second or two.
+        for _ in range(20):
+            results["prom"] = prom.samples(sel, span)
+            results["vm"] = vm.samples(sel)
+            acked = {t for s, (t, v) in frames.items() if v is not None and s <= min(
+                cursors.get("remote-write " + display(u), 0) for u in (prom.url, vm.url))}
+            if acked <= set(results["prom"]) and acked <= set(results["vm"]):
+                break
+            time.sleep(0.5)
+        results["prom_url"], results["vm_url"] = prom.url, vm.url
+    finally:
+        results["log"] = d.log_text() if d.proc else ""
+        d.stop()
+        vm.stop()
+        prom.stop()
+
+
+def scripted_scenario(tmp, root, results):
+    retry = Receiver([(429, {"Retry-After": "1"}, b"slow down"), (500, {}, b"tsdb busy")])
+    refuse = Receiver([(400, {}, b"bad sample: out of order for series x")])
+    d = Daemon(tmp, "scripted", root, [
+        {"url": retry.url, "interval": "200ms", "min_backoff": "200ms", "max_backoff": "2s"},
+        {"url": refuse.url, "interval": "200ms", "batch_size": 500}])
+    try:
+        wait_for(lambda: len(retry.taken()) >= 5 and len(refuse.taken()) >= 3, 40,
+                 "the scripted receivers got their requests")
+        time.sleep(1)
+        results["retry"] = retry.taken()
+        results["refuse"] = refuse.taken()
+        results["retry_metrics"] = {n: d.metric(n, display(retry.url)) for n in (
+            "edgemon_push_samples_retried_total", "edgemon_push_samples_sent_total",
+            "edgemon_push_samples_failed_total")}
+        results["refuse_metrics"] = {n: d.metric(n, display(refuse.url)) for n in (
+            "edgemon_push_samples_failed_total", "edgemon_push_batches_failed_total",
+            "edgemon_push_samples_sent_total")}
+    finally:
+        d.stop()
+        results["log"] = d.log_text()
+        retry.close()
+        refuse.close()
+
+
+def kill_scenario(tmp, root, results):
+    # 503 for 8 s (a backlog of ~80 frames), then slow acceptance.
+    rcv = Receiver(delay=0.15, refuse_until=time.time() + 8)
+    push = {"url": rcv.url, "interval": "200ms", "min_backoff": "100ms", "max_backoff": "500ms",
+            "batch_size": 1000}  # 7 frames of ~140 channels a batch
+    d = Daemon(tmp, "killed", root, [push])
+    try:
+        wait_for(lambda: sum(s == 204 for s, _ in rcv.taken()) >= 4, 40, "the drain began")
+        d.stop(signal.SIGKILL)
+        accepted_before = sum(s == 204 for s, _ in rcv.taken())
+        d.start()
+        wait_for(lambda: caught_up(d, rcv.url), 60, "the backlog drained after the restart")
+        time.sleep(0.5)
+        frames, cursors = stored(d.db)
+        results["frames"], results["cursors"] = frames, cursors
+        results["accepted_before"] = accepted_before
+        results["requests"] = rcv.taken()
+        results["url"] = rcv.url
+    finally:
+        d.stop()
+        results["log"] = d.log_text()
+        rcv.close()
+
+
+def vdd_in(body):
+    """{ts_ms: value} of VDD_GPU_SOC power in one request, and the sample count."""
+    out, n = {}, 0
+    for labels, samples in decode_write_request(body):
+        n += len(samples)
+        if labels.get("__name__") == "edgemon_rail_power_watts" and labels.get("rail") == "VDD_GPU_SOC":
+            out.update(samples)
+    return out, n
+
+
+def main():
+    global ARGS
+    p = argparse.ArgumentParser()
+    for a in ("--edgemond", "--sim", "--fixtures", "--prometheus", "--victoria-metrics"):
+        p.add_argument(a, required=True)
+    ARGS = p.parse_args()
+    checks = Checks()
+    with tempfile.TemporaryDirectory(prefix="edgemon-push-") as tmp:
+        root = os.path.join(tmp, "board")
+        sim_log = open(os.path.join(tmp, "sim.log"), "w")
+        sim, _ = start_sim(ARGS.sim, "agx-orin", root, ARGS.fixtures, sim_log,
+                           extra=("--rate-hz", "20"))
+        res = {"engines": {}, "scripted": {}, "killed": {}}
+        errors = {}
+
+        def run(name, fn):
+            try:
+                fn(tmp, root, res[name])
+            except Exception as e:  # noqa: BLE001 - reported as that scenario's failure
+                errors[name] = e
+
+        threads = [threading.Thread(target=run, args=(n, f)) for n, f in (
+            ("engines", engines_scenario), ("scripted", scripted_scenario),
+            ("killed", kill_scenario))]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        stop_process(sim)
+
+        def no_error(name):
+            if name in errors:
+                log = res[name].get("log", "")
+                raise AssertionError(f"{errors[name]}\n{log[-3000:]}")
+
+        # 1. Both engines hold every frame up to their cursor, at its time, with its value.
+        def engines():
+            no_error("engines")
+            r = res["engines"]
+            frames = r["frames"]
+            expect(len(frames) > 300, f"only {len(frames)} frames stored")
+            last = max(frames)
+            for name, url in (("prom", r["prom_url"]), ("vm", r["vm_url"])):
+                cursor = r["cursors"].get("remote-write " + display(url))
+                expect(cursor is not None and cursor >= last - 20,
+                       f"{name}: cursor {cursor}, last frame {last}")
+                got = r[name]
+                want = {t: v / 1000 for s, (t, v) in frames.items() if s <= cursor and v is not None}
+                missing = sorted(set(want) - set(got))
+                expect(not missing, f"{name}: {len(missing)} of {len(want)} frames missing, "
+                                    f"first {missing[:5]}")
+                wrong = [t for t in want if abs(got[t] - want[t]) > 1e-9]
+                expect(not wrong, f"{name}: {len(wrong)} values differ, first at {wrong[:3]}: "
+                                  f"{[(got[t], want[t]) for t in wrong[:3]]}")
+            expect(r["vm_retried"] and r["vm_retried"] > 0, "the outage caused no retries")
+            expect(r["prom_retried"] == 0, "prometheus had retries")
+
+        # 2. 429 then 500 then 204: the same batch three times, then the next.
+        def retries():
+            no_error("scripted")
+            r = res["scripted"]
+            req = r["retry"]
+            expect([s for s, _ in req[:3]] == [429, 500, 204], f"statuses {[s for s, _ in req[:4]]}")
+            # A retry reads the batch again from the cursor: the same frames
+            # first (more when the first batch was not full).
+            tries = [sorted(vdd_in(b)[0]) for _, b in req[:3]]
+            expect(tries[0] and all(t[:len(tries[0])] == tries[0] for t in tries),
+                   f"the retried batch changed: {[t[:3] for t in tries]}")
+            after = sorted(vdd_in(req[3][1])[0])
+            expect(after and after[0] > tries[2][-1],
+                   "the next batch does not follow the acknowledged one")
+            m = r["retry_metrics"]
+            expect(m["edgemon_push_samples_retried_total"] > 0, f"metrics {m}")
+            expect(m["edgemon_push_samples_failed_total"] == 0, f"metrics {m}")
+            expect("slow down" in r["log"] and "tsdb busy" in r["log"], "retries not logged")
+
+        # 3. 400: counted, logged with the receiver's message, moved past.
+        def refusal():
+            no_error("scripted")
+            r = res["scripted"]
+            req = r["refuse"]
+            expect(req[0][0] == 400 and req[1][0] == 204, f"statuses {[s for s, _ in req[:3]]}")
+            refused, n = vdd_in(req[0][1])
+            nxt, _ = vdd_in(req[1][1])
+            expect(refused and nxt and min(nxt) > max(refused), "the refused batch was sent again")
+            m = r["refuse_metrics"]
+            expect(m["edgemon_push_batches_failed_total"] == 1, f"metrics {m}")
+            expect(m["edgemon_push_samples_failed_total"] == n, f"metrics {m}, batch of {n}")
+            expect("bad sample: out of order for series x" in r["log"], "the refusal not logged")
+
+        # 4. kill -9 mid-drain: no frame missing, at most one batch twice.
+        def killed():
+            no_error("killed")
+            r = res["killed"]
+            cursor = r["cursors"].get("remote-write " + display(r["url"]))
+            frames = r["frames"]
+            expect(cursor is not None and cursor >= max(frames) - 20, f"cursor {cursor}")
+            seen, batches_twice, largest = {}, 0, 0
+            for status, body in r["requests"]:
+                if status != 204:
+                    continue
+                vals, _ = vdd_in(body)
+                largest = max(largest, len(vals))
+                if vals and all(t in seen for t in vals):
+                    batches_twice += 1
+                for t, v in vals.items():
+                    seen[t] = seen.get(t, 0) + 1
+            want = {t for s, (t, v) in frames.items() if s <= cursor and v is not None}
+            missing = sorted(want - set(seen))
+            expect(not missing, f"{len(missing)} of {len(want)} frames missing: {missing[:5]}")
+            twice = [t for t, c in seen.items() if c > 1]
+            expect(len(twice) <= largest and batches_twice <= 1,
+                   f"{len(twice)} samples twice in {batches_twice} batches (a batch holds "
+                   f"{largest} frames)")
+            expect(r["accepted_before"] >= 4, "killed before the drain began")
+
+        checks.run("engines hold every frame after a 30 s outage", engines)
+        checks.run("429 and 500 retried, then the next batch", retries)
+        checks.run("400 counted, logged and moved past", refusal)
+        checks.run("kill -9 mid-drain resumes without gaps", killed)
+        if checks.failed:
+            for name in res:
+                with open(os.path.join(tmp, f"{name}.log")) if os.path.exists(
+                        os.path.join(tmp, f"{name}.log")) else open(os.devnull) as f:
+                    print(f"--- {name}.log (tail)\n{f.read()[-2000:]}")
+    print(f"{checks.passed} passed, {len(checks.failed)} failed")
+    return 1 if checks.failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
