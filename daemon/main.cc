@@ -48,6 +48,7 @@
 #include "daemon/signals.h"
 #include "daemon/store/ring_store.h"
 #include "daemon/store_sink.h"
+#include "daemon/web/live_site.h"
 #include "edgemon/clock.h"
 #include "edgemon/render.h"
 
@@ -441,7 +442,18 @@ int Run(const Flags& flags) {
   if (auto s = st->Flush(); !s.ok()) log->error("first frame not stored: {}", s.message());
   metrics::MetricsListener metrics_listener(
       [&metrics_source](metrics::Format f) { return metrics_source.Render(f); });
+  // The live page beside /metrics (daemon/web/live_site.h), fed by the hub.
+  web::LiveSite live_site(*st, {.latest =
+                                    [&hub] {
+                                      service::Snapshot s = hub.Latest();
+                                      return web::Latest{s.inventory, s.generation, s.frame};
+                                    },
+                                .sampler = &sampler,
+                                .live_energy = &collection.live_energy(),
+                                .energy_rate_hz = static_cast<uint32_t>(config.energy_rate_hz)});
   if (!config.metrics_listen.empty()) {
+    sampler.AddSink(&live_site);
+    metrics_listener.AddRoutes(live_site.Routes());
     auto addr = ParseHostPort(config.metrics_listen);  // Validate() accepted it
     metrics::ListenerOptions mo;
     mo.host = addr->host;
@@ -452,7 +464,8 @@ int Run(const Flags& flags) {
       return 1;
     }
     if (addr->loopback) {
-      log->info("metrics: http://{}/metrics", config.metrics_listen);
+      log->info("metrics: http://{}/metrics, live page: http://{}/", config.metrics_listen,
+                config.metrics_listen);
     } else {
       log->warn(
           "metrics: http://{}/metrics is not a loopback address: anyone who can reach it "
