@@ -45,9 +45,10 @@ mkdir -p "$work" dist
 native=(build-essential cmake ninja-build pkg-config dpkg-dev file binutils
         libcli11-dev nlohmann-json3-dev libtomlplusplus-dev libspdlog-dev libfmt-dev
         libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler
-        libsqlite3-dev libncurses-dev ncurses-base ncurses-term libcpp-httplib-dev libc-bin)
+        libsqlite3-dev libncurses-dev ncurses-base ncurses-term libcpp-httplib-dev libsnappy-dev libc-bin)
 libs=(libgrpc++-dev libgrpc-dev libprotobuf-dev libabsl-dev libre2-dev libc-ares-dev libssl-dev
-      zlib1g-dev libsqlite3-dev libncurses-dev libfmt-dev libspdlog-dev libcpp-httplib-dev libtomlplusplus-dev)
+      zlib1g-dev libsqlite3-dev libncurses-dev libfmt-dev libspdlog-dev libcpp-httplib-dev libtomlplusplus-dev
+      libsnappy-dev)
 want=("${native[@]}")
 if [ "$arch" = arm64 ]; then
   if ! dpkg --print-foreign-architectures | grep -qx arm64; then
