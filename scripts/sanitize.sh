@@ -27,8 +27,10 @@ case "$mode" in
     # 10 % of idle after a load, which needs glibc's malloc_trim while ASan has
     # its own allocator; energy within 1 % of the simulator's formula, which
     # the instrumented simulator, writing its files late, misses by about
-    # 1.2 %). They run in the normal build.
-    filter=(-E '^(grpc_watchers|memory_after_load|python_client|FastServiceTest\.NeverReadingClientsDoNotHurtSampling)$')
+    # 1.2 %). They run in the normal build. So does docs_snippets (two
+    # minutes): the documentation's commands, which the CLI and daemon tests
+    # run under the sanitizers already.
+    filter=(-E '^(grpc_watchers|memory_after_load|python_client|docs_snippets|FastServiceTest\.NeverReadingClientsDoNotHurtSampling)$')
     ;;
   tsan)
     dir=build-tsan
