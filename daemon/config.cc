@@ -236,6 +236,7 @@ Status ApplyTomlLines(const std::string& text, const std::string& source, Config
       {"daemon", "tls_key", Key::kString, &c.tls_key},
       {"daemon", "tcp_token_file", Key::kString, &c.tcp_token_file},
       {"daemon", "metrics_listen", Key::kString, &c.metrics_listen},
+      {"daemon", "metrics_token_file", Key::kString, &c.metrics_token_file},
       {"daemon", "max_streams", Key::kInt, &c.max_streams},
       {"daemon", "nvml", Key::kString, &c.nvml},
       {"daemon", "log_level", Key::kString, &c.log_level},
@@ -571,6 +572,11 @@ Status ValidateLines(const Config& c) {
       !hp.ok()) {
     return Status::InvalidArgument("key daemon.metrics_listen: " + hp.status().message() +
                                    ", got \"" + c.metrics_listen + "\"");
+  }
+  if (!c.metrics_token_file.empty() && c.metrics_listen.empty()) {
+    return Status::InvalidArgument(
+        "key daemon.metrics_token_file: there is no HTTP listener to protect (set "
+        "daemon.metrics_listen)");
   }
   if (c.max_streams < 1 || c.max_streams > 100'000) {
     return Status::InvalidArgument("key daemon.max_streams: must be between 1 and 100000, got " +

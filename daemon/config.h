@@ -46,6 +46,7 @@ struct Config {
   std::string tls_key;             // PEM private key, with tls_cert
   std::string tcp_token_file;      // file holding a bearer token TCP clients must send
   std::string metrics_listen;      // Prometheus /metrics: "host:port" or a port; "" = off
+  std::string metrics_token_file;  // a token every request to metrics_listen must carry
   int64_t max_streams = 256;       // concurrent Watch + Query streams
   std::string nvml = "auto";       // auto | on | off
   std::string log_level = "info";  // trace | debug | info | warn | error

@@ -458,6 +458,15 @@ int Run(const Flags& flags) {
     metrics::ListenerOptions mo;
     mo.host = addr->host;
     mo.port = addr->port;
+    if (!config.metrics_token_file.empty()) {
+      auto token = service::LoadBearerToken(config.metrics_token_file);
+      if (!token.ok()) {
+        log->critical("key daemon.metrics_token_file: {}", token.status().message());
+        (void)st->Close();
+        return 2;
+      }
+      mo.bearer_token = std::move(token).value();
+    }
     if (Status s = metrics_listener.Start(mo); !s.ok()) {
       log->critical("key daemon.metrics_listen: {}", s.message());
       (void)st->Close();
@@ -556,6 +565,7 @@ int Run(const Flags& flags) {
             next.tls_cert != config.tls_cert || next.tls_key != config.tls_key ||
             next.tcp_token_file != config.tcp_token_file ||
             next.metrics_listen != config.metrics_listen ||
+            next.metrics_token_file != config.metrics_token_file ||
             next.max_streams != config.max_streams || next.max_db_bytes != config.max_db_bytes ||
             next.retention_s != config.retention_s) {
           log->warn("reload: root, store and listen settings take effect at the next restart");

@@ -90,6 +90,19 @@ TEST(Config, ErrorsNameTheKeyAndTheReason) {
   EXPECT_NE(Validate(bad).message().find("key daemon.listen"), std::string::npos);
 }
 
+TEST(Config, MetricsTokenFileNeedsTheHttpListener) {
+  Config c;
+  EXPECT_EQ(ApplyToml("[daemon]\nmetrics_token_file = \"/etc/edgemon/http.token\"\n", "f.toml", c)
+                .message(),
+            "");
+  EXPECT_EQ(c.metrics_token_file, "/etc/edgemon/http.token");
+  EXPECT_EQ(Validate(c).message(),
+            "key daemon.metrics_token_file: there is no HTTP listener to protect (set "
+            "daemon.metrics_listen)");
+  c.metrics_listen = "9469";
+  EXPECT_EQ(Validate(c).message(), "");
+}
+
 TEST(Config, ApiKeys) {
   Config c;
   EXPECT_EQ(ApplyToml("[daemon]\ntcp_listen = \"127.0.0.1:7070\"\nmax_streams = 8\n", "f.toml", c)
