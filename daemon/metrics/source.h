@@ -44,7 +44,7 @@ class MetricsSource final : public FrameSink {
     size_t top_gpu_processes = 10;
     // The push shipper's figures per destination, read at scrape time;
     // empty: not exported.
-    std::function<std::vector<PushHealth>()> push_health;
+    std::function<std::vector<PushHealth>()> push_health = nullptr;
     // The clock store_stats_ttl_ns is measured on (monotonic); null: the
     // system clock. Must outlive this object.
     Clock* clock = nullptr;
