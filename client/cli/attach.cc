@@ -101,6 +101,7 @@ int RunAttach(const Globals& globals, const AttachOptions& o) {
     report.items_source = "--items";
   }
   AddPhases(*c, report, std::chrono::steady_clock::now() + std::chrono::seconds(5));
+  AddEventNote(*c, report, info->inventory);
   if (o.json) {
     std::printf("%s\n", JsonText(SummaryJson(report, info->inventory), 2).c_str());
   } else {

@@ -345,6 +345,7 @@ int RunRecord(const Globals& globals, const RecordOptions& o) {
         RateHz(*held) + (*pre > 0 ? " (the boost starts with the command, not with --pre)" : ""));
   }
   AddPhases(*c, report, deadline);
+  AddEventNote(*c, report, again->inventory);
   std::string text = RenderSummary(report, again->inventory);
   std::fflush(stdout);
   std::fputs(TerminalSafe(text).c_str(), stderr);

@@ -2,8 +2,10 @@
 #include "client/cli/record_common.h"
 
 #include <algorithm>
+#include <map>
 
 #include "edgemon/clock.h"
+#include "edgemon/diagnostics.h"
 
 namespace edgemon::cli::record {
 
@@ -50,6 +52,32 @@ void AddPhases(client::Client& c, Report& report, std::chrono::steady_clock::tim
     if (!w.end_ns)
       report.notes.push_back("mark " + *name + " was never ended: counted to the run's end");
     report.phases.push_back(std::move(p));
+  }
+}
+
+void AddEventNote(client::Client& c, Report& report, const Inventory& inventory) {
+  const std::vector<std::string> keys = EventKeys(inventory);
+  const int64_t from = report.summary.from_ns, to = report.summary.to_ns;
+  if (keys.empty() || to <= from) return;
+  // One step over the whole range: each counter's lowest and highest value.
+  auto q = c.Query(from, to + 1, keys, to + 1 - from);
+  if (!q.ok()) {
+    report.notes.push_back("events not read: " + q.status().ToString());
+    return;
+  }
+  std::map<ChannelId, Range> ranges;
+  for (const auto& s : q->series) {
+    for (const auto& b : s.buckets) {
+      if (b.count == 0) continue;
+      auto [it, fresh] = ranges.try_emplace(s.id, Range{b.min, b.max});
+      if (!fresh) {
+        it->second.min = std::min(it->second.min, b.min);
+        it->second.max = std::max(it->second.max, b.max);
+      }
+    }
+  }
+  if (std::string note = EventNote(inventory, ranges); !note.empty()) {
+    report.notes.push_back(note);
   }
 }
 

@@ -56,6 +56,12 @@ void FillDevice(Report& report, const client::DeviceInfo& info, const std::strin
 // note for each that failed or was never ended.
 void AddPhases(client::Client& c, Report& report, std::chrono::steady_clock::time_point deadline);
 
+// Adds the note on protection and throttle events over the report's
+// summary range ("2 over-current events ... during this run"), from the
+// event counters' lowest and highest stored values in the range; nothing
+// when none moved or the board has no event channels.
+void AddEventNote(client::Client& c, Report& report, const Inventory& inventory);
+
 // The subcommands besides record (which AddRecordCommands registers first).
 void AddAttachCommand(CLI::App& app, Registry& registry);  // attach.cc
 void AddMarkCommand(CLI::App& app, Registry& registry);    // mark.cc

@@ -1,4 +1,5 @@
-// edgemon now: one snapshot (a table grouped by kind, or JSON).
+// edgemon now: one snapshot (a table grouped by kind, or JSON), with the
+// diagnostics: rail headroom, clocks capped by the power mode, active events.
 // edgemon sensors: the inventory with units, limits, parents and flags.
 #include <fmt/format.h>
 #include <CLI/CLI.hpp>
@@ -9,6 +10,7 @@
 
 #include "client/cli/cli.h"
 #include "client/cli/session.h"
+#include "edgemon/diagnostics.h"
 #include "edgemon/render.h"
 
 namespace edgemon::cli {
@@ -62,8 +64,17 @@ int RunNow(const Registry& registry, const SnapshotOptions& o) {
     session->info = std::move(info).value();
   }
   const Inventory inv = Subset(session->info.inventory, *ids);
-  std::string out = o.json ? JsonText(ToJson(inv, latest->frame, {}), 2) + "\n"
-                           : RenderTable(inv, latest->frame, {});
+  std::string out;
+  if (o.json) {
+    nlohmann::json j = ToJson(inv, latest->frame, {});
+    j["diagnostics"] = DiagnosticsJson(inv, latest->frame);
+    out = JsonText(j, 2) + "\n";
+  } else {
+    out = RenderTable(inv, latest->frame, {});
+    const auto lines = DiagnosticLines(inv, latest->frame);
+    if (!lines.empty()) out += "\n[diagnostics]\n";
+    for (const auto& l : lines) out += "  " + l + "\n";
+  }
   std::fwrite(out.data(), 1, out.size(), stdout);
   return std::fflush(stdout) == 0 ? kExitOk : kExitCantCreate;
 }

@@ -33,6 +33,11 @@
 //   power_supply battery current_now = P / V (uA, sign of the fixture kept);
 //                        power_now when present; charge_now/energy_now move by
 //                        the energy when the status is Charging/Discharging.
+//   soctherm_oc          the last ocN_event_cnt: + 2 per burst, a burst at 1 s
+//                        and then every 2 x period_s.
+//   cooling devices      with stats/time_in_state_ms (not fans): throttling
+//                        (cur_state 1, state 1's ms growing) in the second
+//                        half of every 2 x period_s.
 // A rail's base power is its fixture reading (V x I, in_power or powerN); RAPL zones
 // and batteries without a power reading get documented defaults.
 //

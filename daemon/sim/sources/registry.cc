@@ -15,6 +15,7 @@ std::vector<std::unique_ptr<SimSource>> MakeSimSources() {
   out.push_back(MakeIna3221IioSource());
   out.push_back(MakeRaplSource());
   out.push_back(MakePowerSupplySource());
+  out.push_back(MakeEventSource());
   return out;
 }
 

@@ -215,6 +215,7 @@ std::unique_ptr<SimSource> MakeIna3221Source();
 std::unique_ptr<SimSource> MakeIna3221IioSource();
 std::unique_ptr<SimSource> MakeRaplSource();
 std::unique_ptr<SimSource> MakePowerSupplySource();
+std::unique_ptr<SimSource> MakeEventSource();
 
 // Every simulated source, in the order they discover and write (registry.cc).
 std::vector<std::unique_ptr<SimSource>> MakeSimSources();

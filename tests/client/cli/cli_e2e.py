@@ -154,6 +154,49 @@ def check_now_table(b):
     expect("[rail]" in only and "[memory]" not in only, "now --channels rail/* kept other kinds")
 
 
+def fixture_oc_count(board):
+    """The last ocN_event_cnt of the fixture's soctherm_oc chip: (N, count), or None."""
+    base = os.path.join(ARGS.fixtures, board, "sys", "class", "hwmon")
+    for h in sorted(os.listdir(base)):
+        d = os.path.join(base, h)
+        with open(os.path.join(d, "name")) as f:
+            if f.read().strip() != "soctherm_oc":
+                continue
+        ns = sorted(int(m.group(1)) for m in
+                    (re.fullmatch(r"oc(\d+)_event_cnt", x) for x in os.listdir(d)) if m)
+        with open(os.path.join(d, "oc%d_event_cnt" % ns[-1])) as f:
+            return ns[-1], int(f.read())
+    return None
+
+
+def check_events(b):
+    """The simulator's over-current burst (+2 at 1 s) reaches `now --json` as the
+    counter event/ocN/events; the diagnostics list the rails' headroom."""
+    n, base = fixture_oc_count(b.board)
+    key = f"event/oc{n}/events"
+    deadline = time.time() + 15
+    while True:
+        out = json.loads(b.edgemon("now", "--json").stdout)
+        v = out["values"].get(key)
+        if v is not None and v >= base + 2 or time.time() > deadline:
+            break
+        time.sleep(0.2)
+    expect(v is not None and v >= base + 2 and (v - base) % 2 == 0,
+           f"{key} = {v}, want the fixture's {base} + 2 per burst")
+    chan = next(c for c in out["channels"] if c["kind"] == "event" and c["name"] == f"oc{n}"
+                and c["field"] == "events")
+    expect("counter" in chan["flags"] and chan["unit"] == "count", f"{key}: {chan}")
+    d = out["diagnostics"]
+    crit = [h for h in d["headroom"] if h["limit"] == "crit" and h["key"].endswith("/current")]
+    expect(crit and all(h["headroom"] == h["limit_value"] - h["value"] for h in crit),
+           f"headroom rows: {d['headroom']}")
+    expect(d["active"] == [], f"nothing is active on the fixture: {d['active']}")
+    text = b.edgemon("now").stdout
+    expect("[event]" in text and f"oc{n}" in text, "now: no [event] group")
+    expect(re.search(r"^\[diagnostics\]$", text, re.M) and " crit " in text,
+           "now: no [diagnostics] with the rails' headroom")
+
+
 def check_sensors(b):
     out = b.edgemon("sensors").stdout
     for rail in b.rails():
@@ -465,6 +508,8 @@ def main():
                 checks.run(f"{board} now --json", check_now_json, b)
                 checks.run(f"{board} now table", check_now_table, b)
                 checks.run(f"{board} sensors", check_sensors, b)
+                if fixture_oc_count(board):
+                    checks.run(f"{board} events and diagnostics", check_events, b)
                 checks.run(f"{board} watch", check_watch, b)
                 checks.run(f"{board} tegrastats", check_tegrastats, b)
                 checks.run(f"{board} tegrastats --logfile + signals", check_tegrastats_logfile, b)
