@@ -187,6 +187,10 @@ Result<std::vector<std::unique_ptr<push::Shipper>>> MakeShippers(
     push::ShipperOptions o;
     o.url = *push::ParseUrl(p.url);  // Validate() accepted it
     o.protocol = p.protocol == "otlp" ? push::Protocol::kOtlp : push::Protocol::kRemoteWrite;
+    if (o.protocol == push::Protocol::kOtlp && o.url.path == "/") {
+      o.url.path = "/v1/metrics";  // OTLP/HTTP's path for metrics
+      o.url.display += "v1/metrics";
+    }
     o.http.headers = p.headers;
     if (!p.bearer_token_file.empty()) {
       auto token = service::LoadBearerToken(p.bearer_token_file);

@@ -304,22 +304,28 @@ Shipper::StepResult Shipper::ShipWindows() {
     // A window is sent once the frames covering it were (their cursor is past its end).
     if (options_.frames && (!cursor_ || cursor_->realtime_ns < *w.end_ns)) break;
     auto e = options_.window_energy(w);
-    if (e.ok()) energy.push_back(std::move(*e));
+    if (e.ok()) {
+      energy.push_back(std::move(*e));
+    } else {
+      Log(1, "window " + std::to_string(w.id) + " not sent: " + e.status().message());
+    }
     next.window_end_ns = *w.end_ns;
     next.window_id = w.id;
   }
   if (next == at) return {};
+  if (!plan_ && !LoadPlan().ok()) return {Step::kStoreError, 0, options_.max_backoff_ns / 10};
   if (options_.protocol == Protocol::kOtlp) {
 #ifdef EDGEMON_PUSH_OTLP
     size_t n = 0;
-    for (const auto& w : energy) n += w.rails.size();
+    for (const auto& w : energy) {
+      for (const RailSummary& r : w.rails) n += r.energy_mj ? 1 : 0;
+    }
     return Deliver(EncodeOtlpWindows(plan_inventory_, energy, options_.identity), n, next,
                    "windows");
 #else
     return {Step::kStoreError, 0, options_.max_backoff_ns};
 #endif
   }
-  if (!plan_ && !LoadPlan().ok()) return {Step::kStoreError, 0, options_.max_backoff_ns / 10};
   std::vector<Series> series = WindowSeries(*plan_, energy);
   if (series.empty()) {
     if (Status s = store_.SetPushCursor(name_, next); !s.ok()) {

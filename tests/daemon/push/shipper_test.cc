@@ -15,6 +15,7 @@
 #include <thread>
 #include <vector>
 
+#include "opentelemetry/proto/collector/metrics/v1/metrics_service.pb.h"
 #include "remote_write.pb.h"
 #include "tests/support/fake_clock.h"
 #include "tests/support/inventory.h"
@@ -64,6 +65,12 @@ class Receiver {
         for (const auto& s : ts.samples()) samples_[name].emplace_back(s.timestamp(), s.value());
       }
     });
+    server_.Post("/v1/metrics", [this](const httplib::Request& req, httplib::Response& res) {
+      std::lock_guard lk(mu_);
+      headers_ = req.headers;
+      otlp_.push_back(req.body);
+      res.status = 200;
+    });
     port_ = server_.bind_to_any_port("127.0.0.1");
     thread_ = std::thread([this] { server_.listen_after_bind(); });
     while (!server_.is_running()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
@@ -81,6 +88,11 @@ class Receiver {
     std::lock_guard lk(mu_);
     return samples_[name];
   }
+  std::vector<std::string> otlp() {
+    std::lock_guard lk(mu_);
+    return otlp_;
+  }
+  std::string base() const { return "http://127.0.0.1:" + std::to_string(port_); }
   int requests() {
     std::lock_guard lk(mu_);
     return requests_;
@@ -103,6 +115,7 @@ class Receiver {
   std::deque<Answer> script_;
   std::map<std::string, std::vector<std::pair<int64_t, double>>> samples_;
   httplib::Headers headers_;
+  std::vector<std::string> otlp_;
   int requests_ = 0;
   bool bad_ = false;
 };
@@ -329,6 +342,69 @@ TEST_F(ShipperTest, ACursorOlderThanTheRawFramesGetsTheRollupTierThenTheFrames) 
   EXPECT_EQ(power.back().first, (kT0 + 599 * kSec) / 1'000'000);
   const size_t raw = static_cast<size_t>(*stats->last_seq - *stats->first_seq + 1);
   EXPECT_GE(power.size(), raw + 1);
+}
+
+TEST_F(ShipperTest, ClosedWindowsFollowTheFramesThatCoverThem) {
+  Open();
+  Append(10);
+  auto id = store_->AddWindow("resnet50", kT0 + 2 * kSec, kT0 + 6 * kSec);
+  auto late = store_->AddWindow("later", kT0 + 8 * kSec, kT0 + 30 * kSec);  // no frames yet
+  ASSERT_TRUE(id.ok() && late.ok());
+  ShipperOptions o = Options();
+  o.batch_samples = 1000;
+  std::vector<int64_t> asked;
+  o.window_energy = [&](const Window& w) -> Result<WindowEnergy> {
+    asked.push_back(w.id);
+    RailSummary r;
+    r.name = "VDD_IN";
+    r.energy_mj = 4000.0 + static_cast<double>(w.id);
+    return WindowEnergy{w, {r}};
+  };
+  Shipper s(*store_, o);
+  EXPECT_EQ(s.ShipOnce().step, Shipper::Step::kSent);  // the frames
+  EXPECT_EQ(s.ShipOnce().step, Shipper::Step::kSent);  // the window they cover
+  EXPECT_EQ(s.ShipOnce().step, Shipper::Step::kIdle);  // "later" waits for its frames
+  EXPECT_EQ(asked, std::vector<int64_t>{*id});
+  auto w = receiver_.Samples("edgemon_window_energy_joules");
+  ASSERT_EQ(w.size(), 1u);
+  EXPECT_EQ(w[0], (std::pair<int64_t, double>{(kT0 + 6 * kSec) / 1'000'000, 4 + *id / 1000.0}));
+  Append(25);
+  for (int i = 0; i < 5 && s.ShipOnce().step != Shipper::Step::kIdle; ++i) {
+  }
+  EXPECT_EQ(receiver_.Samples("edgemon_window_energy_joules").size(), 2u);
+  auto cursor = store_->GetPushCursor(CursorName(o));
+  ASSERT_TRUE(cursor.ok() && cursor->has_value());
+  EXPECT_EQ((*cursor)->window_id, *late);
+  EXPECT_EQ((*cursor)->window_end_ns, kT0 + 30 * kSec);
+}
+
+TEST_F(ShipperTest, OtlpGoesUncompressedToItsPathWithEveryFrame) {
+  Open();
+  Append(4);
+  ShipperOptions o = Options();
+  o.url = *ParseUrl(receiver_.base() + "/v1/metrics");
+  o.protocol = Protocol::kOtlp;
+  Shipper s(*store_, o);
+  EXPECT_EQ(s.ShipOnce().step, Shipper::Step::kSent);
+  EXPECT_EQ(s.ShipOnce().step, Shipper::Step::kIdle);
+  auto bodies = receiver_.otlp();
+  ASSERT_EQ(bodies.size(), 1u);
+  EXPECT_EQ(receiver_.Header("Content-Type"), "application/x-protobuf");
+  EXPECT_EQ(receiver_.Header("Content-Encoding"), "");
+  opentelemetry::proto::collector::metrics::v1::ExportMetricsServiceRequest req;
+  ASSERT_TRUE(req.ParseFromString(bodies[0]));
+  size_t points = 0;
+  for (const auto& rm : req.resource_metrics()) {
+    for (const auto& sm : rm.scope_metrics()) {
+      for (const auto& m : sm.metrics()) {
+        points += m.has_gauge() ? static_cast<size_t>(m.gauge().data_points_size())
+                                : static_cast<size_t>(m.sum().data_points_size());
+      }
+    }
+  }
+  EXPECT_EQ(points, 8u);  // 4 frames of 2 channels
+  EXPECT_EQ(s.Health().samples_sent, 8u);
+  EXPECT_NE(CursorName(o).find("otlp "), std::string::npos);
 }
 
 }  // namespace
