@@ -44,7 +44,9 @@ void DrawPowerPage(Canvas& cv, const Telemetry& t, const Glyphs& g) {
   if (row < bottom) ++row;
   row = DrawTemps(cv, t, row, bottom, 1, w - 1, true, g);
   row = DrawFans(cv, t, row, bottom, 1, w - 1, g);
-  DrawEngines(cv, t, row, bottom, 1, w - 1, g);
+  row = DrawEngines(cv, t, row, bottom, 1, w - 1, g);
+  if (row < bottom) ++row;
+  DrawDiagnostics(cv, t, row, bottom, 1, w - 1, g);
 }
 
 }  // namespace

@@ -205,6 +205,20 @@ def check_help(tmux, target):
     tmux("send-keys", "-t", target, "1")
 
 
+def check_diagnostics(tmux, target):
+    """The Power page's diagnostics: the simulator's over-current burst on the
+    AGX Orin fixture's oc3 (27, + 2 per burst) and the rails' headroom."""
+    tmux("send-keys", "-t", target, "3")
+    pat = re.compile(r"^\s+oc3 (\d+) events")
+    lines = tmux.wait_for(target, lambda ls: any((m := pat.match(l)) and int(m.group(1)) >= 29
+                                                 for l in ls), what="oc3 after a burst")
+    expect(any(l.strip() == "Diagnostics" for l in lines), "no Diagnostics title")
+    expect(any(re.search(r"VDD_GPU_SOC current [0-9.]+ A +\d+% of max 12.000 A +\d+% of crit "
+                         r"16.000 A", l) for l in lines), "no headroom row for VDD_GPU_SOC")
+    tmux("send-keys", "-t", target, "1")
+    tmux.wait_for(target, lambda ls: any("Rail (W)" in l for l in ls), what="overview again")
+
+
 def check_reconnect(tmux, target, daemon):
     daemon.kill(signal.SIGKILL)
     lines = tmux.wait_for(target, lambda ls: "DISCONNECTED" in ls[0], what="DISCONNECTED")
@@ -287,6 +301,7 @@ def main():
         daemon.start()
         start_edgetop(tmux, "main", daemon.sock, 120, 40)
         run("values_120x40", check_values, tmux, "main", root)
+        run("diagnostics_120x40", check_diagnostics, tmux, "main")
         run("layout_80x24", check_layout_80x24, tmux, "main")
         run("values_80x24", check_values, tmux, "main", root)
         run("help_and_pages", check_help, tmux, "main")

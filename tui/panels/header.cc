@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "edgemon/diagnostics.h"
 #include "tui/format.h"
 #include "tui/panels/channels.h"
 
@@ -100,6 +101,13 @@ void DrawHeader(Canvas& cv, const Telemetry& t, const UiState& ui, const Glyphs&
       pinned = pinned && *lo == *hi;
     }
     if (limits > 0 && pinned) parts.push_back("clocks locked");
+    if (t.latest()) {
+      // What the Power page's diagnostics explain: said here on every page.
+      if (!PowerModeCaps(info.inventory, *t.latest()).empty()) parts.push_back("capped");
+      for (const Channel* c : ActiveEvents(info.inventory, *t.latest())) {
+        parts.push_back("! " + c->name);
+      }
+    }
     if (t.latest() && t.latest()->boottime_ns > 0) {
       parts.push_back("up " + FormatDuration(t.latest()->boottime_ns / 1'000'000'000));
     } else {

@@ -52,6 +52,12 @@ int DrawFans(Canvas& cv, const Telemetry& t, int row, int bottom, int col, int e
 int DrawEngines(Canvas& cv, const Telemetry& t, int row, int bottom, int col, int end,
                 const Glyphs& g);
 
+// Protection and throttle events (over-current counts, throttled time, an
+// INA alert or a stuck fan on now), the rails' headroom against their
+// limits and the clocks the power mode caps (diagnostics.cc).
+int DrawDiagnostics(Canvas& cv, const Telemetry& t, int row, int bottom, int col, int end,
+                    const Glyphs& g);
+
 // The process table, sorted by ui.sort; scrolled by ui.process_scroll when
 // `scroll` (processes.cc).
 int DrawProcesses(Canvas& cv, const Telemetry& t, const UiState& ui, int row, int bottom,
