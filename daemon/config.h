@@ -25,7 +25,7 @@ struct PushConfig {
   std::string tls_ca;                // PEM CA file for https ("" = the system's)
   int64_t batch_size = 5000;         // samples per request
   int64_t rate_limit = 20000;        // samples per second on average; 0 = no limit
-  int64_t interval_ms = 10'000;      // how often new frames are looked for once caught up
+  int64_t interval_ms = 30'000;      // how often new frames are looked for once caught up
   int64_t timeout_ms = 30'000;       // per request
   int64_t min_backoff_ms = 1000;     // retries double from here...
   int64_t max_backoff_ms = 300'000;  // ...up to here

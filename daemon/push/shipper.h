@@ -74,7 +74,7 @@ struct ShipperOptions {
   double rate_limit = 20000;  // samples per second; 0 = no limit
   bool frames = true;
   bool windows = true;
-  int64_t interval_ns = 10'000'000'000;  // look for new frames this often when caught up
+  int64_t interval_ns = 30'000'000'000;  // look for new frames this often when caught up
   int64_t min_backoff_ns = 1'000'000'000;
   int64_t max_backoff_ns = 300'000'000'000;
   Identity identity;

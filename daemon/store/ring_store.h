@@ -196,8 +196,9 @@
 //      receiver acknowledged (a 2xx): the seq and stored time of the last
 //      frame, and (end_ns, id) of the last closed window. The shipper
 //      (daemon/push) writes it through the writer (I1), in its own small
-//      transaction, only after the receiver's answer, so a process killed
-//      at any instant resends at most the batch in flight. Rows are never
+//      transaction (one page of WAL; it does not commit the queued frames
+//      early), only after the receiver's answer, so a process killed at any
+//      instant resends at most the batch in flight. Rows are never
 //      deleted by retention or trimming (one row per destination ever
 //      configured, a few dozen bytes each); frames are deleted whatever
 //      the cursors say: a cursor older than the oldest frame held is the

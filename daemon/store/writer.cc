@@ -180,7 +180,10 @@ void RingStore::Impl::Process(std::deque<Item>& items) {
 
 Status RingStore::Impl::HandleSyncOp(SyncOp& op, Result<int64_t>& result) {
   using K = SyncOp::Kind;
-  Status committed = Commit();  // everything queued before the op
+  // Everything queued before the op, except for a push cursor: it depends
+  // on no queued frame (a shipper reads committed frames only), and forcing
+  // a batch out early would cost flash a second transaction (I16).
+  Status committed = op.kind == K::kSetCursor ? Status::Ok() : Commit();
   if (op.kind != K::kFlush && damaged()) {
     return Status::Internal("the store is damaged (" + damage() + ")");
   }
