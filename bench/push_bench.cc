@@ -173,7 +173,7 @@ int main(int argc, char** argv) {
     if (!st->SetPushCursor("bench", {static_cast<uint64_t>(i + 1), kT0 + i * kSec}).ok()) return 1;
   }
   const double per_commit = static_cast<double>(WrittenBytes() - written0) / n;
-  const double commits_per_day = 86400.0 / 10;  // once per 10 s interval when caught up
+  const double commits_per_day = 86400.0 / 30;  // once per interval (30 s) when caught up
 
   std::printf(
       "push_bench: %d h of 1 Hz frames, %zu channels (AGX Orin-like), store filled in %.1f s\n",
@@ -188,7 +188,7 @@ int main(int argc, char** argv) {
               static_cast<long long>(rss_before), static_cast<long long>(rss_peak),
               static_cast<long long>(rss_peak - rss_before));
   std::printf(
-      "  cursor commit: %.0f bytes written each; at one per 10 s (caught up): %.1f MiB/day\n",
+      "  cursor commit: %.0f bytes written each; at one per 30 s (caught up): %.1f MiB/day\n",
       per_commit, per_commit * commits_per_day / (1 << 20));
   (void)st->Close();
   kill(receiver, SIGTERM);
