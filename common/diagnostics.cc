@@ -29,6 +29,19 @@ std::string Plural(int64_t n, const char* one, const char* many) {
   return std::to_string(n) + " " + (n == 1 ? one : many);
 }
 
+// The cooling device that throttled longest over the ranges, and its ms.
+std::pair<int64_t, std::string> LongestThrottle(const Inventory& inv,
+                                                const std::map<ChannelId, Range>& ranges) {
+  std::pair<int64_t, std::string> most{0, ""};
+  for (const auto& c : inv.channels) {
+    if (c.kind != Kind::kEvent || c.field != Field::kTime) continue;
+    auto it = ranges.find(c.id);
+    if (it == ranges.end() || it->second.max - it->second.min <= most.first) continue;
+    most = {it->second.max - it->second.min, c.name};
+  }
+  return most;
+}
+
 }  // namespace
 
 std::vector<Headroom> RailHeadroom(const Inventory& inv, const Frame& frame) {
@@ -128,9 +141,8 @@ nlohmann::json DiagnosticsJson(const Inventory& inv, const Frame& frame) {
 }
 
 std::string EventNote(const Inventory& inv, const std::map<ChannelId, Range>& ranges) {
-  int64_t over_current = 0, alerts = 0, throttle_ms = 0;
+  int64_t over_current = 0, alerts = 0;
   std::vector<std::string> oc_names, alert_names, stuck;
-  std::string throttle_name;
   for (const auto& c : inv.channels) {
     if (c.kind != Kind::kEvent) continue;
     auto it = ranges.find(c.id);
@@ -144,9 +156,6 @@ std::string EventNote(const Inventory& inv, const std::map<ChannelId, Range>& ra
         alerts += delta;
         alert_names.push_back(c.name);
       }
-    } else if (c.field == Field::kTime && delta > throttle_ms) {
-      throttle_ms = delta;  // the longest one device throttled: devices overlap
-      throttle_name = c.name;
     } else if (c.field == Field::kState && IsSource(c, "fan") && it->second.max != 0) {
       stuck.push_back(c.name.substr(0, c.name.rfind(':')));
     }
@@ -165,13 +174,19 @@ std::string EventNote(const Inventory& inv, const std::map<ChannelId, Range>& ra
     parts.push_back(Plural(alerts, "current/power alert", "current/power alerts") +
                     names(alert_names));
   }
-  if (throttle_ms > 0) {
-    parts.push_back(fmt::format("{:.1f} s of thermal throttling ({})",
-                                static_cast<double>(throttle_ms) / 1000.0, throttle_name));
+  if (auto [ms, name] = LongestThrottle(inv, ranges); ms > 0) {
+    parts.push_back(
+        fmt::format("{:.1f} s of thermal throttling ({})", static_cast<double>(ms) / 1000.0, name));
   }
   for (const auto& fan : stuck) parts.push_back("the fan " + fan + " stuck (PWM on, 0 rpm)");
   if (parts.empty()) return "";
   return JoinAnd(parts) + " during this run";
+}
+
+std::string ThrottleSummary(const Inventory& inv, const std::map<ChannelId, Range>& ranges) {
+  auto [ms, name] = LongestThrottle(inv, ranges);
+  if (ms <= 0) return "";
+  return fmt::format("{:.1f} s ({})", static_cast<double>(ms) / 1000.0, name);
 }
 
 std::vector<std::string> EventKeys(const Inventory& inv) {

@@ -79,6 +79,7 @@ void AddEventNote(client::Client& c, Report& report, const Inventory& inventory)
   if (std::string note = EventNote(inventory, ranges); !note.empty()) {
     report.notes.push_back(note);
   }
+  report.throttled = ThrottleSummary(inventory, ranges);
 }
 
 }  // namespace edgemon::cli::record

@@ -465,9 +465,14 @@ std::string RenderSummary(const Report& report, const Inventory& inventory) {
     o << "\nClocks      — (" << MissingClocksWhy(s, inventory, report.interval_ms) << ")\n";
   }
   auto trips = ThermalTrips(s.temps, inventory);
+  if (!report.throttled.empty()) {
+    o << "  thermal throttling: " << report.throttled << " (cooling device counters)\n";
+  }
   if (!groups.empty() || !s.temps.empty()) {
     if (trips.empty()) {
-      o << "  thermal throttling: no zone reached its passive/hot trip point\n";
+      if (report.throttled.empty()) {
+        o << "  thermal throttling: no zone reached its passive/hot trip point\n";
+      }
     } else {
       for (const auto& t : trips) o << "  thermal throttling likely: " << t << "\n";
     }
@@ -552,6 +557,7 @@ nlohmann::json SummaryJson(const Report& report, const Inventory& inventory) {
   }
   j["clocks_below_max"] = groups;
   j["thermal_trips"] = ThermalTrips(s.temps, inventory);
+  j["throttled"] = report.throttled.empty() ? json(nullptr) : json(report.throttled);
   j["samples"] = s.samples;
   j["gaps"] = s.gaps;
   j["uncertainty"] = UncertaintyNotes(s, report.interval_ms, NotesRate(report));

@@ -54,6 +54,9 @@ struct Report {
   std::string items_source;        // "--items" or the regex
   uint32_t boost_rate_hz = 0;      // effective rail sampling rate during the run (0: no boost)
   std::vector<std::string> notes;  // what went wrong along the way (daemon restart, ...)
+  // Thermal throttling the cooling devices' counters saw over the range,
+  // "4.0 s (cpufreq-cpu0)"; empty when none throttled or none is read.
+  std::string throttled;
   std::optional<int64_t> power_mode_id;  // nvpmodel mode during the run (absent: unknown)
   std::string power_mode_name;
   std::optional<bool> clocks_locked;  // absent: unknown (no --lock-clocks, no helper asked)

@@ -73,6 +73,11 @@ struct Range {
 // happened or no event channel was read.
 std::string EventNote(const Inventory& inv, const std::map<ChannelId, Range>& ranges);
 
+// The thermal throttling over a range: the longest any cooling device spent
+// throttling (devices overlap, so they are not added), "4.0 s (cpufreq-cpu0)";
+// empty when none throttled or none was read.
+std::string ThrottleSummary(const Inventory& inv, const std::map<ChannelId, Range>& ranges);
+
 // The keys of the event channels (for a query of their ranges).
 std::vector<std::string> EventKeys(const Inventory& inv);
 

@@ -29,6 +29,7 @@ import argparse
 import json
 import math
 import os
+import re
 import shutil
 import signal
 import socket
@@ -219,6 +220,28 @@ def record_sleep(board):
     expect(len(rows) - 1 == s["samples"], f"{len(rows) - 1} CSV rows, {s['samples']} samples")
     for name in tracks:
         expect(f"rail/{name}/power[mW]" in rows[0].split(","), f"no column for {name}")
+
+
+def record_events(board):
+    """An over-current counter raised during the run (the fixture's oc1, which
+    the simulator leaves alone, by 5) is the run's note on events."""
+    hwmon = os.path.join(board.root, "sys", "class", "hwmon")
+    oc = next(os.path.join(hwmon, h) for h in sorted(os.listdir(hwmon))
+              if open(os.path.join(hwmon, h, "name")).read().strip() == "soctherm_oc")
+    path = os.path.join(oc, "oc1_event_cnt")
+    base = int(open(path).read())
+    out = os.path.join(board.tmp, "events")
+    r = board.edgemon("record", "--out", out, "--", "sh", "-c",
+                      f"sleep 1.2; echo {base + 5} > {path}; sleep 1.5")
+    expect(r.returncode == 0, f"exit {r.returncode}: {r.stderr}")
+    notes = [n for n in load(os.path.join(out, "summary.json"))["notes"]
+             if "over-current event" in n]
+    expect(len(notes) == 1, f"no note on over-current events: {r.stderr}")
+    m = re.match(r"(\d+) over-current events \(([^)]*)\)", notes[0])
+    expect(m and "oc1" in m.group(2).split(", ") and int(m.group(1)) >= 5, notes[0])
+    expect(notes[0].endswith("during this run") and "Note: " + notes[0] in r.stderr, r.stderr)
+    html = open(os.path.join(out, "report.html")).read()
+    expect("over-current event" in html, "report.html lacks the events note")
 
 
 def attach_window(board):
@@ -628,6 +651,7 @@ def main():
                    remote_mark, boards[1])
         nano = boards[0]
         checks.run("record -- true (live counters, no peak of 0)", record_true, nano)
+        checks.run("over-current events in the run's notes", record_events, nano)
         checks.run("attach --from without a zone is UTC", attach_times_without_zone, nano)
         checks.run("exit codes (7, 127, 126, SIGSEGV)", exit_codes, nano)
         checks.run("bad input (flags, range, time, regex, no daemon)", bad_input, nano)

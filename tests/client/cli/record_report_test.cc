@@ -199,6 +199,24 @@ TEST(SummaryJson, NoSampleMeansNoPeak) {
   EXPECT_EQ(text.find(" 0.000\n"), std::string::npos) << text;
 }
 
+// Throttling the cooling devices' counters saw replaces "no zone reached its
+// trip point" (which read as "no throttling"); summary.json carries it, null
+// when none was seen.
+TEST(SummaryText, ThrottlingFromTheCoolingDevicesCounters) {
+  auto inv = SmallInventory();
+  Report r = SomeReport();
+  r.summary.temps.clear();
+  r.summary.temps.push_back(TempSummary{"cpu-thermal", 45000, 44000, 46000});
+  EXPECT_EQ(SummaryJson(r, inv)["throttled"], nullptr);
+  std::string text = RenderSummary(r, inv);
+  EXPECT_NE(text.find("no zone reached its passive/hot trip point"), std::string::npos) << text;
+  r.throttled = "4.0 s (cpufreq-cpu0)";
+  text = RenderSummary(r, inv);
+  EXPECT_NE(text.find("thermal throttling: 4.0 s (cpufreq-cpu0)"), std::string::npos) << text;
+  EXPECT_EQ(text.find("no zone reached"), std::string::npos) << text;
+  EXPECT_EQ(SummaryJson(r, inv)["throttled"], "4.0 s (cpufreq-cpu0)");
+}
+
 // A rail the daemon could not measure (no counter reading at the edges) is
 // "—" on screen and null in summary.json, never 0; a measured 0 J is 0. A
 // parent with an unmeasured sub-rail has no remainder figure and no warning.
