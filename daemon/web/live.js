@@ -292,7 +292,20 @@
   // ---- History ----
 
   var historyLoaded = false;
-  var view = { from: "-15m", to: "now", relative: "15m" };  // as the api takes them
+  // The range shown, as the api takes it; the page's address keeps it
+  // (#range=1h, or #from=..&to=..) so a view can be bookmarked or shared.
+  var view = viewFromHash() || { from: "-15m", to: "now", relative: "15m" };
+
+  function viewFromHash() {
+    var p = {};
+    location.hash.replace(/^#/, "").split("&").forEach(function (kv) {
+      var i = kv.indexOf("=");
+      if (i > 0) p[kv.slice(0, i)] = decodeURIComponent(kv.slice(i + 1));
+    });
+    if (p.range) return { from: "-" + p.range, to: "now", relative: p.range };
+    if (p.from) return { from: p.from, to: p.to || "now", relative: null };
+    return null;
+  }
   var shown = null;  // the last history response
   var energyCache = {};
   var refreshTimer = null;
@@ -301,6 +314,9 @@
 
   function loadHistory() {
     historyLoaded = true;
+    var hash = view.relative ? "#range=" + view.relative
+                             : "#from=" + encodeURIComponent(view.from) + "&to=" + encodeURIComponent(view.to);
+    if (location.hash !== hash) history.replaceState(null, "", hash);
     var keys = liveRails.map(function (r) { return r.key; });
     var q = "api/history?from=" + encodeURIComponent(view.from) + "&to=" + encodeURIComponent(view.to) +
             (keys.length ? "&channels=" + encodeURIComponent(keys.join(",")) : "");
@@ -327,6 +343,7 @@
     var yr = range(all);
     var m = frame(s, { w: 960, h: 260 }, h.from, h.to, yr[0], yr[1], "W");
     $("range-text").textContent = utc(h.from, true) + " .. " + utc(h.to, true) + " UTC, step " + dur(h.step);
+    var rows = [];  // per label row, where its last label ends
     h.windows.forEach(function (w) {
       var a = Math.max(h.from, w.start), b = Math.min(h.to, w.end === null ? h.now : w.end);
       var x0 = m.X(a), x1 = Math.max(m.X(b), x0 + 2);
@@ -337,23 +354,40 @@
       r.addEventListener("mouseenter", function () { showEnergy(w, r); });
       r.addEventListener("click", function () { showEnergy(w, r); });
       s.appendChild(r);
-      s.appendChild(svg("text", { class: "wlabel", x: x0 + 2, y: m.T + 12 }, w.label));
+      // Labels that would overlap go one row lower.
+      var row = 0;
+      while (row < rows.length && rows[row] > x0) row++;
+      rows[row] = x0 + 4 + 6.5 * w.label.length;
+      s.appendChild(svg("text", { class: "wlabel", x: x0 + 2, y: m.T + 12 + 13 * (row % 6) }, w.label));
     });
     var names = [];
     h.series.forEach(function (sr) {
       var name = sr.key.split("/").slice(1, -1).join("/");
       names.push(name);
       var c = color[name] || "#888";
-      var up = [], down = [], line = [];
+      // Runs of consecutive steps; a step without a value breaks the line.
+      var runs = [], run = null;
       for (var i = 0; i < sr.t.length; i++) {
-        var x = m.X(sr.t[i] + h.step / 2);
-        up.push([x, m.Y(sr.max[i] / 1000)]);
-        down.unshift([x, m.Y(sr.min[i] / 1000)]);
-        // A step without a value breaks the line.
-        if (i > 0 && sr.t[i] - sr.t[i - 1] > h.step) line.push(null);
-        line.push([x, m.Y(sr.avg[i] / 1000)]);
+        if (!run || sr.t[i] - sr.t[i - 1] > h.step) runs.push(run = []);
+        run.push(i);
       }
-      if (up.length) s.appendChild(svg("path", { class: "band", d: path(up.concat(down)) + " Z", fill: c }));
+      var line = [], bands = "";
+      runs.forEach(function (r) {
+        // A lone step is drawn across its width, not as a dot.
+        var xs = r.length === 1 ? [sr.t[r[0]], sr.t[r[0]] + h.step] : null;
+        var up = [], down = [];
+        r.forEach(function (i) {
+          (xs || [sr.t[i] + h.step / 2]).forEach(function (t) {
+            var x = m.X(Math.min(h.to, t));
+            up.push([x, m.Y(sr.max[i] / 1000)]);
+            down.unshift([x, m.Y(sr.min[i] / 1000)]);
+            line.push([x, m.Y(sr.avg[i] / 1000)]);
+          });
+        });
+        line.push(null);
+        bands += path(up.concat(down)) + " Z ";
+      });
+      if (runs.length) s.appendChild(svg("path", { class: "band", d: bands.trim(), fill: c }));
       s.appendChild(svg("path", { class: "series", d: path(line), stroke: c, "data-key": sr.key,
                                   "data-points": sr.t.length }));
     });

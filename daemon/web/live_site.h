@@ -55,12 +55,12 @@ struct Latest {
 class LiveSite final : public FrameSink {
  public:
   struct Options {
-    std::function<Latest()> latest;             // required
-    const Sampler* sampler = nullptr;           // frame period, timeline, rail rates
-    const LiveEnergy* live_energy = nullptr;    // energy past the newest stored frame
-    uint32_t energy_rate_hz = 0;                // the configured rail rate (Summary notes)
-    size_t max_streams = 8;                     // live streams at once
-    int keep_alive_ms = 15'000;                 // a comment this often without frames
+    std::function<Latest()> latest;           // required
+    const Sampler* sampler = nullptr;         // frame period, timeline, rail rates
+    const LiveEnergy* live_energy = nullptr;  // energy past the newest stored frame
+    uint32_t energy_rate_hz = 0;              // the configured rail rate (Summary notes)
+    size_t max_streams = 16;                  // live streams at once (of the listener's 64 workers)
+    int keep_alive_ms = 15'000;               // a comment this often without frames
     int64_t default_period_ns = 1'000'000'000;  // without a sampler
   };
 

@@ -232,7 +232,7 @@ class LiveSiteTest : public ::testing::Test {
     if (site_) site_->OnFrame(*inv_, 1, f);
   }
 
-  void Start(size_t max_streams = 8, std::string token = "") {
+  void Start(size_t max_streams = 16, std::string token = "") {
     LiveSite::Options o;
     o.latest = [this] {
       std::lock_guard lk(mu_);
@@ -410,7 +410,7 @@ TEST_F(LiveSiteTest, HistoryAnswersWithSeriesAndWindowsOrA400) {
 
 TEST_F(LiveSiteTest, WithATokenEveryRouteRefusesARequestWithoutIt) {
   const std::string token = "s3cret-token-0123456789";
-  Start(8, token);
+  Start(16, token);
   auto c = Client();
   for (const char* path : {"/", "/live.js", "/api/live", "/api/history", "/api/energy?from=-1m",
                            "/metrics", "/nothing"}) {
