@@ -32,6 +32,8 @@ struct PushConfig {
   bool frames = true;                // send = [...] holds "frames"
   bool windows = true;               // send = [...] holds "windows"
   std::vector<std::pair<std::string, std::string>> labels;  // on every series
+
+  friend bool operator==(const PushConfig&, const PushConfig&) = default;
 };
 
 struct Config {

@@ -574,6 +574,9 @@ int Run(const Flags& flags) {
             next.retention_s != config.retention_s) {
           log->warn("reload: root, store and listen settings take effect at the next restart");
         }
+        if (next.push != config.push) {
+          log->warn("reload: [[push]] destinations take effect at the next restart");
+        }
         config.interval_ms = next.interval_ms;
         config.energy_rate_hz = next.energy_rate_hz;
         config.log_level = next.log_level;

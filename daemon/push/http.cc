@@ -92,7 +92,7 @@ HttpAnswer HttpPoster::Post(const std::string& body, const std::string& content_
   HttpAnswer a;
   auto res = client_->Post(url_.path, h, body, content_type);
   if (!res) {
-    a.error = httplib::to_string(res.error());
+    a.error = "no answer (" + httplib::to_string(res.error()) + ")";
     return a;
   }
   a.status = res->status;
