@@ -33,7 +33,9 @@ std::unique_ptr<Collector> MakeEventCollector();        // collectors/events.cc
 // GPU memory per process on every NVML device (discrete GPUs, Thor), from
 // nvmlDeviceGetCompute/GraphicsRunningProcesses (collectors/nvml.cc): KiB by
 // pid, summed over devices. Read() is nullopt when NVML cannot be loaded, has
-// no device or lacks the process queries. Not thread-safe: one caller at a time.
+// no device, or no device lists its processes with their memory (Orin answers
+// NOT_SUPPORTED). nvmlInit failing is retried on NVML's schedule (nvml.cc).
+// Not thread-safe: one caller at a time.
 class NvmlProcessMemory {
  public:
   NvmlProcessMemory();
@@ -41,6 +43,9 @@ class NvmlProcessMemory {
   NvmlProcessMemory(const NvmlProcessMemory&) = delete;
   NvmlProcessMemory& operator=(const NvmlProcessMemory&) = delete;
   std::optional<std::map<int, uint64_t>> Read();
+  // Why the last Read() was nullopt where NVML has devices that cannot tell
+  // ("" otherwise).
+  const std::string& why() const;
 
  private:
   struct Impl;

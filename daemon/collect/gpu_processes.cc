@@ -72,8 +72,11 @@ GpuProcessMemory GpuProcessReader::ReadNow() {
     out.unavailable = maps + " is not in the expected format";
     return out;
   }
+  std::string nvml_why;
   if (nvml_) {
-    if (auto kib = nvml_->Read()) {
+    auto kib = nvml_->Read();
+    nvml_why = nvml_->why();
+    if (kib) {
       out.available = true;
       out.source = "nvml";
       out.kib = std::move(*kib);
@@ -94,6 +97,11 @@ GpuProcessMemory GpuProcessReader::ReadNow() {
     const auto* rooted = dynamic_cast<const RootedSysFs*>(&fs_);
     out.unavailable = NvmapUnreadable(maps, rooted ? rooted->root() : std::string(), maps_errno,
                                       debugfs, ::geteuid());
+    if (!nvml_why.empty()) out.unavailable += "; " + nvml_why;
+  } else {
+    // A board whose NVML lists devices but not their processes' memory
+    // (Orin under JetPack 7) says so rather than showing nothing.
+    out.unavailable = std::move(nvml_why);
   }
   return out;
 }

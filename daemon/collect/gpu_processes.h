@@ -3,6 +3,9 @@
 //     readable by root only, with debugfs mounted (where it cannot be read,
 //     `unavailable` says why, from the errno of reading it);
 //   Thor and discrete GPUs: NVML's running-process lists (when NVML is used).
+// Where NVML lists devices but answers NOT_SUPPORTED to their process lists
+// (Orin under JetPack 7), or lists processes without their memory,
+// `unavailable` says so: GPU memory per process is "not available", never 0.
 // Other boards have no per-process GPU accounting: nothing, and no complaint.
 //
 // Read() caches its answer for `ttl_ns` (steady clock) so that process lists

@@ -1,33 +1,52 @@
-// Discrete NVIDIA GPUs through NVML, loaded at run time.
+// NVIDIA GPUs through NVML, loaded at run time: discrete GPUs, and Thor,
+// whose GPU and codecs NVML reports (Orin's NVML answers NOT_SUPPORTED to
+// every metric: sysfs is its source).
 //
 // libnvidia-ml.so.1 is opened with dlopen: no build dependency and no NVML
 // header. The few types and functions used are declared below from NVML's
 // documented ABI (nvmlReturn_t is an int, 0 = success; handles are opaque
-// pointers). Without the library, or when nvmlInit fails, nothing is declared.
+// pointers).
 //
 // Channels per device: kind gpu, name "nvml0", "nvml1", ..., device
 // "nvml <PCI bus id>" (or "nvml <name>"), fields load (utilisation % x 10),
 // freq and freq_max (graphics clock, MHz -> kHz), temp (degC -> m degC),
-// power (mW; max = the enforced power limit) and used/total (bytes -> KiB).
-// A field is declared only when its query succeeds at discovery (NVML on
-// Jetson Orin answers NotSupported to every metric); a query failing later
-// makes that tick's value absent.
+// power (mW; max = the enforced power limit) and used/total (bytes -> KiB);
+// and kind engine, fields load (permille), for the codecs NVML measures:
+// NVENC, NVDEC, NVJPG and OFA (nvmlDeviceGet{Encoder,Decoder,Jpg,Ofa}-
+// Utilization; named so on the first device, "NVENC.nvml1" on others).
+//
+// Each metric is chosen on its own: its answer at discovery decides whether
+// it is a channel. A NOT_SUPPORTED answer is remembered per device and never
+// asked again, not even by a rediscovery (Thor answers utilisation and
+// processes but may answer NOT_SUPPORTED to memory). A metric that answered
+// at discovery and fails later is absent for that tick, never 0.
+//
+// A driver that loads after edgemond: when nvmlInit fails (the library is
+// there but, say, NVML_ERROR_DRIVER_NOT_LOADED), it is tried again every 5 s
+// for the first minute, then once a minute. When it answers, the collector
+// asks for a rediscovery, its channels join the inventory and the log says
+// so once. Without the library at all nothing is retried.
 //
 // NVML is only used when CollectOptions::nvml is set (registry.cc), i.e. on
-// the live system. It is not a sysfs source: Sample() calls the library.
+// the live system unless the configuration says "on". It is not a sysfs
+// source: Sample() calls the library.
 #include <dlfcn.h>
 
 #include <algorithm>
+#include <array>
+#include <bitset>
 #include <cstdint>
 #include <cstring>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 #include <utility>
 #include <vector>
 
 #include "daemon/collect/collectors.h"
+#include "edgemon/clock.h"
 
 namespace edgemon {
 namespace {
@@ -65,7 +84,9 @@ struct NvmlProcessInfo {  // nvmlProcessInfo_t (v2), as the _v3 process queries 
   unsigned int compute_instance_id;
 };
 constexpr unsigned long long kNvmlValueNotAvailable = ~0ULL;  // NVML_VALUE_NOT_AVAILABLE
+constexpr NvmlReturn kNvmlNotSupported = 3;                   // NVML_ERROR_NOT_SUPPORTED
 constexpr NvmlReturn kNvmlInsufficientSize = 7;               // NVML_ERROR_INSUFFICIENT_SIZE
+constexpr NvmlReturn kNvmlLibraryNotFound = 12;               // NVML_ERROR_LIBRARY_NOT_FOUND
 
 struct NvmlApi {
   NvmlReturn (*init)() = nullptr;                                     // nvmlInit_v2
@@ -86,6 +107,12 @@ struct NvmlApi {
                                   NvmlProcessInfo*) = nullptr;  // ..GetComputeRunningProcesses_v3
   NvmlReturn (*get_graphics_procs)(NvmlDevice, unsigned int*,
                                    NvmlProcessInfo*) = nullptr;  // ..GetGraphicsRunningProcesses_v3
+  // (device, utilisation %, sampling period us): nvmlDeviceGet{Encoder,Decoder,Jpg,Ofa}Utilization
+  using EngineQuery = NvmlReturn (*)(NvmlDevice, unsigned int*, unsigned int*);
+  EngineQuery get_encoder = nullptr;
+  EngineQuery get_decoder = nullptr;
+  EngineQuery get_jpg = nullptr;
+  EngineQuery get_ofa = nullptr;
 };
 
 // Looks up `name` in `lib` into the function pointer `fn` (nullptr when absent).
@@ -109,7 +136,16 @@ int64_t Kib(unsigned long long bytes) {
   return static_cast<int64_t>(bytes / 1024);
 }
 
-// libnvidia-ml.so.1 opened and NVML initialised once (nvmlInit counts
+constexpr NvmlReturn kNvmlFunctionNotFound = 13;  // NVML_ERROR_FUNCTION_NOT_FOUND
+constexpr NvmlReturn kNvmlGpuIsLost = 15;         // NVML_ERROR_GPU_IS_LOST
+constexpr int64_t kNsPerSec = 1'000'000'000;
+// nvmlInit retried every 5 s during the first minute after it failed, then
+// once a minute.
+constexpr int64_t kRetryFastNs = 5 * kNsPerSec;
+constexpr int64_t kRetryFastForNs = 60 * kNsPerSec;
+constexpr int64_t kRetrySlowNs = 60 * kNsPerSec;
+
+// libnvidia-ml.so.1 opened and NVML initialised (nvmlInit counts
 // references, so the collector and the process reader each hold one).
 class NvmlLibrary {
  public:
@@ -121,18 +157,54 @@ class NvmlLibrary {
     if (lib_ != nullptr) ::dlclose(lib_);
   }
 
-  // Opens the library and initialises NVML once; false when unavailable.
-  bool Load() {
+  // Whether NVML is initialised. The first call tries at once; after a
+  // failed nvmlInit a call tries again only when the retry schedule has come
+  // round at `now_ns` (steady nanoseconds; < 0: the time is not known, no
+  // retry). Without the library nothing is retried.
+  bool Ready(int64_t now_ns) {
     if (initialised_) return true;
+    if (missing_) return false;
+    if (attempts_ > 0) {
+      if (now_ns < 0) return false;
+      if (first_failure_ns_ < 0) {  // failed when the time was not known
+        first_failure_ns_ = now_ns;
+        next_try_ns_ = now_ns + kRetryFastNs;
+        return false;
+      }
+      if (now_ns < next_try_ns_) return false;
+      next_try_ns_ =
+          now_ns + (now_ns - first_failure_ns_ < kRetryFastForNs ? kRetryFastNs : kRetrySlowNs);
+    } else if (now_ns >= 0) {
+      first_failure_ns_ = now_ns;
+      next_try_ns_ = now_ns + kRetryFastNs;
+    }
+    ++attempts_;
+    return Init();
+  }
+
+  bool initialised() const { return initialised_; }
+  // nvmlInit tried and failed, to be tried again.
+  bool waiting() const { return attempts_ > 0 && !initialised_ && !missing_; }
+  // What the first nvmlInit answered (0 when it succeeded or never ran).
+  NvmlReturn first_error() const { return first_error_; }
+  int attempts() const { return attempts_; }
+  const NvmlApi& api() const { return api_; }
+
+ private:
+  bool Init() {
     if (lib_ == nullptr) {
 #ifdef EDGEMON_STATIC
       // A static executable cannot load the host's libnvidia-ml (it needs the
       // host's libc.so in the same process): discrete NVIDIA GPUs are read by
       // the packaged build. Jetson GPUs come from sysfs and are unaffected.
+      missing_ = true;
       return false;
 #endif
       lib_ = ::dlopen("libnvidia-ml.so.1", RTLD_NOW | RTLD_LOCAL);
-      if (lib_ == nullptr) return false;
+      if (lib_ == nullptr) {
+        missing_ = true;
+        return false;
+      }
       Bind(lib_, "nvmlInit_v2", api_.init);
       Bind(lib_, "nvmlShutdown", api_.shutdown);
       Bind(lib_, "nvmlDeviceGetCount_v2", api_.get_count);
@@ -148,21 +220,110 @@ class NvmlLibrary {
       Bind(lib_, "nvmlDeviceGetEnforcedPowerLimit", api_.get_power_limit);
       Bind(lib_, "nvmlDeviceGetComputeRunningProcesses_v3", api_.get_compute_procs);
       Bind(lib_, "nvmlDeviceGetGraphicsRunningProcesses_v3", api_.get_graphics_procs);
+      Bind(lib_, "nvmlDeviceGetEncoderUtilization", api_.get_encoder);
+      Bind(lib_, "nvmlDeviceGetDecoderUtilization", api_.get_decoder);
+      Bind(lib_, "nvmlDeviceGetJpgUtilization", api_.get_jpg);
+      Bind(lib_, "nvmlDeviceGetOfaUtilization", api_.get_ofa);
+      if (!api_.init || !api_.shutdown || !api_.get_count || !api_.get_handle) {
+        missing_ = true;
+        return false;
+      }
     }
-    if (!api_.init || !api_.shutdown || !api_.get_count || !api_.get_handle) return false;
-    initialised_ = api_.init() == kNvmlSuccess;
+    const NvmlReturn r = api_.init();
+    if (attempts_ == 1) first_error_ = r;
+    initialised_ = r == kNvmlSuccess;
     return initialised_;
   }
 
-  const NvmlApi& api() const {
-    return api_;
-  }
-
- private:
   void* lib_ = nullptr;
+  bool missing_ = false;  // no library (or not NVML): never retried
   bool initialised_ = false;
+  int attempts_ = 0;
+  NvmlReturn first_error_ = kNvmlSuccess;
+  int64_t first_failure_ns_ = -1;
+  int64_t next_try_ns_ = 0;
   NvmlApi api_;
 };
+
+// The metrics asked of each device, each chosen on its own.
+enum Metric : uint8_t {
+  kUtil,
+  kClock,
+  kMaxClock,
+  kTemp,
+  kPower,
+  kMemory,
+  kEncoder,
+  kDecoder,
+  kJpg,
+  kOfa,
+  kMetricCount,
+};
+
+struct Reading {
+  unsigned int u = 0;
+  NvmlMemory mem{};
+};
+
+NvmlReturn Query(const NvmlApi& api, Metric m, NvmlDevice h, Reading& r) {
+  unsigned int period_us = 0;
+  auto engine = [&](NvmlApi::EngineQuery q) {
+    return q ? q(h, &r.u, &period_us) : kNvmlFunctionNotFound;
+  };
+  switch (m) {
+    case kUtil: {
+      if (!api.get_util) return kNvmlFunctionNotFound;
+      NvmlUtilization util{};
+      const NvmlReturn rc = api.get_util(h, &util);
+      r.u = util.gpu;
+      return rc;
+    }
+    case kClock:
+      return api.get_clock ? api.get_clock(h, kNvmlClockGraphics, &r.u) : kNvmlFunctionNotFound;
+    case kMaxClock:
+      return api.get_max_clock ? api.get_max_clock(h, kNvmlClockGraphics, &r.u)
+                               : kNvmlFunctionNotFound;
+    case kTemp:
+      return api.get_temp ? api.get_temp(h, kNvmlTemperatureGpu, &r.u) : kNvmlFunctionNotFound;
+    case kPower:
+      return api.get_power ? api.get_power(h, &r.u) : kNvmlFunctionNotFound;
+    case kMemory:
+      return api.get_memory ? api.get_memory(h, &r.mem) : kNvmlFunctionNotFound;
+    case kEncoder:
+      return engine(api.get_encoder);
+    case kDecoder:
+      return engine(api.get_decoder);
+    case kJpg:
+      return engine(api.get_jpg);
+    case kOfa:
+      return engine(api.get_ofa);
+    case kMetricCount:
+      break;
+  }
+  return kNvmlFunctionNotFound;
+}
+
+// The engine a codec metric measures, as tegrastats and the debugfs clocks
+// name it; "" for the GPU's own metrics.
+std::string_view EngineName(Metric m) {
+  switch (m) {
+    case kEncoder:
+      return "NVENC";
+    case kDecoder:
+      return "NVDEC";
+    case kJpg:
+      return "NVJPG";
+    case kOfa:
+      return "OFA";
+    default:
+      return {};
+  }
+}
+
+// An answer that says the board cannot tell (remembered; never asked again).
+bool CannotTell(NvmlReturn r) {
+  return r == kNvmlNotSupported || r == kNvmlFunctionNotFound;
+}
 
 class NvmlCollector final : public Collector {
  public:
@@ -174,27 +335,42 @@ class NvmlCollector final : public Collector {
 
   void Discover(DiscoverContext& ctx) override {
     devices_.clear();
-    if (!lib_.Load()) return;
+    if (!lib_.Ready(-1)) return;
     unsigned int count = 0;
     if (api_.get_count(&count) != kNvmlSuccess) return;
+    size_t channels = 0;
     for (unsigned int i = 0; i < count; ++i) {
       NvmlDevice handle = nullptr;
       if (api_.get_handle(i, &handle) != kNvmlSuccess) continue;
-      DiscoverDevice(ctx, i, handle);
+      channels += DiscoverDevice(ctx, i, handle);
+    }
+    if (late_) {
+      late_ = false;
+      ctx.Warn("NVML answered after " + std::to_string(lib_.attempts() - 1) +
+               " retries (nvmlInit first returned " + std::to_string(lib_.first_error()) +
+               "): " + std::to_string(devices_.size()) + " device(s), " + std::to_string(channels) +
+               " channel(s) added");
     }
   }
 
   void Sample(SampleContext& ctx) override {
+    if (lib_.waiting() && lib_.Ready(ctx.boottime_ns())) {
+      late_ = true;  // the driver answered: declare its channels
+      ctx.RequestRediscovery();
+      return;
+    }
     for (const auto& d : devices_) SampleDevice(ctx, d);
   }
 
  private:
   struct Device {
     NvmlDevice handle = nullptr;
-    std::optional<ChannelId> load, freq, freq_max, temp, power, used, total;
+    std::array<std::optional<ChannelId>, kMetricCount> channel;  // kMemory: used
+    std::optional<ChannelId> total;
   };
 
-  void DiscoverDevice(DiscoverContext& ctx, unsigned int index, NvmlDevice h) {
+  // Declares the device's channels; returns how many.
+  size_t DiscoverDevice(DiscoverContext& ctx, unsigned int index, NvmlDevice h) {
     Channel base;
     base.kind = Kind::kGpu;
     base.name = "nvml" + std::to_string(index);
@@ -208,84 +384,99 @@ class NvmlCollector final : public Collector {
     }
     base.device = "nvml " + (!bus_id.empty() ? bus_id : !product.empty() ? product : base.name);
     if (!product.empty()) base.attrs.emplace_back("product", product);
+    // What each metric answered is remembered by device (bus id, else index).
+    auto& cannot = cannot_tell_[bus_id.empty() ? std::to_string(index) : bus_id];
 
     Device d;
     d.handle = h;
-    unsigned int u = 0;
-    NvmlUtilization util{};
-    NvmlMemory mem{};
-    if (api_.get_util && api_.get_util(h, &util) == kNvmlSuccess) {
-      d.load = ctx.Add(WithField(base, Field::kLoad));
-    }
-    if (api_.get_clock && api_.get_clock(h, kNvmlClockGraphics, &u) == kNvmlSuccess) {
-      d.freq = ctx.Add(WithField(base, Field::kFreq));
-    }
-    if (api_.get_max_clock && api_.get_max_clock(h, kNvmlClockGraphics, &u) == kNvmlSuccess) {
-      d.freq_max = ctx.Add(WithField(base, Field::kFreqMax));
-    }
-    if (api_.get_temp && api_.get_temp(h, kNvmlTemperatureGpu, &u) == kNvmlSuccess) {
-      d.temp = ctx.Add(WithField(base, Field::kTemp));
-    }
-    if (api_.get_power && api_.get_power(h, &u) == kNvmlSuccess) {
-      Channel c = WithField(base, Field::kPower);
-      if (api_.get_power_limit && api_.get_power_limit(h, &u) == kNvmlSuccess) c.max = u;
-      d.power = ctx.Add(std::move(c));
-    }
-    if (api_.get_memory && api_.get_memory(h, &mem) == kNvmlSuccess) {
-      d.used = ctx.Add(WithField(base, Field::kUsed));
-      d.total = ctx.Add(WithField(base, Field::kTotal));
+    size_t added = 0;
+    for (int i = 0; i < kMetricCount; ++i) {
+      const auto m = static_cast<Metric>(i);
+      if (cannot[i]) continue;
+      Reading r;
+      const NvmlReturn rc = Query(api_, m, h, r);
+      if (CannotTell(rc)) cannot[i] = true;
+      if (rc != kNvmlSuccess) continue;  // any other error: asked again at the next discovery
+      ++added;
+      const std::string_view engine = EngineName(m);
+      if (!engine.empty()) {
+        Channel c = WithField(base, Field::kLoad);
+        c.kind = Kind::kEngine;
+        c.name = std::string(engine) + (index == 0 ? "" : ".nvml" + std::to_string(index));
+        c.attrs.emplace_back("load_source", "nvml");
+        d.channel[i] = ctx.Add(std::move(c));
+        continue;
+      }
+      switch (m) {
+        case kUtil:
+          d.channel[i] = ctx.Add(WithField(base, Field::kLoad));
+          break;
+        case kClock:
+          d.channel[i] = ctx.Add(WithField(base, Field::kFreq));
+          break;
+        case kMaxClock:
+          d.channel[i] = ctx.Add(WithField(base, Field::kFreqMax));
+          break;
+        case kTemp:
+          d.channel[i] = ctx.Add(WithField(base, Field::kTemp));
+          break;
+        case kPower: {
+          Channel c = WithField(base, Field::kPower);
+          unsigned int limit = 0;
+          if (api_.get_power_limit && api_.get_power_limit(h, &limit) == kNvmlSuccess) {
+            c.max = limit;
+          }
+          d.channel[i] = ctx.Add(std::move(c));
+          break;
+        }
+        case kMemory:
+          d.channel[i] = ctx.Add(WithField(base, Field::kUsed));
+          d.total = ctx.Add(WithField(base, Field::kTotal));
+          ++added;
+          break;
+        default:
+          break;
+      }
     }
     devices_.push_back(d);
+    return added;
   }
 
   void SampleDevice(SampleContext& ctx, const Device& d) {
-    unsigned int u = 0;
-    if (d.load) {
-      NvmlUtilization util{};
-      if (api_.get_util(d.handle, &util) != kNvmlSuccess) {
-        ctx.Fail(*d.load, ReadError::kIo);
-      } else if (util.gpu > 100) {
-        ctx.Fail(*d.load, ReadError::kRange);
-      } else {
-        ctx.Set(*d.load, Permille(util.gpu));
+    for (int i = 0; i < kMetricCount; ++i) {
+      if (!d.channel[i]) continue;
+      const ChannelId id = *d.channel[i];
+      const auto m = static_cast<Metric>(i);
+      Reading r;
+      const NvmlReturn rc = Query(api_, m, d.handle, r);
+      if (rc != kNvmlSuccess) {
+        const ReadError e = rc == kNvmlGpuIsLost ? ReadError::kMissing : ReadError::kIo;
+        ctx.Fail(id, e);
+        if (m == kMemory && d.total) ctx.Fail(*d.total, e);
+        continue;
       }
-    }
-    if (d.freq) {
-      if (api_.get_clock(d.handle, kNvmlClockGraphics, &u) != kNvmlSuccess) {
-        ctx.Fail(*d.freq, ReadError::kIo);
-      } else {
-        ctx.Set(*d.freq, Khz(u));
-      }
-    }
-    if (d.freq_max) {
-      if (api_.get_max_clock(d.handle, kNvmlClockGraphics, &u) != kNvmlSuccess) {
-        ctx.Fail(*d.freq_max, ReadError::kIo);
-      } else {
-        ctx.Set(*d.freq_max, Khz(u));
-      }
-    }
-    if (d.temp) {
-      if (api_.get_temp(d.handle, kNvmlTemperatureGpu, &u) != kNvmlSuccess) {
-        ctx.Fail(*d.temp, ReadError::kIo);
-      } else {
-        ctx.Set(*d.temp, MilliCelsius(u));
-      }
-    }
-    if (d.power) {
-      if (api_.get_power(d.handle, &u) != kNvmlSuccess) {
-        ctx.Fail(*d.power, ReadError::kIo);
-      } else {
-        ctx.Set(*d.power, u);
-      }
-    }
-    if (d.used && d.total) {
-      NvmlMemory mem{};
-      if (api_.get_memory(d.handle, &mem) != kNvmlSuccess) {
-        ctx.Fail(*d.used, ReadError::kIo);
-        ctx.Fail(*d.total, ReadError::kIo);
-      } else {
-        ctx.Set(*d.used, Kib(mem.used));
-        ctx.Set(*d.total, Kib(mem.total));
+      switch (m) {
+        case kClock:
+        case kMaxClock:
+          ctx.Set(id, Khz(r.u));
+          break;
+        case kTemp:
+          ctx.Set(id, MilliCelsius(r.u));
+          break;
+        case kPower:
+          ctx.Set(id, r.u);
+          break;
+        case kMemory:
+          ctx.Set(id, Kib(r.mem.used));
+          if (d.total) ctx.Set(*d.total, Kib(r.mem.total));
+          break;
+        default:  // utilisation of the GPU or an engine, percent
+          if (r.u > 100) {
+            ctx.Fail(id, ReadError::kRange);
+          } else {
+            ctx.Set(id, Permille(r.u));
+          }
+          break;
       }
     }
   }
@@ -293,6 +484,8 @@ class NvmlCollector final : public Collector {
   NvmlLibrary lib_;
   const NvmlApi& api_ = lib_.api();
   std::vector<Device> devices_;
+  std::map<std::string, std::bitset<kMetricCount>> cannot_tell_;  // kept across discoveries
+  bool late_ = false;  // nvmlInit answered after failing: announce the next discovery
 };
 
 }  // namespace
@@ -303,41 +496,81 @@ std::unique_ptr<Collector> MakeNvmlCollector() {
 
 struct NvmlProcessMemory::Impl {
   NvmlLibrary lib;
+  std::set<unsigned int> cannot_tell;  // devices whose process lists carry no memory
+  std::string why;
 };
 
 NvmlProcessMemory::NvmlProcessMemory() : impl_(std::make_unique<Impl>()) {}
 NvmlProcessMemory::~NvmlProcessMemory() = default;
 
+const std::string& NvmlProcessMemory::why() const {
+  return impl_->why;
+}
+
 std::optional<std::map<int, uint64_t>> NvmlProcessMemory::Read() {
-  if (!impl_->lib.Load()) return std::nullopt;
+  impl_->why.clear();
+  if (!impl_->lib.Ready(SystemClock().MonotonicNs())) return std::nullopt;
   const NvmlApi& api = impl_->lib.api();
-  if (!api.get_compute_procs && !api.get_graphics_procs) return std::nullopt;
   unsigned int count = 0;
   if (api.get_count(&count) != kNvmlSuccess || count == 0) return std::nullopt;
   std::map<int, uint64_t> kib;
   std::vector<NvmlProcessInfo> infos;
+  bool told = false;   // some device listed its processes with their memory
+  std::string reason;  // why the others did not
   for (unsigned int i = 0; i < count; ++i) {
+    if (impl_->cannot_tell.count(i) != 0) {
+      reason = "NOT_SUPPORTED";
+      continue;
+    }
     NvmlDevice h = nullptr;
     if (api.get_handle(i, &h) != kNvmlSuccess) continue;
     // A process with compute and graphics contexts on one device is listed
     // twice with the same memory: the larger figure counts once per device.
     std::map<int, uint64_t> device;
+    bool answered = false;
+    bool unsupported = true;
+    bool not_available = false;
     for (auto query : {api.get_compute_procs, api.get_graphics_procs}) {
       if (!query) continue;
       unsigned int n = 0;
       NvmlReturn r = query(h, &n, nullptr);
+      if (!CannotTell(r)) unsupported = false;
       if (r != kNvmlSuccess && r != kNvmlInsufficientSize) continue;
       infos.assign(n + 8, NvmlProcessInfo{});  // room for processes started meanwhile
       n = static_cast<unsigned int>(infos.size());
       if (query(h, &n, infos.data()) != kNvmlSuccess) continue;
+      answered = true;
       for (unsigned int k = 0; k < n && k < infos.size(); ++k) {
         const NvmlProcessInfo& p = infos[k];
-        if (p.pid == 0 || p.used_gpu_memory == kNvmlValueNotAvailable) continue;
+        if (p.pid == 0) continue;
+        if (p.used_gpu_memory == kNvmlValueNotAvailable) {
+          not_available = true;
+          continue;
+        }
         uint64_t& v = device[static_cast<int>(p.pid)];
         v = std::max<uint64_t>(v, p.used_gpu_memory / 1024);
       }
     }
+    if (unsupported) {
+      impl_->cannot_tell.insert(i);
+      reason = "NOT_SUPPORTED";
+      continue;
+    }
+    if (!answered) continue;
+    if (not_available) {
+      // The device lists processes without their memory: it cannot tell
+      // every process's figure, so it tells none.
+      reason = "processes listed without their memory";
+      continue;
+    }
+    told = true;
     for (const auto& [pid, v] : device) kib[pid] += v;
+  }
+  if (!told) {
+    if (!reason.empty()) {
+      impl_->why = "NVML does not report GPU memory per process on this board (" + reason + ")";
+    }
+    return std::nullopt;
   }
   return kib;
 }
