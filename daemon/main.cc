@@ -444,9 +444,8 @@ int Run(const Flags& flags) {
   // READY=1 only once the first frame is stored and the API listens.
   sampler.TickOnce();
   if (auto s = st->Flush(); !s.ok()) log->error("first frame not stored: {}", s.message());
-  metrics::MetricsListener metrics_listener(
-      [&metrics_source](metrics::Format f) { return metrics_source.Render(f); });
-  // The live page beside /metrics (daemon/web/live_site.h), fed by the hub.
+  // The live page beside /metrics (daemon/web/live_site.h), fed by the hub; it outlives the
+  // listener that serves it (declared first, destroyed last).
   web::LiveSite live_site(*st, {.latest =
                                     [&hub] {
                                       service::Snapshot s = hub.Latest();
@@ -455,6 +454,8 @@ int Run(const Flags& flags) {
                                 .sampler = &sampler,
                                 .live_energy = &collection.live_energy(),
                                 .energy_rate_hz = static_cast<uint32_t>(config.energy_rate_hz)});
+  metrics::MetricsListener metrics_listener(
+      [&metrics_source](metrics::Format f) { return metrics_source.Render(f); });
   if (!config.metrics_listen.empty()) {
     sampler.AddSink(&live_site);
     metrics_listener.AddRoutes(live_site.Routes());
