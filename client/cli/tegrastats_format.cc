@@ -139,6 +139,7 @@ TegrastatsStyle StyleFor(const BoardInfo& board) {
   s.gpcs = d == D::kJetPack4 ? 0 : GpcCount(board);
   s.gr3d_clock_only = thor_layout;
   s.engines_off = d != D::kJetPack4 && d != D::kJetPack5;
+  s.engine_load = d == D::kJetPack6 || d == D::kOrinR39;
   s.vic_freq = d == D::kJetPack5;
   s.engines = thor_layout         ? TegrastatsEngines::kThor
               : r39               ? TegrastatsEngines::kNumbered
@@ -212,7 +213,8 @@ void TegrastatsFormatter::Rebind(const Inventory& inventory) {
     Engine engine;
     engine.state = Find(Kind::kEngine, clock, Field::kState);
     engine.freq = Find(Kind::kEngine, clock, Field::kFreq);
-    if (engine.state == nullptr && engine.freq == nullptr) continue;
+    if (style_.engine_load) engine.load = Find(Kind::kEngine, clock, Field::kLoad);
+    if (engine.state == nullptr && engine.freq == nullptr && engine.load == nullptr) continue;
     engine.always = e.clock == "APE";
     switch (style_.engines) {
       case TegrastatsEngines::kPlain:
@@ -332,17 +334,24 @@ std::string TegrastatsFormatter::Format(const Frame& frame) {
     }
     add(gr3d);
   }
-  // Engines: "NAME MHz" (Thor: "NAME_FREQ @MHz") while running; "NAME off"
-  // when idle (R36+).
+  // Engines: "NAME MHz" (Thor: "NAME_FREQ @MHz"; R36 and R39 Orin with a
+  // load: "NAME X%@MHz") while running; "NAME off" when idle (R36+).
   for (const Engine& e : engines_) {
     const Value state = get(e.state);
     const Value freq = get(e.freq);
+    const Value load = get(e.load);
     const bool idle = state && *state == 0;
     if (idle && !e.always) {
       if (style_.engines_off) add(e.label + " off");
       continue;
     }
-    if (freq) add(fmt::format("{} {}{}", e.label, e.at_clock ? "@" : "", Mhz(*freq)));
+    if (load && freq) {
+      add(fmt::format("{} {}%@{}", e.label, Percent(*load), Mhz(*freq)));
+    } else if (load) {
+      add(fmt::format("{} {}%", e.label, Percent(*load)));
+    } else if (freq) {
+      add(fmt::format("{} {}{}", e.label, e.at_clock ? "@" : "", Mhz(*freq)));
+    }
   }
   // Temperatures name@XC (R39: name@XC/HIGHESTC).
   for (const Named& t : temps_) {

@@ -39,8 +39,12 @@
 //     -256C: a gated thermal zone is not listed; the CPU block is left out
 //     while any online core has no load yet (the daemon's first sample);
 //     EMC_FREQ needs its load, GR3D_FREQ its load too except on Thor.
-//   - Engines carry no utilisation in edgemon, so a running engine prints
-//     its clock only ("NVENC 115", as JetPack 4 does), never "NVENC 0%@115".
+//   - An engine's load is printed where edgemon reads one (NVML's codec
+//     utilisation, on Thor and discrete GPUs) and the dialect prints loads
+//     (R36, R39 Orin: "NVENC 1%@115", "NVENC 1%" without a clock); elsewhere
+//     a running engine prints its clock only ("NVENC 115", as JetPack 4
+//     does), never "NVENC 0%@115". Thor's lines print engine clocks only
+//     ("NVENC0_FREQ @314"), and so does edgemon there.
 //   - Each GPC shows the GPU's devfreq clock (the GPCs share that clock; the
 //     count per board is the one in the board's published lines: AGX Orin
 //     and Orin NX 2, other Orins 1, Thor 3).
@@ -87,6 +91,7 @@ struct TegrastatsStyle {
   int gpcs = 0;                  // Orin/Thor R35+: "GR3D_FREQ 12%@[1300,1300]", a clock per GPC
   bool gr3d_clock_only = false;  // Thor: "GR3D_FREQ @[314,314,314]" while there is no load
   bool engines_off = true;       // R36+: idle engines as "NVENC off"
+  bool engine_load = true;       // R36, R39 Orin: "NVENC 1%@115" where the load is known
   bool vic_freq = false;         // R35: "VIC_FREQ 729"
   TegrastatsEngines engines = TegrastatsEngines::kJetPack6;
   bool temp_highest = false;  // R39: "cpu@52.968C/52.968C": current/highest
@@ -135,6 +140,7 @@ class TegrastatsFormatter {
     bool at_clock = false;  // Thor: "NVENC0_FREQ @314"
     const Channel* state = nullptr;
     const Channel* freq = nullptr;
+    const Channel* load = nullptr;
   };
   struct RailStats {
     double sum = 0;

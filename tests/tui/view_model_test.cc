@@ -418,6 +418,26 @@ TEST(EdgetopView, X86UsesTheInputRailAndShowsAbsentValuesAsDashes) {
   EXPECT_TRUE(LineWith(ov, "Engines").empty());
 }
 
+// An engine with a load (NVML's codecs) shows it with its clock.
+TEST(EdgetopView, EngineLoadShowsWithItsClock) {
+  Board b = LoadBoard("agx-orin");
+  const Channel* state = b.info.inventory.Find(Kind::kEngine, "NVENC", Field::kState);
+  ASSERT_NE(state, nullptr);
+  b.last.values[state->id] = 1;
+  Channel load;
+  load.id = static_cast<ChannelId>(b.info.inventory.channels.size());
+  load.kind = Kind::kEngine;
+  load.name = "NVENC";
+  load.field = Field::kLoad;
+  load.unit = Unit::kPermille;
+  b.info.inventory.channels.push_back(load);
+  b.last.values.push_back(120);
+  const std::string eng = Joined(Render(Feed(b), Ui(120, 40)));
+  EXPECT_NE(eng.find("NVENC 12%@" + FormatMhz(ValueOf(b, Kind::kEngine, "NVENC", Field::kFreq))),
+            std::string::npos)
+      << eng;
+}
+
 TEST(EdgetopView, OfflineCoreShowsOffAndHotZoneIsColouredByItsTrips) {
   Board b = LoadBoard("agx-orin");
   const Channel* online = b.info.inventory.Find(Kind::kCpu, "cpu7", Field::kOnline);

@@ -8,7 +8,7 @@
 
 namespace edgemon::tui {
 
-// Engines as "NAME 729MHz" / "NAME off" items flowing across rows.
+// Engines as "NAME 729MHz" / "NAME 12%@729MHz" / "NAME off" items flowing across rows.
 int DrawEngines(Canvas& cv, const Telemetry& t, int row, int bottom, int col, int end,
                 const Glyphs& g) {
   (void)g;
@@ -19,11 +19,15 @@ int DrawEngines(Canvas& cv, const Telemetry& t, int row, int bottom, int col, in
   for (const Source& s : engines) {
     Value state = Get(t, s.Get(Field::kState));
     Value freq = Get(t, s.Get(Field::kFreq));
+    Value load = Get(t, s.Get(Field::kLoad));  // NVML's codecs: "NVENC 12%@1575MHz"
     std::string value;
     Role role = Role::kText;
     if (state && *state == 0) {
       value = "off";
       role = Role::kDim;
+    } else if (load) {
+      value = FormatPercent(load) + (freq ? "@" + FormatMhz(freq) : std::string());
+      role = Role::kGood;
     } else if (state || freq) {
       value = freq ? FormatMhz(freq) : "on";
       role = Role::kGood;

@@ -874,9 +874,9 @@ TEST(TegrastatsRelease, JetPack5AgxOrin) {
   EXPECT_EQ(ours.temps.size() + 4, real.temps.size());  // the four gated zones
 }
 
-// JetPack 6, Orin Nano: the real line but the engines' utilisation, which
-// edgemon does not have ("NVENC 1%@115" -> "NVENC 115").
-TEST(TegrastatsRelease, JetPack6OrinNano) {
+// JetPack 6, Orin Nano: the board of the real line, with or without the
+// engines' load (which edgemon reads only where NVML measures it).
+std::string OrinNanoR36Line(bool engine_load) {
   const Parsed real = ParseTegrastats(kOrinNanoR36);
   Board b(Info("NVIDIA Jetson Orin Nano Developer Kit", "tegra234", "36.4.3"));
   PutMemoryOf(b, real);
@@ -889,6 +889,11 @@ TEST(TegrastatsRelease, JetPack6OrinNano) {
     b.Put(Kind::kEngine, on, Field::kState, 1);
     b.Put(Kind::kEngine, on, Field::kFreq, 115200);
   }
+  if (engine_load) {
+    b.Put(Kind::kEngine, "NVENC", Field::kLoad, 10);
+    b.Put(Kind::kEngine, "NVDEC", Field::kLoad, 400);
+    b.Put(Kind::kEngine, "VIC", Field::kLoad, 310);
+  }
   for (const char* off : {"NVJPG", "NVJPG1", "OFA", "DLA0", "PVA0"}) {
     b.Put(Kind::kEngine, off, Field::kState, 0);
   }
@@ -896,11 +901,44 @@ TEST(TegrastatsRelease, JetPack6OrinNano) {
   PutTempsOf(b, real,
              {"cv0-thermal", "cpu-thermal", "soc2-thermal", "soc0-thermal", "cv1-thermal",
               "gpu-thermal", "tj-thermal", "soc1-thermal", "cv2-thermal"});
-  const std::string line = FormatTwice(b, RailsOf(real, {"VDD_IN", "VDD_CPU_GPU_CV", "VDD_SOC"}),
-                                       UtcNs("05-15-2025 18:30:28"));
-  ExpectLine(line, Substitute(kOrinNanoR36, {{"NVENC 1%@115", "NVENC 115"},
-                                             {"NVDEC 40%@115", "NVDEC 115"},
-                                             {"VIC 31%@115", "VIC 115"}}));
+  return FormatTwice(b, RailsOf(real, {"VDD_IN", "VDD_CPU_GPU_CV", "VDD_SOC"}),
+                     UtcNs("05-15-2025 18:30:28"));
+}
+
+// Without engine load: the real line but the engines' utilisation
+// ("NVENC 1%@115" -> "NVENC 115").
+TEST(TegrastatsRelease, JetPack6OrinNano) {
+  ExpectLine(OrinNanoR36Line(false), Substitute(kOrinNanoR36, {{"NVENC 1%@115", "NVENC 115"},
+                                                               {"NVDEC 40%@115", "NVDEC 115"},
+                                                               {"VIC 31%@115", "VIC 115"}}));
+}
+
+// With engine load: the real line exactly ("NVENC 1%@115 NVDEC 40%@115 ...").
+TEST(TegrastatsRelease, JetPack6OrinNanoWithEngineLoad) {
+  ExpectLine(OrinNanoR36Line(true), kOrinNanoR36);
+}
+
+// An engine whose load is known without its clock (NVML's codecs on a
+// machine without the debugfs clocks) prints its load alone; Thor's lines
+// print engine clocks only, and so does edgemon there.
+TEST(TegrastatsFormat, EngineLoadPerDialect) {
+  Board jp6(Info("NVIDIA Jetson Orin Nano Developer Kit", "tegra234", "36.4.3"));
+  jp6.Put(Kind::kEngine, "NVENC", Field::kLoad, 120);
+  const std::string jp6_line = FormatTwice(jp6, {}, UtcNs("05-15-2025 18:30:28"));
+  EXPECT_TRUE(jp6_line.ends_with(" NVENC 12%")) << jp6_line;
+  Board r39(Info("NVIDIA Jetson AGX Orin Developer Kit", "tegra234", "39.2.0"));
+  r39.Put(Kind::kEngine, "NVDEC", Field::kState, 1);
+  r39.Put(Kind::kEngine, "NVDEC", Field::kFreq, 115200);
+  r39.Put(Kind::kEngine, "NVDEC", Field::kLoad, 400);
+  EXPECT_NE(FormatTwice(r39, {}, UtcNs("05-15-2025 18:30:28")).find(" NVDEC0 40%@115"),
+            std::string::npos);
+  Board thor(Info("NVIDIA Jetson AGX Thor Developer Kit", "tegra264", "38.2.0"));
+  thor.Put(Kind::kEngine, "NVENC", Field::kState, 1);
+  thor.Put(Kind::kEngine, "NVENC", Field::kFreq, 314000);
+  thor.Put(Kind::kEngine, "NVENC", Field::kLoad, 120);
+  const std::string line = FormatTwice(thor, {}, UtcNs("05-15-2025 18:30:28"));
+  EXPECT_NE(line.find(" NVENC0_FREQ @314"), std::string::npos) << line;
+  EXPECT_EQ(line.find('%'), std::string::npos) << line;
 }
 
 // JetPack 7.2, AGX Orin: the real line exactly (numbered engines, two values
