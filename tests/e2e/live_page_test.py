@@ -8,7 +8,8 @@ open. Debian's headless chromium, driven over the DevTools protocol on a pipe
 needed), opens http://127.0.0.1:PORT/ and the checks read its DOM:
   * every rail of the board in the rail tree (sub-rails under VDD_IN) with a
     value, drawn in the live chart and in the history chart;
-  * the values change with the simulator between two loads of the page;
+  * the values change with the simulator between two loads of the page, and
+    a sensor that reads garbage (the fan's tachometer) shows "\u2014", not 0;
   * the recorded window and the open mark drawn on the history's time axis,
     the window's energy shown on click as /api/energy has it;
   * every request the browser made went to the daemon (the DevTools network
@@ -27,6 +28,7 @@ resolves, so nothing but the daemon could answer.
 import argparse
 import base64
 import fcntl
+import glob
 import json
 import os
 import select
@@ -286,6 +288,11 @@ def live_page(d):
         expect(os.path.getsize(png) > 20000, "the screenshot is nearly empty")
         print(f"screenshot: {png}", flush=True)
         # A second load, some frames later: the values moved with the simulator.
+        # Meanwhile the fan's tachometer reads garbage: its speed is missing.
+        tach = glob.glob(os.path.join(d.tmp, "board", "sys", "class", "hwmon", "*", "rpm"))
+        expect(len(tach) == 1, f"the board's tachometer: {tach}")
+        with open(tach[0], "w") as f:
+            f.write("garbage\n")
         seq = seq_now(cdp)
         cdp.send("Page.reload")
         cdp.wait_for(f"""(function () {{ var e = document.getElementById('status');
@@ -293,6 +300,12 @@ def live_page(d):
           return s.indexOf('frame ') === 0 && +s.split(' ')[1] > {seq + 2} &&
             document.querySelectorAll('#rails td[data-key$="/power"]:not(.missing)').length
               === {len(rails)}; }})()""", "a later frame after reloading")
+        # A missing value reads as a dash, never 0.
+        fan = cdp.wait_for("""(function () {
+          var td = document.querySelector('#fan-table td[data-key$="/speed"]');
+          return td && td.textContent === '\u2014' && td.className === 'missing' &&
+            td.getAttribute('data-key'); })()""", "the fan's speed as missing")
+        expect(fan.startswith("fan/"), f"the fan's cell: {fan}")
         second = rails_now(cdp)
         expect(sorted(second) == sorted(first), f"rails changed: {second}")
         expect(any(second[r] != first[r] for r in rails),
