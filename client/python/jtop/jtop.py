@@ -509,6 +509,8 @@ class jtop(threading.Thread):  # noqa: N801 - jetson-stats' name
         s = self._need()
         out = {}  # type: Dict[str, Dict[str, Dict[str, Any]]]
         for name, e in s.engines.items():
+            if e.on is None and e.freq_hz is None:
+                continue  # a load without a clock (NVML's codecs): jtop's dict has no place for it
             d = {"online": bool(e.on) if e.on is not None else e.freq_hz is not None,
                  "cur": _khz(e.freq_hz)}  # type: Dict[str, Any]
             ch = self._channel("engine/%s/freq" % name)
