@@ -103,9 +103,9 @@ class LiveSite::Handlers {
     auto h = ParseHistory(Params(req), now, s_.PeriodNs(), *latest.inventory);
     if (!h.ok()) return Fail(res, 400, h.status().message());
     store::RingStore& store = s_.store_;
-    // A range reaching the last minute may hold frames still queued for the
-    // batched writer (a damaged store writes nothing more: read what it holds).
-    if (h->range.to_ns > now - 60 * kNsPerSecond) (void)store.Flush();
+    // Committed frames only: no Flush, so that a page refreshing its history
+    // every few seconds adds no commits (writes to flash); the newest frames
+    // (up to the store's commit interval) are the live chart's.
     auto stored = store.Channels();
     if (!stored.ok()) return Fail(res, 500, "history: " + stored.status().message());
     std::set<std::string> known;

@@ -9,9 +9,9 @@
 //                      `max_streams` at once, further ones 503
 //   GET /api/history   ?from=&to=&step=&channels=: each channel downsampled
 //                      by the store (RingStore::Downsample, Tier::kAuto: the
-//                      rollup tier for long ranges), and the windows and
-//                      marks in the range; 400 with a one-line message for
-//                      bad parameters
+//                      rollup tier for long ranges; committed frames only),
+//                      and the windows and marks in the range; 400 with a
+//                      one-line message for bad parameters
 //   GET /api/energy    ?window=ID or ?from=&to=: the Summary (energy per
 //                      rail) of a window or a range; 400, 404 as above
 //
