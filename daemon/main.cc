@@ -48,6 +48,7 @@
 #include "daemon/signals.h"
 #include "daemon/store/ring_store.h"
 #include "daemon/store_sink.h"
+#include "daemon/summary/summarize.h"
 #include "daemon/web/live_site.h"
 #include "edgemon/clock.h"
 #include "edgemon/render.h"
@@ -83,9 +84,9 @@ struct Flags {
   bool print = false;
   bool recreate_bad_db = false;
   std::optional<std::string> metrics_listen;
+  std::vector<std::string> push;  // --push URL (remote-write), after the config's [[push]]
 };
 
-  std::vector<std::string> push;  // --push URL (remote-write), after the config's [[push]]
 // Reads the config file (when given) and applies flags over it.
 Status LoadConfig(const Flags& flags, Config& c) {
   c = Config{};
@@ -113,13 +114,13 @@ Status LoadConfig(const Flags& flags, Config& c) {
   if (flags.log_level) c.log_level = *flags.log_level;
   if (flags.interval_ms) c.interval_ms = *flags.interval_ms;
   if (flags.energy_rate_hz) c.energy_rate_hz = *flags.energy_rate_hz;
-  return Validate(c);
-}
   for (const std::string& url : flags.push) {
     PushConfig p;
     p.url = url;
     c.push.push_back(std::move(p));
   }
+  return Validate(c);
+}
 
 // edgemon-control's state file (its leases and its count of changes), under
 // the monitored root as the helper puts it there.
@@ -176,8 +177,6 @@ store::RingStoreOptions StoreOptions(const Config& c, bool recreate_bad,
   return o;
 }
 
-// Prints one line per frame (edgemond --print), for a terminal.
-class PrintSink final : public FrameSink {
 // One shipper per [[push]] destination (daemon/push), not yet started.
 Result<std::vector<std::unique_ptr<push::Shipper>>> MakeShippers(
     const Config& c, store::RingStore& st, SysFs& fs, const BoardInfo& board, Clock& clock,
@@ -233,6 +232,8 @@ Result<std::vector<std::unique_ptr<push::Shipper>>> MakeShippers(
   return out;
 }
 
+// Prints one line per frame (edgemond --print), for a terminal.
+class PrintSink final : public FrameSink {
  public:
   void OnFrame(const Inventory& inv, uint64_t, const Frame& frame) override {
     std::string line = RenderLine(inv, frame);
@@ -410,8 +411,6 @@ int Run(const Flags& flags) {
   // GPU memory per process (nvmap's debugfs table, NVML): for ListProcesses
   // and the top processes in /metrics, read on request.
   GpuProcessReader gpu_processes(fs, collect.nvml);
-  metrics::MetricsSource metrics_source(collection, &sampler, st.get(),
-                                        {.version = EDGEMON_VERSION,
   auto made = MakeShippers(config, *st, fs, collection.inventory().board, clock, log);
   if (!made.ok()) {
     log->critical("{}", made.status().message());
@@ -427,11 +426,13 @@ int Run(const Flags& flags) {
       return h;
     };
   }
+  metrics::MetricsSource metrics_source(collection, &sampler, st.get(),
+                                        {.version = EDGEMON_VERSION,
                                          .control_state_path = ControlStatePath(config),
                                          .gpu_processes = &gpu_processes,
+                                         .push_health = push_health,
                                          .clock = &clock});
   if (!config.metrics_listen.empty()) sampler.AddSink(&metrics_source);
-                                         .push_health = push_health,
   sampler.set_on_frame([&](const Frame&) { notifier.Watchdog(clock.MonotonicNs()); });
   notifier.FitWatchdogTo(so.frame_period_ns);
 
@@ -524,6 +525,14 @@ int Run(const Flags& flags) {
   notifier.Ready(StatusLine(config, sampler, collection, *st));
 
   std::thread sampling([&] { sampler.Run(); });
+  for (auto& shipper : shippers) shipper->Start();
+  for (const PushConfig& p : config.push) {
+    log->info("push: {} to {} ({})",
+              p.frames && p.windows ? "frames and windows"
+              : p.frames            ? "frames"
+                                    : "windows",
+              push::ParseUrl(p.url)->display, p.protocol);
+  }
   // Heap freed after a burst of queries or streams goes back to the kernel
   // on the next tick (daemon/heap_trim.h).
   HeapTrimmer heap_trimmer;
@@ -538,14 +547,6 @@ int Run(const Flags& flags) {
       }
       notifier.Status(StatusLine(config, sampler, collection, *st));
       continue;
-  for (auto& shipper : shippers) shipper->Start();
-  for (const PushConfig& p : config.push) {
-    log->info("push: {} to {} ({})",
-              p.frames && p.windows ? "frames and windows"
-              : p.frames            ? "frames"
-                                    : "windows",
-              push::ParseUrl(p.url)->display, p.protocol);
-  }
     }
     if (n < 0) {
       if (errno == EINTR) continue;
@@ -595,6 +596,8 @@ int Run(const Flags& flags) {
   metrics_listener.Stop();
   sampler.Stop();
   sampling.join();
+  for (auto& shipper : shippers) shipper->RequestStop();
+  for (auto& shipper : shippers) shipper->Stop();
   if (auto s = st->Close(); s.code() == edgemon::StatusCode::kDataLoss || st->damaged()) {
     log->error(
         "stopped after {} frames with a damaged store: {}; frames since the damage were not "
@@ -609,7 +612,6 @@ int Run(const Flags& flags) {
     flight->Reset();
   }
   if (exit_code == 0) log->info("stopped after {} frames", sampler.frames());
-  for (auto& shipper : shippers) shipper->Stop();
   ::close(sfd);
   return exit_code;
 }
@@ -633,6 +635,9 @@ int main(int argc, char** argv) {
   app.add_option("--metrics-listen", flags.metrics_listen,
                  "Serve Prometheus /metrics on host:port (a port alone: 127.0.0.1); off by "
                  "default");
+  app.add_option("--push", flags.push,
+                 "Push the history to a Prometheus remote-write URL (repeatable; [[push]] in the "
+                 "config for more settings)");
   app.add_option("--log-level", flags.log_level, "trace, debug, info, warn or error");
   app.add_flag("--print", flags.print, "Also print one line per frame on stdout");
   app.add_flag("--recreate-bad-db", flags.recreate_bad_db,
@@ -645,6 +650,3 @@ int main(int argc, char** argv) {
   }
   return edgemon::Run(flags);
 }
-  app.add_option("--push", flags.push,
-                 "Push the history to a Prometheus remote-write URL (repeatable; [[push]] in the "
-                 "config for more settings)");
