@@ -45,12 +45,16 @@ void Shipper::Start() {
   thread_ = std::thread([this] { Run(); });
 }
 
-void Shipper::Stop() {
+void Shipper::RequestStop() {
   {
     std::lock_guard lk(mu_);
     stop_ = true;
   }
   cv_.notify_all();
+}
+
+void Shipper::Stop() {
+  RequestStop();
   if (thread_.joinable()) thread_.join();
 }
 

@@ -97,6 +97,10 @@ class Shipper {
   Shipper& operator=(const Shipper&) = delete;
 
   void Start();
+  // Asks the thread to end after the request in flight, without waiting:
+  // several shippers are asked first, then each Stop()ped, so that a
+  // shutdown waits for one request timeout at most, not one per destination.
+  void RequestStop();
   // Ends the thread after the request in flight (bounded by the timeout).
   void Stop();
 
