@@ -536,6 +536,10 @@ int Run(const Flags& flags) {
   // Heap freed after a burst of queries or streams goes back to the kernel
   // on the next tick (daemon/heap_trim.h).
   HeapTrimmer heap_trimmer;
+  // Two minutes in, start-up is long over: the pages of the program's file
+  // that only start-up touched go back, once (daemon/heap_trim.h).
+  const int64_t page_out_at_ns = clock.MonotonicNs() + 120'000 * kNsPerMs;
+  bool paged_out = false;
   int exit_code = 0;
   for (;;) {
     pollfd p{sfd, POLLIN, 0};
@@ -544,6 +548,15 @@ int Run(const Flags& flags) {
       if (auto t = heap_trimmer.Tick(); t.trimmed) {
         log->debug("memory: freed heap returned to the system (RSS {} -> {} KiB)", t.rss_before_kib,
                    t.rss_after_kib);
+      }
+      if (!paged_out && clock.MonotonicNs() >= page_out_at_ns) {
+        paged_out = true;
+        if (auto t = PageOutProgramText(); t.ok()) {
+          log->info("memory: the program's start-up pages returned (RSS {} -> {} KiB)",
+                    t->rss_before_kib, t->rss_after_kib);
+        } else {
+          log->debug("memory: start-up pages kept: {}", t.status().message());
+        }
       }
       notifier.Status(StatusLine(config, sampler, collection, *st));
       continue;
