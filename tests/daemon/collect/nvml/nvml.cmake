@@ -22,5 +22,6 @@ add_test(NAME nvml_e2e
          COMMAND ${EDGEMON_SYSTEM_PYTHON3} ${CMAKE_CURRENT_LIST_DIR}/nvml_e2e.py
                  --edgemon $<TARGET_FILE:edgemon> --edgemond $<TARGET_FILE:edgemond>
                  --fake-nvml-dir ${EDGEMON_FAKE_NVML_DIR}
-                 --fixtures ${PROJECT_SOURCE_DIR}/tests/fixtures)
+                 --fixtures ${PROJECT_SOURCE_DIR}/tests/fixtures
+                 --python-dir ${PROJECT_BINARY_DIR}/python)
 set_tests_properties(nvml_e2e PROPERTIES TIMEOUT 120)

@@ -4,14 +4,18 @@ fixture: NVML's driver is not loaded when the daemon starts, loads a moment
 later, and its channels (GPU utilisation, NVENC/NVDEC/OFA load) join the
 inventory without a restart; the log says so once; the codec load reaches
 `edgemon now`, `edgemon sensors` and /metrics; a metric that starts failing
-reads missing, never 0.
+reads missing, never 0. A second edgemond whose NVML answers as Orin's
+does (NOT_SUPPORTED to everything) lists processes whose GPU memory is "not
+available" (ListProcesses' gpu_mem_unavailable), never 0 KiB.
 
   nvml_e2e.py --edgemon build/client/cli/edgemon --edgemond build/daemon/edgemond \\
-      --fake-nvml-dir build/tests/fake_nvml --fixtures tests/fixtures
+      --fake-nvml-dir build/tests/fake_nvml --fixtures tests/fixtures \\
+      --python-dir build/python
 """
 import argparse
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -21,17 +25,18 @@ import urllib.request
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "../../../e2e"))
 from harness import Checks, expect, free_port, stop_process  # noqa: E402
 
+ORIN = "name Orin (nvgpu)\nbus_id 00000000:00:00.0\n"
 THOR = ("name NVIDIA Thor\nbus_id 00000000:01:00.0\nutil 37\nclock 1575\nencoder 12\n"
         "decoder 40\njpg unsupported\nofa 0\nmemory unsupported\nprocesses 4242:1048576\n")
 
 
 class Daemon:
-    def __init__(self, args, tmp):
+    def __init__(self, args, tmp, nvml=THOR, late=True, root=None):
         self.args = args
         self.tmp = tmp
         self.driver = os.path.join(tmp, "driver-loaded")
         self.config = os.path.join(tmp, "nvml.conf")
-        self.write(THOR)
+        self.write(nvml, late)
         self.port = free_port()
         toml = os.path.join(tmp, "edgemond.toml")
         with open(toml, "w") as f:
@@ -45,7 +50,7 @@ class Daemon:
         env["EDGEMON_FAKE_NVML"] = self.config
         self.proc = subprocess.Popen(
             [args.edgemond, "--config", toml, "--root",
-             os.path.join(args.fixtures, "agx-thor-r38"), "--db", os.path.join(tmp, "edgemon.db"),
+             root or os.path.join(args.fixtures, "agx-thor-r38"), "--db", os.path.join(tmp, "edgemon.db"),
              "--listen", "unix:" + self.sock, "--interval-ms", "200"],
             stdout=subprocess.DEVNULL, stderr=self.log, env=env)
         deadline = time.time() + 20
@@ -93,6 +98,7 @@ def main():
     ap.add_argument("--edgemond", required=True)
     ap.add_argument("--fake-nvml-dir", required=True)
     ap.add_argument("--fixtures", required=True)
+    ap.add_argument("--python-dir", help="the built Python package (edgemon.v1), for gRPC")
     args = ap.parse_args()
     checks = Checks()
     with tempfile.TemporaryDirectory() as tmp:
@@ -143,12 +149,42 @@ def main():
                 wait_for(lambda: d.now().get("values", {}).get("engine/NVENC/load") == 120,
                          "NVENC load back")
 
+            def orin_process_memory_is_not_available():
+                if not args.python_dir:
+                    return
+                sys.path.insert(0, args.python_dir)
+                from edgemon.v1 import edgemon_pb2 as pb
+                from edgemon.v1 import edgemon_pb2_grpc as pb_grpc
+                import grpc
+                orin_dir = os.path.join(tmp, "orin")
+                root = os.path.join(orin_dir, "root")
+                shutil.copytree(os.path.join(args.fixtures, "agx-thor-r38"), root, symlinks=True)
+                pdir = os.path.join(root, "proc", "4242")  # a process on the GPU, maybe
+                os.makedirs(pdir)
+                with open(os.path.join(pdir, "stat"), "w") as f:
+                    f.write("4242 (bench) S 1 4242 4242 0 -1 0 0 0 0 0 5 5 0 0 20 0 1 0 1000 0 0 0\n")
+                o = Daemon(args, orin_dir, ORIN, late=False, root=root)
+                try:
+                    with grpc.insecure_channel("unix:" + o.sock) as ch:
+                        r = pb_grpc.TelemetryStub(ch).ListProcesses(
+                            pb.ListProcessesRequest(sort="gpu"), timeout=10)
+                    expect(len(r.processes) > 0, "no processes")
+                    expect(not any(p.has_gpu_mem for p in r.processes),
+                           [p.gpu_mem_kib for p in r.processes if p.has_gpu_mem][:5])
+                    expect("NVML does not report GPU memory per process on this board "
+                           "(NOT_SUPPORTED)" in r.gpu_mem_unavailable, r.gpu_mem_unavailable)
+                    expect("gpu/nvml0/load" not in o.now().get("values", {}), "Orin's NVML load")
+                finally:
+                    stop_process(o.proc)
+
             checks.run("before_the_driver", before_the_driver)
             checks.run("the_driver_loads_and_its_channels_join",
                        the_driver_loads_and_its_channels_join)
             checks.run("metrics_name_the_engine_load", metrics_name_the_engine_load)
             checks.run("a_failing_metric_reads_missing_never_zero",
                        a_failing_metric_reads_missing_never_zero)
+            checks.run("orin_process_memory_is_not_available",
+                       orin_process_memory_is_not_available)
         finally:
             rc = stop_process(d.proc)
             if checks.failed:
