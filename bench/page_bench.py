@@ -87,8 +87,8 @@ def main():
                     before = [s.frames for s in streams]
                     cpu, wall = cpu_over(daemon.pid, 2, args.seconds)
                     got = [s.frames - b for s, b in zip(streams, before)]
-                    rate = (sum(got) / n / (wall + 2)) if n else float("nan")
-                    print(f"{n:>8} {cpu / wall / 1e6:>9.3f} {cpu / wall / 1e7:>7.3f} {rate:>16.2f}",
+                    rate = f"{sum(got) / n / (wall + 2):.2f}" if n else "—"
+                    print(f"{n:>8} {cpu / wall / 1e6:>9.3f} {cpu / wall / 1e7:>7.3f} {rate:>16}",
                           flush=True)
                     for s in streams:
                         s.close()
