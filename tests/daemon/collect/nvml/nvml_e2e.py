@@ -50,7 +50,8 @@ class Daemon:
         env["EDGEMON_FAKE_NVML"] = self.config
         self.proc = subprocess.Popen(
             [args.edgemond, "--config", toml, "--root",
-             root or os.path.join(args.fixtures, "agx-thor-r38"), "--db", os.path.join(tmp, "edgemon.db"),
+             root or os.path.join(args.fixtures, "agx-thor-r38"),
+             "--db", os.path.join(tmp, "edgemon.db"),
              "--listen", "unix:" + self.sock, "--interval-ms", "200"],
             stdout=subprocess.DEVNULL, stderr=self.log, env=env)
         deadline = time.time() + 20
@@ -162,7 +163,8 @@ def main():
                 pdir = os.path.join(root, "proc", "4242")  # a process on the GPU, maybe
                 os.makedirs(pdir)
                 with open(os.path.join(pdir, "stat"), "w") as f:
-                    f.write("4242 (bench) S 1 4242 4242 0 -1 0 0 0 0 0 5 5 0 0 20 0 1 0 1000 0 0 0\n")
+                    f.write("4242 (bench) S 1 4242 4242 0 -1 0 0 0 0 0 5 5 0 0 20 0 1 0 1000 "
+                            "0 0 0\n")
                 o = Daemon(args, orin_dir, ORIN, late=False, root=root)
                 try:
                     with grpc.insecure_channel("unix:" + o.sock) as ch:
