@@ -166,6 +166,69 @@ def thermal_trips(temps: List[Any], device: Any) -> List[str]:
     return out
 
 
+def event_ranges(frames: List[Any], device: Any) -> Dict[int, Tuple[int, int]]:
+    """Each event channel's lowest and highest value over the frames (a counter's
+    edges: stored counters never decrease)."""
+    ids = {c.id for c in device.channels if c.kind == "event"}
+    out = {}  # type: Dict[int, Tuple[int, int]]
+    for f in frames:
+        for i, v in zip(f.ids, f.values):
+            if i in ids and v is not None:
+                lo, hi = out.get(i, (v, v))
+                out[i] = (min(lo, v), max(hi, v))
+    return out
+
+
+def _longest_throttle(device: Any, ranges: Dict[int, Tuple[int, int]]) -> Tuple[int, str]:
+    most, name = 0, ""
+    for c in device.channels:
+        if c.kind == "event" and c.field == "time" and c.id in ranges:
+            lo, hi = ranges[c.id]
+            if hi - lo > most:
+                most, name = hi - lo, c.name
+    return most, name
+
+
+def throttle_summary(device: Any, ranges: Dict[int, Tuple[int, int]]) -> Optional[str]:
+    """"4.0 s (cpufreq-cpu0)": the longest any cooling device throttled; None when none did."""
+    ms, name = _longest_throttle(device, ranges)
+    return "%s s (%s)" % (fixed(ms / 1000.0, 1), name) if ms > 0 else None
+
+
+def event_note(device: Any, ranges: Dict[int, Tuple[int, int]]) -> str:
+    """The run's note on events, as edgemon record writes it ("" when nothing happened)."""
+    over, alerts, oc_names, alert_names, stuck = 0, 0, [], [], []
+    for c in device.channels:
+        if c.kind != "event" or c.id not in ranges:
+            continue
+        lo, hi = ranges[c.id]
+        source = c.attrs.get("source")
+        if c.field == "events" and hi > lo:
+            if source == "over-current":
+                over += hi - lo
+                oc_names.append(c.name)
+            else:
+                alerts += hi - lo
+                alert_names.append(c.name)
+        elif c.field == "state" and source == "fan" and hi != 0:
+            stuck.append(c.name.rsplit(":", 1)[0])
+    parts = []
+    if over:
+        parts.append("%d over-current event%s (%s)" % (over, "" if over == 1 else "s",
+                                                      ", ".join(oc_names)))
+    if alerts:
+        parts.append("%d current/power alert%s (%s)" % (alerts, "" if alerts == 1 else "s",
+                                                       ", ".join(alert_names)))
+    ms, name = _longest_throttle(device, ranges)
+    if ms > 0:
+        parts.append("%s s of thermal throttling (%s)" % (fixed(ms / 1000.0, 1), name))
+    parts += ["the fan %s stuck (PWM on, 0 rpm)" % f for f in stuck]
+    if not parts:
+        return ""
+    text = parts[0] if len(parts) == 1 else ", ".join(parts[:-1]) + " and " + parts[-1]
+    return text + " during this run"
+
+
 def uncertainty_notes(s: Any, interval_ms: int, energy_rate_hz: int) -> List[str]:
     out = []
     if s.note:
@@ -249,7 +312,8 @@ def _rails_json(rails: List[Any]) -> List[Dict[str, Any]]:
     return out
 
 
-def summary_json(result: Any, device: Any, target: str, notes: List[str]) -> Dict[str, Any]:
+def summary_json(result: Any, device: Any, target: str, notes: List[str],
+                 throttled: Optional[str] = None) -> Dict[str, Any]:
     s = result.summary
     j = {}  # type: Dict[str, Any]
     j["format"] = "edgemon-record"
@@ -293,6 +357,7 @@ def summary_json(result: Any, device: Any, target: str, notes: List[str]) -> Dic
                               "below_max_share": g["below_max_share"]}
                              for g in group_residency(list(s.residency), device)]
     j["thermal_trips"] = thermal_trips(list(s.temps), device)
+    j["throttled"] = throttled
     j["samples"] = s.samples
     j["gaps"] = s.gaps
     held = held_rail_rates(s)
@@ -549,7 +614,11 @@ def save(result: Any, directory: str) -> None:
                             (directory, e.strerror)) from None
     frames, err = frames_between(client, result.summary.from_ns, result.summary.to_ns)
     notes = ["samples not read: " + err] if err else []
-    summary = summary_json(result, device, client.target, notes)
+    ranges = event_ranges(frames, device)
+    note = event_note(device, ranges)
+    if note:
+        notes.append(note)
+    summary = summary_json(result, device, client.target, notes, throttle_summary(device, ranges))
     files = {
         "summary.json": json.dumps(summary, indent=2, sort_keys=True, ensure_ascii=False) + "\n",
         "samples.csv": samples_csv(frames, device),

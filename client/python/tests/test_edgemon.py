@@ -233,7 +233,8 @@ def test_marks_decorator_and_the_record_bundle(nano, tmp_path):
     b = json.load(open(os.path.join(ref, "summary.json")))
     assert set(a) == set(b)
     for key in ("format", "version", "rails", "rail_tree", "total_energy_j", "total_rail",
-                "temps", "residency", "clocks_below_max", "thermal_trips", "samples", "gaps",
+                "temps", "residency", "clocks_below_max", "thermal_trips", "throttled",
+                "samples", "gaps",
                 "range", "window", "board", "interval_ms", "energy_rate_hz"):
         assert a[key] == b[key], key
     assert [p["name"] for p in a["phases"]] == [p["name"] for p in b["phases"]]
@@ -409,3 +410,35 @@ def test_unmeasured_is_none_and_a_measured_zero_is_zero():
     assert [r["remainder"] for r in tree] == [False, False, True]
     assert tree[2]["energy_mj"] is None  # parent minus an unmeasured sub-rail: unknown
     assert _bundle.residual_warnings([idle, unread]) == []
+
+
+def test_event_note_as_edgemon_record_writes_it():
+    """The same note as the C++ report (tests/common/diagnostics_test.cc) from
+    the event channels' ranges; None/"" when nothing moved."""
+    from edgemon import _bundle
+
+    class Ch:
+        def __init__(self, id_, name, field, source):
+            self.id, self.kind, self.name, self.field = id_, "event", name, field
+            self.attrs = {"source": source}
+
+    class Dev:
+        channels = [Ch(5, "oc3", "events", "over-current"), Ch(6, "VDD_IN:crit", "events", "alarm"),
+                    Ch(8, "cpufreq-cpu0", "time", "throttle"), Ch(9, "pwmfan:stuck", "state", "fan")]
+
+    class F:
+        def __init__(self, vals):
+            self.ids, self.values = list(vals), list(vals.values())
+
+    frames = [F({5: 27, 6: 0, 8: 1000, 9: 0}), F({5: 28, 6: None, 8: 2000}),
+              F({5: 29, 6: 1, 8: 4100, 9: 0})]
+    ranges = _bundle.event_ranges(frames, Dev())
+    assert ranges == {5: (27, 29), 6: (0, 1), 8: (1000, 4100), 9: (0, 0)}
+    assert _bundle.event_note(Dev(), ranges) == (
+        "2 over-current events (oc3), 1 current/power alert (VDD_IN:crit) and 3.1 s of "
+        "thermal throttling (cpufreq-cpu0) during this run")
+    assert _bundle.throttle_summary(Dev(), ranges) == "3.1 s (cpufreq-cpu0)"
+    still = {5: (29, 29), 6: (1, 1), 8: (4100, 4100), 9: (0, 1)}
+    assert _bundle.event_note(Dev(), still) == "the fan pwmfan stuck (PWM on, 0 rpm) during this run"
+    assert _bundle.throttle_summary(Dev(), still) is None
+    assert _bundle.event_note(Dev(), {}) == ""

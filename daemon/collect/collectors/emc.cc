@@ -15,6 +15,12 @@
 //
 // Channel: kind emc, name "emc", fields freq, freq_min, freq_max, load (each
 // declared only when its files open); device names the frequency source.
+//
+// nvpmodel's EMC cap (T186/T194/T234, what a power mode's `EMC MAX_FREQ`
+// writes; sysfs, not debugfs): /sys/kernel/nvpmodel_emc_cap/emc_iso_cap, Hz,
+// 0 = no cap -> emc/emc_iso_cap/freq_max in kHz, with the frequency source's
+// max_rate (read at discovery) as its `max`; a 0 reads as that maximum (no
+// cap), and is absent when the maximum is unknown.
 #include <array>
 #include <cstdint>
 #include <optional>
@@ -57,7 +63,22 @@ class EmcCollector final : public Collector {
   std::string_view Name() const override { return "emc"; }
 
   void Discover(DiscoverContext& ctx) override {
-    freq_ = min_ = max_ = activity_ = ChannelFile{};
+    freq_ = min_ = max_ = activity_ = cap_ = ChannelFile{};
+    max_khz_.reset();
+    for (const auto& src : FreqSources()) {
+      if (!ctx.fs().Exists(src.cur)) continue;
+      if (auto hz = ctx.ReadInt(src.max); hz && *hz > 0) max_khz_ = *hz / 1000;
+      break;
+    }
+    if (FileId f = ctx.Open(SysPath("kernel/nvpmodel_emc_cap/emc_iso_cap")); f >= 0) {
+      Channel cap;
+      cap.kind = Kind::kEmc;
+      cap.name = "emc_iso_cap";
+      cap.field = Field::kFreqMax;
+      cap.device = "nvpmodel_emc_cap";
+      cap.max = max_khz_;
+      cap_ = {f, ctx.Add(std::move(cap))};
+    }
     for (const auto& src : FreqSources()) {
       FileId cur = ctx.Open(src.cur);
       if (cur < 0) continue;
@@ -81,6 +102,17 @@ class EmcCollector final : public Collector {
   }
 
   void Sample(SampleContext& ctx) override {
+    if (cap_.file >= 0) {
+      if (auto hz = ctx.ReadInt(cap_.file, cap_.channel)) {
+        if (*hz < 0) {
+          ctx.Fail(cap_.channel, ReadError::kRange);
+        } else if (*hz > 0) {
+          ctx.Set(cap_.channel, *hz / 1000);
+        } else if (max_khz_) {
+          ctx.Set(cap_.channel, *max_khz_);  // no cap: the hardware maximum
+        }
+      }
+    }
     if (freq_.file < 0) return;
     std::optional<int64_t> khz = ReadKhz(ctx, freq_);
     ReadKhz(ctx, min_);
@@ -117,7 +149,8 @@ class EmcCollector final : public Collector {
     return ctx.ReadScaled(f.file, f.channel, 1, 1000, 0);
   }
 
-  ChannelFile freq_, min_, max_, activity_;
+  ChannelFile freq_, min_, max_, activity_, cap_;
+  std::optional<int64_t> max_khz_;  // the frequency source's max_rate, kHz
 };
 
 }  // namespace

@@ -186,5 +186,43 @@ TEST(Emc, BadCounterTextIsAbsent) {
   EXPECT_EQ(h.collection().total_errors(), 3u * 2u + 2u);
 }
 
+// nvpmodel's EMC cap: kHz against the clock's max_rate; 0 (no cap) reads as
+// that maximum; a cap below it is what PowerModeCaps reports.
+TEST(Emc, NvpmodelEmcCapAgainstTheMaximum) {
+  TempTree t;
+  AddOrinJp5Emc(t, 2133000000, 79987500);
+  const std::string cap = "/sys/kernel/nvpmodel_emc_cap/emc_iso_cap";
+  t.Write(cap, Line(2133000000));
+  RootedSysFs fs(t.root());
+  Harness h(fs, MakeEmcCollector());
+  h.Sample();
+  const Channel* c = h.Find(Kind::kEmc, "emc_iso_cap", Field::kFreqMax);
+  ASSERT_NE(c, nullptr);
+  EXPECT_EQ(c->max, 3199000);
+  EXPECT_EQ(h.Get(Kind::kEmc, "emc_iso_cap", Field::kFreqMax), 2133000);
+  t.Write(cap, Line(0));
+  h.Sample();
+  EXPECT_EQ(h.Get(Kind::kEmc, "emc_iso_cap", Field::kFreqMax), 3199000);
+  t.Write(cap, Line(-1));
+  h.Sample();
+  EXPECT_EQ(h.Get(Kind::kEmc, "emc_iso_cap", Field::kFreqMax), std::nullopt);
+}
+
+// Without the (root-only) clock files the cap is still read; a 0 is then
+// absent, since the maximum it stands for is unknown.
+TEST(Emc, NvpmodelEmcCapWithoutTheClock) {
+  TempTree t;
+  const std::string cap = "/sys/kernel/nvpmodel_emc_cap/emc_iso_cap";
+  t.Write(cap, Line(0));
+  RootedSysFs fs(t.root());
+  Harness h(fs, MakeEmcCollector());
+  h.Sample();
+  const Channel* c = h.Find(Kind::kEmc, "emc_iso_cap", Field::kFreqMax);
+  ASSERT_NE(c, nullptr);
+  EXPECT_EQ(c->max, std::nullopt);
+  EXPECT_EQ(h.Get(Kind::kEmc, "emc_iso_cap", Field::kFreqMax), std::nullopt);
+  EXPECT_EQ(h.Find(Kind::kEmc, "emc", Field::kFreq), nullptr);
+}
+
 }  // namespace
 }  // namespace edgemon
