@@ -22,6 +22,14 @@ bool Misconfigured(int status) {
 
 }  // namespace
 
+int64_t RateLimitWait(int64_t& pace_ns, int64_t now_ns, size_t samples, double rate) {
+  if (rate <= 0) return 0;
+  constexpr int64_t kBurstNs = 1'000'000'000;  // credit an idle shipper may have
+  pace_ns = std::max(pace_ns, now_ns - kBurstNs) +
+            static_cast<int64_t>(static_cast<double>(samples) * 1e9 / rate);
+  return std::max<int64_t>(0, pace_ns - now_ns);
+}
+
 std::string CursorName(const ShipperOptions& o) {
   return std::string(o.protocol == Protocol::kOtlp ? "otlp " : "remote-write ") + o.url.display;
 }
@@ -76,13 +84,7 @@ void Shipper::Run() {
     switch (r.step) {
       case Step::kSent:
       case Step::kRefused:
-        // The rate limit: this batch's samples at rate_limit a second.
-        if (options_.rate_limit > 0) {
-          pace_from =
-              std::max(pace_from, now - 1'000'000'000) +
-              static_cast<int64_t>(static_cast<double>(r.samples) * 1e9 / options_.rate_limit);
-          wait = std::max<int64_t>(0, pace_from - now);
-        }
+        wait = RateLimitWait(pace_from, now, r.samples, options_.rate_limit);
         break;
       case Step::kIdle:
         wait = options_.interval_ns;

@@ -89,6 +89,12 @@ struct ShipperOptions {
 // The cursor's key in the store: protocol and URL (as displayed).
 std::string CursorName(const ShipperOptions& options);
 
+// The rate limit: the wait after a batch of `samples` sent at `now_ns` so
+// that batches average at most `rate` samples a second (0: no limit).
+// `pace_ns` is the shipper's schedule, carried from batch to batch; an idle
+// shipper earns at most one second of credit.
+int64_t RateLimitWait(int64_t& pace_ns, int64_t now_ns, size_t samples, double rate);
+
 class Shipper {
  public:
   Shipper(store::RingStore& store, ShipperOptions options);

@@ -407,5 +407,20 @@ TEST_F(ShipperTest, OtlpGoesUncompressedToItsPathWithEveryFrame) {
   EXPECT_NE(CursorName(o).find("otlp "), std::string::npos);
 }
 
+// A backlog drains at the rate limit on average, with at most one second
+// of credit after an idle spell.
+TEST(PushRateLimit, BatchesAverageTheLimitWithOneSecondOfCredit) {
+  int64_t pace = 0;
+  int64_t now = 100 * kSec;  // idle for long: one second of credit, no more
+  const int64_t start = now;
+  for (int i = 0; i < 50; ++i) now += RateLimitWait(pace, now, 2000, 1000.0);
+  // 100000 samples at 1000/s: 100 s, less the second of credit.
+  EXPECT_EQ(now - start, 99 * kSec);
+  // A batch sent late (the receiver was slow) waits less, never negative.
+  now += 10 * kSec;
+  EXPECT_EQ(RateLimitWait(pace, now, 2000, 1000.0), kSec);
+  EXPECT_EQ(RateLimitWait(pace, now, 500, 0), 0);  // no limit
+}
+
 }  // namespace
 }  // namespace edgemon::push
