@@ -320,6 +320,24 @@ std::string_view EngineName(Metric m) {
   }
 }
 
+// The GPU channel's field of one of the GPU's own metrics (kMemory: used).
+Field GpuField(Metric m) {
+  switch (m) {
+    case kClock:
+      return Field::kFreq;
+    case kMaxClock:
+      return Field::kFreqMax;
+    case kTemp:
+      return Field::kTemp;
+    case kPower:
+      return Field::kPower;
+    case kMemory:
+      return Field::kUsed;
+    default:
+      return Field::kLoad;
+  }
+}
+
 // An answer that says the board cannot tell (remembered; never asked again).
 bool CannotTell(NvmlReturn r) {
   return r == kNvmlNotSupported || r == kNvmlFunctionNotFound;
@@ -407,35 +425,15 @@ class NvmlCollector final : public Collector {
         d.channel[i] = ctx.Add(std::move(c));
         continue;
       }
-      switch (m) {
-        case kUtil:
-          d.channel[i] = ctx.Add(WithField(base, Field::kLoad));
-          break;
-        case kClock:
-          d.channel[i] = ctx.Add(WithField(base, Field::kFreq));
-          break;
-        case kMaxClock:
-          d.channel[i] = ctx.Add(WithField(base, Field::kFreqMax));
-          break;
-        case kTemp:
-          d.channel[i] = ctx.Add(WithField(base, Field::kTemp));
-          break;
-        case kPower: {
-          Channel c = WithField(base, Field::kPower);
-          unsigned int limit = 0;
-          if (api_.get_power_limit && api_.get_power_limit(h, &limit) == kNvmlSuccess) {
-            c.max = limit;
-          }
-          d.channel[i] = ctx.Add(std::move(c));
-          break;
-        }
-        case kMemory:
-          d.channel[i] = ctx.Add(WithField(base, Field::kUsed));
-          d.total = ctx.Add(WithField(base, Field::kTotal));
-          ++added;
-          break;
-        default:
-          break;
+      Channel c = WithField(base, GpuField(m));
+      unsigned int limit = 0;
+      if (m == kPower && api_.get_power_limit && api_.get_power_limit(h, &limit) == kNvmlSuccess) {
+        c.max = limit;
+      }
+      d.channel[i] = ctx.Add(std::move(c));
+      if (m == kMemory) {
+        d.total = ctx.Add(WithField(base, Field::kTotal));
+        ++added;
       }
     }
     devices_.push_back(d);

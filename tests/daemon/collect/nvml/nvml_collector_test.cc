@@ -152,6 +152,27 @@ TEST(NvmlPerMetric, ThorGivesUtilisationCodecLoadAndProcessMemory) {
   EXPECT_TRUE(gpu->unavailable.empty());
 }
 
+TEST(NvmlPerMetric, ADiscreteGpuAnswersEveryMetric) {
+  FakeNvml nvml(
+      "name NVIDIA RTX A2000\nbus_id 00000000:65:00.0\nutil 80\nclock 1800\nmax_clock 2100\n"
+      "temp 61\npower 75000\npower_limit 250000\nmemory 8589934592 1073741824 7516192768\n");
+  RootedSysFs fs(nvml.tree().root());
+  NvmlRun run(fs);
+  run.At(1);
+  EXPECT_EQ(run.Get(Kind::kGpu, "nvml0", Field::kLoad), 800);
+  EXPECT_EQ(run.Get(Kind::kGpu, "nvml0", Field::kFreq), 1800000);
+  EXPECT_EQ(run.Get(Kind::kGpu, "nvml0", Field::kFreqMax), 2100000);
+  EXPECT_EQ(run.Get(Kind::kGpu, "nvml0", Field::kTemp), 61000);
+  EXPECT_EQ(run.Get(Kind::kGpu, "nvml0", Field::kPower), 75000);
+  EXPECT_EQ(run.Get(Kind::kGpu, "nvml0", Field::kUsed), 1048576);
+  EXPECT_EQ(run.Get(Kind::kGpu, "nvml0", Field::kTotal), 8388608);
+  const Channel* power = run.Find(Kind::kGpu, "nvml0", Field::kPower);
+  ASSERT_NE(power, nullptr);
+  EXPECT_EQ(power->max, 250000);
+  EXPECT_EQ(power->device, "nvml 00000000:65:00.0");
+  EXPECT_EQ(run.Find(Kind::kEngine, "NVENC", Field::kLoad), nullptr);  // not listed: unsupported
+}
+
 TEST(NvmlPerMetric, ProcessesListedWithoutMemoryAreNotAvailable) {
   FakeNvml nvml(std::string(kThor) + "processes 4242:na\n");
   RootedSysFs fs(nvml.tree().root());
