@@ -610,7 +610,6 @@ int Run(const Flags& flags) {
   sampler.Stop();
   sampling.join();
   for (auto& shipper : shippers) shipper->RequestStop();
-  for (auto& shipper : shippers) shipper->RequestStop();
   for (auto& shipper : shippers) shipper->Stop();
   if (auto s = st->Close(); s.code() == edgemon::StatusCode::kDataLoss || st->damaged()) {
     log->error(
