@@ -191,10 +191,14 @@ def check_events(b):
     expect(crit and all(h["headroom"] == h["limit_value"] - h["value"] for h in crit),
            f"headroom rows: {d['headroom']}")
     expect(d["active"] == [], f"nothing is active on the fixture: {d['active']}")
+    last = {e["key"]: e["realtime_ns"] for e in d["last_events"]}
+    expect(key in last and 0 <= time.time_ns() - last[key] < 60e9,
+           f"the burst's time is not {key}'s last event: {d['last_events']}")
     text = b.edgemon("now").stdout
     expect("[event]" in text and f"oc{n}" in text, "now: no [event] group")
     expect(re.search(r"^\[diagnostics\]$", text, re.M) and " crit " in text,
            "now: no [diagnostics] with the rails' headroom")
+    expect(re.search(rf"^  last event: oc{n} at \d{{4}}-", text, re.M), "now: no last event")
 
 
 def check_sensors(b):
