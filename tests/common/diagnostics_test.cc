@@ -3,42 +3,27 @@
 
 #include <gtest/gtest.h>
 
+#include "tests/support/inventory.h"
+
 namespace edgemon {
 namespace {
 
-Channel Ch(ChannelId id, Kind kind, std::string name, Field field) {
-  Channel c;
-  c.id = id;
-  c.kind = kind;
-  c.name = std::move(name);
-  c.field = field;
-  c.unit = UnitOf(field);
-  return c;
-}
-
 Inventory Board() {
+  using testing::AddChannel;
   Inventory inv;
-  Channel curr = Ch(0, Kind::kRail, "VDD_IN", Field::kCurrent);
+  Channel& curr = AddChannel(inv, Kind::kRail, "VDD_IN", Field::kCurrent);  // 0
   curr.max = 6000;
   curr.crit = 7784;
-  Channel power = Ch(1, Kind::kRail, "VDD_SOC", Field::kPower);  // no limit
-  Channel cpu0 = Ch(2, Kind::kCpu, "cpu0", Field::kFreqMax);
-  cpu0.max = 2201600;
-  Channel cpu1 = Ch(3, Kind::kCpu, "cpu1", Field::kFreqMax);
-  cpu1.max = 2201600;
-  Channel gpu = Ch(4, Kind::kGpu, "gpu", Field::kFreqMax);
-  gpu.max = 1300500;
-  Channel oc = Ch(5, Kind::kEvent, "oc3", Field::kEvents);
-  oc.attrs = {{"source", "over-current"}};
-  Channel alarm = Ch(6, Kind::kEvent, "VDD_IN:crit", Field::kEvents);
-  alarm.attrs = {{"source", "alarm"}};
-  Channel alarm_state = Ch(7, Kind::kEvent, "VDD_IN:crit", Field::kState);
-  alarm_state.attrs = {{"source", "alarm"}};
-  Channel throttle = Ch(8, Kind::kEvent, "cpufreq-cpu0", Field::kTime);
-  throttle.attrs = {{"source", "throttle"}};
-  Channel stuck = Ch(9, Kind::kEvent, "pwmfan:stuck", Field::kState);
-  stuck.attrs = {{"source", "fan"}};
-  inv.channels = {curr, power, cpu0, cpu1, gpu, oc, alarm, alarm_state, throttle, stuck};
+  AddChannel(inv, Kind::kRail, "VDD_SOC", Field::kPower);  // 1: no limit
+  AddChannel(inv, Kind::kCpu, "cpu0", Field::kFreqMax).max = 2201600;
+  AddChannel(inv, Kind::kCpu, "cpu1", Field::kFreqMax).max = 2201600;
+  AddChannel(inv, Kind::kGpu, "gpu", Field::kFreqMax).max = 1300500;  // 4
+  AddChannel(inv, Kind::kEvent, "oc3", Field::kEvents).attrs = {{"source", "over-current"}};
+  AddChannel(inv, Kind::kEvent, "VDD_IN:crit", Field::kEvents).attrs = {{"source", "alarm"}};
+  AddChannel(inv, Kind::kEvent, "VDD_IN:crit", Field::kState).attrs = {{"source", "alarm"}};
+  AddChannel(inv, Kind::kEvent, "cpufreq-cpu0", Field::kTime).attrs = {{"source", "throttle"}};
+  AddChannel(inv, Kind::kEvent, "pwmfan:stuck", Field::kState).attrs = {{"source", "fan"}};
+  for (auto& c : inv.channels) c.unit = UnitOf(c.field);
   return inv;
 }
 

@@ -55,6 +55,17 @@ inline int64_t FixtureInt(SysFs& fs, const std::string& path) {
   return v.value_or(-1);
 }
 
+// An hwmon chip below `device_dir` (its hwmon/<index> dir with `name` and a
+// `device` link), listed as /sys/class/hwmon/<index>; returns its dir.
+inline std::string AddHwmonChip(TempTree& t, const std::string& index,
+                                const std::string& device_dir, const std::string& name) {
+  const std::string dir = device_dir + "/hwmon/" + index;
+  t.Write(dir + "/name", name + "\n");
+  t.LinkRelative(dir + "/device", device_dir);
+  t.LinkRelative("/sys/class/hwmon/" + index, dir);
+  return dir;
+}
+
 // Thermal zone `n` as the kernel lays it out: the device dir below
 // /sys/devices/virtual/thermal and its /sys/class/thermal link.
 inline void WriteThermalZone(TempTree& t, int n, std::string_view type, std::string_view temp) {

@@ -14,18 +14,10 @@
 namespace edgemon {
 namespace {
 
+using testing::AddHwmonChip;
 using testing::Harness;
 using testing::Line;
 using testing::TempTree;
-
-std::string AddHwmon(TempTree& t, const std::string& index, const std::string& device_dir,
-                     const std::string& name) {
-  const std::string dir = device_dir + "/hwmon/" + index;
-  t.Write(dir + "/name", name + "\n");
-  t.LinkRelative(dir + "/device", device_dir);
-  t.LinkRelative("/sys/class/hwmon/" + index, dir);
-  return dir;
-}
 
 std::string AddCoolingDevice(TempTree& t, int n, const std::string& type, int cur, int max) {
   const std::string dir = "/sys/devices/virtual/thermal/cooling_device" + std::to_string(n);
@@ -38,7 +30,8 @@ std::string AddCoolingDevice(TempTree& t, int n, const std::string& type, int cu
 
 TEST(Events, SocthermOverCurrentCountersAreCounters) {
   TempTree t;
-  std::string oc = AddHwmon(t, "hwmon3", "/sys/devices/platform/soctherm-oc-event", "soctherm_oc");
+  std::string oc =
+      AddHwmonChip(t, "hwmon3", "/sys/devices/platform/soctherm-oc-event", "soctherm_oc");
   for (int k = 1; k <= 3; ++k) {
     t.Write(oc + "/oc" + std::to_string(k) + "_event_cnt", Line(k == 3 ? 27 : 0));
     t.Write(oc + "/oc" + std::to_string(k) + "_throt_en", Line(1));
@@ -76,7 +69,7 @@ TEST(Events, SocthermChipIsNotAGenericHwmonChip) {
 TEST(Events, Ina3221AlertsGiveStateAndCountedOnsets) {
   TempTree t;
   std::string dev = "/sys/devices/platform/c240000.i2c/i2c-1/1-0040";
-  std::string h3 = AddHwmon(t, "hwmon2", dev, "ina3221");
+  std::string h3 = AddHwmonChip(t, "hwmon2", dev, "ina3221");
   t.LinkRelative("/sys/bus/i2c/drivers/ina3221/1-0040", dev);
   const char* labels[] = {"VDD_IN", "NC", "VDD_SOC"};
   for (int k = 1; k <= 3; ++k) {
@@ -126,7 +119,7 @@ TEST(Events, Ina3221AlertsGiveStateAndCountedOnsets) {
 TEST(Events, Ina238AlarmsAreNamedByTheChipLabel) {
   TempTree t;
   std::string d =
-      AddHwmon(t, "hwmon5", "/sys/devices/platform/bus@0/c250000.i2c/i2c-2/2-0044", "ina238");
+      AddHwmonChip(t, "hwmon5", "/sys/devices/platform/bus@0/c250000.i2c/i2c-2/2-0044", "ina238");
   t.Write(d + "/label", "VIN\n");
   t.Write(d + "/power1_input", Line(19780000));
   t.Write(d + "/power1_max_alarm", Line(0));
@@ -176,9 +169,10 @@ TEST(Events, TimeInStateParser) {
 
 TEST(Events, FanWithDutyAndNoSpeedIsStuckAfterTenSeconds) {
   TempTree t;
-  std::string tach = AddHwmon(t, "hwmon0", "/sys/devices/platform/39c0000.tachometer", "pwm_tach");
+  std::string tach =
+      AddHwmonChip(t, "hwmon0", "/sys/devices/platform/39c0000.tachometer", "pwm_tach");
   t.Write(tach + "/rpm", Line(1478));
-  std::string pwm = AddHwmon(t, "hwmon1", "/sys/devices/platform/pwm-fan", "pwmfan");
+  std::string pwm = AddHwmonChip(t, "hwmon1", "/sys/devices/platform/pwm-fan", "pwmfan");
   t.Write(pwm + "/pwm1", Line(77));
   RootedSysFs fs(t.root());
   Harness h(fs, MakeFanCollector());
@@ -206,7 +200,8 @@ TEST(Events, FanWithDutyAndNoSpeedIsStuckAfterTenSeconds) {
 
 TEST(Events, LoneTachHasNoStuckCondition) {
   TempTree t;
-  std::string tach = AddHwmon(t, "hwmon0", "/sys/devices/platform/39c0000.tachometer", "pwm_tach");
+  std::string tach =
+      AddHwmonChip(t, "hwmon0", "/sys/devices/platform/39c0000.tachometer", "pwm_tach");
   t.Write(tach + "/rpm", Line(0));
   RootedSysFs fs(t.root());
   Harness h(fs, MakeFanCollector());

@@ -14,29 +14,21 @@
 namespace edgemon {
 namespace {
 
+using testing::AddHwmonChip;
 using testing::FaultySysFs;
 using testing::Harness;
 using testing::Line;
 using testing::TempTree;
 
-// An hwmon chip below `device_dir`, listed as /sys/class/hwmon/<index>.
-std::string AddHwmon(TempTree& t, const std::string& index, const std::string& device_dir,
-                     const std::string& name) {
-  const std::string dir = device_dir + "/hwmon/" + index;
-  t.Write(dir + "/name", name + "\n");
-  t.LinkRelative(dir + "/device", device_dir);
-  t.LinkRelative("/sys/class/hwmon/" + index, dir);
-  return dir;
-}
-
 TEST(Fan, Jp5PwmfanAndTachAreOneFan) {
   TempTree t;
-  std::string tach = AddHwmon(t, "hwmon0", "/sys/devices/platform/39c0000.tachometer", "pwm_tach");
+  std::string tach =
+      AddHwmonChip(t, "hwmon0", "/sys/devices/platform/39c0000.tachometer", "pwm_tach");
   t.Write(tach + "/rpm", Line(2345));
   std::string other =
-      AddHwmon(t, "hwmon1", "/sys/devices/platform/c240000.i2c/i2c-1/1-004c", "tmp451");
+      AddHwmonChip(t, "hwmon1", "/sys/devices/platform/c240000.i2c/i2c-1/1-004c", "tmp451");
   t.Write(other + "/temp1_input", Line(45000));
-  std::string pwm = AddHwmon(t, "hwmon2", "/sys/devices/platform/pwm-fan", "pwmfan");
+  std::string pwm = AddHwmonChip(t, "hwmon2", "/sys/devices/platform/pwm-fan", "pwmfan");
   t.Write(pwm + "/pwm1", Line(128));
   t.Write(pwm + "/pwm1_enable", Line(1));
   RootedSysFs fs(t.root());
@@ -62,7 +54,8 @@ TEST(Fan, Jp5PwmfanAndTachAreOneFan) {
 
 TEST(Fan, LoneTachStillGivesASpeed) {
   TempTree t;
-  std::string tach = AddHwmon(t, "hwmon3", "/sys/devices/platform/39c0000.tachometer", "pwm_tach");
+  std::string tach =
+      AddHwmonChip(t, "hwmon3", "/sys/devices/platform/39c0000.tachometer", "pwm_tach");
   t.Write(tach + "/rpm", Line(5371));
   RootedSysFs fs(t.root());
   Harness h(fs, MakeFanCollector());
@@ -73,7 +66,7 @@ TEST(Fan, LoneTachStillGivesASpeed) {
 
 TEST(Fan, PwmfanWithoutTachUsesItsOwnTachInput) {
   TempTree t;
-  std::string pwm = AddHwmon(t, "hwmon1", "/sys/devices/platform/pwm-fan", "pwmfan");
+  std::string pwm = AddHwmonChip(t, "hwmon1", "/sys/devices/platform/pwm-fan", "pwmfan");
   t.Write(pwm + "/pwm1", Line(64));
   t.Write(pwm + "/fan1_input", Line(1873));
   RootedSysFs fs(t.root());
@@ -86,10 +79,10 @@ TEST(Fan, PwmfanWithoutTachUsesItsOwnTachInput) {
 
 TEST(Fan, SeveralChipsPairByDevicePathNotHwmonIndex) {
   TempTree t;
-  std::string pwm_a = AddHwmon(t, "hwmon5", "/sys/devices/platform/pwm-fan0", "pwmfan");
-  std::string pwm_b = AddHwmon(t, "hwmon1", "/sys/devices/platform/pwm-fan1", "pwmfan");
-  std::string tach_a = AddHwmon(t, "hwmon3", "/sys/devices/platform/tach0", "pwm_tach");
-  std::string tach_b = AddHwmon(t, "hwmon2", "/sys/devices/platform/tach1", "pwm_tach");
+  std::string pwm_a = AddHwmonChip(t, "hwmon5", "/sys/devices/platform/pwm-fan0", "pwmfan");
+  std::string pwm_b = AddHwmonChip(t, "hwmon1", "/sys/devices/platform/pwm-fan1", "pwmfan");
+  std::string tach_a = AddHwmonChip(t, "hwmon3", "/sys/devices/platform/tach0", "pwm_tach");
+  std::string tach_b = AddHwmonChip(t, "hwmon2", "/sys/devices/platform/tach1", "pwm_tach");
   t.Write(pwm_a + "/pwm1", Line(100));
   t.Write(pwm_b + "/pwm1", Line(200));
   t.Write(tach_a + "/rpm", Line(1000));
@@ -109,7 +102,7 @@ TEST(Fan, Jp4LegacyPwmFanIsDeclaredOnce) {
   t.Write(dev + "/target_pwm", Line(77));
   t.Write(dev + "/rpm_measured", Line(1500));
   t.Write(dev + "/temp_control", Line(1));
-  AddHwmon(t, "hwmon1", dev, "tegra_pwmfan");  // the same fan seen through hwmon
+  AddHwmonChip(t, "hwmon1", dev, "tegra_pwmfan");  // the same fan seen through hwmon
   RootedSysFs fs(t.root());
   Harness h(fs, MakeFanCollector());
   h.Sample();
@@ -124,7 +117,7 @@ TEST(Fan, TegraPwmfanHwmonWithFilesInItsDevice) {
   const std::string dev = "/sys/devices/platform/pwm_fan";
   t.Write(dev + "/target_pwm", Line(255));
   t.Write(dev + "/rpm_measured", Line(4000));
-  AddHwmon(t, "hwmon0", dev, "tegra_pwmfan");
+  AddHwmonChip(t, "hwmon0", dev, "tegra_pwmfan");
   RootedSysFs fs(t.root());
   Harness h(fs, MakeFanCollector());
   h.Sample();
@@ -136,8 +129,9 @@ TEST(Fan, TegraPwmfanHwmonWithFilesInItsDevice) {
 
 TEST(Fan, PwmOutOfRangeAndBadValuesAreAbsent) {
   TempTree t;
-  std::string pwm = AddHwmon(t, "hwmon2", "/sys/devices/platform/pwm-fan", "pwmfan");
-  std::string tach = AddHwmon(t, "hwmon0", "/sys/devices/platform/39c0000.tachometer", "pwm_tach");
+  std::string pwm = AddHwmonChip(t, "hwmon2", "/sys/devices/platform/pwm-fan", "pwmfan");
+  std::string tach =
+      AddHwmonChip(t, "hwmon0", "/sys/devices/platform/39c0000.tachometer", "pwm_tach");
   t.Write(pwm + "/pwm1", Line(256));
   t.Write(tach + "/rpm", Line(-1));
   RootedSysFs real(t.root());
@@ -174,7 +168,7 @@ TEST(Fan, FanAppearingLaterIsFoundByCheckTopology) {
   RootedSysFs fs(t.root());
   Harness h(fs, MakeFanCollector());
   EXPECT_TRUE(h.inventory().channels.empty());
-  std::string pwm = AddHwmon(t, "hwmon4", "/sys/devices/platform/pwm-fan", "pwmfan");
+  std::string pwm = AddHwmonChip(t, "hwmon4", "/sys/devices/platform/pwm-fan", "pwmfan");
   t.Write(pwm + "/pwm1", Line(51));
   EXPECT_TRUE(h.collection().CheckTopology());
   h.Sample();
