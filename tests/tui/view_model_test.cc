@@ -219,6 +219,33 @@ TEST(EdgetopView, LockedClocksShowInTheHeaderOnlyWhenEveryCpuIsPinned) {
   EXPECT_NE(header().find("nvpmodel MAXN  clocks locked"), std::string::npos) << header();
 }
 
+// A stuck fan, an INA alert and a power-mode cap: said in the header on
+// every page, on the fan's row, and in the Power page's Diagnostics.
+TEST(EdgetopView, EventsAndCapsAreSaid) {
+  Board b = LoadBoard("agx-orin");
+  const Inventory& inv = b.info.inventory;
+  auto header = [&] { return Render(Feed(b), Ui(120, 40))[1]; };
+  EXPECT_EQ(header().find("capped"), std::string::npos) << header();
+  EXPECT_EQ(header().find("!"), std::string::npos) << header();
+  const Channel* stuck = inv.Find(Kind::kEvent, "pwmfan:stuck", Field::kState);
+  const Channel* crit = inv.Find(Kind::kEvent, "VDD_GPU_SOC:crit", Field::kState);
+  const Channel* crit_n = inv.Find(Kind::kEvent, "VDD_GPU_SOC:crit", Field::kEvents);
+  const Channel* cap = inv.Find(Kind::kCpu, "cpu11", Field::kFreqMax);
+  ASSERT_TRUE(stuck && crit && crit_n && cap && cap->max);
+  b.last.values[stuck->id] = 1;
+  b.last.values[crit->id] = 1;
+  b.last.values[crit_n->id] = 3;
+  b.last.values[cap->id] = *cap->max / 2;
+  EXPECT_NE(header().find("capped  ! pwmfan:stuck  ! VDD_GPU_SOC:crit"), std::string::npos)
+      << header();
+  EXPECT_NE(LineWith(Render(Feed(b), Ui(120, 40)), "Fan pwmfan").find("STUCK"), std::string::npos);
+  auto lines = Render(Feed(b), Ui(120, 40, Page::kPower));
+  // (the header names them too: "  ! <name>")
+  EXPECT_NE(LineWith(lines, "  VDD_GPU_SOC:crit ").find("3 events ALERT"), std::string::npos);
+  EXPECT_NE(LineWith(lines, "  pwmfan:stuck ").find("STUCK (PWM on, 0 rpm)"), std::string::npos);
+  EXPECT_NE(LineWith(lines, "capped by the power mode").find("cpu11"), std::string::npos);
+}
+
 TEST(EdgetopView, OrinOverviewShowsTheFixtureValuesInPlace) {
   Board b = LoadBoard("agx-orin");
   Telemetry t = Feed(b);

@@ -24,7 +24,11 @@ int DrawFans(Canvas& cv, const Telemetry& t, int row, int bottom, int col, int e
       Value rpm = Get(t, s.Get(Field::kSpeed));
       text += fmt::format(" {} rpm", rpm ? std::to_string(*rpm) : std::string("-"));
     }
-    cv.Put(row, c, text, Role::kText, end);
+    c = cv.Put(row, c, text, Role::kText, end);
+    // The fan collector's stuck-fan condition: duty on, 0 rpm for 10 s.
+    if (const Channel* stuck = t.inventory().Find(Kind::kEvent, s.name + ":stuck", Field::kState)) {
+      if (Get(t, stuck).value_or(0) != 0) cv.Put(row, c, " STUCK", Role::kAlert, end);
+    }
     ++row;
   }
   return row;
