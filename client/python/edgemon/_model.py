@@ -178,10 +178,13 @@ class Fan(NamedTuple):
 
 
 class Engine(NamedTuple):
-    """A hardware engine (NVENC, NVDEC, VIC, DLA0, ...)."""
+    """A hardware engine (NVENC, NVDEC, VIC, DLA0, ...). ``load`` is 0..1,
+    None where the board does not measure it (NVML measures the codecs on
+    Thor and discrete GPUs; Jetson sysfs does not)."""
     name: str
     freq_hz: Optional[float]
     on: Optional[bool]
+    load: Optional[float] = None
 
 
 class Memory(NamedTuple):
@@ -349,7 +352,8 @@ class Snapshot(object):
         out = {}
         for n in self._names("engine"):
             on = self._v("engine", n, "state")
-            out[n] = Engine(n, self._v("engine", n, "freq"), None if on is None else bool(on))
+            out[n] = Engine(n, self._v("engine", n, "freq"), None if on is None else bool(on),
+                            self._v("engine", n, "load"))
         return out
 
     def _memory(self, kind: str, n: str) -> Memory:

@@ -83,6 +83,9 @@ def test_typed_views_in_si_units(board):
         assert s.gpu.freq_hz == s.get_raw("gpu/%s/freq" % s.gpu.name) * 1000
     if s.memory is not None and s.memory.total_bytes is not None:
         assert s.memory.total_bytes == s.get_raw("memory/ram/total") * 1024
+    for name, e in s.engines.items():
+        raw = s.get_raw("engine/%s/load" % name)
+        assert e.load == (None if raw is None else pytest.approx(raw / 1000.0))
     assert s.get("rail/NO_SUCH_RAIL/power") is None
 
 
