@@ -24,6 +24,32 @@ class Checks:
                 traceback.print_exc(limit=3)
 
 
+def run_on(prefix, make, checks, artifacts=None):
+    """Makes a scratch folder (tempfile prefix `prefix`), the fixture
+    `make(tmp)` (an object with stop()), and runs each (name, fn) of `checks`
+    as fn(fixture); stops the fixture, removes the folder unless a check
+    failed, and returns the exit status."""
+    import shutil
+    import tempfile
+    tmp = tempfile.mkdtemp(prefix=prefix)
+    results = Checks()
+    fixture = None
+    try:
+        fixture = make(tmp)
+        for name, fn in checks:
+            results.run(name, fn, fixture)
+    finally:
+        if fixture is not None:
+            fixture.stop()
+    where = f"; artifacts in {artifacts}" if artifacts else ""
+    print(f"{results.passed} passed, {len(results.failed)} failed{where}")
+    if results.failed:
+        print("kept for a look: " + tmp)
+        return 1
+    shutil.rmtree(tmp, ignore_errors=True)
+    return 0
+
+
 def expect(cond, msg):
     if not cond:
         raise AssertionError(msg)

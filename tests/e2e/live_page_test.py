@@ -40,7 +40,7 @@ import time
 import urllib.error
 import urllib.request
 
-from harness import Checks, expect, free_port, start_sim, stop_process
+from harness import expect, free_port, run_on, start_sim, stop_process
 
 ARGS = None
 BOARD = "orin-nano"
@@ -337,22 +337,8 @@ def main():
         p.add_argument(name, required=True)
     ARGS = p.parse_args()
     ARGS.artifacts = os.path.abspath(ARGS.artifacts)
-    tmp = tempfile.mkdtemp(prefix="edgemon-live-")
-    checks = Checks()
-    d = None
-    try:
-        d = Daemon(tmp)
-        checks.run("bad_requests", bad_requests, d)
-        checks.run("live_page", live_page, d)
-    finally:
-        if d is not None:
-            d.stop()
-    print(f"{checks.passed} passed, {len(checks.failed)} failed; artifacts in {ARGS.artifacts}")
-    if checks.failed:
-        print("kept for a look: " + tmp)
-        return 1
-    shutil.rmtree(tmp, ignore_errors=True)
-    return 0
+    return run_on("edgemon-live-", Daemon,
+                  [("bad_requests", bad_requests), ("live_page", live_page)], ARGS.artifacts)
 
 
 if __name__ == "__main__":

@@ -35,7 +35,7 @@ import sys
 import tempfile
 import time
 
-from harness import Checks, expect, start_sim, stop_process
+from harness import expect, run_on, start_sim, stop_process
 
 ARGS = None
 BOARD = "agx-orin"
@@ -401,22 +401,9 @@ def main():
         p.add_argument(name, required=True)
     ARGS = p.parse_args()
     ARGS.artifacts = os.path.abspath(ARGS.artifacts)
-    tmp = tempfile.mkdtemp(prefix="edgemon-report-")
-    checks = Checks()
-    board = None
-    try:
-        board = Board(tmp)
-        checks.run("record_report", record_report, board)
-        checks.run("python_report", python_report, board)
-    finally:
-        if board is not None:
-            board.stop()
-    print(f"{checks.passed} passed, {len(checks.failed)} failed; artifacts in {ARGS.artifacts}")
-    if checks.failed:
-        print("kept for a look: " + tmp)
-        return 1
-    shutil.rmtree(tmp, ignore_errors=True)
-    return 0
+    return run_on("edgemon-report-", Board,
+                  [("record_report", record_report), ("python_report", python_report)],
+                  ARGS.artifacts)
 
 
 if __name__ == "__main__":
