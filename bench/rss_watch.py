@@ -81,6 +81,9 @@ def main():
             with tarfile.open(a.tarball) as t:
                 top = t.getnames()[0].split("/")[0]
                 t.extractall(tmp)
+            # As on an installed system, the program's file is on disk, not
+            # dirty pages of a fresh write (the kernel cannot page those out).
+            os.sync()
             bin_dir = os.path.join(tmp, top, "bin")
             edgemond, edgemon, sim = (os.path.join(bin_dir, p) for p in ("edgemond", "edgemon", "edgemon-sim"))
             fixtures = os.path.join(tmp, top, "share", "edgemon", "fixtures")

@@ -87,6 +87,9 @@ Result<HeapTrimmer::Trim> PageOutProgramText() {
     }
     ++mappings;
     if (perms[1] == 'w' || hi <= lo) continue;  // writable: its pages are the program's state
+    // Random access from now on: a page faulted back in is read alone, not
+    // with its neighbours (read-ahead would bring back most of what goes out).
+    (void)::madvise(reinterpret_cast<void*>(lo), hi - lo, MADV_RANDOM);
     if (::madvise(reinterpret_cast<void*>(lo), hi - lo, MADV_PAGEOUT) != 0 && failure == 0) {
       failure = errno;
     }

@@ -61,7 +61,9 @@ void TuneHeap();
 // of the program's read-only mappings (code and constant data; writable ones
 // are left alone), found by the file's identity (device and inode of
 // /proc/self/exe), not its name; what the daemon still uses faults back in
-// from the file, once. Pages another process maps too are left to the kernel
+// from the file, once, page by page (the mappings are marked MADV_RANDOM
+// first, so read-ahead does not bring their neighbours back). Pages another
+// process maps too are left to the kernel
 // (MADV_PAGEOUT skips them). Shared libraries are not touched.
 // Returns the resident set around it; UNIMPLEMENTED where the kernel has no
 // MADV_PAGEOUT (before Linux 5.4), NOT_FOUND when no mapping of the program
