@@ -61,6 +61,24 @@ void AppendScaledUp(std::string& out, int64_t v, int64_t mul) {
   out.append(buf, static_cast<size_t>(n));
 }
 
+// `v` in the base unit of `scale`, as an exact decimal.
+void AppendScaled(std::string& out, int64_t v, Scale scale) {
+  switch (scale) {
+    case Scale::kOne:
+      AppendInt(out, v);
+      return;
+    case Scale::kMilli:
+      AppendScaledDown(out, v, 3);
+      return;
+    case Scale::kKilo:
+      AppendScaledUp(out, v, 1000);
+      return;
+    case Scale::kKibi:
+      AppendScaledUp(out, v, 1024);
+      return;
+  }
+}
+
 struct FieldMap {
   const char* suffix;  // after "edgemon_<kind>_"
   const char* unit;    // the base unit the name ends with ("" = none)
@@ -494,6 +512,7 @@ Exposition::Exposition(const Inventory& inv) : channels_(inv.channels.size()) {
     std::string labels;
     for (const auto& [k, v] : s.labels) AppendLabel(labels, k, EscapeLabelValue(v));
     if (!labels.empty()) labels.push_back('}');
+    AddLimits(inv, s, labels);
     families_[pos].samples.push_back({s.id, std::move(labels)});
   }
 
@@ -507,6 +526,42 @@ Exposition::Exposition(const Inventory& inv) : channels_(inv.channels.size()) {
   nvpmodel_name_ = EscapeLabelValue(b.nvpmodel);
   for (const auto& [id, mode] : b.nvpmodel_modes) {
     nvpmodel_modes_.emplace_back(id, EscapeLabelValue(mode));
+  }
+}
+
+void Exposition::AddLimits(const Inventory& inv, const ChannelSeries& s,
+                           const std::string& labels) {
+  const Channel* c = nullptr;
+  for (const Channel& x : inv.channels) {
+    if (x.id == s.id) c = &x;
+  }
+  // Rails' gauges with a unit in their name: edgemon_rail_current_amperes
+  // gives edgemon_rail_current_max_amperes and edgemon_rail_current_crit_amperes.
+  const std::string tail = "_" + s.unit;
+  if (c == nullptr || c->kind != Kind::kRail || s.type != MetricType::kGauge || s.unit.empty() ||
+      !s.family.ends_with(tail)) {
+    return;
+  }
+  const std::string base = s.family.substr(0, s.family.size() - tail.size());
+  for (auto [which, limit] : {std::pair{"max", c->max}, std::pair{"crit", c->crit}}) {
+    if (!limit) continue;
+    const std::string name = base + "_" + which + tail;
+    LimitFamily* lf = nullptr;
+    for (LimitFamily& x : limits_) {
+      if (x.name == name) lf = &x;
+    }
+    if (lf == nullptr) {
+      lf = &limits_.emplace_back();
+      lf->name = name;
+      lf->unit = s.unit;
+      lf->help = std::string("The sensor's ") +
+                 (std::string_view(which) == "max" ? "warning" : "critical") +
+                 " limit of each rail's " + std::string(ToString(c->field)) + " (edgemon rail/*/" +
+                 std::string(ToString(c->field)) + " " + which + ")";
+    }
+    std::string value;
+    AppendScaled(value, *limit, s.scale);
+    lf->samples.emplace_back(labels, std::move(value));
   }
 }
 
@@ -530,22 +585,18 @@ std::string Exposition::Render(const Frame* frame, const Health& h, Format f) co
         Value v = frame->Get(s.id);
         if (!v) continue;
         AppendSampleStart(out, fam.name, suffix, s.labels);
-        switch (fam.scale) {
-          case Scale::kOne:
-            AppendInt(out, *v);
-            break;
-          case Scale::kMilli:
-            AppendScaledDown(out, *v, 3);
-            break;
-          case Scale::kKilo:
-            AppendScaledUp(out, *v, 1000);
-            break;
-          case Scale::kKibi:
-            AppendScaledUp(out, *v, 1024);
-            break;
-        }
+        AppendScaled(out, *v, fam.scale);
         out.push_back('\n');
       }
+    }
+  }
+  // Rails' sensor limits: constants of the inventory, whatever the frame.
+  for (const LimitFamily& lf : limits_) {
+    AppendHeader(out, f, lf.name, lf.help, "gauge", lf.unit);
+    for (const auto& [labels, value] : lf.samples) {
+      AppendSampleStart(out, lf.name, "", labels);
+      out.append(value);
+      out.push_back('\n');
     }
   }
 

@@ -15,6 +15,8 @@
 //   cpu/*/load             edgemon_cpu_load_ratio                  cpu
 //   memory/ram/used        edgemon_memory_used_bytes               memory
 //   fan/*/duty, speed      edgemon_fan_duty_ratio, edgemon_fan_speed_rpm   fan, device
+//   rail/*/current max     edgemon_rail_current_max_amperes        rail, device, input, parent
+//   (and crit; power, voltage alike: a rail sensor's limits, where it has them)
 //   engine/*/state         edgemon_engine_enabled                  engine, device
 //   board/nvpmodel/mode    edgemon_nvpmodel_mode
 //   (board identity)       edgemon_board_info 1                    model, soc, l4t, jetpack, ...
@@ -166,7 +168,7 @@ class Exposition {
   explicit Exposition(const Inventory& inventory);
 
   // `frame` may be null (before the first frame): channel metrics are then
-  // left out and only the board info and health are rendered.
+  // left out and only the board info, rails' limits and health are rendered.
   std::string Render(const Frame* frame, const Health& health, Format format) const;
 
   size_t families() const { return families_.size(); }
@@ -185,7 +187,20 @@ class Exposition {
     std::vector<Sample> samples;
   };
 
+  // A rail's sensor limits (Channel::max and ::crit: the INA3221's warning
+  // and critical current, hwmon's _max and _crit), constants of the
+  // inventory rendered with or without a frame.
+  struct LimitFamily {
+    std::string name;  // edgemon_rail_current_max_amperes, ..._crit_amperes, ...
+    std::string unit;
+    std::string help;
+    std::vector<std::pair<std::string, std::string>> samples;  // escaped labels, value text
+  };
+  void AddLimits(const Inventory& inventory, const ChannelSeries& series,
+                 const std::string& labels);
+
   std::vector<Family> families_;
+  std::vector<LimitFamily> limits_;
   std::vector<std::pair<std::string, std::string>> board_labels_;  // escaped, nvpmodel excluded
   std::string nvpmodel_name_;                                      // escaped, from discovery
   std::optional<ChannelId> nvpmodel_channel_;

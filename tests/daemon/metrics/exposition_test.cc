@@ -281,9 +281,41 @@ TEST(ExpositionTest, AbsentValuesAndConstantSourcesAreLeftOut) {
   EXPECT_EQ(text.find("edgemon_samples_total"), std::string::npos);
   EXPECT_EQ(text.find("edgemon_store_bytes"), std::string::npos);
 
-  // Without a frame: the board info and health only.
+  // Without a frame: the board info and health only (and rails' limits,
+  // which this board's sensors do not have).
   auto none = Parse(RenderExposition(b.inv, nullptr, Health{}, Format::kPrometheus));
   for (const auto& l : none) EXPECT_NE(l.name.rfind("edgemon_rail", 0), 0u) << l.name;
+}
+
+TEST(ExpositionTest, RailLimitsAreGaugesBesideTheirRailWithOrWithoutAFrame) {
+  Board b = Fixture();
+  for (Channel& c : b.inv.channels) {
+    if (c.kind == Kind::kRail && c.name == "VDD_IN" && c.field == Field::kCurrent) {
+      c.max = 7784;   // mA: the INA3221's warning limit
+      c.crit = 8000;  // and its critical one
+    }
+    if (c.kind == Kind::kRail && c.name == "VDD_GPU_SOC" && c.field == Field::kPower)
+      c.crit = 15000;
+  }
+  const Frame* frames[] = {&b.frame, nullptr};
+  for (const Frame* frame : frames) {
+    auto lines = Parse(RenderExposition(b.inv, frame, Health{}, Format::kPrometheus));
+    const Line* max = Find(lines, "edgemon_rail_current_max_amperes", "rail", "VDD_IN");
+    const Line* crit = Find(lines, "edgemon_rail_current_crit_amperes", "rail", "VDD_IN");
+    const Line* pcrit = Find(lines, "edgemon_rail_power_crit_watts", "rail", "VDD_GPU_SOC");
+    ASSERT_TRUE(max && crit && pcrit);
+    EXPECT_EQ(max->value, "7.784");
+    EXPECT_EQ(crit->value, "8");
+    EXPECT_EQ(pcrit->value, "15");
+    // The same labels as the rail's own series, so `value / limit` needs no matching clause.
+    EXPECT_EQ(max->labels,
+              Find(Parse(RenderExposition(b.inv, &b.frame, Health{}, Format::kPrometheus)),
+                   "edgemon_rail_current_amperes", "rail", "VDD_IN")
+                  ->labels);
+    // No limit, no series: never a 0.
+    EXPECT_FALSE(Find(lines, "edgemon_rail_power_max_watts", "rail", "VDD_GPU_SOC"));
+    EXPECT_FALSE(Find(lines, "edgemon_rail_current_max_amperes", "rail", "VDD_GPU_SOC"));
+  }
 }
 
 TEST(ExpositionTest, OddLabelValuesAreEscaped) {
