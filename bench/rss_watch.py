@@ -11,7 +11,8 @@ resident pages are split by what they belong to, from /proc/PID/smaps:
   libs      shared libraries (a dynamically linked build)
   heap      anonymous memory: malloc's heap and arenas, minus the stacks below
   stacks    thread stacks (anonymous mappings with a guard page below them)
-  store     the store's files (SQLite's memory-mapped reads, WAL index) and the flight recorder
+  store     the store's files (SQLite's memory-mapped reads, WAL index)
+  flight    the flight recorder's ring (<socket>.flight on the runtime tmpfs)
   other     anything else
 
   bench/rss_watch.py dist/edgemon-V-linux-x86_64.tar.gz [--minutes 60] [--every 300]
@@ -19,6 +20,7 @@ resident pages are split by what they belong to, from /proc/PID/smaps:
 """
 import argparse
 import os
+import re
 import subprocess
 import sys
 import tarfile
@@ -31,7 +33,7 @@ from bench_common import rss_kib, stop_process  # noqa: E402
 
 def breakdown(pid, program):
     """KiB resident per class (see the module's text), and the thread count."""
-    classes = dict.fromkeys(("text", "libs", "heap", "stacks", "store", "other"), 0)
+    classes = dict.fromkeys(("text", "libs", "heap", "stacks", "store", "flight", "other"), 0)
     prog = os.path.realpath(program)
     maps = []
     cur = None
@@ -51,8 +53,10 @@ def breakdown(pid, program):
         path = m["path"]
         if path == prog:
             cls = "text"
-        elif path.startswith("/") and (".so" in os.path.basename(path)):
+        elif path.startswith("/") and re.search(r"\.so(\.[0-9.]+)?$", path):
             cls = "libs"
+        elif path.endswith(".flight"):
+            cls = "flight"
         elif path in ("[heap]",) or (not path and m["lo"] not in guard_ends):
             cls = "heap"
         elif path == "[stack]" or (not path and m["lo"] in guard_ends):
