@@ -411,8 +411,11 @@ Status ApplyPushTables(const toml::node& node, const std::string& source, Config
     const std::string at = source + ": push[" + std::to_string(i) + "]";
     if (t == nullptr) return Status::InvalidArgument(at + ": expected a table");
     PushConfig p;
-    for (auto&& [key_name, v] : *t) {
-      const std::string k(key_name.str());
+    for (auto&& entry : *t) {
+      // Not a structured binding: the lambdas below capture the node, which
+      // clang before 16 does not allow of a binding.
+      const std::string k(entry.first.str());
+      const toml::node& v = entry.second;
       const std::string where = at + " key " + k;
       auto str = [&](std::string& out) -> Status {
         auto s = v.value<std::string>();

@@ -18,12 +18,13 @@ LabelSet ExternalLabels(const Identity& id) {
   add("board_model", id.board_model);
   add("soc", id.soc);
   add("l4t", id.l4t);
-  for (const auto& [name, value] : id.labels) {
-    auto it = std::find_if(out.begin(), out.end(), [&](const auto& l) { return l.first == name; });
+  for (const auto& label : id.labels) {
+    auto it =
+        std::find_if(out.begin(), out.end(), [&](const auto& l) { return l.first == label.first; });
     if (it != out.end()) {
-      it->second = value;
+      it->second = label.second;
     } else {
-      out.emplace_back(name, value);
+      out.push_back(label);
     }
   }
   return out;

@@ -86,7 +86,6 @@ struct NvmlProcessInfo {  // nvmlProcessInfo_t (v2), as the _v3 process queries 
 constexpr unsigned long long kNvmlValueNotAvailable = ~0ULL;  // NVML_VALUE_NOT_AVAILABLE
 constexpr NvmlReturn kNvmlNotSupported = 3;                   // NVML_ERROR_NOT_SUPPORTED
 constexpr NvmlReturn kNvmlInsufficientSize = 7;               // NVML_ERROR_INSUFFICIENT_SIZE
-constexpr NvmlReturn kNvmlLibraryNotFound = 12;               // NVML_ERROR_LIBRARY_NOT_FOUND
 
 struct NvmlApi {
   NvmlReturn (*init)() = nullptr;                                     // nvmlInit_v2
