@@ -65,9 +65,9 @@ Result<HeapTrimmer::Trim> PageOutProgramText() {
   if (::stat(HostProcPath("self/exe").c_str(), &exe) != 0) {
     return Status::NotFound(std::string("the program's file: ") + std::strerror(errno));
   }
-  std::FILE* f = std::fopen(HostProcPath("self/maps").c_str(), "re");
-  if (f == nullptr)
-    return Status::NotFound(std::string("/proc/self/maps: ") + std::strerror(errno));
+  const std::string maps = HostProcPath("self/maps");
+  std::FILE* f = std::fopen(maps.c_str(), "re");
+  if (f == nullptr) return Status::NotFound(maps + ": " + std::strerror(errno));
   HeapTrimmer::Trim t;
   t.rss_before_kib = ResidentKib();
   int mappings = 0;
@@ -95,7 +95,7 @@ Result<HeapTrimmer::Trim> PageOutProgramText() {
     }
   }
   std::fclose(f);
-  if (mappings == 0) return Status::NotFound("no mapping of the program's file in /proc/self/maps");
+  if (mappings == 0) return Status::NotFound("no mapping of the program's file in " + maps);
   if (failure == EINVAL) return Status::Unimplemented("this kernel has no MADV_PAGEOUT");
   if (failure != 0) return Status::Internal(std::string("madvise: ") + std::strerror(failure));
   t.rss_after_kib = ResidentKib();
