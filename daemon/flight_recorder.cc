@@ -143,9 +143,57 @@ std::vector<Frame> FlightRecorder::Recover(uint64_t inventory_hash, uint64_t fro
   return out;
 }
 
+bool FlightRecorder::Punch(size_t from, size_t to) {
+  from = (from + page_ - 1) / page_ * page_;
+  to = to / page_ * page_;
+  if (!can_punch_ || from >= to) return can_punch_;
+  if (::fallocate(fd_, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, static_cast<off_t>(from),
+                  static_cast<off_t>(to - from)) != 0) {
+    can_punch_ = false;  // the memory stays held, as before; records stay valid
+  }
+  return can_punch_;
+}
+
+size_t FlightRecorder::ResidentBytes() const {
+  struct stat st {};
+  if (::fstat(fd_, &st) != 0) return 0;
+  return static_cast<size_t>(st.st_blocks) * 512;
+}
+
 void FlightRecorder::Reset() {
-  std::memset(base_, 0, capacity_);
+  // A hole reads as zeros: no record is left, and no page is held.
+  const size_t tail = Punch(0, capacity_) ? capacity_ / page_ * page_ : 0;
+  std::memset(base_ + tail, 0, capacity_ - tail);
   head_ = 0;
+  lap_ = 0;
+  released_ = releasable_ = 0;
+  written_.clear();
+}
+
+void FlightRecorder::ReleaseCommitted(uint64_t committed_next) {
+  const uint64_t now = lap_ * capacity_ + head_;
+  // Older positions were overwritten by this lap: their offsets hold newer
+  // records now.
+  const uint64_t oldest = now > capacity_ ? now - capacity_ : 0;
+  while (!written_.empty()) {
+    const Written& w = written_.front();
+    if (w.seq >= committed_next && w.end > oldest) break;
+    if (w.seq < committed_next) releasable_ = std::max(releasable_, w.end);
+    written_.pop_front();
+  }
+  constexpr uint64_t kChunk = 64 << 10;
+  const uint64_t from = std::max(released_, oldest);
+  if (releasable_ < from + kChunk) return;
+  // Lap by lap; Punch keeps to whole pages inside [from, releasable_): the
+  // page the last committed record ends in may hold the next record.
+  for (uint64_t at = from; at < releasable_;) {
+    const uint64_t lap_start = at - at % capacity_;
+    const uint64_t end = std::min<uint64_t>(releasable_, lap_start + capacity_);
+    if (!Punch(static_cast<size_t>(at - lap_start), static_cast<size_t>(end - lap_start))) return;
+    at = end;
+  }
+  const uint64_t lap_start = releasable_ - releasable_ % capacity_;
+  released_ = lap_start + (releasable_ - lap_start) / page_ * page_;
 }
 
 void FlightRecorder::OnFrame(const Inventory& inventory, uint64_t generation, const Frame& frame) {
@@ -172,12 +220,25 @@ void FlightRecorder::OnFrame(const Inventory& inventory, uint64_t generation, co
   size_t size = Aligned(record_.size());
   if (size > capacity_) return;
   if (head_ + size > capacity_) {
-    std::memset(base_ + head_, 0, capacity_ - head_);  // no stale record past the wrap
+    // No stale record past the wrap: whole pages are punched, not written
+    // (which would make them resident again).
+    const size_t first = std::min(capacity_, (head_ + page_ - 1) / page_ * page_);
+    std::memset(base_ + head_, 0, first - head_);
+    const size_t tail =
+        Punch(first, capacity_) ? std::max(first, capacity_ / page_ * page_) : first;
+    std::memset(base_ + tail, 0, capacity_ - tail);
+    // The padding goes with the lap's last record.
+    if (!written_.empty()) written_.back().end = (lap_ + 1) * capacity_;
     head_ = 0;
+    ++lap_;
   }
   std::memcpy(base_ + head_, record_.data(), record_.size());
   std::memset(base_ + head_ + record_.size(), 0, size - record_.size());
   head_ += size;
+  if (committed_next_) {
+    written_.push_back({lap_ * capacity_ + head_, frame.seq});
+    ReleaseCommitted(committed_next_());
+  }
 }
 
 }  // namespace edgemon

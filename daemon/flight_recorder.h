@@ -28,14 +28,24 @@
 //     database never replays them into its own;
 //   - one process owns the ring file (an exclusive flock, owner_lock.h),
 //     and the daemon empties it after a clean stop, when every frame in it
-//     is committed.
+//     is committed;
+//   - memory is held for the frames the store lacks, not for the whole
+//     ring: given the store's commit point (FollowCommits), the pages
+//     holding only committed records are given back to the file system
+//     (a hole reads as zeros, which no record matches) once 64 KiB of them
+//     gather, and Reset punches the whole ring. A sampled frame's seq is
+//     the seq the store gives it (the sampler continues after the store).
 //
 // Thread safety: OnFrame on the sampler thread; Open/Recover/Reset before
 // sampling starts.
 #pragma once
 
+#include <unistd.h>
+
 #include <cstddef>
 #include <cstdint>
+#include <deque>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -76,8 +86,15 @@ class FlightRecorder final : public FrameSink {
   // *other_inventory.
   std::vector<Frame> Recover(uint64_t inventory_hash, uint64_t from_seq,
                              size_t* other_inventory) const;
-  // Empties the ring.
+  // Empties the ring and gives its memory back.
   void Reset();
+  // `committed_next` answers (on the sampler thread) one past the newest
+  // frame the store has made durable; records below it are given back.
+  void FollowCommits(std::function<uint64_t()> committed_next) {
+    committed_next_ = std::move(committed_next);
+  }
+  // Bytes of the ring file that hold memory (allocated blocks).
+  size_t ResidentBytes() const;
 
   void OnFrame(const Inventory& inventory, uint64_t generation, const Frame& frame) override;
 
@@ -90,7 +107,8 @@ class FlightRecorder final : public FrameSink {
         owner_(std::move(owner)),
         fd_(fd),
         base_(base),
-        capacity_(capacity) {}
+        capacity_(capacity),
+        page_(static_cast<size_t>(::sysconf(_SC_PAGESIZE))) {}
 
   std::string path_;
   std::unique_ptr<OwnerLock> owner_;
@@ -98,7 +116,24 @@ class FlightRecorder final : public FrameSink {
   int fd_;
   uint8_t* base_;
   size_t capacity_;
+  size_t page_;
+  // Gives [from, to) back to the file system (whole pages only); false
+  // where the file system cannot punch holes.
+  bool Punch(size_t from, size_t to);
+  void ReleaseCommitted(uint64_t committed_next);
+
   size_t head_ = 0;
+  // Positions counted across laps: lap * capacity_ + offset.
+  uint64_t lap_ = 0;
+  uint64_t released_ = 0;    // everything before it was given back
+  uint64_t releasable_ = 0;  // everything before it is committed
+  struct Written {
+    uint64_t end;  // position just past the record
+    uint64_t seq;
+  };
+  std::deque<Written> written_;  // records not yet known to be committed
+  std::function<uint64_t()> committed_next_;
+  bool can_punch_ = true;
   uint64_t generation_ = 0;
   uint64_t inventory_hash_ = 0;
   std::vector<std::pair<uint32_t, int64_t>> values_;  // reused per frame

@@ -300,6 +300,8 @@ std::unique_ptr<FlightRecorder> OpenFlightRecorder(const Config& c, const Collec
     log.warn("flight recorder: dropped {} frames recorded under another inventory or store", other);
   }
   flight->Reset();
+  // Records the store has committed need no memory (flight_recorder.h).
+  flight->FollowCommits([&st] { return st.committed_next_seq(); });
   return flight;
 }
 

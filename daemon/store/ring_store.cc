@@ -243,6 +243,7 @@ Status RingStore::Impl::LoadState() {
   {
     std::lock_guard lk(mu_);
     next_seq_ = std::max(next_seq_, rollup_seq_ + 1);
+    committed_next_.store(next_seq_, std::memory_order_release);
   }
   // Last stored counter values (I8): newest frames first.
   {
@@ -416,6 +417,9 @@ Status RingStore::Flush() {
 }
 uint64_t RingStore::next_seq() const {
   return impl_->next_seq();
+}
+uint64_t RingStore::committed_next_seq() const {
+  return impl_->committed_next_seq();
 }
 Result<int64_t> RingStore::BeginWindow(const std::string& label, int64_t start_ns,
                                        std::optional<int64_t> lease_ns, const std::string& owner) {

@@ -449,6 +449,9 @@ class RingStore {
   Status Flush();
   // The seq the next Append will get (at least MAX(seq)+1 of the file).
   uint64_t next_seq() const;
+  // One past the newest frame committed to the file: frames below it are
+  // durable. Lock-free, for any thread (a frame sink beside the store).
+  uint64_t committed_next_seq() const;
 
   // ---- Windows (synchronous: committed when they return) ----
 

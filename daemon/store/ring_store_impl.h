@@ -220,6 +220,7 @@ class RingStore::Impl {
     std::lock_guard lk(mu_);
     return next_seq_;
   }
+  uint64_t committed_next_seq() const { return committed_next_.load(std::memory_order_acquire); }
 
   Result<int64_t> BeginWindow(const std::string& label, int64_t start_ns,
                               std::optional<int64_t> lease_ns, const std::string& owner);
@@ -387,6 +388,9 @@ class RingStore::Impl {
 
   // ---- Damage (I13): set once, never cleared ----
   std::atomic<bool> damaged_{false};
+  // One past the newest frame in the file (0 before Open): what a frame
+  // sink beside the store may forget.
+  std::atomic<uint64_t> committed_next_{0};
   std::atomic<bool> started_{false};  // Open() succeeded: damage is reported, not returned
   std::string damaged_opening_;       // Init only: why, when Setup/LoadState met damage
   std::string treat_as_bad_;          // Init only

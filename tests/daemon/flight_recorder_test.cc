@@ -7,6 +7,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstring>
 #include <fstream>
 
@@ -118,6 +119,85 @@ TEST(FlightRecorder, APathThatCannotHoldARingIsAnErrorWithItsName) {
   ASSERT_FALSE(opened.ok());
   EXPECT_EQ(opened.status().code(), StatusCode::kFailedPrecondition);
   EXPECT_EQ(opened.status().message(), "flight recorder " + fifo + " is not a regular file");
+}
+
+// The ring as the daemon has it: a file on a tmpfs (the runtime directory),
+// where a written page is memory until it is punched out.
+struct ShmRing {
+  std::string path = "/dev/shm/edgemon-flight-test-" + std::to_string(::getpid());
+  ShmRing() { ::unlink(path.c_str()); }
+  ~ShmRing() { ::unlink(path.c_str()); }
+};
+
+TEST(FlightRecorder, ResetGivesTheRingsMemoryBack) {
+  ShmRing ring;
+  auto opened = FlightRecorder::Open(ring.path, 1 << 20);
+  ASSERT_TRUE(opened.ok()) << opened.status().ToString();
+  auto fr = std::move(opened).value();
+  Inventory inv = TwoChannels();
+  for (uint64_t seq = 1; seq <= 20000; ++seq) fr->OnFrame(inv, 1, MakeFrame(seq));
+  EXPECT_GT(fr->ResidentBytes(), 512u << 10);  // nothing follows the store's commits
+  fr->Reset();
+  EXPECT_EQ(fr->ResidentBytes(), 0u);
+  EXPECT_TRUE(fr->Recover(InventoryHash(inv), 0, nullptr).empty());
+}
+
+TEST(FlightRecorder, CommittedRecordsHoldNoMemoryAndUncommittedOnesSurvive) {
+  ShmRing ring;
+  Inventory inv = TwoChannels();
+  uint64_t committed = 1;  // one past the newest committed frame
+  size_t most = 0;
+  {
+    auto opened = FlightRecorder::Open(ring.path, 1 << 20);
+    ASSERT_TRUE(opened.ok()) << opened.status().ToString();
+    auto fr = std::move(opened).value();
+    fr->Reset();
+    fr->FollowCommits([&] { return committed; });
+    // About three laps of the ring; the store commits in batches of 100.
+    for (uint64_t seq = 1; seq <= 50000; ++seq) {
+      fr->OnFrame(inv, 1, MakeFrame(seq));
+      if (seq % 100 == 0) committed = seq - 99;  // the batch before this one
+      most = std::max(most, fr->ResidentBytes());
+    }
+  }  // the process "dies" with frames 49901..50000 not committed
+  EXPECT_LE(most, 160u << 10) << "a 1 MiB ring kept " << most << " bytes";
+  auto opened = FlightRecorder::Open(ring.path, 1 << 20);
+  ASSERT_TRUE(opened.ok()) << opened.status().ToString();
+  auto frames = opened.value()->Recover(InventoryHash(inv), committed, nullptr);
+  ASSERT_EQ(frames.size(), 100u);
+  for (size_t i = 0; i < frames.size(); ++i) {
+    Frame want = MakeFrame(committed + i);
+    EXPECT_EQ(frames[i].seq, want.seq);
+    EXPECT_EQ(frames[i].Get(0), want.Get(0));
+    EXPECT_EQ(frames[i].Get(1), want.Get(1));
+  }
+}
+
+TEST(FlightRecorder, AStoreThatStopsCommittingKeepsTheWholeRing) {
+  ShmRing ring;
+  Inventory inv = TwoChannels();
+  uint64_t committed = 1;
+  auto opened = FlightRecorder::Open(ring.path, 256 << 10);
+  ASSERT_TRUE(opened.ok()) << opened.status().ToString();
+  auto fr = std::move(opened).value();
+  fr->Reset();
+  fr->FollowCommits([&] { return committed; });
+  for (uint64_t seq = 1; seq <= 10000; ++seq) {
+    fr->OnFrame(inv, 1, MakeFrame(seq));
+    if (seq % 100 == 0 && seq <= 3000) committed = seq + 1;
+  }
+  // Commits stopped at 3000; the ring wrapped since: every record it still
+  // holds is readable, the newest included, with no hole among them.
+  auto frames = fr->Recover(InventoryHash(inv), 0, nullptr);
+  ASSERT_GT(frames.size(), 1000u);
+  EXPECT_EQ(frames.back().seq, 10000u);
+  for (size_t i = 1; i < frames.size(); ++i) EXPECT_EQ(frames[i].seq, frames[i - 1].seq + 1);
+  // Commits resume: the memory goes back.
+  for (uint64_t seq = 10001; seq <= 20000; ++seq) {
+    fr->OnFrame(inv, 1, MakeFrame(seq));
+    committed = seq + 1;
+  }
+  EXPECT_LE(fr->ResidentBytes(), 160u << 10);
 }
 
 TEST(FlightRecorder, RingSizeIsBounded) {

@@ -238,6 +238,23 @@ TEST(RingStore, RoundTripKeepsAbsentValuesAbsentAndZeroZero) {
   EXPECT_NE(bad.status().message().find("unknown channel"), std::string::npos);
 }
 
+TEST(RingStore, TheCommitPointFollowsCommitsNotAppends) {
+  TempDir dir;
+  const auto path = dir.File("commit_point.db");
+  {
+    auto s = MustOpen(path);
+    ASSERT_TRUE(s);
+    EXPECT_EQ(s->committed_next_seq(), 1u);  // an empty file
+    s->SetInventory(SmallInventory());
+    for (int i = 0; i < 5; ++i) s->Append(MakeFrame(kT0 + i * kSec, {i, 1, 2, 3}));
+    ASSERT_TRUE(s->Flush().ok());
+    EXPECT_EQ(s->committed_next_seq(), 6u);
+  }
+  auto s = MustOpen(path);
+  ASSERT_TRUE(s);
+  EXPECT_EQ(s->committed_next_seq(), 6u);  // what the file holds
+}
+
 TEST(RingStore, SeqContinuesAfterReopen) {
   TempDir dir;
   const auto path = dir.File("seq.db");
