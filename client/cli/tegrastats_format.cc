@@ -43,8 +43,12 @@ int64_t Percent(int64_t permille) {
   return permille >= 0 ? (permille + 5) / 10 : 0;
 }
 
+// KiB to MB rounded to the nearest, as tegrastats prints sizes: a 2 GiB swap
+// file is "2048MB" although /proc/meminfo's SwapTotal, without the swap
+// header's page, is 2097148 kB (2047.996 MB); an AGX Orin 64GB's MemTotal of
+// 64308216 kB prints "62801MB" as in its published lines.
 int64_t Mb(int64_t kib) {
-  return kib / 1024;
+  return (kib + (kib >= 0 ? 512 : -512)) / 1024;
 }
 
 // "59.75", "44.562", "32", "-3.5": milli-degrees without trailing zeros.

@@ -34,6 +34,10 @@
 // edgemon prints there the highest reading printed since the command started
 // (temperature: current/highest; rail: current/mean/highest).
 //
+// Sizes (RAM, SWAP, cached) are KiB / 1024 rounded to the nearest MB, as the
+// published lines show them: a swap area loses a page to its header, yet a
+// 2 GiB swap file prints "SWAP 0/2048MB" and a 16 GiB one "16384MB".
+//
 // Differences from tegrastats, all deliberate:
 //   - A value edgemon could not read is left out, never printed as 0 or as
 //     -256C: a gated thermal zone is not listed; the CPU block is left out

@@ -269,7 +269,7 @@ def check_tegrastats(b, connect=None):
     lines = r.stdout.strip().splitlines()
     expect(len(lines) == 4, f"tegrastats --count 4 printed {len(lines)} lines")
     jetpack4 = b.board == "jetson-nano"
-    mem_total_mb = fixture_meminfo_kib(b.board, "MemTotal") // 1024
+    mem_total_mb = (fixture_meminfo_kib(b.board, "MemTotal") + 512) // 1024  # nearest MB
     cores = fixture_cores(b.board)
     sums = {}
     for i, line in enumerate(lines):

@@ -1213,6 +1213,50 @@ TEST(TegrastatsFormat, RailAverageIsTheRunningMean) {
   EXPECT_NEAR(p.rails["POM_5V_IN"].avg, (sum + 2000) / 5.0, 0.5);
 }
 
+// Sizes as /proc/meminfo gives them, not whole MB: tegrastats rounds to the
+// nearest MB. A swap area loses a page to its header (SwapTotal 2097148 kB
+// for a 2 GiB swap file), yet the published lines print "SWAP 0/2048MB"
+// (Thor, R38.4) and "SWAP 2640/16384MB" (Orin Nano, R36); an AGX Orin 64GB's
+// MemTotal of 64308216 kB prints "RAM 4321/62801MB" (JetPack 5).
+TEST(TegrastatsFormat, SizesRoundToTheNearestMb) {
+  struct Case {
+    BoardInfo board;
+    std::vector<int64_t> kib;    // RAM total, used; SWAP total, used, cached
+    std::vector<int> ram, swap;  // RAM used, total; SWAP used, total, cached (as printed)
+  };
+  const std::vector<Case> cases = {
+      {Info("NVIDIA Jetson AGX Thor Developer Kit", "tegra264", "38.4.0"),
+       {128790956, 4308700, 2097148, 0, 0},
+       {4208, 125772},
+       {0, 2048, 0}},
+      {Info("NVIDIA Jetson Orin Nano Developer Kit", "tegra234", "36.4.3"),
+       {7802212, 7149367, 16777212, 2703359, 206848},
+       {6982, 7619},
+       {2640, 16384, 202}},
+      {Info("Jetson AGX Orin", "tegra234", "35.4.1"),
+       {64308216, 4424700, 32154048, 19200, 0},
+       {4321, 62801},
+       {19, 31400, 0}},
+      // Half a MB rounds up; just under half rounds down.
+      {Info("NVIDIA Jetson Nano Developer Kit", "tegra210", "32.7.4"),
+       {1536, 1535, 2560, 511, 512},
+       {1, 2},
+       {0, 3, 1}},
+  };
+  for (const Case& c : cases) {
+    Board b(c.board);
+    PutMemory(b, c.kib[0], c.kib[1], 1, 4096, c.kib[2], c.kib[3], c.kib[4]);
+    TegrastatsFormatter f(b.inventory(), StyleFor(b.inventory().board));
+    const std::string line = f.Format(b.MakeFrame());
+    SCOPED_TRACE(line);
+    const Parsed p = ParseTegrastats(line);
+    ASSERT_TRUE(p.ram);
+    EXPECT_EQ((std::vector<int>{(*p.ram)[0], (*p.ram)[1]}), c.ram);
+    ASSERT_TRUE(p.swap);
+    EXPECT_EQ(*p.swap, c.swap);
+  }
+}
+
 // A laptop: RAPL rails and hwmon sensors with names that are not words,
 // no swap, no GPU: only what exists is printed, and it still parses.
 TEST(TegrastatsFormat, X86Laptop) {
