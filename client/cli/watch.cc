@@ -1,8 +1,12 @@
 // edgemon watch: a line per interval (text or JSON lines).
-// edgemon tegrastats: lines in tegrastats' own format (tegrastats_format.h).
+// edgemon tegrastats: lines in tegrastats' own format (tegrastats_format.h),
+// in the foreground or, with --start, in the background (tegrastats_background.h).
+#include <unistd.h>
 #include <CLI/CLI.hpp>
+
 #include <cerrno>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -10,6 +14,7 @@
 
 #include "client/cli/cli.h"
 #include "client/cli/session.h"
+#include "client/cli/tegrastats_background.h"
 #include "client/cli/tegrastats_format.h"
 #include "client/duration_flag.h"
 #include "edgemon/render.h"
@@ -104,43 +109,92 @@ struct TegrastatsFlags {
   uint32_t interval_ms = 1000;
   std::string logfile;
   uint64_t count = 0;
+  bool start = false;
+  bool stop = false;
 };
 
+constexpr char kTegrastats[] = "edgemon tegrastats";
+
+// Lines to `out` until the count, a signal, or a failed write to the logfile.
+int StreamTegrastats(Session& session, const TegrastatsFlags& f, std::FILE* out) {
+  client::WatchOptions options;
+  options.interval_ms = f.interval_ms;
+  std::unique_ptr<TegrastatsFormatter> formatter;
+  StreamHooks hooks;
+  hooks.on_inventory = [&](const client::DeviceInfo& info) {
+    if (formatter == nullptr) {
+      formatter =
+          std::make_unique<TegrastatsFormatter>(info.inventory, StyleFor(info.inventory.board));
+    } else {
+      formatter->Rebind(info.inventory);
+    }
+  };
+  hooks.on_frame = [&](const client::LiveFrame& lf) -> std::optional<int> {
+    if (WriteLine(out, formatter->Format(lf.frame))) return std::nullopt;
+    if (out == stdout) return kExitOk;  // the reader went away
+    std::fprintf(stderr, "%s: cannot write %s: %s\n", kTegrastats, TerminalSafe(f.logfile).c_str(),
+                 std::strerror(errno));
+    return kExitCantCreate;
+  };
+  return RunStream(session, options, f.count, hooks);
+}
+
+std::FILE* OpenLog(const std::string& path) {
+  std::FILE* out = std::fopen(path.c_str(), "ae");
+  if (out == nullptr) {
+    std::fprintf(stderr, "%s: cannot open %s: %s\n", kTegrastats, TerminalSafe(path).c_str(),
+                 std::strerror(errno));
+  }
+  return out;
+}
+
+// --start: the logfile is opened here, so that its errors and a relative
+// path are the caller's; the instance connects before the caller returns.
+int StartTegrastats(const Registry& registry, TegrastatsFlags f) {
+  if (f.logfile.empty()) {
+    auto path = DefaultTegrastatsLog(std::getenv("XDG_STATE_HOME"), std::getenv("HOME"));
+    if (!path.ok()) {
+      std::fprintf(stderr, "%s: %s\n", kTegrastats, TerminalSafe(path.status().message()).c_str());
+      return kExitCantCreate;
+    }
+    f.logfile = *path;
+  }
+  std::FILE* out = OpenLog(f.logfile);
+  if (out == nullptr) return kExitCantCreate;
+  Registry background = registry;
+  // The instance leaves the working directory: a relative socket path is
+  // made absolute first.
+  std::string& target = background.globals.connect;
+  if (target.starts_with("unix:") && !target.starts_with("unix:/")) {
+    if (char* cwd = ::getcwd(nullptr, 0)) {
+      target = "unix:" + std::string(cwd) + "/" + target.substr(5);
+      std::free(cwd);
+    }
+  }
+  const int rc = StartBackground(kTegrastats, f.logfile, [&](const ReadyFn& ready) {
+    InstallStopSignals();
+    int open_rc = kExitOk;
+    auto session = OpenSession(background.globals, &open_rc);
+    if (!session) return open_rc;  // reported on the caller's stderr
+    if (!ready()) return kExitCantCreate;
+    return StreamTegrastats(*session, f, out);
+  });
+  if (std::fclose(out) != 0 && rc == kExitOk) return kExitCantCreate;
+  return rc;
+}
+
 int RunTegrastats(const Registry& registry, const TegrastatsFlags& f) {
+  if (f.stop) return StopBackground(kTegrastats);
+  if (f.start) return StartTegrastats(registry, f);
   InstallStopSignals();
   std::FILE* out = stdout;
   if (!f.logfile.empty()) {
-    out = std::fopen(f.logfile.c_str(), "a");
-    if (out == nullptr) {
-      std::fprintf(stderr, "edgemon tegrastats: cannot open %s: %s\n",
-                   TerminalSafe(f.logfile).c_str(), std::strerror(errno));
-      return kExitCantCreate;
-    }
+    out = OpenLog(f.logfile);
+    if (out == nullptr) return kExitCantCreate;
   }
   int rc = kExitOk;
   auto session = OpenSession(registry.globals, &rc);
-  if (session) {
-    client::WatchOptions options;
-    options.interval_ms = f.interval_ms;
-    std::unique_ptr<TegrastatsFormatter> formatter;
-    StreamHooks hooks;
-    hooks.on_inventory = [&](const client::DeviceInfo& info) {
-      if (formatter == nullptr) {
-        formatter =
-            std::make_unique<TegrastatsFormatter>(info.inventory, StyleFor(info.inventory.board));
-      } else {
-        formatter->Rebind(info.inventory);
-      }
-    };
-    hooks.on_frame = [&](const client::LiveFrame& lf) -> std::optional<int> {
-      if (WriteLine(out, formatter->Format(lf.frame))) return std::nullopt;
-      if (out == stdout) return kExitOk;  // the reader went away
-      std::fprintf(stderr, "edgemon tegrastats: cannot write %s: %s\n",
-                   TerminalSafe(f.logfile).c_str(), std::strerror(errno));
-      return kExitCantCreate;
-    };
-    rc = RunStream(*session, options, f.count, hooks);
-  }
+  if (session) rc = StreamTegrastats(*session, f, out);
   if (out != stdout && std::fclose(out) != 0 && rc == kExitOk) rc = kExitCantCreate;
   return rc;
 }
@@ -172,6 +226,15 @@ void AddWatchCommands(CLI::App& app, Registry& registry) {
                             1, 3600u * 1000u);
   tegra->add_option("--logfile", tf->logfile, "Append the lines to FILE (flushed after each)");
   tegra->add_option("--count", tf->count, "Stop after N lines");
+  CLI::Option* start = tegra->add_flag(
+      "--start", tf->start,
+      "Run in the background, appending to --logfile (default "
+      "$XDG_STATE_HOME/edgemon/tegrastats.log or ~/.local/state/edgemon/tegrastats.log); "
+      "one instance per user");
+  tegra
+      ->add_flag("--stop", tf->stop,
+                 "Stop the background instance started by --start (exit 0, also when none runs)")
+      ->excludes(start);
   tegra->callback(
       [&registry, tf] { registry.run = [&registry, tf] { return RunTegrastats(registry, *tf); }; });
 }

@@ -9,6 +9,7 @@
 # Its folder is shared with edgemon record's tests (record.cmake): each lists its files.
 edgemon_area_tests(edgemon_cli_tests 60
   SOURCES ${CMAKE_CURRENT_LIST_DIR}/csv_field_test.cc
+          ${CMAKE_CURRENT_LIST_DIR}/tegrastats_background_test.cc
           ${CMAKE_CURRENT_LIST_DIR}/tegrastats_format_test.cc
           ${CMAKE_CURRENT_LIST_DIR}/timespec_test.cc
   LIBS edgemon_cli)
@@ -23,3 +24,14 @@ add_test(NAME cli_e2e
                  --sim $<TARGET_FILE:edgemon-sim>
                  --fixtures ${PROJECT_SOURCE_DIR}/tests/fixtures)
 set_tests_properties(cli_e2e PROPERTIES TIMEOUT 300)
+
+# tegrastats --start/--stop: the background instance against edgemond on a
+# simulated board (lines in the logfile, a second --start refused, --stop,
+# a stale pid file's pid never signalled).
+add_test(NAME tegrastats_background_e2e
+         COMMAND ${EDGEMON_SYSTEM_PYTHON3} ${CMAKE_CURRENT_LIST_DIR}/tegrastats_background_e2e.py
+                 --edgemon $<TARGET_FILE:edgemon>
+                 --edgemond $<TARGET_FILE:edgemond>
+                 --sim $<TARGET_FILE:edgemon-sim>
+                 --fixtures ${PROJECT_SOURCE_DIR}/tests/fixtures)
+set_tests_properties(tegrastats_background_e2e PROPERTIES TIMEOUT 300)
