@@ -73,6 +73,7 @@ using edgemon::Bucket;
 using edgemon::FreqResidency;
 using edgemon::RailSummary;
 using edgemon::Summary;
+using edgemon::LoadSummary;
 using edgemon::TempSummary;
 using edgemon::Window;
 

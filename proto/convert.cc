@@ -215,6 +215,13 @@ void ToProto(const Summary& s, v1::Summary* out) {
     pf->set_name(f.name);
     for (const auto& [khz, share] : f.khz_share) (*pf->mutable_khz_share())[khz] = share;
   }
+  for (const LoadSummary& l : s.loads) {
+    v1::LoadSummary* pl = out->add_loads();
+    pl->set_kind(l.kind);
+    pl->set_name(l.name);
+    pl->set_mean_permille(l.mean_permille);
+    pl->set_peak_permille(l.peak_permille);
+  }
   out->set_samples(s.samples);
   out->set_gaps(s.gaps);
   out->set_note(s.note);
@@ -259,6 +266,9 @@ Summary SummaryFromProto(const v1::Summary& pb) {
     fr.name = r.name();
     for (const auto& [khz, share] : r.khz_share()) fr.khz_share.emplace_back(khz, share);
     std::sort(fr.khz_share.begin(), fr.khz_share.end());
+  }
+  for (const v1::LoadSummary& l : pb.loads()) {
+    s.loads.push_back({l.kind(), l.name(), l.mean_permille(), l.peak_permille()});
   }
   return s;
 }

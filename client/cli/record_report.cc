@@ -464,6 +464,13 @@ std::string RenderSummary(const Report& report, const Inventory& inventory) {
   } else {
     o << "\nClocks      — (" << MissingClocksWhy(s, inventory, report.interval_ms) << ")\n";
   }
+  if (!s.loads.empty()) {
+    o << "\nLoad (%)             mean   peak\n";
+    for (const auto& l : s.loads) {
+      o << fmt::format("  {:<18}{:>6}{:>7}\n", l.name, Fixed(l.mean_permille / 10.0, 1),
+                       Fixed(static_cast<double>(l.peak_permille) / 10.0, 1));
+    }
+  }
   auto trips = ThermalTrips(s.temps, inventory);
   if (!report.throttled.empty()) {
     o << "  thermal throttling: " << report.throttled << " (cooling device counters)\n";
@@ -550,6 +557,14 @@ nlohmann::json SummaryJson(const Report& report, const Inventory& inventory) {
     res.push_back({{"name", r.name}, {"khz_share", shares}});
   }
   j["residency"] = res;
+  json loads = json::array();
+  for (const auto& l : s.loads) {
+    loads.push_back({{"kind", l.kind},
+                     {"name", l.name},
+                     {"mean_percent", l.mean_permille / 10.0},
+                     {"peak_percent", static_cast<double>(l.peak_permille) / 10.0}});
+  }
+  j["loads"] = loads;
   json groups = json::array();
   for (const auto& g : GroupResidency(s.residency, inventory)) {
     groups.push_back(

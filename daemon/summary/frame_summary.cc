@@ -11,6 +11,10 @@ bool IsZoneTemp(const Channel& c) {
   return c.kind == Kind::kThermal && c.field == Field::kTemp && !c.Has(kFlagConstant);
 }
 
+bool IsUnitLoad(const Channel& c) {
+  return c.field == Field::kLoad && (c.kind == Kind::kGpu || c.kind == Kind::kEngine);
+}
+
 FrameSummary::FrameSummary(std::vector<store::StoredChannel> columns, int64_t frame_period_ns,
                            bool period_from_first_page)
     : columns_(std::move(columns)),
@@ -133,6 +137,11 @@ void FrameSummary::Fill(Summary* out, bool temps) const {
       r.khz_share.emplace_back(khz,
                                static_cast<double>(count) / static_cast<double>(stats_[c].count));
     }
+  }
+  for (size_t c = 0; c < columns_.size(); ++c) {
+    const Channel& ch = columns_[c].channel;
+    if (!IsUnitLoad(ch) || stats_[c].count == 0) continue;
+    out->loads.push_back({std::string(ToString(ch.kind)), ch.name, stats_[c].avg(), stats_[c].max});
   }
   out->samples = samples_;
   out->gaps = gaps();

@@ -28,10 +28,11 @@
 namespace edgemon::summary {
 
 // The channels a summary reports from frames: the clock residency of a
-// CPU, GPU or EMC frequency, and the temperatures of a thermal zone that is
-// not constant.
+// CPU, GPU or EMC frequency, the temperatures of a thermal zone that is
+// not constant, and the load of a GPU or a hardware engine.
 using store::IsClock;
 bool IsZoneTemp(const Channel& c);
+bool IsUnitLoad(const Channel& c);
 
 class FrameSummary {
  public:
@@ -72,7 +73,8 @@ class FrameSummary {
   uint64_t gaps() const;
 
   // Adds temperatures (non-constant thermal zones) when `temps`, and the
-  // clock residency of CPU/GPU/EMC frequency columns, samples and gaps.
+  // clock residency of CPU/GPU/EMC frequency columns, the mean and peak
+  // load of GPUs and engines, samples and gaps.
   void Fill(Summary* out, bool temps) const;
 
  private:

@@ -153,13 +153,18 @@ Status Summarizer::Begin(int64_t from, int64_t to, int64_t now) {
       if (first.ok() && !first->frames.empty() && !first->frames[0].values.empty()) {
         t.start_mc = first->frames[0].values[0];
       }  // else: no first reading; left absent, never stood in for by the minimum
+    } else if (!in_raw_ && IsUnitLoad(c)) {
+      if (auto b = whole(sc.key))
+        out.loads.push_back({std::string(ToString(c.kind)), c.name, b->avg, b->max});
     }
   }
   next_from_ = from;
   for (const auto& sc : *channels) {
     const Channel& c = sc.channel;
     const bool power = c.kind == Kind::kRail && c.field == Field::kPower;
-    if ((in_raw_ && (power || IsZoneTemp(c))) || IsClock(c)) keys_.push_back(sc.key);
+    if ((in_raw_ && (power || IsZoneTemp(c) || IsUnitLoad(c))) || IsClock(c)) {
+      keys_.push_back(sc.key);
+    }
     if (in_raw_ && power) power_[sc.key] = c;
   }
   if (keys_.empty() && !channels->empty()) keys_.push_back(channels->front().key);

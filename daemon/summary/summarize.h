@@ -34,6 +34,8 @@
 //                 samples and the frames'; absent when none fell in it.
 //   temps         first reading (absent when unread: never the minimum),
 //                 min, max; non-constant thermal zones only.
+//   loads         GPUs' and engines' mean and highest load over the samples
+//                 that had one (a missing reading is left out, never 0).
 //
 // Thread safety: a Summarizer is used by one thread at a time; the store,
 // live counters and rate log it reads are thread-safe.

@@ -75,6 +75,16 @@ struct FreqResidency {
   friend bool operator==(const FreqResidency&, const FreqResidency&) = default;
 };
 
+// A GPU's or a hardware engine's load over a summarized range.
+struct LoadSummary {
+  std::string kind;  // "gpu" or "engine"
+  std::string name;
+  double mean_permille = 0;   // over the samples that had a value
+  int64_t peak_permille = 0;  // the highest sample
+
+  friend bool operator==(const LoadSummary&, const LoadSummary&) = default;
+};
+
 // Energy, power, temperatures and frequencies over a time range.
 struct Summary {
   int64_t from_ns = 0;
@@ -83,6 +93,8 @@ struct Summary {
   std::vector<RailSummary> rails;
   std::vector<TempSummary> temps;
   std::vector<FreqResidency> residency;
+  // GPUs and engines with a load reading in the range (none: not read).
+  std::vector<LoadSummary> loads;
   uint64_t samples = 0;
   uint64_t gaps = 0;  // missing frames (seq jumps or intervals over 1.5 periods)
   std::string note;   // uncertainty notes, "; "-separated ("" when none)

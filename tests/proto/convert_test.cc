@@ -204,6 +204,8 @@ Summary FullSummary() {
   s.temps.push_back({"cpu-thermal", 41'000, 41'000, 41'900});
   s.temps.push_back({"gpu-thermal", std::nullopt, 0, 0});  // 0 C measured, no first reading
   s.residency.push_back({"gpu", {{306'000, 0.75}, {1'300'500, 0.25}}});
+  s.loads.push_back({"gpu", "gpu", 412.5, 990});
+  s.loads.push_back({"engine", "nvenc", 0.0, 0});  // idle all along: measured, not missing
   s.samples = 25;
   s.gaps = 1;
   s.note = "short range: 25 frames";
@@ -227,6 +229,8 @@ TEST(WireSummary, RoundTripKeepsEveryFieldAndAbsence) {
   ASSERT_EQ(pb.temps_size(), 2);
   EXPECT_FALSE(pb.temps(1).has_start_mc());
   EXPECT_TRUE(pb.temps(1).has_min_mc() && pb.temps(1).has_max_mc());
+  ASSERT_EQ(pb.loads_size(), 2);
+  EXPECT_EQ(pb.loads(1).name(), "nvenc");
   EXPECT_TRUE(pb.has_requested_from_ns());  // 0 asked for is still asked for
   EXPECT_EQ(SummaryFromProto(pb), s);
 

@@ -217,6 +217,28 @@ TEST(SummaryText, ThrottlingFromTheCoolingDevicesCounters) {
   EXPECT_EQ(SummaryJson(r, inv)["throttled"], "4.0 s (cpufreq-cpu0)");
 }
 
+// GPU and engine load over the run: mean and peak in the text and in
+// summary.json; a summary without load readings has no load section.
+TEST(SummaryText, LoadsOfTheGpuAndEngines) {
+  auto inv = SmallInventory();
+  Report r = SomeReport();
+  EXPECT_EQ(RenderSummary(r, inv).find("Load (%)"), std::string::npos);
+  EXPECT_TRUE(SummaryJson(r, inv)["loads"].empty());
+  r.summary.loads = {{"gpu", "gpu", 634.25, 990}, {"engine", "nvenc", 120.0, 400}};
+  const std::string text = RenderSummary(r, inv);
+  EXPECT_NE(text.find("Load (%)             mean   peak\n"
+                      "  gpu                 63.4   99.0\n"
+                      "  nvenc               12.0   40.0\n"),
+            std::string::npos)
+      << text;
+  auto j = SummaryJson(r, inv)["loads"];
+  ASSERT_EQ(j.size(), 2u);
+  EXPECT_EQ(j[0]["kind"], "gpu");
+  EXPECT_DOUBLE_EQ(j[0]["mean_percent"].get<double>(), 63.425);
+  EXPECT_DOUBLE_EQ(j[1]["peak_percent"].get<double>(), 40.0);
+  EXPECT_EQ(j[1]["name"], "nvenc");
+}
+
 // A rail the daemon could not measure (no counter reading at the edges) is
 // "—" on screen and null in summary.json, never 0; a measured 0 J is 0. A
 // parent with an unmeasured sub-rail has no remainder figure and no warning.

@@ -21,7 +21,7 @@ namespace {
 constexpr int64_t kSec = 1'000'000'000;
 constexpr int64_t kT0 = 1'700'000'017'300'000'000;  // not on a period's edge
 
-enum : ChannelId { kEnergy, kPower, kTemp, kGpu, kCpu, kFanPower };
+enum : ChannelId { kEnergy, kPower, kTemp, kGpu, kCpu, kFanPower, kGpuLoad, kEncLoad };
 
 Inventory TestInventory() {
   Inventory inv;
@@ -32,6 +32,8 @@ Inventory TestInventory() {
   AddChannel(inv, Kind::kGpu, "gpu", Field::kFreq);
   AddChannel(inv, Kind::kCpu, "cpu0", Field::kFreq);
   AddChannel(inv, Kind::kRail, "FAN", Field::kPower).parent = "VIN";
+  AddChannel(inv, Kind::kGpu, "gpu", Field::kLoad);
+  AddChannel(inv, Kind::kEngine, "nvenc", Field::kLoad);
   for (Channel& c : inv.channels) c.unit = UnitOf(c.field);
   return inv;
 }
@@ -51,7 +53,7 @@ struct Writer {
       f.seq = seq++;
       f.realtime_ns = rt;
       f.boottime_ns = bt;
-      f.values.resize(6);
+      f.values.resize(8);
       const int64_t p = 3000 + static_cast<int64_t>(rng() % 5000);
       energy += p;
       f.values[kEnergy] = energy;
@@ -60,6 +62,8 @@ struct Writer {
       f.values[kGpu] = kFreqs[rng() % 4];
       if (rng() % 30 != 0) f.values[kCpu] = kFreqs[(rng() % 7) / 2];
       f.values[kFanPower] = 200 + static_cast<int64_t>(rng() % 100);
+      f.values[kGpuLoad] = static_cast<int64_t>(rng() % 1001);
+      if (rng() % 4 == 0) f.values[kEncLoad] = static_cast<int64_t>(rng() % 400);
       s.Append(f);
       rt += step;
       bt += step;
@@ -97,6 +101,12 @@ void ExpectSame(const Summary& raw, const Summary& spans, const std::string& wha
   ASSERT_EQ(raw.residency.size(), spans.residency.size()) << what;
   for (size_t i = 0; i < raw.residency.size(); ++i) {
     EXPECT_EQ(raw.residency[i].khz_share, spans.residency[i].khz_share) << what;
+  }
+  ASSERT_EQ(raw.loads.size(), spans.loads.size()) << what;
+  for (size_t i = 0; i < raw.loads.size(); ++i) {
+    EXPECT_EQ(raw.loads[i].name, spans.loads[i].name) << what;
+    EXPECT_EQ(raw.loads[i].mean_permille, spans.loads[i].mean_permille) << what;
+    EXPECT_EQ(raw.loads[i].peak_permille, spans.loads[i].peak_permille) << what;
   }
   EXPECT_TRUE(raw == spans) << what;
 }

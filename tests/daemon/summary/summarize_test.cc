@@ -21,7 +21,7 @@ constexpr int64_t kInt64Min = std::numeric_limits<int64_t>::min();
 constexpr int64_t kInt64Max = std::numeric_limits<int64_t>::max();
 
 // Channel ids of the test inventory.
-enum : ChannelId { kEnergy, kPower, kTemp, kGpu, kFixedTemp, kFanPower };
+enum : ChannelId { kEnergy, kPower, kTemp, kGpu, kFixedTemp, kFanPower, kGpuLoad, kEncLoad };
 
 class SummarizeTest : public ::testing::Test {
  protected:
@@ -43,6 +43,8 @@ class SummarizeTest : public ::testing::Test {
     AddChannel(inv_, Kind::kGpu, "gpu", Field::kFreq);
     AddChannel(inv_, Kind::kThermal, "fixed", Field::kTemp).flags = kFlagConstant;
     AddChannel(inv_, Kind::kRail, "FAN", Field::kPower).parent = "VIN";
+    AddChannel(inv_, Kind::kGpu, "gpu", Field::kLoad);
+    AddChannel(inv_, Kind::kEngine, "nvenc", Field::kLoad);
     for (Channel& c : inv_.channels) c.unit = UnitOf(c.field);
     store_->SetInventory(inv_);
   }
@@ -121,6 +123,32 @@ TEST_F(SummarizeTest, KnownRange) {
   EXPECT_EQ(s.gaps, 1u);
   EXPECT_NE(s.note.find("short range: 9 frames"), std::string::npos) << s.note;
   EXPECT_EQ(s.bad_frames, 0u);
+}
+
+// GPU and engine load: the mean and the peak over the samples that had a
+// reading; an engine with no reading in the range is not listed (not 0 %).
+TEST_F(SummarizeTest, LoadsAreMeanAndPeakOfThePresentSamples) {
+  ASSERT_TRUE(testing::WriteKnownHistory(*store_, inv_.channels.size(),
+                                         {kEnergy, kPower, kTemp, kGpu}, t0_,
+                                         [](int i, Frame& f) {
+                                           f.values[kGpuLoad] = 100 * (i % 10);
+                                           if (i >= 10 && i % 2 == 0) f.values[kEncLoad] = 3 * i;
+                                         })
+                  .ok());
+  Summary s = Run(t0_ + 10 * kSec, t0_ + 20 * kSec);  // frames 10..19 without 15
+  ASSERT_EQ(s.loads.size(), 2u);
+  EXPECT_EQ(s.loads[0].kind, "gpu");
+  EXPECT_EQ(s.loads[0].name, "gpu");
+  EXPECT_DOUBLE_EQ(s.loads[0].mean_permille,
+                   (0 + 100 + 200 + 300 + 400 + 600 + 700 + 800 + 900) / 9.0);
+  EXPECT_EQ(s.loads[0].peak_permille, 900);
+  EXPECT_EQ(s.loads[1].kind, "engine");
+  EXPECT_EQ(s.loads[1].name, "nvenc");
+  EXPECT_DOUBLE_EQ(s.loads[1].mean_permille, 3 * (10 + 12 + 14 + 16 + 18) / 5.0);
+  EXPECT_EQ(s.loads[1].peak_permille, 54);
+  s = Run(t0_ + 1 * kSec, t0_ + 9 * kSec);  // no engine reading there
+  ASSERT_EQ(s.loads.size(), 1u);
+  EXPECT_EQ(s.loads[0].name, "gpu");
 }
 
 // The frames are read in pages of page_frames, one ReadPage each, so the
@@ -331,6 +359,7 @@ TEST_F(SummarizeTest, FromTheRollupTierTheFirstReadingIsAbsentNotTheMinimum) {
     Frame f = At(seq, t0_, i);
     f.values[kTemp] = 40000 + 100 * i;
     f.values[kPower] = 4000 + i;
+    f.values[kGpuLoad] = 10 * (i % 50);
     store_->Append(f);
   }
   ASSERT_TRUE(store_->Flush().ok());
@@ -344,7 +373,13 @@ TEST_F(SummarizeTest, FromTheRollupTierTheFirstReadingIsAbsentNotTheMinimum) {
   const RailSummary* vin = FindRail(s, "VIN");
   ASSERT_NE(vin, nullptr);
   EXPECT_EQ(vin->peak_power_mw, 4079);  // the rollup rows' maximum
-  EXPECT_EQ(s.samples, 0u);             // no raw frame left in the range
+  // Loads from the rollup rows too: frames 20..79, 10 * (i % 50) permille.
+  ASSERT_EQ(s.loads.size(), 1u);
+  EXPECT_EQ(s.loads[0].name, "gpu");
+  EXPECT_EQ(s.loads[0].peak_permille, 490);
+  EXPECT_NEAR(s.loads[0].mean_permille, (10.0 * (20 + 49) * 30 / 2 + 10.0 * (0 + 29) * 30 / 2) / 60,
+              1e-9);
+  EXPECT_EQ(s.samples, 0u);  // no raw frame left in the range
 }
 
 }  // namespace
