@@ -464,13 +464,6 @@ std::string RenderSummary(const Report& report, const Inventory& inventory) {
   } else {
     o << "\nClocks      — (" << MissingClocksWhy(s, inventory, report.interval_ms) << ")\n";
   }
-  if (!s.loads.empty()) {
-    o << "\nLoad (%)             mean   peak\n";
-    for (const auto& l : s.loads) {
-      o << fmt::format("  {:<18}{:>6}{:>7}\n", l.name, Fixed(l.mean_permille / 10.0, 1),
-                       Fixed(static_cast<double>(l.peak_permille) / 10.0, 1));
-    }
-  }
   auto trips = ThermalTrips(s.temps, inventory);
   if (!report.throttled.empty()) {
     o << "  thermal throttling: " << report.throttled << " (cooling device counters)\n";
@@ -485,6 +478,13 @@ std::string RenderSummary(const Report& report, const Inventory& inventory) {
     }
   }
 
+  if (!s.loads.empty()) {
+    o << "\nLoad (%)             mean   peak\n";
+    for (const auto& l : s.loads) {
+      o << fmt::format("  {:<18}{:>6}{:>7}\n", l.name, Fixed(l.mean_permille / 10.0, 1),
+                       Fixed(static_cast<double>(l.peak_permille) / 10.0, 1));
+    }
+  }
   o << "\nSamples   " << s.samples << " frames";
   if (report.interval_ms) o << " every " << report.interval_ms << " ms";
   // The rates that held over the range, never the one asked for.
