@@ -271,10 +271,19 @@ size_t Sampler::LeasesOf(const Principal& who) const {
 }
 
 void Sampler::Replan() {
+  plan_version_.fetch_add(1);
   // The rate log changes when the lease does, not when the loop next wakes.
   PlanAndLog(clock_.MonotonicNs());
-  std::lock_guard lock(mu_);
-  cv_.notify_all();  // re-plan the next wake-up
+  Wake();  // re-plan the next wake-up
+}
+
+void Sampler::Wake() {
+  {
+    std::lock_guard lock(mu_);
+    cv_.notify_all();
+  }
+  wake_word_.fetch_add(1);
+  clock_.WakeWord(wake_word_);
 }
 
 Sampler::Plan Sampler::PlanAndLog(int64_t now) {
@@ -314,14 +323,16 @@ std::optional<RateRange> Sampler::RatesBetween(int64_t from_ns, int64_t to_ns) c
 void Sampler::Reconfigure(int64_t frame_period_ns, int64_t energy_period_ns) {
   frame_period_.store(frame_period_ns);
   energy_period_.store(energy_period_ns);
-  std::lock_guard<std::mutex> lock(mu_);
-  cv_.notify_all();
+  plan_version_.fetch_add(1);
+  Wake();
 }
 
 void Sampler::Stop() {
-  std::lock_guard<std::mutex> lock(mu_);
-  stop_ = true;
-  cv_.notify_all();
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    stop_ = true;
+  }
+  Wake();
 }
 
 void Sampler::Run() {
@@ -334,13 +345,27 @@ void Sampler::Run() {
   int64_t next_live = 0;                               // 0: not scheduled
   int64_t planned_live = 0;                            // the live period next_live was planned with
   last_topology_check_ = next_frame;
+  // The plan holds until a lease or the configuration changes (plan_version_),
+  // a lease ends (next_expiry) or a discovery changes the rails.
+  Plan plan;
+  int64_t fast_period = 0;
+  uint64_t planned_version = 0;
+  uint64_t planned_generation = 0;
+  bool planned = false;
   std::unique_lock<std::mutex> lock(mu_);
   while (!stop_) {
     lock.unlock();
     int64_t now = clock_.MonotonicNs();
     const int64_t period = frame_period_.load();
-    const Plan plan = PlanAndLog(now);
-    const int64_t fast_period = EffectiveEnergyPeriod(plan);
+    const uint64_t version = plan_version_.load();
+    if (!planned || version != planned_version || collection_.generation() != planned_generation ||
+        now >= plan.next_expiry) {
+      planned = true;
+      planned_version = version;
+      planned_generation = collection_.generation();
+      plan = PlanAndLog(now);
+      fast_period = EffectiveEnergyPeriod(plan);
+    }
     const int64_t live_period = plan.live_period;
     // Live ticks keep to the grid of the newest frame's deadline.
     auto plan_live = [&] {
@@ -392,9 +417,20 @@ void Sampler::Run() {
       wake = std::min(wake, next_live);
     }
     wake = std::min(wake, plan.next_expiry);  // a lease ending changes the rate
+    // Read before the checks: a Wake() after them changes it, and the sleep
+    // on it returns at once.
+    const uint32_t seen = wake_word_.load();
     lock.lock();
     if (stop_) break;
-    if (clock_.MonotonicNs() < wake) clock_.WaitUntil(wake, lock, cv_);
+    // A lease taken since the plan was made re-plans now, not at `wake`.
+    if (plan_version_.load() != planned_version) continue;
+    lock.unlock();
+    const bool slept = clock_.SleepOnWord(wake_word_, seen, wake);
+    lock.lock();
+    if (!slept && !stop_ && plan_version_.load() == planned_version &&
+        clock_.MonotonicNs() < wake) {
+      clock_.WaitUntil(wake, lock, cv_);
+    }
   }
 }
 

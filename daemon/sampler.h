@@ -198,6 +198,7 @@ class Sampler {
   Plan PlanAndLog(int64_t now);
   void LogRateLocked(double hz);  // rates_mu_ held
   void Replan();                  // after a lease changed: log the rate, wake the loop
+  void Wake();                    // the loop re-checks stop_ and its plan now
 
   Collection& collection_;
   Clock& clock_;
@@ -231,6 +232,7 @@ class Sampler {
 
   std::atomic<int64_t> frame_period_;
   std::atomic<int64_t> energy_period_;
+  std::atomic<uint64_t> plan_version_{0};  // bumped by every lease or period change
   std::atomic<uint64_t> frames_{0};
   std::atomic<uint64_t> fast_{0};
   std::atomic<uint64_t> live_{0};
@@ -245,8 +247,10 @@ class Sampler {
   std::atomic<uint64_t> misses_{0};
 
   std::mutex mu_;
-  std::condition_variable cv_;
-  bool stop_ = false;  // guarded by mu_
+  std::condition_variable cv_;  // the loop's wait on a clock without SleepOnWord
+  bool stop_ = false;           // guarded by mu_
+  // Changed by every Wake(): the loop sleeps on it (Clock::SleepOnWord).
+  std::atomic<uint32_t> wake_word_{0};
 };
 
 }  // namespace edgemon

@@ -28,8 +28,14 @@ void Collection::Discover() {
   opened_.clear();
   table_.BeginPass();
   BoardInfo board;
+  fast_collectors_.clear();
+  fast_channels_.clear();
   for (auto& c : collectors_) {
     DiscoverContext ctx(fs_, table_, board, options_, opened_, warn_);
+    if (c->FastPath()) {
+      fast_collectors_.push_back(c.get());
+      ctx.RecordAddedTo(&fast_channels_);
+    }
     c->Discover(ctx);
   }
   AssignRailHierarchy(table_.channels());
@@ -41,6 +47,7 @@ void Collection::Discover() {
   last_log_ns_.resize(n, 0);
   logged_count_.resize(n, 0);
   failures_.resize(n, ReadError::kIo);
+  fast_values_.assign(n, std::nullopt);
   topology_ = TopologySignature();
   live_rails_.clear();
   auto keys = std::make_shared<std::vector<std::string>>();
@@ -87,12 +94,14 @@ void Collection::Sample(int64_t boottime_ns, Frame& frame) {
 
 void Collection::SampleFast(int64_t boottime_ns) {
   if (rediscover_) return;  // the next frame rediscovers first
-  fast_values_.assign(inventory_.channels.size(), std::nullopt);
+  // Only the rail collectors write here, and only their own channels: the
+  // rest stay absent from the discovery on, and theirs start absent each time.
+  for (ChannelId id : fast_channels_) {
+    if (id < fast_values_.size()) fast_values_[id].reset();
+  }
   failed_.clear();
   SampleContext ctx(fs_, boottime_ns, fast_values_, failures_, failed_);
-  for (auto& c : collectors_) {
-    if (c->FastPath()) c->Sample(ctx);
-  }
+  for (Collector* c : fast_collectors_) c->Sample(ctx);
   if (ctx.rediscovery_requested()) rediscover_ = true;
   energy_.Observe(boottime_ns, fast_values_);
   PublishLive(boottime_ns + realtime_offset_ns_, fast_values_);
@@ -153,8 +162,11 @@ namespace edgemon {
 
 void Collection::PublishLive(int64_t realtime_ns, const std::vector<Value>& values) {
   if (live_rails_.empty()) return;
-  LiveEnergy::Reading r;
+  // The reading the ring let go of last time lends its buffers to this one.
+  LiveEnergy::Reading r = std::move(spare_);
   r.realtime_ns = realtime_ns;
+  r.mj.clear();
+  r.mw.clear();
   r.mj.reserve(live_rails_.size());
   r.mw.reserve(live_rails_.size());
   for (const LiveRail& lr : live_rails_) {
@@ -165,7 +177,7 @@ void Collection::PublishLive(int64_t realtime_ns, const std::vector<Value>& valu
     r.mj.push_back(mj);
     r.mw.push_back(lr.power && *lr.power < values.size() ? values[*lr.power] : std::nullopt);
   }
-  live_.Publish(live_keys_, std::move(r));
+  spare_ = live_.Publish(live_keys_, std::move(r));
 }
 
 }  // namespace edgemon

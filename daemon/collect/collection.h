@@ -83,8 +83,11 @@ class Collection {
   std::vector<LiveRail> live_rails_;  // rail energy channels, as live_keys_
   LiveEnergy::Keys live_keys_;
   LiveEnergy live_;
-  int64_t realtime_offset_ns_ = 0;  // realtime - boottime of the last frame
-  std::vector<Value> fast_values_;
+  int64_t realtime_offset_ns_ = 0;           // realtime - boottime of the last frame
+  LiveEnergy::Reading spare_;                // the ring's last evicted reading, reused
+  std::vector<Value> fast_values_;           // sized at discovery
+  std::vector<Collector*> fast_collectors_;  // those with FastPath()
+  std::vector<ChannelId> fast_channels_;     // the channels they declared
   Inventory inventory_;
   std::vector<FileId> opened_;
   std::string topology_;

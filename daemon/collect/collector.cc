@@ -70,7 +70,9 @@ ChannelId ChannelTable::Add(Channel c) {
 
 ChannelId DiscoverContext::Add(Channel c) {
   if (c.unit == Unit::kNone) c.unit = UnitOf(c.field);
-  return table_.Add(std::move(c));
+  const ChannelId id = table_.Add(std::move(c));
+  if (added_ != nullptr) added_->push_back(id);
+  return id;
 }
 
 FileId DiscoverContext::Open(const std::string& path) {

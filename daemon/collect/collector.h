@@ -98,6 +98,9 @@ class DiscoverContext {
   void Warn(const std::string& message) {
     if (warn_) warn_(message);
   }
+  // Where Add() also records the ids it returns (nullptr: nowhere); the
+  // collection learns so which channels a collector fills.
+  void RecordAddedTo(std::vector<ChannelId>* added) { added_ = added; }
 
  private:
   SysFs& fs_;
@@ -106,6 +109,7 @@ class DiscoverContext {
   const CollectOptions& options_;
   std::vector<FileId>& opened_;
   std::function<void(const std::string&)> warn_;
+  std::vector<ChannelId>* added_ = nullptr;
 };
 
 class SampleContext {

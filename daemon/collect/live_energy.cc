@@ -4,7 +4,7 @@
 
 namespace edgemon {
 
-void LiveEnergy::Publish(const Keys& keys, Reading reading) {
+LiveEnergy::Reading LiveEnergy::Publish(const Keys& keys, Reading reading) {
   std::lock_guard lock(mu_);
   if (keys != keys_) {
     keys_ = keys;
@@ -12,7 +12,12 @@ void LiveEnergy::Publish(const Keys& keys, Reading reading) {
   }
   if (!ring_.empty() && reading.realtime_ns < ring_.back().realtime_ns) ring_.clear();
   ring_.push_back(std::move(reading));
-  while (ring_.size() > capacity_) ring_.pop_front();
+  Reading evicted;
+  while (ring_.size() > capacity_) {
+    evicted = std::move(ring_.front());
+    ring_.pop_front();
+  }
+  return evicted;
 }
 
 void LiveEnergy::set_max_hold_ns(int64_t ns) {

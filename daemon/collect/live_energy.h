@@ -41,7 +41,9 @@ class LiveEnergy {
   explicit LiveEnergy(size_t capacity = 2048) : capacity_(capacity) {}
 
   // Sampler thread. A new key list (a rediscovery) starts the ring afresh.
-  void Publish(const Keys& keys, Reading reading);
+  // Returns the reading the ring let go of to make room (empty when none),
+  // so the caller can reuse its buffers for the next one.
+  Reading Publish(const Keys& keys, Reading reading);
   void set_max_hold_ns(int64_t ns);
 
   // The counter `key` (Channel::Key of a rail energy channel) at realtime t.

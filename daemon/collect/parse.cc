@@ -1,6 +1,7 @@
 #include "daemon/collect/parse.h"
 
 #include <algorithm>
+#include <array>
 #include <charconv>
 #include <limits>
 
@@ -8,6 +9,18 @@ namespace edgemon::parse {
 namespace {
 
 using text::IsSpace;
+
+// IsSpace for every byte, looked up: the per-tick parsers split a few
+// hundred tokens a frame.
+const std::array<bool, 256> kSpace = [] {
+  std::array<bool, 256> t{};
+  for (size_t c = 0; c < t.size(); ++c) t[c] = IsSpace(static_cast<char>(c));
+  return t;
+}();
+
+bool Space(char c) {
+  return kSpace[static_cast<unsigned char>(c)];
+}
 
 // Splits off the next line (without its '\n').
 std::string_view NextLine(std::string_view& text) {
@@ -20,9 +33,9 @@ std::string_view NextLine(std::string_view& text) {
 // Splits off the next whitespace-separated token.
 std::string_view NextToken(std::string_view& s) {
   size_t i = 0;
-  while (i < s.size() && IsSpace(s[i])) ++i;
+  while (i < s.size() && Space(s[i])) ++i;
   size_t j = i;
-  while (j < s.size() && !IsSpace(s[j])) ++j;
+  while (j < s.size() && !Space(s[j])) ++j;
   std::string_view tok = s.substr(i, j - i);
   s.remove_prefix(j);
   return tok;
@@ -183,6 +196,21 @@ void Meminfo(std::string_view text, std::vector<MeminfoEntry>& out) {
   }
 }
 
+void MeminfoValues(std::string_view text, std::span<const std::string_view> keys,
+                   std::span<std::optional<int64_t>> out) {
+  const size_t n = std::min(keys.size(), out.size());
+  while (!text.empty()) {
+    std::string_view line = NextLine(text);
+    auto colon = line.find(':');
+    if (colon == std::string_view::npos) continue;
+    std::string_view key = Trim(line.substr(0, colon));
+    for (size_t i = 0; i < n; ++i) {
+      if (key != keys[i]) continue;
+      if (auto kib = KbValue(Trim(line.substr(colon + 1)))) out[i] = kib;
+    }
+  }
+}
+
 std::optional<ProcStat> ProcPidStat(std::string_view text) {
   auto open = text.find('('), close = text.rfind(')');
   if (open == std::string_view::npos || close == std::string_view::npos || close < open) {
@@ -253,7 +281,7 @@ std::map<uint32_t, std::string> Passwd(std::string_view text) {
 
 std::optional<LargestFree> BuddyinfoLargestFree(std::string_view text) {
   // "Node 0, zone   Normal    3   5  ...  n10"
-  std::vector<int64_t> per_order;
+  std::array<int64_t, 64> per_order{};
   bool any = false;
   while (!text.empty()) {
     std::string_view line = NextLine(text);
@@ -265,8 +293,7 @@ std::optional<LargestFree> BuddyinfoLargestFree(std::string_view text) {
       std::string_view tok = NextToken(rest);
       if (tok.empty()) break;
       auto n = Number<int64_t>(tok);
-      if (!n || *n < 0 || order >= 64) break;
-      if (per_order.size() <= order) per_order.resize(order + 1, 0);
+      if (!n || *n < 0 || order >= per_order.size()) break;
       if (per_order[order] > std::numeric_limits<int64_t>::max() - *n) return std::nullopt;
       per_order[order] += *n;
       any = true;
@@ -281,6 +308,12 @@ std::optional<LargestFree> BuddyinfoLargestFree(std::string_view text) {
 
 std::vector<SwapEntry> Swaps(std::string_view text) {
   std::vector<SwapEntry> out;
+  Swaps(text, out);
+  return out;
+}
+
+void Swaps(std::string_view text, std::vector<SwapEntry>& out) {
+  out.clear();
   NextLine(text);  // header: Filename Type Size Used Priority
   while (!text.empty()) {
     std::string_view rest = NextLine(text);
@@ -294,7 +327,6 @@ std::vector<SwapEntry> Swaps(std::string_view text) {
     e.used_kib = *used;
     out.push_back(std::move(e));
   }
-  return out;
 }
 
 std::optional<std::string> L4tRelease(std::string_view text) {

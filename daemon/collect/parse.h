@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <map>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -67,6 +68,12 @@ struct MeminfoEntry {
   int64_t kib = 0;
 };
 void Meminfo(std::string_view text, std::vector<MeminfoEntry>& out);
+// Only the sizes of `keys` (what Meminfo gives for them: the last line of
+// each key with a kB value) into out[i] for keys[i]; a key not found leaves
+// its slot as it was. Per tick: no entry list, no number parsed for the
+// lines nobody asked for.
+void MeminfoValues(std::string_view text, std::span<const std::string_view> keys,
+                   std::span<std::optional<int64_t>> out);
 
 // /proc/PID/stat: "pid (comm) S ppid ... utime stime ...". The name is the
 // text between the first '(' and the last ')' (a comm may hold spaces and
@@ -117,6 +124,8 @@ struct SwapEntry {
   int64_t used_kib = 0;
 };
 std::vector<SwapEntry> Swaps(std::string_view text);
+// The same into `out` (cleared first; its buffer is kept).
+void Swaps(std::string_view text, std::vector<SwapEntry>& out);
 
 // "# R36 (release), REVISION: 4.3, ..." -> "36.4.3".
 std::optional<std::string> L4tRelease(std::string_view text);

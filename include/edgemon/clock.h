@@ -5,6 +5,7 @@
 // CLOCK_REALTIME.
 #pragma once
 
+#include <atomic>
 #include <condition_variable>
 #include <cstdint>
 #include <mutex>
@@ -21,6 +22,17 @@ class Clock {
   // notified (spurious wake-ups allowed). `lock` holds the mutex `cv` uses.
   virtual void WaitUntil(int64_t deadline_ns, std::unique_lock<std::mutex>& lock,
                          std::condition_variable& cv) = 0;
+  // Sleeps until the monotonic clock reaches `deadline_ns`, or until `word`
+  // no longer holds `seen` (a waker changes it, then calls WakeWord): one
+  // system call a sleep, where a condition variable takes a second one to
+  // hand its mutex back. Spurious returns allowed. Returns false at once
+  // where the clock cannot (a test clock): the caller waits with WaitUntil.
+  virtual bool SleepOnWord(const std::atomic<uint32_t>& /*word*/, uint32_t /*seen*/,
+                           int64_t /*deadline_ns*/) {
+    return false;
+  }
+  // Wakes every thread in SleepOnWord on `word`.
+  virtual void WakeWord(std::atomic<uint32_t>& /*word*/) {}
 };
 
 class SystemClock final : public Clock {
@@ -30,6 +42,8 @@ class SystemClock final : public Clock {
   int64_t RealtimeNs() override;
   void WaitUntil(int64_t deadline_ns, std::unique_lock<std::mutex>& lock,
                  std::condition_variable& cv) override;
+  bool SleepOnWord(const std::atomic<uint32_t>& word, uint32_t seen, int64_t deadline_ns) override;
+  void WakeWord(std::atomic<uint32_t>& word) override;
 };
 
 }  // namespace edgemon

@@ -5,6 +5,8 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <chrono>
+#include <thread>
 
 #include "daemon/store_sink.h"
 #include "tests/support/fake_clock.h"
@@ -15,20 +17,23 @@ namespace {
 
 constexpr int64_t kMs = 1'000'000;
 
+// The one channel of the test collectors: rail VDD_IN's power.
+ChannelId AddRail(DiscoverContext& ctx) {
+  Channel c;
+  c.kind = Kind::kRail;
+  c.name = "VDD_IN";
+  c.field = Field::kPower;
+  c.device = "ina3221 1-0040";
+  return ctx.Add(c);
+}
+
 // A collector whose sampling costs fake time.
 class CostlyCollector final : public Collector {
  public:
   CostlyCollector(testing::FakeClock& clock, bool fast) : clock_(clock), fast_(fast) {}
   std::string_view Name() const override { return "costly"; }
   bool FastPath() const override { return fast_; }
-  void Discover(DiscoverContext& ctx) override {
-    Channel c;
-    c.kind = Kind::kRail;
-    c.name = "VDD_IN";
-    c.field = Field::kPower;
-    c.device = "ina3221 1-0040";
-    id_ = ctx.Add(c);
-  }
+  void Discover(DiscoverContext& ctx) override { id_ = AddRail(ctx); }
   void Sample(SampleContext& ctx) override {
     ++calls;
     clock_.Advance(cost_ns);
@@ -501,6 +506,45 @@ TEST(SamplerTimeline, AStampBeforeAForwardStepLandsAmongItsOwnFrames) {
   EXPECT_EQ(rig.sampler->TimelineAtBoottime(after[1].boottime_ns).timeline_ns,
             after[1].realtime_ns);
   EXPECT_EQ(rig.sampler->TimelineAtBoottime(stamp).timeline_ns, at.timeline_ns);
+}
+
+// A rail read on the fast path, on real time.
+class RailCollector final : public Collector {
+ public:
+  std::string_view Name() const override { return "rail"; }
+  bool FastPath() const override { return true; }
+  void Discover(DiscoverContext& ctx) override { id_ = AddRail(ctx); }
+  void Sample(SampleContext& ctx) override { ctx.Set(id_, 2000); }
+
+ private:
+  ChannelId id_ = 0;
+};
+
+// On the system clock the loop sleeps on a word (Clock::SleepOnWord), not
+// on its condition variable: a lease taken, and Stop, must still wake it
+// from an hour-long sleep.
+TEST(Sampler, OnTheSystemClockALeaseAndStopWakeTheSleepingLoop) {
+  testing::TempTree tree;
+  RootedSysFs fs(tree.root());
+  std::vector<std::unique_ptr<Collector>> v;
+  v.push_back(std::make_unique<RailCollector>());
+  Collection collection(fs, std::move(v), CollectOptions{}, nullptr);
+  collection.Discover();
+  SystemClock clock;
+  SamplerOptions o;
+  o.frame_period_ns = 3'600'000 * kMs;  // an hour
+  Sampler sampler(collection, clock, o);
+  sampler.TickOnce();  // Run's first frame is due an hour later: it sleeps
+  std::thread loop([&] { sampler.Run(); });
+  auto lease = sampler.Lease(0, LeaseKind::kEnergy, kMs, Sampler::kNoExpiry, kRoot);
+  ASSERT_TRUE(lease.ok());
+  while (sampler.fast_samples() < 3) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  // Back to sleeping out the hour; Stop wakes it.
+  EXPECT_TRUE(sampler.Release(*lease, kRoot));
+  sampler.Stop();
+  loop.join();
+  EXPECT_EQ(sampler.frames(), 1u);
+  EXPECT_GE(sampler.fast_samples(), 3u);
 }
 
 }  // namespace

@@ -38,6 +38,8 @@ class CpuCollector final : public Collector {
 
   void Discover(DiscoverContext& ctx) override {
     cores_.clear();
+    read_policies_.clear();
+    online_parsed_ = false;
     SysFs& fs = ctx.fs();
     const std::string base = SysPath("devices/system/cpu");
 
@@ -150,22 +152,29 @@ class CpuCollector final : public Collector {
     bool stat_ok = ReadStat(ctx);
 
     // The online map: one read of the global list, else per-core files, else
-    // "has a /proc/stat line".
-    std::vector<int> online;
+    // "has a /proc/stat line". The list is parsed again only when its text
+    // changed.
     bool have_list = false;
+    const std::vector<int>& online = online_;
     if (online_list_ >= 0) {
       char text[4096];
       ssize_t n = ctx.fs().Read(online_list_, text, sizeof text);
       if (n > 0) {
-        if (auto list = parse::CpuList(std::string_view(text, static_cast<size_t>(n)))) {
-          online = std::move(*list);
-          have_list = true;
+        const std::string_view now(text, static_cast<size_t>(n));
+        if (!online_parsed_ || now != online_text_) {
+          online_text_.assign(now);
+          online_parsed_ = true;
+          auto list = parse::CpuList(now);
+          online_ok_ = list.has_value();
+          online_ = list ? std::move(*list) : std::vector<int>{};
         }
+        have_list = online_ok_;
       }
     }
 
     // Policies read this tick: the core whose channels hold their values.
-    std::vector<const Core*> read_policies;
+    std::vector<const Core*>& read_policies = read_policies_;
+    read_policies.clear();
     for (auto& core : cores_) {
       const parse::CpuTimes* now = Find(core.cpu);
       bool is_online;
@@ -275,6 +284,11 @@ class CpuCollector final : public Collector {
   ChannelId total_load_ = 0;
   std::vector<char> buf_ = std::vector<char>(4096);
   std::vector<parse::CpuTimes> times_;
+  std::string online_text_;  // the online list as last read, and what it parsed to
+  bool online_parsed_ = false;
+  bool online_ok_ = false;
+  std::vector<int> online_;
+  std::vector<const Core*> read_policies_;  // this tick's, kept for its buffer
   parse::CpuTimes total_prev_;
   bool have_total_prev_ = false;
 };

@@ -113,7 +113,8 @@ class MemoryCollector final : public Collector {
     if (swaps_ >= 0 && zram_total_) {
       if (auto text = ctx.Read(swaps_, *zram_total_)) {
         int64_t total = 0, used = 0, devices = 0;
-        for (const auto& s : parse::Swaps(*text)) {
+        parse::Swaps(*text, swaps_list_);
+        for (const auto& s : swaps_list_) {
           if (!IsZram(s.name)) continue;
           total += s.size_kib;
           used += s.used_kib;
@@ -151,13 +152,8 @@ class MemoryCollector final : public Collector {
       }
       return;
     }
-    parse::Meminfo(*text, entries_);
     std::array<std::optional<int64_t>, kSlots> v;
-    for (const auto& e : entries_) {
-      for (size_t i = 0; i < kSlots; ++i) {
-        if (e.key == kKeys[i]) v[i] = e.kib;
-      }
-    }
+    parse::MeminfoValues(*text, kKeys, v);
     for (size_t i = 0; i < kSlots; ++i) {
       if (!ids_[i]) continue;
       if (v[i]) {
@@ -194,7 +190,7 @@ class MemoryCollector final : public Collector {
   std::array<std::optional<ChannelId>, kSlots> ids_;
   std::optional<ChannelId> used_, swap_used_, lfb_blocks_, lfb_size_, zram_total_, zram_used_,
       zram_devices_;
-  std::vector<parse::MeminfoEntry> entries_;
+  std::vector<parse::SwapEntry> swaps_list_;  // this tick's /proc/swaps, kept for its buffer
 };
 
 }  // namespace

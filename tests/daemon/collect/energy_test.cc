@@ -34,11 +34,12 @@ class ScriptedRail final : public Collector {
     ++samples;
     if (*power_) {
       ctx.Set(id_, **power_);
-    } else {
+    } else if (!quiet_when_missing) {
       ctx.Fail(id_, ReadError::kIo);
     }
   }
   int samples = 0;
+  bool quiet_when_missing = false;  // a miss neither sets nor fails the channel
 
  private:
   std::string name_;
@@ -130,6 +131,19 @@ TEST(Energy, SeededCountersContinueAndSurviveRediscovery) {
   rig.collection->Discover();
   rig.collection->Sample(2000 * kMs, f);
   EXPECT_EQ(rig.Energy(f), 125456);
+}
+
+TEST(Energy, AFastSampleStartsWithItsRailsAbsent) {
+  Rig rig;
+  rig.rail->quiet_when_missing = true;
+  rig.collection->SampleFast(10 * kMs);
+  rig.power = std::nullopt;
+  rig.collection->SampleFast(20 * kMs);
+  const LiveEnergy& live = rig.collection->live_energy();
+  EXPECT_EQ(live.PeakIn("rail/VDD_IN/energy", 10 * kMs, 11 * kMs), 1000);
+  // Not read this time: absent, not the last sample's power.
+  EXPECT_FALSE(live.PeakIn("rail/VDD_IN/energy", 20 * kMs, 21 * kMs));
+  EXPECT_EQ(rig.rail->samples, 2);
 }
 
 TEST(Energy, SlowCollectorsAreNotOnTheFastPath) {

@@ -23,6 +23,19 @@ LiveEnergy::Reading At(int64_t t, std::optional<double> mj, std::optional<int64_
   return r;
 }
 
+TEST(LiveEnergy, PublishHandsBackTheReadingTheRingLetGo) {
+  LiveEnergy live(2);
+  auto keys = Keys();
+  EXPECT_TRUE(live.Publish(keys, At(1000 * kMs, 100.0, 2000)).mj.empty());
+  EXPECT_TRUE(live.Publish(keys, At(1010 * kMs, 120.0, 2000)).mj.empty());
+  LiveEnergy::Reading gone = live.Publish(keys, At(1020 * kMs, 140.0, 2000));
+  EXPECT_EQ(gone.realtime_ns, 1000 * kMs);
+  ASSERT_EQ(gone.mj.size(), 2u);
+  EXPECT_EQ(gone.mj[0], 100.0);
+  EXPECT_EQ(live.oldest_ns(), 1010 * kMs);
+  EXPECT_EQ(live.CounterAt("rail/VDD_IN/energy", 1020 * kMs), 140.0);
+}
+
 TEST(LiveEnergy, HoldsThePowerOfTheReadingUpToTheInstant) {
   LiveEnergy live;
   auto keys = Keys();

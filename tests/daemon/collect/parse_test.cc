@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <array>
 #include <fstream>
 #include <sstream>
 
@@ -66,6 +67,41 @@ TEST(ParseMeminfo, KiBLinesOnly) {
   EXPECT_EQ(e[0].key, "MemTotal");
   EXPECT_EQ(e[0].kib, 15523100);
   EXPECT_EQ(e[1].key, "NvMapMemUsed");
+}
+
+TEST(ParseMeminfo, ValuesOfSomeKeysAgreeWithTheEntries) {
+  for (const char* board : {"agx-orin", "x86-laptop", "tx2", "no-sensors"}) {
+    std::ifstream in(edgemon::testing::FixturesDir() + "/" + board + "/proc/meminfo");
+    std::stringstream ss;
+    ss << in.rdbuf();
+    const std::string text = ss.str();
+    std::vector<MeminfoEntry> entries;
+    Meminfo(text, entries);
+    ASSERT_FALSE(entries.empty()) << board;
+    const std::array<std::string_view, 4> keys = {"MemTotal", "SwapFree", "NvMapMemUsed",
+                                                  "HugePages_Total"};
+    std::array<std::optional<int64_t>, 4> values;
+    MeminfoValues(text, keys, values);
+    for (size_t i = 0; i < keys.size(); ++i) {
+      std::optional<int64_t> want;
+      for (const auto& e : entries) {
+        if (e.key == keys[i]) want = e.kib;
+      }
+      EXPECT_EQ(values[i], want) << board << " " << keys[i];
+    }
+  }
+}
+
+TEST(ParseMeminfo, ValuesTakeTheLastSizeOfAKeyAndLeaveMissingKeysAlone) {
+  const std::array<std::string_view, 3> keys = {"Cached", "Buffers", "Absent"};
+  std::array<std::optional<int64_t>, 3> values = {std::nullopt, std::nullopt, 7};
+  MeminfoValues(
+      "Cached: 10 kB\nSwapCached: 99 kB\n Buffers :  20 kB\nCached: 30 kB\n"
+      "Cached: 40\nBuffers: x kB\n",
+      keys, values);
+  EXPECT_EQ(values[0], 30);  // "Cached: 40" has no unit: not a size
+  EXPECT_EQ(values[1], 20);
+  EXPECT_EQ(values[2], 7);
 }
 
 TEST(ParseProcPid, StatNameIsBetweenTheFirstOpenAndTheLastCloseParenthesis) {
