@@ -26,6 +26,7 @@ struct Core {
   ChannelId load = 0;
   std::vector<ScaledFile> freqs;  // freq, freq_min, freq_max
   std::string policy;             // cpuN/cpufreq resolved ("": none, or not shared)
+  int policy_id = -1;             // the same policy, numbered at discovery (-1: none)
   FileId online_file = -1;        // cpuN/online, when there is no global list
   bool was_online = true;
   bool have_prev = false;
@@ -144,6 +145,18 @@ class CpuCollector final : public Collector {
                             : listed;
       cores_.push_back(std::move(core));
     }
+    // Policies by number, so a tick compares ints, not paths.
+    for (size_t i = 0; i < cores_.size(); ++i) {
+      Core& core = cores_[i];
+      if (core.policy.empty()) continue;
+      core.policy_id = static_cast<int>(i);
+      for (size_t j = 0; j < i; ++j) {
+        if (cores_[j].policy == core.policy) {
+          core.policy_id = cores_[j].policy_id;
+          break;
+        }
+      }
+    }
     have_total_prev_ = false;
   }
 
@@ -219,9 +232,11 @@ class CpuCollector final : public Collector {
   // read earlier this tick (the same files in the same order).
   static void SampleFreqs(SampleContext& ctx, const Core& core,
                           std::vector<const Core*>& read_policies) {
-    if (!core.policy.empty()) {
+    if (core.policy_id >= 0) {
       for (const Core* other : read_policies) {
-        if (other->policy != core.policy || other->freqs.size() != core.freqs.size()) continue;
+        if (other->policy_id != core.policy_id || other->freqs.size() != core.freqs.size()) {
+          continue;
+        }
         for (size_t i = 0; i < core.freqs.size(); ++i) {
           ctx.Copy(other->freqs[i].channel, core.freqs[i].channel);
         }
@@ -248,6 +263,10 @@ class CpuCollector final : public Collector {
       if (buf_.size() >= kStatMax) break;
       buf_.resize(buf_.size() * 2);
     }
+    times_in_order_ = true;
+    for (size_t i = 0; i < times_.size() && times_in_order_; ++i) {
+      times_in_order_ = times_[i].cpu == static_cast<int>(i) - 1;
+    }
     if (times_.empty()) {
       ctx.Fail(total_load_, ReadError::kGarbage);
       return false;
@@ -256,6 +275,11 @@ class CpuCollector final : public Collector {
   }
 
   const parse::CpuTimes* Find(int cpu) const {
+    // /proc/stat as it usually is ("cpu", cpu0, cpu1, ...): by index.
+    if (times_in_order_) {
+      const size_t at = static_cast<size_t>(cpu + 1);
+      return at < times_.size() ? &times_[at] : nullptr;
+    }
     for (const auto& t : times_) {
       if (t.cpu == cpu) return &t;
     }
@@ -284,7 +308,8 @@ class CpuCollector final : public Collector {
   ChannelId total_load_ = 0;
   std::vector<char> buf_ = std::vector<char>(4096);
   std::vector<parse::CpuTimes> times_;
-  std::string online_text_;  // the online list as last read, and what it parsed to
+  bool times_in_order_ = false;  // times_[i] is cpu i - 1 ("cpu" first)
+  std::string online_text_;      // the online list as last read, and what it parsed to
   bool online_parsed_ = false;
   bool online_ok_ = false;
   std::vector<int> online_;
