@@ -51,6 +51,25 @@ std::optional<T> Number(std::string_view s) {
   return v;
 }
 
+// Number<T>(NextToken(s)) in one pass over the digits: the token is
+// consumed whatever it holds; nullopt unless all of it is the number.
+template <typename T>
+std::optional<T> NextNumber(std::string_view& s) {
+  size_t i = 0;
+  while (i < s.size() && Space(s[i])) ++i;
+  const char* const start = s.data() + i;
+  const char* const end = s.data() + s.size();
+  const char* p = start;
+  if (p != end && *p == '+') ++p;
+  T v{};
+  auto [ptr, ec] = std::from_chars(p, end, v);
+  const char* tok_end = ptr;
+  while (tok_end != end && !Space(*tok_end)) ++tok_end;
+  s.remove_prefix(static_cast<size_t>(tok_end - s.data()));
+  if (p == tok_end || ec != std::errc() || ptr != tok_end) return std::nullopt;
+  return v;
+}
+
 struct KeyValue {
   std::string_view key;
   std::string_view value;
@@ -69,7 +88,7 @@ std::optional<KeyValue> SplitKeyValue(std::string_view line) {
 // "5120 kB" -> 5120: a size in KiB as procfs prints it; nullopt for another
 // unit, none (a page count) or a negative value.
 std::optional<int64_t> KbValue(std::string_view value) {
-  auto v = Number<int64_t>(NextToken(value));
+  auto v = NextNumber<int64_t>(value);
   if (!v || *v < 0 || NextToken(value) != "kB") return std::nullopt;
   return v;
 }
@@ -165,9 +184,7 @@ bool ProcStatCpus(std::string_view text, bool whole_file, std::vector<CpuTimes>&
     uint64_t v[8] = {};
     int count = 0;
     for (; count < 8; ++count) {
-      std::string_view tok = NextToken(rest);
-      if (tok.empty()) break;
-      auto x = Number<uint64_t>(tok);
+      auto x = NextNumber<uint64_t>(rest);
       if (!x) break;
       v[count] = *x;
     }
@@ -290,9 +307,7 @@ std::optional<LargestFree> BuddyinfoLargestFree(std::string_view text) {
     std::string_view rest = line.substr(z + 4);
     NextToken(rest);  // zone name
     for (size_t order = 0;; ++order) {
-      std::string_view tok = NextToken(rest);
-      if (tok.empty()) break;
-      auto n = Number<int64_t>(tok);
+      auto n = NextNumber<int64_t>(rest);
       if (!n || *n < 0 || order >= per_order.size()) break;
       if (per_order[order] > std::numeric_limits<int64_t>::max() - *n) return std::nullopt;
       per_order[order] += *n;
@@ -320,8 +335,8 @@ void Swaps(std::string_view text, std::vector<SwapEntry>& out) {
     SwapEntry e;
     e.name = std::string(NextToken(rest));
     e.type = std::string(NextToken(rest));
-    auto size = Number<int64_t>(NextToken(rest));
-    auto used = Number<int64_t>(NextToken(rest));
+    auto size = NextNumber<int64_t>(rest);
+    auto used = NextNumber<int64_t>(rest);
     if (e.name.empty() || !size || !used || *size < 0 || *used < 0) continue;
     e.size_kib = *size;
     e.used_kib = *used;

@@ -216,6 +216,28 @@ TEST(ParseSwaps, Rows) {
   EXPECT_EQ(s[1].type, "file");
 }
 
+TEST(ParseSwaps, ANumberIsTheWholeTokenWithAtMostOnePlus) {
+  std::vector<SwapEntry> s = {{"stale", "file", 1, 1}};
+  Swaps(
+      "Filename Type Size Used Priority\n"
+      "/dev/zram0 partition +100 5 5\n"
+      "/dev/zram1 partition 12x 5 5\n"
+      "/dev/zram2 partition ++7 5 5\n"
+      "/dev/zram3 partition 7 -1 5\n"
+      "/dev/zram4 partition 9\n"
+      "/dev/zram5 partition 8\t+\n",
+      s);
+  ASSERT_EQ(s.size(), 1u);  // cleared first, then only the first row is whole
+  EXPECT_EQ(s[0].name, "/dev/zram0");
+  EXPECT_EQ(s[0].size_kib, 100);
+  EXPECT_EQ(s[0].used_kib, 5);
+  // Buddyinfo's counts stop at the first token that is not a number.
+  auto lfb = BuddyinfoLargestFree("Node 0, zone Normal 1 +2 3x 4\n");
+  ASSERT_TRUE(lfb);
+  EXPECT_EQ(lfb->order, 1);
+  EXPECT_EQ(lfb->blocks, 2);
+}
+
 TEST(ParseL4t, Release) {
   EXPECT_EQ(L4tRelease("# R36 (release), REVISION: 4.3, GCID: 38968081, BOARD: generic, EABI: "
                        "aarch64, DATE: Wed Jan  8 01:49:37 UTC 2025\n"),
