@@ -28,15 +28,24 @@ void Collection::Discover() {
   opened_.clear();
   table_.BeginPass();
   BoardInfo board;
+  sampled_.clear();
   fast_collectors_.clear();
   fast_channels_.clear();
+  std::vector<ChannelId> added;
   for (auto& c : collectors_) {
     DiscoverContext ctx(fs_, table_, board, options_, opened_, warn_);
+    added.clear();
+    ctx.RecordAddedTo(&added);
+    const size_t opened_before = opened_.size();
+    c->Discover(ctx);
+    // Sample() only fills declared channels from files opened here: a
+    // collector that found neither has nothing to do each tick.
+    if (added.empty() && opened_.size() == opened_before) continue;
+    sampled_.push_back(c.get());
     if (c->FastPath()) {
       fast_collectors_.push_back(c.get());
-      ctx.RecordAddedTo(&fast_channels_);
+      fast_channels_.insert(fast_channels_.end(), added.begin(), added.end());
     }
-    c->Discover(ctx);
   }
   AssignRailHierarchy(table_.channels());
   energy_.Discover(table_);
@@ -79,7 +88,7 @@ void Collection::Sample(int64_t boottime_ns, Frame& frame) {
   frame.values.assign(inventory_.channels.size(), std::nullopt);
   failed_.clear();
   SampleContext ctx(fs_, boottime_ns, frame.values, failures_, failed_);
-  for (auto& c : collectors_) c->Sample(ctx);
+  for (Collector* c : sampled_) c->Sample(ctx);
   if (ctx.rediscovery_requested()) {
     rediscover_ = true;
   } else {

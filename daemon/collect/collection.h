@@ -33,7 +33,8 @@ class Collection {
 
   // (Re)discovers every collector. Channel ids of known channels are kept.
   void Discover();
-  // Samples every collector into frame.values (resized to the inventory).
+  // Samples every collector into frame.values (resized to the inventory);
+  // one whose discovery declared no channel and opened no file is skipped.
   // Rediscovers first when the previous tick asked for it (at most once a
   // second of `boottime_ns`, backing off to once a minute while the request
   // persists). Does not touch frame.seq or the timestamps.
@@ -86,7 +87,8 @@ class Collection {
   int64_t realtime_offset_ns_ = 0;           // realtime - boottime of the last frame
   LiveEnergy::Reading spare_;                // the ring's last evicted reading, reused
   std::vector<Value> fast_values_;           // sized at discovery
-  std::vector<Collector*> fast_collectors_;  // those with FastPath()
+  std::vector<Collector*> sampled_;          // those that found something to read
+  std::vector<Collector*> fast_collectors_;  // those of them with FastPath()
   std::vector<ChannelId> fast_channels_;     // the channels they declared
   Inventory inventory_;
   std::vector<FileId> opened_;

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <cerrno>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -23,6 +24,41 @@ using testing::kSecond;
 using testing::One;
 using testing::TempTree;
 using testing::WriteThermalZone;
+
+// Counts its samples; opens `path` at discovery when given one.
+class CountingCollector final : public Collector {
+ public:
+  explicit CountingCollector(std::string path) : path_(std::move(path)) {}
+  std::string_view Name() const override { return "counting"; }
+  void Discover(DiscoverContext& ctx) override {
+    if (!path_.empty()) ctx.Open(path_);
+  }
+  void Sample(SampleContext&) override { ++samples; }
+  int samples = 0;
+
+ private:
+  std::string path_;
+};
+
+TEST(Collection, ACollectorThatFoundNothingToReadIsNotSampled) {
+  TempTree t;
+  t.Write("/sys/class/thing/value", "1\n");
+  RootedSysFs fs(t.root());
+  auto idle = std::make_unique<CountingCollector>("");
+  auto reader = std::make_unique<CountingCollector>("/sys/class/thing/value");
+  CountingCollector* idle_ptr = idle.get();
+  CountingCollector* reader_ptr = reader.get();
+  std::vector<std::unique_ptr<Collector>> v;
+  v.push_back(std::move(idle));
+  v.push_back(std::move(reader));
+  Collection c(fs, std::move(v), {}, nullptr);
+  c.Discover();
+  Frame f;
+  c.Sample(kSecond, f);
+  c.Sample(2 * kSecond, f);
+  EXPECT_EQ(idle_ptr->samples, 0);
+  EXPECT_EQ(reader_ptr->samples, 2);
+}
 
 TEST(Collection, ErrorsAreCountedAndLoggedOnceAMinute) {
   TempTree t;
