@@ -8,11 +8,14 @@
   * measure() overhead on a 0-second body (enter + exit: BeginWindow and
     EndWindow, plus Boost with rate_hz; the summary is fetched later, on use);
   * the jtop shim at 1 Hz: CPU per sample and RSS of a process that only
-    reads jetson.stats once a second for 10 s; beside it, measured in the
-    same run, a bare gRPC client that asks for the newest frame once a second
-    and decodes nothing (the floor of any client polling at 1 Hz on this
-    machine at this load), and jetson-stats' own client as its figures were
-    published (not measured here: it needs a Jetson).
+    reads jetson.stats once a second for 10 s (counted from its first
+    sample off the stream, so over as many seconds as samples, as the
+    reference: the sample after start() can take up to two intervals);
+    beside it, measured in the same run, a bare gRPC client that asks for
+    the newest frame once a second and decodes nothing (the floor of any
+    client polling at 1 Hz on this machine at this load), and jetson-stats'
+    own client as its figures were published (not measured here: it needs a
+    Jetson).
 
 The load average is printed before and after: the figures are CPU time, but a
 busy machine makes every wake-up costlier.
@@ -36,7 +39,8 @@ import os, resource, sys, time
 from jtop import jtop
 n = int(sys.argv[1])
 with jtop(interval=1.0) as jetson:
-    jetson.ok()
+    jetson.ok()  # the sample start() took
+    jetson.ok()  # the stream's first: counted from here, n samples in n seconds
     c0 = time.process_time()
     for _ in range(n):
         jetson.ok()

@@ -11,6 +11,7 @@ from typing import Any, Callable, Dict, List, Optional, Tuple
 import edgemon
 from edgemon import _check
 from edgemon._measure import boottime_ns
+from edgemon._model import _cpu_index, _names_by_kind
 
 from .core import Fan, JetsonClocks, JtopException, NVPModel, _no_control
 
@@ -109,6 +110,137 @@ class _Sample(object):
             v = self._views = _Views(edgemon.Snapshot(self.frame, self.device))
         return v
 
+    def values(self) -> Dict[int, int]:
+        """The daemon's integers by channel id (no decoding into views)."""
+        ids = getattr(self.frame, "ids", None)
+        if ids is not None:
+            return dict(zip(ids, self.frame.values))
+        by_key = self.device.by_key()  # a Snapshot (the newest frame, over TCP)
+        return {by_key[k].id: v for k, v in self.frame.raw.items() if k in by_key}
+
+
+class _StatsPlan(object):
+    """Where each entry of ``stats`` comes from in a frame, worked out once per
+    channel inventory with the rules and order of the properties (cpu,
+    memory, engine, fan, temperature, power, jetson_clocks, nvpmodel), so
+    that ``stats`` reads a sample's values by channel id without decoding it
+    into views: a client reading ``stats`` once a second pays for little
+    more than the frame. Channels are ids here, -1 for one the board lacks."""
+
+    def __init__(self, device: Any) -> None:
+        self.device = device
+        by_key = device.by_key()
+        names = _names_by_kind(device)  # edgemon.Snapshot's names, in its order
+        scales = {-1: None}  # type: Dict[int, Optional[float]]  # SI factor (None: 1) by id
+
+        def ch(kind: str, name: str, field: str) -> int:
+            c = by_key.get("%s/%s/%s" % (kind, name, field))
+            if c is None:
+                return -1
+            scales[c.id] = c.scale if c.scale != 1 else None
+            return c.id
+
+        cores = sorted((n for n in names.get("cpu", []) if _cpu_index(n) >= 0), key=_cpu_index)
+        # CPUn: (label, load, online, freq_min, freq_max)
+        self.cpus = [("CPU%d" % (i + 1), ch("cpu", n, "load"), ch("cpu", n, "online"),
+                      ch("cpu", n, "freq_min"), ch("cpu", n, "freq_max"))
+                     for i, n in enumerate(cores)]
+        mem = names.get("memory", [])
+        ram = ("ram" if "ram" in mem else mem[0]) if mem else None
+        self.memory = []  # type: List[Tuple[str, int, int]]  # (key, total, used)
+        if ram is not None:
+            self.memory.append(("RAM", ch("memory", ram, "total"), ch("memory", ram, "used")))
+        if "swap" in names.get("swap", []):
+            self.memory.append(("SWAP", ch("swap", "swap", "total"), ch("swap", "swap", "used")))
+        emc = names.get("emc", [])
+        self.emc = ch("emc", emc[0], "load") if emc else -1
+        gpus = names.get("gpu", [])
+        self.gpus = [("GPU" if len(gpus) == 1 else "GPU " + n, ch("gpu", n, "load"))
+                     for n in gpus]
+        self.gpu_range = (ch("gpu", gpus[0], "freq_min"), ch("gpu", gpus[0], "freq_max")) \
+            if gpus else None
+        groups = {}  # type: Dict[str, List[Tuple[str, int, int]]]  # as jtop.engine groups them
+        for n in names.get("engine", []):
+            groups.setdefault(_engine_group(n), []).append(
+                (n, ch("engine", n, "state"), ch("engine", n, "freq")))
+        self.engines = [e for group in groups.values() for e in group]
+        self.fans = [("Fan %s0" % n, ch("fan", n, "duty")) for n in names.get("fan", [])]
+        temps = {}  # type: Dict[str, int]  # by short name: the last zone of that name
+        for n in names.get("thermal", []):
+            temps[_short(n)] = ch("thermal", n, "temp")
+        self.temps = [("Temp " + short, c) for short, c in temps.items()]
+        rails = names.get("rail", [])
+        info = {c.name: c for c in device.channels if c.kind == "rail"}
+        first = {n: by_key.get("rail/%s/power" % n, info[n]) for n in rails}
+        self.rails = [("Power " + n, ch("rail", n, "power")) for n in rails]  # mW as sent
+        inputs = [n for n in rails if first[n].input]
+        self.tot_input = len(inputs) == 1
+        # The input rail, else the top-level rails added (sub-rails never counted twice).
+        self.tot = [ch("rail", inputs[0], "power")] if self.tot_input else \
+            [ch("rail", n, "power") for n in rails
+             if not first[n].parent or first[n].parent not in first]
+        self.nvpmodel = ch("board", "nvpmodel", "mode")
+        self.scales = list(scales.items())
+
+    def stats(self, jetson: "jtop", values: Dict[int, int], boottime_ns: int) -> Dict[str, Any]:
+        get = values.get
+        # Every value used, in SI units, as edgemon.Snapshot.get gives it (None when absent).
+        si = {i: v if v is None or scale is None else v * scale
+              for i, scale in self.scales for v in (get(i),)}
+        out = {"time": datetime.datetime.now(),
+               "uptime": datetime.timedelta(seconds=boottime_ns / 1e9)}  # type: Dict[str, Any]
+        pinned = []
+        for label, load_id, online_id, min_id, max_id in self.cpus:
+            load, on = si[load_id], si[online_id]
+            online = bool(on) if on is not None else load is not None
+            out[label] = int(round(load * 100)) if (online and load is not None) else "OFF"
+            lo, hi = si[min_id], si[max_id]
+            if (on is None or bool(on)) and lo is not None and hi is not None:
+                pinned.append(lo == hi)  # jetson_clocks: the cores not known offline
+        for key, total_id, used_id in self.memory:
+            total, used = si[total_id], si[used_id]
+            if total and used is not None:
+                out[key] = used / total
+        load = si[self.emc]
+        if load is not None:
+            out["EMC"] = int(round(load * 100))
+        for label, load_id in self.gpus:
+            load = si[load_id]
+            if load is not None:
+                out[label] = load * 100.0
+        for name, state_id, freq_id in self.engines:
+            on, freq = si[state_id], si[freq_id]
+            if on is None and freq is None:
+                continue  # a load without a clock: not in jtop's engine dict
+            online = bool(on) if on is not None else freq is not None
+            cur = _khz(freq)
+            out[name] = cur if online and cur is not None else "OFF"
+        for label, duty_id in self.fans:
+            duty = si[duty_id]
+            if duty is not None:
+                out[label] = duty * 100.0
+        for label, temp_id in self.temps:
+            t = si[temp_id]
+            if t is not None:
+                out[label] = t
+        for label, power_id in self.rails:
+            p = get(power_id)
+            if p is not None:
+                out[label] = _i(p)
+        tot = [_i(get(i)) for i in self.tot if get(i) is not None]
+        if tot:
+            out["Power TOT"] = tot[0] if self.tot_input else sum(tot)
+        if self.gpu_range is not None:
+            lo, hi = si[self.gpu_range[0]], si[self.gpu_range[1]]
+            if lo is not None and hi is not None:
+                pinned.append(lo == hi)
+        if pinned:
+            out["jetson_clocks"] = "ON" if all(pinned) else "OFF"
+        nvp = jetson._nvpmodel_name(jetson._mode(si[self.nvpmodel]))
+        if nvp is not None:
+            out["nvp model"] = nvp
+        return out
+
 
 class jtop(threading.Thread):  # noqa: N801 - jetson-stats' name
     """jetson-stats' ``jtop`` over edgemond.
@@ -142,10 +274,15 @@ class jtop(threading.Thread):  # noqa: N801 - jetson-stats' name
         self._count = 0
         self._seen = 0
         self._stop_event = threading.Event()
+        # Held until close(): the sampling thread sleeps in one acquire of it
+        # (Event.wait is a dozen Python calls more per wake).
+        self._running = threading.Lock()
+        self._running.acquire()
         self._error = None  # type: Optional[BaseException]
         self._error_raised = False  # ok() raised _error once; it is False from then on
         self._jtop_started = False
         self._processes = None  # type: Optional[Tuple[int, List[List[Any]]]]
+        self._plan = None  # type: Optional[_StatsPlan]  # stats' layout of the device's frames
         # Changes through edgemon-control ($EDGEMON_CONTROL or its socket): leases
         # by kind, held while this jtop is open and restored by close().
         self._control = None  # type: Any
@@ -235,7 +372,7 @@ class jtop(threading.Thread):  # noqa: N801 - jetson-stats' name
     def _sample_latest(self) -> None:
         """Over TCP: the newest frame, asked for at each sample's time."""
         due = time.monotonic() + self._interval
-        while not self._stop_event.wait(max(0.0, due - time.monotonic())):
+        while not self._sleep(due - time.monotonic()):
             due += self._interval
             if due < time.monotonic():
                 due = time.monotonic() + self._interval
@@ -261,7 +398,7 @@ class jtop(threading.Thread):  # noqa: N801 - jetson-stats' name
             # A little after that stamp: the frame is there (it comes under
             # a millisecond after its stamp), read without waiting for it.
             wake_bt = last + steps * spacing_ns + min(_READ_AFTER_NS, spacing_ns // 10)
-            if self._stop_event.wait(max(0.0, (wake_bt - offset) / 1e9 - time.monotonic())):
+            if self._sleep((wake_bt - offset) / 1e9 - time.monotonic()):
                 return
             frame = self._next_frame()
             if frame is None:
@@ -276,6 +413,13 @@ class jtop(threading.Thread):  # noqa: N801 - jetson-stats' name
             due += self._interval
             if due < now:
                 due = now + self._interval
+
+    def _sleep(self, seconds: float) -> bool:
+        """Sleeps up to ``seconds``; True (at once) once close() was called."""
+        if self._running.acquire(timeout=max(0.0, seconds)):
+            self._running.release()
+            return True
+        return False
 
     def _publish(self, frame: Any, snap: Any = None) -> None:
         """A new sample: the daemon's frame (with ``snap``, the Snapshot it was
@@ -329,8 +473,10 @@ class jtop(threading.Thread):  # noqa: N801 - jetson-stats' name
 
     def close(self) -> None:
         """Stops sampling and closes the connection."""
-        self._stop_event.set()
         with self._cond:
+            if not self._stop_event.is_set():
+                self._stop_event.set()
+                self._running.release()
             self._cond.notify_all()
         if self._watch is not None:
             self._watch.close()  # a sampling thread reading the stream stops at once
@@ -610,11 +756,22 @@ class jtop(threading.Thread):  # noqa: N801 - jetson-stats' name
         b = self._device.board if self._device else None
         if b is None or not b.nvpmodel:
             return None
-        mode = self._snap.nvpmodel_id if self._snap is not None else None
-        if mode is None:
-            mode = b.nvpmodel_id
-        name = b.nvpmodel_modes.get(mode, b.nvpmodel) if mode is not None else b.nvpmodel
-        return NVPModel(name, mode, b.nvpmodel_modes)
+        mode = self._mode(self._snap.get("board/nvpmodel/mode") if self._snap is not None
+                          else None)
+        return NVPModel(self._nvpmodel_name(mode), mode, b.nvpmodel_modes)
+
+    def _mode(self, value: Optional[float]) -> Optional[int]:
+        """The power mode: the sample's, else the one the board reported."""
+        if value is not None:
+            return int(value)
+        return self._device.board.nvpmodel_id if self._device else None
+
+    def _nvpmodel_name(self, mode: Optional[int]) -> Optional[str]:
+        """The name of power mode ``mode`` (None: the board's; None without nvpmodel)."""
+        b = self._device.board if self._device else None
+        if b is None or not b.nvpmodel:
+            return None
+        return b.nvpmodel_modes.get(mode, b.nvpmodel) if mode is not None else b.nvpmodel
 
     @nvpmodel.setter
     def nvpmodel(self, value: Any) -> None:
@@ -677,47 +834,13 @@ class jtop(threading.Thread):  # noqa: N801 - jetson-stats' name
         'OFF'), RAM, SWAP (fractions), EMC, GPU (%), engines (kHz or 'OFF'),
         'Fan <name><i>' (%), 'Temp <zone>' (C), 'Power <rail>' and 'Power TOT'
         (mW), jetson_clocks, 'nvp model'."""
-        s = self._need()
-        out = {"time": datetime.datetime.now(), "uptime": self.uptime}  # type: Dict[str, Any]
-        for i, c in enumerate(s.cpus):
-            online = c.online if c.online is not None else c.load is not None
-            out["CPU%d" % (i + 1)] = int(round(c.load * 100)) if (online and c.load is not None) \
-                else "OFF"
-        m = s.memory
-        if m is not None and m.total_bytes and m.used_bytes is not None:
-            out["RAM"] = m.used_bytes / m.total_bytes
-        sw = s.swap.get("swap")
-        if sw is not None and sw.total_bytes and sw.used_bytes is not None:
-            out["SWAP"] = sw.used_bytes / sw.total_bytes
-        e = s.emc
-        if e is not None and e.load is not None:
-            out["EMC"] = int(round(e.load * 100))
-        gpus = s.gpus
-        for name, g in gpus.items():
-            if g.load is not None:
-                out["GPU" if len(gpus) == 1 else "GPU " + name] = g.load * 100.0
-        for group in self.engine.values():
-            for name, d in group.items():
-                out[name] = d["cur"] if d["online"] and d["cur"] is not None else "OFF"
-        for name, f in self.fan.items():
-            for i, sp in enumerate(f["speed"]):
-                out["Fan %s%d" % (name, i)] = sp
-        for name, t in self.temperature.items():
-            if t["online"]:
-                out["Temp %s" % name] = t["temp"]
-        p = self.power
-        for name, r in p["rail"].items():
-            if r["online"]:
-                out["Power %s" % name] = r["power"]
-        if p["tot"].get("power") is not None:
-            out["Power TOT"] = p["tot"]["power"]
-        jc = self.jetson_clocks
-        if jc is not None:
-            out["jetson_clocks"] = "ON" if jc else "OFF"
-        nvp = self.nvpmodel
-        if nvp is not None:
-            out["nvp model"] = nvp.name
-        return out
+        sample = self._sample_now
+        if sample is None:
+            self._need()  # raises
+        plan = self._plan
+        if plan is None or plan.device is not sample.device:
+            plan = self._plan = _StatsPlan(sample.device)
+        return plan.stats(self, sample.values(), sample.frame.boottime_ns)
 
     def json(self, stats: bool = False) -> str:
         """The properties (or ``stats``) as JSON text."""

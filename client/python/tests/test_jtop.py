@@ -146,6 +146,67 @@ def test_every_property_has_jtops_documented_shape(board, monkeypatch):
             assert jetson.nvpmodel.id == snap.nvpmodel_id
 
 
+def stats_from_the_properties(jetson):
+    """jtop's stats as jetson-stats builds it: the properties flattened (RAM
+    and SWAP as fractions of the sample's bytes)."""
+    s = jetson._snap
+    out = {"uptime": jetson.uptime}
+    for i, c in enumerate(jetson.cpu["cpu"]):
+        out["CPU%d" % (i + 1)] = int(round(c["user"])) if c["online"] and c["user"] is not None \
+            else "OFF"
+    m, sw = s.memory, s.swap.get("swap")
+    if m is not None and m.total_bytes and m.used_bytes is not None:
+        out["RAM"] = m.used_bytes / m.total_bytes
+    if sw is not None and sw.total_bytes and sw.used_bytes is not None:
+        out["SWAP"] = sw.used_bytes / sw.total_bytes
+    emc = jetson.memory.get("EMC")
+    if emc is not None and emc["val"] is not None:
+        out["EMC"] = emc["val"]
+    gpus = jetson.gpu
+    for name, g in gpus.items():
+        if g["status"]["load"] is not None:
+            out["GPU" if len(gpus) == 1 else "GPU " + name] = g["status"]["load"]
+    for group in jetson.engine.values():
+        for name, d in group.items():
+            out[name] = d["cur"] if d["online"] and d["cur"] is not None else "OFF"
+    for name, f in jetson.fan.items():
+        for i, sp in enumerate(f["speed"]):
+            out["Fan %s%d" % (name, i)] = sp
+    for name, t in jetson.temperature.items():
+        if t["online"]:
+            out["Temp %s" % name] = t["temp"]
+    p = jetson.power
+    for name, r in p["rail"].items():
+        if r["online"]:
+            out["Power %s" % name] = r["power"]
+    if p["tot"].get("power") is not None:
+        out["Power TOT"] = p["tot"]["power"]
+    if jetson.jetson_clocks is not None:
+        out["jetson_clocks"] = "ON" if jetson.jetson_clocks else "OFF"
+    if jetson.nvpmodel is not None:
+        out["nvp model"] = jetson.nvpmodel.name
+    return out
+
+
+def test_stats_is_the_properties_flattened(board, monkeypatch):
+    """stats (read from the frame without decoding it into views) holds what
+    the properties of the same sample say, in the same order."""
+    monkeypatch.setenv("EDGEMON_CONNECT", board.target)
+    pairs = []
+
+    def observer(jetson):  # on the sampling thread: the sample cannot change meanwhile
+        got = jetson.stats
+        pairs.append(([(k, v) for k, v in got.items() if k != "time"],
+                      list(stats_from_the_properties(jetson).items())))
+    with jtop(interval=0.1) as jetson:
+        jetson.attach(observer)
+        while len(pairs) < 3:
+            assert jetson.ok()
+    for got, want in pairs:
+        assert got == want
+        assert any(k.startswith("CPU") for k, _ in got)
+
+
 def test_power_avg_is_the_time_average_and_tot_names_its_rail(nano, monkeypatch):
     monkeypatch.setenv("EDGEMON_CONNECT", nano.target)
     c = edgemon.connect(nano.target)
