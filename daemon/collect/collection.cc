@@ -40,7 +40,7 @@ void Collection::Discover() {
     c->Discover(ctx);
     // Sample() only fills declared channels from files opened here: a
     // collector that found neither has nothing to do each tick.
-    if (added.empty() && opened_.size() == opened_before) continue;
+    if (added.empty() && opened_.size() == opened_before && !c->Waiting()) continue;
     sampled_.push_back(c.get());
     if (c->FastPath()) {
       fast_collectors_.push_back(c.get());

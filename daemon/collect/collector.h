@@ -175,6 +175,9 @@ class Collector {
   // True for collectors of instantaneous rail power: the sampler also runs
   // them between frames, at the energy rate, to integrate energy.
   virtual bool FastPath() const { return false; }
+  // True while a collector that found nothing to read still has work each
+  // tick: a source it waits for (a driver that loads after the daemon).
+  virtual bool Waiting() const { return false; }
 };
 
 // A value file opened by Discover() and the channel it feeds (file < 0: none).

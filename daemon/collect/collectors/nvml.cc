@@ -352,6 +352,8 @@ class NvmlCollector final : public Collector {
 
   void Discover(DiscoverContext& ctx) override {
     devices_.clear();
+    skipped_ = false;
+    retry_at_ns_.reset();
     if (!lib_.Ready(-1)) return;
     unsigned int count = 0;
     if (api_.get_count(&count) != kNvmlSuccess) return;
@@ -370,11 +372,21 @@ class NvmlCollector final : public Collector {
     }
   }
 
+  bool Waiting() const override { return lib_.waiting() || skipped_; }
+
   void Sample(SampleContext& ctx) override {
     if (lib_.waiting() && lib_.Ready(ctx.boottime_ns())) {
       late_ = true;  // the driver answered: declare its channels
       ctx.RequestRediscovery();
       return;
+    }
+    if (skipped_) {
+      if (!retry_at_ns_) {
+        retry_at_ns_ = ctx.boottime_ns() + kRetryFastNs;
+      } else if (ctx.boottime_ns() >= *retry_at_ns_) {
+        retry_at_ns_.reset();
+        ctx.RequestRediscovery();
+      }
     }
     for (const auto& d : devices_) SampleDevice(ctx, d);
   }
@@ -413,7 +425,12 @@ class NvmlCollector final : public Collector {
       Reading r;
       const NvmlReturn rc = Query(api_, m, h, r);
       if (CannotTell(rc)) cannot[i] = true;
-      if (rc != kNvmlSuccess) continue;  // any other error: asked again at the next discovery
+      if (rc != kNvmlSuccess) {
+        // Any other error: asked again at a rediscovery a few seconds on
+        // (Sample asks for it), so a metric failing just then comes back.
+        skipped_ = skipped_ || !cannot[i];
+        continue;
+      }
       ++added;
       const std::string_view engine = EngineName(m);
       if (!engine.empty()) {
@@ -483,6 +500,10 @@ class NvmlCollector final : public Collector {
   std::vector<Device> devices_;
   std::map<std::string, std::bitset<kMetricCount>> cannot_tell_;  // kept across discoveries
   bool late_ = false;  // nvmlInit answered after failing: announce the next discovery
+  // A metric failed at the last discovery with an error that may pass: the
+  // collector asks for a rediscovery every kRetryFastNs until none does.
+  bool skipped_ = false;
+  std::optional<int64_t> retry_at_ns_;
 };
 
 }  // namespace

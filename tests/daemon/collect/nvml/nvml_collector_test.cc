@@ -203,6 +203,31 @@ TEST(NvmlPerMetric, AMetricFailingLaterIsAbsentThatTickNeverZero) {
   EXPECT_EQ(run.Get(Kind::kGpu, "nvml0", Field::kLoad), 370);
 }
 
+// A metric still failing when the failure's rediscovery runs is left out of
+// that inventory; once it answers again, it comes back (a rediscovery is
+// asked for every five seconds while one is left out), not never.
+TEST(NvmlPerMetric, AMetricFailingAtARediscoveryComesBackWhenItAnswers) {
+  FakeNvml nvml(kThor);
+  RootedSysFs fs(nvml.tree().root());
+  NvmlRun run(fs);
+  run.At(1);
+  ASSERT_EQ(run.Get(Kind::kEngine, "NVENC", Field::kLoad), 120);
+  nvml.Write(std::string(kThor) + "encoder error 15\n");  // GPU lost
+  for (int s = 2; s <= 4; ++s) run.At(s);
+  const uint64_t failed_at = run.collection.generation();
+  ASSERT_GT(failed_at, 0u);
+  ASSERT_EQ(run.Get(Kind::kEngine, "NVENC", Field::kLoad), std::nullopt);
+  EXPECT_EQ(run.Get(Kind::kEngine, "NVDEC", Field::kLoad), 400);
+  nvml.Write(kThor);
+  for (int s = 5; s <= 12; ++s) run.At(s);
+  EXPECT_GT(run.collection.generation(), failed_at);
+  EXPECT_EQ(run.Get(Kind::kEngine, "NVENC", Field::kLoad), 120);
+  // Nothing left out: no more rediscoveries.
+  const uint64_t settled = run.collection.generation();
+  for (int s = 13; s <= 30; ++s) run.At(s);
+  EXPECT_EQ(run.collection.generation(), settled);
+}
+
 TEST(NvmlLate, ADriverLoadingAfterStartJoinsTheInventoryAndIsAnnouncedOnce) {
   FakeNvml nvml("");
   const std::string driver = nvml.Path("driver-loaded");
