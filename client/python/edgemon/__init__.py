@@ -25,7 +25,7 @@ from ._model import (Board, BucketRow, Channel, Clocked, Cpu, DeviceInfo, Engine
 from ._client import DEFAULT_TARGET, Client, connect  # noqa: E402
 from ._control import DEFAULT_CONTROL_TARGET, Control, Lease, control  # noqa: E402
 from ._measure import (Measurement, PerItem, Phase, RailEnergy, Result,  # noqa: E402
-                       TempRange, measured)
+                       TempRange, LoadRange, measured)
 
 __version__ = "0.1.0"
 
@@ -35,5 +35,5 @@ __all__ = [
     "Error", "Unavailable", "PermissionDenied", "InvalidArgument", "NotFound",
     "Snapshot", "DeviceInfo", "Board", "Channel", "Rail", "Cpu", "Clocked", "Fan", "Engine",
     "Memory", "Rows", "Row", "BucketRow",
-    "Measurement", "Result", "RailEnergy", "TempRange", "PerItem", "Phase",
+    "Measurement", "Result", "RailEnergy", "TempRange", "LoadRange", "PerItem", "Phase",
 ]

@@ -353,6 +353,8 @@ def summary_json(result: Any, device: Any, target: str, notes: List[str],
     j["residency"] = [{"name": r.name,
                        "khz_share": [[int(k), v] for k, v in sorted(r.khz_share.items())]}
                       for r in s.residency]
+    j["loads"] = [{"kind": ld.kind, "name": ld.name, "mean_percent": ld.mean_permille / 10.0,
+                   "peak_percent": ld.peak_permille / 10.0} for ld in s.loads]
     j["clocks_below_max"] = [{"names": g["names"], "max_khz": g["max_khz"],
                               "below_max_share": g["below_max_share"]}
                              for g in group_residency(list(s.residency), device)]

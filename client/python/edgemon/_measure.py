@@ -71,6 +71,14 @@ class TempRange(NamedTuple):
     max_c: float
 
 
+class LoadRange(NamedTuple):
+    """A GPU's or engine's load in the window, 0..1: the mean over the samples
+    that had a reading, and the highest."""
+    kind: str  # "gpu" or "engine"
+    mean: float
+    peak: float
+
+
 class PerItem(NamedTuple):
     energy_j: float       # J per item (the input rail's)
     items_per_j: Optional[float]
@@ -92,7 +100,8 @@ class Result(object):
     sub-rails are part of it, never added; None without exactly one input
     rail); ``avg_power_w``/``peak_power_w``: the input rail's (or, without one,
     None); ``rails``: every rail's :class:`RailEnergy`; ``temperatures``:
-    :class:`TempRange` by zone; ``clock_residency``: {clock: {Hz: share}}."""
+    :class:`TempRange` by zone; ``clock_residency``: {clock: {Hz: share}};
+    ``loads``: :class:`LoadRange` by GPU and engine (those with a reading)."""
 
     def __init__(self, summary: Any, label: str = "", window_id: int = 0,
                  start_ns: int = 0, end_ns: int = 0, phases: Optional[List[Phase]] = None,
@@ -153,6 +162,11 @@ class Result(object):
     def clock_residency(self) -> Dict[str, Dict[int, float]]:
         return {r.name: {int(k) * 1000: v for k, v in sorted(r.khz_share.items())}
                 for r in self.summary.residency}
+
+    @property
+    def loads(self) -> Dict[str, LoadRange]:
+        return {ld.name: LoadRange(ld.kind, ld.mean_permille / 1000.0, ld.peak_permille / 1000.0)
+                for ld in self.summary.loads}
 
     @property
     def samples(self) -> int:

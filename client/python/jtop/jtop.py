@@ -656,9 +656,14 @@ class jtop(threading.Thread):  # noqa: N801 - jetson-stats' name
         out = {}  # type: Dict[str, Dict[str, Dict[str, Any]]]
         for name, e in s.engines.items():
             if e.on is None and e.freq_hz is None:
-                continue  # a load without a clock (NVML's codecs): jtop's dict has no place for it
+                if e.load is None:
+                    continue
+                # A load without a clock (NVML's codecs on Thor): busy when loaded.
+                d = {"online": e.load > 0, "cur": None, "load": _pct(e.load)}  # type: Dict[str, Any]
+                out.setdefault(_engine_group(name), {})[name] = d
+                continue
             d = {"online": bool(e.on) if e.on is not None else e.freq_hz is not None,
-                 "cur": _khz(e.freq_hz)}  # type: Dict[str, Any]
+                 "cur": _khz(e.freq_hz), "load": _pct(e.load)}
             ch = self._channel("engine/%s/freq" % name)
             if ch is not None and ch.min is not None:
                 d["min"] = _khz(ch.min)

@@ -182,6 +182,14 @@ def test_measure_energy_within_1_percent_of_the_analytic_integral(board):
     for name, shares in r.clock_residency.items():
         assert sum(shares.values()) == pytest.approx(1.0, abs=1e-6)
         assert all(hz >= 1e6 for hz in shares)   # Hz, not kHz
+    # Loads: 0..1, the mean never above the peak; every GPU with a load
+    # reading in the window is there.
+    snap = edgemon.connect(board.target).latest()
+    for name, g in snap.gpus.items():
+        if g.load is not None:
+            assert name in r.loads and r.loads[name].kind == "gpu"
+    for name, ld in r.loads.items():
+        assert 0 <= ld.mean <= ld.peak <= 1.0, (name, ld)
 
 
 def test_a_50_ms_window(nano):

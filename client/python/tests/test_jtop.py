@@ -61,7 +61,8 @@ SCHEMA = {
                   "freq": {"governor": str, "cur": Opt(int), "max": Opt(int), "min": Opt(int),
                            "GPC": list},
                   "power_control": str}},
-    "engine": {"*": {"*": {"online": bool, "cur": Opt(int), "min?": int, "max?": int}}},
+    "engine": {"*": {"*": {"online": bool, "cur": Opt(int), "min?": int, "max?": int,
+                           "load": Opt(float)}}},
     "fan": {"*": {"speed": [float], "rpm": [int], "profile": str, "governor": str,
                   "control": str}},
     "temperature": {"*": {"online": bool, "temp": Opt(float)}},
@@ -168,6 +169,8 @@ def stats_from_the_properties(jetson):
             out["GPU" if len(gpus) == 1 else "GPU " + name] = g["status"]["load"]
     for group in jetson.engine.values():
         for name, d in group.items():
+            if d["cur"] is None and "min" not in d and "max" not in d and d["load"] is not None:
+                continue  # known by its load alone (NVML's codecs): stats lists clocks
             out[name] = d["cur"] if d["online"] and d["cur"] is not None else "OFF"
     for name, f in jetson.fan.items():
         for i, sp in enumerate(f["speed"]):

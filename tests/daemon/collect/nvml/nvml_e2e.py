@@ -134,6 +134,34 @@ def main():
                         if ln.startswith("edgemon_engine_load_ratio") and 'engine="NVENC"' in ln]
                 expect(line and float(line[0].split()[-1]) == 0.12, f"{line}")
 
+            def codec_load_in_record_and_the_jtop_engine_dict():
+                # `record`: the run's mean and peak load per engine (its
+                # summary goes to stderr, the command's output to stdout).
+                r = subprocess.run([args.edgemon, "--connect", "unix:" + d.sock, "record", "--",
+                                    "sleep", "1"], capture_output=True, text=True, timeout=30)
+                expect(r.returncode == 0, f"record: {r.returncode} {r.stderr}")
+                out = r.stderr
+                rows = {ln.split()[0]: ln.split()[1:] for ln in
+                        out.split("Load (%)", 1)[-1].splitlines()[1:] if ln.startswith("  ")}
+                expect(rows.get("NVENC") == ["12.0", "12.0"], f"record's load rows {rows}\n{out}")
+                expect(rows.get("NVDEC") == ["40.0", "40.0"], f"record's load rows {rows}")
+                if not args.python_dir:
+                    return
+                # The jtop shim's engine dict: the codecs NVML gives a load for.
+                script = ("import json\nfrom jtop import jtop\nwith jtop() as j:\n"
+                          "    j.ok()\n    print(json.dumps(j.engine))\n")
+                env = dict(os.environ, PYTHONPATH=args.python_dir,
+                           EDGEMON_CONNECT="unix:" + d.sock)
+                r = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                                   timeout=60, env=env)
+                expect(r.returncode == 0, r.stderr)
+                engines = {n: e for group in json.loads(r.stdout).values() for n, e in group.items()}
+                expect(engines.get("NVENC") == {"online": True, "cur": None, "load": 12.0},
+                       f"NVENC {engines.get('NVENC')}")
+                expect(engines.get("OFA") == {"online": False, "cur": None, "load": 0.0},
+                       f"OFA {engines.get('OFA')}")
+                expect("NVJPG" not in engines, "NVJPG answered NOT_SUPPORTED")
+
             def a_failing_metric_reads_missing_never_zero():
                 d.write(THOR.replace("encoder 12", "encoder error 15"), late=False)
                 seen = []
@@ -183,6 +211,8 @@ def main():
             checks.run("the_driver_loads_and_its_channels_join",
                        the_driver_loads_and_its_channels_join)
             checks.run("metrics_name_the_engine_load", metrics_name_the_engine_load)
+            checks.run("codec_load_in_record_and_the_jtop_engine_dict",
+                       codec_load_in_record_and_the_jtop_engine_dict)
             checks.run("a_failing_metric_reads_missing_never_zero",
                        a_failing_metric_reads_missing_never_zero)
             checks.run("orin_process_memory_is_not_available",
