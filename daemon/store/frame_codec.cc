@@ -5,12 +5,20 @@
 namespace edgemon::store {
 namespace {
 
-void PutVarint(uint64_t v, std::string& out) {
+// Writes `v` as a varint at `p`; returns the end (at most 10 bytes on).
+char* PutVarint(uint64_t v, char* p) {
   while (v >= 0x80) {
-    out.push_back(static_cast<char>((v & 0x7f) | 0x80));
+    *p++ = static_cast<char>((v & 0x7f) | 0x80);
     v >>= 7;
   }
-  out.push_back(static_cast<char>(v));
+  *p++ = static_cast<char>(v);
+  return p;
+}
+
+// The most a frame of `n` values takes: the format byte, and for each value
+// its own varint and, when it starts a run, the run's two (ids are uint32).
+constexpr size_t MaxEncodedBytes(size_t n) {
+  return 1 + n * (10 + 5 + 5);
 }
 
 }  // namespace
@@ -42,21 +50,29 @@ bool SkipVarints(const uint8_t*& p, const uint8_t* end, uint64_t n) {
 
 bool EncodeFrame(const std::vector<std::pair<uint32_t, int64_t>>& values, std::string& out) {
   if (values.empty()) return true;
-  out.push_back(static_cast<char>(kFrameFormatV1));
+  // Written through a pointer into room made once: a frame is a few hundred
+  // varints, each a byte or three.
+  const size_t start = out.size();
+  out.resize(start + MaxEncodedBytes(values.size()));
+  char* p = out.data() + start;
+  *p++ = static_cast<char>(kFrameFormatV1);
   uint64_t next = 0;
   size_t i = 0;
   while (i < values.size()) {
     uint64_t first = values[i].first;
-    if (first < next) return false;
     size_t j = i + 1;
     while (j < values.size() && values[j].first == values[j - 1].first + 1) ++j;
-    if (j < values.size() && values[j].first <= values[j - 1].first) return false;
-    PutVarint(first - next, out);
-    PutVarint(j - i, out);
-    for (size_t k = i; k < j; ++k) PutVarint(codec_internal::ZigZag(values[k].second), out);
+    if (first < next || (j < values.size() && values[j].first <= values[j - 1].first)) {
+      out.resize(start);
+      return false;
+    }
+    p = PutVarint(first - next, p);
+    p = PutVarint(j - i, p);
+    for (size_t k = i; k < j; ++k) p = PutVarint(codec_internal::ZigZag(values[k].second), p);
     next = uint64_t{values[j - 1].first} + 1;
     i = j;
   }
+  out.resize(static_cast<size_t>(p - out.data()));
   return true;
 }
 

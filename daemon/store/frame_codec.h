@@ -30,7 +30,7 @@ namespace edgemon::store {
 inline constexpr uint8_t kFrameFormatV1 = 1;
 
 // Appends the encoding of `values` (ids strictly increasing) to `out`.
-// Returns false (and leaves `out` unspecified) if the ids are not strictly
+// Returns false (and leaves `out` as it was) if the ids are not strictly
 // increasing.
 bool EncodeFrame(const std::vector<std::pair<uint32_t, int64_t>>& values, std::string& out);
 

@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include <limits>
+
 #include <algorithm>
 #include <cstdint>
 #include <optional>
@@ -43,6 +45,28 @@ TEST(FrameCodec, RoundTripsSparseValuesAndExtremes) {
   ASSERT_TRUE(EncodeFrame({}, empty));
   EXPECT_TRUE(empty.empty());
   EXPECT_FALSE(EncodeFrame({{3, 1}, {3, 2}}, blob));
+}
+
+// The widest encodings (every value its own run, ids up to UINT32_MAX,
+// values at both ends of int64) fit and round-trip after what `out` held;
+// refused ids leave `out` as it was.
+TEST(FrameCodec, WidestFramesRoundTripAndRefusalsLeaveTheBufferAlone) {
+  std::vector<std::pair<uint32_t, int64_t>> in;
+  for (uint32_t k = 0; k < 64; ++k) {
+    const uint32_t id = k == 63 ? UINT32_MAX : k * 60'000'000u;
+    in.emplace_back(id, k % 2 ? std::numeric_limits<int64_t>::min() + k
+                              : std::numeric_limits<int64_t>::max() - k);
+  }
+  std::string blob = "header";
+  ASSERT_TRUE(EncodeFrame(in, blob));
+  ASSERT_EQ(blob.substr(0, 6), "header");
+  std::vector<std::pair<uint32_t, int64_t>> out;
+  ASSERT_TRUE(ForEachValue(std::string_view(blob).substr(6),
+                           [&](uint32_t id, int64_t v) { out.emplace_back(id, v); }));
+  EXPECT_EQ(out, in);
+  const std::string before = blob;
+  EXPECT_FALSE(EncodeFrame({{1, 1}, {7, 2}, {5, 3}}, blob));
+  EXPECT_EQ(blob, before);
 }
 
 TEST(FrameCodec, MalformedBlobsAreRejectedWithoutOverrun) {
