@@ -71,9 +71,9 @@ struct LiveFrame {
 // same types the daemon's store and summarizer produce.
 using edgemon::Bucket;
 using edgemon::FreqResidency;
+using edgemon::LoadSummary;
 using edgemon::RailSummary;
 using edgemon::Summary;
-using edgemon::LoadSummary;
 using edgemon::TempSummary;
 using edgemon::Window;
 
