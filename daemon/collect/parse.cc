@@ -217,13 +217,11 @@ void MeminfoValues(std::string_view text, std::span<const std::string_view> keys
                    std::span<std::optional<int64_t>> out) {
   const size_t n = std::min(keys.size(), out.size());
   while (!text.empty()) {
-    std::string_view line = NextLine(text);
-    auto colon = line.find(':');
-    if (colon == std::string_view::npos) continue;
-    std::string_view key = Trim(line.substr(0, colon));
+    auto kv = SplitKeyValue(NextLine(text));
+    if (!kv) continue;
     for (size_t i = 0; i < n; ++i) {
-      if (key != keys[i]) continue;
-      if (auto kib = KbValue(Trim(line.substr(colon + 1)))) out[i] = kib;
+      if (kv->key != keys[i]) continue;
+      if (auto kib = KbValue(kv->value)) out[i] = kib;
     }
   }
 }
