@@ -17,6 +17,7 @@
 #include <thread>
 
 #include "client/cli/cli.h"
+#include "edgemon/proc_stat.h"
 #include "edgemon/secret_file.h"
 #include "edgemon/text.h"
 
@@ -168,31 +169,6 @@ Result<std::string> DefaultTegrastatsLog(const char* xdg_state_home, const char*
   return dir + "/tegrastats.log";
 }
 
-std::optional<ProcStart> ParseProcStart(std::string_view text) {
-  const size_t close = text.rfind(')');
-  if (close == std::string_view::npos || text.find('(') > close) return std::nullopt;
-  std::string_view rest = text.substr(close + 1);
-  ProcStart out;
-  // Fields after the command name: state is field 3, starttime field 22.
-  for (int field = 3; field <= 22; ++field) {
-    const size_t begin = rest.find_first_not_of(' ');
-    if (begin == std::string_view::npos) return std::nullopt;
-    rest.remove_prefix(begin);
-    const size_t end = std::min(rest.find_first_of(" \n"), rest.size());
-    const std::string_view token = rest.substr(0, end);
-    rest.remove_prefix(end);
-    if (field == 3) {
-      if (token.size() != 1) return std::nullopt;
-      out.state = token.front();
-    } else if (field == 22) {
-      auto v = Number<uint64_t>(token);
-      if (!v) return std::nullopt;
-      out.start_time = *v;
-    }
-  }
-  return out;
-}
-
 std::string FormatPidRecord(const PidRecord& r) {
   return std::to_string(r.pid) + " " + std::to_string(r.start_time) + "\n";
 }
@@ -211,9 +187,9 @@ std::optional<PidRecord> ParsePidRecord(std::string_view text) {
 RecordedProcess CheckRecord(const PidRecord& r, const std::string& proc) {
   auto text = ReadWholeFile(proc + "/" + std::to_string(r.pid) + "/stat");
   if (!text) return RecordedProcess::kGone;
-  auto st = ParseProcStart(*text);
-  if (!st) return RecordedProcess::kGone;
-  if (st->start_time != r.start_time) return RecordedProcess::kOther;
+  auto st = ParseProcStat(*text);
+  if (!st || !st->start_time) return RecordedProcess::kGone;
+  if (*st->start_time != r.start_time) return RecordedProcess::kOther;
   // A zombie (or a dead task) has ended; its parent has not reaped it yet.
   if (st->state == 'Z' || st->state == 'X' || st->state == 'x') return RecordedProcess::kGone;
   return RecordedProcess::kRunning;
@@ -222,9 +198,9 @@ RecordedProcess CheckRecord(const PidRecord& r, const std::string& proc) {
 std::optional<PidRecord> OwnRecord(const std::string& proc) {
   auto text = ReadWholeFile(proc + "/self/stat");
   if (!text) return std::nullopt;
-  auto st = ParseProcStart(*text);
-  if (!st) return std::nullopt;
-  return PidRecord{::getpid(), st->start_time};
+  auto st = ParseProcStat(*text);
+  if (!st || !st->start_time) return std::nullopt;
+  return PidRecord{::getpid(), *st->start_time};
 }
 
 int StartBackground(std::string_view who, const std::string& log_name,

@@ -50,16 +50,6 @@ Result<std::string> UserRuntimeDir(const char* xdg_runtime_dir, uid_t uid, bool 
 // (0700) when missing. FAILED_PRECONDITION when neither variable is set.
 Result<std::string> DefaultTegrastatsLog(const char* xdg_state_home, const char* home);
 
-// A process as /proc/PID/stat shows it: its state (field 3) and start time
-// (field 22). nullopt when `text` is not such a line. The command name
-// (field 2) may hold spaces and parentheses: fields are counted after the
-// last ')'.
-struct ProcStart {
-  char state = 0;
-  uint64_t start_time = 0;
-};
-std::optional<ProcStart> ParseProcStart(std::string_view text);
-
 // The pid file's record.
 struct PidRecord {
   pid_t pid = 0;

@@ -226,29 +226,6 @@ void MeminfoValues(std::string_view text, std::span<const std::string_view> keys
   }
 }
 
-std::optional<ProcStat> ProcPidStat(std::string_view text) {
-  auto open = text.find('('), close = text.rfind(')');
-  if (open == std::string_view::npos || close == std::string_view::npos || close < open) {
-    return std::nullopt;
-  }
-  ProcStat st;
-  st.name = std::string(text.substr(open + 1, close - open - 1));
-  // Fields after ") ": state (3) ... utime (14) stime (15).
-  std::string_view rest = text.substr(close + 1);
-  std::string_view state = NextToken(rest);
-  if (state.size() != 1) return std::nullopt;
-  st.state = state.front();
-  for (int field = 4; field < 14; ++field) {
-    if (NextToken(rest).empty()) return std::nullopt;
-  }
-  auto utime = Number<uint64_t>(NextToken(rest));
-  auto stime = Number<uint64_t>(NextToken(rest));
-  if (!utime || !stime) return std::nullopt;
-  st.utime = *utime;
-  st.stime = *stime;
-  return st;
-}
-
 ProcStatus ProcPidStatus(std::string_view text) {
   ProcStatus st;
   while (!text.empty() && !(st.rss_kib && st.uid && st.groups)) {

@@ -75,17 +75,7 @@ void Meminfo(std::string_view text, std::vector<MeminfoEntry>& out);
 void MeminfoValues(std::string_view text, std::span<const std::string_view> keys,
                    std::span<std::optional<int64_t>> out);
 
-// /proc/PID/stat: "pid (comm) S ppid ... utime stime ...". The name is the
-// text between the first '(' and the last ')' (a comm may hold spaces and
-// parentheses of its own); state is field 3, utime and stime (fields 14 and
-// 15) are in clock ticks. nullopt when any of these is missing or malformed.
-struct ProcStat {
-  std::string name;
-  char state = 0;
-  uint64_t utime = 0;
-  uint64_t stime = 0;
-};
-std::optional<ProcStat> ProcPidStat(std::string_view text);
+// /proc/PID/stat: edgemon/proc_stat.h (the clients read it too).
 
 // The fields of /proc/PID/status that the process list shows: the resident
 // set ("VmRSS:  5120 kB"; none for kernel threads) and the real uid (first

@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "daemon/collect/parse.h"
+#include "edgemon/proc_stat.h"
 #include "edgemon/text.h"
 
 namespace edgemon {
@@ -48,7 +49,7 @@ std::vector<ProcessInfo> ProcessReader::Read() {
     const std::string dir = ProcPath(entry);
     auto stat_text = fs_.ReadText(JoinPath(dir, "stat"), kStatBytes);
     if (!stat_text) continue;  // exited meanwhile
-    auto stat = parse::ProcPidStat(*stat_text);
+    auto stat = ParseProcStat(*stat_text);
     if (!stat) continue;
     ProcessInfo p;
     p.pid = static_cast<int>(*pid);

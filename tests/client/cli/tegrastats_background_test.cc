@@ -45,21 +45,6 @@ const std::string kStat =
     "4242 (my (odd) name) S 1 4242 4242 0 -1 4194560 120 0 0 0 3 1 0 0 20 0 1 0 98765 "
     "1234567 200 18446744073709551615 1 1 0 0 0 0 0 4096 0 0 0 0 17 3 0 0 0 0 0\n";
 
-TEST(TegrastatsBackground, ParsesStateAndStartTime) {
-  auto st = ParseProcStart(kStat);
-  ASSERT_TRUE(st);
-  EXPECT_EQ(st->state, 'S');
-  EXPECT_EQ(st->start_time, 98765u);
-  // Field 22 counted after the last ')', not the first.
-  st = ParseProcStart("7 (a) b) Z 1 7 7 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 555 0 0\n");
-  ASSERT_TRUE(st);
-  EXPECT_EQ(st->state, 'Z');
-  EXPECT_EQ(st->start_time, 555u);
-  EXPECT_FALSE(ParseProcStart("4242 (short) S 1 2 3\n"));
-  EXPECT_FALSE(ParseProcStart("no parentheses S 1 2 3"));
-  EXPECT_FALSE(ParseProcStart("7 (x) S 1 7 7 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 12ab 0\n"));
-}
-
 TEST(TegrastatsBackground, PidRecordRoundTrips) {
   EXPECT_EQ(FormatPidRecord({4242, 98765}), "4242 98765\n");
   auto r = ParsePidRecord("4242 98765\n");

@@ -104,40 +104,6 @@ TEST(ParseMeminfo, ValuesTakeTheLastSizeOfAKeyAndLeaveMissingKeysAlone) {
   EXPECT_EQ(values[2], 7);
 }
 
-TEST(ParseProcPid, StatNameIsBetweenTheFirstOpenAndTheLastCloseParenthesis) {
-  struct Case {
-    std::string_view text;
-    std::string_view name;
-    char state;
-    uint64_t utime, stime;
-  };
-  for (const Case& c : {
-           Case{"4242 (fake-bench) S 1 4242 4242 0 -1 4194560 100 0 0 0 250 50 0 0 20 0 1",
-                "fake-bench", 'S', 250, 50},
-           // A comm may hold spaces and parentheses of its own.
-           Case{"7 (a) b (c)) R 1 7 7 0 -1 0 0 0 0 0 3 4 0 0\n", "a) b (c)", 'R', 3, 4},
-           Case{"8 () Z 1 8 8 0 -1 0 0 0 0 0 0 0", "", 'Z', 0, 0},
-       }) {
-    auto st = ProcPidStat(c.text);
-    ASSERT_TRUE(st) << c.text;
-    EXPECT_EQ(st->name, c.name);
-    EXPECT_EQ(st->state, c.state);
-    EXPECT_EQ(st->utime, c.utime);
-    EXPECT_EQ(st->stime, c.stime);
-  }
-}
-
-TEST(ParseProcPid, MalformedStatIsNoValue) {
-  EXPECT_FALSE(ProcPidStat(""));
-  EXPECT_FALSE(ProcPidStat("garbage"));
-  EXPECT_FALSE(ProcPidStat("1 )x( S 1 1 1 0 -1 0 0 0 0 0 1 1"));   // close before open
-  EXPECT_FALSE(ProcPidStat("1 (x) S 1 1 1 0 -1 0 0 0 0 0 1"));     // cut before stime
-  EXPECT_FALSE(ProcPidStat("1 (x) S 1 1 1 0 -1 0 0 0 0 0 -1 1"));  // negative ticks
-  EXPECT_FALSE(ProcPidStat("1 (x) SS 1 1 1 0 -1 0 0 0 0 0 1 1"));  // not a state
-  EXPECT_FALSE(ProcPidStat("1 (x) S 1 1 1 0 -1 0 0 0 0 0 1 1x"));  // not a number
-  EXPECT_FALSE(ProcPidStat("1 (x)"));
-}
-
 TEST(ParseProcPid, StatusResidentSetRealUidAndGroups) {
   auto st = ProcPidStatus(
       "Name:\tfake-bench\nUmask:\t0022\nState:\tS (sleeping)\nUid:\t1000\t0\t0\t0\n"
