@@ -4,6 +4,7 @@
 #include <string_view>
 
 #include "daemon/collect/parse.h"
+#include "edgemon/proc_stat.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace edgemon::parse;
@@ -27,7 +28,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   (void)DtStrings(s);
   (void)CpuModel(s);
   (void)NvmapIovmmMaps(s);
-  (void)ProcPidStat(s);
+  (void)edgemon::ParseProcStat(s);
   (void)ProcPidStatus(s);
   (void)ProcPidCmdline(s);
   (void)Passwd(s);
