@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
-"""CPU of edgemond beside the floor: bench/floor_sampler, which wakes on
-absolute deadlines and preads the distinct files the collectors read, and
-nothing else. Two settings, each on the same simulated AGX Orin tree
+"""CPU of edgemond beside two floors, both bench/floor_sampler, which wakes on
+absolute deadlines and preads the distinct files the collectors read: one
+does nothing else (pread only), the other also turns each file's text into
+numbers (strtoll/strtod over every token into a reused array: pread and
+parse, the floor as the performance target defines it). Two settings, each on the same simulated AGX Orin tree
 (edgemon-sim), daemon then floor:
   * 100 Hz frames (sampling, storing, publishing to the watch hub and
     /metrics), rails only with frames;
@@ -9,9 +11,10 @@ nothing else. Two settings, each on the same simulated AGX Orin tree
     the daemon's default shape; the floor reads the rail files every tick
     and the rest once a second.
 CPU comes from /proc/PID/task/*/schedstat over the same steady-state window,
-as microseconds of CPU per 10 ms tick.
+as microseconds of CPU per 10 ms tick. --edgemond measures another build of
+the daemon (an older one, side by side) against the same floors.
 
-  bench/floor_bench.py BUILD_DIR [--seconds 30] [--board agx-orin]
+  bench/floor_bench.py BUILD_DIR [--seconds 30] [--board agx-orin] [--edgemond PATH]
 """
 import os
 import subprocess
@@ -38,7 +41,10 @@ def measure(cmd, seconds):
 
 
 def main():
-    a = board_args().parse_args()
+    ap = board_args()
+    ap.add_argument("--edgemond", help="the daemon to measure (default: BUILD_DIR's)")
+    a = ap.parse_args()
+    edgemond = a.edgemond or os.path.join(a.build, "daemon", "edgemond")
     load = os.getloadavg()
     with tempfile.TemporaryDirectory(prefix="edgemon-floor-") as tmp, \
             simulated_board(a.build, a.board, tmp) as root:
@@ -47,25 +53,31 @@ def main():
             f.write("[store]\ncommit_interval_ms = 1000\n")
         print(f"board {a.board} (simulated), {a.seconds:.0f} s each, CPU from schedstat, "
               f"load average {load[0]:.2f} at the start")
+        print(f"edgemond: {edgemond}")
         for label, interval_ms, energy_hz, frame_every in (
                 ("100 Hz frames", 1000 // RATE_HZ, 0, 1),
                 ("1 Hz frames, rails at 100 Hz", 1000, RATE_HZ, RATE_HZ)):
             db = os.path.join(tmp, f"floor-{interval_ms}.db")
-            daemon = measure([os.path.join(a.build, "daemon", "edgemond"), "--root", root,
+            daemon = measure([edgemond, "--root", root,
                               "--db", db, "--config", cfg,
                               "--listen", "unix:" + os.path.join(tmp, "e.sock"),
                               "--metrics-listen", f"127.0.0.1:{free_port()}",
                               "--interval-ms", str(interval_ms),
                               "--energy-rate-hz", str(energy_hz),
                               "--log-level", "warn"], a.seconds)
-            floor = measure([os.path.join(a.build, "bench", "floor_sampler"), "--root", root,
-                             "--rate-hz", str(RATE_HZ), "--frame-every", str(frame_every),
-                             "--seconds", str(a.seconds + WARMUP_S + 5)], a.seconds)
+            floors = [(what, measure([os.path.join(a.build, "bench", "floor_sampler"),
+                                      "--root", root, "--rate-hz", str(RATE_HZ),
+                                      "--frame-every", str(frame_every),
+                                      "--seconds", str(a.seconds + WARMUP_S + 5), *extra],
+                                     a.seconds))
+                      for what, extra in (("pread only", []), ("pread and parse", ["--parse"]))]
             print(f"{label}:")
-            print(f"  edgemond  {daemon / 1e3:8.1f} us CPU per 10 ms tick")
-            print(f"  floor     {floor / 1e3:8.1f} us CPU per 10 ms tick "
-                  f"(absolute deadline, pread only)")
-            print(f"  ratio     {daemon / floor:8.2f}x (target: within 1.5x)")
+            print(f"  edgemond              {daemon / 1e3:8.1f} us CPU per 10 ms tick")
+            for what, floor in floors:
+                print(f"  floor, {what:15} {floor / 1e3:8.1f} us CPU per 10 ms tick "
+                      f"(absolute deadline)")
+            for what, floor in floors:
+                print(f"  ratio to {what:13} {daemon / floor:8.2f}x (target: within 1.5x)")
         print(f"load average {os.getloadavg()[0]:.2f} at the end")
 
 

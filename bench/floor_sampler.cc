@@ -1,14 +1,18 @@
 // The floor of a periodic sampler: wakes on absolute deadlines and preads the
 // files edgemon's collectors read on a board (found by running the same
 // discovery once; each distinct file once, as a bare loop would: cores of
-// one cpufreq policy share its files), and does nothing else: no parsing,
-// no store, no clients. With --frame-every N, only the rail power files
+// one cpufreq policy share its files), and does nothing else: no store, no
+// clients, and no parsing unless --parse is given. With --parse, each file's
+// text is also turned into numbers as a bare loop would: strtoll (strtod for
+// a token with a fraction) over each whitespace- or colon-separated token,
+// into one reused array. With --frame-every N, only the rail power files
 // (the collectors the daemon also runs between frames) are read every tick
 // and the rest every Nth tick: the floor of 1 Hz frames with rails at
 // 100 Hz is --rate-hz 100 --frame-every 100.
 // bench/floor_bench.py runs it beside edgemond and prints both CPU costs.
 //
 //   build/bench/floor_sampler --root DIR [--rate-hz 100] [--frame-every 1] [--seconds 30]
+//                             [--parse]
 #include <fcntl.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
@@ -61,23 +65,60 @@ std::vector<int> OpenedBy(const std::string& root,
   return fds;
 }
 
+bool IsSeparator(char c) {
+  return c == ' ' || c == '\n' || c == '\t' || c == ':';
+}
+
+// The numbers in `text` (NUL-terminated) into `out`, which keeps its room.
+void ParseNumbers(const char* text, std::vector<double>& out) {
+  out.clear();
+  const char* p = text;
+  while (*p != 0) {
+    while (IsSeparator(*p)) ++p;
+    if (*p == 0) break;
+    char* end = nullptr;
+    const long long v = std::strtoll(p, &end, 10);
+    if (end != p && *end == '.') {
+      out.push_back(std::strtod(p, &end));
+    } else if (end != p) {
+      out.push_back(static_cast<double>(v));
+    }
+    p = end != p ? end : p + 1;
+    while (*p != 0 && !IsSeparator(*p)) ++p;  // the rest of a token that is not a number
+  }
+}
+
+// One pread of `fd` into `buf`, parsed into `numbers` when `parse`.
+void ReadFile(int fd, std::vector<char>& buf, bool parse, std::vector<double>& numbers) {
+  const ssize_t n = ::pread(fd, buf.data(), buf.size() - 1, 0);
+  buf[n < 0 ? 0 : static_cast<size_t>(n)] = 0;
+  if (parse) ParseNumbers(buf.data(), numbers);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   std::string root;
   double rate_hz = 100, seconds = 30;
   long frame_every = 1;
-  for (int i = 1; i + 1 < argc; i += 2) {
+  bool parse = false;
+  for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
+    if (a == "--parse") {
+      parse = true;
+      continue;
+    }
+    if (i + 1 == argc) break;
     if (a == "--root") root = argv[i + 1];
     if (a == "--rate-hz") rate_hz = std::atof(argv[i + 1]);
     if (a == "--frame-every") frame_every = std::atol(argv[i + 1]);
     if (a == "--seconds") seconds = std::atof(argv[i + 1]);
+    ++i;
   }
   if (root.empty() || rate_hz <= 0 || seconds <= 0 || frame_every < 1) {
     std::fprintf(stderr,
                  "usage: floor_sampler --root DIR [--rate-hz 100] [--frame-every 1] "
-                 "[--seconds 30]\n");
+                 "[--seconds 30] [--parse]\n");
     return 2;
   }
   std::set<std::pair<dev_t, ino_t>> seen;
@@ -89,6 +130,8 @@ int main(int argc, char** argv) {
   const std::vector<int> others = OpenedBy(root, std::move(rest), seen);
   const int64_t period = static_cast<int64_t>(1e9 / rate_hz);
   std::vector<char> buf(4096);
+  std::vector<double> numbers;
+  numbers.reserve(512);
   timespec now{};
   clock_gettime(CLOCK_MONOTONIC, &now);
   const int64_t start = Ns(now);
@@ -99,22 +142,18 @@ int main(int argc, char** argv) {
     timespec at{static_cast<time_t>(next / 1'000'000'000), static_cast<long>(next % 1'000'000'000)};
     while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &at, nullptr) != 0) {
     }
-    for (int fd : rails) {
-      if (::pread(fd, buf.data(), buf.size(), 0) < 0) buf[0] = 0;
-    }
+    for (int fd : rails) ReadFile(fd, buf, parse, numbers);
     if (ticks % frame_every == 0) {
-      for (int fd : others) {
-        if (::pread(fd, buf.data(), buf.size(), 0) < 0) buf[0] = 0;
-      }
+      for (int fd : others) ReadFile(fd, buf, parse, numbers);
     }
     ++ticks;
   }
   const int64_t cpu = CpuNs() - cpu0;
   std::printf(
-      "floor: %zu rail files every tick, %zu others every %ld, %ld ticks at %.0f Hz, "
+      "floor: %zu rail files every tick, %zu others every %ld, %s, %ld ticks at %.0f Hz, "
       "%.1f us CPU per tick\n",
-      rails.size(), others.size(), frame_every, ticks, rate_hz,
-      static_cast<double>(cpu) / 1e3 / static_cast<double>(ticks));
+      rails.size(), others.size(), frame_every, parse ? "pread and parse" : "pread only", ticks,
+      rate_hz, static_cast<double>(cpu) / 1e3 / static_cast<double>(ticks));
   for (int fd : rails) ::close(fd);
   for (int fd : others) ::close(fd);
   return 0;
