@@ -17,11 +17,13 @@
 
 namespace edgemon::service {
 
+Principal PrincipalOf(const PeerCred& cred) {
+  return Principal{"uid:" + std::to_string(cred.uid), cred.uid == 0};
+}
+
 Principal PrincipalOf(const PeerTable* table, const std::string& peer) {
   if (table != nullptr) {
-    if (auto cred = table->Of(peer)) {
-      return Principal{"uid:" + std::to_string(cred->uid), cred->uid == 0};
-    }
+    if (auto cred = table->Of(peer)) return PrincipalOf(*cred);
   }
   for (const char* scheme : {"ipv4:", "ipv6:"}) {
     if (peer.rfind(scheme, 0) != 0) continue;
@@ -35,16 +37,23 @@ Principal PrincipalOf(const PeerTable* table, const std::string& peer) {
   return Principal{peer, false};
 }
 
-Result<int> ListenUnix(const std::string& path, std::optional<gid_t> gid) {
+std::optional<PeerCred> PeerCredOf(int fd) {
+  ucred cred{};
+  socklen_t len = sizeof cred;
+  if (::getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) != 0) return std::nullopt;
+  return PeerCred{cred.uid, cred.gid, cred.pid};
+}
+
+Result<int> ListenUnix(const std::string& path, std::optional<gid_t> gid, int type) {
   if (Status s = MakeSocketDirectory(path); !s.ok()) return s;
-  if (Status s = ClaimUnixPath(path); !s.ok()) return s;
+  if (Status s = ClaimUnixPath(path, type); !s.ok()) return s;
   sockaddr_un addr{};
   if (path.size() >= sizeof addr.sun_path) {
     return Status::InvalidArgument("socket path too long: " + path);
   }
   addr.sun_family = AF_UNIX;
   std::memcpy(addr.sun_path, path.c_str(), path.size() + 1);
-  int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  int fd = ::socket(AF_UNIX, type | SOCK_CLOEXEC, 0);
   if (fd < 0 || ::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0 ||
       ::chmod(path.c_str(), 0660) != 0 ||
       (gid && ::chown(path.c_str(), static_cast<uid_t>(-1), *gid) != 0) || ::listen(fd, 128) != 0) {
@@ -81,13 +90,12 @@ Status UnixAcceptor::Start(int listen_fd, grpc::Server* server,
         }
         continue;
       }
-      ucred cred{};
-      socklen_t len = sizeof cred;
-      if (::getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) != 0) {
+      auto cred = PeerCredOf(fd);
+      if (!cred) {
         ::close(fd);
         continue;
       }
-      on_accept(fd, PeerCred{cred.uid, cred.gid, cred.pid});
+      on_accept(fd, *cred);
       grpc::AddInsecureChannelFromFd(server, fd);
     }
   });

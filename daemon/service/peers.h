@@ -16,6 +16,7 @@
 // from one thread.
 #pragma once
 
+#include <sys/socket.h>
 #include <sys/types.h>
 
 #include <functional>
@@ -72,12 +73,16 @@ using PeerTable = ByConnection<PeerCred>;
 // a unix-socket connection in `table`, "tcp:HOST" for "ipv4:HOST:PORT" and
 // "ipv6:[HOST]:PORT", else the peer name itself. `table` may be null.
 Principal PrincipalOf(const PeerTable* table, const std::string& peer);
+// The kernel's credentials of a connected unix socket's peer (at connect).
+std::optional<PeerCred> PeerCredOf(int fd);
+// The principal of a unix-socket peer: "uid:N", privileged for uid 0.
+Principal PrincipalOf(const PeerCred& cred);
 
 // Binds and listens on a unix socket at `path`: its directory is created
 // (0755), a stale socket file is replaced but a live one never
 // (ClaimUnixPath), the socket is chmod 0660 and given group `gid` when set.
-// Returns the listening fd.
-Result<int> ListenUnix(const std::string& path, std::optional<gid_t> gid);
+// `type` is SOCK_STREAM or SOCK_SEQPACKET. Returns the listening fd.
+Result<int> ListenUnix(const std::string& path, std::optional<gid_t> gid, int type = SOCK_STREAM);
 
 // Accepts connections on a listening unix socket, reads each one's
 // SO_PEERCRED, calls `on_accept(fd, cred)` and then hands the fd to `server`.

@@ -162,7 +162,7 @@ bool ListensOnlyOnLoopback(int port) {
 
 // A live socket is never replaced: another process answering on `path` is an
 // error; a stale socket file (nobody listening) is removed so bind succeeds.
-Status ClaimUnixPath(const std::string& path) {
+Status ClaimUnixPath(const std::string& path, int type) {
   struct stat st {};
   if (::lstat(path.c_str(), &st) != 0) return Status::Ok();
   if (!S_ISSOCK(st.st_mode))
@@ -171,7 +171,7 @@ Status ClaimUnixPath(const std::string& path) {
   if (path.size() >= sizeof addr.sun_path) return Status::Internal("socket path too long: " + path);
   addr.sun_family = AF_UNIX;
   std::memcpy(addr.sun_path, path.c_str(), path.size() + 1);
-  int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  int fd = ::socket(AF_UNIX, type | SOCK_CLOEXEC, 0);
   if (fd < 0) return Status::Internal(std::string("socket: ") + std::strerror(errno));
   int rc = ::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr);
   int err = errno;
@@ -288,6 +288,13 @@ Status ApiServer::Start(const ServerOptions& o) {
       server_.reset();
       return s;
     }
+    // The Watch stream without HTTP/2 for local clients; without it they
+    // use Watch, so a feed that cannot start is not fatal.
+    feed_ = std::make_unique<LocalFeed>(service_, o.feed_request_timeout_ms);
+    if (Status s = feed_->Start(FeedPath(o.unix_path), LocalGroupId("edgemon")); !s.ok()) {
+      warn("no local feed beside " + o.unix_path + ": " + s.message() + " (clients use Watch)");
+      feed_.reset();
+    }
   }
   server_->GetHealthCheckService()->SetServingStatus("edgemon.v1.Telemetry", true);
   std::lock_guard lk(health_mu_);
@@ -311,6 +318,7 @@ void ApiServer::Shutdown(int grace_ms) {
     serving_ = false;
     server = std::move(server_);
   }
+  if (feed_) feed_->Stop();
   acceptor_.Stop();
   if (!unix_path_.empty()) ::unlink(unix_path_.c_str());
   unix_path_.clear();

@@ -25,6 +25,7 @@
 // Thread safety: Start and Shutdown from one thread; SetStoreServing from any.
 #pragma once
 
+#include <sys/socket.h>
 #include <sys/types.h>
 #include <functional>
 #include <memory>
@@ -34,6 +35,7 @@
 
 #include <grpcpp/grpcpp.h>
 
+#include "daemon/service/feed.h"
 #include "daemon/service/peers.h"
 #include "daemon/service/service.h"
 #include "edgemon/status.h"
@@ -52,6 +54,8 @@ struct ServerOptions {
   // (UNAUTHENTICATED otherwise). The unix socket relies on its file mode.
   std::string bearer_token;
   int max_message_bytes = 16 << 20;
+  // How long the local feed waits for a connection's request.
+  int feed_request_timeout_ms = LocalFeed::kRequestTimeoutMs;
   // Where the acceptor reports a failed accept (null: nowhere).
   std::function<void(const std::string&)> warn;
 };
@@ -76,7 +80,8 @@ std::optional<gid_t> LocalGroupId(const std::string& name);
 
 // A live socket is never replaced: OK when `path` is free or held by a stale
 // socket file (then removed), else one line (ALREADY_EXISTS when taken).
-Status ClaimUnixPath(const std::string& path);
+// `type` is the socket type served there (SOCK_STREAM, SOCK_SEQPACKET).
+Status ClaimUnixPath(const std::string& path, int type = SOCK_STREAM);
 
 class ApiServer {
  public:
@@ -92,6 +97,8 @@ class ApiServer {
   void SetStoreServing(bool serving);
 
   grpc::Server* server() { return server_.get(); }
+  // The local feed beside the unix socket; null when there is none.
+  const LocalFeed* feed() const { return feed_.get(); }
 
  private:
   TelemetryService& service_;
@@ -100,7 +107,8 @@ class ApiServer {
   bool serving_ = false;       // guarded by health_mu_: Start succeeded, no Shutdown yet
   std::unique_ptr<grpc::Server> server_;
   UnixAcceptor acceptor_;
-  std::string unix_path_;  // removed at Shutdown
+  std::unique_ptr<LocalFeed> feed_;  // beside the unix socket (feed.h)
+  std::string unix_path_;            // removed at Shutdown
 };
 
 }  // namespace edgemon::service

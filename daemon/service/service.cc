@@ -448,45 +448,47 @@ grpc::ServerUnaryReactor* TelemetryService::GetLatest(grpc::CallbackServerContex
   return Done(ctx, Status::Ok());
 }
 
-grpc::ServerWriteReactor<v1::Frame>* TelemetryService::Watch(grpc::CallbackServerContext* ctx,
-                                                             const v1::WatchRequest* req) {
-  using Refused = RefusedStream<v1::Frame>;
-  if (req->interval_ms() > kMaxIntervalMs) {
-    return new Refused(Invalid("interval_ms: must be 0 (every frame) to " +
-                               std::to_string(kMaxIntervalMs) + ", got " +
-                               std::to_string(req->interval_ms())));
+Result<WatchPlan> TelemetryService::PlanWatch(const v1::WatchRequest& req, const Principal& who) {
+  if (req.interval_ms() > kMaxIntervalMs) {
+    return Invalid("interval_ms: must be 0 (every frame) to " + std::to_string(kMaxIntervalMs) +
+                   ", got " + std::to_string(req.interval_ms()));
   }
-  if (static_cast<size_t>(req->channels_size()) > options_.max_channels_per_request) {
-    return new Refused(Invalid("channels: more than " +
-                               std::to_string(options_.max_channels_per_request) + " entries"));
+  if (static_cast<size_t>(req.channels_size()) > options_.max_channels_per_request) {
+    return Invalid("channels: more than " + std::to_string(options_.max_channels_per_request) +
+                   " entries");
   }
-  Snapshot s = hub_.Latest();
-  std::vector<ChannelId> subset;
-  if (req->channels_size() > 0) {
-    if (!s.inventory) return new Refused(Status::Unavailable("no frame sampled yet"));
+  WatchPlan plan;
+  if (req.channels_size() > 0) {
+    Snapshot s = hub_.Latest();
+    if (!s.inventory) return Status::Unavailable("no frame sampled yet");
     auto selected = SelectChannels(
-        *s.inventory, std::vector<std::string>(req->channels().begin(), req->channels().end()));
-    if (!selected.ok()) return new Refused(Invalid("channels: " + selected.status().message()));
-    subset = std::move(selected).value();
+        *s.inventory, std::vector<std::string>(req.channels().begin(), req.channels().end()));
+    if (!selected.ok()) return Invalid("channels: " + selected.status().message());
+    plan.subset = std::move(selected).value();
   }
   if (!hub_.TryAcquireStream()) {
-    return new Refused(Status::ResourceExhausted("too many open streams (limit " +
-                                                 std::to_string(hub_.max_streams()) +
-                                                 "); close one and retry"));
+    return Status::ResourceExhausted("too many open streams (limit " +
+                                     std::to_string(hub_.max_streams()) + "); close one and retry");
   }
-  const int64_t interval_ns = static_cast<int64_t>(req->interval_ms()) * kNsPerMs;
-  std::function<void()> release;
-  if (sampler_ != nullptr && interval_ns > 0 && interval_ns < sampler_->frame_period_ns()) {
+  plan.interval_ns = static_cast<int64_t>(req.interval_ms()) * kNsPerMs;
+  if (sampler_ != nullptr && plan.interval_ns > 0 &&
+      plan.interval_ns < sampler_->frame_period_ns()) {
     // Faster than frames: a live-rate lease for as long as the stream lasts.
     // (No lease over the caller's quota or when the table is full: the watch
     // then gets stored frames.)
-    const Principal who = Who(ctx);
-    if (auto id = sampler_->Lease(0, LeaseKind::kLive, interval_ns, Sampler::kNoExpiry, who);
+    if (auto id = sampler_->Lease(0, LeaseKind::kLive, plan.interval_ns, Sampler::kNoExpiry, who);
         id.ok()) {
-      release = [sampler = sampler_, id = *id, who] { sampler->Release(id, who); };
+      plan.release = [sampler = sampler_, id = *id, who] { sampler->Release(id, who); };
     }
   }
-  return hub_.StartWatch(interval_ns, std::move(subset), std::move(release));
+  return plan;
+}
+
+grpc::ServerWriteReactor<v1::Frame>* TelemetryService::Watch(grpc::CallbackServerContext* ctx,
+                                                             const v1::WatchRequest* req) {
+  auto plan = PlanWatch(*req, Who(ctx));
+  if (!plan.ok()) return new RefusedStream<v1::Frame>(plan.status());
+  return hub_.StartWatch(plan->interval_ns, std::move(plan->subset), std::move(plan->release));
 }
 
 grpc::ServerWriteReactor<v1::QueryChunk>* TelemetryService::Query(grpc::CallbackServerContext*,

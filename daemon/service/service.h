@@ -40,6 +40,7 @@
 #include <mutex>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "daemon/collect/gpu_processes.h"
 #include "daemon/collect/live_energy.h"
@@ -52,6 +53,7 @@
 #include "daemon/store/ring_store.h"
 #include "daemon/summary/summarize.h"
 #include "edgemon/clock.h"
+#include "edgemon/status.h"
 #include "edgemon/v1/edgemon.grpc.pb.h"
 
 namespace edgemon::service {
@@ -72,6 +74,13 @@ struct ServiceOptions {
   // GPU memory per process for ListProcesses; null: the service reads the
   // nvmap table through `fs` itself (no NVML).
   GpuProcessReader* gpu_processes = nullptr;
+};
+
+// A started Watch stream's settings (TelemetryService::PlanWatch).
+struct WatchPlan {
+  int64_t interval_ns = 0;
+  std::vector<ChannelId> subset;  // empty: every channel
+  std::function<void()> release;  // ends the live-rate lease; may be empty
 };
 
 class TelemetryService final : public v1::Telemetry::CallbackService {
@@ -109,6 +118,12 @@ class TelemetryService final : public v1::Telemetry::CallbackService {
   grpc::ServerUnaryReactor* ListProcesses(grpc::CallbackServerContext* ctx,
                                           const v1::ListProcessesRequest* req,
                                           v1::ListProcessesResponse* resp) override;
+
+  // A Watch request checked (interval, channels) and started: its stream
+  // slot taken from the hub and, when faster than frames, a live-rate lease
+  // held for `who` (ended by the plan's `release`). Used by Watch and by the
+  // local feed (feed.h); the caller releases the slot when the stream ends.
+  Result<WatchPlan> PlanWatch(const v1::WatchRequest& req, const Principal& who);
 
   WatchHub& hub() { return hub_; }
   // Unix-socket peers by connection (filled by ApiServer's acceptor).

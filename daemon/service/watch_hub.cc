@@ -15,7 +15,8 @@ void WatchSpacing::Sent(uint64_t seq, int64_t scheduled_ns) {
   last_seq_ = seq;
 }
 
-class WatchHub::Watcher final : public grpc::ServerWriteReactor<v1::Frame> {
+class WatchHub::Watcher final : public grpc::ServerWriteReactor<v1::Frame>,
+                                public WatchHub::Subscriber {
  public:
   Watcher(WatchHub& hub, int64_t interval_ns, std::vector<ChannelId> subset,
           std::function<void()> on_done)
@@ -25,7 +26,7 @@ class WatchHub::Watcher final : public grpc::ServerWriteReactor<v1::Frame> {
         on_done_(std::move(on_done)) {}
 
   // Called by the hub under subs_mu_.
-  void Offer(const Snapshot& s) {
+  void Offer(const Snapshot& s) override {
     std::lock_guard lock(mu_);
     if (finish_called_ || !s.frame || !spacing_.Due(s.frame->seq, s.scheduled_ns)) return;
     if (write_pending_) {
@@ -36,9 +37,9 @@ class WatchHub::Watcher final : public grpc::ServerWriteReactor<v1::Frame> {
     WriteLocked(s);
   }
 
-  void FinishWith(const grpc::Status& status) {
+  void HubStopping() override {
     std::lock_guard lock(mu_);
-    MaybeFinishLocked(status);
+    MaybeFinishLocked(grpc::Status(grpc::StatusCode::UNAVAILABLE, "edgemond is stopping"));
   }
 
   void OnWriteDone(bool ok) override {
@@ -126,11 +127,16 @@ void WatchHub::OnFrame(const Inventory& inventory, uint64_t generation, const Fr
 
 void WatchHub::OnScheduledFrame(const Inventory& inventory, uint64_t generation, const Frame& frame,
                                 int64_t scheduled_ns) {
+  OnSharedFrame(inventory, generation, std::make_shared<const Frame>(frame), scheduled_ns);
+}
+
+void WatchHub::OnSharedFrame(const Inventory& inventory, uint64_t generation,
+                             const std::shared_ptr<const Frame>& frame, int64_t scheduled_ns) {
   if (!inventory_ || generation != generation_) {
     inventory_ = std::make_shared<const Inventory>(inventory);
     generation_ = generation;
   }
-  Snapshot s{inventory_, generation, std::make_shared<const Frame>(frame), scheduled_ns};
+  Snapshot s{inventory_, generation, frame, scheduled_ns};
   {
     std::lock_guard lock(latest_mu_);
     latest_ = std::move(s);
@@ -175,12 +181,23 @@ grpc::ServerWriteReactor<v1::Frame>* WatchHub::StartWatch(int64_t interval_ns,
 }
 
 void WatchHub::Unregister(Watcher* w) {
-  {
-    std::lock_guard lock(subs_mu_);
-    subs_.erase(w);
-    watching_.store(subs_.size(), std::memory_order_relaxed);
-  }
+  Unsubscribe(w);
   ReleaseStream();
+}
+
+bool WatchHub::Subscribe(Subscriber* sub) {
+  std::lock_guard lock(subs_mu_);
+  if (shut_down_) return false;
+  subs_.insert(sub);
+  watching_.store(subs_.size(), std::memory_order_relaxed);
+  sub->Offer(Latest());
+  return true;
+}
+
+void WatchHub::Unsubscribe(Subscriber* sub) {
+  std::lock_guard lock(subs_mu_);
+  subs_.erase(sub);
+  watching_.store(subs_.size(), std::memory_order_relaxed);
 }
 
 size_t WatchHub::watchers() const {
@@ -203,7 +220,7 @@ void WatchHub::Dispatch() {
     }
     dispatches_.fetch_add(1, std::memory_order_relaxed);
     std::lock_guard lock(subs_mu_);
-    for (Watcher* w : subs_) w->Offer(s);
+    for (Subscriber* w : subs_) w->Offer(s);
   }
 }
 
@@ -212,9 +229,7 @@ void WatchHub::Shutdown() {
     std::lock_guard lock(subs_mu_);
     if (!shut_down_) {
       shut_down_ = true;
-      for (Watcher* w : subs_) {
-        w->FinishWith(grpc::Status(grpc::StatusCode::UNAVAILABLE, "edgemond is stopping"));
-      }
+      for (Subscriber* w : subs_) w->HubStopping();
     }
   }
   {

@@ -100,6 +100,9 @@ class WatchHub final : public FrameSink {
   void OnFrame(const Inventory& inventory, uint64_t generation, const Frame& frame) override;
   void OnScheduledFrame(const Inventory& inventory, uint64_t generation, const Frame& frame,
                         int64_t scheduled_ns) override;
+  // Publishes the sampler's snapshot itself: no copy.
+  void OnSharedFrame(const Inventory& inventory, uint64_t generation,
+                     const std::shared_ptr<const Frame>& frame, int64_t scheduled_ns) override;
   bool WantsLive() const override { return true; }
 
   // The newest snapshot (frame is null before the first frame).
@@ -117,9 +120,26 @@ class WatchHub final : public FrameSink {
   grpc::ServerWriteReactor<v1::Frame>* StartWatch(int64_t interval_ns,
                                                   std::vector<ChannelId> subset,
                                                   std::function<void()> on_done = {});
-  // Finishes every live stream (UNAVAILABLE) and stops the dispatcher; new
-  // watches finish at once. Call before grpc::Server::Shutdown.
+  // Finishes every live stream (UNAVAILABLE), tells every subscriber, and
+  // stops the dispatcher; new watches finish at once and Subscribe fails.
+  // Call before grpc::Server::Shutdown.
   void Shutdown();
+
+  // A consumer of the frames besides the Watch streams (the local feed,
+  // feed.h). Offer runs on the dispatcher thread under the registry lock:
+  // it must not block and must not call the hub. HubStopping is called once,
+  // from Shutdown, for a subscriber still registered then.
+  class Subscriber {
+   public:
+    virtual ~Subscriber() = default;
+    virtual void Offer(const Snapshot& s) = 0;
+    virtual void HubStopping() = 0;
+  };
+  // Registers `s` (whose stream slot the caller holds) and offers it the
+  // newest frame at once; false, registering nothing, once shut down.
+  bool Subscribe(Subscriber* s);
+  // After it returns, `s` is offered nothing more. The slot stays held.
+  void Unsubscribe(Subscriber* s);
 
   size_t watchers() const;
   uint64_t frames_sent() const { return sent_.load(); }
@@ -150,7 +170,7 @@ class WatchHub final : public FrameSink {
 
   // Registry.
   mutable std::mutex subs_mu_;
-  std::set<Watcher*> subs_;  // guarded by subs_mu_
+  std::set<Subscriber*> subs_;  // guarded by subs_mu_
   // subs_.size(), read without the lock: with nobody watching, a frame is
   // published without waking the dispatcher (a new watcher is offered the
   // newest frame when it starts).

@@ -12,9 +12,14 @@
 #include <grpcpp/grpcpp.h>
 #include <grpcpp/impl/codegen/client_unary_call.h>
 #include <gtest/gtest.h>
+#include <poll.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
 
 #include <chrono>
+#include <cstring>
 #include <filesystem>
 #include <future>
 #include <limits>
@@ -24,6 +29,7 @@
 #include "daemon/collect/collection.h"
 #include "daemon/collect/collectors.h"
 #include "daemon/sampler.h"
+#include "daemon/service/feed.h"
 #include "daemon/service/server.h"
 #include "daemon/service/service.h"
 #include "daemon/service/watch_hub.h"
@@ -70,6 +76,7 @@ class ServiceTest : public ::testing::Test {
     socket_ = tmp_.root() + "/run/edgemon/api.sock";
     ServerOptions so2;
     so2.unix_path = socket_;
+    so2.feed_request_timeout_ms = feed_request_timeout_ms_;
     ASSERT_TRUE(server_->Start(so2).ok());
     channel_ = grpc::CreateChannel("unix:" + socket_, grpc::InsecureChannelCredentials());
     stub_ = v1::Telemetry::NewStub(channel_);
@@ -146,6 +153,7 @@ class ServiceTest : public ::testing::Test {
   }
 
   static constexpr size_t kMaxStreams = 8;
+  int feed_request_timeout_ms_ = LocalFeed::kRequestTimeoutMs;
   int64_t frame_period_ns_ = 20'000'000;  // 50 Hz: enough frames for interval tests
   store::RingStoreOptions store_options_;
   testing::TempTree tmp_;
@@ -1181,6 +1189,255 @@ TEST_F(ServiceTest, HealthServing) {
     ASSERT_TRUE(s.ok()) << s.error_message();
     EXPECT_EQ(resp.value(), 1) << svc;  // SERVING
   }
+}
+
+// ---- The local feed (feed.h) ----
+
+// A client of the feed: the socket beside the API socket, packets read with
+// a 10 s limit (a hang fails the test instead of stalling it).
+class FeedClient {
+ public:
+  explicit FeedClient(const std::string& api_socket) {
+    fd_ = ::socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+    sockaddr_un addr{};
+    addr.sun_family = AF_UNIX;
+    const std::string path = FeedPath(api_socket);
+    std::memcpy(addr.sun_path, path.c_str(), path.size() + 1);
+    connected_ = ::connect(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0;
+  }
+  ~FeedClient() { ::close(fd_); }
+  bool connected() const { return connected_; }
+  bool Send(const std::string& bytes) {
+    return ::send(fd_, bytes.data(), bytes.size(), MSG_NOSIGNAL) ==
+           static_cast<ssize_t>(bytes.size());
+  }
+  bool Request(const v1::WatchRequest& req) { return Send(req.SerializeAsString()); }
+  // The next message; nullopt once the daemon closed the connection.
+  std::optional<v1::FeedMessage> Next() {
+    pollfd p{fd_, POLLIN, 0};
+    if (::poll(&p, 1, 10'000) != 1) {
+      ADD_FAILURE() << "no feed message in 10 s";
+      return std::nullopt;
+    }
+    std::string buf(1 << 20, '\0');
+    const ssize_t n = ::recv(fd_, buf.data(), buf.size(), 0);
+    if (n <= 0) return std::nullopt;
+    v1::FeedMessage m;
+    EXPECT_TRUE(m.ParseFromArray(buf.data(), static_cast<int>(n)));
+    return m;
+  }
+  // The error the feed ended with, after any frames; then the close.
+  v1::FeedError EndError() {
+    v1::FeedError err;
+    for (auto m = Next(); m; m = Next()) {
+      if (m->has_error()) {
+        err = m->error();
+        EXPECT_FALSE(Next().has_value()) << "a message after the error";
+        break;
+      }
+    }
+    return err;
+  }
+
+ private:
+  int fd_ = -1;
+  bool connected_ = false;
+};
+
+TEST_F(ServiceTest, FeedSocketIsBesideTheApiSocketWithItsMode) {
+  struct stat st {};
+  ASSERT_EQ(::stat(FeedPath(socket_).c_str(), &st), 0);
+  EXPECT_TRUE(S_ISSOCK(st.st_mode));
+  EXPECT_EQ(st.st_mode & 0777, 0660u);
+  server_->Shutdown();
+  EXPECT_NE(::stat(FeedPath(socket_).c_str(), &st), 0);  // removed with the daemon
+}
+
+// The same frames as Watch: the newest at once, then at the interval, the
+// channel subset honoured.
+TEST_F(ServiceTest, FeedSendsWatchFramesAtTheInterval) {
+  StartSampling();
+  const Channel& t = Find(Kind::kThermal, "CPU-therm", Field::kTemp);
+  FeedClient feed(socket_);
+  ASSERT_TRUE(feed.connected());
+  v1::WatchRequest req;
+  req.set_interval_ms(100);
+  req.add_channels(t.Key());
+  ASSERT_TRUE(feed.Request(req));
+  std::vector<v1::Frame> frames;
+  auto first = feed.Next();
+  ASSERT_TRUE(first && first->has_frame());
+  frames.push_back(first->frame());
+  while (frames.size() < 5) {
+    clock_.Step();
+    const int64_t since = clock_.BoottimeNs() - frames.back().boottime_ns();
+    if (since >= 100'000'000) {
+      auto m = feed.Next();
+      ASSERT_TRUE(m && m->has_frame());
+      frames.push_back(m->frame());
+    }
+  }
+  v1::Frame latest;
+  {
+    grpc::ClientContext ctx;
+    ASSERT_TRUE(stub_->GetLatest(&ctx, v1::GetLatestRequest{}, &latest).ok());
+  }
+  for (size_t i = 0; i < frames.size(); ++i) {
+    ASSERT_EQ(frames[i].ids_size(), 1) << i;
+    EXPECT_EQ(frames[i].ids(0), t.id);
+    EXPECT_EQ(frames[i].generation(), latest.generation());
+    if (i >= 2) {
+      const int64_t dt = frames[i].boottime_ns() - frames[i - 1].boottime_ns();
+      EXPECT_GE(dt, 100'000'000) << i;
+      EXPECT_LE(dt, 120'000'000) << i;
+    }
+  }
+  EXPECT_EQ(frames.back().seq(), latest.seq());
+  EXPECT_EQ(hub_->active_streams(), 1u);
+}
+
+// Bad requests get one error message (INVALID_ARGUMENT, saying what) and
+// the close; the daemon serves the next client as before.
+TEST_F(ServiceTest, FeedRefusesBadRequestsWithAnError) {
+  {
+    FeedClient feed(socket_);
+    v1::WatchRequest req;
+    req.set_interval_ms(3'600'001);
+    ASSERT_TRUE(feed.Request(req));
+    const v1::FeedError err = feed.EndError();
+    EXPECT_EQ(err.code(), static_cast<int>(StatusCode::INVALID_ARGUMENT));
+    EXPECT_NE(err.message().find("interval_ms"), std::string::npos) << err.message();
+  }
+  {
+    FeedClient feed(socket_);
+    v1::WatchRequest req;
+    req.add_channels("no/such/*");
+    ASSERT_TRUE(feed.Request(req));
+    const v1::FeedError err = feed.EndError();
+    EXPECT_EQ(err.code(), static_cast<int>(StatusCode::INVALID_ARGUMENT));
+    EXPECT_NE(err.message().find("channels"), std::string::npos) << err.message();
+  }
+  {
+    FeedClient feed(socket_);
+    ASSERT_TRUE(feed.Send("\xff\xff\xff not a request"));
+    EXPECT_EQ(feed.EndError().code(), static_cast<int>(StatusCode::INVALID_ARGUMENT));
+  }
+  {
+    FeedClient feed(socket_);
+    ASSERT_TRUE(feed.Send(std::string(LocalFeed::kMaxRequestBytes + 1, 'x')));
+    const v1::FeedError err = feed.EndError();
+    EXPECT_EQ(err.code(), static_cast<int>(StatusCode::INVALID_ARGUMENT));
+    EXPECT_NE(err.message().find("larger than"), std::string::npos) << err.message();
+  }
+  {  // A second packet ends a running feed.
+    FeedClient feed(socket_);
+    ASSERT_TRUE(feed.Request(v1::WatchRequest{}));
+    auto m = feed.Next();
+    ASSERT_TRUE(m && m->has_frame());
+    ASSERT_TRUE(feed.Request(v1::WatchRequest{}));
+    const v1::FeedError err = feed.EndError();
+    EXPECT_EQ(err.code(), static_cast<int>(StatusCode::INVALID_ARGUMENT));
+    EXPECT_NE(err.message().find("one request"), std::string::npos) << err.message();
+  }
+  for (int i = 0; i < 500 && hub_->active_streams() != 0; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  EXPECT_EQ(hub_->active_streams(), 0u);  // no slot leaked
+  FeedClient feed(socket_);
+  ASSERT_TRUE(feed.Request(v1::WatchRequest{}));
+  auto m = feed.Next();
+  EXPECT_TRUE(m && m->has_frame());
+}
+
+// Feeds take the Watch streams' slots: past the cap the next one is
+// RESOURCE_EXHAUSTED, a Watch too; closing a feed frees its slot.
+TEST_F(ServiceTest, FeedsShareTheStreamCap) {
+  std::vector<std::unique_ptr<FeedClient>> feeds;
+  for (size_t i = 0; i < kMaxStreams; ++i) {
+    feeds.push_back(std::make_unique<FeedClient>(socket_));
+    ASSERT_TRUE(feeds.back()->Request(v1::WatchRequest{}));
+    auto m = feeds.back()->Next();
+    ASSERT_TRUE(m && m->has_frame()) << i;
+  }
+  EXPECT_EQ(hub_->active_streams(), kMaxStreams);
+  {
+    FeedClient over(socket_);
+    ASSERT_TRUE(over.Request(v1::WatchRequest{}));
+    const v1::FeedError err = over.EndError();
+    EXPECT_EQ(err.code(), static_cast<int>(StatusCode::RESOURCE_EXHAUSTED));
+    EXPECT_NE(err.message().find("limit 8"), std::string::npos) << err.message();
+  }
+  {
+    grpc::ClientContext ctx;
+    auto r = stub_->Watch(&ctx, v1::WatchRequest{});
+    v1::Frame f;
+    EXPECT_FALSE(r->Read(&f));
+    EXPECT_EQ(r->Finish().error_code(), StatusCode::RESOURCE_EXHAUSTED);
+  }
+  feeds.pop_back();
+  for (int i = 0; i < 500 && hub_->active_streams() >= kMaxStreams; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  EXPECT_EQ(hub_->active_streams(), kMaxStreams - 1);
+  FeedClient again(socket_);
+  ASSERT_TRUE(again.Request(v1::WatchRequest{}));
+  auto m = again.Next();
+  EXPECT_TRUE(m && m->has_frame());
+}
+
+// A feed that never reads loses frames (its socket is full), never holds the
+// sampler or the other clients up, and is ended on shutdown.
+TEST_F(ServiceTest, NeverReadingFeedDropsFramesAndHoldsNobodyUp) {
+  StartFreeRunningSampler();
+  FeedClient stuck(socket_);
+  ASSERT_TRUE(stuck.Request(v1::WatchRequest{}));  // every frame, never read
+  FeedClient reader(socket_);
+  ASSERT_TRUE(reader.Request(v1::WatchRequest{}));
+  const uint64_t start = sampler_->frames();
+  uint64_t last_seq = 0;
+  size_t read = 0;
+  while (sampler_->frames() < start + 3000) {
+    auto m = reader.Next();
+    ASSERT_TRUE(m && m->has_frame());
+    EXPECT_GE(m->frame().seq(), last_seq);
+    last_seq = m->frame().seq();
+    ++read;
+  }
+  ASSERT_NE(server_->feed(), nullptr);
+  EXPECT_GT(server_->feed()->dropped(), 0u);  // the stuck feed's socket filled
+  EXPECT_GT(read, 100u);
+  StopSampling();
+  server_->Shutdown();
+  // The reader gets the frames still queued, then UNAVAILABLE.
+  const v1::FeedError err = reader.EndError();
+  EXPECT_EQ(err.code(), static_cast<int>(StatusCode::UNAVAILABLE));
+  EXPECT_EQ(hub_->active_streams(), 0u);
+}
+
+class FeedTimeoutTest : public ServiceTest {
+ protected:
+  FeedTimeoutTest() { feed_request_timeout_ms_ = 300; }
+};
+
+// A connection that sends no request is ended (DEADLINE_EXCEEDED); while
+// kMaxPending such connections wait, a further one waits in the backlog
+// and is served once they are gone.
+TEST_F(FeedTimeoutTest, SilentConnectionsAreEndedAndDoNotLockOthersOut) {
+  std::vector<std::unique_ptr<FeedClient>> silent;
+  for (size_t i = 0; i < LocalFeed::kMaxPending + 4; ++i) {
+    silent.push_back(std::make_unique<FeedClient>(socket_));
+    ASSERT_TRUE(silent.back()->connected()) << i;
+  }
+  FeedClient late(socket_);
+  ASSERT_TRUE(late.connected());
+  ASSERT_TRUE(late.Request(v1::WatchRequest{}));
+  auto m = late.Next();  // after the silent ones before it timed out
+  ASSERT_TRUE(m.has_value());
+  EXPECT_TRUE(m->has_frame());
+  for (auto& s : silent) {
+    EXPECT_EQ(s->EndError().code(), static_cast<int>(StatusCode::DEADLINE_EXCEEDED));
+  }
+  EXPECT_EQ(hub_->active_streams(), 1u);
 }
 
 }  // namespace
