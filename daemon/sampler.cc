@@ -84,9 +84,11 @@ const Frame& Sampler::Take(bool live, int64_t due_mono_ns) {
     have_last_ = true;
   }
   collection_.Sample(frame_.boottime_ns, frame_);
+  std::shared_ptr<const Frame> snapshot;
   for (FrameSink* s : sinks_) {
     if (!live || s->WantsLive()) {
-      s->OnScheduledFrame(collection_.inventory(), collection_.generation(), frame_, scheduled);
+      if (!snapshot) snapshot = Snapshot();
+      s->OnSharedFrame(collection_.inventory(), collection_.generation(), snapshot, scheduled);
     }
   }
   if (live) {
@@ -96,6 +98,23 @@ const Frame& Sampler::Take(bool live, int64_t due_mono_ns) {
     if (on_frame_) on_frame_(frame_);
   }
   return frame_;
+}
+
+std::shared_ptr<const Frame> Sampler::Snapshot() {
+  std::shared_ptr<Frame> s;
+  if (!snapshots_.empty() && snapshots_.front().use_count() == 1) {
+    // Every sink let go of it; their last reads of it happen before this
+    // (the acquire pairs with the release of their reference count).
+    std::atomic_thread_fence(std::memory_order_acquire);
+    s = std::move(snapshots_.front());
+    snapshots_.pop_front();
+    *s = frame_;  // into the room it has
+  } else {
+    s = std::make_shared<Frame>(frame_);
+  }
+  snapshots_.push_back(s);
+  if (snapshots_.size() > kMaxSnapshots) snapshots_.pop_front();
+  return s;
 }
 
 Sampler::Plan Sampler::PlanAt(int64_t now) const {

@@ -48,9 +48,11 @@
 #include <atomic>
 #include <condition_variable>
 #include <cstdint>
+#include <deque>
 #include <functional>
 #include <limits>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -75,6 +77,15 @@ class FrameSink {
   virtual void OnScheduledFrame(const Inventory& inventory, uint64_t generation, const Frame& frame,
                                 int64_t /*scheduled_ns*/) {
     OnFrame(inventory, generation, frame);
+  }
+  // What the sampler calls: the frame as one immutable snapshot, the same
+  // for every sink of that frame, so a sink that keeps the frame keeps the
+  // pointer instead of a copy. The sampler reuses a snapshot's memory once
+  // it holds the only reference again: a sink keeps no weak_ptr to it.
+  // The default hands *frame to OnScheduledFrame.
+  virtual void OnSharedFrame(const Inventory& inventory, uint64_t generation,
+                             const std::shared_ptr<const Frame>& frame, int64_t scheduled_ns) {
+    OnScheduledFrame(inventory, generation, *frame, scheduled_ns);
   }
   // True for sinks that also take live frames (sampled for a live lease,
   // not stored; they carry the seq of the newest stored frame).
@@ -194,6 +205,10 @@ class Sampler {
   Plan PlanAt(int64_t now) const;
   int64_t EffectiveEnergyPeriod(const Plan& plan) const;
   const Frame& Take(bool live, int64_t due_mono_ns);
+  // frame_ as an immutable snapshot for the sinks, in the memory of an
+  // earlier one no sink holds any more where there is one (no allocation
+  // in steady state).
+  std::shared_ptr<const Frame> Snapshot();
   // PlanAt, and the rate it gives into the log.
   Plan PlanAndLog(int64_t now);
   void LogRateLocked(double hz);  // rates_mu_ held
@@ -206,6 +221,10 @@ class Sampler {
   std::vector<FrameSink*> sinks_;
   std::function<void(const Frame&)> on_frame_;
   Frame frame_;
+  // Snapshots handed to sinks, oldest first (sampler thread only); at most
+  // kMaxSnapshots are kept for reuse.
+  std::deque<std::shared_ptr<Frame>> snapshots_;
+  static constexpr size_t kMaxSnapshots = 8;
   uint64_t seq_;
   mutable std::mutex time_mu_;  // guards the four below
   bool have_last_ = false;      // a frame was stamped, or the timeline was seeded

@@ -19,6 +19,11 @@ MetricsSource::MetricsSource(const Collection& collection, const Sampler* sample
       clock_(options_.clock != nullptr ? *options_.clock : system_clock_) {}
 
 void MetricsSource::OnFrame(const Inventory& inventory, uint64_t generation, const Frame& frame) {
+  OnSharedFrame(inventory, generation, std::make_shared<const Frame>(frame), frame.boottime_ns);
+}
+
+void MetricsSource::OnSharedFrame(const Inventory& inventory, uint64_t generation,
+                                  const std::shared_ptr<const Frame>& frame, int64_t) {
   bool new_inventory = !inventory_ || generation != generation_;
   if (new_inventory) {
     inventory_ = std::make_shared<const Inventory>(inventory);
@@ -29,14 +34,13 @@ void MetricsSource::OnFrame(const Inventory& inventory, uint64_t generation, con
     errors_ = std::make_shared<const std::vector<uint64_t>>(collection_.error_counts());
     errors_total_ = collection_.total_errors();
   }
-  auto f = std::make_shared<const Frame>(frame);
   std::shared_ptr<const Frame> old;
   {
     std::lock_guard lk(latest_mu_);
     old = std::move(latest_.frame);  // freed outside the lock
     latest_.inventory = inventory_;
     latest_.generation = generation_;
-    latest_.frame = std::move(f);
+    latest_.frame = frame;
     latest_.errors = errors_;
   }
 }

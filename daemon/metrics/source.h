@@ -55,6 +55,9 @@ class MetricsSource final : public FrameSink {
                 Options options);
 
   void OnFrame(const Inventory& inventory, uint64_t generation, const Frame& frame) override;
+  // Keeps the sampler's snapshot itself: no copy.
+  void OnSharedFrame(const Inventory& inventory, uint64_t generation,
+                     const std::shared_ptr<const Frame>& frame, int64_t scheduled_ns) override;
 
   std::string Render(Format format);
 

@@ -547,5 +547,49 @@ TEST(Sampler, OnTheSystemClockALeaseAndStopWakeTheSleepingLoop) {
   EXPECT_GE(sampler.fast_samples(), 3u);
 }
 
+// Keeps the snapshots the sampler shares (OnSharedFrame), or only the newest.
+class SnapshotKeeper final : public FrameSink {
+ public:
+  void OnFrame(const Inventory&, uint64_t, const Frame&) override { ++copies; }
+  void OnSharedFrame(const Inventory&, uint64_t, const std::shared_ptr<const Frame>& f,
+                     int64_t) override {
+    newest = f;
+    if (keep) kept.push_back(f);
+  }
+  bool keep = false;
+  int copies = 0;
+  std::shared_ptr<const Frame> newest;
+  std::vector<std::shared_ptr<const Frame>> kept;
+};
+
+TEST(Sampler, SinksShareOneSnapshotAndNoLaterFrameChangesAKeptOne) {
+  Rig rig(100 * kMs, 0, 1000);
+  SnapshotKeeper a, b;
+  a.keep = true;
+  rig.sampler->AddSink(&a);
+  rig.sampler->AddSink(&b);
+  for (int i = 0; i < 30; ++i) {
+    if (i == 20) a.keep = false;  // what a kept stops holding is reused
+    const Frame& f = rig.sampler->TickOnce();
+    ASSERT_TRUE(a.newest);
+    EXPECT_EQ(a.newest, b.newest);  // one snapshot for every sink of a frame
+    EXPECT_EQ(a.newest->seq, f.seq);
+    EXPECT_EQ(a.newest->boottime_ns, f.boottime_ns);
+    EXPECT_EQ(a.newest->values, f.values);
+    rig.clock.Advance(100 * kMs);
+  }
+  EXPECT_EQ(a.copies + b.copies, 0);
+  // A sink's default OnSharedFrame still hands it the frame itself.
+  ASSERT_EQ(rig.recorder->frames.size(), 30u);
+  EXPECT_EQ(rig.recorder->frames.back().seq, a.newest->seq);
+  // Frames sampled while (and after) they were held never wrote into them.
+  ASSERT_EQ(a.kept.size(), 20u);
+  for (size_t i = 0; i < a.kept.size(); ++i) {
+    EXPECT_EQ(a.kept[i]->seq, rig.recorder->frames[i].seq) << i;
+    EXPECT_EQ(a.kept[i]->boottime_ns, rig.recorder->frames[i].boottime_ns) << i;
+    for (size_t j = 0; j < i; ++j) EXPECT_NE(a.kept[i].get(), a.kept[j].get());
+  }
+}
+
 }  // namespace
 }  // namespace edgemon
