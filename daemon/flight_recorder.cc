@@ -7,19 +7,34 @@
 #include <zlib.h>
 
 #include <algorithm>
+#include <array>
 #include <cerrno>
 #include <cstring>
 #include <map>
+#include <optional>
 
 #include "daemon/store/frame_codec.h"
+
+#if defined(__x86_64__)
+#include <nmmintrin.h>
+#elif defined(__aarch64__)
+#include <arm_acle.h>
+#include <asm/hwcap.h>
+#include <sys/auxv.h>
+#endif
 
 namespace edgemon {
 namespace {
 
-constexpr uint32_t kMagic = 0x52464d45;  // "EMFR"
+// Records written now carry a crc32c (Castagnoli): one instruction per 8
+// bytes where the CPU has it (SSE4.2, ARMv8 CRC), no table to bring into the
+// cache on every frame. Records of the first format (zlib's crc32) are still
+// read back, so frames left by an older daemon are replayed after an upgrade.
+constexpr uint32_t kMagicZlibCrc = 0x52464d45;  // "EMFR": crc32 (zlib)
+constexpr uint32_t kMagic = 0x32464d45;         // "EMF2": crc32c
 // magic, length, inventory hash, seq, boottime, realtime
 constexpr size_t kHeader = 4 + 4 + 8 + 8 + 8 + 8;
-constexpr size_t kTrailer = 4;  // crc32 of everything after the magic
+constexpr size_t kTrailer = 4;  // crc of everything after the magic
 constexpr size_t kAlign = 8;
 constexpr size_t kMaxPayload = 1 << 20;
 
@@ -39,8 +54,68 @@ T Get(const uint8_t* p) {
   return v;
 }
 
-uint32_t Crc(const uint8_t* p, size_t n) {
+uint32_t ZlibCrc(const uint8_t* p, size_t n) {
   return static_cast<uint32_t>(::crc32(0L, p, static_cast<uInt>(n)));
+}
+
+// crc32c one byte at a time (reflected polynomial 0x82f63b78): for CPUs
+// without the instruction.
+uint32_t Crc32cPortable(uint32_t crc, const uint8_t* p, size_t n) {
+  static const std::array<uint32_t, 256> table = [] {
+    std::array<uint32_t, 256> t{};
+    for (uint32_t i = 0; i < 256; ++i) {
+      uint32_t c = i;
+      for (int k = 0; k < 8; ++k) c = (c & 1) != 0 ? (c >> 1) ^ 0x82f63b78u : c >> 1;
+      t[i] = c;
+    }
+    return t;
+  }();
+  while (n-- > 0) crc = table[(crc ^ *p++) & 0xff] ^ (crc >> 8);
+  return crc;
+}
+
+#if defined(__x86_64__)
+__attribute__((target("sse4.2"))) uint32_t Crc32cInstruction(uint32_t crc, const uint8_t* p,
+                                                             size_t n) {
+  uint64_t c = crc;
+  for (; n >= 8; n -= 8, p += 8) c = _mm_crc32_u64(c, Get<uint64_t>(p));
+  crc = static_cast<uint32_t>(c);
+  for (; n > 0; --n) crc = _mm_crc32_u8(crc, *p++);
+  return crc;
+}
+bool HaveCrc32cInstruction() {
+  return __builtin_cpu_supports("sse4.2");
+}
+#elif defined(__aarch64__)
+__attribute__((target("+crc"))) uint32_t Crc32cInstruction(uint32_t crc, const uint8_t* p,
+                                                           size_t n) {
+  for (; n >= 8; n -= 8, p += 8) crc = __crc32cd(crc, Get<uint64_t>(p));
+  for (; n > 0; --n) crc = __crc32cb(crc, *p++);
+  return crc;
+}
+bool HaveCrc32cInstruction() {
+  return (::getauxval(AT_HWCAP) & HWCAP_CRC32) != 0;
+}
+#else
+uint32_t Crc32cInstruction(uint32_t crc, const uint8_t* p, size_t n) {
+  return Crc32cPortable(crc, p, n);
+}
+bool HaveCrc32cInstruction() {
+  return false;
+}
+#endif
+
+uint32_t Crc(const uint8_t* p, size_t n) {
+  static const bool instruction = HaveCrc32cInstruction();
+  const uint32_t crc = ~0u;
+  return ~(instruction ? Crc32cInstruction(crc, p, n) : Crc32cPortable(crc, p, n));
+}
+
+// The crc a record with `magic` carries; nullopt for no known format.
+std::optional<uint32_t> RecordCrc(uint32_t magic, const uint8_t* p, size_t n) {
+  if (magic == kMagic) return Crc(p, n);
+  if (magic == kMagicZlibCrc) return ZlibCrc(p, n);
+  return std::nullopt;
 }
 
 }  // namespace
@@ -108,13 +183,14 @@ std::vector<Frame> FlightRecorder::Recover(uint64_t inventory_hash, uint64_t fro
   size_t other = 0;
   for (size_t off = 0; off + kHeader + kTrailer <= capacity_;) {
     const uint8_t* p = base_ + off;
+    const uint32_t magic = Get<uint32_t>(p);
     uint32_t len = Get<uint32_t>(p + 4);
-    if (Get<uint32_t>(p) != kMagic || len > kMaxPayload ||
+    if ((magic != kMagic && magic != kMagicZlibCrc) || len > kMaxPayload ||
         off + Aligned(kHeader + len + kTrailer) > capacity_) {
       off += kAlign;
       continue;
     }
-    if (Crc(p + 4, kHeader - 4 + len) != Get<uint32_t>(p + kHeader + len)) {
+    if (RecordCrc(magic, p + 4, kHeader - 4 + len) != Get<uint32_t>(p + kHeader + len)) {
       off += kAlign;
       continue;
     }

@@ -6,10 +6,13 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <zlib.h>
 
 #include <algorithm>
 #include <cstring>
 #include <fstream>
+#include <iterator>
+#include <string>
 
 #include "tests/support/inventory.h"
 #include "tests/support/temp_tree.h"
@@ -66,6 +69,82 @@ TEST(FlightRecorder, ACrashedRunsFramesComeBackInOrderFromTheGivenSeq) {
   EXPECT_EQ(other, 50u);
   fr->Reset();
   EXPECT_TRUE(fr->Recover(InventoryHash(inv), 0, nullptr).empty());
+}
+
+// crc32c bit by bit (reflected 0x82f63b78), as the format defines it.
+uint32_t ReferenceCrc32c(const uint8_t* p, size_t n) {
+  uint32_t crc = ~0u;
+  for (size_t i = 0; i < n; ++i) {
+    crc ^= p[i];
+    for (int k = 0; k < 8; ++k) crc = (crc & 1) != 0 ? (crc >> 1) ^ 0x82f63b78u : crc >> 1;
+  }
+  return ~crc;
+}
+
+uint32_t U32At(const std::string& bytes, size_t at) {
+  uint32_t v;
+  std::memcpy(&v, bytes.data() + at, sizeof v);
+  return v;
+}
+
+std::string ReadAll(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(f), {});
+}
+
+void WriteAt(const std::string& path, size_t at, const void* p, size_t n) {
+  std::fstream f(path, std::ios::in | std::ios::out | std::ios::binary);
+  f.seekp(static_cast<std::streamoff>(at));
+  f.write(static_cast<const char*>(p), static_cast<std::streamsize>(n));
+}
+
+TEST(FlightRecorder, RecordsCarryACrc32cAndFirstFormatRecordsStillReplay) {
+  const uint8_t check[] = {'1', '2', '3', '4', '5', '6', '7', '8', '9'};
+  ASSERT_EQ(ReferenceCrc32c(check, sizeof check), 0xe3069283u);  // the standard check value
+  testing::TempTree t;
+  const std::string path = t.root() + "/ring";
+  Inventory inv = TwoChannels();
+  constexpr size_t kHeader = 40;
+  size_t len = 0;
+  {
+    auto opened = FlightRecorder::Open(path, 64 << 10);
+    ASSERT_TRUE(opened.ok()) << opened.status().ToString();
+    auto fr = std::move(opened).value();
+    fr->Reset();
+    fr->OnFrame(inv, 1, MakeFrame(7));
+    fr->OnFrame(inv, 1, MakeFrame(8));
+  }
+  std::string ring = ReadAll(path);
+  ASSERT_GE(ring.size(), size_t{64 << 10});
+  EXPECT_EQ(ring.substr(0, 4), "EMF2");
+  len = U32At(ring, 4);
+  ASSERT_LT(kHeader + len + 4, ring.size());
+  const auto* bytes = reinterpret_cast<const uint8_t*>(ring.data());
+  EXPECT_EQ(U32At(ring, kHeader + len), ReferenceCrc32c(bytes + 4, kHeader - 4 + len));
+
+  // The first record as an older daemon wrote it ("EMFR", zlib's crc32):
+  // still replayed. The same magic over a crc32c is damage: skipped.
+  const uint32_t zlib_crc =
+      static_cast<uint32_t>(::crc32(0L, bytes + 4, static_cast<uInt>(kHeader - 4 + len)));
+  WriteAt(path, 0, "EMFR", 4);
+  WriteAt(path, kHeader + len, &zlib_crc, 4);
+  {
+    auto opened = FlightRecorder::Open(path, 64 << 10);
+    ASSERT_TRUE(opened.ok()) << opened.status().ToString();
+    auto frames = std::move(opened).value()->Recover(InventoryHash(inv), 0, nullptr);
+    ASSERT_EQ(frames.size(), 2u);
+    EXPECT_EQ(frames[0].seq, 7u);
+    EXPECT_EQ(frames[0].Get(0), MakeFrame(7).Get(0));
+    EXPECT_EQ(frames[1].seq, 8u);
+    EXPECT_EQ(frames[1].Get(1), MakeFrame(8).Get(1));
+  }
+  const uint32_t crc32c = ReferenceCrc32c(bytes + 4, kHeader - 4 + len);
+  WriteAt(path, kHeader + len, &crc32c, 4);
+  auto opened = FlightRecorder::Open(path, 64 << 10);
+  ASSERT_TRUE(opened.ok()) << opened.status().ToString();
+  auto frames = std::move(opened).value()->Recover(InventoryHash(inv), 0, nullptr);
+  ASSERT_EQ(frames.size(), 1u);
+  EXPECT_EQ(frames[0].seq, 8u);
 }
 
 TEST(FlightRecorder, TheRingWrapsAndDamagedRecordsAreSkipped) {
