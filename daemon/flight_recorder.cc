@@ -43,8 +43,8 @@ size_t Aligned(size_t n) {
 }
 
 template <typename T>
-void Put(std::string& out, T v) {
-  out.append(reinterpret_cast<const char*>(&v), sizeof v);
+void PutAt(uint8_t* p, T v) {
+  std::memcpy(p, &v, sizeof v);
 }
 
 template <typename T>
@@ -281,19 +281,23 @@ void FlightRecorder::OnFrame(const Inventory& inventory, uint64_t generation, co
   for (size_t id = 0; id < frame.values.size(); ++id) {
     if (frame.values[id]) values_.emplace_back(static_cast<uint32_t>(id), *frame.values[id]);
   }
-  record_.clear();
-  Put<uint32_t>(record_, kMagic);
-  Put<uint32_t>(record_, 0);  // length, below
-  Put<uint64_t>(record_, inventory_hash_);
-  Put<uint64_t>(record_, frame.seq);
-  Put<int64_t>(record_, frame.boottime_ns);
-  Put<int64_t>(record_, frame.realtime_ns);
-  if (!store::EncodeFrame(values_, record_)) return;
-  uint32_t len = static_cast<uint32_t>(record_.size() - kHeader);
-  std::memcpy(record_.data() + 4, &len, sizeof len);
-  Put<uint32_t>(record_,
-                Crc(reinterpret_cast<const uint8_t*>(record_.data()) + 4, record_.size() - 4));
-  size_t size = Aligned(record_.size());
+  // The record is built in room kept from frame to frame (grown, never
+  // cleared), then copied into the ring whole.
+  const size_t room = kHeader + store::MaxEncodedFrameBytes(values_.size()) + kTrailer;
+  if (record_.size() < room) record_.resize(room);
+  uint8_t* r = record_.data();
+  char* end = store::EncodeFrameInto(values_, reinterpret_cast<char*>(r) + kHeader);
+  if (end == nullptr) return;
+  const auto len = static_cast<uint32_t>(end - reinterpret_cast<char*>(r) - kHeader);
+  PutAt<uint32_t>(r, kMagic);
+  PutAt<uint32_t>(r + 4, len);
+  PutAt<uint64_t>(r + 8, inventory_hash_);
+  PutAt<uint64_t>(r + 16, frame.seq);
+  PutAt<int64_t>(r + 24, frame.boottime_ns);
+  PutAt<int64_t>(r + 32, frame.realtime_ns);
+  PutAt<uint32_t>(r + kHeader + len, Crc(r + 4, kHeader - 4 + len));
+  const size_t bytes = kHeader + len + kTrailer;
+  size_t size = Aligned(bytes);
   if (size > capacity_) return;
   if (head_ + size > capacity_) {
     // No stale record past the wrap: whole pages are punched, not written
@@ -308,8 +312,8 @@ void FlightRecorder::OnFrame(const Inventory& inventory, uint64_t generation, co
     head_ = 0;
     ++lap_;
   }
-  std::memcpy(base_ + head_, record_.data(), record_.size());
-  std::memset(base_ + head_ + record_.size(), 0, size - record_.size());
+  std::memcpy(base_ + head_, r, bytes);
+  std::memset(base_ + head_ + bytes, 0, size - bytes);
   head_ += size;
   if (committed_next_) {
     written_.push_back({lap_ * capacity_ + head_, frame.seq});

@@ -13,9 +13,11 @@
 //
 // Invariants:
 //   - a record is [magic, length, inventory hash, seq, boottime, realtime,
-//     encoded values (the store's frame codec), crc32], 8-byte aligned, and
-//     is valid only when its crc matches: a record cut short by the crash,
-//     or half overwritten by the ring's wrap, is skipped, never misread;
+//     encoded values (the store's frame codec), crc32c], 8-byte aligned,
+//     and is valid only when its crc matches: a record cut short by the
+//     crash, or half overwritten by the ring's wrap, is skipped, never
+//     misread (records of the first format, magic "EMFR", carry zlib's
+//     crc32 and are still read back);
 //   - records never straddle the end of the ring: a write that does not fit
 //     wraps to offset 0;
 //   - replay takes only records made under the same inventory (the channel
@@ -137,7 +139,7 @@ class FlightRecorder final : public FrameSink {
   uint64_t generation_ = 0;
   uint64_t inventory_hash_ = 0;
   std::vector<std::pair<uint32_t, int64_t>> values_;  // reused per frame
-  std::string record_;                                // reused per frame
+  std::vector<uint8_t> record_;                       // reused per frame
 };
 
 }  // namespace edgemon

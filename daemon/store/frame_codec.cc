@@ -15,12 +15,6 @@ char* PutVarint(uint64_t v, char* p) {
   return p;
 }
 
-// The most a frame of `n` values takes: the format byte, and for each value
-// its own varint and, when it starts a run, the run's two (ids are uint32).
-constexpr size_t MaxEncodedBytes(size_t n) {
-  return 1 + n * (10 + 5 + 5);
-}
-
 }  // namespace
 
 namespace codec_internal {
@@ -48,13 +42,8 @@ bool SkipVarints(const uint8_t*& p, const uint8_t* end, uint64_t n) {
 
 }  // namespace codec_internal
 
-bool EncodeFrame(const std::vector<std::pair<uint32_t, int64_t>>& values, std::string& out) {
-  if (values.empty()) return true;
-  // Written through a pointer into room made once: a frame is a few hundred
-  // varints, each a byte or three.
-  const size_t start = out.size();
-  out.resize(start + MaxEncodedBytes(values.size()));
-  char* p = out.data() + start;
+char* EncodeFrameInto(const std::vector<std::pair<uint32_t, int64_t>>& values, char* p) {
+  if (values.empty()) return p;
   *p++ = static_cast<char>(kFrameFormatV1);
   uint64_t next = 0;
   size_t i = 0;
@@ -63,8 +52,7 @@ bool EncodeFrame(const std::vector<std::pair<uint32_t, int64_t>>& values, std::s
     size_t j = i + 1;
     while (j < values.size() && values[j].first == values[j - 1].first + 1) ++j;
     if (first < next || (j < values.size() && values[j].first <= values[j - 1].first)) {
-      out.resize(start);
-      return false;
+      return nullptr;
     }
     p = PutVarint(first - next, p);
     p = PutVarint(j - i, p);
@@ -72,8 +60,18 @@ bool EncodeFrame(const std::vector<std::pair<uint32_t, int64_t>>& values, std::s
     next = uint64_t{values[j - 1].first} + 1;
     i = j;
   }
-  out.resize(static_cast<size_t>(p - out.data()));
-  return true;
+  return p;
+}
+
+bool EncodeFrame(const std::vector<std::pair<uint32_t, int64_t>>& values, std::string& out) {
+  if (values.empty()) return true;
+  // Written through a pointer into room made once: a frame is a few hundred
+  // varints, each a byte or three.
+  const size_t start = out.size();
+  out.resize(start + MaxEncodedFrameBytes(values.size()));
+  const char* end = EncodeFrameInto(values, out.data() + start);
+  out.resize(end == nullptr ? start : static_cast<size_t>(end - out.data()));
+  return end != nullptr;
 }
 
 bool FindValue(std::string_view blob, uint32_t id, std::optional<int64_t>& out) {

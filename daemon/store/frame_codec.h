@@ -34,6 +34,19 @@ inline constexpr uint8_t kFrameFormatV1 = 1;
 // increasing.
 bool EncodeFrame(const std::vector<std::pair<uint32_t, int64_t>>& values, std::string& out);
 
+// The most the encoding of `n` values takes: the format byte, and for each
+// value its own varint and, when it starts a run, the run's two (ids are
+// uint32).
+constexpr size_t MaxEncodedFrameBytes(size_t n) {
+  return 1 + n * (10 + 5 + 5);
+}
+
+// EncodeFrame into `out`, which has room for MaxEncodedFrameBytes(n) bytes:
+// returns one past the last byte written (`out` for no values), or nullptr
+// if the ids are not strictly increasing. For a caller that keeps its own
+// buffer (nothing is zero-filled).
+char* EncodeFrameInto(const std::vector<std::pair<uint32_t, int64_t>>& values, char* out);
+
 namespace codec_internal {
 
 inline uint64_t ZigZag(int64_t v) {

@@ -69,6 +69,36 @@ TEST(FrameCodec, WidestFramesRoundTripAndRefusalsLeaveTheBufferAlone) {
   EXPECT_EQ(blob, before);
 }
 
+// Into a caller's buffer: the same bytes as EncodeFrame, never past the
+// room MaxEncodedFrameBytes gives even for the widest frame, no writes for
+// no values, and nullptr for ids out of order.
+TEST(FrameCodec, EncodingIntoABufferWritesTheSameBytesWithinItsRoom) {
+  std::vector<std::pair<uint32_t, int64_t>> widest;
+  for (uint32_t k = 0; k < 64; ++k) {
+    widest.emplace_back(
+        k == 63 ? UINT32_MAX : k * 60'000'000u,
+        k % 2 ? std::numeric_limits<int64_t>::min() : std::numeric_limits<int64_t>::max());
+  }
+  std::vector<std::pair<uint32_t, int64_t>> dense;
+  for (uint32_t id = 0; id < 136; ++id) dense.emplace_back(id, int64_t{45000} * id - 3'000'000);
+  for (const auto* values : {&widest, &dense}) {
+    const size_t room = MaxEncodedFrameBytes(values->size());
+    std::string buf(room + 16, '\x5a');
+    char* end = EncodeFrameInto(*values, buf.data());
+    ASSERT_NE(end, nullptr);
+    ASSERT_LE(end, buf.data() + room);
+    EXPECT_EQ(buf.substr(room), std::string(16, '\x5a'));  // nothing past the room
+    std::string blob;
+    ASSERT_TRUE(EncodeFrame(*values, blob));
+    EXPECT_EQ(std::string(buf.data(), end), blob);
+  }
+  char one = 'x';
+  EXPECT_EQ(EncodeFrameInto({}, &one), &one);
+  EXPECT_EQ(one, 'x');
+  std::string buf(MaxEncodedFrameBytes(3), '\0');
+  EXPECT_EQ(EncodeFrameInto({{1, 1}, {7, 2}, {5, 3}}, buf.data()), nullptr);
+}
+
 TEST(FrameCodec, MalformedBlobsAreRejectedWithoutOverrun) {
   std::vector<std::pair<uint32_t, int64_t>> in;
   for (uint32_t id = 1; id < 60; id += (id % 5 == 0) ? 3 : 1) in.emplace_back(id, id * 100003);
