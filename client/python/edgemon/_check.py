@@ -110,6 +110,11 @@ def scaled(name: str, value: Any, scale: float, low: int, high: int, unit: str,
     return i
 
 
+def watch_interval_ms(interval: Any) -> int:
+    """A Watch (or feed) ``interval`` in seconds as the request's interval_ms."""
+    return scaled("interval", interval, 1000, 0, MAX_INTERVAL_MS, "seconds", " (0: every frame)")
+
+
 def time_ns(name: str, ns: int, given: Any) -> int:
     """``ns`` (Unix ns computed from ``given``) when the int64 of the wire carries it."""
     if not INT64_MIN <= ns <= INT64_MAX:

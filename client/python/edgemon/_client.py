@@ -209,9 +209,8 @@ class Client(object):
         """Live snapshots at most one per ``interval`` seconds (the client's own
         rate; a slow reader gets fresh frames, never a queue). Stop by leaving
         the loop; ``close()`` on the iterator ends the stream at once."""
-        interval_ms = _check.scaled("interval", interval, 1000, 0, _check.MAX_INTERVAL_MS,
-                                    "seconds", " (0: every frame)")
-        req = pb.WatchRequest(interval_ms=interval_ms, channels=list(channels))
+        req = pb.WatchRequest(interval_ms=_check.watch_interval_ms(interval),
+                              channels=list(channels))
         self._device_for(0)
         try:
             stream = self._stub.Watch(req, metadata=self._metadata)

@@ -33,9 +33,15 @@ class NotFound(Error):
 
 def from_rpc_error(what: str, target: str, err: "object") -> Error:
     """The edgemon exception for a grpc.RpcError raised by call ``what``."""
-    import grpc
     code = err.code() if hasattr(err, "code") else None
     details = err.details() if hasattr(err, "details") else str(err)
+    return from_status(what, target, code, details)
+
+
+def from_status(what: str, target: str, code: "object", details: Optional[str]) -> Error:
+    """The edgemon exception for a failure of ``what`` with gRPC status ``code``
+    (a grpc.StatusCode, None when unknown) and the daemon's message."""
+    import grpc
     name = code.name if code is not None else "UNKNOWN"
     message = "edgemon: %s at %s: %s: %s" % (what, target, name, details or "(no message)")
     # A unix socket whose mode shuts the caller out fails at connect(2), which
