@@ -10,6 +10,7 @@ from typing import Any, Callable, Dict, List, Optional, Tuple
 
 import edgemon
 from edgemon import _check
+from edgemon._feed import open_feed
 from edgemon._measure import boottime_ns
 from edgemon._model import _cpu_index, _names_by_kind
 
@@ -23,6 +24,9 @@ MAX_INTERVAL_S = _check.MAX_INTERVAL_MS / 1000.0
 _READ_AFTER_NS = 2000000
 # ok() raises after this long (or four intervals) without a new sample.
 _STALL_S = 10.0
+# Sampling from the local feed, the gRPC channel (with gRPC's timer threads)
+# is closed once no call used it since the previous sample and for this long.
+_CHANNEL_IDLE_S = 1.0
 
 
 class InvalidArgument(JtopException, edgemon.InvalidArgument):
@@ -250,11 +254,15 @@ class jtop(threading.Thread):  # noqa: N801 - jetson-stats' name
     ``close()``; ``ok()`` waits for the next sample and is False once closed
     or once sampling stopped (after raising the JtopException that stopped it).
 
-    Over the daemon's unix socket the samples come from one Watch stream at
-    this interval: the k-th sample is the first frame sampled k intervals or
-    more after start(), read when it is due (the thread sleeps until then,
-    not woken by the stream). Over TCP (another machine's clock) each sample
-    is the daemon's newest frame, asked for at its time."""
+    Over the daemon's unix socket the samples come from its local feed (the
+    Watch stream without gRPC, PATH.feed beside the socket; from a Watch
+    stream where the daemon has no feed) at this interval: the k-th sample
+    is the first frame sampled k intervals or more after start(), read when
+    it is due (the thread sleeps until then, not woken by the stream). While
+    sampling from the feed no gRPC channel stays open: one is opened for the
+    calls that need it (processes, a new channel inventory) and closed again
+    once idle. Over TCP (another machine's clock) each sample is the
+    daemon's newest frame, asked for at its time."""
 
     def __init__(self, interval: float = 1.0, address: Optional[str] = None) -> None:
         super().__init__(name="jtop-edgemon", daemon=True)
@@ -264,11 +272,17 @@ class jtop(threading.Thread):  # noqa: N801 - jetson-stats' name
         except edgemon.InvalidArgument as e:
             raise InvalidArgument(e.message) from None
         self._address = address
+        self._target = ""
+        # The gRPC client; over the feed None between calls (see _rpc).
         self._client = None  # type: Any
+        self._rpc_lock = threading.Lock()
+        self._rpc_at = 0.0  # monotonic time of the last call through _rpc
+        self._rpc_closed = False  # close() was called: no new connection
+        self._on_feed = False
         self._device = None  # type: Any
         self._sample_now = None  # type: Optional[_Sample]  # the latest sample
         self._sample_first = None  # type: Optional[_Sample]  # the first, for power averages
-        self._watch = None  # type: Any
+        self._watch = None  # type: Any  # the frames' source: a feed or a Watch stream
         self._observers = []  # type: List[Callable[[Any], None]]
         self._cond = threading.Condition()
         self._count = 0
@@ -301,25 +315,34 @@ class jtop(threading.Thread):  # noqa: N801 - jetson-stats' name
         if self._jtop_started:
             return
         try:
-            self._client = edgemon.connect(self._address)
-            self._device = self._client.device()
+            client = self._client = edgemon.connect(self._address)
+            self._target = client.target
+            self._device = client.device()
             sample = None
-            if self._client.target.startswith("unix") and boottime_ns() is not None:
-                self._watch = self._client.watch(self._interval)
+            if self._target.startswith("unix") and boottime_ns() is not None:
+                self._watch = open_feed(self._target, self._interval, timeout=client.timeout)
+                self._on_feed = self._watch is not None
+                if self._watch is None:  # a daemon without the feed
+                    self._watch = client.watch(self._interval)
                 frame = self._next_frame()  # the newest frame, sent at once
                 if self._stamps_agree(frame):
                     sample = _Sample(frame, self._device)
                 else:
                     self._watch.close()
                     self._watch = None
+                    self._on_feed = False
             if sample is None:
-                snap = self._client.latest()
+                snap = client.latest()
                 sample = _Sample(snap, self._device, snap)
             self._sample_now = self._sample_first = sample
         except edgemon.Error as e:
             if self._watch is not None:
                 self._watch.close()
             raise JtopException("jtop (edgemon): %s" % e.message) from None
+        if self._on_feed:
+            with self._rpc_lock:  # sampling needs no channel: gRPC's threads end with it
+                self._client = None
+            client.close()
         self._jtop_started = True
         with self._cond:
             self._count = 1
@@ -361,7 +384,7 @@ class jtop(threading.Thread):  # noqa: N801 - jetson-stats' name
             if self._stop_event.is_set():
                 return None
             raise edgemon.Unavailable("edgemon: watch at %s: the daemon ended the stream"
-                                      % self._client.target) from None
+                                      % self._target) from None
 
     def _stamps_agree(self, frame: Any) -> bool:
         """Whether the daemon's CLOCK_BOOTTIME is this process's: its newest
@@ -376,7 +399,7 @@ class jtop(threading.Thread):  # noqa: N801 - jetson-stats' name
             due += self._interval
             if due < time.monotonic():
                 due = time.monotonic() + self._interval
-            snap = self._client.latest()
+            snap = self._rpc(lambda c: c.latest())
             self._publish(snap, snap)
 
     def _sample_stream(self) -> None:
@@ -388,7 +411,8 @@ class jtop(threading.Thread):  # noqa: N801 - jetson-stats' name
         stream is read once per sample; frames that queued meanwhile (a slow
         observer) are older than the sample's time and skipped."""
         interval_ns = int(self._interval * 1e9)
-        due = time.monotonic() + self._interval
+        published = time.monotonic()  # the previous sample's time
+        due = published + self._interval
         last = self._sample_now.frame.boottime_ns
         spacing_ns = interval_ns
         while True:
@@ -409,10 +433,36 @@ class jtop(threading.Thread):  # noqa: N801 - jetson-stats' name
             if frame.boottime_ns < due_bt:
                 continue  # sampled before the sample's time
             self._publish(frame)
-            now = time.monotonic()  # after the observers, however long they took
+            if self._client is not None and self._on_feed:
+                self._close_idle_channel(published)
+            now = published = time.monotonic()  # after the observers, however long they took
             due += self._interval
             if due < now:
                 due = now + self._interval
+
+    def _rpc(self, call: Callable[[Any], Any]) -> Any:
+        """``call(client)`` on this jtop's edgemon client, connected again when
+        sampling from the feed closed it (edgemon.Error as the call raises it)."""
+        with self._rpc_lock:
+            client = self._client
+            if client is None:
+                if self._rpc_closed:
+                    raise JtopException("jtop (edgemon): closed")
+                client = self._client = edgemon.connect(self._address)
+            self._rpc_at = time.monotonic()
+            return call(client)
+
+    def _close_idle_channel(self, since: float) -> None:
+        """Closes the gRPC client when no call used it since ``since`` (the
+        previous sample) and for _CHANNEL_IDLE_S: a client reading stats
+        keeps no channel open, one asking for processes each sample keeps its."""
+        with self._rpc_lock:
+            client = self._client
+            if client is None or self._rpc_at >= since or \
+                    time.monotonic() - self._rpc_at < _CHANNEL_IDLE_S:
+                return
+            self._client = None
+        client.close()
 
     def _sleep(self, seconds: float) -> bool:
         """Sleeps up to ``seconds``; True (at once) once close() was called."""
@@ -425,7 +475,7 @@ class jtop(threading.Thread):  # noqa: N801 - jetson-stats' name
         """A new sample: the daemon's frame (with ``snap``, the Snapshot it was
         decoded into already)."""
         if frame.generation != self._device.generation:
-            self._device = self._client.device()
+            self._device = self._rpc(lambda c: c.device())
         sample = _Sample(frame, self._device, snap)
         with self._cond:
             self._sample_now = sample
@@ -484,8 +534,14 @@ class jtop(threading.Thread):  # noqa: N801 - jetson-stats' name
             self.join(self._interval + 5)
         for kind in list(self._leases):
             self._leases.pop(kind).end()
-        if self._client is not None:
-            self._client.close()
+        self._rpc_closed = True
+        first = self._client
+        if first is not None:
+            first.close()  # a call in flight ends with it
+        with self._rpc_lock:  # and one connected meanwhile
+            client, self._client = self._client, None
+        if client is not None and client is not first:
+            client.close()
 
     def __enter__(self) -> "jtop":
         self.start()
@@ -746,7 +802,7 @@ class jtop(threading.Thread):  # noqa: N801 - jetson-stats' name
         if cached is not None and cached[0] == self._count:
             return cached[1]
         try:
-            procs = self._client.processes(sort="mem", limit=0)
+            procs = self._rpc(lambda c: c.processes(sort="mem", limit=0))
         except edgemon.Error as e:
             raise JtopException("jtop (edgemon): %s" % e.message) from None
         out = [[p.pid, p.user, "I", "Graphic", None, None,

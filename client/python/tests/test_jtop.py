@@ -405,8 +405,8 @@ def count_calls(monkeypatch, owner, name):
     return calls
 
 
-def test_samples_come_from_one_watch_and_are_decoded_when_read(nano, monkeypatch):
-    """Over the unix socket a jtop reads one Watch stream (no GetLatest per
+def test_samples_come_from_one_feed_and_are_decoded_when_read(nano, monkeypatch):
+    """Over the unix socket a jtop reads one frame feed (no GetLatest per
     sample), and a sample nobody reads is never decoded: the properties read
     in the 4th observer call decode that sample and the first (the power
     averages') only."""
