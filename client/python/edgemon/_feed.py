@@ -8,6 +8,7 @@ interval, latest-wins) or an error (a gRPC status code and message) just
 before the daemon closes. A frame costs one recv into a buffer kept for the
 feed's life and one protobuf parse, and no gRPC channel (whose timer threads
 wake a few times a second) needs to stay open."""
+import mmap
 import socket
 import threading
 from typing import Any, Optional, Sequence
@@ -41,7 +42,9 @@ class Feed(object):
 
     def __init__(self, sock: socket.socket, target: str) -> None:
         self._sock = sock
-        self._buf = bytearray(_BUFFER_BYTES)  # zero pages: only what a packet fills is touched
+        # Anonymous memory: only the pages a packet fills become resident (a
+        # bytearray would zero, hence touch, all of it).
+        self._buf = mmap.mmap(-1, _BUFFER_BYTES)
         self._view = memoryview(self._buf)
         self._recv_into = sock.recv_into
         self._parse = pb.FeedMessage.FromString

@@ -110,18 +110,28 @@ def test_without_a_feed_socket_jtop_samples_from_the_watch_stream(nano, monkeypa
             os.unlink(nano.sock + suffix)
 
 
-def test_feed_frames_are_the_watch_streams_and_close_wakes_a_reader(nano):
+def test_feed_frames_keep_their_values_and_close_wakes_a_reader(nano):
     d = edgemon.connect(nano.target).device()
+    keys = {c.id: c.key for c in d.channels}
+    with _feed.open_feed(nano.target, 0) as feed:  # every frame
+        first = feed.frame()  # the newest, at once
+        wire = first.SerializeToString()
+        assert first.ids and all(i in keys for i in first.ids)
+        seq = first.seq
+        for _ in range(3):
+            f = feed.frame()  # read into the buffer the first one came in
+            assert f.seq > seq and f.ids
+            seq = f.seq
+        assert first.SerializeToString() == wire  # a frame read keeps its values
     feed = _feed.open_feed(nano.target, 3600, channels=["rail/*/power"])
     assert feed is not None
-    first = feed.frame()  # the newest frame, at once
-    keys = {c.id: c.key for c in d.channels}
-    assert first.ids and all(keys[i].startswith("rail/") and keys[i].endswith("/power")
-                             for i in first.ids)
+    only = feed.frame()  # at once, then one an hour
+    assert only.ids and all(keys[i].startswith("rail/") and keys[i].endswith("/power")
+                            for i in only.ids)
     closer = threading.Timer(0.2, feed.close)
     closer.start()
     with pytest.raises(StopIteration):
-        feed.frame()  # the next is an hour away: close() ends the wait
+        feed.frame()  # close() ends the wait for the next
     closer.join()
     with pytest.raises(StopIteration):
         feed.frame()
