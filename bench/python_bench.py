@@ -10,7 +10,10 @@
   * the jtop shim at 1 Hz: CPU per sample and RSS of a process that only
     reads jetson.stats once a second for 10 s (counted from its first
     sample off the stream, so over as many seconds as samples, as the
-    reference: the sample after start() can take up to two intervals);
+    reference: the sample after start() can take up to two intervals),
+    where its frames came from (the daemon's local feed, or the Watch
+    stream), and its CPU by thread (/proc/self/task/*/schedstat: the
+    caller's ok() and stats, the sampling thread, any gRPC thread);
     beside it, measured in the same run, a bare gRPC client that asks for
     the newest frame once a second and decodes nothing (the floor of any
     client polling at 1 Hz on this machine at this load), and jetson-stats'
@@ -35,23 +38,44 @@ sys.path.insert(0, os.path.join(HERE, "..", "tests", "e2e"))
 from harness import start_sim, stop_process  # noqa: E402
 
 JTOP_CHILD = r"""
-import os, resource, sys, time
+import glob, os, resource, sys, time
 from jtop import jtop
+
+def per_thread():
+    # CPU ns by thread id, and each thread's name.
+    out = {}
+    for task in glob.glob("/proc/self/task/*"):
+        try:
+            with open(task + "/schedstat") as f:
+                ns = int(f.read().split()[0])
+            with open(task + "/comm") as f:
+                out[int(os.path.basename(task))] = (f.read().strip(), ns)
+        except OSError:
+            pass  # ended meanwhile
+    return out
+
 n = int(sys.argv[1])
 with jtop(interval=1.0) as jetson:
     jetson.ok()  # the sample start() took
     jetson.ok()  # the stream's first: counted from here, n samples in n seconds
-    c0 = time.process_time()
+    t0, c0 = per_thread(), time.process_time()
     for _ in range(n):
         jetson.ok()
         s = jetson.stats
-    c1 = time.process_time()
+    c1, t1 = time.process_time(), per_thread()
+    source = type(jetson._watch).__name__
+    sampler = jetson.native_id
 rss = 0
 with open("/proc/self/status") as f:
     for line in f:
         if line.startswith("VmHWM:"):
             rss = int(line.split()[1])
-print((c1 - c0) / n * 1000, rss / 1024.0)
+threads = {}
+for tid, (name, ns) in t1.items():
+    name = "caller" if tid == os.getpid() else "sampling" if tid == sampler else name
+    threads[name] = threads.get(name, 0) + ns - t0.get(tid, (name, 0))[1]
+print((c1 - c0) / n * 1000, rss / 1024.0, {"Feed": "feed", "_Watch": "Watch"}.get(source, source),
+      " ".join("%s=%.3f" % (k, v / n / 1e6) for k, v in sorted(threads.items())))
 """
 
 # The floor of a 1 Hz client: GetLatest once a second, nothing decoded.
@@ -165,7 +189,9 @@ def run(args, env, target):
     out = subprocess.check_output([sys.executable, "-c", JTOP_CHILD, str(args.jtop_samples)],
                                   env=envj, universal_newlines=True).split()
     print("jtop shim at 1 Hz:              %.2f ms CPU per sample, %.1f MiB RSS (peak; "
-          "jetson-stats' client: 0.55 ms, 29 MB)" % (float(out[0]), float(out[1])))
+          "jetson-stats' client: 0.55 ms, 29 MB), frames from the %s"
+          % (float(out[0]), float(out[1]), out[2]))
+    print("  by thread, ms per sample:     %s" % " ".join(out[3:]))
     bare = subprocess.check_output([sys.executable, "-c", BARE_CHILD, str(args.jtop_samples),
                                     target], env=env, universal_newlines=True)
     print("  reference, same run:          %.2f ms CPU per sample: a bare gRPC client "
