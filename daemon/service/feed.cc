@@ -1,5 +1,6 @@
 #include "daemon/service/feed.h"
 
+#include <fcntl.h>
 #include <poll.h>
 #include <sys/eventfd.h>
 #include <sys/socket.h>
@@ -139,8 +140,11 @@ Status LocalFeed::Start(const std::string& path, std::optional<gid_t> gid) {
   auto fd = ListenUnix(path, gid, SOCK_SEQPACKET);
   if (!fd.ok()) return fd.status();
   wake_fd_ = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-  if (wake_fd_ < 0) {
-    Status failed = Status::Internal(std::string("eventfd: ") + std::strerror(errno));
+  // Non-blocking: Accept takes connections until none is left.
+  if (wake_fd_ < 0 || ::fcntl(*fd, F_SETFL, ::fcntl(*fd, F_GETFL) | O_NONBLOCK) != 0) {
+    Status failed = Status::Internal(std::string("feed socket: ") + std::strerror(errno));
+    if (wake_fd_ >= 0) ::close(wake_fd_);
+    wake_fd_ = -1;
     ::close(*fd);
     ::unlink(path.c_str());
     return failed;
@@ -171,6 +175,41 @@ void LocalFeed::Wake() {
   if (::write(wake_fd_, &one, sizeof one) < 0) {
     // The counter cannot overflow in practice; a failed wake is retried by
     // the next one.
+  }
+}
+
+void LocalFeed::Accept(std::vector<std::unique_ptr<Connection>>& conns) {
+  for (;;) {
+    const int fd = ::accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK);
+    if (fd < 0) {
+      if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM) {
+        // Out of descriptors or memory leaves the connection pending: do not spin.
+        std::this_thread::sleep_for(std::chrono::milliseconds(100));
+      }
+      return;
+    }
+    auto cred = PeerCredOf(fd);
+    if (!cred) {
+      ::close(fd);
+      continue;
+    }
+    auto c = std::make_unique<Connection>(*this, fd, *cred);
+    size_t waiting = 0, theirs = 0;
+    for (const auto& o : conns) {
+      if (o->holds_slot || o->dead()) continue;
+      ++waiting;
+      if (o->cred().uid == cred->uid) ++theirs;
+    }
+    if (theirs >= kMaxPendingPerUid) {
+      c->End(Status::ResourceExhausted(
+          "feed: " + std::to_string(theirs) +
+          " connections of this uid are waiting for their request; send it, or close them"));
+    } else if (waiting >= kMaxPending) {
+      c->End(Status::ResourceExhausted("feed: too many connections waiting for their request"));
+    } else {
+      conns.push_back(std::move(c));
+      clients_.store(conns.size());
+    }
   }
 }
 
@@ -211,23 +250,18 @@ void LocalFeed::Run() {
   };
 
   while (!stop_.load()) {
-    size_t pending = 0;
     int64_t first_deadline = -1;
     fds.clear();
     fds.push_back({wake_fd_, POLLIN, 0});
     for (const auto& c : conns) {
       fds.push_back({c->fd(), POLLIN | POLLRDHUP, 0});
       if (!c->subscribed && !c->dead()) {
-        ++pending;
         if (first_deadline < 0 || c->deadline_ms() < first_deadline) {
           first_deadline = c->deadline_ms();
         }
       }
     }
-    // Beyond kMaxPending connections waiting for their request, new ones
-    // wait in the listen backlog.
-    const bool accepting = pending < kMaxPending;
-    if (accepting) fds.push_back({listen_fd_, POLLIN, 0});
+    fds.push_back({listen_fd_, POLLIN, 0});
     int timeout = -1;
     if (first_deadline >= 0) {
       timeout = static_cast<int>(std::max<int64_t>(0, first_deadline - SteadyMs()) + 1);
@@ -273,20 +307,7 @@ void LocalFeed::Run() {
         ++it;
       }
     }
-    if (accepting && (fds.back().revents & POLLIN) != 0) {
-      const int fd = ::accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK);
-      if (fd >= 0) {
-        if (auto cred = PeerCredOf(fd)) {
-          conns.push_back(std::make_unique<Connection>(*this, fd, *cred));
-          clients_.store(conns.size());
-        } else {
-          ::close(fd);
-        }
-      } else if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM) {
-        // Out of descriptors or memory leaves the connection pending: do not spin.
-        std::this_thread::sleep_for(std::chrono::milliseconds(100));
-      }
-    }
+    if ((fds.back().revents & POLLIN) != 0) Accept(conns);
   }
   for (auto& c : conns) {
     c->End(Status::Unavailable("edgemond is stopping"));

@@ -27,14 +27,20 @@
 // the connection dead and wakes the feed's thread.
 //
 // The feed's thread owns the listening socket and every connection: it
-// accepts (at most kMaxPending connections waiting for their request;
-// refused beyond), reads requests, reaps dead or closed connections and
-// ends requests that are late. A connection is unsubscribed from the hub
+// accepts every connection at once (so none waits in the listen backlog
+// behind a flood), reads requests, reaps dead or closed connections and
+// ends requests that are late. Connections waiting for their request are
+// bounded per uid (kMaxPendingPerUid) and in all (kMaxPending): one over a
+// bound is ended at once with RESOURCE_EXHAUSTED, so a silent flood from
+// one uid never locks another out. Fed connections are bounded by the
+// stream slots. A connection is unsubscribed from the hub
 // (after which Offer is never called on it) before its fd is closed and it
 // is freed; its stream slot and lease are released then.
 //
 // Stop: every connection gets UNAVAILABLE "edgemond is stopping" (unless
 // the hub's Shutdown told it already), is closed, and PATH.feed is removed.
+// An error message is sent without waiting, as frames are: a client whose
+// socket is full of unread frames sees the close alone (as a daemon gone).
 //
 // Thread safety: Start and Stop from one thread; clients() from any.
 #pragma once
@@ -42,8 +48,10 @@
 #include <atomic>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "daemon/service/peers.h"
 #include "daemon/service/service.h"
@@ -59,7 +67,8 @@ class LocalFeed {
  public:
   static constexpr int kRequestTimeoutMs = 5000;
   static constexpr size_t kMaxRequestBytes = 64 << 10;
-  static constexpr size_t kMaxPending = 16;
+  static constexpr size_t kMaxPending = 64;
+  static constexpr size_t kMaxPendingPerUid = 4;
 
   explicit LocalFeed(TelemetryService& service, int request_timeout_ms = kRequestTimeoutMs)
       : service_(service), request_timeout_ms_(request_timeout_ms) {}
@@ -83,6 +92,9 @@ class LocalFeed {
  private:
   void Run();
   void Wake();
+  // Accepts every connection waiting; each one over the limits of those
+  // waiting for their request is ended at once.
+  void Accept(std::vector<std::unique_ptr<Connection>>& conns);
 
   TelemetryService& service_;
   const int request_timeout_ms_;

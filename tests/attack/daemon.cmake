@@ -4,7 +4,8 @@
 # (the first's flight recorder untouched); a clean stop leaving no frames to
 # replay; lease theft, lease exhaustion and window squatting by another uid
 # (as nobody in group edgemon); and wall-clock steps under libfaketime with
-# record and attach right after them. Needs root (skipped otherwise).
+# record and attach right after them; the local feed against a uid outside
+# the group, bad requests and floods. Needs root (skipped otherwise).
 add_test(NAME attack_daemon
          COMMAND ${EDGEMON_SYSTEM_PYTHON3} ${CMAKE_CURRENT_LIST_DIR}/daemon_attack.py
                  --edgemond $<TARGET_FILE:edgemond>

@@ -11,7 +11,10 @@
                    every rate lease or every window slot (before and after a
                    restart);
   clock steps      record and attach right after a +8 d excursion, during a
-                   -30 d clock and after a restart behind it (libfaketime).
+                   -30 d clock and after a restart behind it (libfaketime);
+  local feed       a uid outside the edgemon group connecting to the feed
+                   socket; garbage, oversized, repeated and missing requests,
+                   streams that never read and a flood of silent connections.
 
 Runs as root (groupadd, setpriv to nobody); prints PASS/FAIL per check and
 "N passed, N failed"."""
@@ -281,6 +284,116 @@ def ownership(tmp, root, m, stubs):
         expect(d.stop() == 0, d.output())
 
 
+# ---- The local feed ----
+
+# Connects to the feed as another uid; given the stubs' directory, sends the
+# empty request (every frame) and reads one message: a frame's channel count.
+FEED_CLIENT = r"""
+import json, socket, sys
+try:
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    s.settimeout(10)
+    s.connect(sys.argv[1])
+    out = {"connected": True}
+    if len(sys.argv) > 2:
+        sys.path.insert(0, sys.argv[2])
+        from edgemon.v1 import edgemon_pb2 as pb
+        s.send(b"")
+        msg = pb.FeedMessage.FromString(s.recv(1 << 20))
+        out["frame_ids"] = len(msg.frame.ids)
+        out["error"] = msg.error.message
+    print(json.dumps(out))
+except OSError as e:
+    print(json.dumps({"connected": False, "errno": e.errno}))
+"""
+
+
+def feed_attacks(tmp, root, m, stubs):
+    import errno
+    import socket
+    pb = m["edgemon_pb2"]
+    d = Daemon(tmp, "feed", root, interval_ms=20).ready()
+    feed = d.sock + ".feed"
+    held = []
+    try:
+        st = os.stat(feed)
+        expect(oct(st.st_mode & 0o777) == "0o660", f"feed socket mode {oct(st.st_mode)}")
+        r = subprocess.run(["setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups",
+                            "/usr/bin/python3", "-c", FEED_CLIENT, feed],
+                           capture_output=True, text=True, timeout=60)
+        out = json.loads(r.stdout.strip().splitlines()[-1])
+        expect(not out["connected"] and out["errno"] == errno.EACCES,
+               f"a uid outside the group reached the feed: {out}")
+
+        def conn():
+            s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+            s.settimeout(10)
+            s.connect(feed)
+            return s
+
+        def error_of(s):
+            while True:
+                b = s.recv(1 << 20)
+                if not b:
+                    return None
+                msg = pb.FeedMessage.FromString(b)
+                if msg.HasField("error"):
+                    return msg.error
+
+        for what, payload in (("garbage", b"\xff" * 1000), ("oversized", b"\x08" * 70000)):
+            s = conn()
+            s.send(payload)
+            err = error_of(s)
+            expect(err is not None and err.code == 3, f"{what} request: {err}")
+            s.close()
+        s = conn()
+        s.send(pb.WatchRequest(interval_ms=20).SerializeToString())
+        s.recv(1 << 20)
+        s.send(b"\x08\x01")
+        err = error_of(s)
+        expect(err is not None and err.code == 3, f"a second request: {err}")
+        s.close()
+        # Streams that never read and 200 silent connections, held open:
+        # past 4 waiting for their request, root's are ended at once.
+        for _ in range(20):
+            s = conn()
+            s.send(pb.WatchRequest(interval_ms=0).SerializeToString())
+            held.append(s)
+        refused = 0
+        for _ in range(200):
+            s = conn()
+            held.append(s)
+            s.settimeout(0.5)
+            try:
+                b = s.recv(1 << 20)
+                refused += bool(b) and pb.FeedMessage.FromString(b).error.code == 8
+            except socket.timeout:
+                pass
+        expect(refused >= 190, f"only {refused} of 200 silent connections were refused")
+        # Another uid in the group, the API and root once its silent ones
+        # are gone, are all served.
+        r = subprocess.run(["setpriv", "--reuid=nobody", "--regid=nogroup", "--groups=edgemon",
+                            "/usr/bin/python3", "-c", FEED_CLIENT, feed, stubs],
+                           capture_output=True, text=True, timeout=60)
+        out = json.loads(r.stdout.strip().splitlines()[-1])
+        expect(out.get("frame_ids", 0) > 0, f"another uid beside the flood: {out} {r.stderr}")
+        now = cli(d.sock, "now", "--json")
+        expect(now.returncode == 0, f"edgemon now beside the flood: {now.stderr}")
+        for s in held:
+            s.close()
+        held.clear()
+        s = conn()
+        s.send(pb.WatchRequest(interval_ms=100).SerializeToString())
+        msg = pb.FeedMessage.FromString(s.recv(1 << 20))
+        expect(msg.HasField("frame") and len(msg.frame.ids) > 0, f"a feed after the flood: {msg}")
+        s.close()
+    finally:
+        for s in held:
+            s.close()
+        expect(d.stop() == 0, d.output())
+    expect(not os.path.exists(feed), "the feed socket outlived the daemon")
+
+
 # ---- Clock steps ----
 
 class FakeTime:
@@ -405,7 +518,9 @@ def main():
                 ("a second daemon leaves the flight recorder alone",
                  second_daemon_leaves_the_flight_recorder, (tmp, root)),
                 ("leases and windows belong to their caller", ownership, (tmp, root, m, stubs)),
-                ("record and attach across clock steps", clock_steps, (tmp, root))):
+                ("record and attach across clock steps", clock_steps, (tmp, root)),
+                ("the local feed refuses strangers and survives floods", feed_attacks,
+                 (tmp, root, m, stubs))):
             if ARGS.k in name:
                 checks.run(name, fn, *args)
     finally:

@@ -1226,6 +1226,12 @@ class FeedClient {
     EXPECT_TRUE(m.ParseFromArray(buf.data(), static_cast<int>(n)));
     return m;
   }
+  // Reads whatever is queued, without waiting.
+  void DrainQueued() {
+    std::string buf(1 << 20, '\0');
+    while (::recv(fd_, buf.data(), buf.size(), MSG_DONTWAIT) > 0) {
+    }
+  }
   // The error the feed ended with, after any frames; then the close.
   v1::FeedError EndError() {
     v1::FeedError err;
@@ -1407,8 +1413,10 @@ TEST_F(ServiceTest, NeverReadingFeedDropsFramesAndHoldsNobodyUp) {
   EXPECT_GT(server_->feed()->dropped(), 0u);  // the stuck feed's socket filled
   EXPECT_GT(read, 100u);
   StopSampling();
+  reader.DrainQueued();
   server_->Shutdown();
-  // The reader gets the frames still queued, then UNAVAILABLE.
+  // A client with room in its socket is told why the feed ended (one whose
+  // socket is full sees the close alone).
   const v1::FeedError err = reader.EndError();
   EXPECT_EQ(err.code(), static_cast<int>(StatusCode::UNAVAILABLE));
   EXPECT_EQ(hub_->active_streams(), 0u);
@@ -1419,24 +1427,35 @@ class FeedTimeoutTest : public ServiceTest {
   FeedTimeoutTest() { feed_request_timeout_ms_ = 300; }
 };
 
-// A connection that sends no request is ended (DEADLINE_EXCEEDED); while
-// kMaxPending such connections wait, a further one waits in the backlog
-// and is served once they are gone.
-TEST_F(FeedTimeoutTest, SilentConnectionsAreEndedAndDoNotLockOthersOut) {
+// A connection that sends no request is ended (DEADLINE_EXCEEDED). Past
+// kMaxPendingPerUid such connections of one uid, more are ended at once
+// (RESOURCE_EXHAUSTED) instead of waiting; once the silent ones are gone,
+// the uid is served again.
+TEST_F(FeedTimeoutTest, SilentConnectionsAreEndedAndBoundedPerUid) {
   std::vector<std::unique_ptr<FeedClient>> silent;
-  for (size_t i = 0; i < LocalFeed::kMaxPending + 4; ++i) {
+  for (size_t i = 0; i < LocalFeed::kMaxPendingPerUid; ++i) {
     silent.push_back(std::make_unique<FeedClient>(socket_));
     ASSERT_TRUE(silent.back()->connected()) << i;
   }
-  FeedClient late(socket_);
-  ASSERT_TRUE(late.connected());
-  ASSERT_TRUE(late.Request(v1::WatchRequest{}));
-  auto m = late.Next();  // after the silent ones before it timed out
-  ASSERT_TRUE(m.has_value());
-  EXPECT_TRUE(m->has_frame());
+  // The feed's thread counts the silent ones before it accepts the next.
+  for (int i = 0; i < 500 && server_->feed()->clients() < silent.size(); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  }
+  {
+    FeedClient over(socket_);
+    ASSERT_TRUE(over.connected());
+    const v1::FeedError err = over.EndError();
+    EXPECT_EQ(err.code(), static_cast<int>(StatusCode::RESOURCE_EXHAUSTED));
+    EXPECT_NE(err.message().find("waiting for their request"), std::string::npos) << err.message();
+  }
   for (auto& s : silent) {
     EXPECT_EQ(s->EndError().code(), static_cast<int>(StatusCode::DEADLINE_EXCEEDED));
   }
+  FeedClient late(socket_);
+  ASSERT_TRUE(late.Request(v1::WatchRequest{}));
+  auto m = late.Next();
+  ASSERT_TRUE(m.has_value());
+  EXPECT_TRUE(m->has_frame());
   EXPECT_EQ(hub_->active_streams(), 1u);
 }
 
