@@ -256,7 +256,8 @@ class jtop(threading.Thread):  # noqa: N801 - jetson-stats' name
 
     Over the daemon's unix socket the samples come from its local feed (the
     Watch stream without gRPC, PATH.feed beside the socket; from a Watch
-    stream where the daemon has no feed) at this interval: the k-th sample
+    stream where the daemon has no feed or this user may not connect to
+    it) at this interval: the k-th sample
     is the first frame sampled k intervals or more after start(), read when
     it is due (the thread sleeps until then, not woken by the stream). While
     sampling from the feed no gRPC channel stays open: one is opened for the
@@ -320,7 +321,11 @@ class jtop(threading.Thread):  # noqa: N801 - jetson-stats' name
             self._device = client.device()
             sample = None
             if self._target.startswith("unix") and boottime_ns() is not None:
-                self._watch = open_feed(self._target, self._interval, timeout=client.timeout)
+                try:
+                    self._watch = open_feed(self._target, self._interval,
+                                            timeout=client.timeout)
+                except edgemon.PermissionDenied:
+                    self._watch = None  # the feed's mode shuts out a caller the socket admits
                 self._on_feed = self._watch is not None
                 if self._watch is None:  # a daemon without the feed
                     self._watch = client.watch(self._interval)
