@@ -222,9 +222,11 @@ class Sampler {
   std::function<void(const Frame&)> on_frame_;
   Frame frame_;
   // Snapshots handed to sinks, oldest first (sampler thread only); at most
-  // kMaxSnapshots are kept for reuse.
+  // kMaxSnapshots are kept for reuse: the store holds a batch of frames
+  // (256 by default) until its commit and releases them in order, the watch
+  // hub and /metrics the newest. The pool grows only to what is held at once.
   std::deque<std::shared_ptr<Frame>> snapshots_;
-  static constexpr size_t kMaxSnapshots = 8;
+  static constexpr size_t kMaxSnapshots = 272;
   uint64_t seq_;
   mutable std::mutex time_mu_;  // guards the four below
   bool have_last_ = false;      // a frame was stamped, or the timeline was seeded

@@ -407,6 +407,13 @@ void RingStore::SetInventory(const Inventory& inventory) {
 }
 uint64_t RingStore::Append(Frame frame) {
   try {
+    return impl_->Append(std::make_shared<const Frame>(std::move(frame)));
+  } catch (const std::exception&) {  // out of memory: the frame is lost
+    return 0;
+  }
+}
+uint64_t RingStore::Append(std::shared_ptr<const Frame> frame) {
+  try {
     return impl_->Append(std::move(frame));
   } catch (const std::exception&) {  // out of memory: the frame is lost
     return 0;

@@ -444,6 +444,9 @@ class RingStore {
   // Queues a frame; returns the seq it will be stored under (0 if dropped:
   // queue full or store closed). Never blocks on I/O.
   uint64_t Append(Frame frame);
+  // The same for a frame shared with others (the sampler's snapshot): the
+  // queue holds the pointer, and the store never changes the frame.
+  uint64_t Append(std::shared_ptr<const Frame> frame);
   // Commits everything queued before this call. Returns the error of a
   // batch that could not be written, if any.
   Status Flush();

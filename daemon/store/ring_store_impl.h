@@ -214,7 +214,7 @@ class RingStore::Impl {
   Status Close();
 
   void SetInventory(const Inventory& inventory);
-  uint64_t Append(Frame frame);
+  uint64_t Append(std::shared_ptr<const Frame> frame);
   Status Flush();
   uint64_t next_seq() const {
     std::lock_guard lk(mu_);
@@ -284,7 +284,12 @@ class RingStore::Impl {
     std::promise<Result<int64_t>> done;
   };
   using InventoryPtr = std::shared_ptr<const std::vector<Channel>>;
-  using Item = std::variant<Frame, InventoryPtr, std::shared_ptr<SyncOp>>;
+  // A frame as the sampler shared it (never changed here), and its seq (I2).
+  struct QueuedFrame {
+    std::shared_ptr<const Frame> frame;
+    uint64_t seq = 0;
+  };
+  using Item = std::variant<QueuedFrame, InventoryPtr, std::shared_ptr<SyncOp>>;
 
   Result<int64_t> Submit(SyncOp::Kind kind, std::string label, int64_t a, int64_t b,
                          std::optional<int64_t> c = std::nullopt, std::string owner = {},
@@ -308,8 +313,10 @@ class RingStore::Impl {
   Status WriteWindowEnd(const SyncOp& op);
   Status WriteCursor(const SyncOp& op);  // push_cursors.cc
   void ApplyInventory(const std::vector<Channel>& channels);
-  void Ingest(Frame& frame);
-  void StampWallTime(Frame& frame);
+  void Ingest(const Frame& frame, uint64_t seq);
+  // The realtime frame `seq` sampled at (`boottime_ns`, `realtime_ns`) is
+  // stored with.
+  int64_t StampWallTime(uint64_t seq, int64_t boottime_ns, int64_t realtime_ns);
   // `without_values`: a frame that did not decode (I14, I15).
   void Fold(uint64_t seq, int64_t realtime_ns,
             const std::vector<std::pair<uint32_t, int64_t>>& values, bool without_values = false);

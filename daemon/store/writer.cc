@@ -49,7 +49,7 @@ void RingStore::Impl::SetInventory(const Inventory& inventory) {
   queue_.emplace_back(std::move(copy));
 }
 
-uint64_t RingStore::Impl::Append(Frame frame) {
+uint64_t RingStore::Impl::Append(std::shared_ptr<const Frame> frame) {
   bool wake = false;
   uint64_t seq = 0;
   {
@@ -58,11 +58,10 @@ uint64_t RingStore::Impl::Append(Frame frame) {
       ++queue_dropped_;
       return 0;
     }
-    seq = std::max(frame.seq, next_seq_);  // (I2)
-    frame.seq = seq;
+    seq = std::max(frame->seq, next_seq_);  // (I2)
     next_seq_ = seq + 1;
     if (queued_frames_ == 0) first_queued_ns_ = clock_.MonotonicNs();
-    queue_.emplace_back(std::move(frame));
+    queue_.emplace_back(QueuedFrame{std::move(frame), seq});
     ++queued_frames_;
     wake = queued_frames_ == 1 || queued_frames_ == options_.batch_frames;
   }
@@ -139,8 +138,8 @@ void RingStore::Impl::Process(std::deque<Item>& items) {
   for (auto& item : items) {
     bool answered = false;
     try {
-      if (auto* f = std::get_if<Frame>(&item)) {
-        Ingest(*f);
+      if (auto* f = std::get_if<QueuedFrame>(&item)) {
+        Ingest(*f->frame, f->seq);
         // A backlog is written in batches too: a transaction stays small
         // next to the cap and the WAL (I6).
         if (batch_.size() >= options_.batch_frames ||
@@ -254,7 +253,7 @@ void RingStore::Impl::ApplyInventory(const std::vector<Channel>& channels) {
   }
 }
 
-void RingStore::Impl::Ingest(Frame& frame) {
+void RingStore::Impl::Ingest(const Frame& frame, uint64_t seq) {
   pairs_.clear();
   const size_t n = std::min(frame.values.size(), inv_map_.size());
   bool sorted = true;
@@ -288,42 +287,42 @@ void RingStore::Impl::Ingest(Frame& frame) {
     std::lock_guard lk(stats_mu_);
     counters_.counter_resets += resets;
   }
-  StampWallTime(frame);
-  Row row{frame.seq, frame.boottime_ns, frame.realtime_ns, {}};
+  const int64_t realtime_ns = StampWallTime(seq, frame.boottime_ns, frame.realtime_ns);
+  Row row{seq, frame.boottime_ns, realtime_ns, {}};
   EncodeFrame(pairs_, row.blob);
-  Fold(frame.seq, frame.realtime_ns, pairs_);
+  Fold(seq, realtime_ns, pairs_);
   batch_bytes_ += static_cast<int64_t>(row.blob.size()) + kRowOverheadBytes;
   batch_.push_back(std::move(row));
 }
 
 // (I11) Wall-clock steps: detected, recorded, and never let stored time go back.
-void RingStore::Impl::StampWallTime(Frame& frame) {
-  const int64_t bt = frame.boottime_ns;
-  const int64_t offset = SubSaturating(frame.realtime_ns, bt);
+int64_t RingStore::Impl::StampWallTime(uint64_t seq, int64_t bt, int64_t realtime_ns) {
+  const int64_t offset = SubSaturating(realtime_ns, bt);
   const bool same_boot = last_bt_ && bt >= *last_bt_;
   const bool jumped =
       same_boot && last_offset_ &&
       std::max(SpanNs(offset, *last_offset_), SpanNs(*last_offset_, offset)) > kClockJumpNs;
   const int64_t old_offset = last_offset_.value_or(offset);
   last_offset_ = offset;
-  if (last_rt_ && frame.realtime_ns < *last_rt_) {
+  if (last_rt_ && realtime_ns < *last_rt_) {
     // Behind the newest stored frame: continue from it at boottime's pace.
-    frame.realtime_ns = AddSaturating(*last_rt_, same_boot ? SubSaturating(bt, *last_bt_) : 0);
+    realtime_ns = AddSaturating(*last_rt_, same_boot ? SubSaturating(bt, *last_bt_) : 0);
   }
   if (jumped) {
-    pending_jumps_.push_back(Jump{bt, frame.realtime_ns, old_offset, offset});
+    pending_jumps_.push_back(Jump{bt, realtime_ns, old_offset, offset});
     Report(StoreEvent::Kind::kClockJump,
            "recorded a wall-clock step of " +
                std::to_string(SubSaturating(offset, old_offset) / 1'000'000) + " ms at boottime " +
                std::to_string(bt) + " ns");
   }
   if (!same_boot || boots_.empty()) {
-    boots_.push_back(BootSeg{frame.seq, bt});
-    pending_boots_.push_back(frame.seq);
+    boots_.push_back(BootSeg{seq, bt});
+    pending_boots_.push_back(seq);
   }
   boots_.back().last_bt = bt;
-  last_rt_ = frame.realtime_ns;
+  last_rt_ = realtime_ns;
   last_bt_ = bt;
+  return realtime_ns;
 }
 
 void RingStore::Impl::Fold(uint64_t seq, int64_t realtime_ns,

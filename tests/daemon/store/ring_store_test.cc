@@ -558,6 +558,49 @@ TEST(RingStore, BackwardJumpKeepsStoredTimeMonotonicAndDeletesNothing) {
   EXPECT_EQ((*jumps)[1].new_offset_ns - (*jumps)[1].old_offset_ns, 30 * kDay);
 }
 
+// A frame appended as a shared snapshot (the sampler's) is stored as a copy
+// of it would be, seq (I2) and stored time (I11) included, and the store
+// never writes into it.
+TEST(RingStore, ASharedFrameIsStoredAsACopyWouldBeAndLeftUnchanged) {
+  TempDir dir;
+  auto copied = MustOpen(dir.File("copied.db"), Fast());
+  auto shared = MustOpen(dir.File("shared.db"), Fast());
+  ASSERT_TRUE(copied && shared);
+  copied->SetInventory(OneCpu());
+  shared->SetInventory(OneCpu());
+  std::vector<Frame> sent;
+  std::vector<std::shared_ptr<const Frame>> held;
+  int64_t bt = 10 * kSec;
+  for (int i = 0; i < 40; ++i, bt += kSec) {
+    // The wall clock 30 days behind for frames 10 to 19; seq 0 takes the
+    // next one, frames from 30 on ask for a later seq.
+    Frame f = At(bt, kT0 + bt - (i >= 10 && i < 20 ? 30 * kDay : 0), i * 7 - 100);
+    f.seq = i < 30 ? 0 : 1000 + static_cast<uint64_t>(i);
+    sent.push_back(f);
+    held.push_back(std::make_shared<const Frame>(f));
+    EXPECT_EQ(copied->Append(f), shared->Append(held.back())) << i;
+  }
+  ASSERT_TRUE(copied->Flush().ok());
+  ASSERT_TRUE(shared->Flush().ok());
+  auto want = AllFramesMonotonic(*copied);
+  auto got = AllFramesMonotonic(*shared);
+  ASSERT_EQ(want.size(), 40u);
+  ASSERT_EQ(got.size(), want.size());
+  for (size_t i = 0; i < got.size(); ++i) {
+    EXPECT_EQ(got[i].seq, want[i].seq) << i;
+    EXPECT_EQ(got[i].boottime_ns, want[i].boottime_ns) << i;
+    EXPECT_EQ(got[i].realtime_ns, want[i].realtime_ns) << i;
+    EXPECT_EQ(got[i].values, want[i].values) << i;
+  }
+  EXPECT_EQ(got[12].realtime_ns, kT0 + 22 * kSec);  // kept monotonic, not 30 days back
+  EXPECT_EQ(got[35].seq, 1035u);
+  for (size_t i = 0; i < held.size(); ++i) {
+    EXPECT_EQ(held[i]->seq, sent[i].seq) << i;
+    EXPECT_EQ(held[i]->realtime_ns, sent[i].realtime_ns) << i;
+    EXPECT_EQ(held[i]->values, sent[i].values) << i;
+  }
+}
+
 TEST(RingStore, BootIn1970ThenNtpStepKeepsHistoryAndRetentionFollowsBoottime) {
   TempDir dir;
   const auto path = dir.File("boot.db");
