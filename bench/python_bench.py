@@ -12,8 +12,9 @@
     sample off the stream, so over as many seconds as samples, as the
     reference: the sample after start() can take up to two intervals),
     where its frames came from (the daemon's local feed, or the Watch
-    stream), and its CPU by thread (/proc/self/task/*/schedstat: the
-    caller's ok() and stats, the sampling thread, any gRPC thread);
+    stream), and its CPU and the times each thread ran by thread
+    (/proc/self/task/*/schedstat: the caller's ok() and stats, the sampling
+    thread, any gRPC thread);
     beside it, measured in the same run, a bare gRPC client that asks for
     the newest frame once a second and decodes nothing (the floor of any
     client polling at 1 Hz on this machine at this load), and jetson-stats'
@@ -41,15 +42,18 @@ JTOP_CHILD = r"""
 import glob, os, resource, sys, time
 from jtop import jtop
 
-def per_thread():
-    # CPU ns by thread id, and each thread's name.
+def per_thread(caller_last):
+    # (name, CPU ns, times on a CPU) by thread id. The caller's own is read
+    # last at the start and first at the end: the reading is not counted.
+    own = "/proc/self/task/%d" % os.getpid()
+    tasks = [t for t in glob.glob("/proc/self/task/*") if t != own]
     out = {}
-    for task in glob.glob("/proc/self/task/*"):
+    for task in tasks + [own] if caller_last else [own] + tasks:
         try:
             with open(task + "/schedstat") as f:
-                ns = int(f.read().split()[0])
+                ns, _, runs = f.read().split()
             with open(task + "/comm") as f:
-                out[int(os.path.basename(task))] = (f.read().strip(), ns)
+                out[int(os.path.basename(task))] = (f.read().strip(), int(ns), int(runs))
         except OSError:
             pass  # ended meanwhile
     return out
@@ -58,11 +62,11 @@ n = int(sys.argv[1])
 with jtop(interval=1.0) as jetson:
     jetson.ok()  # the sample start() took
     jetson.ok()  # the stream's first: counted from here, n samples in n seconds
-    t0, c0 = per_thread(), time.process_time()
+    t0, c0 = per_thread(True), time.process_time()
     for _ in range(n):
         jetson.ok()
         s = jetson.stats
-    c1, t1 = time.process_time(), per_thread()
+    c1, t1 = time.process_time(), per_thread(False)
     source = type(jetson._watch).__name__
     sampler = jetson.native_id
 rss = 0
@@ -71,11 +75,14 @@ with open("/proc/self/status") as f:
         if line.startswith("VmHWM:"):
             rss = int(line.split()[1])
 threads = {}
-for tid, (name, ns) in t1.items():
+for tid, (name, ns, runs) in t1.items():
     name = "caller" if tid == os.getpid() else "sampling" if tid == sampler else name
-    threads[name] = threads.get(name, 0) + ns - t0.get(tid, (name, 0))[1]
+    _, ns0, runs0 = t0.get(tid, (name, 0, 0))
+    ns_sum, runs_sum = threads.get(name, (0, 0))
+    threads[name] = (ns_sum + ns - ns0, runs_sum + runs - runs0)
 print((c1 - c0) / n * 1000, rss / 1024.0, {"Feed": "feed", "_Watch": "Watch"}.get(source, source),
-      " ".join("%s=%.3f" % (k, v / n / 1e6) for k, v in sorted(threads.items())))
+      " ".join("%s=%.3f/%.1f" % (k, ns / n / 1e6, runs / n)
+               for k, (ns, runs) in sorted(threads.items())))
 """
 
 # The floor of a 1 Hz client: GetLatest once a second, nothing decoded.
@@ -191,7 +198,7 @@ def run(args, env, target):
     print("jtop shim at 1 Hz:              %.2f ms CPU per sample, %.1f MiB RSS (peak; "
           "jetson-stats' client: 0.55 ms, 29 MB), frames from the %s"
           % (float(out[0]), float(out[1]), out[2]))
-    print("  by thread, ms per sample:     %s" % " ".join(out[3:]))
+    print("  by thread, per sample:        %s (ms of CPU/times run)" % " ".join(out[3:]))
     bare = subprocess.check_output([sys.executable, "-c", BARE_CHILD, str(args.jtop_samples),
                                     target], env=env, universal_newlines=True)
     print("  reference, same run:          %.2f ms CPU per sample: a bare gRPC client "
