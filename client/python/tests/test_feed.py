@@ -69,18 +69,24 @@ def test_calls_reconnect_and_an_idle_channel_is_closed_again(nano, monkeypatch):
     call used it for a whole sample, the sampling thread closes it again."""
     monkeypatch.setenv("EDGEMON_CONNECT", nano.target)
     monkeypatch.setattr(sys.modules["jtop.jtop"], "_CHANNEL_IDLE_S", 0.0)
+    connects = []
+    real_connect = edgemon.connect
+    monkeypatch.setattr(edgemon, "connect", lambda *a, **k: connects.append(1) or
+                        real_connect(*a, **k))
     with jtop(interval=0.1) as jetson:
         assert jetson.ok()
         assert isinstance(jetson._watch, _feed.Feed) and jetson._client is None
+        assert len(connects) == 1  # start()'s, closed once it had the first frame
         assert isinstance(jetson.processes, list)
-        assert jetson._client is not None
-        for _ in range(20):
+        assert len(connects) == 2
+        for _ in range(50):
             if jetson._client is None:
                 break
             assert jetson.ok()
         assert jetson._client is None
-        assert isinstance(jetson.processes, list)  # and again
         assert jetson.ok()
+        assert isinstance(jetson.processes, list)  # and again
+        assert len(connects) == 3
 
 
 @pytest.mark.parametrize("absent", ["missing", "refused"])
