@@ -159,9 +159,11 @@ def test_a_refused_feed_request_is_invalid_argument(nano):
         feed.frame()  # closed after the error
 
 
-def test_the_daemon_stopping_is_one_jtop_exception_from_ok(tmp_path, monkeypatch):
-    """edgemond ending the feed as it stops (FeedError UNAVAILABLE) surfaces
-    from ok() as a JtopException, once; ok() is False from then on."""
+@pytest.mark.parametrize("end", ["stopped", "killed"])
+def test_the_daemon_going_away_is_one_jtop_exception_from_ok(tmp_path, monkeypatch, end):
+    """edgemond ending the feed as it stops (FeedError UNAVAILABLE, its own
+    message), or killed (the connection closed without one), surfaces from
+    ok() as a JtopException, once; ok() is False from then on."""
     board = Board("orin-nano", str(tmp_path))
     try:
         monkeypatch.setenv("EDGEMON_CONNECT", board.target)
@@ -170,11 +172,16 @@ def test_the_daemon_stopping_is_one_jtop_exception_from_ok(tmp_path, monkeypatch
         try:
             assert isinstance(jetson._watch, _feed.Feed)
             assert jetson.ok()
-            stop_process(board.daemon)
-            with pytest.raises(JtopException, match="feed at .*: UNAVAILABLE: ") as e:
+            if end == "stopped":
+                stop_process(board.daemon)
+                want = "feed at .*: UNAVAILABLE: (?!the daemon ended the feed)"
+            else:
+                board.daemon.kill()
+                board.daemon.wait()
+                want = "feed at .*: the daemon ended the feed"
+            with pytest.raises(JtopException, match=want):
                 for _ in range(200):
                     jetson.ok()
-            assert "ended the feed" not in str(e.value)  # the daemon's own message
             assert not jetson.ok()
         finally:
             jetson.close()
