@@ -408,13 +408,14 @@ class jtop(threading.Thread):  # noqa: N801 - jetson-stats' name
             self._publish(snap, snap)
 
     def _sample_stream(self) -> None:
-        """Over the unix socket: sample k is the first frame of the Watch
-        stamped at or after start + k intervals (the daemon's CLOCK_BOOTTIME
-        stamp is this process's clock: a frame stamped after a time arrived
-        after it). The thread sleeps until the stamp the frame it waits for
-        should carry (the last frame's plus the stream's spacing), so the
-        stream is read once per sample; frames that queued meanwhile (a slow
-        observer) are older than the sample's time and skipped."""
+        """Over the unix socket: sample k is the first frame of the feed (or
+        the Watch stream) stamped at or after start + k intervals (the
+        daemon's CLOCK_BOOTTIME stamp is this process's clock: a frame
+        stamped after a time arrived after it). The thread sleeps until the
+        stamp the frame it waits for should carry (the last frame's plus the
+        stream's spacing), so the stream is read once per sample; frames that
+        queued meanwhile (a slow observer) are older than the sample's time
+        and skipped."""
         interval_ns = int(self._interval * 1e9)
         published = time.monotonic()  # the previous sample's time
         due = published + self._interval
