@@ -13,6 +13,7 @@
 #include <fstream>
 #include <iterator>
 #include <string>
+#include <vector>
 
 #include "tests/support/inventory.h"
 #include "tests/support/temp_tree.h"
@@ -128,21 +129,21 @@ TEST(FlightRecorder, RecordsCarryACrc32cAndFirstFormatRecordsStillReplay) {
       static_cast<uint32_t>(::crc32(0L, bytes + 4, static_cast<uInt>(kHeader - 4 + len)));
   WriteAt(path, 0, "EMFR", 4);
   WriteAt(path, kHeader + len, &zlib_crc, 4);
-  {
+  auto recovered = [&] {
     auto opened = FlightRecorder::Open(path, 64 << 10);
-    ASSERT_TRUE(opened.ok()) << opened.status().ToString();
-    auto frames = std::move(opened).value()->Recover(InventoryHash(inv), 0, nullptr);
-    ASSERT_EQ(frames.size(), 2u);
-    EXPECT_EQ(frames[0].seq, 7u);
-    EXPECT_EQ(frames[0].Get(0), MakeFrame(7).Get(0));
-    EXPECT_EQ(frames[1].seq, 8u);
-    EXPECT_EQ(frames[1].Get(1), MakeFrame(8).Get(1));
-  }
+    EXPECT_TRUE(opened.ok()) << opened.status().ToString();
+    return opened.ok() ? std::move(opened).value()->Recover(InventoryHash(inv), 0, nullptr)
+                       : std::vector<Frame>{};
+  };
+  auto frames = recovered();
+  ASSERT_EQ(frames.size(), 2u);
+  EXPECT_EQ(frames[0].seq, 7u);
+  EXPECT_EQ(frames[0].Get(0), MakeFrame(7).Get(0));
+  EXPECT_EQ(frames[1].seq, 8u);
+  EXPECT_EQ(frames[1].Get(1), MakeFrame(8).Get(1));
   const uint32_t crc32c = ReferenceCrc32c(bytes + 4, kHeader - 4 + len);
   WriteAt(path, kHeader + len, &crc32c, 4);
-  auto opened = FlightRecorder::Open(path, 64 << 10);
-  ASSERT_TRUE(opened.ok()) << opened.status().ToString();
-  auto frames = std::move(opened).value()->Recover(InventoryHash(inv), 0, nullptr);
+  frames = recovered();
   ASSERT_EQ(frames.size(), 1u);
   EXPECT_EQ(frames[0].seq, 8u);
 }
