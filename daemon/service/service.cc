@@ -315,10 +315,18 @@ TelemetryService::TelemetryService(WatchHub& hub, store::RingStore& store, Clock
                                        std::max(now, w.start_ns), w.owner};
     }
   }
+  CountLeasedWindows();
+  // Sweeps every kSweepEveryMs while some open window has a lease; with none
+  // (the common case) it sleeps until a leased window is begun.
   lease_timer_ = std::thread([this] {
     std::unique_lock lock(timer_mu_);
-    while (!timer_cv_.wait_for(lock, std::chrono::milliseconds(kSweepEveryMs),
-                               [this] { return timer_stop_; })) {
+    for (;;) {
+      timer_cv_.wait(lock, [this] { return timer_stop_ || leased_windows_.load() > 0; });
+      if (timer_cv_.wait_for(lock, std::chrono::milliseconds(kSweepEveryMs),
+                             [this] { return timer_stop_; })) {
+        return;
+      }
+      timer_sweeps_.fetch_add(1, std::memory_order_relaxed);
       (void)window_worker_.Post([this] { SweepWindows(); });
     }
   });
@@ -357,6 +365,16 @@ void TelemetryService::SweepWindows() {
       }
     }
     it = open_windows_.erase(it);
+  }
+  CountLeasedWindows();
+}
+
+void TelemetryService::CountLeasedWindows() {
+  size_t n = 0;
+  for (const auto& [id, o] : open_windows_) n += o.lease_ns.has_value();
+  if (leased_windows_.exchange(n) == 0 && n > 0) {
+    { std::lock_guard lock(timer_mu_); }  // the timer is waiting, or sees n before it waits
+    timer_cv_.notify_all();
   }
 }
 
@@ -613,6 +631,7 @@ grpc::ServerUnaryReactor* TelemetryService::BeginWindow(grpc::CallbackServerCont
         if (!id.ok()) return StoreFailure(store_, "begin window: " + id.status().message());
         open_windows_[*id] =
             OpenWindow{lease, lease ? clock_.MonotonicNs() + *lease : 0, start, who.key};
+        if (lease) CountLeasedWindows();
         wire::ToProto(Window{*id, label, start, std::nullopt, false, lease, who.key}, resp);
         return Status::Ok();
       },

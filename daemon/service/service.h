@@ -31,6 +31,7 @@
 // after grpc::Server::Shutdown returned.
 #pragma once
 
+#include <atomic>
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
@@ -135,6 +136,9 @@ class TelemetryService final : public v1::Telemetry::CallbackService {
   Worker& worker() { return worker_; }
   const ServiceOptions& options() const { return options_; }
   int64_t frame_period_ns() const;
+  // Sweeps of leased windows the timer asked for (none while no open
+  // window has a lease).
+  uint64_t timer_sweeps() const { return timer_sweeps_.load(); }
 
  private:
   // Who made the call.
@@ -152,6 +156,9 @@ class TelemetryService final : public v1::Telemetry::CallbackService {
   void NextSummaryPage(grpc::ServerUnaryReactor* r, const std::shared_ptr<summary::Summarizer>& run,
                        v1::Summary* out);
   summary::SummaryOptions MakeSummaryOptions() const;
+  // Recounts leased_windows_ (window worker, or the constructor) and wakes
+  // the sweep timer when the first one appears.
+  void CountLeasedWindows();
   Status DoListProcesses(const v1::ListProcessesRequest& req, v1::ListProcessesResponse* out);
 
   WatchHub& hub_;
@@ -190,6 +197,10 @@ class TelemetryService final : public v1::Telemetry::CallbackService {
   std::mutex timer_mu_;
   std::condition_variable timer_cv_;
   bool timer_stop_ = false;  // guarded by timer_mu_
+  // Open windows with a lease, counted on the window worker after a sweep
+  // and when a leased window begins: the sweeps run only while it is > 0.
+  std::atomic<size_t> leased_windows_{0};
+  std::atomic<uint64_t> timer_sweeps_{0};
 };
 
 }  // namespace edgemon::service

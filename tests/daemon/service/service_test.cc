@@ -991,6 +991,33 @@ TEST_F(ServiceTest, LeasedWindowIsClosedAsAbandonedWhenNotRenewed) {
 }
 
 // At most 1024 windows are open at once; a huge label is refused and written nowhere.
+// Leases of windows are swept only while some open window has one: an
+// idle daemon's sweep timer sleeps (it woke 5 times a second, and its
+// worker with it).
+TEST_F(ServiceTest, WindowSweepsRunOnlyWhileAWindowHasALease) {
+  v1::Window plain, leased;
+  ASSERT_TRUE(Begin(*stub_, "plain", std::nullopt, &plain).ok());
+  std::this_thread::sleep_for(std::chrono::milliseconds(700));
+  EXPECT_EQ(service_->timer_sweeps(), 0u);
+  ASSERT_TRUE(Begin(*stub_, "leased", 60'000, &leased).ok());
+  for (int i = 0; i < 500 && service_->timer_sweeps() < 2; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  EXPECT_GE(service_->timer_sweeps(), 2u);
+  {
+    grpc::ClientContext ctx;
+    v1::EndWindowRequest er;
+    er.set_id(leased.id());
+    v1::Window ended;
+    ASSERT_TRUE(stub_->EndWindow(&ctx, er, &ended).ok());
+  }
+  // The next sweep finds no lease left; the timer then sleeps again.
+  std::this_thread::sleep_for(std::chrono::milliseconds(600));
+  const uint64_t settled = service_->timer_sweeps();
+  std::this_thread::sleep_for(std::chrono::milliseconds(700));
+  EXPECT_EQ(service_->timer_sweeps(), settled);
+}
+
 TEST_F(ServiceTest, OpenWindowsAndLabelsAreCapped) {
   v1::Window w;
   auto huge = Begin(*stub_, std::string(64 << 10, 'x'), 1000, &w);
