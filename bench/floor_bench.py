@@ -3,26 +3,30 @@
 absolute deadlines and preads the distinct files the collectors read: one
 does nothing else (pread only), the other also turns each file's text into
 numbers (strtoll/strtod over every token into a reused array: pread and
-parse, the floor as the performance target defines it). Two settings, each on the same simulated AGX Orin tree
-(edgemon-sim), daemon then floor:
+parse, the floor as the performance target defines it). Two settings, each on
+the same simulated AGX Orin tree (edgemon-sim), the daemon and both floors
+running at once over the same window (so that the ratios do not follow this
+VM's drift from one window to the next; --one-at-a-time measures them in turn):
   * 100 Hz frames (sampling, storing, publishing to the watch hub and
     /metrics), rails only with frames;
   * 1 Hz frames with the rails at 100 Hz (the energy path between frames),
     the daemon's default shape; the floor reads the rail files every tick
     and the rest once a second.
-CPU comes from /proc/PID/task/*/schedstat over the same steady-state window,
-as microseconds of CPU per 10 ms tick. --edgemond measures another build of
+CPU comes from /proc/PID/task/*/schedstat over a steady-state window, as
+microseconds of CPU per 10 ms tick. --edgemond measures another build of
 the daemon (an older one, side by side) against the same floors.
 
   bench/floor_bench.py BUILD_DIR [--seconds 30] [--board agx-orin] [--edgemond PATH]
+                       [--one-at-a-time]
 """
 import os
 import subprocess
 import sys
 import tempfile
+import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from bench_common import board_args, cpu_over, simulated_board  # noqa: E402
+from bench_common import board_args, cpu_ns, cpu_over, simulated_board  # noqa: E402
 from harness import free_port  # noqa: E402
 
 RATE_HZ = 100
@@ -40,9 +44,31 @@ def measure(cmd, seconds):
     return cpu / (wall * RATE_HZ)
 
 
+def measure_together(cmds, seconds):
+    """CPU ns per 1/RATE_HZ tick of each of `cmds`, all running at once, over
+    the same `seconds` after a warm-up: each sees the same machine, so their
+    ratio does not follow the VM's drift from one window to the next."""
+    procs = [subprocess.Popen(c, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+             for c in cmds]
+    try:
+        time.sleep(WARMUP_S)
+        c0, t0 = [cpu_ns(p.pid) for p in procs], time.monotonic()
+        time.sleep(seconds)
+        c1, wall = [cpu_ns(p.pid) for p in procs], time.monotonic() - t0
+    finally:
+        for p in procs:
+            p.terminate()
+        for p in procs:
+            p.wait(timeout=30)
+    return [(b - a) / (wall * RATE_HZ) for a, b in zip(c0, c1)]
+
+
 def main():
     ap = board_args()
     ap.add_argument("--edgemond", help="the daemon to measure (default: BUILD_DIR's)")
+    ap.add_argument("--one-at-a-time", action="store_true",
+                    help="measure the daemon, then each floor, in turn (default: all three "
+                         "at once, over the same window)")
     a = ap.parse_args()
     edgemond = a.edgemond or os.path.join(a.build, "daemon", "edgemond")
     load = os.getloadavg()
@@ -51,26 +77,34 @@ def main():
         cfg = os.path.join(tmp, "edgemond.toml")
         with open(cfg, "w") as f:
             f.write("[store]\ncommit_interval_ms = 1000\n")
-        print(f"board {a.board} (simulated), {a.seconds:.0f} s each, CPU from schedstat, "
+        how = "each in turn" if a.one_at_a_time else "daemon and both floors at once"
+        print(f"board {a.board} (simulated), {a.seconds:.0f} s, {how}, CPU from schedstat, "
               f"load average {load[0]:.2f} at the start")
         print(f"edgemond: {edgemond}")
         for label, interval_ms, energy_hz, frame_every in (
                 ("100 Hz frames", 1000 // RATE_HZ, 0, 1),
                 ("1 Hz frames, rails at 100 Hz", 1000, RATE_HZ, RATE_HZ)):
             db = os.path.join(tmp, f"floor-{interval_ms}.db")
-            daemon = measure([edgemond, "--root", root,
-                              "--db", db, "--config", cfg,
-                              "--listen", "unix:" + os.path.join(tmp, "e.sock"),
-                              "--metrics-listen", f"127.0.0.1:{free_port()}",
-                              "--interval-ms", str(interval_ms),
-                              "--energy-rate-hz", str(energy_hz),
-                              "--log-level", "warn"], a.seconds)
-            floors = [(what, measure([os.path.join(a.build, "bench", "floor_sampler"),
-                                      "--root", root, "--rate-hz", str(RATE_HZ),
-                                      "--frame-every", str(frame_every),
-                                      "--seconds", str(a.seconds + WARMUP_S + 5), *extra],
-                                     a.seconds))
-                      for what, extra in (("pread only", []), ("pread and parse", ["--parse"]))]
+            daemon_cmd = [edgemond, "--root", root,
+                          "--db", db, "--config", cfg,
+                          "--listen", "unix:" + os.path.join(tmp, "e.sock"),
+                          "--metrics-listen", f"127.0.0.1:{free_port()}",
+                          "--interval-ms", str(interval_ms),
+                          "--energy-rate-hz", str(energy_hz),
+                          "--log-level", "warn"]
+            floor_cmds = [(what, [os.path.join(a.build, "bench", "floor_sampler"),
+                                  "--root", root, "--rate-hz", str(RATE_HZ),
+                                  "--frame-every", str(frame_every),
+                                  "--seconds", str(a.seconds + WARMUP_S + 5), *extra])
+                          for what, extra in (("pread only", []),
+                                              ("pread and parse", ["--parse"]))]
+            if a.one_at_a_time:
+                daemon = measure(daemon_cmd, a.seconds)
+                floors = [(what, measure(cmd, a.seconds)) for what, cmd in floor_cmds]
+            else:
+                daemon, *costs = measure_together(
+                    [daemon_cmd] + [cmd for _, cmd in floor_cmds], a.seconds)
+                floors = [(what, cost) for (what, _), cost in zip(floor_cmds, costs)]
             print(f"{label}:")
             print(f"  edgemond              {daemon / 1e3:8.1f} us CPU per 10 ms tick")
             for what, floor in floors:
