@@ -17,9 +17,10 @@ microseconds of CPU per 10 ms tick. --edgemond measures another build of
 the daemon (an older one, side by side) against the same floors.
 
   bench/floor_bench.py BUILD_DIR [--seconds 30] [--board agx-orin] [--edgemond PATH]
-                       [--one-at-a-time]
+                       [--rounds N] [--one-at-a-time]
 """
 import os
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -66,6 +67,9 @@ def measure_together(cmds, seconds):
 def main():
     ap = board_args()
     ap.add_argument("--edgemond", help="the daemon to measure (default: BUILD_DIR's)")
+    ap.add_argument("--rounds", type=int, default=1,
+                    help="measure each setting this many times, alternating, and print the "
+                         "median ratio (each round's figures too)")
     ap.add_argument("--one-at-a-time", action="store_true",
                     help="measure the daemon, then each floor, in turn (default: all three "
                          "at once, over the same window)")
@@ -81,37 +85,48 @@ def main():
         print(f"board {a.board} (simulated), {a.seconds:.0f} s, {how}, CPU from schedstat, "
               f"load average {load[0]:.2f} at the start")
         print(f"edgemond: {edgemond}")
-        for label, interval_ms, energy_hz, frame_every in (
-                ("100 Hz frames", 1000 // RATE_HZ, 0, 1),
-                ("1 Hz frames, rails at 100 Hz", 1000, RATE_HZ, RATE_HZ)):
-            db = os.path.join(tmp, f"floor-{interval_ms}.db")
-            daemon_cmd = [edgemond, "--root", root,
-                          "--db", db, "--config", cfg,
-                          "--listen", "unix:" + os.path.join(tmp, "e.sock"),
-                          "--metrics-listen", f"127.0.0.1:{free_port()}",
-                          "--interval-ms", str(interval_ms),
-                          "--energy-rate-hz", str(energy_hz),
-                          "--log-level", "warn"]
-            floor_cmds = [(what, [os.path.join(a.build, "bench", "floor_sampler"),
-                                  "--root", root, "--rate-hz", str(RATE_HZ),
-                                  "--frame-every", str(frame_every),
-                                  "--seconds", str(a.seconds + WARMUP_S + 5), *extra])
-                          for what, extra in (("pread only", []),
-                                              ("pread and parse", ["--parse"]))]
-            if a.one_at_a_time:
-                daemon = measure(daemon_cmd, a.seconds)
-                floors = [(what, measure(cmd, a.seconds)) for what, cmd in floor_cmds]
-            else:
-                daemon, *costs = measure_together(
-                    [daemon_cmd] + [cmd for _, cmd in floor_cmds], a.seconds)
-                floors = [(what, cost) for (what, _), cost in zip(floor_cmds, costs)]
-            print(f"{label}:")
-            print(f"  edgemond              {daemon / 1e3:8.1f} us CPU per 10 ms tick")
-            for what, floor in floors:
-                print(f"  floor, {what:15} {floor / 1e3:8.1f} us CPU per 10 ms tick "
-                      f"(absolute deadline)")
-            for what, floor in floors:
-                print(f"  ratio to {what:13} {daemon / floor:8.2f}x (target: within 1.5x)")
+        settings = (("100 Hz frames", 1000 // RATE_HZ, 0, 1),
+                    ("1 Hz frames, rails at 100 Hz", 1000, RATE_HZ, RATE_HZ))
+        ratios = {(label, what): [] for label, *_ in settings
+                  for what in ("pread only", "pread and parse")}
+        for rnd in range(1, a.rounds + 1):
+            for label, interval_ms, energy_hz, frame_every in settings:
+                db = os.path.join(tmp, f"floor-{interval_ms}-{rnd}.db")
+                daemon_cmd = [edgemond, "--root", root,
+                              "--db", db, "--config", cfg,
+                              "--listen", "unix:" + os.path.join(tmp, "e.sock"),
+                              "--metrics-listen", f"127.0.0.1:{free_port()}",
+                              "--interval-ms", str(interval_ms),
+                              "--energy-rate-hz", str(energy_hz),
+                              "--log-level", "warn"]
+                floor_cmds = [(what, [os.path.join(a.build, "bench", "floor_sampler"),
+                                      "--root", root, "--rate-hz", str(RATE_HZ),
+                                      "--frame-every", str(frame_every),
+                                      "--seconds", str(a.seconds + WARMUP_S + 5), *extra])
+                              for what, extra in (("pread only", []),
+                                                  ("pread and parse", ["--parse"]))]
+                if a.one_at_a_time:
+                    daemon = measure(daemon_cmd, a.seconds)
+                    floors = [(what, measure(cmd, a.seconds)) for what, cmd in floor_cmds]
+                else:
+                    daemon, *costs = measure_together(
+                        [daemon_cmd] + [cmd for _, cmd in floor_cmds], a.seconds)
+                    floors = [(what, cost) for (what, _), cost in zip(floor_cmds, costs)]
+                print(f"{label}" + (f" (round {rnd}, load {os.getloadavg()[0]:.2f})"
+                                    if a.rounds > 1 else "") + ":")
+                print(f"  edgemond              {daemon / 1e3:8.1f} us CPU per 10 ms tick")
+                for what, floor in floors:
+                    print(f"  floor, {what:15} {floor / 1e3:8.1f} us CPU per 10 ms tick "
+                          f"(absolute deadline)")
+                for what, floor in floors:
+                    ratios[(label, what)].append(daemon / floor)
+                    print(f"  ratio to {what:13} {daemon / floor:8.2f}x (target: within 1.5x)")
+        if a.rounds > 1:
+            print(f"over {a.rounds} rounds:")
+            for (label, what), rs in ratios.items():
+                print(f"  {label}, to {what}: median {statistics.median(rs):.2f}x "
+                      f"({min(rs):.2f}-{max(rs):.2f}x; within 1.5x in "
+                      f"{sum(r <= 1.5 for r in rs)} of {len(rs)})")
         print(f"load average {os.getloadavg()[0]:.2f} at the end")
 
 
