@@ -19,16 +19,6 @@
 
 namespace edgemon::service {
 
-namespace {
-
-int64_t SteadyMs() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(
-             std::chrono::steady_clock::now().time_since_epoch())
-      .count();
-}
-
-}  // namespace
-
 std::string FeedPath(const std::string& unix_path) {
   return unix_path + ".feed";
 }
@@ -36,7 +26,7 @@ std::string FeedPath(const std::string& unix_path) {
 class LocalFeed::Connection final : public WatchHub::Subscriber {
  public:
   Connection(LocalFeed& feed, int fd, PeerCred cred)
-      : feed_(feed), fd_(fd), cred_(cred), deadline_ms_(SteadyMs() + feed.request_timeout_ms_) {}
+      : feed_(feed), fd_(fd), cred_(cred), deadline_ms_(feed.NowMs() + feed.request_timeout_ms_) {}
   ~Connection() override { ::close(fd_); }
   Connection(const Connection&) = delete;
   Connection& operator=(const Connection&) = delete;
@@ -122,7 +112,7 @@ class LocalFeed::Connection final : public WatchHub::Subscriber {
   LocalFeed& feed_;
   const int fd_;
   const PeerCred cred_;
-  const int64_t deadline_ms_;  // the request's, on the steady clock
+  const int64_t deadline_ms_;  // the request's, on the monotonic clock (NowMs)
   std::mutex mu_;
   bool dead_ = false;              // guarded by mu_
   WatchSpacing spacing_{0};        // guarded by mu_
@@ -264,7 +254,7 @@ void LocalFeed::Run() {
     fds.push_back({listen_fd_, POLLIN, 0});
     int timeout = -1;
     if (first_deadline >= 0) {
-      timeout = static_cast<int>(std::max<int64_t>(0, first_deadline - SteadyMs()) + 1);
+      timeout = static_cast<int>(std::max<int64_t>(0, first_deadline - NowMs()) + 1);
     }
     if (::poll(fds.data(), fds.size(), timeout) < 0 && errno != EINTR) {
       std::this_thread::sleep_for(std::chrono::milliseconds(10));
@@ -275,7 +265,7 @@ void LocalFeed::Run() {
       uint64_t count = 0;
       (void)!::read(wake_fd_, &count, sizeof count);
     }
-    const int64_t now = SteadyMs();
+    const int64_t now = NowMs();
     for (size_t i = 0; i < conns.size(); ++i) {
       Connection& c = *conns[i];
       const short ev = fds[i + 1].revents;

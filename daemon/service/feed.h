@@ -56,6 +56,7 @@
 #include "daemon/service/peers.h"
 #include "daemon/service/service.h"
 #include "daemon/service/watch_hub.h"
+#include "edgemon/clock.h"
 #include "edgemon/status.h"
 
 namespace edgemon::service {
@@ -92,12 +93,16 @@ class LocalFeed {
  private:
   void Run();
   void Wake();
+  // The monotonic clock in ms. Real time, never a test's clock: request
+  // deadlines are waited for in poll().
+  int64_t NowMs() { return clock_.MonotonicNs() / 1'000'000; }
   // Accepts every connection waiting; each one over the limits of those
   // waiting for their request is ended at once.
   void Accept(std::vector<std::unique_ptr<Connection>>& conns);
 
   TelemetryService& service_;
   const int request_timeout_ms_;
+  SystemClock clock_;
   std::string path_;
   int listen_fd_ = -1;
   int wake_fd_ = -1;  // eventfd: Stop, or a connection found dead by a send
