@@ -161,6 +161,7 @@ Status RingStore::Impl::Commit() {
   pending_rollup_.clear();
   pending_spans_.clear();
   if (d.blocks_through) blocks_through_ns_ = *d.blocks_through;
+  rollup_floor_ns_ = d.rollup_floor;
   rollup_dirty_ = false;
   rollup_seq_ = pending_rollup_seq_;
   for (auto& c : chans_) c.dirty = false;
@@ -302,11 +303,21 @@ Status RingStore::Impl::TryCommit(Deltas& d) {
         return e;
       }
     }
-    // (I5) rollup and window retention, with every batch of frames.
+    // (I5) rollup and window retention, with every batch of frames. The
+    // rollup pass (a few statements per channel) runs only when a row can be
+    // older than the cutoff: once a period, or after a row from before the
+    // last cutoff was written (the wall clock went back).
+    for (const auto& r : pending_rollup_) d.Wrote(r.t_ns);
+    for (const auto& r : pending_spans_) d.Wrote(r.t_ns);
+    std::optional<int64_t> floor = rollup_floor_ns_;
+    if (floor && d.written_from) floor = std::min(*floor, *d.written_from);
     if (!batch_.empty() || rollup_dirty_) {
       if (newest) {
         int64_t cutoff = SubSaturating(*newest, options_.rollup_retention_ns);
-        if (Status e = DeleteRollup(cutoff, d.rollup_deleted); !e.ok()) return e;
+        if (!floor || cutoff > *floor) {
+          if (Status e = DeleteRollup(cutoff, d.rollup_deleted); !e.ok()) return e;
+          floor = CeilToMultiple(cutoff, options_.rollup_period_ns);
+        }
         int64_t keep = std::max(options_.raw_retention_ns, options_.rollup_retention_ns);
         sql::Stmt w(*w_, "DELETE FROM windows WHERE end_ns IS NOT NULL AND end_ns < ?1");
         if (Status e = w.Bind(1, SubSaturating(*newest, keep)).Run(); !e.ok()) return e;
@@ -318,6 +329,7 @@ Status RingStore::Impl::TryCommit(Deltas& d) {
     if (d.trimmed > 0 || d.rollup_trimmed > 0) {
       if (Status e = TrimWindowsToData(); !e.ok()) return e;
     }
+    d.rollup_floor = floor;
     if (Status e = WriteMeta("frames", frames_ + d.inserted - d.expired - d.trimmed); !e.ok()) {
       return e;
     }
@@ -464,6 +476,7 @@ Status RingStore::Impl::WriteSpans(Deltas& d) {
     }
     const int64_t block = FloorToMultiple(s.Int(0), len);
     if (Status e = WriteBlock(block); !e.ok()) return e;
+    d.Wrote(block);
     from = AddSaturating(block, len);
   }
   if (open_block > blocks_through_ns_) {

@@ -339,6 +339,9 @@ class RingStore::Impl {
     std::optional<int64_t> channels_version;
     size_t boots_emptied = 0;               // oldest boot segments fully expired (I5)
     std::optional<int64_t> blocks_through;  // (I15) meta.blocks_through_ns as written
+    std::optional<int64_t> written_from;    // the oldest rollup, span or block row written
+    std::optional<int64_t> rollup_floor;    // rollup_floor_ns_ once committed
+    void Wrote(int64_t t_ns) { written_from = std::min(written_from.value_or(t_ns), t_ns); }
   };
   Status TryCommit(Deltas& d);
   Status EnsureRoom(int64_t need_pages, int64_t target_pages, Deltas& d);
@@ -431,6 +434,7 @@ class RingStore::Impl {
   std::unordered_map<std::string, uint32_t> id_by_key_;
   std::vector<uint32_t> inv_map_;                    // inventory ChannelId -> store id (0 = none)
   std::vector<std::pair<uint32_t, int64_t>> pairs_;  // scratch
+  std::vector<char> encoded_;  // scratch: a frame is encoded here, then copied at its size
   struct Row {
     uint64_t seq;
     int64_t boottime_ns;
@@ -463,6 +467,11 @@ class RingStore::Impl {
   int64_t blocks_through_ns_ = INT64_MIN;  // as stored (meta.blocks_through_ns)
   uint64_t pending_rollup_seq_ = 0;        // rollup_seq once pending_rollup_ is written
   bool rollup_dirty_ = false;
+  // (I5) No rollup, span or block row is older than this (they sit on the
+  // period grid, and DeleteRollup took every row before the last cutoff):
+  // the retention pass has nothing to delete until the cutoff passes it.
+  // Unknown until the first commit, which runs the pass.
+  std::optional<int64_t> rollup_floor_ns_;
   uint64_t rollup_seq_ = 0;       // as stored
   int64_t frames_ = 0;            // as stored (meta.frames)
   int64_t rollup_rows_ = 0;       // as stored (meta.rollup_rows)

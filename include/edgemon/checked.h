@@ -85,6 +85,13 @@ constexpr int64_t FloorToMultiple(int64_t t, int64_t period) {
   return SubSaturating(t, FloorMod(t, period));
 }
 
+// The smallest multiple of `period` (> 0) at or above `t`, clamped to
+// INT64_MAX where that multiple is above it.
+constexpr int64_t CeilToMultiple(int64_t t, int64_t period) {
+  const int64_t rem = FloorMod(t, period);
+  return rem == 0 ? t : AddSaturating(t, period - rem);
+}
+
 // to - from for from <= to, exactly (up to 2^64 - 1); 0 when to < from.
 constexpr uint64_t SpanNs(int64_t from, int64_t to) {
   if (to <= from) return 0;
