@@ -13,11 +13,15 @@ VM's drift from one window to the next; --one-at-a-time measures them in turn):
     the daemon's default shape; the floor reads the rail files every tick
     and the rest once a second.
 CPU comes from /proc/PID/task/*/schedstat over a steady-state window, as
-microseconds of CPU per 10 ms tick. --edgemond measures another build of
+microseconds of CPU per 10 ms tick. Rounds alternate which process starts
+first (on this VM the order alone moved identical floors by up to 30 %).
+--with-collectors adds a third reference, the daemon's own collectors on the
+same bare loop (floor_sampler --collect): what sampling alone costs, apart
+from storing, publishing and the daemon's threads. --edgemond measures another build of
 the daemon (an older one, side by side) against the same floors.
 
   bench/floor_bench.py BUILD_DIR [--seconds 30] [--board agx-orin] [--edgemond PATH]
-                       [--rounds N] [--one-at-a-time]
+                       [--rounds N] [--one-at-a-time] [--with-collectors]
 """
 import os
 import statistics
@@ -45,12 +49,15 @@ def measure(cmd, seconds):
     return cpu / (wall * RATE_HZ)
 
 
-def measure_together(cmds, seconds):
+def measure_together(cmds, seconds, reverse=False):
     """CPU ns per 1/RATE_HZ tick of each of `cmds`, all running at once, over
     the same `seconds` after a warm-up: each sees the same machine, so their
-    ratio does not follow the VM's drift from one window to the next."""
-    procs = [subprocess.Popen(c, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-             for c in cmds]
+    ratio does not follow the VM's drift from one window to the next.
+    `reverse` starts them last to first (the figures keep `cmds`' order)."""
+    order = list(reversed(range(len(cmds)))) if reverse else list(range(len(cmds)))
+    started = {i: subprocess.Popen(cmds[i], stdout=subprocess.DEVNULL,
+                                   stderr=subprocess.DEVNULL) for i in order}
+    procs = [started[i] for i in range(len(cmds))]
     try:
         time.sleep(WARMUP_S)
         c0, t0 = [cpu_ns(p.pid) for p in procs], time.monotonic()
@@ -70,6 +77,9 @@ def main():
     ap.add_argument("--rounds", type=int, default=1,
                     help="measure each setting this many times, alternating, and print the "
                          "median ratio (each round's figures too)")
+    ap.add_argument("--with-collectors", action="store_true",
+                    help="also run the daemon's own collectors on the bare loop "
+                         "(floor_sampler --collect) and print the daemon's ratio to them")
     ap.add_argument("--one-at-a-time", action="store_true",
                     help="measure the daemon, then each floor, in turn (default: all three "
                          "at once, over the same window)")
@@ -87,8 +97,8 @@ def main():
         print(f"edgemond: {edgemond}")
         settings = (("100 Hz frames", 1000 // RATE_HZ, 0, 1),
                     ("1 Hz frames, rails at 100 Hz", 1000, RATE_HZ, RATE_HZ))
-        ratios = {(label, what): [] for label, *_ in settings
-                  for what in ("pread only", "pread and parse")}
+        refs = ("pread only", "pread and parse") + (("collectors",) if a.with_collectors else ())
+        ratios = {(label, what): [] for label, *_ in settings for what in refs}
         for rnd in range(1, a.rounds + 1):
             for label, interval_ms, energy_hz, frame_every in settings:
                 db = os.path.join(tmp, f"floor-{interval_ms}-{rnd}.db")
@@ -104,13 +114,16 @@ def main():
                                       "--frame-every", str(frame_every),
                                       "--seconds", str(a.seconds + WARMUP_S + 5), *extra])
                               for what, extra in (("pread only", []),
-                                                  ("pread and parse", ["--parse"]))]
+                                                  ("pread and parse", ["--parse"]),
+                                                  ("collectors", ["--collect"]))
+                              if what != "collectors" or a.with_collectors]
                 if a.one_at_a_time:
                     daemon = measure(daemon_cmd, a.seconds)
                     floors = [(what, measure(cmd, a.seconds)) for what, cmd in floor_cmds]
                 else:
                     daemon, *costs = measure_together(
-                        [daemon_cmd] + [cmd for _, cmd in floor_cmds], a.seconds)
+                        [daemon_cmd] + [cmd for _, cmd in floor_cmds], a.seconds,
+                        reverse=rnd % 2 == 0)
                     floors = [(what, cost) for (what, _), cost in zip(floor_cmds, costs)]
                 print(f"{label}" + (f" (round {rnd}, load {os.getloadavg()[0]:.2f})"
                                     if a.rounds > 1 else "") + ":")
@@ -120,13 +133,15 @@ def main():
                           f"(absolute deadline)")
                 for what, floor in floors:
                     ratios[(label, what)].append(daemon / floor)
-                    print(f"  ratio to {what:13} {daemon / floor:8.2f}x (target: within 1.5x)")
+                    goal = "for reference" if what == "collectors" else "target: within 1.5x"
+                    print(f"  ratio to {what:13} {daemon / floor:8.2f}x ({goal})")
         if a.rounds > 1:
             print(f"over {a.rounds} rounds:")
             for (label, what), rs in ratios.items():
+                within = ("" if what == "collectors" else
+                          f"; within 1.5x in {sum(r <= 1.5 for r in rs)} of {len(rs)}")
                 print(f"  {label}, to {what}: median {statistics.median(rs):.2f}x "
-                      f"({min(rs):.2f}-{max(rs):.2f}x; within 1.5x in "
-                      f"{sum(r <= 1.5 for r in rs)} of {len(rs)})")
+                      f"({min(rs):.2f}-{max(rs):.2f}x{within})")
         print(f"load average {os.getloadavg()[0]:.2f} at the end")
 
 

@@ -9,10 +9,13 @@
 // (the collectors the daemon also runs between frames) are read every tick
 // and the rest every Nth tick: the floor of 1 Hz frames with rails at
 // 100 Hz is --rate-hz 100 --frame-every 100.
+// With --collect, the loop runs the daemon's own collectors instead
+// (Collection::Sample, SampleFast between frames) and nothing else of the
+// daemon: the share of the daemon's cost that is sampling alone.
 // bench/floor_bench.py runs it beside edgemond and prints both CPU costs.
 //
 //   build/bench/floor_sampler --root DIR [--rate-hz 100] [--frame-every 1] [--seconds 30]
-//                             [--parse]
+//                             [--parse | --collect]
 #include <fcntl.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
@@ -95,17 +98,52 @@ void ReadFile(int fd, std::vector<char>& buf, bool parse, std::vector<double>& n
   if (parse) ParseNumbers(buf.data(), numbers);
 }
 
+// --collect: the daemon's own collectors (Collection::Sample, SampleFast
+// between frames) on the same absolute-deadline loop, with nothing else of
+// the daemon: no store, sinks, threads or clients.
+int CollectLoop(const std::string& root, double rate_hz, double seconds, long frame_every) {
+  edgemon::RootedSysFs fs(root);
+  edgemon::Collection collection(fs, edgemon::MakeDefaultCollectors({}), {}, nullptr);
+  collection.Discover();
+  edgemon::Frame frame;
+  const int64_t period = static_cast<int64_t>(1e9 / rate_hz);
+  timespec now{};
+  clock_gettime(CLOCK_MONOTONIC, &now);
+  const int64_t start = Ns(now);
+  const int64_t end = start + static_cast<int64_t>(seconds * 1e9);
+  const int64_t cpu0 = CpuNs();
+  long ticks = 0;
+  for (int64_t next = start + period; next < end; next += period) {
+    timespec at{static_cast<time_t>(next / 1'000'000'000), static_cast<long>(next % 1'000'000'000)};
+    while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &at, nullptr) != 0) {
+    }
+    clock_gettime(CLOCK_BOOTTIME, &now);
+    if (ticks % frame_every == 0) {
+      collection.Sample(Ns(now), frame);
+    } else {
+      collection.SampleFast(Ns(now));
+    }
+    ++ticks;
+  }
+  const int64_t cpu = CpuNs() - cpu0;
+  std::printf(
+      "floor: the daemon's collectors, frames every %ld, %ld ticks at %.0f Hz, %.1f us CPU per "
+      "tick\n",
+      frame_every, ticks, rate_hz, static_cast<double>(cpu) / 1e3 / static_cast<double>(ticks));
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   std::string root;
   double rate_hz = 100, seconds = 30;
   long frame_every = 1;
-  bool parse = false;
+  bool parse = false, collect = false;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
-    if (a == "--parse") {
-      parse = true;
+    if (a == "--parse" || a == "--collect") {
+      (a == "--parse" ? parse : collect) = true;
       continue;
     }
     if (i + 1 == argc) break;
@@ -126,6 +164,7 @@ int main(int argc, char** argv) {
   for (auto& c : edgemon::MakeDefaultCollectors({})) {
     (c->FastPath() ? fast : rest).push_back(std::move(c));
   }
+  if (collect) return CollectLoop(root, rate_hz, seconds, frame_every);
   const std::vector<int> rails = OpenedBy(root, std::move(fast), seen);
   const std::vector<int> others = OpenedBy(root, std::move(rest), seen);
   const int64_t period = static_cast<int64_t>(1e9 / rate_hz);
