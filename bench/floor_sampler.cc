@@ -22,6 +22,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <memory>
@@ -98,6 +99,33 @@ void ReadFile(int fd, std::vector<char>& buf, bool parse, std::vector<double>& n
   if (parse) ParseNumbers(buf.data(), numbers);
 }
 
+struct Loop {
+  long ticks = 0;
+  double us_per_tick = 0;  // CPU
+};
+
+// Calls tick(n) for n = 0, 1, ... on absolute deadlines 1/rate_hz apart for
+// `seconds`; the CPU it took per tick.
+template <typename Tick>
+Loop OnDeadlines(double rate_hz, double seconds, Tick&& tick) {
+  const int64_t period = static_cast<int64_t>(1e9 / rate_hz);
+  timespec now{};
+  clock_gettime(CLOCK_MONOTONIC, &now);
+  const int64_t start = Ns(now);
+  const int64_t end = start + static_cast<int64_t>(seconds * 1e9);
+  const int64_t cpu0 = CpuNs();
+  Loop loop;
+  for (int64_t next = start + period; next < end; next += period) {
+    timespec at{static_cast<time_t>(next / 1'000'000'000), static_cast<long>(next % 1'000'000'000)};
+    while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &at, nullptr) != 0) {
+    }
+    tick(loop.ticks++);
+  }
+  loop.us_per_tick =
+      static_cast<double>(CpuNs() - cpu0) / 1e3 / static_cast<double>(std::max(1L, loop.ticks));
+  return loop;
+}
+
 // --collect: the daemon's own collectors (Collection::Sample, SampleFast
 // between frames) on the same absolute-deadline loop, with nothing else of
 // the daemon: no store, sinks, threads or clients.
@@ -106,30 +134,19 @@ int CollectLoop(const std::string& root, double rate_hz, double seconds, long fr
   edgemon::Collection collection(fs, edgemon::MakeDefaultCollectors({}), {}, nullptr);
   collection.Discover();
   edgemon::Frame frame;
-  const int64_t period = static_cast<int64_t>(1e9 / rate_hz);
-  timespec now{};
-  clock_gettime(CLOCK_MONOTONIC, &now);
-  const int64_t start = Ns(now);
-  const int64_t end = start + static_cast<int64_t>(seconds * 1e9);
-  const int64_t cpu0 = CpuNs();
-  long ticks = 0;
-  for (int64_t next = start + period; next < end; next += period) {
-    timespec at{static_cast<time_t>(next / 1'000'000'000), static_cast<long>(next % 1'000'000'000)};
-    while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &at, nullptr) != 0) {
-    }
+  const Loop loop = OnDeadlines(rate_hz, seconds, [&](long n) {
+    timespec now{};
     clock_gettime(CLOCK_BOOTTIME, &now);
-    if (ticks % frame_every == 0) {
+    if (n % frame_every == 0) {
       collection.Sample(Ns(now), frame);
     } else {
       collection.SampleFast(Ns(now));
     }
-    ++ticks;
-  }
-  const int64_t cpu = CpuNs() - cpu0;
+  });
   std::printf(
-      "floor: the daemon's collectors, frames every %ld, %ld ticks at %.0f Hz, %.1f us CPU per "
-      "tick\n",
-      frame_every, ticks, rate_hz, static_cast<double>(cpu) / 1e3 / static_cast<double>(ticks));
+      "floor: the daemon's collectors, frames every %ld, %ld ticks at %.0f Hz, %.1f us CPU "
+      "per tick\n",
+      frame_every, loop.ticks, rate_hz, loop.us_per_tick);
   return 0;
 }
 
@@ -156,7 +173,7 @@ int main(int argc, char** argv) {
   if (root.empty() || rate_hz <= 0 || seconds <= 0 || frame_every < 1) {
     std::fprintf(stderr,
                  "usage: floor_sampler --root DIR [--rate-hz 100] [--frame-every 1] "
-                 "[--seconds 30] [--parse]\n");
+                 "[--seconds 30] [--parse | --collect]\n");
     return 2;
   }
   std::set<std::pair<dev_t, ino_t>> seen;
@@ -167,32 +184,20 @@ int main(int argc, char** argv) {
   if (collect) return CollectLoop(root, rate_hz, seconds, frame_every);
   const std::vector<int> rails = OpenedBy(root, std::move(fast), seen);
   const std::vector<int> others = OpenedBy(root, std::move(rest), seen);
-  const int64_t period = static_cast<int64_t>(1e9 / rate_hz);
   std::vector<char> buf(4096);
   std::vector<double> numbers;
   numbers.reserve(512);
-  timespec now{};
-  clock_gettime(CLOCK_MONOTONIC, &now);
-  const int64_t start = Ns(now);
-  const int64_t end = start + static_cast<int64_t>(seconds * 1e9);
-  const int64_t cpu0 = CpuNs();
-  long ticks = 0;
-  for (int64_t next = start + period; next < end; next += period) {
-    timespec at{static_cast<time_t>(next / 1'000'000'000), static_cast<long>(next % 1'000'000'000)};
-    while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &at, nullptr) != 0) {
-    }
+  const Loop loop = OnDeadlines(rate_hz, seconds, [&](long n) {
     for (int fd : rails) ReadFile(fd, buf, parse, numbers);
-    if (ticks % frame_every == 0) {
+    if (n % frame_every == 0) {
       for (int fd : others) ReadFile(fd, buf, parse, numbers);
     }
-    ++ticks;
-  }
-  const int64_t cpu = CpuNs() - cpu0;
+  });
   std::printf(
       "floor: %zu rail files every tick, %zu others every %ld, %s, %ld ticks at %.0f Hz, "
       "%.1f us CPU per tick\n",
-      rails.size(), others.size(), frame_every, parse ? "pread and parse" : "pread only", ticks,
-      rate_hz, static_cast<double>(cpu) / 1e3 / static_cast<double>(ticks));
+      rails.size(), others.size(), frame_every, parse ? "pread and parse" : "pread only",
+      loop.ticks, rate_hz, loop.us_per_tick);
   for (int fd : rails) ::close(fd);
   for (int fd : others) ::close(fd);
   return 0;
