@@ -91,7 +91,7 @@ def main():
         cfg = os.path.join(tmp, "edgemond.toml")
         with open(cfg, "w") as f:
             f.write("[store]\ncommit_interval_ms = 1000\n")
-        how = "each in turn" if a.one_at_a_time else "daemon and both floors at once"
+        how = "each in turn" if a.one_at_a_time else "the daemon and the floors at once"
         print(f"board {a.board} (simulated), {a.seconds:.0f} s, {how}, CPU from schedstat, "
               f"load average {load[0]:.2f} at the start")
         print(f"edgemond: {edgemond}")
