@@ -287,6 +287,24 @@ def live_page(d):
         cdp.screenshot(png)
         expect(os.path.getsize(png) > 20000, "the screenshot is nearly empty")
         print(f"screenshot: {png}", flush=True)
+        # On a phone-width screen every card fits the page: none is cut off at
+        # the right edge, and the page does not scroll sideways (a table wider
+        # than its card scrolls inside the card).
+        for width in (360, 320):
+            cdp.send("Emulation.setDeviceMetricsOverride",
+                     {"width": width, "height": 1500, "deviceScaleFactor": 1, "mobile": False})
+            fit = cdp.wait_for(f"""(function () {{
+              if (window.innerWidth !== {width}) return null;
+              var out = {{page: document.documentElement.scrollWidth, cut: []}};
+              document.querySelectorAll('main > section').forEach(function (s) {{
+                var r = s.getBoundingClientRect();
+                if (r.left < 0 || r.right > {width} + 0.5) out.cut.push(s.id + ' ' + r.left + '-' + r.right);
+              }});
+              return out; }})()""", f"the page laid out {width} px wide")
+            expect(not fit["cut"] and fit["page"] <= width,
+                   f"at {width} px: cards cut off {fit['cut']}, page {fit['page']} px wide")
+        cdp.send("Emulation.setDeviceMetricsOverride",
+                 {"width": 1280, "height": 1500, "deviceScaleFactor": 1, "mobile": False})
         # A second load, some frames later: the values moved with the simulator.
         # Meanwhile the fan's tachometer reads garbage: its speed is missing.
         tach = glob.glob(os.path.join(d.tmp, "board", "sys", "class", "hwmon", "*", "rpm"))
