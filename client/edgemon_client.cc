@@ -248,9 +248,14 @@ Result<std::unique_ptr<Client>> Client::Connect(std::string_view target,
   const std::string normalized = std::move(checked).value();
   grpc::ChannelArguments args;
   // gRPC's own reconnect backoff (1 s .. 120 s by default) would hide a
-  // daemon that comes back; 100 ms .. 1 s sees a restarted daemon within a second.
+  // daemon that comes back; 100 ms .. 500 ms sees a restarted daemon within a
+  // second. gRPC reads the "minimum" backoff as the time one connection
+  // attempt is given to finish its HTTP/2 handshake: at 100 ms a daemon on a
+  // busy board read as unreachable, so an attempt keeps gRPC's 20 s (each
+  // call's deadline still bounds the wait; a daemon that is not there fails
+  // at once).
   args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, 100);
-  args.SetInt(GRPC_ARG_MIN_RECONNECT_BACKOFF_MS, 100);
+  args.SetInt(GRPC_ARG_MIN_RECONNECT_BACKOFF_MS, 20'000);
   args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 500);
   args.SetMaxReceiveMessageSize(64 << 20);
   auto impl = std::make_unique<Impl>();

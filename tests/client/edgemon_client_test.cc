@@ -3,8 +3,11 @@
 // is stopped and started again). Its own types from the proto are
 // tests/client/convert_test.cc's.
 #include <gtest/gtest.h>
+#include <poll.h>
 #include <signal.h>
 #include <spawn.h>
+#include <sys/socket.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -108,6 +111,89 @@ class Daemon {
   std::string dir_, socket_;
   pid_t pid_ = -1;
 };
+
+// A unix socket in front of another that starts relaying each connection
+// only `delay` after accepting it: a daemon too busy to answer at once.
+class SlowRelay {
+ public:
+  SlowRelay(const std::string& front, const std::string& back, std::chrono::milliseconds delay)
+      : back_(back), delay_(delay) {
+    fd_ = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    sockaddr_un a{};
+    a.sun_family = AF_UNIX;
+    std::snprintf(a.sun_path, sizeof a.sun_path, "%s", front.c_str());
+    ok_ = fd_ >= 0 && ::bind(fd_, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0 &&
+          ::listen(fd_, 8) == 0;
+    if (ok_) thread_ = std::jthread([this](std::stop_token st) { Accept(st); });
+  }
+  ~SlowRelay() {
+    if (thread_.joinable()) {
+      thread_.request_stop();
+      thread_.join();
+    }
+    if (fd_ >= 0) ::close(fd_);
+  }
+  bool ok() const { return ok_; }
+
+ private:
+  void Accept(std::stop_token st) {
+    std::vector<std::jthread> pipes;
+    while (!st.stop_requested()) {
+      pollfd p{fd_, POLLIN, 0};
+      if (::poll(&p, 1, 50) <= 0) continue;
+      const int c = ::accept4(fd_, nullptr, nullptr, SOCK_CLOEXEC);
+      if (c < 0) continue;
+      pipes.emplace_back([this, c](std::stop_token pst) {
+        std::this_thread::sleep_for(delay_);
+        const int u = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        sockaddr_un a{};
+        a.sun_family = AF_UNIX;
+        std::snprintf(a.sun_path, sizeof a.sun_path, "%s", back_.c_str());
+        if (u >= 0 && ::connect(u, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0) {
+          char buf[16384];
+          for (bool open = true; open && !pst.stop_requested();) {
+            pollfd q[2] = {{c, POLLIN, 0}, {u, POLLIN, 0}};
+            if (::poll(q, 2, 50) <= 0) continue;
+            for (int i = 0; i < 2 && open; ++i) {
+              if (q[i].revents == 0) continue;
+              const ssize_t n = ::read(q[i].fd, buf, sizeof buf);
+              open = n > 0 && ::write(q[1 - i].fd, buf, static_cast<size_t>(n)) == n;
+            }
+          }
+        }
+        if (u >= 0) ::close(u);
+        ::close(c);
+      });
+    }
+  }
+
+  std::string back_;
+  std::chrono::milliseconds delay_;
+  int fd_ = -1;
+  bool ok_ = false;
+  std::jthread thread_;
+};
+
+// A daemon that takes a while to answer a new connection (a busy board) is
+// slow, not unreachable: the first call waits for it within its deadline.
+// (Connection attempts were given 100 ms, and such a daemon read as
+// UNAVAILABLE: "timed out before receiving SETTINGS frame".)
+TEST(ClientDaemonTest, ADaemonSlowToAnswerIsWaitedFor) {
+  TempTree tmp;
+  const std::string sock = tmp.root() + "/s.sock", slow = tmp.root() + "/slow.sock";
+  Daemon daemon(tmp.root(), sock);
+  ASSERT_TRUE(daemon.Start());
+  SlowRelay relay(slow, sock, 600ms);
+  ASSERT_TRUE(relay.ok());
+  auto connected = Client::Connect("unix:" + slow);
+  ASSERT_TRUE(connected.ok()) << connected.status().ToString();
+  (*connected)->set_timeout(10s);
+  const auto t0 = std::chrono::steady_clock::now();
+  auto info = (*connected)->DeviceInfo();
+  ASSERT_TRUE(info.ok()) << info.status().ToString();
+  EXPECT_GE(std::chrono::steady_clock::now() - t0, 600ms);
+  EXPECT_EQ(info->api_version, 1u);
+}
 
 TEST(ClientDaemonTest, CallsAgainstARealDaemon) {
   TempTree tmp;

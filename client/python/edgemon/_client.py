@@ -115,8 +115,13 @@ class Client(object):
         self._metadata = None  # type: Optional[List[Any]]
         if token_file:
             self._metadata = [("authorization", "Bearer " + read_token_file(token_file))]
+        # Reconnect within a second of a restarted daemon. The "minimum
+        # backoff" is how long gRPC gives one connection attempt to finish
+        # its handshake: at 100 ms a daemon on a busy board read as
+        # unreachable, so it keeps gRPC's 20 s (bounded by each call's
+        # deadline; a daemon that is not there fails at once).
         options = [("grpc.initial_reconnect_backoff_ms", 100),
-                   ("grpc.min_reconnect_backoff_ms", 100),
+                   ("grpc.min_reconnect_backoff_ms", 20000),
                    ("grpc.max_reconnect_backoff_ms", 1000),
                    ("grpc.max_receive_message_length", 64 << 20),
                    # A stream (watch, query) is read by the thread that iterates

@@ -2,8 +2,10 @@
 import ast
 import json
 import os
+import socket
 import subprocess
 import sys
+import threading
 import time
 
 import pytest
@@ -453,3 +455,61 @@ def test_event_note_as_edgemon_record_writes_it():
     assert _bundle.event_note(Dev(), still) == "the fan pwmfan stuck (PWM on, 0 rpm) during this run"
     assert _bundle.throttle_summary(Dev(), still) is None
     assert _bundle.event_note(Dev(), {}) == ""
+
+
+def test_a_daemon_slow_to_answer_is_waited_for(nano, tmp_path):
+    """A daemon that takes a while to answer a new connection (a busy board)
+    is slow, not unreachable: the first call waits for it within its
+    timeout. Connection attempts were given 100 ms, and such a daemon read
+    as Unavailable ("timed out before receiving SETTINGS frame")."""
+    front = str(tmp_path / "slow.sock")
+    listener = socket.socket(socket.AF_UNIX)
+    listener.bind(front)
+    listener.listen(8)
+    done = threading.Event()
+
+    def pipe(a, b):
+        try:
+            while True:
+                data = a.recv(65536)
+                if not data:
+                    break
+                b.sendall(data)
+        except OSError:
+            pass
+        finally:
+            for s in (a, b):
+                try:
+                    s.shutdown(socket.SHUT_RDWR)
+                except OSError:
+                    pass
+
+    def relay(conn):
+        time.sleep(0.6)  # busy: the daemon's side starts late
+        up = socket.socket(socket.AF_UNIX)
+        up.connect(nano.sock)
+        threading.Thread(target=pipe, args=(conn, up), daemon=True).start()
+        pipe(up, conn)
+
+    def accept():
+        listener.settimeout(0.1)
+        while not done.is_set():
+            try:
+                conn, _ = listener.accept()
+            except socket.timeout:
+                continue
+            threading.Thread(target=relay, args=(conn,), daemon=True).start()
+
+    acceptor = threading.Thread(target=accept, daemon=True)
+    acceptor.start()
+    try:
+        c = edgemon.connect("unix:" + front, timeout=10)
+        t0 = time.monotonic()
+        d = c.device()
+        assert time.monotonic() - t0 >= 0.6
+        assert d.api_version == 1
+        c.close()
+    finally:
+        done.set()
+        acceptor.join()
+        listener.close()
