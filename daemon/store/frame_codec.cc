@@ -64,14 +64,21 @@ char* EncodeFrameInto(const std::vector<std::pair<uint32_t, int64_t>>& values, c
 }
 
 bool EncodeFrame(const std::vector<std::pair<uint32_t, int64_t>>& values, std::string& out) {
+  std::vector<char> room;
+  return EncodeFrame(values, room, out);
+}
+
+bool EncodeFrame(const std::vector<std::pair<uint32_t, int64_t>>& values, std::vector<char>& room,
+                 std::string& out) {
   if (values.empty()) return true;
   // Written through a pointer into room made once: a frame is a few hundred
-  // varints, each a byte or three.
-  const size_t start = out.size();
-  out.resize(start + MaxEncodedFrameBytes(values.size()));
-  const char* end = EncodeFrameInto(values, out.data() + start);
-  out.resize(end == nullptr ? start : static_cast<size_t>(end - out.data()));
-  return end != nullptr;
+  // varints, each a byte or three; `out` gets only the bytes they take.
+  const size_t need = MaxEncodedFrameBytes(values.size());
+  if (room.size() < need) room.resize(need);
+  const char* end = EncodeFrameInto(values, room.data());
+  if (end == nullptr) return false;
+  out.append(room.data(), static_cast<size_t>(end - room.data()));
+  return true;
 }
 
 bool FindValue(std::string_view blob, uint32_t id, std::optional<int64_t>& out) {

@@ -34,6 +34,12 @@ inline constexpr uint8_t kFrameFormatV1 = 1;
 // increasing.
 bool EncodeFrame(const std::vector<std::pair<uint32_t, int64_t>>& values, std::string& out);
 
+// EncodeFrame through `room`, a buffer the caller keeps from call to call
+// (grown to MaxEncodedFrameBytes, not zero-filled again): `out` grows by the
+// bytes the encoding takes, not by the bound.
+bool EncodeFrame(const std::vector<std::pair<uint32_t, int64_t>>& values, std::vector<char>& room,
+                 std::string& out);
+
 // The most the encoding of `n` values takes: the format byte, and for each
 // value its own varint and, when it starts a run, the run's two (ids are
 // uint32).

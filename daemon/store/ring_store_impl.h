@@ -434,7 +434,7 @@ class RingStore::Impl {
   std::unordered_map<std::string, uint32_t> id_by_key_;
   std::vector<uint32_t> inv_map_;                    // inventory ChannelId -> store id (0 = none)
   std::vector<std::pair<uint32_t, int64_t>> pairs_;  // scratch
-  std::vector<char> encoded_;  // scratch: a frame is encoded here, then copied at its size
+  std::vector<char> encoded_;                        // scratch: EncodeFrame's room
   struct Row {
     uint64_t seq;
     int64_t boottime_ns;

@@ -289,15 +289,7 @@ void RingStore::Impl::Ingest(const Frame& frame, uint64_t seq) {
   }
   const int64_t realtime_ns = StampWallTime(seq, frame.boottime_ns, frame.realtime_ns);
   Row row{seq, frame.boottime_ns, realtime_ns, {}};
-  // Encoded into room kept between frames, then copied at its size: the
-  // row holds what the frame needs, not the bound, and nothing is zeroed.
-  if (!pairs_.empty()) {
-    const size_t room = MaxEncodedFrameBytes(pairs_.size());
-    if (encoded_.size() < room) encoded_.resize(room);
-    if (const char* end = EncodeFrameInto(pairs_, encoded_.data())) {
-      row.blob.assign(encoded_.data(), static_cast<size_t>(end - encoded_.data()));
-    }
-  }
+  EncodeFrame(pairs_, encoded_, row.blob);  // the row holds what the frame takes
   Fold(seq, realtime_ns, pairs_);
   batch_bytes_ += static_cast<int64_t>(row.blob.size()) + kRowOverheadBytes;
   batch_.push_back(std::move(row));
