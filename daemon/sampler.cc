@@ -100,39 +100,33 @@ const Frame& Sampler::Take(bool live, int64_t due_mono_ns) {
   return frame_;
 }
 
-namespace {
-
 // ThreadSanitizer does not model a standalone fence (GCC refuses to build
 // one under -fsanitize=thread), so sanitized builds always take a fresh
 // snapshot instead of reusing one.
 #if defined(__SANITIZE_THREAD__)
-constexpr bool kReuseSnapshots = false;
+#define EDGEMON_REUSE_SNAPSHOTS 0
 #elif defined(__has_feature)
 #if __has_feature(thread_sanitizer)
-constexpr bool kReuseSnapshots = false;
-#else
-constexpr bool kReuseSnapshots = true;
+#define EDGEMON_REUSE_SNAPSHOTS 0
 #endif
-#else
-constexpr bool kReuseSnapshots = true;
 #endif
-
-}  // namespace
+#ifndef EDGEMON_REUSE_SNAPSHOTS
+#define EDGEMON_REUSE_SNAPSHOTS 1
+#endif
 
 std::shared_ptr<const Frame> Sampler::Snapshot() {
   std::shared_ptr<Frame> s;
-  if (kReuseSnapshots && !snapshots_.empty() && snapshots_.front().use_count() == 1) {
+#if EDGEMON_REUSE_SNAPSHOTS
+  if (!snapshots_.empty() && snapshots_.front().use_count() == 1) {
     // Every sink let go of it; their last reads of it happen before this
     // (the acquire pairs with the release of their reference count).
-#if !defined(__SANITIZE_THREAD__)
     std::atomic_thread_fence(std::memory_order_acquire);
-#endif
     s = std::move(snapshots_.front());
     snapshots_.pop_front();
     *s = frame_;  // into the room it has
-  } else {
-    s = std::make_shared<Frame>(frame_);
   }
+#endif
+  if (!s) s = std::make_shared<Frame>(frame_);
   snapshots_.push_back(s);
   if (snapshots_.size() > kMaxSnapshots) snapshots_.pop_front();
   return s;
