@@ -17,8 +17,9 @@ microseconds of CPU per 10 ms tick. Rounds alternate which process starts
 first (on this VM the order alone moved identical floors by up to 30 %).
 --with-collectors adds a third reference, the daemon's own collectors on the
 same bare loop (floor_sampler --collect): what sampling alone costs, apart
-from storing, publishing and the daemon's threads. --edgemond measures another build of
-the daemon (an older one, side by side) against the same floors.
+from storing, publishing and the daemon's threads. --edgemond measures
+another build of the daemon (an older one, side by side) against the same
+floors.
 
   bench/floor_bench.py BUILD_DIR [--seconds 30] [--board agx-orin] [--edgemond PATH]
                        [--rounds N] [--one-at-a-time] [--with-collectors]
@@ -81,7 +82,7 @@ def main():
                     help="also run the daemon's own collectors on the bare loop "
                          "(floor_sampler --collect) and print the daemon's ratio to them")
     ap.add_argument("--one-at-a-time", action="store_true",
-                    help="measure the daemon, then each floor, in turn (default: all three "
+                    help="measure the daemon, then each floor, in turn (default: all "
                          "at once, over the same window)")
     a = ap.parse_args()
     edgemond = a.edgemond or os.path.join(a.build, "daemon", "edgemond")

@@ -176,12 +176,12 @@ int main(int argc, char** argv) {
                  "[--seconds 30] [--parse | --collect]\n");
     return 2;
   }
+  if (collect) return CollectLoop(root, rate_hz, seconds, frame_every);
   std::set<std::pair<dev_t, ino_t>> seen;
   std::vector<std::unique_ptr<edgemon::Collector>> fast, rest;
   for (auto& c : edgemon::MakeDefaultCollectors({})) {
     (c->FastPath() ? fast : rest).push_back(std::move(c));
   }
-  if (collect) return CollectLoop(root, rate_hz, seconds, frame_every);
   const std::vector<int> rails = OpenedBy(root, std::move(fast), seen);
   const std::vector<int> others = OpenedBy(root, std::move(rest), seen);
   std::vector<char> buf(4096);
