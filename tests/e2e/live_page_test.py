@@ -113,9 +113,13 @@ class Cdp:
                                  session=False)["sessionId"]
         self.send("Network.enable")
         self.send("Page.enable")
-        self.send("Emulation.setDeviceMetricsOverride",
-                  {"width": 1280, "height": 1500, "deviceScaleFactor": 1, "mobile": False})
+        self.viewport(1280)
         self.send("Page.navigate", {"url": url})
+
+    def viewport(self, width):
+        """A desktop window `width` CSS pixels wide (1500 high)."""
+        self.send("Emulation.setDeviceMetricsOverride",
+                  {"width": width, "height": 1500, "deviceScaleFactor": 1, "mobile": False})
 
     def eval(self, expr):
         r = self.send("Runtime.evaluate", {"expression": expr, "returnByValue": True})
@@ -291,8 +295,7 @@ def live_page(d):
         # the right edge, and the page does not scroll sideways (a table wider
         # than its card scrolls inside the card).
         for width in (360, 320):
-            cdp.send("Emulation.setDeviceMetricsOverride",
-                     {"width": width, "height": 1500, "deviceScaleFactor": 1, "mobile": False})
+            cdp.viewport(width)
             fit = cdp.wait_for(f"""(function () {{
               if (window.innerWidth !== {width}) return null;
               var out = {{page: document.documentElement.scrollWidth, cut: []}};
@@ -303,8 +306,7 @@ def live_page(d):
               return out; }})()""", f"the page laid out {width} px wide")
             expect(not fit["cut"] and fit["page"] <= width,
                    f"at {width} px: cards cut off {fit['cut']}, page {fit['page']} px wide")
-        cdp.send("Emulation.setDeviceMetricsOverride",
-                 {"width": 1280, "height": 1500, "deviceScaleFactor": 1, "mobile": False})
+        cdp.viewport(1280)
         # A second load, some frames later: the values moved with the simulator.
         # Meanwhile the fan's tachometer reads garbage: its speed is missing.
         tach = glob.glob(os.path.join(d.tmp, "board", "sys", "class", "hwmon", "*", "rpm"))
