@@ -49,6 +49,7 @@
 #include "daemon/store/ring_store.h"
 #include "daemon/store_sink.h"
 #include "daemon/summary/summarize.h"
+#include "daemon/thread_name.h"
 #include "daemon/web/live_site.h"
 #include "edgemon/clock.h"
 #include "edgemon/render.h"
@@ -527,6 +528,7 @@ int Run(const Flags& flags) {
   notifier.Ready(StatusLine(config, sampler, collection, *st));
 
   std::thread sampling([&] { sampler.Run(); });
+  NameThread(sampling, "sampler");
   for (auto& shipper : shippers) shipper->Start();
   for (const PushConfig& p : config.push) {
     log->info("push: {} to {} ({})",

@@ -5,6 +5,7 @@
 
 #ifdef EDGEMON_PUSH_OTLP
 #include "daemon/push/otlp.h"
+#include "daemon/thread_name.h"
 #endif
 
 namespace edgemon::push {
@@ -51,6 +52,7 @@ Shipper::~Shipper() {
 
 void Shipper::Start() {
   thread_ = std::thread([this] { Run(); });
+  NameThread(thread_, "push");
 }
 
 void Shipper::RequestStop() {

@@ -14,6 +14,7 @@
 #include <mutex>
 #include <vector>
 
+#include "daemon/thread_name.h"
 #include "proto/convert.h"
 #include "proto/grpc_status.h"
 
@@ -143,6 +144,7 @@ Status LocalFeed::Start(const std::string& path, std::optional<gid_t> gid) {
   path_ = path;
   stop_.store(false);
   thread_ = std::thread([this] { Run(); });
+  NameThread(thread_, "feed");
   return Status::Ok();
 }
 

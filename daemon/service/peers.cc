@@ -14,6 +14,7 @@
 #include <cstring>
 
 #include "daemon/service/server.h"
+#include "daemon/thread_name.h"
 
 namespace edgemon::service {
 
@@ -99,6 +100,7 @@ Status UnixAcceptor::Start(int listen_fd, grpc::Server* server,
       grpc::AddInsecureChannelFromFd(server, fd);
     }
   });
+  NameThread(thread_, "accept");
   return Status::Ok();
 }
 

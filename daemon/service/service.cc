@@ -10,6 +10,7 @@
 #include <unordered_map>
 
 #include "daemon/service/codec.h"
+#include "daemon/thread_name.h"
 #include "edgemon/checked.h"
 #include "proto/convert.h"
 #include "proto/grpc_status.h"
@@ -298,8 +299,8 @@ TelemetryService::TelemetryService(WatchHub& hub, store::RingStore& store, Clock
       sampler_(sampler),
       fs_(fs),
       options_(std::move(options)),
-      worker_(options_.max_queued_jobs),
-      window_worker_(options_.max_queued_jobs) {
+      worker_(options_.max_queued_jobs, "api-worker"),
+      window_worker_(options_.max_queued_jobs, "window-worker") {
   gpu_processes_ = options_.gpu_processes;
   if (gpu_processes_ == nullptr && fs_ != nullptr) {
     own_gpu_processes_ = std::make_unique<GpuProcessReader>(*fs_, /*nvml=*/false);
@@ -330,6 +331,7 @@ TelemetryService::TelemetryService(WatchHub& hub, store::RingStore& store, Clock
       (void)window_worker_.Post([this] { SweepWindows(); });
     }
   });
+  NameThread(lease_timer_, "lease-timer");
 }
 
 TelemetryService::~TelemetryService() {

@@ -1,5 +1,6 @@
 #include "daemon/service/watch_hub.h"
 
+#include "daemon/thread_name.h"
 #include "proto/convert.h"
 
 namespace edgemon::service {
@@ -115,6 +116,7 @@ class Refused final : public grpc::ServerWriteReactor<v1::Frame> {
 
 WatchHub::WatchHub(size_t max_streams) : max_streams_(max_streams) {
   dispatcher_ = std::thread([this] { Dispatch(); });
+  NameThread(dispatcher_, "watch-hub");
 }
 
 WatchHub::~WatchHub() {

@@ -1,8 +1,9 @@
 #include "daemon/service/worker.h"
+#include "daemon/thread_name.h"
 
 namespace edgemon::service {
 
-Worker::Worker(size_t max_queued) : max_queued_(max_queued) {
+Worker::Worker(size_t max_queued, const char* name) : max_queued_(max_queued) {
   thread_ = std::thread([this] {
     for (;;) {
       std::function<void()> job;
@@ -16,6 +17,7 @@ Worker::Worker(size_t max_queued) : max_queued_(max_queued) {
       job();
     }
   });
+  NameThread(thread_, name);
 }
 
 Worker::~Worker() {

@@ -17,7 +17,8 @@ namespace edgemon::service {
 
 class Worker {
  public:
-  explicit Worker(size_t max_queued);
+  // `name`: the thread's (NameThread), 15 bytes at most.
+  explicit Worker(size_t max_queued, const char* name = "worker");
   ~Worker();
   Worker(const Worker&) = delete;
   Worker& operator=(const Worker&) = delete;

@@ -40,6 +40,7 @@
 
 #include "daemon/store/ring_store.h"
 #include "daemon/store/sql.h"
+#include "daemon/thread_name.h"
 #include "edgemon/checked.h"
 
 namespace edgemon::store {
@@ -210,6 +211,7 @@ class RingStore::Impl {
   void Start() {
     started_ = true;
     thread_ = std::thread([this] { Run(); });
+    NameThread(thread_, "store-writer");
   }
   Status Close();
 

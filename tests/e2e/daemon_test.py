@@ -158,6 +158,25 @@ class DaemonTest(unittest.TestCase):
         self.assertEqual(integrity(self.db), "ok")
         notify.close()
 
+    def test_its_threads_are_named_for_what_they_do(self):
+        # ps -L, top -H and the floor bench tell the daemon's threads apart
+        # by name; unnamed, every one of its own reads "edgemond".
+        notify = Notify(self.tmp)
+        d = Daemon(self.tmp, self.db, extra=["--interval-ms", "100"], notify=notify)
+        try:
+            self.assertTrue(notify.wait_for("READY=1", 20), d.output())
+            names = []
+            for tid in os.listdir(f"/proc/{d.proc.pid}/task"):
+                with open(f"/proc/{d.proc.pid}/task/{tid}/comm") as f:
+                    names.append(f.read().strip())
+            for name in ("sampler", "store-writer", "watch-hub", "api-worker",
+                         "window-worker", "lease-timer", "accept"):
+                self.assertIn(name, names)
+            # The main thread alone keeps the program's name.
+            self.assertEqual(names.count("edgemond"), 1, names)
+        finally:
+            self.assertEqual(d.stop(), 0, d.output())
+
     def test_journal_lines_carry_syslog_priorities(self):
         # Under systemd (JOURNAL_STREAM set) stderr goes to journald, which
         # reads a leading "<N>" as the line's priority: no libsystemd needed.
