@@ -4,17 +4,23 @@ absolute deadlines and preads the distinct files the collectors read: one
 does nothing else (pread only), the other also turns each file's text into
 numbers (strtoll/strtod over every token into a reused array: pread and
 parse, the floor as the performance target defines it). Two settings, each on
-the same simulated AGX Orin tree (edgemon-sim), the daemon and both floors
-running at once over the same window (so that the ratios do not follow this
-VM's drift from one window to the next; --one-at-a-time measures them in turn):
+the same simulated AGX Orin tree (edgemon-sim):
   * 100 Hz frames (sampling, storing, publishing to the watch hub and
     /metrics), rails only with frames;
   * 1 Hz frames with the rails at 100 Hz (the energy path between frames),
     the daemon's default shape; the floor reads the rail files every tick
     and the rest once a second.
-CPU comes from /proc/PID/task/*/schedstat over a steady-state window, as
-microseconds of CPU per 10 ms tick. Rounds alternate which process starts
-first (on this VM the order alone moved identical floors by up to 30 %).
+CPU comes from /proc/PID/task/*/schedstat, as microseconds of CPU per 10 ms
+tick. By default the processes are measured interleaved: all start, then
+each in turn runs alone (the others stopped with SIGSTOP) for 1 s slices,
+after 0.3 s to settle, the slices rotating, until each has run --seconds.
+Each is measured with the machine to itself (on this 2-core VM, processes
+waking at once slow each other by how their deadlines happen to line up) and
+over the same stretch of time (so the ratios do not follow the VM's drift).
+A second pread-and-parse floor runs as a control: its ratio to the first is
+what two identical processes differ by, the bench's own noise.
+--together runs them all at once over one window instead (rounds alternate
+which starts first); --one-at-a-time, each in turn over a whole window.
 --with-collectors adds a third reference, the daemon's own collectors on the
 same bare loop (floor_sampler --collect): what sampling alone costs, apart
 from storing, publishing and the daemon's threads. --edgemond measures
@@ -22,9 +28,11 @@ another build of the daemon (an older one, side by side) against the same
 floors.
 
   bench/floor_bench.py BUILD_DIR [--seconds 30] [--board agx-orin] [--edgemond PATH]
-                       [--rounds N] [--one-at-a-time] [--with-collectors]
+                       [--rounds N] [--together | --one-at-a-time] [--with-collectors]
 """
+import math
 import os
+import signal
 import statistics
 import subprocess
 import sys
@@ -37,6 +45,13 @@ from harness import free_port  # noqa: E402
 
 RATE_HZ = 100
 WARMUP_S = 2
+# Interleaved: each slice of a process alone is measured for SLICE_S after
+# SETTLE_S (a stopped process's missed deadlines, the store's commit of
+# what was queued before the stop). Whole seconds: each slice holds one of
+# the store's once-a-second commits and one 1 Hz frame.
+SLICE_S = 1
+SETTLE_S = 0.3
+CONTROL = "the control floor"
 
 
 def measure(cmd, seconds):
@@ -72,6 +87,57 @@ def measure_together(cmds, seconds, reverse=False):
     return [(b - a) / (wall * RATE_HZ) for a, b in zip(c0, c1)]
 
 
+def thread_cpu_ns(pid):
+    """{thread id: (name, CPU ns)} of a process's threads."""
+    out = {}
+    for tid in os.listdir(f"/proc/{pid}/task"):
+        try:
+            with open(f"/proc/{pid}/task/{tid}/comm") as f:
+                name = f.read().strip()
+            with open(f"/proc/{pid}/task/{tid}/schedstat") as f:
+                out[tid] = (name, int(f.read().split()[0]))
+        except OSError:  # the thread ended
+            pass
+    return out
+
+
+def measure_interleaved(cmds, seconds, by_thread):
+    """CPU ns per 1/RATE_HZ tick of each of `cmds`: all start, then each in
+    turn runs alone (the others stopped) for SLICE_S slices, rotating, until
+    each has run `seconds`. `by_thread` gets the first command's CPU ns per
+    tick by thread name."""
+    procs = [subprocess.Popen(c, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+             for c in cmds]
+    cpu, wall = [0] * len(procs), [0.0] * len(procs)
+    threads = {}
+    try:
+        time.sleep(WARMUP_S)
+        for p in procs:
+            os.kill(p.pid, signal.SIGSTOP)
+        for n in range(max(1, math.ceil(seconds / SLICE_S))):
+            for i in (list(range(len(procs)))[n % len(procs):] +
+                      list(range(len(procs)))[:n % len(procs)]):
+                pid = procs[i].pid
+                os.kill(pid, signal.SIGCONT)
+                time.sleep(SETTLE_S)
+                before = thread_cpu_ns(pid) if i == 0 else {}
+                c0, t0 = cpu_ns(pid), time.monotonic()
+                time.sleep(SLICE_S)
+                cpu[i] += cpu_ns(pid) - c0
+                wall[i] += time.monotonic() - t0
+                for tid, (name, ns) in (thread_cpu_ns(pid) if i == 0 else {}).items():
+                    threads[name] = threads.get(name, 0) + ns - before.get(tid, (name, 0))[1]
+                os.kill(pid, signal.SIGSTOP)
+    finally:
+        for p in procs:
+            os.kill(p.pid, signal.SIGCONT)
+            p.terminate()
+        for p in procs:
+            p.wait(timeout=30)
+    by_thread.update({name: ns / (wall[0] * RATE_HZ) for name, ns in threads.items()})
+    return [c / (w * RATE_HZ) for c, w in zip(cpu, wall)]
+
+
 def main():
     ap = board_args()
     ap.add_argument("--edgemond", help="the daemon to measure (default: BUILD_DIR's)")
@@ -81,9 +147,12 @@ def main():
     ap.add_argument("--with-collectors", action="store_true",
                     help="also run the daemon's own collectors on the bare loop "
                          "(floor_sampler --collect) and print the daemon's ratio to them")
-    ap.add_argument("--one-at-a-time", action="store_true",
-                    help="measure the daemon, then each floor, in turn (default: all "
-                         "at once, over the same window)")
+    how = ap.add_mutually_exclusive_group()
+    how.add_argument("--together", action="store_true",
+                     help="run the daemon and the floors all at once over one window "
+                          "(default: interleaved, each alone in turn in 1 s slices)")
+    how.add_argument("--one-at-a-time", action="store_true",
+                     help="measure the daemon, then each floor, in turn over a whole window")
     a = ap.parse_args()
     edgemond = a.edgemond or os.path.join(a.build, "daemon", "edgemond")
     load = os.getloadavg()
@@ -92,14 +161,20 @@ def main():
         cfg = os.path.join(tmp, "edgemond.toml")
         with open(cfg, "w") as f:
             f.write("[store]\ncommit_interval_ms = 1000\n")
-        how = "each in turn" if a.one_at_a_time else "the daemon and the floors at once"
-        print(f"board {a.board} (simulated), {a.seconds:.0f} s, {how}, CPU from schedstat, "
+        how = ("each in turn" if a.one_at_a_time else
+               "the daemon and the floors at once" if a.together else
+               f"interleaved ({SLICE_S} s slices of each alone, after {SETTLE_S} s to settle)")
+        print(f"board {a.board} (simulated), {a.seconds:.0f} s each, {how}, CPU from schedstat, "
               f"load average {load[0]:.2f} at the start")
         print(f"edgemond: {edgemond}")
         settings = (("100 Hz frames", 1000 // RATE_HZ, 0, 1),
                     ("1 Hz frames, rails at 100 Hz", 1000, RATE_HZ, RATE_HZ))
         refs = ("pread only", "pread and parse") + (("collectors",) if a.with_collectors else ())
-        ratios = {(label, what): [] for label, *_ in settings for what in refs}
+        ratios = {(label, what): [] for label, *_ in settings for what in refs + (CONTROL,)}
+        # Long enough for every mode: interleaved, each process waits while
+        # the others run their slices.
+        floor_seconds = (WARMUP_S + 5 + (len(refs) + 2) * math.ceil(a.seconds / SLICE_S) *
+                         (SLICE_S + SETTLE_S + 0.5))
         for rnd in range(1, a.rounds + 1):
             for label, interval_ms, energy_hz, frame_every in settings:
                 db = os.path.join(tmp, f"floor-{interval_ms}-{rnd}.db")
@@ -113,22 +188,31 @@ def main():
                 floor_cmds = [(what, [os.path.join(a.build, "bench", "floor_sampler"),
                                       "--root", root, "--rate-hz", str(RATE_HZ),
                                       "--frame-every", str(frame_every),
-                                      "--seconds", str(a.seconds + WARMUP_S + 5), *extra])
+                                      "--seconds", str(floor_seconds), *extra])
                               for what, extra in (("pread only", []),
                                                   ("pread and parse", ["--parse"]),
-                                                  ("collectors", ["--collect"]))
+                                                  ("collectors", ["--collect"]),
+                                                  (CONTROL, ["--parse"]))
                               if what != "collectors" or a.with_collectors]
+                by_thread = {}
                 if a.one_at_a_time:
                     daemon = measure(daemon_cmd, a.seconds)
                     floors = [(what, measure(cmd, a.seconds)) for what, cmd in floor_cmds]
                 else:
-                    daemon, *costs = measure_together(
-                        [daemon_cmd] + [cmd for _, cmd in floor_cmds], a.seconds,
-                        reverse=rnd % 2 == 0)
+                    cmds = [daemon_cmd] + [cmd for _, cmd in floor_cmds]
+                    daemon, *costs = (measure_together(cmds, a.seconds, reverse=rnd % 2 == 0)
+                                      if a.together else
+                                      measure_interleaved(cmds, a.seconds, by_thread))
                     floors = [(what, cost) for (what, _), cost in zip(floor_cmds, costs)]
+                control = dict(floors).pop(CONTROL)
+                floors = [(what, cost) for what, cost in floors if what != CONTROL]
                 print(f"{label}" + (f" (round {rnd}, load {os.getloadavg()[0]:.2f})"
                                     if a.rounds > 1 else "") + ":")
                 print(f"  edgemond              {daemon / 1e3:8.1f} us CPU per 10 ms tick")
+                if by_thread:
+                    print("    by thread: " + ", ".join(
+                        f"{name} {ns / 1e3:.1f}" for name, ns in
+                        sorted(by_thread.items(), key=lambda kv: -kv[1]) if ns >= 50))
                 for what, floor in floors:
                     print(f"  floor, {what:15} {floor / 1e3:8.1f} us CPU per 10 ms tick "
                           f"(absolute deadline)")
@@ -136,12 +220,18 @@ def main():
                     ratios[(label, what)].append(daemon / floor)
                     goal = "for reference" if what == "collectors" else "target: within 1.5x"
                     print(f"  ratio to {what:13} {daemon / floor:8.2f}x ({goal})")
+                parse = dict(floors)["pread and parse"]
+                ratios[(label, CONTROL)].append(control / parse)
+                print(f"  control: a second pread-and-parse floor, {control / 1e3:.1f} us, "
+                      f"{control / parse:.2f}x the first (what identical processes differ by)")
         if a.rounds > 1:
             print(f"over {a.rounds} rounds:")
             for (label, what), rs in ratios.items():
-                within = ("" if what == "collectors" else
+                within = ("" if what in ("collectors", CONTROL) else
                           f"; within 1.5x in {sum(r <= 1.5 for r in rs)} of {len(rs)}")
-                print(f"  {label}, to {what}: median {statistics.median(rs):.2f}x "
+                whose = (f"the control floor to pread and parse" if what == CONTROL else
+                         f"to {what}")
+                print(f"  {label}, {whose}: median {statistics.median(rs):.2f}x "
                       f"({min(rs):.2f}-{max(rs):.2f}x{within})")
         print(f"load average {os.getloadavg()[0]:.2f} at the end")
 

@@ -104,8 +104,9 @@ struct Loop {
   double us_per_tick = 0;  // CPU
 };
 
-// Calls tick(n) for n = 0, 1, ... on absolute deadlines 1/rate_hz apart for
-// `seconds`; the CPU it took per tick.
+// Calls tick(n) on absolute deadlines 1/rate_hz apart for `seconds`, n
+// being the deadline's number (0, 1, ...; a missed deadline's number is
+// skipped); the CPU it took per tick.
 template <typename Tick>
 Loop OnDeadlines(double rate_hz, double seconds, Tick&& tick) {
   const int64_t period = static_cast<int64_t>(1e9 / rate_hz);
@@ -119,7 +120,12 @@ Loop OnDeadlines(double rate_hz, double seconds, Tick&& tick) {
     timespec at{static_cast<time_t>(next / 1'000'000'000), static_cast<long>(next % 1'000'000'000)};
     while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &at, nullptr) != 0) {
     }
-    tick(loop.ticks++);
+    tick((next - start) / period - 1);
+    ++loop.ticks;
+    // Late (a preempted or stopped process): skip the deadlines already
+    // missed rather than run them back to back, as the daemon does.
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    if (Ns(now) >= next + period) next += (Ns(now) - next) / period * period;
   }
   loop.us_per_tick =
       static_cast<double>(CpuNs() - cpu0) / 1e3 / static_cast<double>(std::max(1L, loop.ticks));
