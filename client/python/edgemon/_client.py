@@ -46,6 +46,16 @@ def normalize_target(target: str) -> str:
     return target
 
 
+def unix_socket_path(target: str) -> Optional[str]:
+    """The socket file of a unix target ("unix:PATH", or gRPC's
+    "unix://ABSOLUTE_PATH"); None for any other target (TCP, an abstract
+    socket)."""
+    if not target.startswith("unix:"):
+        return None
+    path = target[len("unix://"):] if target.startswith("unix://") else target[len("unix:"):]
+    return path or None
+
+
 def read_token_file(path: str) -> str:
     """The first line of a token file, trimmed; InvalidArgument when unreadable or empty."""
     try:

@@ -82,7 +82,8 @@ class Control(object):
 
     def _error(self, what: str, err: Any) -> Error:
         e = from_rpc_error(what, self.target, err)
-        path = self.target[5:]
+        from ._client import unix_socket_path
+        path = unix_socket_path(self.target) or ""
         if isinstance(e, Unavailable) and not os.path.exists(path):
             return Unavailable(e.message + " (edgemon-control is off unless [control] enable = "
                                "true in edgemond.toml and its service is started)", e.code)

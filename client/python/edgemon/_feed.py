@@ -16,6 +16,7 @@ from typing import Any, Optional, Sequence
 import grpc
 
 from . import _check, _errors
+from ._client import unix_socket_path
 from .v1 import edgemon_pb2 as pb
 
 FEED_SUFFIX = ".feed"
@@ -28,9 +29,7 @@ _STATUS_BY_NUMBER = {s.value[0]: s for s in grpc.StatusCode}
 def feed_path(target: str) -> Optional[str]:
     """The feed socket of a daemon at ``target`` ("unix:PATH" -> PATH.feed);
     None for a target without one (TCP, an abstract socket)."""
-    if not target.startswith("unix:"):
-        return None
-    path = target[len("unix://"):] if target.startswith("unix://") else target[len("unix:"):]
+    path = unix_socket_path(target)
     return path + FEED_SUFFIX if path else None
 
 

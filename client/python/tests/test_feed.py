@@ -187,3 +187,14 @@ def test_the_daemon_going_away_is_one_jtop_exception_from_ok(tmp_path, monkeypat
             jetson.close()
     finally:
         board.stop()
+
+
+def test_the_feed_socket_is_beside_a_unix_target_only():
+    # One reading of a unix target for the feed and the control helper.
+    assert _feed.feed_path("unix:/run/edgemon/edgemond.sock") == "/run/edgemon/edgemond.sock.feed"
+    assert _feed.feed_path("unix:///run/edgemon/edgemond.sock") == "/run/edgemon/edgemond.sock.feed"
+    assert _feed.feed_path("unix:e.sock") == "e.sock.feed"
+    assert _client.unix_socket_path("unix:///run/x.sock") == "/run/x.sock"
+    for target in ("unix:", "unix://", "localhost:50051", "unix-abstract:edgemon", "dns:host:1"):
+        assert _feed.feed_path(target) is None
+        assert _client.unix_socket_path(target) is None
