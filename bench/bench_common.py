@@ -62,13 +62,23 @@ def edgemond_on(edgemond, edgemon, root, tmp, target, log, interval_ms=1000, ene
         stop_process(daemon)
 
 
+def thread_cpu_ns(pid):
+    """{thread id: (its name, its ns on CPU)} for each thread of a process."""
+    out = {}
+    for tid in os.listdir(f"/proc/{pid}/task"):
+        try:
+            with open(f"/proc/{pid}/task/{tid}/comm") as f:
+                name = f.read().strip()
+            with open(f"/proc/{pid}/task/{tid}/schedstat") as f:
+                out[tid] = (name, int(f.read().split()[0]))
+        except OSError:  # the thread ended
+            pass
+    return out
+
+
 def cpu_ns(pid):
     # Every thread's time on CPU (the process's own schedstat is its main thread only).
-    total = 0
-    for tid in os.listdir(f"/proc/{pid}/task"):
-        with open(f"/proc/{pid}/task/{tid}/schedstat") as f:
-            total += int(f.read().split()[0])
-    return total
+    return sum(ns for _, ns in thread_cpu_ns(pid).values())
 
 
 def cpu_over(pid, warmup, seconds):

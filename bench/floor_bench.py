@@ -40,7 +40,8 @@ import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from bench_common import board_args, cpu_ns, cpu_over, simulated_board  # noqa: E402
+from bench_common import (board_args, cpu_ns, cpu_over, simulated_board,  # noqa: E402
+                          thread_cpu_ns)
 from harness import free_port  # noqa: E402
 
 RATE_HZ = 100
@@ -85,20 +86,6 @@ def measure_together(cmds, seconds, reverse=False):
         for p in procs:
             p.wait(timeout=30)
     return [(b - a) / (wall * RATE_HZ) for a, b in zip(c0, c1)]
-
-
-def thread_cpu_ns(pid):
-    """{thread id: (name, CPU ns)} of a process's threads."""
-    out = {}
-    for tid in os.listdir(f"/proc/{pid}/task"):
-        try:
-            with open(f"/proc/{pid}/task/{tid}/comm") as f:
-                name = f.read().strip()
-            with open(f"/proc/{pid}/task/{tid}/schedstat") as f:
-                out[tid] = (name, int(f.read().split()[0]))
-        except OSError:  # the thread ended
-            pass
-    return out
 
 
 def measure_interleaved(cmds, seconds, by_thread):
@@ -229,7 +216,7 @@ def main():
             for (label, what), rs in ratios.items():
                 within = ("" if what in ("collectors", CONTROL) else
                           f"; within 1.5x in {sum(r <= 1.5 for r in rs)} of {len(rs)}")
-                whose = (f"the control floor to pread and parse" if what == CONTROL else
+                whose = ("the control floor to pread and parse" if what == CONTROL else
                          f"to {what}")
                 print(f"  {label}, {whose}: median {statistics.median(rs):.2f}x "
                       f"({min(rs):.2f}-{max(rs):.2f}x{within})")
