@@ -29,6 +29,7 @@
 
 #include "client/duration_flag.h"
 #include "client/edgemon_client.h"
+#include "edgemon/paths.h"
 #include "edgemon/text.h"
 #include "tui/telemetry.h"
 #include "tui/terminal.h"
@@ -175,7 +176,8 @@ bool LocaleIsUtf8() {
 void UseBundledTerminalData() {
   std::error_code ec;
   const auto share =
-      std::filesystem::read_symlink("/proc/self/exe", ec).parent_path().parent_path() / "share";
+      std::filesystem::read_symlink(HostProcPath("self/exe"), ec).parent_path().parent_path() /
+      "share";
   if (ec) return;
   const char* dirs = std::getenv("TERMINFO_DIRS");
   const std::string terminfo =

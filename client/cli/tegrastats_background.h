@@ -29,6 +29,7 @@
 #include <string>
 #include <string_view>
 
+#include "edgemon/paths.h"
 #include "edgemon/status.h"
 
 namespace edgemon::cli {
@@ -62,10 +63,10 @@ std::optional<PidRecord> ParsePidRecord(std::string_view text);  // nullopt unle
 // absent or a zombie, kOther when the pid now belongs to a process that
 // started at another time. `proc` is the procfs mount.
 enum class RecordedProcess { kRunning, kGone, kOther };
-RecordedProcess CheckRecord(const PidRecord& r, const std::string& proc = "/proc");
+RecordedProcess CheckRecord(const PidRecord& r, const std::string& proc = HostProcPath(""));
 
 // This process's record (its pid and start time from /proc/self/stat).
-std::optional<PidRecord> OwnRecord(const std::string& proc = "/proc");
+std::optional<PidRecord> OwnRecord(const std::string& proc = HostProcPath(""));
 
 // --start: see the top of this file. `who` prefixes messages
 // ("edgemon tegrastats"); `log_name` names the logfile in them. `body` runs

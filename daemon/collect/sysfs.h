@@ -4,7 +4,7 @@
 // monitored system ("/sys/class/hwmon"), built with SysPath()/ProcPath()/...
 // A RootedSysFs prefixes them with a runtime root (`--root DIR`), which is how
 // tests, fixture boards and the board simulator are read. The literal system
-// prefixes appear in sysfs.cc only.
+// prefixes appear in common/paths.cc only (include/edgemon/paths.h).
 //
 // Discovery uses List/ReadText/Resolve (they may walk and open files). Every
 // tick uses only Read on files opened once at discovery: pread at offset 0,
@@ -30,26 +30,9 @@
 #include <vector>
 
 #include "daemon/collect/confined.h"
+#include "edgemon/paths.h"
 
 namespace edgemon {
-
-// Logical paths. `rel` has no leading slash: SysPath("class/hwmon").
-std::string SysPath(std::string_view rel);
-std::string ProcPath(std::string_view rel);
-std::string EtcPath(std::string_view rel);
-std::string VarLibPath(std::string_view rel);
-// A real path in the running kernel's /proc, never under --root and never
-// read through a SysFs: the files of edgemon's own process or of a peer on
-// the same machine (HostProcPath("self/statm"), a caller's "PID/status"),
-// which describe edgemon and its callers, not the monitored system.
-std::string HostProcPath(std::string_view rel);
-
-// Joins a logical directory and a relative name with one slash.
-std::string JoinPath(std::string_view dir, std::string_view name);
-// The last component of a path ("/sys/class/hwmon/hwmon3" -> "hwmon3").
-std::string_view BaseName(std::string_view path);
-// All but the last component ("/a/b/c" -> "/a/b").
-std::string_view DirName(std::string_view path);
 
 using FileId = int;  // >= 0: an open value file; < 0: -errno from Open
 

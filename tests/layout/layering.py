@@ -8,6 +8,12 @@ time syntax, text, rendering): they include nothing from daemon/, client/,
 tui/ or proto/. daemon/ is the server: it includes nothing from client/ or
 tui/. Every #include "dir/..." of a C++ file is checked; any violation is
 listed with its file and line and fails the test.
+
+And one root seam: outside common/paths.cc no product source (common/,
+include/, daemon/, client/, tui/) spells out "/sys" or "/proc" in a string
+literal. Paths into those trees are built with SysPath/ProcPath (read
+through a SysFs, under --root) or HostProcPath (include/edgemon/paths.h).
+Comments may name them.
 """
 import argparse
 import os
@@ -15,6 +21,9 @@ import re
 import sys
 
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"')
+SYSTEM_TREE = re.compile(r'"/(sys|proc)(/|")')
+SEAM = os.path.join("common", "paths.cc")
+PRODUCT = ("common", "include", "daemon", "client", "tui")
 # Directory (as in the tree) -> top-level directories its files may not include from.
 FORBIDDEN = {
     "common": ("daemon/", "client/", "tui/", "proto/"),
@@ -39,6 +48,34 @@ def violations(source_dir):
     return found
 
 
+def code_of(line):
+    """The line without a trailing // comment (one outside a string literal)."""
+    quoted = False
+    for i, c in enumerate(line):
+        if c == '"' and (i == 0 or line[i - 1] != "\\"):
+            quoted = not quoted
+        elif not quoted and line.startswith("//", i):
+            return line[:i]
+    return line
+
+
+def literal_trees(source_dir):
+    found = []
+    for top in PRODUCT:
+        for dirpath, _, files in os.walk(os.path.join(source_dir, top)):
+            for name in sorted(files):
+                path = os.path.join(dirpath, name)
+                rel = os.path.relpath(path, source_dir)
+                if not name.endswith((".h", ".cc", ".hpp", ".cpp")) or rel == SEAM:
+                    continue
+                with open(path, encoding="utf-8", errors="replace") as f:
+                    for number, line in enumerate(f, 1):
+                        m = SYSTEM_TREE.search(code_of(line))
+                        if m:
+                            found.append(f"{rel}:{number}: names /{m.group(1)} outside {SEAM}")
+    return found
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--source-dir", required=True)
@@ -48,10 +85,12 @@ def main():
         print(f"missing floors: {sorted(set(FORBIDDEN) - set(checked))}")
         return 1
     found = violations(args.source_dir)
-    for v in found:
+    literals = literal_trees(args.source_dir)
+    for v in found + literals:
         print(v)
     print(f"{len(found)} includes across floors ({', '.join(checked)} checked)")
-    return 1 if found else 0
+    print(f"{len(literals)} literal /sys or /proc paths outside {SEAM}")
+    return 1 if found or literals else 0
 
 
 if __name__ == "__main__":
