@@ -6,29 +6,12 @@
 #include <grpcpp/grpcpp.h>
 #include <cerrno>
 #include <cstdlib>
-#include <fstream>
-#include <sstream>
 
+#include "edgemon/groups.h"
 #include "proto/grpc_status.h"
 
 namespace edgemon::client {
 namespace {
-
-// The name of group `gid` from /etc/group (read directly: no NSS in static
-// builds), else its number.
-std::string GroupName(gid_t gid) {
-  std::ifstream in("/etc/group");
-  std::string line;
-  while (std::getline(in, line)) {
-    std::istringstream fields(line);
-    std::string name, password, id;
-    if (std::getline(fields, name, ':') && std::getline(fields, password, ':') &&
-        std::getline(fields, id, ':') && id == std::to_string(gid)) {
-      return name;
-    }
-  }
-  return std::to_string(gid);
-}
 
 std::chrono::system_clock::time_point Deadline(std::chrono::milliseconds ms) {
   return std::chrono::system_clock::now() + ms;
@@ -66,8 +49,9 @@ Status ControlClient::Explain(const grpc::Status& s) const {
         "and its service is started)");
   } else if (::access(path_.c_str(), R_OK | W_OK) != 0 && errno == EACCES) {
     struct stat st {};
-    const std::string group =
-        ::stat(path_.c_str(), &st) == 0 ? GroupName(st.st_gid) : std::string("edgemon-control");
+    const std::string group = ::stat(path_.c_str(), &st) == 0
+                                  ? LocalGroupName(st.st_gid).value_or(std::to_string(st.st_gid))
+                                  : std::string("edgemon-control");
     out = Status::PermissionDenied("permission denied on " + path_ +
                                    ": only root and members of group " + group +
                                    " may change the power mode, clocks and fan");

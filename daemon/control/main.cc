@@ -42,6 +42,7 @@
 #include "daemon/service/peers.h"
 #include "daemon/service/server.h"
 #include "daemon/signals.h"
+#include "edgemon/groups.h"
 
 namespace edgemon::control {
 namespace {
@@ -150,7 +151,7 @@ int Run(const Flags& flags) {
   }
   const int sfd = *signal_fd;
 
-  const auto gid = service::LocalGroupId(config.control_group);
+  const auto gid = LocalGroupId(config.control_group);
   if (!gid) {
     log->warn("group {} does not exist: only root may use the control helper",
               config.control_group);

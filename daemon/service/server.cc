@@ -13,13 +13,12 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <optional>
-#include <sstream>
 
 #include <grpcpp/ext/proto_server_reflection_plugin.h>
 #include <grpcpp/health_check_service_interface.h>
 
+#include "edgemon/groups.h"
 #include "edgemon/secret_file.h"
 
 namespace edgemon::service {
@@ -53,26 +52,6 @@ class BearerTokenProcessor final : public grpc::AuthMetadataProcessor {
 };
 
 }  // namespace
-
-// The gid of `name` from /etc/group. Read directly rather than through
-// getgrnam: NSS modules cannot load into the static release build, and the
-// socket's group is a local group created by the installer.
-std::optional<gid_t> LocalGroupId(const std::string& name) {
-  std::ifstream in("/etc/group");
-  std::string line;
-  while (std::getline(in, line)) {
-    std::istringstream fields(line);
-    std::string group, password, gid;
-    if (!std::getline(fields, group, ':') || group != name) continue;
-    if (!std::getline(fields, password, ':') || !std::getline(fields, gid, ':'))
-      return std::nullopt;
-    char* end = nullptr;
-    const unsigned long value = std::strtoul(gid.c_str(), &end, 10);
-    if (gid.empty() || *end != '\0') return std::nullopt;
-    return static_cast<gid_t>(value);
-  }
-  return std::nullopt;
-}
 
 Result<std::string> LoadBearerToken(const std::string& path) {
   struct stat st {};

@@ -75,9 +75,6 @@ bool IsLoopback(const std::string& host_port);
 // error in one line. The socket and the flight recorder beside it share it.
 Status MakeSocketDirectory(const std::string& unix_path);
 
-// The gid of `name` from /etc/group (read directly, no NSS); nullopt when absent.
-std::optional<gid_t> LocalGroupId(const std::string& name);
-
 // A live socket is never replaced: OK when `path` is free or held by a stale
 // socket file (then removed), else one line (ALREADY_EXISTS when taken).
 // `type` is the socket type served there (SOCK_STREAM, SOCK_SEQPACKET).
