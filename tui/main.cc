@@ -175,9 +175,10 @@ bool LocaleIsUtf8() {
 // locale only when the host's cannot be loaded by this build's C library.
 void UseBundledTerminalData() {
   std::error_code ec;
-  const auto share =
-      std::filesystem::read_symlink(HostProcPath("self/exe"), ec).parent_path().parent_path() /
-      "share";
+  const auto share = std::filesystem::read_symlink(edgemon::HostProcPath("self/exe"), ec)
+                         .parent_path()
+                         .parent_path() /
+                     "share";
   if (ec) return;
   const char* dirs = std::getenv("TERMINFO_DIRS");
   const std::string terminfo =
