@@ -3,9 +3,10 @@
 #include <algorithm>
 #include <limits>
 
+#include "daemon/thread_name.h"
+
 #ifdef EDGEMON_PUSH_OTLP
 #include "daemon/push/otlp.h"
-#include "daemon/thread_name.h"
 #endif
 
 namespace edgemon::push {
