@@ -102,19 +102,20 @@ def measure_interleaved(cmds, seconds, by_thread):
         for p in procs:
             os.kill(p.pid, signal.SIGSTOP)
         for n in range(max(1, math.ceil(seconds / SLICE_S))):
-            for i in (list(range(len(procs)))[n % len(procs):] +
-                      list(range(len(procs)))[:n % len(procs)]):
+            for i in ((n + k) % len(procs) for k in range(len(procs))):
                 pid = procs[i].pid
                 os.kill(pid, signal.SIGCONT)
                 time.sleep(SETTLE_S)
-                before = thread_cpu_ns(pid) if i == 0 else {}
-                c0, t0 = cpu_ns(pid), time.monotonic()
+                before, t0 = thread_cpu_ns(pid), time.monotonic()
                 time.sleep(SLICE_S)
-                cpu[i] += cpu_ns(pid) - c0
+                after = thread_cpu_ns(pid)
                 wall[i] += time.monotonic() - t0
-                for tid, (name, ns) in (thread_cpu_ns(pid) if i == 0 else {}).items():
-                    threads[name] = threads.get(name, 0) + ns - before.get(tid, (name, 0))[1]
                 os.kill(pid, signal.SIGSTOP)
+                for tid, (name, ns) in after.items():
+                    ran = ns - before.get(tid, (name, 0))[1]
+                    cpu[i] += ran
+                    if i == 0:
+                        threads[name] = threads.get(name, 0) + ran
     finally:
         for p in procs:
             os.kill(p.pid, signal.SIGCONT)
