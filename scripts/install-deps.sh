@@ -51,6 +51,7 @@ packages=(
   python3-pytest python3-setuptools python3-venv  # the Python packages: tests, pip install
   qemu-user-static binfmt-support debootstrap podman runc  # release bundle checks (tests/release)
   faketime                              # wall-clock jumps under a real edgemond (libfaketime)
+  clang-format flake8                   # scripts/lint.sh: C++ format and pyflakes, CI's first stage
   chromium                              # report.html drawn headless, network blocked (tests/e2e/report_test.py)
 )
 
