@@ -52,6 +52,7 @@ packages=(
   qemu-user-static binfmt-support debootstrap podman runc  # release bundle checks (tests/release)
   faketime                              # wall-clock jumps under a real edgemond (libfaketime)
   chromium                              # report.html drawn headless, network blocked (tests/e2e/report_test.py)
+  nodejs npm                            # the OpenTelemetry JS SDK exporter, from npm (tests/e2e/otlp_js_test.py)
 )
 
 list_only=0
