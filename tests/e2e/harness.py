@@ -61,6 +61,16 @@ def free_port():
         return s.getsockname()[1]
 
 
+def frame_count(db):
+    """Frames in an edgemond store, read while the daemon runs (WAL)."""
+    import sqlite3
+    con = sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=10)
+    try:
+        return con.execute("SELECT count(*) FROM frames").fetchone()[0]
+    finally:
+        con.close()
+
+
 def rss_kib(pid):
     """A process's resident set (VmRSS) in KiB, 0 when it has none."""
     with open(f"/proc/{pid}/status") as f:

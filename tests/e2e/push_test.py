@@ -39,7 +39,7 @@ import urllib.parse
 import urllib.request
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from harness import Checks, expect, free_port, rss_kib, start_sim, stop_process  # noqa: E402
+from harness import Checks, expect, frame_count, free_port, rss_kib, start_sim, stop_process  # noqa: E402
 
 ARGS = None
 INTERVAL_MS = 100
@@ -560,14 +560,6 @@ class Redirector:
         self.server.server_close()
 
 
-def stored_count(db):
-    con = sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=10)
-    try:
-        return con.execute("SELECT count(*) FROM frames").fetchone()[0]
-    finally:
-        con.close()
-
-
 def hostile_scenario(tmp, root, results):
     h = Hostile()
     redirect_port = free_port()
@@ -600,7 +592,7 @@ def hostile_scenario(tmp, root, results):
             time.sleep(max(0, t0 + at - time.time()))
             m = d.metric("edgemon_push_backlog_frames", display(urls["trickle-a"]))
             age = d.metric("edgemon_push_backlog_age_seconds", display(urls["trickle-a"]))
-            backlog.append((m, stored_count(d.db), age, time.time()))
+            backlog.append((m, frame_count(d.db), age, time.time()))
         results["backlog"] = backlog
         time.sleep(max(0, t0 + 25 - time.time()))
         results["redirects"] = redir.count
@@ -779,6 +771,8 @@ def main():
             r = res["hostile"]
             expect(len(r["huge"]) >= 3, f"only {len(r['huge'])} huge replies")
             grown = (r["rss"]["max"] - r["rss"]["start"]) / 1024
+            print(f"huge replies: {len(r['huge'])}, RSS {r['rss']['start']} KiB at the start, "
+                  f"+{grown:.1f} MiB at most")
             expect(grown <= 64, f"RSS grew by {grown:.0f} MiB ({r['rss']})")
             # The 200 counts whatever its body: the destination keeps up.
             expect(r["huge_caught_up"], "the destination answering 200 + 300 MB fell behind")
@@ -789,6 +783,8 @@ def main():
             # A request per ~3 s deadline, not one held open for ever.
             expect(r["trickle_requests"] >= 5, f"{r['trickle_requests']} trickled requests")
             (m1, n1, a1, t1), (m2, n2, a2, t2) = r["backlog"]
+            print(f"trickle: {r['trickle_requests']} requests; backlog {m1}/{n1} stored, then "
+                  f"{m2}/{n2}; SIGTERM took {r['term_s']:.2f} s")
             expect(m1 is not None and abs(m1 - n1) <= 10, f"backlog {m1}, stored {n1}")
             expect(m2 is not None and abs(m2 - n2) <= 10, f"backlog {m2}, stored {n2}")
             expect(m2 - m1 >= 50, f"the backlog did not follow the store: {m1} then {m2}")
@@ -823,6 +819,8 @@ def main():
             r = res["hostile"]
             expect(r["redirects"] >= 5, f"{r['redirects']} redirected requests")
             got, want = r["prom_got"], r["prom_frames"]
+            print(f"redirect: {r['redirects']} redirected requests, then {got} of {want} stored "
+                  f"frames in prometheus")
             expect(got >= 0.97 * want, f"prometheus holds {got} of {want} stored frames")
             expect("redirect to https://127.0.0.1:" in r["log"] and "not followed" in r["log"],
                    "the redirect's Location not logged")

@@ -445,6 +445,43 @@ TEST_F(ShipperTest, ACursorOlderThanTheRawFramesGetsTheRollupTierThenTheFrames) 
   EXPECT_GE(power.size(), raw + 1);
 }
 
+// OTLP covers the rollup span as remote-write does: the periods' points at
+// their starts, then the raw frames.
+TEST_F(ShipperTest, OtlpSendsTheRollupSpanToo) {
+  store::RingStoreOptions o;
+  o.raw_retention_ns = 120 * kSec;
+  o.rollup_period_ns = 60 * kSec;
+  Open(o);
+  Append(2);
+  ShipperOptions opt = Options();
+  opt.url = *ParseUrl(receiver_.base() + "/v1/metrics");
+  opt.protocol = Protocol::kOtlp;
+  opt.batch_samples = 1000;
+  ASSERT_TRUE(store_->SetPushCursor(CursorName(opt), {1, kT0, INT64_MIN, 0}).ok());
+  Append(598);
+  Shipper s(*store_, opt);
+  for (int i = 0; i < 20 && s.ShipOnce().step != Shipper::Step::kIdle; ++i) {
+  }
+  EXPECT_EQ(s.Health().rollup_gaps, 1u);
+  std::vector<std::pair<uint64_t, double>> power;  // hw.host.power (VDD_IN)
+  for (const std::string& body : receiver_.otlp()) {
+    opentelemetry::proto::collector::metrics::v1::ExportMetricsServiceRequest req;
+    ASSERT_TRUE(req.ParseFromString(body));
+    for (const auto& m : req.resource_metrics(0).scope_metrics(0).metrics()) {
+      if (m.name() != "hw.host.power") continue;
+      for (const auto& p : m.gauge().data_points()) {
+        power.emplace_back(p.time_unix_nano(), p.as_double());
+      }
+    }
+  }
+  ASSERT_FALSE(power.empty());
+  EXPECT_EQ(power.front().first, static_cast<uint64_t>(kT0 + 60 * kSec));  // a period's start
+  // The period's average, to the stored unit (1 mW) as a frame holds it.
+  EXPECT_NEAR(power.front().second, (1000 + 60 + 1000 + 119) / 2.0 / 1000, 0.0005);
+  EXPECT_EQ(power.back().first, static_cast<uint64_t>(kT0 + 599 * kSec));
+  EXPECT_EQ(Log().find("not sent over OTLP"), std::string::npos);
+}
+
 TEST_F(ShipperTest, ClosedWindowsFollowTheFramesThatCoverThem) {
   Open();
   Append(10);
