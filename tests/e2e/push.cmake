@@ -9,7 +9,8 @@ if(EDGEMON_PUSH_PROMETHEUS AND EDGEMON_VICTORIA_METRICS)
                    --edgemond $<TARGET_FILE:edgemond> --sim $<TARGET_FILE:edgemon-sim>
                    --fixtures ${CMAKE_CURRENT_SOURCE_DIR}/fixtures
                    --prometheus ${EDGEMON_PUSH_PROMETHEUS}
-                   --victoria-metrics ${EDGEMON_VICTORIA_METRICS})
+                   --victoria-metrics ${EDGEMON_VICTORIA_METRICS}
+                   --edgemon $<TARGET_FILE:edgemon>)
   set_tests_properties(push_e2e PROPERTIES TIMEOUT 300)
 else()
   edgemon_tests_left_out(push_e2e)

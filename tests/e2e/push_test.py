@@ -280,9 +280,10 @@ class Daemon:
 
     def start(self):
         self.log = open(self.log_path, "a")
+        self.sock = os.path.join(self.tmp, f"{self.name}.sock")
         self.proc = subprocess.Popen(
             [ARGS.edgemond, "--root", self.root, "--db", self.db, "--config", self.cfg,
-             "--listen", "unix:" + os.path.join(self.tmp, f"{self.name}.sock")],
+             "--listen", "unix:" + self.sock],
             stdout=subprocess.DEVNULL, stderr=self.log)
         wait_ready(f"http://127.0.0.1:{self.metrics_port}/metrics", self.proc, f"edgemond {self.name}")
 
@@ -594,6 +595,10 @@ def hostile_scenario(tmp, root, results):
             age = d.metric("edgemon_push_backlog_age_seconds", display(urls["trickle-a"]))
             backlog.append((m, frame_count(d.db), age, time.time()))
         results["backlog"] = backlog
+        if ARGS.edgemon:  # the same status through the API, as the CLI prints it
+            out = subprocess.run([ARGS.edgemon, "--connect", "unix:" + d.sock, "sensors", "--json"],
+                                 capture_output=True, text=True, timeout=30)
+            results["sensors"] = (out.returncode, out.stdout, out.stderr, frame_count(d.db))
         time.sleep(max(0, t0 + 25 - time.time()))
         results["redirects"] = redir.count
         redir.close()
@@ -654,6 +659,7 @@ def main():
     p = argparse.ArgumentParser()
     for a in ("--edgemond", "--sim", "--fixtures", "--prometheus", "--victoria-metrics"):
         p.add_argument(a, required=True)
+    p.add_argument("--edgemon", help="the CLI: push status through DeviceInfo")
     ARGS = p.parse_args()
     checks = Checks()
     with tempfile.TemporaryDirectory(prefix="edgemon-push-") as tmp:
@@ -793,6 +799,24 @@ def main():
             expect(r["trickle_b_requests"] == 1, f"trickle-b: {r['trickle_b_requests']} requests")
             expect(r["term_s"] < 5, f"SIGTERM took {r['term_s']:.1f} s with a request in flight")
 
+        def status():
+            no_error("hostile")
+            rc, out, err, stored_now = res["hostile"]["sensors"]
+            expect(rc == 0, f"edgemon sensors: {err}")
+            push = {p["destination"].rsplit("/", 1)[1]: p
+                    for p in json.loads(out)["daemon"]["push"]}
+            expect(len(push) == 7, f"destinations {sorted(push)}")
+            t = push["trickle-a"]
+            expect(t["backlog_frames"] is not None and abs(t["backlog_frames"] - stored_now) <= 10,
+                   f"trickle-a backlog {t['backlog_frames']}, {stored_now} stored")
+            expect(t["last_success_ns"] is None and t["failing_since_ns"] is not None and
+                   "timeout" in t["last_error"] and not t["stalled"], f"trickle-a {t}")
+            r = push["ra-big"]
+            expect(r["last_error"].startswith("HTTP 503") and r["samples_retried"] > 0, f"ra-big {r}")
+            h = push["huge"]
+            expect(h["last_success_ns"] is not None and h["failing_since_ns"] is None and
+                   h["protocol"] == "remote-write", f"huge {h}")
+
         def retry_after():
             no_error("hostile")
             r = res["hostile"]
@@ -832,6 +856,8 @@ def main():
         checks.run("a 300 MB reply leaves RSS within 64 MiB", huge)
         checks.run("a trickling receiver: deadline, true backlog, SIGTERM within 5 s", trickle)
         checks.run("Retry-After 7200 and 20 digits wait the 1 h cap", retry_after)
+        if ARGS.edgemon:
+            checks.run("DeviceInfo.push through edgemon sensors --json", status)
         checks.run("a reply closed mid-body sends the batch again", cut)
         checks.run("307 for 25 s then Prometheus: at least 97 % of the frames", redirect)
         if checks.failed:
