@@ -578,6 +578,8 @@ def hostile_scenario(tmp, root, results):
                "batch_size": 3000, "rate_limit": 0}]
     d = Daemon(tmp, "hostile", root, pushes)
     rss = {"start": rss_kib(d.proc.pid), "max": 0}
+    with open(f"/proc/{d.proc.pid}/maps") as f:
+        results["asan"] = "libasan" in f.read()
     sampling = threading.Event()
 
     def sample_rss():
@@ -779,7 +781,9 @@ def main():
             grown = (r["rss"]["max"] - r["rss"]["start"]) / 1024
             print(f"huge replies: {len(r['huge'])}, RSS {r['rss']['start']} KiB at the start, "
                   f"+{grown:.1f} MiB at most")
-            expect(grown <= 64, f"RSS grew by {grown:.0f} MiB ({r['rss']})")
+            # ASan's quarantine holds freed memory (up to 256 MiB): the bound
+            # is checked in the normal build (scripts/sanitize.sh's rule).
+            expect(grown <= 64 or r["asan"], f"RSS grew by {grown:.0f} MiB ({r['rss']})")
             # The 200 counts whatever its body: the destination keeps up.
             expect(r["huge_caught_up"], "the destination answering 200 + 300 MB fell behind")
 
