@@ -33,7 +33,7 @@ import threading
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from harness import Checks, expect, start_sim, stop_process  # noqa: E402
+from harness import Checks, expect, serve_http, start_sim, stop_process  # noqa: E402
 
 # opentelemetry-proto v1, as published: message -> {field: (name, kind)};
 # kind is a message name, or string, bool, varint, sint (zigzag), fixed64,
@@ -153,12 +153,8 @@ class Sink:
                 self.send_header("Content-Length", "0")
                 self.end_headers()
 
-            def log_message(self, *a):
-                pass
-
-        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server = serve_http(Handler)
         self.url = f"http://127.0.0.1:{self.server.server_address[1]}/v1/metrics"
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
 
     def taken(self):
         with self.lock:

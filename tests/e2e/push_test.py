@@ -39,7 +39,8 @@ import urllib.parse
 import urllib.request
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from harness import Checks, expect, frame_count, free_port, rss_kib, start_sim, stop_process  # noqa: E402
+from harness import (Checks, expect, frame_count, free_port, rss_kib, serve_http,  # noqa: E402
+                     start_sim, stop_process)
 
 ARGS = None
 INTERVAL_MS = 100
@@ -166,12 +167,8 @@ class Receiver:
                 self.end_headers()
                 self.wfile.write(text)
 
-            def log_message(self, *a):
-                pass
-
-        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server = serve_http(Handler)
         self.url = f"http://127.0.0.1:{self.server.server_address[1]}/api/v1/write"
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
 
     def taken(self):
         with self.lock:
@@ -514,13 +511,8 @@ class Hostile:
                 except OSError:  # the client closed: what a bounded reader does
                     self.close_connection = True
 
-            def log_message(self, *a):
-                pass
-
-        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.server.daemon_threads = True
+        self.server = serve_http(Handler)
         self.base = f"http://127.0.0.1:{self.server.server_address[1]}"
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
 
     def taken(self, path):
         with self.lock:
@@ -549,12 +541,7 @@ class Redirector:
                 self.send_header("Content-Length", "0")
                 self.end_headers()
 
-            def log_message(self, *a):
-                pass
-
-        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", port), Handler)
-        self.server.daemon_threads = True
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+        self.server = serve_http(Handler, port)
 
     def close(self):
         self.server.shutdown()
