@@ -53,6 +53,7 @@ packages=(
   faketime                              # wall-clock jumps under a real edgemond (libfaketime)
   clang-format flake8                   # scripts/lint.sh: C++ format and pyflakes, CI's first stage
   chromium                              # report.html drawn headless, network blocked (tests/e2e/report_test.py)
+  nodejs npm                            # the OpenTelemetry JS SDK exporter, from npm (tests/e2e/otlp_js_test.py)
 )
 
 list_only=0
