@@ -585,8 +585,6 @@ std::string RenderSummary(const Report& report, const Inventory& inventory) {
                            FixedOr(AboveBaselineMj(rail, s.duration_s, *base), 1000.0, 3),
                            FixedOr(base->PowerMw(rail.name), 1000.0, 3));
         }
-      } else if (base) {
-        o << std::string(21, ' ');
       }
       o << (r.input ? "  (board input)" : "") << "\n";
     }
