@@ -300,17 +300,19 @@ def held_rail_rates(s: Any) -> Optional[Dict[str, float]]:
     return {"min": s.min_rail_rate_hz, "max": s.max_rail_rate_hz}
 
 
-def _rails_json(result: Any) -> List[Dict[str, Any]]:
-    """The rails of a Result; with a baseline each carries its energy above it."""
+def _rails_json(rails: List[Any],
+                above: Optional[Dict[str, Optional[float]]] = None) -> List[Dict[str, Any]]:
+    """The rails of a summary; with ``above`` (a Result's
+    energy_above_baseline_j, when it has a baseline) each carries its energy
+    above the baseline."""
     out = []
-    above = result.energy_above_baseline_j
-    for r in result.summary.rails:
+    for r in rails:
         j = {"name": r.name, "parent": r.parent, "input": r.input,
              "energy_j": present(r, "energy_mj", 1000.0),
              "avg_power_w": present(r, "avg_power_mw", 1000.0)}  # type: Dict[str, Any]
         if r.HasField("peak_power_mw"):  # no sample in the range: no peak, never 0
             j["peak_power_w"] = r.peak_power_mw / 1000.0
-        if result.baseline is not None:
+        if above is not None:
             j["energy_above_baseline_j"] = above.get(r.name)
         out.append(j)
     return out
@@ -381,7 +383,7 @@ def summary_json(result: Any, device: Any, target: str, notes: List[str],
     j["baseline"] = ({"seconds": b.seconds, "from_ns": b.from_ns, "to_ns": b.to_ns,
                       "rails": [{"name": n, "power_w": w} for n, w in b.power_w.items()]}
                      if b is not None else None)
-    j["rails"] = _rails_json(result)
+    j["rails"] = _rails_json(list(s.rails), result.energy_above_baseline_j if b else None)
     j["rail_tree"] = rail_tree_json(list(s.rails), s.duration_s)
     total = total_energy_mj(list(s.rails))
     j["total_energy_j"] = total / 1000.0 if total is not None else None
@@ -416,7 +418,8 @@ def summary_json(result: Any, device: Any, target: str, notes: List[str],
         if p.summary is not None:
             ps = p.summary.summary
             pj["duration_s"] = ps.duration_s
-            pj["rails"] = _rails_json(p.summary)
+            pj["rails"] = _rails_json(list(ps.rails), p.summary.energy_above_baseline_j
+                                      if b is not None else None)
             pt = total_energy_mj(list(ps.rails))
             pj["total_energy_j"] = pt / 1000.0 if pt is not None else None
             if b is not None:
