@@ -8,6 +8,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <map>
 #include <set>
 #include <sstream>
@@ -286,6 +287,42 @@ nlohmann::json ReportData(const Report& report, const std::vector<Frame>& frames
                       {"title", kinds[pid].title},
                       {"unit", kinds[pid].unit},
                       {"scale", 1e-3},
+                      {"lines", std::move(lines)}});
+  }
+  // Drawn beside power (report.html only, not trace.json's tracks): the GPU's
+  // and the CPUs' load in %, the memory in use in MiB.
+  struct Extra {
+    const char* id;
+    const char* title;
+    const char* unit;
+    double scale;
+    std::function<bool(const Channel&)> pick;
+  };
+  const Extra extras[] = {
+      {"load", "GPU and CPU load", "%", 0.1,
+       [](const Channel& c) {
+         return c.field == Field::kLoad &&
+                (c.kind == Kind::kGpu || (c.kind == Kind::kCpu && c.name == "cpu"));
+       }},
+      {"memory", "Memory in use", "MiB", 1.0 / 1024,
+       [](const Channel& c) { return c.kind == Kind::kMemory && c.field == Field::kUsed; }},
+  };
+  for (const auto& e : extras) {
+    json lines = json::array();
+    for (const auto& c : inventory.channels) {
+      if (c.Has(kFlagConstant) || !e.pick(c)) continue;
+      json values = json::array();
+      for (const auto& f : frames) {
+        auto v = f.Get(c.id);
+        values.push_back(v ? json(*v) : json(nullptr));  // missing: a gap, never 0
+      }
+      lines.push_back({{"name", c.name.empty() ? std::string(ToString(c.kind)) : c.name},
+                       {"values", std::move(values)}});
+    }
+    groups.push_back({{"id", e.id},
+                      {"title", e.title},
+                      {"unit", e.unit},
+                      {"scale", e.scale},
                       {"lines", std::move(lines)}});
   }
   json trees = json::array();

@@ -31,11 +31,14 @@ bool WriteBundle(client::Client& c, const std::string& dir, const Report& report
 //    "summary": SummaryJson,
 //    "phase_rail_trees": [RailTreeJson of each phase, or null without a summary],
 //    "series": {"t_s": [seconds of each frame since the range's start],
-//               "groups": [{"id": "power"|"temp"|"clock", "title", "unit",
+//               "groups": [{"id": "power"|"temp"|"clock"|"load"|"memory",
+//                           "title", "unit",
 //                           "scale" (raw x scale = unit),
 //                           "lines": [{"name", "values": [raw value or null]}]}]}}
 // with one line per rail power, thermal zone and CPU/GPU/EMC clock (the
-// trace's counter tracks), a null where a frame has no value.
+// trace's counter tracks), then the groups drawn beside power: "load" (the
+// GPUs' and the CPUs' aggregate load, %, scale 0.1) and "memory" (RAM in
+// use, MiB, scale 1/1024); a null where a frame has no value.
 nlohmann::json ReportData(const Report& report, const std::vector<Frame>& frames,
                           const Inventory& inventory);
 

@@ -34,6 +34,7 @@ import shutil
 import signal
 import socket
 import sqlite3
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -421,6 +422,124 @@ def items(board):
     expect(s["items"]["count"] == 1234, s["items"])
 
 
+def within(got, want, rel, what):
+    expect(got is not None and abs(got - want) <= rel * abs(want), f"{what}: {got} vs {want}")
+
+
+def items_phase(board):
+    """--items-phase: per-item figures over one phase; without it over the run,
+    never --pre/--post; items/s beside J/item."""
+    out = os.path.join(board.tmp, "items-phase")
+    r = board.edgemon("record", "--items-from", r"processed ([0-9]+) images", "--items-phase",
+                      "timed", "--out", out, "--", "sh", "-c",
+                      "edgemon mark begin warmup; sleep 0.5; edgemon mark end warmup; "
+                      "edgemon mark begin timed; sleep 1; echo processed 100 images; "
+                      "edgemon mark end timed")
+    expect(r.returncode == 0, r.stderr)
+    s = load(os.path.join(out, "summary.json"))
+    timed = {p["name"]: p for p in s["phases"]}["timed"]
+    it = s["items"]
+    expect(it["phase"] == "timed" and it["count"] == 100, it)
+    within(it["per_s"], 100 / timed["duration_s"], 0.01, "items/s")
+    within(it["energy_j_per_item"], timed["total_energy_j"] / 100, 0.01, "J/item")
+    # The phase's energy is the simulator's over the phase, not the run's.
+    truth = board.energy_mj("VDD_IN", timed["start_ns"], timed["end_ns"]) / 1000
+    within(it["energy_j_per_item"] * 100, truth, 0.01, "timed energy vs analytic")
+    expect("items/s" in r.stderr and "phase timed" in r.stderr, r.stderr)
+    # An unknown phase: the figures are missing (null), never the run's.
+    r = board.edgemon("record", "--items", "10", "--items-phase", "nosuch", "--out", out, "--",
+                      "true")
+    s = load(os.path.join(out, "summary.json"))
+    expect(r.returncode == 0 and s["items"]["energy_j_per_item"] is None
+           and s["items"]["per_s"] is None and "nosuch" in s["items"]["why"], s["items"])
+    r = board.edgemon("record", "--items-phase", "timed", "--", "true")
+    expect(r.returncode == 2 and "--items-phase needs" in r.stderr, r.stderr)
+    # Without --items-phase: the run alone, not the --pre/--post around it.
+    out2 = os.path.join(board.tmp, "items-pre-post")
+    r = board.edgemon("record", "--items", "50", "--pre", "1", "--post", "1", "--out", out2,
+                      "--", "sleep", "0.5")
+    expect(r.returncode == 0, r.stderr)
+    s = load(os.path.join(out2, "summary.json"))
+    run = s["run"]
+    truth = board.energy_mj("VDD_IN", run["start_ns"], run["end_ns"]) / 1000
+    within(s["items"]["energy_j_per_item"] * 50, truth, 0.01, "run energy per item")
+    within(s["items"]["per_s"], 50 / run["duration_s"], 0.01, "items/s over the run")
+    expect(s["items"]["phase"] is None, s["items"])
+    expect(s["total_energy_j"] > 1.5 * truth, "the summary still covers --pre/--post")
+
+
+def baseline(board):
+    """--baseline: refused over a record or past the store; else each rail's
+    mean power before the run, and energies above it that add up."""
+    marker = os.path.join(board.tmp, "baseline-ran")
+    r = board.edgemon("record", "--baseline", "5s", "--", "touch", marker)
+    expect(r.returncode == 65 and "overlaps" in r.stderr and not os.path.exists(marker),
+           f"{r.returncode} {r.stderr}")
+    r = board.edgemon("record", "--baseline", "10h", "--", "touch", marker)
+    expect(r.returncode == 65 and "holds only" in r.stderr and not os.path.exists(marker),
+           f"{r.returncode} {r.stderr}")
+    time.sleep(5.2)  # idle history with no window in it
+    out = os.path.join(board.tmp, "baseline")
+    r = board.edgemon("record", "--baseline", "5s", "--items", "10", "--out", out, "--", "sh",
+                      "-c", "edgemon mark begin work; sleep 1; edgemon mark end work")
+    expect(r.returncode == 0, r.stderr)
+    s = load(os.path.join(out, "summary.json"))
+    b = s["baseline"]
+    within(b["seconds"], 5.0, 0.01, "baseline seconds")
+    power = {x["name"]: x["power_w"] for x in b["rails"]}
+    expect(set(power) == set(board.sidecar["rails"]), power)
+    for name, w in power.items():
+        truth = board.energy_mj(name, b["from_ns"], b["to_ns"]) / 1000 / 5.0
+        within(w, truth, 0.01, f"baseline {name}")
+    dur = s["range"]["duration_s"]
+    for x in s["rails"]:
+        within(x["energy_above_baseline_j"] + power[x["name"]] * dur, x["energy_j"], 1e-9,
+               f"run {x['name']}")
+    within(s["energy_above_baseline_j"] + power["VDD_IN"] * dur, s["total_energy_j"], 1e-9,
+           "run total")
+    p = s["phases"][0]
+    for x in p["rails"]:
+        within(x["energy_above_baseline_j"] + power[x["name"]] * p["duration_s"], x["energy_j"],
+               1e-9, f"phase {x['name']}")
+    within(s["items"]["energy_above_baseline_j_per_item"] * 10, s["energy_above_baseline_j"],
+           1e-9, "per item above the baseline")
+    expect("above J" in r.stderr and "idle W" in r.stderr, r.stderr)
+
+
+def repeat(board):
+    """--repeat 3 --warmup-runs 1: four windows with one label, statistics over three."""
+    out = os.path.join(board.tmp, "repeat")
+    r = board.edgemon("record", "--repeat", "3", "--warmup-runs", "1", "--cooldown", "100ms",
+                      "--items", "20", "--label", "rep", "--out", out, "--", "sleep", "0.3")
+    expect(r.returncode == 0, r.stderr)
+    s = load(os.path.join(out, "summary.json"))
+    runs = s["runs"]
+    expect(len(runs) == 4 and [x["warmup"] for x in runs] == [True, False, False, False],
+           [x.get("warmup") for x in runs])
+    expect(len({x["window"]["id"] for x in runs}) == 4 and {x["label"] for x in runs} == {"rep"},
+           "one window per run, one label")
+    agg = s["aggregate"]
+    expect(agg["n"] == 3, agg)
+    for key, of in (("duration_s", lambda x: x["run"]["duration_s"]),
+                    ("energy_j", lambda x: x["total_energy_j"]),
+                    ("j_per_item", lambda x: x["items"]["energy_j_per_item"]),
+                    ("items_per_s", lambda x: x["items"]["per_s"])):
+        v = [of(x) for x in runs[1:]]
+        a = agg[key]
+        expect(a["n"] == 3, (key, a))
+        within(a["mean"], statistics.mean(v), 1e-9, key + " mean")
+        within(a["std"], statistics.stdev(v), 1e-9, key + " std")
+        within(a["ci95"], 4.303 * statistics.stdev(v) / math.sqrt(3), 1e-9, key + " ci95")
+    within(agg["avg_power_w"]["mean"],
+           statistics.mean(x["total_energy_j"] / x["range"]["duration_s"] for x in runs[1:]),
+           1e-9, "avg power")
+    expect(r.stderr.count("run ") >= 3 and "warm-up 1 of 1" in r.stderr and "± " in r.stderr,
+           r.stderr)
+    # A failing run ends the series with its status.
+    r = board.edgemon("record", "--repeat", "3", "--", "sh", "-c", "exit 3")
+    expect(r.returncode == 3 and "no further runs" in r.stderr, f"{r.returncode} {r.stderr}")
+
+
 def descendants(board):
     # A command that daemonises its worker: the shell exits at once, the worker
     # (reparented to edgemon, its subreaper) runs 1.5 s more and is measured.
@@ -657,6 +776,9 @@ def main():
         checks.run("bad input (flags, range, time, regex, no daemon)", bad_input, nano)
         checks.run("mark begin/end from inside the command", marks, nano)
         checks.run("--items and --items-from", items, nano)
+        checks.run("--items-phase, items/s, per item without --pre/--post", items_phase, nano)
+        checks.run("--baseline: refusals, idle power, energy above it", baseline, nano)
+        checks.run("--repeat with warm-up runs: runs and aggregate", repeat, nano)
         checks.run("daemonised descendants waited for (subreaper), --no-wait-descendants",
                    descendants, nano)
         checks.run("labels with escape sequences are printed escaped", escaped_label, nano)
