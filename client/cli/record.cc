@@ -27,6 +27,7 @@
 #include "client/cli/record_bundle.h"
 #include "client/cli/record_common.h"
 #include "client/cli/record_monitor.h"
+#include "client/cli/record_nvtx.h"
 #include "client/cli/record_report.h"
 #include "client/cli/supervisor.h"
 #include "client/control_client.h"
@@ -86,6 +87,7 @@ struct RecordOptions {
   bool lock_clocks = false;  // --lock-clocks
   std::optional<int> mode;   // --mode N
   std::string control;       // --control ADDR
+  bool nvtx = false;         // --nvtx
   std::vector<std::string> command;
 };
 
@@ -198,6 +200,12 @@ int RunRecord(const Globals& globals, const RecordOptions& o) {
     report.power_mode_id = info->inventory.board.nvpmodel_id;
     report.power_mode_name = info->inventory.board.nvpmodel;
   }
+  std::unique_ptr<NvtxCapture> nvtx;  // --nvtx: the ranges' file, made before the run
+  if (o.nvtx) {
+    auto made = NvtxCapture::Create(o.out);
+    if (!made.ok()) return ReportStatus("record", made.status());
+    nvtx = std::move(made).value();
+  }
   RunControl control;
   if (int control_rc = 0; !TakeControl(o, report, &control, &control_rc)) return control_rc;
 
@@ -224,8 +232,9 @@ int RunRecord(const Globals& globals, const RecordOptions& o) {
   // The window starts at its spawn, after BeginWindow returned (sent with the end).
   Supervisor supervisor(clock, !o.no_wait_descendants);
   const int64_t spawn_boot = clock.BoottimeNs();
-  if (int e = supervisor.Start(path, o.command, CommandEnv(*window, c->target()), re.has_value());
-      e != 0) {
+  std::vector<std::string> env = CommandEnv(*window, c->target());
+  if (nvtx) nvtx->AddEnv(env, &report.notes);
+  if (int e = supervisor.Start(path, o.command, env, re.has_value()); e != 0) {
     supervisor.StopForwarding();
     (void)c->EndWindow(window->id);
     return ReportExecError(o.command[0], e);
@@ -345,6 +354,10 @@ int RunRecord(const Globals& globals, const RecordOptions& o) {
         RateHz(*held) + (*pre > 0 ? " (the boost starts with the command, not with --pre)" : ""));
   }
   AddPhases(*c, report, deadline);
+  if (nvtx) {
+    report.nvtx = nvtx->Collect(*c, offset);
+    for (const auto& n : report.nvtx->notes) report.notes.push_back(n);
+  }
   AddEventNote(*c, report, again->inventory);
   std::string text = RenderSummary(report, again->inventory);
   std::fflush(stdout);
@@ -393,6 +406,9 @@ void AddRecordCommands(CLI::App& app, Registry& registry) {
   rec->add_option("--control", ro->control,
                   "The control helper for --lock-clocks/--mode (default: $EDGEMON_CONTROL, else " +
                       std::string(client::kDefaultControlTarget) + ")");
+  rec->add_flag("--nvtx", ro->nvtx,
+                "Energy per NVTX range: loads edgemon's NVTX injection library into the command "
+                "(NVTX_INJECTION64_PATH) and adds each range name's count, time and energy");
   rec->add_option("command", ro->command, "The command and its arguments (after --)")->required();
   rec->footer(
       "Run it as: edgemon record [OPTIONS] -- CMD [ARGS...]\n"

@@ -435,6 +435,8 @@ std::string RenderSummary(const Report& report, const Inventory& inventory) {
     }
   }
 
+  if (report.nvtx) o << RenderNvtx(*report.nvtx);
+
   if (!s.temps.empty()) {
     o << "\nTemperatures (C)     start    min    max\n";
     for (const auto& t : s.temps) {
@@ -593,6 +595,8 @@ nlohmann::json SummaryJson(const Report& report, const Inventory& inventory) {
     phases.push_back(pj);
   }
   j["phases"] = phases;
+  j["nvtx"] = report.nvtx ? NvtxJson(*report.nvtx) : json(nullptr);
+  if (report.nvtx) j["nvtx_attribution"] = kNvtxAttribution;
   if (report.items) {
     double items = *report.items;
     json ij = {{"count", items}, {"source", report.items_source}};
