@@ -424,6 +424,7 @@ void AddRecordCommands(CLI::App& app, Registry& registry) {
 
   record::AddAttachCommand(app, registry);
   record::AddMarkCommand(app, registry);
+  record::AddTraceCommand(app, registry);
 }
 
 }  // namespace edgemon::cli

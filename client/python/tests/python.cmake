@@ -8,6 +8,13 @@ if(edgemon_no_pytest)
   edgemon_tests_left_out(python_client)
   return()
 endif()
+# edgemon.torch's tests need PyTorch (Debian's python3-torch, CPU).
+execute_process(COMMAND ${EDGEMON_SYSTEM_PYTHON3_FOR_PYTEST} -c "import torch"
+                RESULT_VARIABLE edgemon_no_torch OUTPUT_QUIET ERROR_QUIET)
+if(edgemon_no_torch)
+  edgemon_missing_for_tests("PyTorch (python3-torch)")
+  edgemon_tests_left_out("python_client's edgemon.torch tests")
+endif()
 add_test(NAME python_client
          COMMAND ${EDGEMON_SYSTEM_PYTHON3_FOR_PYTEST} -m pytest -q -rs -p no:cacheprovider
                  ${CMAKE_CURRENT_LIST_DIR})
