@@ -4,14 +4,17 @@
 //
 //   nvtx_bench [--pairs N] [--threads T] [--library build/client/nvtx/libedgemon_nvtx.so]
 //
-// Prints ns per pair (the median of 5 rounds of N pairs on each of T
-// threads), with no tool (a child process that never sets
+// Prints the CPU time (the process's, per thread) and the wall time per
+// pair (medians of 5 rounds of N pairs on each of T threads; CPU time is the
+// figure on a busy machine), with no tool (a child process that never sets
 // NVTX_INJECTION64_PATH) and with the library (ranges flushed to a file in
 // $TMPDIR, removed after). The library must be given (or found beside the
 // bench in the build tree).
 #include <nvtx3/nvToolsExt.h>
 #include <sys/wait.h>
 #include <unistd.h>
+
+#include <time.h>
 
 #include <algorithm>
 #include <chrono>
@@ -25,7 +28,20 @@
 
 namespace {
 
-double RoundNsPerPair(long pairs, int threads) {
+struct Cost {
+  double wall_ns = 0, cpu_ns = 0;  // per pair on each thread
+};
+
+int64_t CpuNs() {
+  timespec ts;
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+  return static_cast<int64_t>(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
+}
+
+// Wall time per pair, and the process's CPU time per pair and thread (what
+// the application pays, also on a machine busy with other work).
+Cost Round(long pairs, int threads) {
+  const int64_t cpu0 = CpuNs();
   auto t0 = std::chrono::steady_clock::now();
   std::vector<std::thread> pool;
   for (int t = 0; t < threads; ++t) {
@@ -39,15 +55,28 @@ double RoundNsPerPair(long pairs, int threads) {
   for (auto& t : pool) t.join();
   double ns =
       std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - t0).count();
-  return ns / static_cast<double>(pairs);  // per pair on each thread (threads run in parallel)
+  const double cpu = static_cast<double>(CpuNs() - cpu0);
+  return {ns / static_cast<double>(pairs),
+          cpu / static_cast<double>(pairs) / static_cast<double>(threads)};
 }
 
-double Median(long pairs, int threads) {
-  RoundNsPerPair(pairs / 10 + 1, threads);  // warm-up: loads the tool, grows the buffers
-  std::vector<double> r;
-  for (int i = 0; i < 5; ++i) r.push_back(RoundNsPerPair(pairs, threads));
-  std::sort(r.begin(), r.end());
-  return r[2];
+// The medians of 5 rounds.
+Cost Median(long pairs, int threads) {
+  Round(pairs / 10 + 1, threads);  // warm-up: loads the tool, grows the buffers
+  std::vector<double> wall, cpu;
+  for (int i = 0; i < 5; ++i) {
+    Cost c = Round(pairs, threads);
+    wall.push_back(c.wall_ns);
+    cpu.push_back(c.cpu_ns);
+  }
+  std::sort(wall.begin(), wall.end());
+  std::sort(cpu.begin(), cpu.end());
+  return {wall[2], cpu[2]};
+}
+
+void Print(const char* what, Cost c, long pairs, int threads) {
+  std::printf("%-18s %8.1f ns CPU, %8.1f ns wall per push/pop pair (%ld pairs x %d threads)\n",
+              what, c.cpu_ns, c.wall_ns, pairs, threads);
 }
 
 }  // namespace
@@ -85,8 +114,7 @@ int main(int argc, char** argv) {
   pid_t child = fork();
   if (child == 0) {  // no tool: NVTX's own no-op path
     unsetenv("NVTX_INJECTION64_PATH");
-    std::printf("no tool:            %8.1f ns per push/pop pair (%ld pairs x %d threads)\n",
-                Median(pairs, threads), pairs, threads);
+    Print("no tool:", Median(pairs, threads), pairs, threads);
     std::fflush(stdout);
     _exit(0);
   }
@@ -97,9 +125,7 @@ int main(int argc, char** argv) {
       std::string(tmp && *tmp ? tmp : "/tmp") + "/nvtx_bench." + std::to_string(getpid()) + ".tsv";
   setenv("NVTX_INJECTION64_PATH", library.c_str(), 1);
   setenv("EDGEMON_NVTX_OUT", out.c_str(), 1);
-  double with = Median(pairs, threads);
-  std::printf("libedgemon_nvtx:    %8.1f ns per push/pop pair (%ld pairs x %d threads)\n", with,
-              pairs, threads);
+  Print("libedgemon_nvtx:", Median(pairs, threads), pairs, threads);
   std::error_code ec;
   std::printf("ranges file:        %.1f MB (removed)\n",
               static_cast<double>(fs::file_size(out, ec)) / 1e6);

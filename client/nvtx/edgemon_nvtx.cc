@@ -31,6 +31,7 @@
 
 #include <atomic>
 #include <cerrno>
+#include <charconv>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
@@ -132,10 +133,25 @@ void WriteAll(const std::string& text) {
   }
 }
 
+void Number(std::string& out, int64_t v) {
+  char buf[24];
+  auto [end, ec] = std::to_chars(buf, buf + sizeof buf, v);
+  out.append(buf, ec == std::errc() ? end : buf);
+}
+
 void Append(std::string& out, const Range& r, long pid, long tid) {
   out += r.kind;
-  out += '\t' + std::to_string(pid) + '\t' + std::to_string(tid) + '\t' + std::to_string(r.depth) +
-         '\t' + std::to_string(r.start_ns) + '\t' + std::to_string(r.end_ns) + '\t';
+  out += '\t';
+  Number(out, pid);
+  out += '\t';
+  Number(out, tid);
+  out += '\t';
+  Number(out, r.depth);
+  out += '\t';
+  Number(out, r.start_ns);
+  out += '\t';
+  Number(out, r.end_ns);
+  out += '\t';
   if (r.domain) Escaped(out, r.domain->name);
   out += '\t';
   Escaped(out, r.name);
@@ -179,6 +195,7 @@ struct ThreadBuffer {
   // Writes the completed ranges (and, at the thread's end, the open ones with END_NS -1).
   void FlushLocked(bool with_open) {
     std::string text;
+    text.reserve(done.size() * 64);
     const long pid = getpid();
     for (const auto& r : done) Append(text, r, pid, tid);
     done.clear();
