@@ -233,18 +233,19 @@ nlohmann::json NvtxJson(const NvtxData& data) {
 
 std::string RenderNvtx(const NvtxData& data) {
   if (data.stats.empty()) return "";
-  size_t width = 12;
   bool domains = false;
-  for (const auto& s : data.stats) {
-    domains = domains || !s.domain.empty();
-    width = std::max(width, s.name.size() + 2);
-  }
+  for (const auto& s : data.stats) domains = domains || !s.domain.empty();
+  auto shown = [&](const NvtxStat& s) {
+    return domains ? ShownDomain(s.domain) + "/" + s.name : s.name;
+  };
+  size_t width = 12;
+  for (const auto& s : data.stats) width = std::max(width, shown(s).size() + 2);
   std::ostringstream o;
   o << "\nNVTX ranges (energy " << kNvtxAttribution << ")\n";
   o << fmt::format("  {:<{}}{:>7}{:>11}{:>11}{:>9}\n", "name", width, "count", "total s", "J",
                    "avg W");
   for (const auto& s : data.stats) {
-    std::string name = domains ? ShownDomain(s.domain) + "/" + s.name : s.name;
+    std::string name = shown(s);
     auto total = Total(s);
     std::string energy, avg;
     if (total) {
