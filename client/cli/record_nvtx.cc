@@ -16,6 +16,7 @@
 #include <sstream>
 
 #include "client/cli/record_report.h"
+#include "edgemon/paths.h"
 
 namespace edgemon::cli::record {
 
@@ -272,7 +273,7 @@ std::string NvtxLibrary() {
   if (const char* env = std::getenv("EDGEMON_NVTX_LIBRARY"); env && *env) {
     return fs::is_regular_file(env, ec) ? fs::absolute(env, ec).string() : "";
   }
-  fs::path exe = fs::read_symlink("/proc/self/exe", ec);
+  fs::path exe = fs::read_symlink(HostProcPath("self/exe"), ec);
   if (!ec) {
     fs::path built = exe.parent_path().parent_path() / "nvtx" / "libedgemon_nvtx.so";
     if (fs::is_regular_file(built, ec)) return built.string();
