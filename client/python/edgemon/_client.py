@@ -369,7 +369,7 @@ class Client(object):
 
     # -- windows -----------------------------------------------------------------------
     def measure(self, label: str, rate_hz: Optional[int] = None,
-                items: Optional[float] = None) -> "Any":
+                items: Optional[float] = None, nvtx: bool = False) -> "Any":
         """A context manager measuring its body as a daemon window:
 
             with client.measure("resnet50-fp16", rate_hz=200) as m:
@@ -378,9 +378,14 @@ class Client(object):
 
         ``rate_hz`` raises the rail sampling rate while the body runs (a lease
         the daemon ends by itself). ``items`` sets the count for
-        ``result.per_item()``."""
+        ``result.per_item()``. ``nvtx=True``: ``result.nvtx`` gets the energy
+        per NVTX range name this process pushed inside the block (edgemon's
+        injection library must load before the process's first NVTX call:
+        docs/profiling.md)."""
         from ._measure import Measurement, check_items, check_rate
-        return Measurement(self, label, check_rate(rate_hz), check_items(items))
+        if not isinstance(nvtx, bool):
+            raise _errors.InvalidArgument("edgemon: nvtx must be True or False")
+        return Measurement(self, label, check_rate(rate_hz), check_items(items), nvtx)
 
     def mark(self, name: str) -> "Any":
         """A phase inside the current ``measure`` (a window of its own, shown

@@ -117,6 +117,9 @@ class Result(object):
         self.boost_rate_hz = boost_rate_hz
         self._client = client
         self._device = device
+        # measure(nvtx=True): summary.json's "nvtx" entries (None without nvtx).
+        self.nvtx = None  # type: Optional[List[Dict[str, Any]]]
+        self.nvtx_notes = []  # type: List[str]
         self.rails = {r.name: RailEnergy(r.name, r.parent, r.input,
                                          present(r, "energy_mj", 1000.0),
                                          present(r, "avg_power_mw", 1000.0),
@@ -375,11 +378,14 @@ class Measurement(object):
     """The context manager of ``client.measure()``; ``.result`` after the block."""
 
     def __init__(self, client: Any, label: str, rate_hz: Optional[int],
-                 items: Optional[float]) -> None:
+                 items: Optional[float], nvtx: bool = False) -> None:
         self.client = client
         self.label = label
         self.rate_hz = rate_hz
         self.items = items
+        self.nvtx = nvtx
+        self._nvtx_file = None  # type: Optional[str]
+        self._nvtx_offset = 0
         self.window = None  # type: Any
         self.start_ns = 0  # the window's start as it ended (the body's, when stamped)
         self.end_ns = 0
@@ -392,6 +398,11 @@ class Measurement(object):
     def __enter__(self) -> "Measurement":
         # The client's renewal thread, started (once) before any call of the
         # window, which then only adds its lease to it.
+        if self.nvtx:
+            from . import _nvtx
+            self._nvtx_file = _nvtx.attach()
+            _nvtx.flush()  # ranges before the block stay before the offset
+            self._nvtx_offset = _nvtx.size(self._nvtx_file)
         renewals = self.client._renewals()
         renewals.start()
         if self.rate_hz:
@@ -454,7 +465,27 @@ class Measurement(object):
                 boost = 0  # the boost did not raise the rate
             self._result = Result(summary, self.label, self.window.id, self.start_ns,
                                   self.end_ns, phases, self.items, boost, c, device)
+            if self._nvtx_file is not None:
+                self._result.nvtx = self._nvtx_ranges()
         return self._result
+
+    def _nvtx_ranges(self) -> List[Dict[str, Any]]:
+        """The NVTX ranges that ended inside the window, with their energy."""
+        from . import _nvtx
+        _nvtx.flush()
+        ranges, bad, open_ = _nvtx.read(self._nvtx_file, self._nvtx_offset)
+        ranges = [r for r in ranges if self.start_ns <= r[0] and r[1] <= self.end_ns]
+        notes = self._result.nvtx_notes
+        if bad:
+            notes.append("%d NVTX lines that did not parse were left out" % bad)
+        if open_:
+            notes.append("%d NVTX ranges still open when their thread ended were left out"
+                         % open_)
+        if not ranges:
+            notes.append("no NVTX range ended inside the block: nothing called NVTX, or NVTX "
+                         "was first called in this process before measure(nvtx=True) set "
+                         "NVTX_INJECTION64_PATH")
+        return _nvtx.stats(self.client, ranges, notes)
 
 
 class Mark(object):

@@ -21,3 +21,10 @@ add_test(NAME python_client
 set_tests_properties(python_client PROPERTIES
   TIMEOUT 600
   ENVIRONMENT "PYTHONPATH=${EDGEMON_PYTHON_DIR};PYTHONDONTWRITEBYTECODE=1;EDGEMON_TEST_EDGEMOND=$<TARGET_FILE:edgemond>;EDGEMON_TEST_CONTROL=$<TARGET_FILE:edgemon-control>;EDGEMON_TEST_SIM=$<TARGET_FILE:edgemon-sim>;EDGEMON_TEST_CLI=$<TARGET_FILE:edgemon>;EDGEMON_TEST_FIXTURES=${PROJECT_SOURCE_DIR}/tests/fixtures")
+# measure(nvtx=True): the injection library and an NVTX-annotated library
+# (tests/client/cli/record.cmake), where the NVTX headers are.
+if(EDGEMON_NVTX_FOUND)
+  set_property(TEST python_client APPEND PROPERTY ENVIRONMENT
+    "EDGEMON_TEST_NVTX_LIBRARY=$<TARGET_FILE:edgemon_nvtx>"
+    "EDGEMON_TEST_NVTX_RANGES=$<TARGET_FILE:nvtx_ranges_lib>")
+endif()

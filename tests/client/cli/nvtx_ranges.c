@@ -42,7 +42,12 @@ static void* loader(void* arg) {
   return NULL;
 }
 
+#ifdef NVTX_RANGES_LIBRARY
+__attribute__((visibility("default"))) int nvtx_ranges_run(void);
+int nvtx_ranges_run(void) {
+#else
 int main(void) {
+#endif
   nvtxDomainHandle_t app = nvtxDomainCreateA("app");
   nvtxEventAttributes_t a = {0};
   a.version = NVTX_VERSION;
@@ -59,5 +64,6 @@ int main(void) {
   nvtxDomainRangePop(app);
   int64_t end = now_ns();
   printf("model %lld %lld\n", (long long)start, (long long)end);
+  fflush(stdout);
   return 0;
 }

@@ -1,7 +1,8 @@
 # Tests of edgemon record/attach/mark (included from tests/CMakeLists.txt).
 #
 # edgemon_record_tests: the pure pieces (rail tree, summary JSON, CSV, Chrome
-# trace JSON, report.html's data and escaping, --items-from matching).
+# trace JSON, report.html's data and escaping, --items-from matching, the
+# --nvtx ranges file and energy per range name).
 # record_e2e: edgemon-sim + edgemond on a unix socket, then `edgemon record`
 # checked against the simulator's analytic energy (sidecar), exit codes,
 # marks, --items, attach, a daemon killed and restarted mid-recording, the
@@ -10,7 +11,7 @@
 # Its folder is shared with the other subcommands' tests (cli.cmake): each lists its files.
 edgemon_area_tests(edgemon_record_tests 60
   SOURCES ${CMAKE_CURRENT_LIST_DIR}/record_report_test.cc ${CMAKE_CURRENT_LIST_DIR}/supervisor_test.cc
-          ${CMAKE_CURRENT_LIST_DIR}/record_html_test.cc
+          ${CMAKE_CURRENT_LIST_DIR}/record_html_test.cc ${CMAKE_CURRENT_LIST_DIR}/record_nvtx_test.cc
   LIBS edgemon_cli)
 
 # record --nvtx: a C program annotated with NVTX v3 (nvtx_ranges.c), built
@@ -22,6 +23,11 @@ if(EDGEMON_NVTX_FOUND)
   target_include_directories(nvtx_ranges SYSTEM PRIVATE ${EDGEMON_NVTX_INCLUDE_DIR})
   target_link_libraries(nvtx_ranges PRIVATE Threads::Threads ${CMAKE_DL_LIBS})
   add_dependencies(nvtx_ranges edgemon_nvtx)
+  # The same as a library for the Python client's measure(nvtx=True) test.
+  add_library(nvtx_ranges_lib MODULE ${CMAKE_CURRENT_LIST_DIR}/nvtx_ranges.c)
+  target_compile_definitions(nvtx_ranges_lib PRIVATE NVTX_RANGES_LIBRARY)
+  target_include_directories(nvtx_ranges_lib SYSTEM PRIVATE ${EDGEMON_NVTX_INCLUDE_DIR})
+  target_link_libraries(nvtx_ranges_lib PRIVATE Threads::Threads ${CMAKE_DL_LIBS})
   set(record_nvtx_args --nvtx-program $<TARGET_FILE:nvtx_ranges>)
 else()
   edgemon_missing_for_tests("the NVTX v3 headers (CUDA's include/nvtx3)")
