@@ -18,15 +18,17 @@ if sys.argv[3] == "early":
     ranges.nvtx_ranges_run()  # NVTX's first call, before measure() could set the tool
 with c.measure("nvtx", rate_hz=1000, nvtx=True) as m:
     ranges.nvtx_ranges_run()
+m.result.save(sys.argv[4])
 print(json.dumps({"nvtx": m.result.nvtx, "notes": m.result.nvtx_notes}))
 """
 
 
-def run(nano, when):
+def run(nano, when, bundle):
     env = dict(os.environ, EDGEMON_NVTX_LIBRARY=tool("nvtx_library"))
     env.pop("NVTX_INJECTION64_PATH", None)
     env.pop("EDGEMON_NVTX_OUT", None)
-    r = subprocess.run([sys.executable, "-c", SCRIPT, nano.target, tool("nvtx_ranges"), when],
+    r = subprocess.run([sys.executable, "-c", SCRIPT, nano.target, tool("nvtx_ranges"), when,
+                        bundle],
                        stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                        universal_newlines=True, timeout=60, env=env)
     assert r.returncode == 0, r.stderr
@@ -38,8 +40,8 @@ def run(nano, when):
     return json.loads(last), stamps
 
 
-def test_measure_nvtx_gives_energy_per_range(nano):
-    out, stamps = run(nano, "inside")
+def test_measure_nvtx_gives_energy_per_range(nano, tmp_path):
+    out, stamps = run(nano, "inside", str(tmp_path))
     got = {(x["domain"], x["name"]): x for x in out["nvtx"]}
     assert sorted(got, key=str) == sorted([(None, "load"), (None, "preprocess"),
                                            (None, "infer"), ("app", "model")], key=str)
@@ -54,10 +56,17 @@ def test_measure_nvtx_gives_energy_per_range(nano):
         [vdd_in] = [r for r in x["rails"] if r["name"] == "VDD_IN"]
         assert vdd_in["input"] and vdd_in["energy_j"] == x["energy_j"]
     assert out["notes"] == []
+    # Result.save(): summary.json holds the same entries, as edgemon record --nvtx writes them.
+    with open(str(tmp_path / "summary.json")) as f:
+        saved = json.load(f)
+    assert saved["nvtx"] == out["nvtx"] and "inclusive" in saved["nvtx_attribution"]
 
 
-def test_nvtx_called_before_measure_is_said_not_hidden(nano):
-    out, stamps = run(nano, "early")
+def test_nvtx_called_before_measure_is_said_not_hidden(nano, tmp_path):
+    out, stamps = run(nano, "early", str(tmp_path))
     assert len(stamps["infer"]) == 6  # the program ran twice
     assert out["nvtx"] == []
     assert any("before measure(nvtx=True)" in n for n in out["notes"]), out["notes"]
+    with open(str(tmp_path / "summary.json")) as f:
+        saved = json.load(f)
+    assert saved["nvtx"] == [] and any("before measure(nvtx=True)" in n for n in saved["notes"])
