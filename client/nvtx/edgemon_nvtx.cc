@@ -309,19 +309,28 @@ void NVTX_API DomainEnd(nvtxDomainHandle_t, nvtxRangeId_t id) {
   End(id);
 }
 // Domains and registered strings live as long as the process (NVTX allows a
-// range to be popped after its domain is destroyed; its name must survive).
+// range to be popped after its domain is destroyed; its name must survive),
+// held by one list that is never freed (so never reported as leaked).
+template <typename T>
+T* Keep(T* made) {
+  static std::mutex mu;
+  static auto* kept = new std::vector<void*>();
+  std::lock_guard<std::mutex> l(mu);
+  kept->push_back(made);
+  return made;
+}
 nvtxDomainHandle_t NVTX_API DomainCreateA(const char* name) {
-  return new nvtxDomainRegistration_st{name ? name : ""};
+  return Keep(new nvtxDomainRegistration_st{name ? name : ""});
 }
 nvtxDomainHandle_t NVTX_API DomainCreateW(const wchar_t* name) {
-  return new nvtxDomainRegistration_st{Utf8(name)};
+  return Keep(new nvtxDomainRegistration_st{Utf8(name)});
 }
 void NVTX_API DomainDestroy(nvtxDomainHandle_t) {}
 nvtxStringHandle_t NVTX_API RegisterStringA(nvtxDomainHandle_t, const char* s) {
-  return new nvtxStringRegistration_st{s ? s : ""};
+  return Keep(new nvtxStringRegistration_st{s ? s : ""});
 }
 nvtxStringHandle_t NVTX_API RegisterStringW(nvtxDomainHandle_t, const wchar_t* s) {
-  return new nvtxStringRegistration_st{Utf8(s)};
+  return Keep(new nvtxStringRegistration_st{Utf8(s)});
 }
 
 template <typename F>

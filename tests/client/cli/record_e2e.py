@@ -714,8 +714,10 @@ def record_nvtx(board):
         for rail, y in rails.items():
             truth = sum(board.energy_mj(rail, b, e) for b, e in own)
             err = (y["energy_j"] * 1000 - truth) / truth
-            expect(abs(err) <= 0.01, f"{name} {rail}: {y['energy_j'] * 1000:.2f} mJ, analytic "
-                                     f"{truth:.2f} mJ ({err * 100:+.2f} %)")
+            # Within 1 % (and 2 mJ, as check_rail_energies allows a rail).
+            expect(abs(y["energy_j"] * 1000 - truth) <= 0.01 * truth + 2,
+                   f"{name} {rail}: {y['energy_j'] * 1000:.2f} mJ, analytic {truth:.2f} mJ "
+                   f"({err * 100:+.2f} %)")
             if y["input"]:
                 expect(x["energy_j"] == y["energy_j"], f"{name}: total is not {rail}'s")
                 expect(abs(x["avg_w"] - y["energy_j"] / x["total_s"]) < 1e-9, x)
