@@ -131,6 +131,10 @@ bool WriteBundle(client::Client& c, const std::string& dir, const Report& report
     written =
         WriteFile(fs::path(dir) / "trace.perfetto-trace", PerfettoTrace(r, frames, inventory));
   }
+  if (written.ok()) {
+    written =
+        WriteFile(fs::path(dir) / "perfetto_manifest.json", JsonText(PerfettoManifest(), 2) + "\n");
+  }
   if (!written.ok()) {
     std::fprintf(stderr, "edgemon: bundle: %s\n", TerminalSafe(written.message()).c_str());
   }
@@ -362,6 +366,13 @@ std::string ScriptSafeJson(const nlohmann::json& data) {
     }
   }
   return out;
+}
+
+nlohmann::json PerfettoManifest() {
+  return {{"perfetto_manifest",
+           {{"version", 1},
+            {"trace_time_clock", "REALTIME"},
+            {"files", nlohmann::json::array({{{"path", "trace.perfetto-trace"}}})}}}};
 }
 
 std::string_view ReportTemplate() {

@@ -52,6 +52,14 @@ Status ReadFrames(client::Client& c, int64_t from, int64_t to, std::vector<Frame
 std::string PerfettoTrace(const Report& report, const std::vector<Frame>& frames,
                           const Inventory& inventory);
 
+// perfetto_manifest.json (Perfetto's trace manifest, version 1): the
+// merged timeline of an archive holding it is REALTIME, and
+// trace.perfetto-trace is one of its files. Packed into one TAR or ZIP with
+// a trace of the same machine whose ts are Unix-epoch microseconds (a
+// torch.profiler trace from a Kineto build, trace.json), Perfetto (v58 and
+// later) opens them on one timeline.
+nlohmann::json PerfettoManifest();
+
 // The data of report.html, the shape the Python client's Result.save() also
 // writes (client/python/edgemon/_bundle.py, report_data):
 //   {"format": "edgemon-report", "version": 1,

@@ -280,6 +280,10 @@ def record_perfetto(board, out, s):
            f"counter values: {len(got)} in Perfetto's, {len(want)} in trace.json")
     expect(any(p["type"] == "TYPE_SLICE_BEGIN" and p.get("name") == s["label"] for p in events),
            "no run slice")
+    # perfetto_manifest.json: version 1, the REALTIME timeline, the bundle's own trace.
+    manifest = load(os.path.join(out, "perfetto_manifest.json"))["perfetto_manifest"]
+    expect(manifest["version"] == 1 and manifest["trace_time_clock"] == "REALTIME", manifest)
+    expect([f["path"] for f in manifest["files"]] == ["trace.perfetto-trace"], manifest)
     print(f"    trace.perfetto-trace: {len(events)} events on REALTIME, {len(tracks)} rail tracks")
 
 
