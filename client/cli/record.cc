@@ -28,6 +28,7 @@
 #include "client/cli/record_bundle.h"
 #include "client/cli/record_common.h"
 #include "client/cli/record_monitor.h"
+#include "client/cli/record_nvtx.h"
 #include "client/cli/record_report.h"
 #include "client/cli/supervisor.h"
 #include "client/control_client.h"
@@ -94,6 +95,7 @@ struct RecordOptions {
   uint32_t repeat = 1;         // --repeat N
   uint32_t warmup_runs = 0;    // --warmup-runs K
   std::string cooldown = "0";  // --cooldown DURATION between runs
+  bool nvtx = false;         // --nvtx
   std::vector<std::string> command;
 };
 
@@ -263,6 +265,12 @@ int RecordOnce(RunSetup& setup, const std::string& bundle_dir, bool quiet, Repor
     report.power_mode_id = info->inventory.board.nvpmodel_id;
     report.power_mode_name = info->inventory.board.nvpmodel;
   }
+  std::unique_ptr<NvtxCapture> nvtx;  // --nvtx: the ranges' file, made before the run
+  if (o.nvtx) {
+    auto made = NvtxCapture::Create(o.out);
+    if (!made.ok()) return ReportStatus("record", made.status());
+    nvtx = std::move(made).value();
+  }
   RunControl control;
   if (int control_rc = 0; !TakeControl(o, report, &control, &control_rc)) return control_rc;
 
@@ -289,8 +297,9 @@ int RecordOnce(RunSetup& setup, const std::string& bundle_dir, bool quiet, Repor
   // The window starts at its spawn, after BeginWindow returned (sent with the end).
   Supervisor supervisor(clock, !o.no_wait_descendants);
   const int64_t spawn_boot = clock.BoottimeNs();
-  if (int e = supervisor.Start(path, o.command, CommandEnv(*window, c->target()), re.has_value());
-      e != 0) {
+  std::vector<std::string> env = CommandEnv(*window, c->target());
+  if (nvtx) nvtx->AddEnv(env, &report.notes);
+  if (int e = supervisor.Start(path, o.command, env, re.has_value()); e != 0) {
     supervisor.StopForwarding();
     (void)c->EndWindow(window->id);
     return ReportExecError(o.command[0], e);
@@ -426,6 +435,10 @@ int RecordOnce(RunSetup& setup, const std::string& bundle_dir, bool quiet, Repor
         RateHz(*held) + (*pre > 0 ? " (the boost starts with the command, not with --pre)" : ""));
   }
   AddPhases(*c, report, deadline);
+  if (nvtx) {
+    report.nvtx = nvtx->Collect(*c, offset);
+    for (const auto& n : report.nvtx->notes) report.notes.push_back(n);
+  }
   AddEventNote(*c, report, again->inventory);
   setup.info = *again;
   *summarized = true;
@@ -605,6 +618,9 @@ void AddRecordCommands(CLI::App& app, Registry& registry) {
                   "Runs before the --repeat runs: measured, left out of the statistics")
       ->check(CLI::Range(0, 1000));
   rec->add_option("--cooldown", ro->cooldown, "Wait this long between runs (e.g. 30s)");
+  rec->add_flag("--nvtx", ro->nvtx,
+                "Energy per NVTX range: loads edgemon's NVTX injection library into the command "
+                "(NVTX_INJECTION64_PATH) and adds each range name's count, time and energy");
   rec->add_option("command", ro->command, "The command and its arguments (after --)")->required();
   rec->footer(
       "Run it as: edgemon record [OPTIONS] -- CMD [ARGS...]\n"
@@ -620,6 +636,7 @@ void AddRecordCommands(CLI::App& app, Registry& registry) {
 
   record::AddAttachCommand(app, registry);
   record::AddMarkCommand(app, registry);
+  record::AddTraceCommand(app, registry);
 }
 
 }  // namespace edgemon::cli

@@ -65,5 +65,6 @@ void AddEventNote(client::Client& c, Report& report, const Inventory& inventory)
 // The subcommands besides record (which AddRecordCommands registers first).
 void AddAttachCommand(CLI::App& app, Registry& registry);  // attach.cc
 void AddMarkCommand(CLI::App& app, Registry& registry);    // mark.cc
+void AddTraceCommand(CLI::App& app, Registry& registry);   // trace merge (trace_merge.cc)
 
 }  // namespace edgemon::cli::record

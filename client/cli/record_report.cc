@@ -649,6 +649,8 @@ std::string RenderSummary(const Report& report, const Inventory& inventory) {
     }
   }
 
+  if (report.nvtx) o << RenderNvtx(*report.nvtx);
+
   if (!s.temps.empty()) {
     o << "\nTemperatures (C)     start    min    max\n";
     for (const auto& t : s.temps) {
@@ -824,6 +826,8 @@ nlohmann::json SummaryJson(const Report& report, const Inventory& inventory) {
     phases.push_back(pj);
   }
   j["phases"] = phases;
+  j["nvtx"] = report.nvtx ? NvtxJson(*report.nvtx) : json(nullptr);
+  if (report.nvtx) j["nvtx_attribution"] = kNvtxAttribution;
   if (report.items) {
     double items = *report.items;
     ItemBasis b = ItemsBasis(report);

@@ -22,6 +22,7 @@
 #include <string_view>
 #include <vector>
 
+#include "client/cli/record_nvtx.h"
 #include "client/edgemon_client.h"
 #include "edgemon/channel.h"
 #include "edgemon/status.h"
@@ -90,6 +91,8 @@ struct Report {
   std::string daemon_version;
   uint32_t interval_ms = 0;
   uint32_t energy_rate_hz = 0;
+  // record --nvtx: the command's NVTX ranges with their energy (absent without --nvtx).
+  std::optional<NvtxData> nvtx;
 };
 
 // One line of the rail tree.
@@ -211,7 +214,9 @@ std::string SamplesCsv(const std::vector<Frame>& frames, const Inventory& invent
 // ts in microseconds since the Unix epoch (the daemon's realtime, as PyTorch
 // profiler traces use). Counter tracks ("ph":"C"): one per rail in W (pid 1),
 // per thermal zone in C (pid 2), per CPU/GPU/EMC clock in MHz (pid 3); slices
-// ("ph":"X", pid 4): the run on tid 1, each mark name on its own tid.
+// ("ph":"X", pid 4): the run on tid 1, each mark name on its own tid; with
+// --nvtx, the NVTX ranges on pid 5, one tid per thread of the command, with
+// their energy in args.
 std::string TraceJson(const Report& report, const std::vector<Frame>& frames,
                       const Inventory& inventory);
 

@@ -318,6 +318,12 @@ def _rails_json(rails: List[Any],
     return out
 
 
+# The sentence summary.json states beside "nvtx" (record_nvtx.h, kNvtxAttribution).
+NVTX_ATTRIBUTION = ("inclusive: a range's energy includes the ranges nested in it, and ranges "
+                    "open at the same time on several threads each count the board's energy over "
+                    "their span")
+
+
 def _items_json(result: Any) -> Dict[str, Any]:
     """summary.json's "items" of a Result with an item count."""
     items = float(result.items)
@@ -427,6 +433,11 @@ def summary_json(result: Any, device: Any, target: str, notes: List[str],
             pj["samples"] = ps.samples
         phases.append(pj)
     j["phases"] = phases
+    # measure(nvtx=True): energy per NVTX range name (record_nvtx.h, NvtxJson).
+    nvtx = getattr(result, "nvtx", None)
+    j["nvtx"] = nvtx
+    if nvtx is not None:
+        j["nvtx_attribution"] = NVTX_ATTRIBUTION
     if result.items is not None:
         j["items"] = _items_json(result)
     else:
@@ -666,6 +677,7 @@ def save(result: Any, directory: str) -> None:
     note = event_note(device, ranges)
     if note:
         notes.append(note)
+    notes.extend(getattr(result, "nvtx_notes", []))
     summary = summary_json(result, device, client.target, notes, throttle_summary(device, ranges))
     files = {
         "summary.json": json.dumps(summary, indent=2, sort_keys=True, ensure_ascii=False) + "\n",

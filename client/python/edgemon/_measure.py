@@ -237,6 +237,9 @@ class Result(object):
         self._device = device
         self.baseline = baseline
         self.items_phase = items_phase
+        # measure(nvtx=True): summary.json's "nvtx" entries (None without nvtx).
+        self.nvtx = None  # type: Optional[List[Dict[str, Any]]]
+        self.nvtx_notes = []  # type: List[str]
         self.rails = {r.name: RailEnergy(r.name, r.parent, r.input,
                                          present(r, "energy_mj", 1000.0),
                                          present(r, "avg_power_mw", 1000.0),
@@ -529,7 +532,7 @@ class Measurement(object):
 
     def __init__(self, client: Any, label: str, rate_hz: Optional[int],
                  items: Optional[float], baseline_ns: Optional[int] = None,
-                 items_phase: Optional[str] = None) -> None:
+                 items_phase: Optional[str] = None, nvtx: bool = False) -> None:
         self.client = client
         self.label = label
         self.rate_hz = rate_hz
@@ -537,6 +540,9 @@ class Measurement(object):
         self.baseline_ns = baseline_ns
         self.items_phase = items_phase
         self.baseline = None  # type: Optional[Baseline]
+        self.nvtx = nvtx
+        self._nvtx_file = None  # type: Optional[str]
+        self._nvtx_offset = 0
         self.window = None  # type: Any
         self.start_ns = 0  # the window's start as it ended (the body's, when stamped)
         self.end_ns = 0
@@ -549,6 +555,11 @@ class Measurement(object):
     def __enter__(self) -> "Measurement":
         # The client's renewal thread, started (once) before any call of the
         # window, which then only adds its lease to it.
+        if self.nvtx:
+            from . import _nvtx
+            self._nvtx_file = _nvtx.attach()
+            _nvtx.flush()  # ranges before the block stay before the offset
+            self._nvtx_offset = _nvtx.size(self._nvtx_file)
         renewals = self.client._renewals()
         renewals.start()
         if self.baseline_ns:  # the history right before the block, refused before it runs
@@ -615,7 +626,27 @@ class Measurement(object):
             self._result = Result(summary, self.label, self.window.id, self.start_ns,
                                   self.end_ns, phases, self.items, boost, c, device,
                                   self.baseline, self.items_phase)
+            if self._nvtx_file is not None:
+                self._result.nvtx = self._nvtx_ranges()
         return self._result
+
+    def _nvtx_ranges(self) -> List[Dict[str, Any]]:
+        """The NVTX ranges that ended inside the window, with their energy."""
+        from . import _nvtx
+        _nvtx.flush()
+        ranges, bad, open_ = _nvtx.read(self._nvtx_file, self._nvtx_offset)
+        ranges = [r for r in ranges if self.start_ns <= r[0] and r[1] <= self.end_ns]
+        notes = self._result.nvtx_notes
+        if bad:
+            notes.append("%d NVTX lines that did not parse were left out" % bad)
+        if open_:
+            notes.append("%d NVTX ranges still open when their thread ended were left out"
+                         % open_)
+        if not ranges:
+            notes.append("no NVTX range ended inside the block: nothing called NVTX, or NVTX "
+                         "was first called in this process before measure(nvtx=True) set "
+                         "NVTX_INJECTION64_PATH")
+        return _nvtx.stats(self.client, ranges, notes)
 
 
 class Mark(object):
