@@ -111,6 +111,11 @@ class Client(object):
     def __init__(self, address: Optional[str] = None, token_file: Optional[str] = None,
                  tls: Union[bool, str] = False, tls_server_name: Optional[str] = None,
                  timeout: float = 10.0) -> None:
+        address = _check.optional_text("address", address)
+        token_file = _check.optional_text("token_file", token_file, nonempty=True)
+        tls_server_name = _check.optional_text("tls_server_name", tls_server_name, nonempty=True)
+        if not isinstance(tls, bool):
+            tls = _check.text("tls", tls, nonempty=True)  # a CA file's path
         if address is None:
             address = os.environ.get("EDGEMON_CONNECT") or DEFAULT_TARGET
         target = normalize_target(address)
@@ -196,6 +201,7 @@ class Client(object):
     # -- calls -----------------------------------------------------------------------
     def device(self, refresh: bool = True) -> DeviceInfo:
         """Board identity, the daemon's settings and the channel inventory."""
+        _check.flag("refresh", refresh)
         if refresh or self._device is None:
             d = device_from_proto(self._call("device info", self._stub.GetDeviceInfo,
                                              pb.GetDeviceInfoRequest()))
@@ -217,7 +223,7 @@ class Client(object):
     def latest(self, channels: Sequence[str] = ()) -> Snapshot:
         """The newest frame as a :class:`Snapshot` (optionally only some channel keys)."""
         f = self._call("latest", self._stub.GetLatest,
-                       pb.GetLatestRequest(channels=list(channels)))
+                       pb.GetLatestRequest(channels=_check.keys("channels", channels)))
         return Snapshot(f, self._device_for(f.generation))
 
     def watch(self, interval: float = 0.1, channels: Sequence[str] = ()) -> Iterator[Snapshot]:
@@ -225,7 +231,7 @@ class Client(object):
         rate; a slow reader gets fresh frames, never a queue). Stop by leaving
         the loop; ``close()`` on the iterator ends the stream at once."""
         req = pb.WatchRequest(interval_ms=_check.watch_interval_ms(interval),
-                              channels=list(channels))
+                              channels=_check.keys("channels", channels))
         self._device_for(0)
         try:
             stream = self._stub.Watch(req, metadata=self._metadata)
@@ -238,6 +244,7 @@ class Client(object):
         """Stored history from ``since`` to ``until`` (default now): raw frames
         as :class:`Row` or, with ``step`` (seconds), min/avg/max per step and
         channel as :class:`BucketRow`. ``.to_pandas()`` on the result."""
+        channels = _check.keys("channels", channels)
         now = self.daemon_now_ns()
         from_ns, to_ns_ = as_ns(since, now, "since"), as_ns(until, now, "until")
         if isinstance(step, datetime.timedelta):
@@ -246,7 +253,7 @@ class Client(object):
         if step is not None and not _check.is_zero(step):
             step_ns = _check.scaled("step", step, 1e9, _check.MIN_STEP_NS, _check.INT64_MAX,
                                     "seconds", " (0 or None: raw frames)")
-        req = pb.QueryRequest(from_ns=from_ns, to_ns=to_ns_, channels=list(channels),
+        req = pb.QueryRequest(from_ns=from_ns, to_ns=to_ns_, channels=channels,
                               step_ns=step_ns,
                               limit=_check.integer("limit", limit, 0, _check.UINT32_MAX))
         device = self._device_for(0)
@@ -286,7 +293,7 @@ class Client(object):
     def processes(self, sort: str = "cpu", limit: int = 0) -> List[Any]:
         """A top-style process list (``edgemon.v1.Process`` messages)."""
         r = self._call("processes", self._stub.ListProcesses,
-                       pb.ListProcessesRequest(sort=sort, limit=_check.integer(
+                       pb.ListProcessesRequest(sort=_check.text("sort", sort), limit=_check.integer(
                            "limit", limit, 0, _check.MAX_PROCESSES)))
         return list(r.processes)
 
@@ -307,7 +314,7 @@ class Client(object):
         (``time.clock_gettime_ns(time.CLOCK_BOOTTIME)``), so the call's own
         delays stay out of the window; at most 10 s old. Sent over a unix
         socket only: a daemon on another machine stamps the start on arrival."""
-        req = pb.BeginWindowRequest(label=label)
+        req = pb.BeginWindowRequest(label=_check.text("label", label))
         if lease is not None:
             req.lease_ms = _check.scaled("lease", lease, 1000, 1, _check.MAX_LEASE_MS, "seconds")
         stamp = _caller_stamp(self.target, boottime_ns)
@@ -380,13 +387,14 @@ class Client(object):
         the daemon ends by itself). ``items`` sets the count for
         ``result.per_item()``."""
         from ._measure import Measurement, check_items, check_rate
-        return Measurement(self, label, check_rate(rate_hz), check_items(items))
+        return Measurement(self, _check.text("label", label), check_rate(rate_hz),
+                           check_items(items))
 
     def mark(self, name: str) -> "Any":
         """A phase inside the current ``measure`` (a window of its own, shown
         under ``result.phases`` and in the bundle as ``edgemon mark`` phases)."""
         from ._measure import Mark
-        return Mark(self, name)
+        return Mark(self, _check.text("name", name))
 
     def _renewals(self) -> Any:
         """The renewals of this client's leases (``_measure.Renewals``)."""
