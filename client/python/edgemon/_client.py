@@ -1,7 +1,9 @@
 """The edgemon client: a thin, typed layer over the edgemon.v1 gRPC API."""
 import datetime
+import errno
 import numbers
 import os
+import stat
 import threading
 import time
 from typing import Any, Callable, Iterator, List, Optional, Sequence, Union
@@ -56,14 +58,118 @@ def unix_socket_path(target: str) -> Optional[str]:
     return path or None
 
 
-def read_token_file(path: str) -> str:
-    """The first line of a token file, trimmed; InvalidArgument when unreadable or empty."""
+MAX_SECRET_BYTES = 64 << 10  # as ReadSecretFile (include/edgemon/secret_file.h)
+_MAX_LINKS = 40
+
+
+def read_secret_file(path: str) -> bytes:
+    """A secret file's bytes, read under the rule of edgemon's C++ programs
+    (docs/security.md, "Secret files"): every directory from / down belongs
+    to root or this process's uid and is writable by neither group nor others
+    unless sticky; a link on the way is followed only when it belongs to
+    root or this uid (the target's directories checked the same way); the
+    file itself is no link (O_NOFOLLOW), a regular file (O_NONBLOCK: a FIFO
+    is refused at once) of root or this uid with no group or other
+    permission bits, at most 64 KiB. InvalidArgument naming the file and
+    the rule it broke otherwise."""
+    user = os.geteuid()
+
+    def refuse(rule: str) -> Exception:
+        return _errors.InvalidArgument("edgemon: secret file %s: %s" % (path, rule))
+
+    def trusted(uid: int) -> bool:
+        return uid == 0 or uid == user
+
+    owners = "root" if user == 0 else "root or uid %d" % user
+    full = path if path.startswith("/") else os.path.join(os.getcwd(), path)
+    todo = [p for p in full.split("/") if p]
+    fds = []  # type: List[int]
+
+    def check_dir(fd: int, shown: str) -> None:
+        st = os.fstat(fd)
+        if not trusted(st.st_uid):
+            raise refuse("directory %s belongs to uid %d (every directory above a secret file "
+                         "must belong to %s)" % (shown, st.st_uid, owners))
+        if st.st_mode & (stat.S_IWGRP | stat.S_IWOTH) and not st.st_mode & stat.S_ISVTX:
+            raise refuse("directory %s is writable by group or others (mode %04o): someone else "
+                         "could swap the file" % (shown, stat.S_IMODE(st.st_mode)))
+
     try:
-        with open(path, "rb") as f:
-            text = f.read().decode("utf-8", "replace")
+        root = os.open("/", os.O_PATH | os.O_DIRECTORY | os.O_CLOEXEC)
+        fds.append(root)
+        check_dir(root, "/")
+        dirs, names, links, name = [root], [], 0, ""
+        while todo:
+            name = todo.pop(0)
+            if name in (".", ".."):
+                if name == ".." and len(dirs) > 1:
+                    dirs.pop()
+                    names.pop()
+                if not todo:
+                    raise refuse("is not a regular file")
+                continue
+            if not todo:
+                break  # the file itself
+            names.append(name)
+            shown = "/" + "/".join(names)
+            try:
+                fd = os.open(name, os.O_PATH | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=dirs[-1])
+            except FileNotFoundError:
+                raise refuse("%s does not exist" % shown) from None
+            fds.append(fd)
+            st = os.fstat(fd)
+            if stat.S_ISLNK(st.st_mode):
+                if not trusted(st.st_uid):
+                    raise refuse("link %s belongs to uid %d (a link on the way to a secret file "
+                                 "must belong to %s)" % (shown, st.st_uid, owners))
+                links += 1
+                if links > _MAX_LINKS:
+                    raise refuse("more than %d links on the way" % _MAX_LINKS)
+                target = os.readlink(name, dir_fd=dirs[-1])
+                names.pop()
+                if target.startswith("/"):
+                    dirs, names = [root], []
+                todo = [p for p in target.split("/") if p] + todo
+                continue
+            if not stat.S_ISDIR(st.st_mode):
+                raise refuse("%s is not a directory" % shown)
+            check_dir(fd, shown)
+            dirs.append(fd)
+        try:
+            fd = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC,
+                         dir_fd=dirs[-1])
+        except OSError as e:
+            if e.errno == errno.ELOOP:
+                raise refuse("is a symbolic link (secret files are never read through a "
+                             "link)") from None
+            if e.errno == errno.ENOENT:
+                raise refuse("does not exist") from None
+            raise refuse("cannot open: %s" % e.strerror) from None
+        fds.append(fd)
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise refuse("is not a regular file")
+        if not trusted(st.st_uid):
+            raise refuse("belongs to uid %d (a secret file must belong to %s)"
+                         % (st.st_uid, owners))
+        if st.st_mode & 0o077:
+            raise refuse("is open to group or others (mode %04o; chmod 600)"
+                         % stat.S_IMODE(st.st_mode))
+        data = os.read(fd, MAX_SECRET_BYTES + 1)
+        if st.st_size > MAX_SECRET_BYTES or len(data) > MAX_SECRET_BYTES:
+            raise refuse("is larger than %d bytes" % MAX_SECRET_BYTES)
+        return data
     except OSError as e:
-        raise _errors.InvalidArgument("edgemon: cannot read token file %s: %s" %
-                                      (path, e.strerror)) from None
+        raise refuse("cannot be read: %s" % e.strerror) from None
+    finally:
+        for fd in fds:
+            os.close(fd)
+
+
+def read_token_file(path: str) -> str:
+    """The first line of a token file (:func:`read_secret_file`), trimmed;
+    InvalidArgument when it cannot be read under that rule, or is empty."""
+    text = read_secret_file(path).decode("utf-8", "replace")
     token = text.splitlines()[0].strip() if text else ""
     if not token:
         raise _errors.InvalidArgument("edgemon: token file %s is empty" % path)
