@@ -392,7 +392,15 @@ int StopBackground(std::string_view who, int wait_ms) {
     // starts (and has not written its record yet).
     if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
       ::close(fd);
-      Say(who, "a background instance is starting; try again");
+      if (record && state == RecordedProcess::kOther) {
+        // Held by a live instance whose executable is not this one's (an
+        // edgemon replaced on disk since it started): never signalled.
+        Say(who, "pid " + std::to_string(record->pid) +
+                     " holds the pid file but does not run this edgemon's executable (one "
+                     "replaced since it started?): not signalled; end it with kill if it is yours");
+      } else {
+        Say(who, "a background instance is starting; try again");
+      }
       return kExitFailure;
     }
     if (StillAt(fd, path)) ::unlink(path.c_str());
