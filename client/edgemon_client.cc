@@ -233,14 +233,6 @@ Result<std::unique_ptr<Client>> Client::Connect(std::string_view target) {
   return Connect(target, ConnectOptions{});
 }
 
-Result<std::string> Client::ReadTokenFile(const std::string& path) {
-  auto text = ReadWholeFile(path);
-  if (!text) return Status::NotFound("cannot read token file " + path);
-  std::string token = FirstLineTrimmed(*text);
-  if (token.empty()) return Status::InvalidArgument("token file " + path + " is empty");
-  return token;
-}
-
 Result<std::unique_ptr<Client>> Client::Connect(std::string_view target,
                                                 const ConnectOptions& options) {
   auto checked = NormalizeTarget(target);

@@ -205,10 +205,6 @@ class Client {
   static Result<std::unique_ptr<Client>> Connect(std::string_view target,
                                                  const ConnectOptions& options);
 
-  // Reads a bearer token file (its first line, trimmed): NOT_FOUND when it
-  // cannot be read, INVALID_ARGUMENT when it is empty.
-  static Result<std::string> ReadTokenFile(const std::string& path);
-
   // "unix:/path" for "/path"; other forms unchanged; INVALID_ARGUMENT
   // ("bad target '...': expected unix:/path, /path or host:port") when malformed.
   static Result<std::string> NormalizeTarget(std::string_view target);

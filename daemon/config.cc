@@ -391,10 +391,9 @@ Status ValidatePush(const PushConfig& p) {
     return Status::InvalidArgument(" key send: must name frames, windows or both");
   }
   if (!p.bearer_token_file.empty()) {
-    int err = 0;
-    if (!ReadRegularFile(p.bearer_token_file, 64 << 10, &err)) {
-      return Status::InvalidArgument(" key bearer_token_file: cannot read " + p.bearer_token_file +
-                                     ": " + std::strerror(err));
+    auto token = ReadTokenFile(p.bearer_token_file, 16);
+    if (!token.ok()) {
+      return Status::InvalidArgument(" key bearer_token_file: " + token.status().message());
     }
   }
   return Status::Ok();

@@ -54,6 +54,7 @@
 #include "daemon/web/live_site.h"
 #include "edgemon/clock.h"
 #include "edgemon/render.h"
+#include "edgemon/secret_file.h"
 
 namespace edgemon {
 namespace {
@@ -194,7 +195,7 @@ Result<std::vector<std::unique_ptr<push::Shipper>>> MakeShippers(
     }
     o.http.headers = p.headers;
     if (!p.bearer_token_file.empty()) {
-      auto token = service::LoadBearerToken(p.bearer_token_file);
+      auto token = ReadTokenFile(p.bearer_token_file, 16);
       if (!token.ok())
         return token.status().Context("push " + o.url.display + " bearer_token_file");
       o.http.bearer_token = std::move(token).value();
@@ -469,7 +470,7 @@ int Run(const Flags& flags) {
     mo.host = addr->host;
     mo.port = addr->port;
     if (!config.metrics_token_file.empty()) {
-      auto token = service::LoadBearerToken(config.metrics_token_file);
+      auto token = ReadTokenFile(config.metrics_token_file, 16);
       if (!token.ok()) {
         log->critical("key daemon.metrics_token_file: {}", token.status().message());
         (void)st->Close();
@@ -529,7 +530,7 @@ int Run(const Flags& flags) {
   server_opts.tls_cert = config.tls_cert;
   server_opts.tls_key = config.tls_key;
   if (!config.tcp_token_file.empty()) {
-    auto token = service::LoadBearerToken(config.tcp_token_file);
+    auto token = ReadTokenFile(config.tcp_token_file, 16);
     if (!token.ok()) {
       log->critical("key daemon.tcp_token_file: {}", token.status().message());
       (void)st->Close();

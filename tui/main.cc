@@ -30,6 +30,7 @@
 #include "client/duration_flag.h"
 #include "client/edgemon_client.h"
 #include "edgemon/paths.h"
+#include "edgemon/secret_file.h"
 #include "edgemon/text.h"
 #include "tui/telemetry.h"
 #include "tui/terminal.h"
@@ -238,7 +239,7 @@ int main(int argc, char** argv) {
   if (no_color_env != nullptr && *no_color_env != '\0') no_color = true;
 
   if (!token_file.empty()) {
-    auto token = edgemon::client::Client::ReadTokenFile(token_file);
+    auto token = edgemon::ReadTokenFile(token_file);
     if (!token.ok()) {
       std::fprintf(stderr, "edgetop: %s\n",
                    edgemon::TerminalSafe(token.status().message()).c_str());

@@ -3,6 +3,7 @@
 #include <string>
 
 #include "client/cli/cli.h"
+#include "edgemon/secret_file.h"
 #include "edgemon/text.h"
 #include "edgemon/timespec.h"
 
@@ -19,7 +20,7 @@ Result<int64_t> PositiveDurationNs(const std::string& text, std::string_view wha
 std::unique_ptr<client::Client> ConnectOrReport(const Globals& globals) {
   client::ConnectOptions options = globals.tls_and_token;
   if (!globals.token_file.empty()) {
-    auto token = client::Client::ReadTokenFile(globals.token_file);
+    auto token = ReadTokenFile(globals.token_file);
     if (!token.ok()) {
       std::fprintf(stderr, "edgemon: %s\n", TerminalSafe(token.status().message()).c_str());
       return nullptr;

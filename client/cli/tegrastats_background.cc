@@ -70,6 +70,37 @@ std::optional<std::string> ReadFd(int fd) {
   }
 }
 
+// Opens the pid file: never through a link, never waiting on a FIFO, and
+// only a regular file (-1 with errno EINVAL otherwise).
+int OpenPidFile(const std::string& path, int flags) {
+  const int fd = ::open(path.c_str(), flags | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0644);
+  if (fd < 0) return -1;
+  struct stat st {};
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    ::close(fd);
+    errno = EINVAL;
+    return -1;
+  }
+  return fd;
+}
+
+std::string CannotOpen(const std::string& path, int err) {
+  if (err == EINVAL) return TerminalSafe(path) + " is not a regular file: refusing to use it";
+  if (err == ELOOP) return TerminalSafe(path) + " is a link: refusing to use it";
+  return "cannot open " + TerminalSafe(path) + ": " + Errno(err);
+}
+
+// Whether `pid` runs the same executable file as this program (its
+// /proc/PID/exe and /proc/self/exe are one inode): a pid file naming any
+// other program is never taken for an instance.
+bool SameExecutable(pid_t pid, const std::string& proc) {
+  struct stat theirs {
+  }, ours{};
+  return ::stat((proc + "/" + std::to_string(pid) + "/exe").c_str(), &theirs) == 0 &&
+         ::stat(HostProcPath("self/exe").c_str(), &ours) == 0 && theirs.st_dev == ours.st_dev &&
+         theirs.st_ino == ours.st_ino;
+}
+
 // Whether `fd` is still the file at `path` (not unlinked, not replaced).
 bool StillAt(int fd, const std::string& path) {
   struct stat a {
@@ -192,6 +223,7 @@ RecordedProcess CheckRecord(const PidRecord& r, const std::string& proc) {
   if (*st->start_time != r.start_time) return RecordedProcess::kOther;
   // A zombie (or a dead task) has ended; its parent has not reaped it yet.
   if (st->state == 'Z' || st->state == 'X' || st->state == 'x') return RecordedProcess::kGone;
+  if (!SameExecutable(r.pid, proc)) return RecordedProcess::kOther;
   return RecordedProcess::kRunning;
 }
 
@@ -213,9 +245,9 @@ int StartBackground(std::string_view who, const std::string& log_name,
   // ending while we opened it is opened again.
   int fd = -1;
   for (int attempt = 0; fd < 0 && attempt < 5; ++attempt) {
-    fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0644);
+    fd = OpenPidFile(path, O_RDWR | O_CREAT);
     if (fd < 0) {
-      Say(who, "cannot open " + TerminalSafe(path) + ": " + Errno(errno));
+      Say(who, CannotOpen(path, errno));
       return kExitCantCreate;
     }
     if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
@@ -343,13 +375,13 @@ int StopBackground(std::string_view who, int wait_ms) {
     if (rc == kExitOk) Say(who, "no background instance is running");
     return rc;
   }
-  const int fd = ::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+  const int fd = OpenPidFile(path, O_RDONLY);
   if (fd < 0) {
     if (errno == ENOENT) {
       Say(who, "no background instance is running");
       return kExitOk;
     }
-    Say(who, "cannot open " + TerminalSafe(path) + ": " + Errno(errno));
+    Say(who, CannotOpen(path, errno));
     return kExitCantCreate;
   }
   auto text = ReadFd(fd);
@@ -360,7 +392,15 @@ int StopBackground(std::string_view who, int wait_ms) {
     // starts (and has not written its record yet).
     if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
       ::close(fd);
-      Say(who, "a background instance is starting; try again");
+      if (record && state == RecordedProcess::kOther) {
+        // Held by a live instance whose executable is not this one's (an
+        // edgemon replaced on disk since it started): never signalled.
+        Say(who, "pid " + std::to_string(record->pid) +
+                     " holds the pid file but does not run this edgemon's executable (one "
+                     "replaced since it started?): not signalled; end it with kill if it is yours");
+      } else {
+        Say(who, "a background instance is starting; try again");
+      }
       return kExitFailure;
     }
     if (StillAt(fd, path)) ::unlink(path.c_str());
@@ -368,7 +408,8 @@ int StopBackground(std::string_view who, int wait_ms) {
     std::string why = "no background instance is running";
     if (record && state == RecordedProcess::kOther) {
       why += " (pid " + std::to_string(record->pid) +
-             " of the stale pid file is another process now: not signalled)";
+             " of the stale pid file is another process now, or runs another program: not "
+             "signalled)";
     }
     Say(who, why + "; removed the stale " + TerminalSafe(path));
     return kExitOk;

@@ -61,7 +61,9 @@ std::optional<PidRecord> ParsePidRecord(std::string_view text);  // nullopt unle
 
 // Whether the process a record names still runs: kGone when /proc/PID is
 // absent or a zombie, kOther when the pid now belongs to a process that
-// started at another time. `proc` is the procfs mount.
+// started at another time or runs another executable than this program
+// (PROC/PID/exe and the running kernel's /proc/self/exe are not one file).
+// `proc` is the procfs mount.
 enum class RecordedProcess { kRunning, kGone, kOther };
 RecordedProcess CheckRecord(const PidRecord& r, const std::string& proc = HostProcPath(""));
 
@@ -80,10 +82,11 @@ int StartBackground(std::string_view who, const std::string& log_name,
                     const std::function<int(const ReadyFn& ready)>& body);
 
 // --stop: signals (SIGTERM) the instance the pid file names when its start
-// time matches, and waits up to `wait_ms` for it to end. Returns 0 when it
-// ended or none was running (a stale pid file is removed, its pid not
-// signalled), 1 when it could not be signalled or did not end in time, 73
-// when the runtime directory cannot be used.
+// time matches and it runs this program's executable, and waits up to `wait_ms` for it to end.
+// Returns 0 when it ended or none was running (a stale pid file is removed, its pid not signalled),
+// 1 when it could not be signalled or did not end in time, 73 when the runtime directory cannot be
+// used or the pid file is not a regular file (a link, a FIFO: refused at once; both --start and
+// --stop open it with O_NOFOLLOW|O_NONBLOCK).
 int StopBackground(std::string_view who, int wait_ms = 10000);
 
 }  // namespace edgemon::cli

@@ -53,23 +53,6 @@ class BearerTokenProcessor final : public grpc::AuthMetadataProcessor {
 
 }  // namespace
 
-Result<std::string> LoadBearerToken(const std::string& path) {
-  struct stat st {};
-  if (::stat(path.c_str(), &st) != 0) {
-    return Status::Internal("cannot read token file " + path + ": " + std::strerror(errno));
-  }
-  if ((st.st_mode & S_IRWXO) != 0) {
-    return Status::PermissionDenied("token file " + path +
-                                    " is accessible to others (chmod o-rwx)");
-  }
-  auto text = ReadWholeFile(path);
-  if (!text) return Status::Internal("cannot read token file " + path);
-  std::string t = FirstLineTrimmed(*text);
-  if (t.size() < 16)
-    return Status::InvalidArgument("token file " + path + ": the token must be at least 16 bytes");
-  return t;
-}
-
 bool IsLoopbackAddress(const sockaddr* sa) {
   if (sa->sa_family == AF_INET) {
     const auto* in = reinterpret_cast<const sockaddr_in*>(sa);
@@ -212,9 +195,9 @@ Status ApiServer::Start(const ServerOptions& o) {
     std::shared_ptr<grpc::ServerCredentials> creds;
     if (!o.tls_cert.empty()) {
       auto cert = ReadWholeFile(o.tls_cert);
-      auto key = ReadWholeFile(o.tls_key);
+      auto key = ReadSecretFile(o.tls_key, 1 << 20);
       if (!cert) return Status::Internal("cannot read TLS certificate " + o.tls_cert);
-      if (!key) return Status::Internal("cannot read TLS key " + o.tls_key);
+      if (!key.ok()) return key.status().Context("TLS key");
       grpc::SslServerCredentialsOptions ssl;
       ssl.pem_key_cert_pairs.push_back({*key, *cert});
       creds = grpc::SslServerCredentials(ssl);

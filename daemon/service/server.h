@@ -64,11 +64,6 @@ struct ServerOptions {
   std::function<void(const std::string&)> warn;
 };
 
-// Reads a bearer token file: the first line, surrounding whitespace removed.
-// Returns the token, else one line saying what is wrong (unreadable, empty,
-// shorter than 16 bytes, or readable by others).
-Result<std::string> LoadBearerToken(const std::string& path);
-
 // True when `host_port`'s host is a loopback IP literal (127.0.0.0/8, ::1,
 // ::ffff:127.0.0.0/104) or "localhost" (what it bound to is checked after
 // bind). Any other name, the empty host (every address) or a non-loopback

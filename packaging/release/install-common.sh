@@ -23,6 +23,19 @@
 # contents unless it is one of the s or r entries, which hold edgemon's own
 # data only.
 #
+# The manifest is trusted only where only root can write it: the file and
+# every directory above it (up to /) belong to root, none is a link, and
+# none is writable by group or others (a sticky directory, /tmp, excepted);
+# otherwise both scripts stop before changing anything. Even then an entry
+# is honoured only where install.sh puts that kind of entry (the tree and
+# the directories above it, the links in BINDIR and MANDIR, the units,
+# sysusers.d, tmpfiles.d and .pth files, /etc/edgemon's configuration,
+# /var/lib/edgemon, /run/edgemon, the groups edgemon and edgemon-control),
+# a file or link only while its identity is what was installed (type and
+# SHA-256, or type and target), and nothing through a directory that is a
+# link now (a directory replaced by a link after install is not followed).
+# What does not match is reported and left.
+#
 # Where the files go (one rule for both scripts): a prefix of its own
 # (default /opt/edgemon, or any directory that does not exist yet, is empty,
 # or holds an edgemon installation) receives the whole bundle, with links in
@@ -182,10 +195,44 @@ legacy_manifest() {
   return 0
 }
 
+# Exits (1) unless the manifest in the root, and every directory above it,
+# belongs to root, is no link and is not writable by group or others (a
+# sticky directory excepted): an entry it lists is removed as root's.
+check_manifest_trusted() {
+  p=$root$manifest
+  while [ -n "$p" ]; do
+    why=
+    if [ -L "$p" ]; then
+      why="is a link"
+    else
+      # shellcheck disable=SC2046  # three words
+      set -- $(stat -c '%u %a %F' -- "$p" 2>/dev/null || echo x)
+      if [ "$1" = x ]; then
+        why="cannot be inspected"
+      elif [ "$1" -ne 0 ]; then
+        why="belongs to uid $1, not root"
+      elif [ $((0$2 & 022)) -ne 0 ] && { [ "$3" != directory ] || [ $((0$2 & 01000)) -eq 0 ]; }; then
+        why="is writable by group or others (mode $2)"
+      elif [ "$p" = "$root$manifest" ] && [ "$3 ${4:-}" != "regular file" ]; then
+        why="is not a regular file"
+      fi
+    fi
+    if [ -n "$why" ]; then
+      warn "$p $why: only root may write the manifest ${root}$manifest and the directories"
+      warn "  above it; nothing was changed"
+      exit 1
+    fi
+    [ "$p" != / ] || break
+    p=${p%/*}
+    [ -n "$p" ] || p=/
+  done
+}
+
 # Copies the manifest of what is installed (or the one a legacy installation
 # in $1 implies) to the file $2; empty when nothing is installed.
 read_manifest() {
-  if [ -f "$root$manifest" ]; then
+  if [ -f "$root$manifest" ] || [ -L "$root$manifest" ]; then
+    check_manifest_trusted
     cat "$root$manifest" >"$2"
   elif [ -n "$1" ] && legacy_install "$1"; then
     legacy_manifest "$1" "$2.legacy" >"$2"
@@ -208,18 +255,63 @@ entry_data() {
 # installed; directories only when empty, deepest first, after the files.
 # What stays is written to stdout as manifest entries. Decided in one pass
 # over the entries and the paths' state (inspect_paths), removed in batches.
+# An entry where install.sh never puts its kind (see the top of this file),
+# and one below a directory that is a link now, is reported and left.
 remove_entries() {
   awk -F '\t' 'FILENAME == ARGV[1] { keep[$1 FS $3] = 1; next }
     $1 == "prefix" || $1 == "tree" || $1 == "version" || (($1 FS $3) in keep) { next }
     { print }' "$2" "$1" >"$1.todo"
   cut -f 3 "$1.todo" >"$1.paths"
   inspect_paths "$1.paths" "$1.now"
+  # The directories the entries are in, as given and as resolved: a
+  # difference is a link on the way.
+  awk -F '\t' -v r="$root" '$1 != "g" { d = $3; sub(/\/[^\/]*$/, "", d); print (d == "" ? (r == "" ? "/" : r) : r d) }' \
+    "$1.todo" | LC_ALL=C sort -u >"$1.dirs"
+  tr '\n' '\000' <"$1.dirs" | xargs -0 -r realpath -m -- >"$1.real"
+  paste "$1.dirs" "$1.real" | awk -F '\t' -v r="$root" '$1 != $2 { print substr($1, length(r) + 1) }' >"$1.linked"
+  mtree=$(awk -F '\t' '$1 == "tree" { print $3; exit }' "$1")
+  mprefix=$(awk -F '\t' '$1 == "prefix" { print $3; exit }' "$1")
   # One action a line: rm PATH, rmrf PATH, rmdir PATH, warn PATH, group PATH,
-  # or keep KIND DATA PATH.
-  awk -F '\t' -v mode="$3" '
-    FILENAME == ARGV[1] { type[$3] = $1; data[$3] = $2; next }
+  # stray KIND PATH, linked PATH, or keep KIND DATA PATH.
+  awk -F '\t' -v mode="$3" -v tree="$mtree" -v prefix="$mprefix" -v programs="$programs" -v groups="$groups" '
+    function under(p, d) { return p == d || index(p, d "/") == 1 }
+    function dir_of(p) { sub(/\/[^\/]*$/, "", p); return p == "" ? "/" : p }
+    function base_of(p) { sub(/^.*\//, "", p); return p }
+    # Where install.sh puts an entry of kind k (see the top of this file).
+    function allowed(k, p,   d) {
+      if (k == "g") return (p in group)
+      if (k == "s") return p == "/var/lib/edgemon"
+      if (k == "r") return p == "/run/edgemon"
+      if (k == "c") return p == "/etc/edgemon/edgemond.toml" || p == "/etc/edgemon/edgemond.toml.new"
+      if (tree != "" && tree != "/" && under(p, tree)) return 1
+      if (k == "l") return (dir_of(p) == bindir && (base_of(p) in program)) ||
+                           (dir_of(dir_of(p)) == mandir && base_of(dir_of(p)) ~ /^man[0-9]$/)
+      if (k == "f") return p ~ /^\/etc\/systemd\/system\/edgemon(d|-control)\.service$/ ||
+                           p ~ /^\/etc\/(sysusers|tmpfiles)\.d\/edgemon(-control)?\.conf$/ ||
+                           p == "/usr/lib/python3/dist-packages/edgemon.pth"
+      if (k == "d") {
+        if (dir_of(p) == mandir && base_of(p) ~ /^man[0-9]$/) return 1
+        for (d in place) if (p == "/" || under(d, p)) return 1
+      }
+      return 0
+    }
+    BEGIN {
+      split(programs, a, " "); for (i in a) program[a[i]] = 1
+      split(groups, a, " "); for (i in a) group[a[i]] = 1
+      if (prefix == "/usr" || prefix == "/usr/local") { bindir = prefix "/bin"; mandir = prefix "/share/man" }
+      else { bindir = "/usr/local/bin"; mandir = "/usr/local/share/man" }
+      # The directories install.sh makes (with their parents) for its files.
+      split(bindir " " mandir " /etc/systemd/system /etc/sysusers.d /etc/tmpfiles.d " \
+            "/usr/lib/python3/dist-packages /etc/edgemon /var/lib/edgemon /run/edgemon", a, " ")
+      for (i in a) place[a[i]] = 1
+      if (tree != "" && tree != "/") place[tree] = 1
+    }
+    FILENAME == ARGV[1] { linked[$0] = 1; next }
+    FILENAME == ARGV[2] { type[$3] = $1; data[$3] = $2; next }
     { k = $1; p = $3; t = (p in type) ? type[p] : ""; same = (t != "" && data[p] == $2)
       keep = "keep\t" $0
+      if (!allowed(k, p)) { print "stray\t" k "\t" p; next }
+      if (k != "g" && (dir_of(p) in linked)) { if (t != "") print "linked\t" p; next }
       if (k == "f") { if (t == "f" && same) print "rm\t" p; else if (t != "" && t != "l") print "warn\t" p }
       else if (k == "l") { if (t == "l" && same) print "rm\t" p; else if (t != "") print "warn\t" p }
       else if (k == "c") {
@@ -230,11 +322,13 @@ remove_entries() {
       else if (k == "r") { if (t == "d") print "rmrf\t" p }
       else if (k == "g") print "group\t" p
       else if (k == "d") { if (t == "d") print "rmdir\t" p }
-    }' "$1.now" "$1.todo" >"$1.act"
+    }' "$1.linked" "$1.now" "$1.todo" >"$1.act"
   awk -F '\t' -v r="$root" '$1 == "rm" { print r $2 }' "$1.act" | tr '\n' '\000' | xargs -0 -r rm -f --
   while IFS="$tab" read -r act a b c; do
     case "$act" in
       warn) warn "left $a: changed since it was installed" ;;
+      linked) warn "left $a: a directory on its way is a link now (not followed)" ;;
+      stray) warn "left $b: the manifest lists it as '$a', but edgemon never installs that there" ;;
       keep) printf '%s\t%s\t%s\n' "$a" "$b" "$c" ;;
       rmrf) rm -rf -- "$root$a" ;;
       group)
@@ -248,7 +342,7 @@ remove_entries() {
   while IFS="$tab" read -r act a b c; do
     if [ "$act" = rmdir ] && [ -d "$root$a" ]; then printf 'd\t-\t%s\n' "$a"; fi
   done <"$1.act"
-  rm -f "$1.todo" "$1.paths" "$1.now" "$1.act"
+  rm -f "$1.todo" "$1.paths" "$1.now" "$1.act" "$1.dirs" "$1.real" "$1.linked"
 }
 
 # --- groups -----------------------------------------------------------------------

@@ -4,7 +4,10 @@
 # /usr, /usr/local and the default /opt/edgemon, upgrades, uninstall with and
 # without --purge, system directories and taken names as prefixes. Every file
 # of others must survive byte for byte and every file the installer made must
-# go. The bundle is assembled from the source tree with stand-in programs (the
+# go. A manifest edited after install to list others' files (each kind of
+# entry, true hashes) or writable by others, and an installed directory
+# replaced by a link to a copy of it: nothing of others is removed, and
+# what is left is named. The bundle is assembled from the source tree with stand-in programs (the
 # installer does not run them), so no release build is needed. Needs root
 # (skipped otherwise).
 add_test(NAME attack_installer

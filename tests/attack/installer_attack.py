@@ -443,6 +443,84 @@ def scenario_scale():
         expect(big - small < 60, f"{step}: {big} processes for 2000 extra files against {small} for 20")
 
 
+MANIFEST = "var/lib/edgemon-install/manifest"
+
+
+def scenario_edited_manifest():
+    """A manifest edited after install to list files of others (each kind of
+    entry, the file's true hash where it has one): uninstall --purge removes
+    none of them and names each; a manifest others could write is not read."""
+    root, b = make_root(), make_bundle()
+    try:
+        # Others' things the edits point at: the scratch root's own passwd
+        # (never the host's), a directory of data, an empty directory, a link.
+        os.makedirs(os.path.join(root, "var/lib/other/sub"), exist_ok=True)
+        os.symlink("/usr/bin/ls", os.path.join(root, "usr/local/bin/ls-link"))
+        before = snapshot(root)
+        run_ok(f"{b}/install.sh", "--root", root)
+        manifest = os.path.join(root, MANIFEST)
+        edits = [("f", sha(os.path.join(root, "etc/passwd")), "/etc/passwd"),
+                 ("f", sha(os.path.join(root, "usr/local/bin/otherprog")), "/usr/local/bin/otherprog"),
+                 ("c", "-", "/etc/group"),
+                 ("s", "-", "/var/lib/other"),
+                 ("r", "-", "/usr/local/share"),
+                 ("l", "/usr/bin/ls", "/usr/local/bin/ls-link"),
+                 ("d", "-", "/tmp"),
+                 ("d", "-", "/var/lib/other/sub"),
+                 ("g", "-", "users")]
+        with open(manifest, "a") as f:
+            for e in edits:
+                f.write("\t".join(e) + "\n")
+        # Writable by others: refused before anything is removed.
+        for target, mode in ((manifest, 0o666), (os.path.dirname(manifest), 0o777)):
+            os.chmod(target, mode)
+            r = sh(f"{b}/uninstall.sh", "--root", root, "--purge")
+            expect(r.returncode != 0 and "only root may write the manifest" in r.stderr,
+                   f"a manifest with mode {oct(mode)} on {target} was used: exit {r.returncode}\n"
+                   f"{r.stdout}{r.stderr}")
+            check_installed(root, "/opt/edgemon/bin")
+            os.chmod(target, 0o644 if target == manifest else 0o755)
+        r = run_ok(f"{b}/uninstall.sh", "--root", root, "--purge")
+        for kind, _, path in edits:
+            expect(f"left {path}: the manifest lists it as '{kind}'" in r.stderr,
+                   f"the edited entry {kind} {path} was not reported:\n{r.stderr}")
+        others_intact(root, before, "uninstall --purge with an edited manifest")
+        for rel in ("tmp", "var/lib/other/sub", "usr/local/bin/ls-link"):
+            expect(os.path.lexists(os.path.join(root, rel)), f"removed {rel}, which it did not install")
+        expect("users" in groups_in(root)["etc/group"], "removed group users, which it did not create")
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+        shutil.rmtree(os.path.dirname(b), ignore_errors=True)
+
+
+def scenario_symlinked_directory():
+    """After install, a directory of the installation replaced by a link to a
+    copy of it elsewhere (the same files, the same hashes): uninstall --purge
+    removes nothing through the link and names what it left."""
+    root, b = make_root(), make_bundle()
+    try:
+        before = snapshot(root)
+        run_ok(f"{b}/install.sh", "--root", root)
+        share = os.path.join(root, "opt/edgemon/share")
+        copy = os.path.join(root, "srv/copy")
+        os.makedirs(os.path.dirname(copy), exist_ok=True)
+        shutil.copytree(share, copy, symlinks=True)
+        shutil.rmtree(share)
+        os.symlink("../../srv/copy", share)
+        copied = {rel: v for rel, v in snapshot(root).items() if rel.startswith("srv/")}
+        expect(len(copied) > 5, f"the copy holds {len(copied)} entries")
+        r = run_ok(f"{b}/uninstall.sh", "--root", root, "--purge")
+        now = snapshot(root)
+        gone = [rel for rel, v in copied.items() if now.get(rel) != v]
+        expect(not gone, f"removed or changed through the link: {gone[:10]}")
+        expect("/opt/edgemon/share/" in r.stderr and "is a link now (not followed)" in r.stderr,
+               f"what was left behind the link was not reported:\n{r.stderr}")
+        others_intact(root, before, "uninstall --purge through a linked directory")
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+        shutil.rmtree(os.path.dirname(b), ignore_errors=True)
+
+
 def main():
     global ARGS
     ap = argparse.ArgumentParser()
@@ -459,6 +537,8 @@ def main():
     checks.run("an installation without a manifest: upgraded, then --purge", scenario_legacy)
     checks.run("system directories and taken names refused; empty uninstall", scenario_refused)
     checks.run("processes do not grow with the bundle's size", scenario_scale)
+    checks.run("an edited manifest removes nothing it did not install", scenario_edited_manifest)
+    checks.run("nothing is removed through a directory replaced by a link", scenario_symlinked_directory)
     print(f"{checks.passed} passed, {len(checks.failed)} failed")
     return 1 if checks.failed else 0
 

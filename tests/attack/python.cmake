@@ -1,7 +1,10 @@
 # attack_python: nan, inf, huge, negative, tiny and bool numbers through the
 # Python packages (edgemon and the jtop shim) against a real edgemond on a
 # fixture board: each is edgemon.InvalidArgument naming the argument, raised
-# before anything is sent; jtop(interval=nan) does not make the daemon spin
+# before anything is sent; arguments of the wrong type or value to every
+# public function of the edgemon package (a number as an address or token
+# file, a bare string as channel keys, bytes as a label, a non-bool flag):
+# each edgemon.InvalidArgument naming the argument, never a bare TypeError; jtop(interval=nan) does not make the daemon spin
 # (its CPU time over 2 s stays under 0.5 s); jtop.ok() is False once the
 # sampling thread died. Needs the assembled packages (client/python).
 if(EDGEMON_PYTHON_DIR AND TARGET edgemon_python)

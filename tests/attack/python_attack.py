@@ -64,6 +64,11 @@ class Attack:
     def refused(self, name, fn, *args, **kwargs):
         """fn(...) raises edgemon.InvalidArgument naming `name`, raised here
         (code None), not a bare ValueError/OverflowError nor the daemon's refusal."""
+        return self.refused_as(name, "must be ", fn, *args, **kwargs)
+
+    def refused_as(self, name, words, fn, *args, **kwargs):
+        """refused(), the message "edgemon: NAME: WORDS..." (a time's own
+        reason follows its name instead of "must be")."""
         what = "%s(%s)" % (getattr(fn, "__name__", "call"),
                            ", ".join([repr(a) for a in args] +
                                      ["%s=%r" % kv for kv in kwargs.items()]))
@@ -72,7 +77,7 @@ class Attack:
         except self.edgemon.InvalidArgument as e:
             expect(e.code is None, "%s: refused by the daemon (%s), not checked before sending"
                    % (what, e))
-            expect(("edgemon: %s: must be " % name) in str(e),
+            expect(("edgemon: %s: %s" % (name, words)) in str(e),
                    "%s: the message does not name %s and its range: %s" % (what, name, e))
             return e
         except Exception as e:  # noqa: BLE001 - the defect: any other exception
@@ -227,6 +232,82 @@ class Attack:
                % (len(failures), len(cases), "\n  ".join(failures)))
         self.alive("the client's bad numbers")
 
+    # 5b. Every public function given arguments of the wrong type or value:
+    # each an InvalidArgument naming the argument, never a bare TypeError
+    # (protobuf's "bad argument type"), AttributeError (a number as an
+    # address) or a silently misread value (a string as its letters, an int
+    # as a file descriptor to read a token from).
+    def client_types(self, tmp):
+        c = self.client
+        e = self.edgemon
+        table = [
+            # (function, argument, args, kwargs); "" for the message's words: any reason
+            (e.connect, "address", (5,), {}),
+            (e.connect, "address", (b"unix:/x",), {}),
+            (e.connect, "token_file", (self.target,), {"token_file": 0}),
+            (e.connect, "token_file", (self.target,), {"token_file": ["/etc/token"]}),
+            (e.connect, "tls", ("127.0.0.1:1",), {"tls": 1}),
+            (e.connect, "tls", ("127.0.0.1:1",), {"tls": b"/ca.pem"}),
+            (e.connect, "tls_server_name", ("127.0.0.1:1",), {"tls": True, "tls_server_name": 5}),
+            (e.connect, "timeout", (self.target,), {"timeout": "10"}),
+            (c.device, "refresh", (), {"refresh": "yes"}),
+            (c.latest, "channels", ("rail/VDD_IN/power",), {}),
+            (c.latest, "channels", ([1, 2],), {}),
+            (c.latest, "channels", (5,), {}),
+            (c.watch, "channels", (), {"channels": "cpu"}),
+            (c.watch, "interval", (), {"interval": "0.1"}),
+            (c.query, "channels", ("-1m",), {"channels": [b"rail"]}),
+            (c.query, "since", ([1],), {}),
+            (c.query, "until", ("-1m",), {"until": object()}),
+            (c.query, "step", ("-1m",), {"step": "1s"}),
+            (c.query, "limit", ("-1m",), {"limit": "10"}),
+            (c.processes, "sort", (), {"sort": 5}),
+            (c.processes, "limit", (), {"limit": "5"}),
+            (c.boost, "rate_hz", ("100",), {}),
+            (c.begin_window, "label", (5,), {}),
+            (c.begin_window, "label", ("a\0b",), {}),
+            (c.begin_window, "label", ("x" * 5000,), {}),
+            (c.begin_window, "boottime_ns", ("attack",), {"boottime_ns": "1"}),
+            (c.renew_window, "window_id", ("7",), {}),
+            (c.end_window, "window_id", (None,), {}),
+            (c.windows, "until", (), {"until": [1]}),
+            (c.summarize, "window_id", (), {"window_id": "3"}),
+            (c.summarize, "to_ns", (), {"from_ns": 1, "to_ns": "2"}),
+            (c.measure, "label", (None,), {}),
+            (c.measure, "rate_hz", ("attack",), {"rate_hz": "200"}),
+            (c.measure, "items", ("attack",), {"items": "8"}),
+            (c.mark, "name", (5,), {}),
+            (e.measured, "label", (5,), {}),
+            (e.measured, "rate_hz", ("attack",), {"rate_hz": 0}),
+            (e.measured, "results", ("attack",), {"results": "list"}),
+            (e.measured, "client", ("attack",), {"client": "unix:/x"}),
+            (e.control, "address", (5,), {}),
+            (e.control, "address", ("127.0.0.1:5",), {}),
+            (e.Result.per_item, "n", (None, "8"), {}),
+        ]
+        ctl = e.control("unix:" + os.path.join(tmp, "no-helper.sock"))
+        table += [
+            (ctl.set_mode, "mode_id", ("2",), {}),
+            (ctl.set_mode, "detach", (2,), {"detach": "no"}),
+            (ctl.set_fan, "fan", (50,), {"fan": 1}),
+            (ctl.set_fan, "percent", ("50",), {}),
+            (ctl.lock_clocks, "duration_s", (), {"duration_s": "1h"}),
+            (ctl.release, "kind", (None,), {}),
+            (ctl.release, "kind", ("",), {}),
+        ]
+        failures = []
+        for fn, name, args, kwargs in table:
+            try:
+                self.refused_as(name, "", fn, *args, **kwargs)
+            except AssertionError as err:
+                failures.append(str(err))
+        ctl.close()
+        expect(not failures, "%d of %d calls not refused as they should be:\n  %s"
+               % (len(failures), len(table), "\n  ".join(failures)))
+        expect(not [w for w in c.windows() if w.label in ("attack", "a\0b")],
+               "a refused begin_window opened a window")
+        self.alive("the client's arguments of the wrong type")
+
     # 6. Nothing clamped: a refused lease opened no window.
     def no_window_from_a_refused_lease(self):
         c = self.client
@@ -269,6 +350,7 @@ def main():
             checks.run("jtop_ok_after_the_thread_died", a.jtop_ok_after_the_thread_died)
             checks.run("jtop_ok_after_the_daemon_died", a.jtop_ok_after_the_daemon_died, tmp)
             checks.run("client_numbers", a.client_numbers)
+            checks.run("client_types", a.client_types, tmp)
             checks.run("no_window_from_a_refused_lease", a.no_window_from_a_refused_lease)
             checks.run("control_numbers", a.control_numbers, tmp)
             checks.run("daemon_alive_at_the_end", a.alive, "every attack")

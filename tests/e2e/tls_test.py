@@ -106,7 +106,7 @@ def main():
         with open(cfg, "w") as f:
             f.write(f'[daemon]\ntcp_listen = "127.0.0.1:{port}"\ntcp_token_file = "{token}"\n')
         r = subprocess.run(base + ["--config", cfg], capture_output=True, text=True, timeout=30)
-        check(r.returncode == 2 and "accessible to others" in r.stderr,
+        check(r.returncode == 2 and f"{token}: is open to group or others" in r.stderr,
               f"world-readable token file: exit {r.returncode}, {r.stderr.strip()}")
         os.chmod(token, 0o600)
         log = open(os.path.join(tmp, "token.log"), "w")

@@ -1,9 +1,12 @@
-"""The checks of every number given to the public API, made before anything
+"""The checks of every argument given to the public API, made before anything
 is converted or sent: a number is a finite real (never a bool, never nan or
 inf) inside the range the daemon, the control helper or the wire type
-accepts. A refusal is :class:`edgemon.InvalidArgument` naming the argument,
-the accepted range and the value given; nothing is clamped or rounded into
-range behind the caller's back.
+accepts; a text is a str (never bytes, None or a number) without NUL; a
+list of channel keys is a list or tuple of such texts (a bare string is
+refused: it would be read as its letters); a flag is a bool. A refusal is
+:class:`edgemon.InvalidArgument` naming the argument, what it must be and
+the value given (never a bare TypeError or ValueError from deep inside);
+nothing is clamped or rounded into range behind the caller's back.
 
 Ranges (edgemond, daemon/service/service.cc and edgemon.proto):
 
@@ -13,9 +16,10 @@ Ranges (edgemond, daemon/service/service.cc and edgemon.proto):
 - Query step: 0.001 s or more (0/None: raw frames); times and ns fields: int64 ns
 - limits and ids: their uint32/int64 wire types (ListProcesses: at most 10000)
 """
+import collections.abc
 import math
 import numbers
-from typing import Any, Optional
+from typing import Any, List, Optional
 
 from ._errors import InvalidArgument
 
@@ -108,6 +112,49 @@ def scaled(name: str, value: Any, scale: float, low: int, high: int, unit: str,
     if not low <= i <= high:
         raise _refuse(name, expected, value)
     return i
+
+
+# Labels, names, addresses and paths: at most this many characters (the
+# daemon refuses longer labels; a path is never longer than PATH_MAX).
+MAX_TEXT = 4096
+
+
+def text(name: str, value: Any, nonempty: bool = False) -> str:
+    """``value`` as a str: not bytes, None or a number; no NUL; at most MAX_TEXT."""
+    expected = "a %sstring of at most %d characters without NUL" % (
+        "non-empty " if nonempty else "", MAX_TEXT)
+    if not isinstance(value, str) or "\0" in value or len(value) > MAX_TEXT or \
+            (nonempty and not value):
+        raise _refuse(name, expected, value)
+    return value
+
+
+def optional_text(name: str, value: Any, nonempty: bool = False) -> Optional[str]:
+    """None, or ``value`` as for :func:`text`."""
+    return None if value is None else text(name, value, nonempty)
+
+
+def keys(name: str, value: Any) -> List[str]:
+    """A list or tuple (or other non-string iterable) of channel keys, as a list."""
+    expected = "a list of channel keys (strings)"
+    if isinstance(value, (str, bytes)) or not isinstance(value, collections.abc.Iterable):
+        raise _refuse(name, expected, value)
+    out = list(value)
+    if any(not isinstance(k, str) or "\0" in k or len(k) > MAX_TEXT for k in out):
+        raise _refuse(name, expected, value)
+    return out
+
+
+def flag(name: str, value: Any) -> bool:
+    """``value`` when it is a bool (True or False; not 1, "yes" or None)."""
+    if not isinstance(value, bool):
+        raise _refuse(name, "True or False", value)
+    return value
+
+
+def optional_flag(name: str, value: Any) -> Optional[bool]:
+    """None, or ``value`` as for :func:`flag`."""
+    return None if value is None else flag(name, value)
 
 
 def watch_interval_ms(interval: Any) -> int:

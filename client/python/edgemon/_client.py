@@ -1,7 +1,9 @@
 """The edgemon client: a thin, typed layer over the edgemon.v1 gRPC API."""
 import datetime
+import errno
 import numbers
 import os
+import stat
 import threading
 import time
 from typing import Any, Callable, Iterator, List, Optional, Sequence, Union
@@ -56,14 +58,118 @@ def unix_socket_path(target: str) -> Optional[str]:
     return path or None
 
 
-def read_token_file(path: str) -> str:
-    """The first line of a token file, trimmed; InvalidArgument when unreadable or empty."""
+MAX_SECRET_BYTES = 64 << 10  # as ReadSecretFile (include/edgemon/secret_file.h)
+_MAX_LINKS = 40
+
+
+def read_secret_file(path: str) -> bytes:
+    """A secret file's bytes, read under the rule of edgemon's C++ programs
+    (docs/security.md, "Secret files"): every directory from / down belongs
+    to root or this process's uid and is writable by neither group nor others
+    unless sticky; a link on the way is followed only when it belongs to
+    root or this uid (the target's directories checked the same way); the
+    file itself is no link (O_NOFOLLOW), a regular file (O_NONBLOCK: a FIFO
+    is refused at once) of root or this uid with no group or other
+    permission bits, at most 64 KiB. InvalidArgument naming the file and
+    the rule it broke otherwise."""
+    user = os.geteuid()
+
+    def refuse(rule: str) -> Exception:
+        return _errors.InvalidArgument("edgemon: secret file %s: %s" % (path, rule))
+
+    def trusted(uid: int) -> bool:
+        return uid == 0 or uid == user
+
+    owners = "root" if user == 0 else "root or uid %d" % user
+    full = path if path.startswith("/") else os.path.join(os.getcwd(), path)
+    todo = [p for p in full.split("/") if p]
+    fds = []  # type: List[int]
+
+    def check_dir(fd: int, shown: str) -> None:
+        st = os.fstat(fd)
+        if not trusted(st.st_uid):
+            raise refuse("directory %s belongs to uid %d (every directory above a secret file "
+                         "must belong to %s)" % (shown, st.st_uid, owners))
+        if st.st_mode & (stat.S_IWGRP | stat.S_IWOTH) and not st.st_mode & stat.S_ISVTX:
+            raise refuse("directory %s is writable by group or others (mode %04o): someone else "
+                         "could swap the file" % (shown, stat.S_IMODE(st.st_mode)))
+
     try:
-        with open(path, "rb") as f:
-            text = f.read().decode("utf-8", "replace")
+        root = os.open("/", os.O_PATH | os.O_DIRECTORY | os.O_CLOEXEC)
+        fds.append(root)
+        check_dir(root, "/")
+        dirs, names, links, name = [root], [], 0, ""
+        while todo:
+            name = todo.pop(0)
+            if name in (".", ".."):
+                if name == ".." and len(dirs) > 1:
+                    dirs.pop()
+                    names.pop()
+                if not todo:
+                    raise refuse("is not a regular file")
+                continue
+            if not todo:
+                break  # the file itself
+            names.append(name)
+            shown = "/" + "/".join(names)
+            try:
+                fd = os.open(name, os.O_PATH | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=dirs[-1])
+            except FileNotFoundError:
+                raise refuse("%s does not exist" % shown) from None
+            fds.append(fd)
+            st = os.fstat(fd)
+            if stat.S_ISLNK(st.st_mode):
+                if not trusted(st.st_uid):
+                    raise refuse("link %s belongs to uid %d (a link on the way to a secret file "
+                                 "must belong to %s)" % (shown, st.st_uid, owners))
+                links += 1
+                if links > _MAX_LINKS:
+                    raise refuse("more than %d links on the way" % _MAX_LINKS)
+                target = os.readlink(name, dir_fd=dirs[-1])
+                names.pop()
+                if target.startswith("/"):
+                    dirs, names = [root], []
+                todo = [p for p in target.split("/") if p] + todo
+                continue
+            if not stat.S_ISDIR(st.st_mode):
+                raise refuse("%s is not a directory" % shown)
+            check_dir(fd, shown)
+            dirs.append(fd)
+        try:
+            fd = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC,
+                         dir_fd=dirs[-1])
+        except OSError as e:
+            if e.errno == errno.ELOOP:
+                raise refuse("is a symbolic link (secret files are never read through a "
+                             "link)") from None
+            if e.errno == errno.ENOENT:
+                raise refuse("does not exist") from None
+            raise refuse("cannot open: %s" % e.strerror) from None
+        fds.append(fd)
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise refuse("is not a regular file")
+        if not trusted(st.st_uid):
+            raise refuse("belongs to uid %d (a secret file must belong to %s)"
+                         % (st.st_uid, owners))
+        if st.st_mode & 0o077:
+            raise refuse("is open to group or others (mode %04o; chmod 600)"
+                         % stat.S_IMODE(st.st_mode))
+        data = os.read(fd, MAX_SECRET_BYTES + 1)
+        if st.st_size > MAX_SECRET_BYTES or len(data) > MAX_SECRET_BYTES:
+            raise refuse("is larger than %d bytes" % MAX_SECRET_BYTES)
+        return data
     except OSError as e:
-        raise _errors.InvalidArgument("edgemon: cannot read token file %s: %s" %
-                                      (path, e.strerror)) from None
+        raise refuse("cannot be read: %s" % e.strerror) from None
+    finally:
+        for fd in fds:
+            os.close(fd)
+
+
+def read_token_file(path: str) -> str:
+    """The first line of a token file (:func:`read_secret_file`), trimmed;
+    InvalidArgument when it cannot be read under that rule, or is empty."""
+    text = read_secret_file(path).decode("utf-8", "replace")
     token = text.splitlines()[0].strip() if text else ""
     if not token:
         raise _errors.InvalidArgument("edgemon: token file %s is empty" % path)
@@ -111,6 +217,11 @@ class Client(object):
     def __init__(self, address: Optional[str] = None, token_file: Optional[str] = None,
                  tls: Union[bool, str] = False, tls_server_name: Optional[str] = None,
                  timeout: float = 10.0) -> None:
+        address = _check.optional_text("address", address)
+        token_file = _check.optional_text("token_file", token_file, nonempty=True)
+        tls_server_name = _check.optional_text("tls_server_name", tls_server_name, nonempty=True)
+        if not isinstance(tls, bool):
+            tls = _check.text("tls", tls, nonempty=True)  # a CA file's path
         if address is None:
             address = os.environ.get("EDGEMON_CONNECT") or DEFAULT_TARGET
         target = normalize_target(address)
@@ -196,6 +307,7 @@ class Client(object):
     # -- calls -----------------------------------------------------------------------
     def device(self, refresh: bool = True) -> DeviceInfo:
         """Board identity, the daemon's settings and the channel inventory."""
+        _check.flag("refresh", refresh)
         if refresh or self._device is None:
             d = device_from_proto(self._call("device info", self._stub.GetDeviceInfo,
                                              pb.GetDeviceInfoRequest()))
@@ -217,7 +329,7 @@ class Client(object):
     def latest(self, channels: Sequence[str] = ()) -> Snapshot:
         """The newest frame as a :class:`Snapshot` (optionally only some channel keys)."""
         f = self._call("latest", self._stub.GetLatest,
-                       pb.GetLatestRequest(channels=list(channels)))
+                       pb.GetLatestRequest(channels=_check.keys("channels", channels)))
         return Snapshot(f, self._device_for(f.generation))
 
     def watch(self, interval: float = 0.1, channels: Sequence[str] = ()) -> Iterator[Snapshot]:
@@ -225,7 +337,7 @@ class Client(object):
         rate; a slow reader gets fresh frames, never a queue). Stop by leaving
         the loop; ``close()`` on the iterator ends the stream at once."""
         req = pb.WatchRequest(interval_ms=_check.watch_interval_ms(interval),
-                              channels=list(channels))
+                              channels=_check.keys("channels", channels))
         self._device_for(0)
         try:
             stream = self._stub.Watch(req, metadata=self._metadata)
@@ -238,6 +350,7 @@ class Client(object):
         """Stored history from ``since`` to ``until`` (default now): raw frames
         as :class:`Row` or, with ``step`` (seconds), min/avg/max per step and
         channel as :class:`BucketRow`. ``.to_pandas()`` on the result."""
+        channels = _check.keys("channels", channels)
         now = self.daemon_now_ns()
         from_ns, to_ns_ = as_ns(since, now, "since"), as_ns(until, now, "until")
         if isinstance(step, datetime.timedelta):
@@ -246,7 +359,7 @@ class Client(object):
         if step is not None and not _check.is_zero(step):
             step_ns = _check.scaled("step", step, 1e9, _check.MIN_STEP_NS, _check.INT64_MAX,
                                     "seconds", " (0 or None: raw frames)")
-        req = pb.QueryRequest(from_ns=from_ns, to_ns=to_ns_, channels=list(channels),
+        req = pb.QueryRequest(from_ns=from_ns, to_ns=to_ns_, channels=channels,
                               step_ns=step_ns,
                               limit=_check.integer("limit", limit, 0, _check.UINT32_MAX))
         device = self._device_for(0)
@@ -286,7 +399,7 @@ class Client(object):
     def processes(self, sort: str = "cpu", limit: int = 0) -> List[Any]:
         """A top-style process list (``edgemon.v1.Process`` messages)."""
         r = self._call("processes", self._stub.ListProcesses,
-                       pb.ListProcessesRequest(sort=sort, limit=_check.integer(
+                       pb.ListProcessesRequest(sort=_check.text("sort", sort), limit=_check.integer(
                            "limit", limit, 0, _check.MAX_PROCESSES)))
         return list(r.processes)
 
@@ -307,7 +420,7 @@ class Client(object):
         (``time.clock_gettime_ns(time.CLOCK_BOOTTIME)``), so the call's own
         delays stay out of the window; at most 10 s old. Sent over a unix
         socket only: a daemon on another machine stamps the start on arrival."""
-        req = pb.BeginWindowRequest(label=label)
+        req = pb.BeginWindowRequest(label=_check.text("label", label))
         if lease is not None:
             req.lease_ms = _check.scaled("lease", lease, 1000, 1, _check.MAX_LEASE_MS, "seconds")
         stamp = _caller_stamp(self.target, boottime_ns)
@@ -388,18 +501,16 @@ class Client(object):
         process pushed inside the block (edgemon's injection library must load
         before the process's first NVTX call: docs/profiling.md)."""
         from ._measure import Measurement, check_baseline, check_items, check_rate
-        if items_phase is not None and not isinstance(items_phase, str):
-            raise _errors.InvalidArgument("edgemon: items_phase must be a mark name (str)")
-        if not isinstance(nvtx, bool):
-            raise _errors.InvalidArgument("edgemon: nvtx must be True or False")
-        return Measurement(self, label, check_rate(rate_hz), check_items(items),
-                           check_baseline(baseline), items_phase, nvtx)
+        return Measurement(self, _check.text("label", label), check_rate(rate_hz),
+                           check_items(items), check_baseline(baseline),
+                           _check.optional_text("items_phase", items_phase, nonempty=True),
+                           _check.flag("nvtx", nvtx))
 
     def mark(self, name: str) -> "Any":
         """A phase inside the current ``measure`` (a window of its own, shown
         under ``result.phases`` and in the bundle as ``edgemon mark`` phases)."""
         from ._measure import Mark
-        return Mark(self, name)
+        return Mark(self, _check.text("name", name))
 
     def _renewals(self) -> Any:
         """The renewals of this client's leases (``_measure.Renewals``)."""

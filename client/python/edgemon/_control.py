@@ -17,7 +17,7 @@ import os
 from typing import Any, Dict, List, Optional
 
 from . import _check
-from ._errors import Error, PermissionDenied, Unavailable, from_rpc_error
+from ._errors import Error, InvalidArgument, PermissionDenied, Unavailable, from_rpc_error
 
 # The packaged helper's socket; $EDGEMON_CONTROL overrides it (as for `edgemon control`).
 DEFAULT_CONTROL_TARGET = "unix:/run/edgemon-control/edgemon-control.sock"
@@ -70,11 +70,13 @@ class Control(object):
     def __init__(self, address: Optional[str] = None) -> None:
         import grpc
         from .v1 import control_pb2, control_pb2_grpc
+        address = _check.optional_text("address", address)
         address = address or os.environ.get("EDGEMON_CONTROL") or DEFAULT_CONTROL_TARGET
         if address.startswith("/"):
             address = "unix:" + address
         if not address.startswith("unix:/"):
-            raise Error("edgemon: the control helper's address must be unix:/path or /path")
+            raise InvalidArgument("edgemon: address: must be unix:/path or /path (the control "
+                                  "helper's socket), got %r" % (address,))
         self.target = address
         self._pb = control_pb2
         self._channel = grpc.insecure_channel(address)
@@ -118,7 +120,7 @@ class Control(object):
     def _options(self, duration_s: float, detach: Optional[bool]) -> Any:
         duration_s = _check.real("duration_s", duration_s, 0.0, _check.MAX_CONTROL_LEASE_S,
                                  "seconds")
-        if detach is None:
+        if _check.optional_flag("detach", detach) is None:
             detach = duration_s > 0
         return self._pb.LeaseOptions(duration_s=duration_s, detach=detach)
 
@@ -161,13 +163,14 @@ class Control(object):
                 detach: Optional[bool] = None) -> Lease:
         """Fan duty in percent, 0 to 100 (every fan, or the one named)."""
         pct = int(round(_check.real("percent", percent, 0.0, 100.0, "%")))
+        fan = _check.text("fan", fan)
         return self._lease("set fan %s%%" % percent, self._stub.SetFan,
                            self._pb.SetFanRequest(fan=fan, speed_percent=pct,
                                                   lease=self._options(duration_s, detach)))
 
     def release(self, kind: str) -> str:
         """Ends the lease of ``kind`` ("mode", "clocks", "fan"), whoever's it is (root) or ours."""
-        return self._release(kind=kind).message
+        return self._release(kind=_check.text("kind", kind, nonempty=True)).message
 
     def close(self) -> None:
         self._channel.close()

@@ -352,7 +352,7 @@ class Result(object):
         """Writes summary.json, samples.csv and trace.json, the bundle of
         ``edgemon record --out``."""
         from . import _bundle
-        _bundle.save(self, directory)
+        _bundle.save(self, _check.text("directory", directory, nonempty=True))
 
     def __repr__(self) -> str:
         total = self.total_energy_j
@@ -701,6 +701,13 @@ def measured(label: Optional[str] = None, rate_hz: Optional[int] = None,
     The latest result is ``infer.last_result`` (fetched on use); ``results``,
     if given, collects every call's Measurement."""
     rate_hz = check_rate(rate_hz)
+    label = _check.optional_text("label", label)
+    if results is not None and not isinstance(results, list):
+        raise _errors.InvalidArgument("edgemon: results: must be a list or None, got %r"
+                                      % (results,))
+    if client is not None and not callable(getattr(client, "measure", None)):
+        raise _errors.InvalidArgument("edgemon: client: must be an edgemon.Client or None, "
+                                      "got %r" % (client,))
 
     def wrap(fn: F) -> F:
         name = label or getattr(fn, "__name__", "measured")

@@ -359,6 +359,37 @@ def test_errors_are_typed_with_the_daemons_message(nano, tmp_path):
         edgemon.connect(nano.target, tls=True)
 
 
+def test_token_files_others_could_read_or_swap_are_refused(tmp_path):
+    # The rule of edgemon's C++ programs: no link, a regular file of root or
+    # the caller, no group or other bits. Refused in connect(), naming the file.
+    d = tmp_path / "tokens"
+    d.mkdir(mode=0o700)
+    good = d / "good"
+    good.write_text(" s3cret-token-0123456789 \nsecond\n")
+    os.chmod(str(good), 0o600)
+    c = edgemon.connect("127.0.0.1:1", token_file=str(good))
+    assert c._metadata == [("authorization", "Bearer s3cret-token-0123456789")]
+    link = d / "link"
+    os.symlink(str(good), str(link))
+    group = d / "group"
+    group.write_text("s3cret-token-0123456789\n")
+    os.chmod(str(group), 0o640)
+    fifo = d / "fifo"
+    os.mkfifo(str(fifo), 0o600)
+    for path, rule in ((link, "is a symbolic link"),
+                       (group, "is open to group or others (mode 0640"),
+                       (fifo, "is not a regular file"),
+                       (d / "missing", "does not exist")):
+        with pytest.raises(edgemon.InvalidArgument) as e:
+            edgemon.connect("127.0.0.1:1", token_file=str(path))
+        assert ("edgemon: secret file %s: " % path) in str(e.value), str(e.value)
+        assert rule in str(e.value), str(e.value)
+    os.chmod(str(d), 0o777)  # anyone could swap the file now
+    with pytest.raises(edgemon.InvalidArgument) as e:
+        edgemon.connect("127.0.0.1:1", token_file=str(good))
+    assert "directory %s is writable by group or others" % d in str(e.value), str(e.value)
+
+
 def test_wrong_token_is_permission_denied(tmp_path):
     from conftest import tool
     import socket
@@ -367,6 +398,7 @@ def test_wrong_token_is_permission_denied(tmp_path):
     os.chmod(str(token), 0o600)
     wrong = tmp_path / "wrong"
     wrong.write_text("wrong-token-0123456789\n")
+    os.chmod(str(wrong), 0o600)
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]

@@ -27,7 +27,8 @@ set_tests_properties(cli_e2e PROPERTIES TIMEOUT 300)
 
 # tegrastats --start/--stop: the background instance against edgemond on a
 # simulated board (lines in the logfile, a second --start refused, --stop,
-# a stale pid file's pid never signalled).
+# a stale pid file's pid never signalled, nor an instance of another edgemon
+# executable).
 add_test(NAME tegrastats_background_e2e
          COMMAND ${EDGEMON_SYSTEM_PYTHON3} ${CMAKE_CURRENT_LIST_DIR}/tegrastats_background_e2e.py
                  --edgemon $<TARGET_FILE:edgemon>

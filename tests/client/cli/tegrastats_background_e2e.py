@@ -17,6 +17,7 @@ The last line is "N passed, M failed"; the exit status is non-zero on failure.
 import argparse
 import os
 import re
+import shutil
 import signal
 import subprocess
 import sys
@@ -94,8 +95,8 @@ class Board:
         self.pid_file = os.path.join(self.run_dir, PID_FILE)
         self.started = []  # pids of background instances, stopped at the end
 
-    def edgemon(self, *args, connect=None):
-        r = subprocess.run([ARGS.edgemon, "--connect", connect or "unix:" + self.sock,
+    def edgemon(self, *args, connect=None, program=None):
+        r = subprocess.run([program or ARGS.edgemon, "--connect", connect or "unix:" + self.sock,
                             "tegrastats", *args], capture_output=True, text=True,
                            timeout=DEADLINE_S, env=self.env, stdin=subprocess.DEVNULL)
         return r
@@ -107,8 +108,8 @@ class Board:
         expect(m, f"pid file holds {text!r}, not 'PID STARTTIME'")
         return int(m.group(1)), int(m.group(2))
 
-    def start(self, *args):
-        r = self.edgemon("--start", "--interval", "200", *args)
+    def start(self, *args, program=None):
+        r = self.edgemon("--start", "--interval", "200", *args, program=program)
         expect(r.returncode == 0, f"--start: exit {r.returncode}: {r.stderr}")
         expect(r.stdout == "", f"--start printed on stdout: {r.stdout!r}")
         pid, start_time = self.record()
@@ -187,6 +188,24 @@ def check_stale_pid_is_not_signalled(b):
         sleeper.wait()
 
 
+def check_another_executables_instance_is_not_signalled(b):
+    # An instance of another edgemon file (as after an upgrade replaced the
+    # binary): its pid and start time match, its executable does not.
+    copy = os.path.join(b.dir, "edgemon-copy")
+    shutil.copy2(ARGS.edgemon, copy)
+    pid, _ = b.start("--logfile", os.path.join(b.dir, "copy.log"), program=copy)
+    r = b.edgemon("--stop")
+    expect(r.returncode == 1 and f"pid {pid} holds the pid file but does not run this edgemon's"
+           in r.stderr, f"--stop of another executable's instance: exit {r.returncode}: "
+           f"{r.stderr!r}")
+    time.sleep(0.2)  # a SIGTERM, had one been sent, has landed by now
+    expect(not ended(pid), "--stop signalled an instance of another executable")
+    expect(b.record()[0] == pid, "--stop removed the pid file of a live instance")
+    r = b.edgemon("--stop", program=copy)
+    expect(r.returncode == 0 and ended(pid), f"the copy's own --stop: exit {r.returncode}: "
+           f"{r.stderr!r}")
+
+
 def check_unreachable_daemon_reported_before_detaching(b):
     r = b.edgemon("--start", "--logfile", os.path.join(b.dir, "never.log"),
                   connect="unix:" + os.path.join(b.dir, "no-daemon.sock"))
@@ -230,6 +249,8 @@ def main():
     return run_on("edgemon-tegrastats-bg-", Board, [
         ("--start, lines, a second --start refused, --stop", check_start_stop),
         ("a stale pid file's pid is not signalled", check_stale_pid_is_not_signalled),
+        ("another executable's instance is not signalled",
+         check_another_executables_instance_is_not_signalled),
         ("an unreachable daemon is reported before detaching",
          check_unreachable_daemon_reported_before_detaching),
         ("the default logfile, --count", check_default_logfile_and_count),

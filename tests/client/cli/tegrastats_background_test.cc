@@ -70,6 +70,8 @@ TEST(TegrastatsBackground, RecordMatchesOnlyTheSameStartTime) {
 
   TempDir proc;
   Write(proc.path() + "/4242/stat", kStat);
+  // Its executable is this program's, as an instance's is.
+  fs::create_symlink(fs::read_symlink(HostProcPath("self/exe")), proc.path() + "/4242/exe");
   EXPECT_EQ(CheckRecord({4242, 98765}, proc.path()), RecordedProcess::kRunning);
   EXPECT_EQ(CheckRecord({4242, 98764}, proc.path()), RecordedProcess::kOther);
   EXPECT_EQ(CheckRecord({4243, 98765}, proc.path()), RecordedProcess::kGone);
@@ -78,6 +80,18 @@ TEST(TegrastatsBackground, RecordMatchesOnlyTheSameStartTime) {
   zombie.replace(zombie.find(") S ") + 2, 1, "Z");
   Write(proc.path() + "/4242/stat", zombie);
   EXPECT_EQ(CheckRecord({4242, 98765}, proc.path()), RecordedProcess::kGone);
+}
+
+TEST(TegrastatsBackground, RecordMatchesOnlyThisProgramsExecutable) {
+  // The right pid and start time, but another program (a shell, a sleep of
+  // the same user): never taken for an instance, never signalled.
+  TempDir proc;
+  Write(proc.path() + "/4242/stat", kStat);
+  Write(proc.path() + "/other-program", "#!/bin/sh\n");
+  fs::create_symlink(proc.path() + "/other-program", proc.path() + "/4242/exe");
+  EXPECT_EQ(CheckRecord({4242, 98765}, proc.path()), RecordedProcess::kOther);
+  fs::remove(proc.path() + "/4242/exe");  // unreadable (another user's process)
+  EXPECT_EQ(CheckRecord({4242, 98765}, proc.path()), RecordedProcess::kOther);
 }
 
 TEST(TegrastatsBackground, RuntimeDirPrefersAPrivateXdgRuntimeDir) {

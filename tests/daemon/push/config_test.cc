@@ -92,9 +92,9 @@ TEST(PushConfig, ErrorsNameTheTableTheKeyAndTheReason) {
   EXPECT_EQ(apply("[[push]]\nurl = \"http://x/\"\ninterval = \"soon\"\n")
                 .rfind("f.toml: push[0] key interval: ", 0),
             0u);
-  EXPECT_EQ(
-      apply("[[push]]\nurl = \"http://x/\"\nbearer_token_file = \"/nonexistent/token\"\n"),
-      "push[0] key bearer_token_file: cannot read /nonexistent/token: No such file or directory");
+  EXPECT_EQ(apply("[[push]]\nurl = \"http://x/\"\nbearer_token_file = \"/nonexistent/token\"\n"),
+            "push[0] key bearer_token_file: secret file /nonexistent/token: /nonexistent does not "
+            "exist");
 }
 
 }  // namespace
