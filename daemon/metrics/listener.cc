@@ -22,7 +22,6 @@
 #include <vector>
 
 #include "daemon/thread_name.h"
-#include "daemon/thread_priority.h"
 #include "edgemon/secret_file.h"
 #include "edgemon/text.h"
 
@@ -88,8 +87,6 @@ class MetricsListener::Pool final : public httplib::TaskQueue {
 
  private:
   void Work() {
-    // Scrapes and pages wait for the sampler, never the other way round.
-    (void)LowerThreadPriority(kRequestWorkerNiceSteps);
     for (;;) {
       std::function<void()> fn;
       {

@@ -32,9 +32,7 @@
 // 413 and the connection ends after the reply (what follows is drained,
 // never parsed as the next request). A query parameter given twice is a 400
 // naming it.
-//
-// Priority: the workers lower their own CPU priority
-// (LowerThreadPriority), so that scrapes and pages wait for the sampler.
+
 //
 // A scrape calls `render` on a worker thread; the render function must not
 // block on the sampler (MetricsSource copies under a pointer-swap lock).

@@ -11,7 +11,6 @@
 
 #include "daemon/service/codec.h"
 #include "daemon/thread_name.h"
-#include "daemon/thread_priority.h"
 #include "edgemon/checked.h"
 #include "edgemon/text.h"
 #include "proto/convert.h"
@@ -311,7 +310,7 @@ TelemetryService::TelemetryService(WatchHub& hub, store::RingStore& store, Clock
       sampler_(sampler),
       fs_(fs),
       options_(std::move(options)),
-      worker_(options_.max_queued_jobs, "api-worker", kRequestWorkerNiceSteps),
+      worker_(options_.max_queued_jobs, "api-worker"),
       window_worker_(options_.max_queued_jobs, "window-worker") {
   gpu_processes_ = options_.gpu_processes;
   if (gpu_processes_ == nullptr && fs_ != nullptr) {

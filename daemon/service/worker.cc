@@ -3,13 +3,11 @@
 #include <algorithm>
 
 #include "daemon/thread_name.h"
-#include "daemon/thread_priority.h"
 
 namespace edgemon::service {
 
-Worker::Worker(size_t max_queued, const char* name, int nice_steps) : max_queued_(max_queued) {
-  thread_ = std::thread([this, nice_steps] {
-    if (nice_steps > 0) (void)LowerThreadPriority(nice_steps);
+Worker::Worker(size_t max_queued, const char* name) : max_queued_(max_queued) {
+  thread_ = std::thread([this] {
     for (;;) {
       Job job;
       {

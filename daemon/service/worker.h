@@ -21,9 +21,8 @@ namespace edgemon::service {
 
 class Worker {
  public:
-  // `name`: the thread's (NameThread), 15 bytes at most. `nice_steps`: how
-  // far below the daemon's priority it runs (LowerThreadPriority; 0: as is).
-  explicit Worker(size_t max_queued, const char* name = "worker", int nice_steps = 0);
+  // `name`: the thread's (NameThread), 15 bytes at most.
+  explicit Worker(size_t max_queued, const char* name = "worker");
   ~Worker();
   Worker(const Worker&) = delete;
   Worker& operator=(const Worker&) = delete;

@@ -53,7 +53,7 @@ TEST(Worker, RefusesBeyondTheBacklogAndAfterStop) {
 // One caller floods the backlog: it stops at its quarter, another caller and
 // root are still queued, and a slot freed by a run is the flooder's again.
 TEST(Worker, EachCallerGetsAQuarterOfTheBacklogAndRootItsOwn) {
-  Worker w(8, "worker", 2);
+  Worker w(8);
   std::promise<void> started, release;
   auto release_f = release.get_future().share();
   ASSERT_TRUE(w.Post([&] {
