@@ -23,8 +23,6 @@ its sampler also lifts itself 10 levels (daemon/thread_priority.h).
 
 Runs as root (setpriv to nobody and daemon with group edgemon); prints
 PASS/FAIL per check and "N passed, N failed"."""
-import argparse
-import grp
 import json
 import os
 import shutil
@@ -38,7 +36,7 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "e2e"))
-import interop_test  # noqa: E402  (stub generation)
+from daemon_attack import parse_args, prepare  # noqa: E402
 from harness import Checks, expect, free_port, rss_kib, stop_process  # noqa: E402
 
 ARGS = None
@@ -389,36 +387,16 @@ def flood(d, m, stubs):
 
 def main():
     global ARGS
-    ap = argparse.ArgumentParser()
-    for a in ("--edgemond", "--edgemon", "--protoc", "--plugin", "--proto-dir", "--fixtures"):
-        ap.add_argument(a, required=True)
-    ap.add_argument("--sanitizer", default="")
-    ap.add_argument("--seconds", type=float, default=15, help="the flood's length")
-    ap.add_argument("-k", default="")
-    ARGS = ap.parse_args()
-    interop_test.ARGS = ARGS
+    ARGS = parse_args(("--sanitizer", {"default": ""}),
+                      ("--seconds", {"type": float, "default": 15, "help": "the flood's length"}))
     if os.geteuid() != 0:
         print("budget_attack: needs root (setpriv, nice)")
         return SKIP
-    try:
-        grp.getgrnam("edgemon")
-    except KeyError:
-        subprocess.run(["groupadd", "--system", "edgemon"], check=True)
     tmp = tempfile.mkdtemp(prefix="edgemon-budget-")
     checks = Checks()
     d = None
     try:
-        os.chmod(tmp, 0o755)  # the other uids must reach the sockets and scripts
-        stubs = os.path.join(tmp, "stubs")
-        m = interop_test.generate_stubs(stubs)
-        for name, text in (("load.py", LOAD), ("feeds.py", FEEDS)):
-            with open(os.path.join(tmp, name), "w") as f:
-                f.write(text)
-        for dirpath, dirnames, filenames in os.walk(tmp):
-            for n in dirnames + filenames:
-                os.chmod(os.path.join(dirpath, n), 0o755)
-        root = os.path.join(tmp, "board")
-        shutil.copytree(os.path.join(ARGS.fixtures, "agx-orin"), root, symlinks=True)
+        m, stubs, root = prepare(tmp, ARGS.fixtures, {"load.py": LOAD, "feeds.py": FEEDS})
         d = Daemon(tmp, root)
         for name, fn, args in (
                 ("HTTP: a GET's body is never a request; repeated parameters are refused",

@@ -541,34 +541,53 @@ def clock_steps(tmp, root):
         expect(d.stop() == 0, d.output())
 
 
-def main():
-    global ARGS
+def parse_args(*extra):
+    """The flags every attack on edgemond takes (the programs, protoc and its
+    gRPC plugin, the protos, the fixtures), the (flag, options) pairs of
+    `extra`, and -k (run only the checks whose name holds it)."""
     ap = argparse.ArgumentParser()
     for a in ("--edgemond", "--edgemon", "--protoc", "--plugin", "--proto-dir", "--fixtures"):
         ap.add_argument(a, required=True)
+    for flag, options in extra:
+        ap.add_argument(flag, **options)
     ap.add_argument("-k", default="")
-    ARGS = ap.parse_args()
-    interop_test.ARGS = ARGS
-    if os.geteuid() != 0:
-        print("daemon_attack: needs root (groupadd, setpriv)")
-        return SKIP
+    args = ap.parse_args()
+    interop_test.ARGS = args
+    return args
+
+
+def prepare(tmp, fixtures, scripts):
+    """Group edgemon, and `tmp` made a scratch folder other uids can read:
+    the gRPC stubs, `scripts` (file name -> text) and a copy of the AGX Orin
+    fixture board. Returns the stubs' modules, their folder and the board."""
     try:
         grp.getgrnam("edgemon")
     except KeyError:
         subprocess.run(["groupadd", "--system", "edgemon"], check=True)
+    os.chmod(tmp, 0o755)  # other uids must reach the sockets and scripts
+    stubs = os.path.join(tmp, "stubs")
+    m = interop_test.generate_stubs(stubs)
+    for name, text in scripts.items():
+        with open(os.path.join(tmp, name), "w") as f:
+            f.write(text)
+    for dirpath, dirnames, filenames in os.walk(tmp):
+        for n in dirnames + filenames:
+            os.chmod(os.path.join(dirpath, n), 0o755)
+    root = os.path.join(tmp, "board")
+    shutil.copytree(os.path.join(fixtures, "agx-orin"), root, symlinks=True)
+    return m, stubs, root
+
+
+def main():
+    global ARGS
+    ARGS = parse_args()
+    if os.geteuid() != 0:
+        print("daemon_attack: needs root (groupadd, setpriv)")
+        return SKIP
     tmp = tempfile.mkdtemp(prefix="edgemon-attack-")
     checks = Checks()
     try:
-        os.chmod(tmp, 0o755)  # nobody must reach the sockets
-        stubs = os.path.join(tmp, "stubs")
-        m = interop_test.generate_stubs(stubs)
-        with open(os.path.join(tmp, "client.py"), "w") as f:
-            f.write(CLIENT)
-        for dirpath, dirnames, filenames in os.walk(tmp):
-            for n in dirnames + filenames:
-                os.chmod(os.path.join(dirpath, n), 0o755)
-        root = os.path.join(tmp, "board")
-        shutil.copytree(os.path.join(ARGS.fixtures, "agx-orin"), root, symlinks=True)
+        m, stubs, root = prepare(tmp, ARGS.fixtures, {"client.py": CLIENT})
         for name, fn, args in (
                 ("same store through a symlink and a hard link", same_store_through_links,
                  (tmp, root)),
