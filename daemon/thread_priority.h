@@ -23,6 +23,8 @@
 #include <string>
 #include <string_view>
 
+#include "edgemon/paths.h"
+
 namespace edgemon {
 
 // How many nice levels the threads that serve requests run below the sampler.
@@ -30,7 +32,8 @@ inline constexpr int kRequestThreadNiceSteps = 10;
 
 inline size_t LowerOtherThreads(int steps, std::initializer_list<std::string_view> keep) {
   const auto self = static_cast<long>(::syscall(SYS_gettid));
-  DIR* dir = ::opendir("/proc/self/task");
+  const std::string tasks = HostProcPath("self/task");
+  DIR* dir = ::opendir(tasks.c_str());
   if (dir == nullptr) return 0;
   size_t lowered = 0;
   while (const dirent* e = ::readdir(dir)) {
@@ -38,7 +41,7 @@ inline size_t LowerOtherThreads(int steps, std::initializer_list<std::string_vie
     const long tid = std::strtol(e->d_name, &end, 10);
     if (end == e->d_name || *end != '\0' || tid == self) continue;
     std::string name;
-    std::getline(std::ifstream("/proc/self/task/" + std::string(e->d_name) + "/comm"), name);
+    std::getline(std::ifstream(tasks + "/" + e->d_name + "/comm"), name);
     if (std::find(keep.begin(), keep.end(), name) != keep.end()) continue;
     errno = 0;
     const int now = ::getpriority(PRIO_PROCESS, static_cast<id_t>(tid));
