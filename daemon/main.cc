@@ -51,6 +51,7 @@
 #include "daemon/store_sink.h"
 #include "daemon/summary/summarize.h"
 #include "daemon/thread_name.h"
+#include "daemon/thread_priority.h"
 #include "daemon/web/live_site.h"
 #include "edgemon/clock.h"
 #include "edgemon/render.h"
@@ -548,9 +549,17 @@ int Run(const Flags& flags) {
             config.tcp_listen.empty() ? "" : " and " + config.tcp_listen);
   notifier.Ready(StatusLine(config, sampler, collection, *st));
 
-  std::thread sampling([&] { sampler.Run(); });
+  std::thread sampling([&] {
+    // Above the daemon's own priority where allowed (daemon/thread_priority.h).
+    (void)RaiseThisThread(kRequestThreadNiceSteps);
+    sampler.Run();
+  });
   NameThread(sampling, "sampler");
   for (auto& shipper : shippers) shipper->Start();
+  // The sampler comes first: every thread that serves a request (gRPC's, the
+  // HTTP listener's, the feed's, the workers') and every thread they start
+  // later runs below the sampler and the store's writer.
+  (void)LowerOtherThreads(kRequestThreadNiceSteps, {"sampler", "store-writer"});
   for (const PushConfig& p : config.push) {
     log->info("push: {} to {} ({})",
               p.frames && p.windows ? "frames and windows"

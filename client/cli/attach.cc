@@ -85,6 +85,12 @@ int RunAttach(const Globals& globals, const AttachOptions& o) {
         if (w.id == o.window) {
           report.label = w.label;
           if (!w.end_ns) report.notes.push_back("the window is still open: summarized up to now");
+          if (w.abandoned) {
+            report.notes.push_back(
+                "the window was closed as abandoned by edgemond (its lease ran out, or it was "
+                "left open too long or past its holder's quota): it ends at its holder's last "
+                "sign of life, not at the end of the run");
+          }
         }
       }
     }

@@ -14,6 +14,7 @@
 #include <condition_variable>
 #include <cstring>
 #include <deque>
+#include <iterator>
 #include <mutex>
 #include <optional>
 #include <string_view>
@@ -22,6 +23,7 @@
 
 #include "daemon/thread_name.h"
 #include "edgemon/secret_file.h"
+#include "edgemon/text.h"
 
 namespace edgemon::metrics {
 
@@ -152,6 +154,11 @@ class DeadlineStream final : public httplib::Stream {
 
   // True once a read found nothing within its time: the connection is done.
   bool read_timed_out() const { return read_timed_out_; }
+  // A request was refused for what it carried (a body on a GET): the
+  // connection ends after the reply, and what the client sent after the
+  // request's head is read and dropped, never served as a request.
+  void refuse_rest() { refuse_rest_ = true; }
+  bool rest_refused() const { return refuse_rest_; }
   // Bytes of a pipelined next request already read from the socket.
   bool buffered() const { return pos_ < len_; }
   // httplib reads request lines a byte at a time: serve those from a buffer
@@ -233,6 +240,7 @@ class DeadlineStream final : public httplib::Stream {
   int op_timeout_ms_;
   std::chrono::steady_clock::time_point deadline_{};
   bool read_timed_out_ = false;
+  bool refuse_rest_ = false;
   char buf_[4096];
   size_t pos_ = 0, len_ = 0;
 };
@@ -294,6 +302,38 @@ bool Authorized(std::string_view header, const std::string& token) {
   return false;
 }
 
+// Whether httplib reads a body for `method` (its expect_content): others'
+// bodies are left on the connection.
+bool MethodHasBody(const std::string& method) {
+  return method == "POST" || method == "PUT" || method == "PATCH" || method == "DELETE" ||
+         method == "PRI";
+}
+
+// Whether the request's head announces a body: a Content-Length other than
+// 0, or any Transfer-Encoding.
+bool DeclaresBody(const httplib::Request& req) {
+  if (req.has_header("Transfer-Encoding")) return true;
+  for (auto [it, end] = req.headers.equal_range("Content-Length"); it != end; ++it) {
+    if (text::Trim(it->second) != "0") return true;
+  }
+  return false;
+}
+
+// The names of query parameters given more than once, comma-separated
+// (escaped for the reply); empty when none is.
+std::string RepeatedParams(const httplib::Request& req) {
+  std::string out;
+  for (auto it = req.params.begin(); it != req.params.end();) {
+    auto next = req.params.upper_bound(it->first);
+    if (std::distance(it, next) > 1) {
+      if (!out.empty()) out += ", ";
+      out += TerminalSafe(it->first.substr(0, 64));
+    }
+    it = next;
+  }
+  return out;
+}
+
 }  // namespace
 
 void MetricsListener::StreamResponse() {
@@ -324,12 +364,34 @@ class MetricsListener::Server final : public httplib::Server {
       strm.set_deadline(std::chrono::steady_clock::now() + std::chrono::milliseconds(request_ms_));
       bool closed = false;
       ok = process_request(strm, left == 1, closed, [](httplib::Request&) {});
-      if (!ok || closed || strm.read_timed_out()) break;
+      if (!ok || closed || strm.read_timed_out() || strm.rest_refused()) break;
     }
     current_stream = nullptr;
+    if (strm.rest_refused()) DrainAfterReply(sock);
     ::shutdown(sock, SHUT_RDWR);
     ::close(sock);
     return ok;
+  }
+
+  // A lingering close: the reply is sent, the write side shut, and what the
+  // client still sends (a refused body) is read and dropped for a moment, so
+  // that the close does not reset the connection before the client has read
+  // the reply.
+  void DrainAfterReply(int sock) const {
+    ::shutdown(sock, SHUT_WR);
+    char sink[4096];
+    size_t drained = 0;
+    const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(kDrainMs);
+    while (drained < kMaxDrainBytes) {
+      const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+                            until - std::chrono::steady_clock::now())
+                            .count();
+      pollfd p{sock, POLLIN, 0};
+      if (left <= 0 || ::poll(&p, 1, static_cast<int>(left)) <= 0) return;
+      const ssize_t n = ::recv(sock, sink, sizeof sink, 0);
+      if (n <= 0) return;
+      drained += static_cast<size_t>(n);
+    }
   }
 
   // Waits for the next request on a kept-alive connection, in short steps so
@@ -345,6 +407,8 @@ class MetricsListener::Server final : public httplib::Server {
   }
 
   static constexpr int kStepMs = 100;
+  static constexpr int kDrainMs = 500;
+  static constexpr size_t kMaxDrainBytes = 1 << 20;
   const int op_timeout_ms_;
   const int request_ms_;
   const int keep_alive_ms_;
@@ -404,9 +468,19 @@ Status MetricsListener::Start(const ListenerOptions& o) {
           res.set_content("too many header fields\n", "text/plain");
           return httplib::Server::HandlerResponse::Handled;
         }
-        if (!req.body.empty()) {
+        if (!req.body.empty() || (!MethodHasBody(req.method) && DeclaresBody(req))) {
+          // httplib reads a body only for methods that carry one; a GET's
+          // would be parsed as the next request on the connection: refused,
+          // and the connection ends after the reply.
+          if (current_stream != nullptr) current_stream->refuse_rest();
           res.status = 413;
-          res.set_content("a scrape has no body\n", "text/plain");
+          res.set_header("Connection", "close");
+          res.set_content(req.method + " requests here have no body\n", "text/plain");
+          return httplib::Server::HandlerResponse::Handled;
+        }
+        if (auto twice = RepeatedParams(req); !twice.empty()) {
+          res.status = 400;
+          res.set_content("parameter given more than once: " + twice + "\n", "text/plain");
           return httplib::Server::HandlerResponse::Handled;
         }
         return httplib::Server::HandlerResponse::Unhandled;

@@ -25,8 +25,14 @@
 // client or one trickling bytes (slowloris) frees its worker within that
 // time; with many workers a handful of such clients cannot starve scrapes.
 // Request lines and header lines
-// are capped by cpp-httplib (8 KiB each); more than `max_headers` headers or
-// any body is refused (431, 413).
+// are capped by cpp-httplib (8 KiB each); more than `max_headers` headers is
+// refused (431). Bodies: cpp-httplib reads one only for the methods that
+// carry one (POST, PUT, ...: at most 1 KiB, then answered 405); a GET or
+// HEAD whose head announces a body (Content-Length, Transfer-Encoding) gets
+// 413 and the connection ends after the reply (what follows is drained,
+// never parsed as the next request). A query parameter given twice is a 400
+// naming it.
+
 //
 // A scrape calls `render` on a worker thread; the render function must not
 // block on the sampler (MetricsSource copies under a pointer-swap lock).

@@ -215,7 +215,7 @@ void LocalFeed::Run() {
     if (c.subscribed) hub.Unsubscribe(&c);  // no Offer runs on it after this
     c.subscribed = false;
     c.ReleasePlan();
-    if (c.holds_slot) hub.ReleaseStream();
+    if (c.holds_slot) hub.ReleaseStream(PrincipalOf(c.cred()));
     c.holds_slot = false;
   };
   // The first packet: a WatchRequest, planned as Watch plans it.

@@ -12,6 +12,7 @@
 #include "daemon/service/codec.h"
 #include "daemon/thread_name.h"
 #include "edgemon/checked.h"
+#include "edgemon/text.h"
 #include "proto/convert.h"
 #include "proto/grpc_status.h"
 
@@ -21,6 +22,7 @@ namespace {
 using summary::StoreFailure;
 
 constexpr int64_t kNsPerMs = 1'000'000;
+constexpr int64_t kMinIntervalMs = Sampler::kMinLivePeriodNs / kNsPerMs;  // 100 Hz
 constexpr int64_t kMaxIntervalMs = 3'600'000;
 constexpr uint32_t kMaxBoostHz = 1000;
 constexpr size_t kMaxLabel = 256;
@@ -94,6 +96,13 @@ std::optional<std::pair<int64_t, int64_t>> ParseWindowToken(const std::string& t
   return std::pair{start, id};
 }
 
+// A worker's queue, or the caller's share of it, is full.
+Status Busy() {
+  return Status::ResourceExhausted(
+      "edgemond is busy: its queue of requests, or your share of it (a quarter), is full; "
+      "retry");
+}
+
 // A unary reactor finished with a status: converted to gRPC's here, once.
 void FinishWith(grpc::ServerUnaryReactor* r, const Status& s) {
   r->Finish(wire::ToGrpc(s));
@@ -109,8 +118,9 @@ grpc::ServerUnaryReactor* Done(grpc::CallbackServerContext* ctx, const Status& s
 class QueryReactor final : public grpc::ServerWriteReactor<v1::QueryChunk> {
  public:
   QueryReactor(TelemetryService& svc, const v1::QueryRequest& req, std::vector<std::string> keys,
-               std::unordered_map<std::string, ChannelId> ids, uint32_t limit)
+               std::unordered_map<std::string, ChannelId> ids, uint32_t limit, Principal who)
       : svc_(svc),
+        who_(std::move(who)),
         next_from_(req.from_ns()),
         to_(req.to_ns()),
         step_(req.step_ns()),
@@ -143,7 +153,7 @@ class QueryReactor final : public grpc::ServerWriteReactor<v1::QueryChunk> {
       done_ = true;
       if (job_outstanding_) return;  // the job deletes us
     }
-    svc_.hub().ReleaseStream();
+    svc_.hub().ReleaseStream(who_);
     delete this;
   }
 
@@ -151,9 +161,9 @@ class QueryReactor final : public grpc::ServerWriteReactor<v1::QueryChunk> {
   void PostLocked() {
     if (finish_called_) return;
     job_outstanding_ = true;
-    if (!svc_.worker().Post([this] { Fetch(); })) {
+    if (!svc_.worker().Post([this] { Fetch(); }, who_)) {
       job_outstanding_ = false;
-      MaybeFinishLocked(Status::ResourceExhausted("edgemond is busy; retry"));
+      MaybeFinishLocked(Busy());
     }
   }
 
@@ -191,7 +201,7 @@ class QueryReactor final : public grpc::ServerWriteReactor<v1::QueryChunk> {
       }
     }
     if (self_delete) {
-      svc_.hub().ReleaseStream();
+      svc_.hub().ReleaseStream(who_);
       delete this;
     }
   }
@@ -261,6 +271,7 @@ class QueryReactor final : public grpc::ServerWriteReactor<v1::QueryChunk> {
   }
 
   TelemetryService& svc_;
+  const Principal who_;  // holds the stream slot
   int64_t next_from_;
   const int64_t to_;
   const int64_t step_;
@@ -312,8 +323,11 @@ TelemetryService::TelemetryService(WatchHub& hub, store::RingStore& store, Clock
   const int64_t mono = clock_.MonotonicNs(), now = Now();
   if (auto open = store_.OpenWindows(); open.ok()) {
     for (const auto& w : *open) {
-      open_windows_[w.id] = OpenWindow{w.lease_ns, w.lease_ns ? mono + *w.lease_ns : 0,
-                                       std::max(now, w.start_ns), w.owner};
+      // A leased window's holder gets a lease from now; an unleased one ages
+      // from its start (kUnleasedWindowMaxAgeNs counts across restarts).
+      open_windows_[w.id] =
+          OpenWindow{w.lease_ns, w.lease_ns ? mono + *w.lease_ns : 0,
+                     w.lease_ns ? std::max(now, w.start_ns) : w.start_ns, w.owner};
     }
   }
   CountLeasedWindows();
@@ -351,22 +365,19 @@ void TelemetryService::Stop() {
 
 void TelemetryService::SweepWindows() {
   const int64_t mono = clock_.MonotonicNs();
+  const int64_t stale = SubSaturating(Now(), kUnleasedWindowMaxAgeNs);
   for (auto it = open_windows_.begin(); it != open_windows_.end();) {
     const OpenWindow& o = it->second;
-    if (!o.lease_ns || mono < o.expires_mono_ns) {
+    // A lease not renewed in time, or an unleased window older than
+    // kUnleasedWindowMaxAgeNs (a mark begun and never ended).
+    const bool expired = o.lease_ns ? mono >= o.expires_mono_ns : o.last_seen_ns < stale;
+    if (!expired) {
       ++it;
       continue;
     }
-    auto w = store_.GetWindow(it->first);
-    if (w.ok() && *w && !(*w)->end_ns) {
-      // The holder was last heard from at its last renewal.
-      if (auto s = store_.EndWindow(it->first, std::max(o.last_seen_ns, (*w)->start_ns), true);
-          !s.ok()) {
-        ++it;  // retried on the next sweep
-        continue;
-      }
-    }
-    it = open_windows_.erase(it);
+    auto next = std::next(it);
+    (void)CloseAbandoned(it, "sweep");  // a failure leaves it open: retried on the next sweep
+    it = next;
   }
   CountLeasedWindows();
 }
@@ -392,34 +403,47 @@ Status TelemetryService::MakeRoomForWindow(const Principal& who) {
   std::map<std::string, size_t> held;
   for (const auto& [id, o] : open_windows_) ++held[o.owner];
   const Room room = RoomFor(who, held, max_open_windows_, max_open_windows_per_principal_);
-  if (room.verdict == Room::Verdict::kOverQuota) {
-    return Status::ResourceExhausted(
-        "you have " + std::to_string(room.held) + " open windows (at most " +
-        std::to_string(max_open_windows_per_principal_) +
-        " per user); end some, or open them with a lease so that abandoned ones "
-        "close");
-  }
-  if (room.verdict == Room::Verdict::kFull) {
-    return Status::ResourceExhausted(
-        "too many open windows (limit " + std::to_string(max_open_windows_) +
-        "); end some, or open them with a lease so that abandoned ones close");
-  }
   if (room.verdict == Room::Verdict::kAdd) return Status::Ok();
-  // The biggest holder's oldest window (ids grow with time) is closed.
-  for (auto it = open_windows_.begin(); it != open_windows_.end(); ++it) {
-    if (it->second.owner != room.victim) continue;
-    auto w = store_.GetWindow(it->first);
-    if (!w.ok()) return StoreFailure(store_, "begin window: " + w.status().message());
-    if (*w && !(*w)->end_ns) {
-      if (auto e =
-              store_.EndWindow(it->first, std::max(it->second.last_seen_ns, (*w)->start_ns), true);
-          !e.ok()) {
-        return StoreFailure(store_, "begin window: " + e.message());
-      }
+  if (room.verdict == Room::Verdict::kTakeFrom) {
+    // The biggest holder's oldest window (ids grow with time) is closed.
+    for (auto it = open_windows_.begin(); it != open_windows_.end(); ++it) {
+      if (it->second.owner == room.victim) return CloseAbandoned(it, "begin window");
     }
-    open_windows_.erase(it);
     return Status::Ok();
   }
+  // `who` is at its quota, or is the biggest holder of a full table: its own
+  // oldest unleased window (one a script began and never ended: a leased one
+  // is renewed by a run still going) is closed, so that a leaked mark never
+  // locks its holder out.
+  for (auto it = open_windows_.begin(); it != open_windows_.end(); ++it) {
+    if (it->second.owner == who.key && !it->second.lease_ns) {
+      return CloseAbandoned(it, "begin window");
+    }
+  }
+  if (room.verdict == Room::Verdict::kOverQuota) {
+    return Status::ResourceExhausted("you have " + std::to_string(room.held) +
+                                     " open windows, each with a live lease (at most " +
+                                     std::to_string(max_open_windows_per_principal_) +
+                                     " per user); end some");
+  }
+  return Status::ResourceExhausted("too many open windows (limit " +
+                                   std::to_string(max_open_windows_) +
+                                   "), each of yours with a live lease; end some");
+}
+
+Status TelemetryService::CloseAbandoned(std::map<int64_t, OpenWindow>::iterator it,
+                                        std::string_view what) {
+  auto w = store_.GetWindow(it->first);
+  if (!w.ok()) return StoreFailure(store_, std::string(what) + ": " + w.status().message());
+  if (*w && !(*w)->end_ns) {
+    // Its holder was last heard from at its start or last renewal.
+    if (auto e =
+            store_.EndWindow(it->first, std::max(it->second.last_seen_ns, (*w)->start_ns), true);
+        !e.ok()) {
+      return StoreFailure(store_, std::string(what) + ": " + e.message());
+    }
+  }
+  open_windows_.erase(it);
   return Status::Ok();
 }
 
@@ -430,8 +454,8 @@ int64_t TelemetryService::frame_period_ns() const {
 grpc::ServerUnaryReactor* TelemetryService::Defer(grpc::CallbackServerContext* ctx,
                                                   std::function<Status()> job, Worker* on) {
   auto* r = ctx->DefaultReactor();
-  if (!(on ? *on : worker_).Post([r, job = std::move(job)] { FinishWith(r, job()); })) {
-    FinishWith(r, Status::ResourceExhausted("edgemond is busy; retry"));
+  if (!(on ? *on : worker_).Post([r, job = std::move(job)] { FinishWith(r, job()); }, Who(ctx))) {
+    FinishWith(r, Busy());
   }
   return r;
 }
@@ -464,15 +488,18 @@ grpc::ServerUnaryReactor* TelemetryService::GetLatest(grpc::CallbackServerContex
   }
   auto subset = SelectChannels(
       *s.inventory, std::vector<std::string>(req->channels().begin(), req->channels().end()));
-  if (!subset.ok()) return Done(ctx, Invalid("channels: " + subset.status().message()));
+  if (!subset.ok())
+    return Done(ctx, Invalid("channels: " + TerminalSafe(subset.status().message())));
   wire::ToProto(*s.frame, *subset, s.generation, resp);
   return Done(ctx, Status::Ok());
 }
 
 Result<WatchPlan> TelemetryService::PlanWatch(const v1::WatchRequest& req, const Principal& who) {
-  if (req.interval_ms() > kMaxIntervalMs) {
-    return Invalid("interval_ms: must be 0 (every frame) to " + std::to_string(kMaxIntervalMs) +
-                   ", got " + std::to_string(req.interval_ms()));
+  if (req.interval_ms() > kMaxIntervalMs ||
+      (req.interval_ms() != 0 && req.interval_ms() < kMinIntervalMs)) {
+    return Invalid("interval_ms: must be 0 (every frame) or " + std::to_string(kMinIntervalMs) +
+                   " to " + std::to_string(kMaxIntervalMs) + ", got " +
+                   std::to_string(req.interval_ms()));
   }
   if (static_cast<size_t>(req.channels_size()) > options_.max_channels_per_request) {
     return Invalid("channels: more than " + std::to_string(options_.max_channels_per_request) +
@@ -484,13 +511,12 @@ Result<WatchPlan> TelemetryService::PlanWatch(const v1::WatchRequest& req, const
     if (!s.inventory) return Status::Unavailable("no frame sampled yet");
     auto selected = SelectChannels(
         *s.inventory, std::vector<std::string>(req.channels().begin(), req.channels().end()));
-    if (!selected.ok()) return Invalid("channels: " + selected.status().message());
+    // A pattern's bytes are the caller's: its control bytes go back escaped.
+    if (!selected.ok()) return Invalid("channels: " + TerminalSafe(selected.status().message()));
     plan.subset = std::move(selected).value();
   }
-  if (!hub_.TryAcquireStream()) {
-    return Status::ResourceExhausted("too many open streams (limit " +
-                                     std::to_string(hub_.max_streams()) + "); close one and retry");
-  }
+  if (Status slot = hub_.AcquireStream(who); !slot.ok()) return slot;
+  plan.who = who;
   plan.interval_ns = static_cast<int64_t>(req.interval_ms()) * kNsPerMs;
   if (sampler_ != nullptr && plan.interval_ns > 0 &&
       plan.interval_ns < sampler_->frame_period_ns()) {
@@ -509,10 +535,11 @@ grpc::ServerWriteReactor<v1::Frame>* TelemetryService::Watch(grpc::CallbackServe
                                                              const v1::WatchRequest* req) {
   auto plan = PlanWatch(*req, Who(ctx));
   if (!plan.ok()) return new RefusedStream<v1::Frame>(plan.status());
-  return hub_.StartWatch(plan->interval_ns, std::move(plan->subset), std::move(plan->release));
+  return hub_.StartWatch(plan->interval_ns, std::move(plan->subset), std::move(plan->release),
+                         std::move(plan->who));
 }
 
-grpc::ServerWriteReactor<v1::QueryChunk>* TelemetryService::Query(grpc::CallbackServerContext*,
+grpc::ServerWriteReactor<v1::QueryChunk>* TelemetryService::Query(grpc::CallbackServerContext* ctx,
                                                                   const v1::QueryRequest* req) {
   using Refused = RefusedStream<v1::QueryChunk>;
   if (req->from_ns() >= req->to_ns()) {
@@ -546,7 +573,8 @@ grpc::ServerWriteReactor<v1::QueryChunk>* TelemetryService::Query(grpc::Callback
   if (!s.inventory) return new Refused(Status::Unavailable("no frame sampled yet"));
   auto selected = SelectChannels(
       *s.inventory, std::vector<std::string>(req->channels().begin(), req->channels().end()));
-  if (!selected.ok()) return new Refused(Invalid("channels: " + selected.status().message()));
+  if (!selected.ok())
+    return new Refused(Invalid("channels: " + TerminalSafe(selected.status().message())));
   std::vector<ChannelId> subset = std::move(selected).value();
   if (subset.empty()) {
     for (const auto& c : s.inventory->channels) subset.push_back(c.id);
@@ -564,13 +592,10 @@ grpc::ServerWriteReactor<v1::QueryChunk>* TelemetryService::Query(grpc::Callback
     ids[key] = id;
     keys.push_back(std::move(key));
   }
-  if (!hub_.TryAcquireStream()) {
-    return new Refused(Status::ResourceExhausted("too many open streams (limit " +
-                                                 std::to_string(hub_.max_streams()) +
-                                                 "); close one and retry"));
-  }
+  Principal who = Who(ctx);
+  if (Status slot = hub_.AcquireStream(who); !slot.ok()) return new Refused(slot);
   uint32_t limit = req->limit() == 0 ? options_.default_rows : req->limit();
-  return new QueryReactor(*this, *req, std::move(keys), std::move(ids), limit);
+  return new QueryReactor(*this, *req, std::move(keys), std::move(ids), limit, std::move(who));
 }
 
 grpc::ServerUnaryReactor* TelemetryService::BeginWindow(grpc::CallbackServerContext* ctx,
@@ -760,8 +785,8 @@ grpc::ServerUnaryReactor* TelemetryService::Summarize(grpc::CallbackServerContex
                                " ns)"));
     }
     auto* r = ctx->DefaultReactor();
-    if (!worker_.Post([this, r, from, to, resp] { RunSummarize(r, from, to, resp); })) {
-      FinishWith(r, Status::ResourceExhausted("edgemond is busy; retry"));
+    if (!worker_.Post([this, r, from, to, resp] { RunSummarize(r, from, to, resp); }, Who(ctx))) {
+      FinishWith(r, Busy());
     }
     return r;
   }
@@ -770,15 +795,18 @@ grpc::ServerUnaryReactor* TelemetryService::Summarize(grpc::CallbackServerContex
   }
   int64_t id = req->window_id();
   auto* r = ctx->DefaultReactor();
-  bool posted = worker_.Post([this, r, id, resp] {
-    auto w = store_.GetWindow(id);
-    if (!w.ok()) return FinishWith(r, StoreFailure(store_, "summarize: " + w.status().message()));
-    if (!*w) return FinishWith(r, Status::NotFound("no window with id " + std::to_string(id)));
-    // An open window is measured up to now.
-    RunSummarize(r, (*w)->start_ns, NonEmptyEnd((*w)->start_ns, (*w)->end_ns.value_or(Now())),
-                 resp);
-  });
-  if (!posted) FinishWith(r, Status::ResourceExhausted("edgemond is busy; retry"));
+  bool posted = worker_.Post(
+      [this, r, id, resp] {
+        auto w = store_.GetWindow(id);
+        if (!w.ok())
+          return FinishWith(r, StoreFailure(store_, "summarize: " + w.status().message()));
+        if (!*w) return FinishWith(r, Status::NotFound("no window with id " + std::to_string(id)));
+        // An open window is measured up to now.
+        RunSummarize(r, (*w)->start_ns, NonEmptyEnd((*w)->start_ns, (*w)->end_ns.value_or(Now())),
+                     resp);
+      },
+      Who(ctx));
+  if (!posted) FinishWith(r, Busy());
   return r;
 }
 

@@ -19,8 +19,11 @@
 // holds at most Sampler::kMaxLeasesPerPrincipal rate leases and
 // max_open_windows / 4 open windows; when a table is full, the principal
 // holding the most loses its oldest entry (a window is closed as abandoned)
-// rather than a newcomer being refused. RESOURCE_EXHAUSTED goes only to the
-// principal over its own quota.
+// rather than a newcomer being refused. A principal at its window quota
+// loses its own oldest unleased window (closed as abandoned: a leaked mark
+// never locks its holder out); RESOURCE_EXHAUSTED goes only to a principal
+// whose windows all hold live leases. Stream slots are shared per principal
+// too (WatchHub::AcquireStream).
 //
 // Time: windows, Summarize's "now" and Boost's end are stamped on the
 // frames' timeline (Sampler::TimelineNs: the wall clock kept monotonic
@@ -40,6 +43,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <vector>
 
@@ -84,10 +88,16 @@ struct WatchPlan {
   int64_t interval_ns = 0;
   std::vector<ChannelId> subset;  // empty: every channel
   std::function<void()> release;  // ends the live-rate lease; may be empty
+  Principal who;                  // holds the stream slot
 };
 
 class TelemetryService final : public v1::Telemetry::CallbackService {
  public:
+  // An unleased window (a mark begun and never ended) still open this long
+  // after its start is closed as abandoned: a week, the default raw
+  // retention.
+  static constexpr int64_t kUnleasedWindowMaxAgeNs = int64_t{7} * 86'400 * 1'000'000'000;
+
   // `sampler` and `fs` may be null (Boost / ListProcesses then answer
   // UNIMPLEMENTED).
   TelemetryService(WatchHub& hub, store::RingStore& store, Clock& clock, Sampler* sampler,
@@ -192,8 +202,12 @@ class TelemetryService final : public v1::Telemetry::CallbackService {
   // closed as abandoned to make room.
   Status MakeRoomForWindow(const Principal& who);
   PeerTable peers_;
-  // Closes the windows whose lease ran out, as abandoned (window worker only).
+  // Closes as abandoned the windows whose lease ran out and the unleased
+  // ones older than kUnleasedWindowMaxAgeNs (window worker only).
   void SweepWindows();
+  // Ends `it`'s window as abandoned at its holder's last sign of life and
+  // forgets it (window worker only); a store failure leaves it open.
+  Status CloseAbandoned(std::map<int64_t, OpenWindow>::iterator it, std::string_view what);
   // Posts SweepWindows to the window worker a few times a second.
   std::thread lease_timer_;
   std::mutex timer_mu_;

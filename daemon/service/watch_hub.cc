@@ -20,11 +20,15 @@ class WatchHub::Watcher final : public grpc::ServerWriteReactor<v1::Frame>,
                                 public WatchHub::Subscriber {
  public:
   Watcher(WatchHub& hub, int64_t interval_ns, std::vector<ChannelId> subset,
-          std::function<void()> on_done)
+          std::function<void()> on_done, Principal who)
       : hub_(hub),
         spacing_(interval_ns),
         subset_(std::move(subset)),
-        on_done_(std::move(on_done)) {}
+        on_done_(std::move(on_done)),
+        who_(std::move(who)) {}
+
+  // Whose stream slot it holds.
+  const Principal& who() const { return who_; }
 
   // Called by the hub under subs_mu_.
   void Offer(const Snapshot& s) override {
@@ -88,6 +92,7 @@ class WatchHub::Watcher final : public grpc::ServerWriteReactor<v1::Frame>,
   WatchSpacing spacing_;  // guarded by mu_
   const std::vector<ChannelId> subset_;
   const std::function<void()> on_done_;
+  const Principal who_;
   std::mutex mu_;
   v1::Frame out_;     // guarded by mu_; alive while a write is in flight
   Snapshot pending_;  // guarded by mu_
@@ -152,28 +157,61 @@ Snapshot WatchHub::Latest() const {
   return latest_;
 }
 
-bool WatchHub::TryAcquireStream() {
-  size_t n = active_streams_.load();
-  do {
-    if (n >= max_streams_) return false;
-  } while (!active_streams_.compare_exchange_weak(n, n + 1));
-  return true;
+Status WatchHub::AcquireStream(const Principal& who) {
+  std::lock_guard lock(slots_mu_);
+  if (who.privileged) {
+    if (root_slots_ >= max_streams_) {
+      return Status::ResourceExhausted("root holds " + std::to_string(root_slots_) +
+                                       " open streams (limit " + std::to_string(max_streams_) +
+                                       "); close one and retry");
+    }
+    ++root_slots_;
+  } else {
+    if (!who.key.empty()) {
+      const auto it = slots_held_.find(who.key);
+      const size_t held = it == slots_held_.end() ? 0 : it->second;
+      if (held >= stream_share()) {
+        return Status::ResourceExhausted(
+            "you hold " + std::to_string(held) + " open streams (at most " +
+            std::to_string(stream_share()) + " per user, a quarter of daemon.max_streams " +
+            std::to_string(max_streams_) + "); close one and retry");
+      }
+    }
+    if (shared_slots_ >= max_streams_) {
+      return Status::ResourceExhausted("too many open streams (limit " +
+                                       std::to_string(max_streams_) + "); close one and retry");
+    }
+    ++shared_slots_;
+    if (!who.key.empty()) ++slots_held_[who.key];
+  }
+  active_streams_.fetch_add(1);
+  return Status::Ok();
 }
 
-void WatchHub::ReleaseStream() {
+void WatchHub::ReleaseStream(const Principal& who) {
+  std::lock_guard lock(slots_mu_);
+  if (who.privileged) {
+    if (root_slots_ > 0) --root_slots_;
+  } else {
+    if (shared_slots_ > 0) --shared_slots_;
+    if (auto it = slots_held_.find(who.key); it != slots_held_.end() && --it->second == 0) {
+      slots_held_.erase(it);
+    }
+  }
   active_streams_.fetch_sub(1);
 }
 
 grpc::ServerWriteReactor<v1::Frame>* WatchHub::StartWatch(int64_t interval_ns,
                                                           std::vector<ChannelId> subset,
-                                                          std::function<void()> on_done) {
+                                                          std::function<void()> on_done,
+                                                          Principal who) {
   std::lock_guard lock(subs_mu_);
   if (shut_down_) {
-    ReleaseStream();
+    ReleaseStream(who);
     return new Refused(grpc::Status(grpc::StatusCode::UNAVAILABLE, "edgemond is stopping"),
                        std::move(on_done));
   }
-  auto* w = new Watcher(*this, interval_ns, std::move(subset), std::move(on_done));
+  auto* w = new Watcher(*this, interval_ns, std::move(subset), std::move(on_done), std::move(who));
   subs_.insert(w);
   watching_.store(subs_.size(), std::memory_order_relaxed);
   // The newest frame at once, so a client sees data without waiting a period.
@@ -184,7 +222,7 @@ grpc::ServerWriteReactor<v1::Frame>* WatchHub::StartWatch(int64_t interval_ns,
 
 void WatchHub::Unregister(Watcher* w) {
   Unsubscribe(w);
-  ReleaseStream();
+  ReleaseStream(w->who());
 }
 
 bool WatchHub::Subscribe(Subscriber* sub) {

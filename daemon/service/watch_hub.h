@@ -47,20 +47,25 @@
 // Thread safety: every public method may be called from any thread.
 #pragma once
 
+#include <algorithm>
 #include <atomic>
 #include <condition_variable>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <set>
+#include <string>
 #include <thread>
 #include <vector>
 
 #include <grpcpp/grpcpp.h>
 
+#include "daemon/principal.h"
 #include "daemon/sampler.h"
 #include "edgemon/channel.h"
+#include "edgemon/status.h"
 #include "edgemon/v1/edgemon.pb.h"
 
 namespace edgemon::service {
@@ -108,18 +113,28 @@ class WatchHub final : public FrameSink {
   // The newest snapshot (frame is null before the first frame).
   Snapshot Latest() const;
 
-  // Stream slots, shared by Watch and Query: false when max_streams are open.
-  bool TryAcquireStream();
-  void ReleaseStream();
+  // Stream slots, shared by Watch, Query and the local feed. Callers other
+  // than root share max_streams, each principal at most stream_share() of
+  // them, so one user cannot take them all; root's streams have max_streams
+  // of their own, so root always gets through. RESOURCE_EXHAUSTED naming the
+  // limit it hit otherwise. A principal with an empty key (in-process
+  // callers, tests) counts against the total only.
+  Status AcquireStream(const Principal& who);
+  void ReleaseStream(const Principal& who);
+  // The same for an anonymous caller: false when the slots are taken.
+  bool TryAcquireStream() { return AcquireStream(Principal{}).ok(); }
+  void ReleaseStream() { ReleaseStream(Principal{}); }
   size_t active_streams() const { return active_streams_.load(); }
   size_t max_streams() const { return max_streams_; }
+  size_t stream_share() const { return std::max<size_t>(1, max_streams_ / 4); }
 
   // A reactor for one Watch call. `subset` as SelectChannels returns it.
-  // Takes a stream slot the caller has acquired; releases it in OnDone,
+  // Takes the stream slot `who` has acquired; releases it in OnDone,
   // and then calls `on_done` (if set; also when the watch is refused).
   grpc::ServerWriteReactor<v1::Frame>* StartWatch(int64_t interval_ns,
                                                   std::vector<ChannelId> subset,
-                                                  std::function<void()> on_done = {});
+                                                  std::function<void()> on_done = {},
+                                                  Principal who = {});
   // Finishes every live stream (UNAVAILABLE), tells every subscriber, and
   // stops the dispatcher; new watches finish at once and Subscribe fails.
   // Call before grpc::Server::Shutdown.
@@ -155,6 +170,10 @@ class WatchHub final : public FrameSink {
 
   const size_t max_streams_;
   std::atomic<size_t> active_streams_{0};
+  std::mutex slots_mu_;
+  std::map<std::string, size_t> slots_held_;  // guarded by slots_mu_: by principal key
+  size_t shared_slots_ = 0;                   // guarded by slots_mu_: held by non-root callers
+  size_t root_slots_ = 0;                     // guarded by slots_mu_
   std::atomic<uint64_t> sent_{0};
   std::atomic<uint64_t> coalesced_{0};
   std::atomic<uint64_t> dispatches_{0};

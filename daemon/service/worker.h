@@ -10,8 +10,12 @@
 #include <cstddef>
 #include <deque>
 #include <functional>
+#include <map>
 #include <mutex>
+#include <string>
 #include <thread>
+
+#include "daemon/principal.h"
 
 namespace edgemon::service {
 
@@ -25,16 +29,28 @@ class Worker {
 
   // Queues `job`. False when `max_queued` jobs already wait (the running one
   // not counted) or the worker stopped.
-  bool Post(std::function<void()> job);
+  bool Post(std::function<void()> job) { return Post(std::move(job), Principal{}); }
+  // Queues `who`'s job: callers other than root share `max_queued`, each at
+  // most a quarter of it (its share), so one user's flood leaves others room;
+  // root's jobs have `max_queued` of their own. An empty key counts against
+  // the total only. False beyond, or once stopped.
+  bool Post(std::function<void()> job, const Principal& who);
   // Runs what is queued, then joins the thread; later Posts return false.
   void Stop();
 
  private:
+  struct Job {
+    std::function<void()> run;
+    Principal who;
+  };
   const size_t max_queued_;
   std::mutex mu_;
   std::condition_variable cv_;
-  std::deque<std::function<void()>> jobs_;  // guarded by mu_
-  bool stop_ = false;                       // guarded by mu_
+  std::deque<Job> jobs_;                     // guarded by mu_
+  size_t shared_queued_ = 0;                 // guarded by mu_: jobs of callers other than root
+  size_t root_queued_ = 0;                   // guarded by mu_
+  std::map<std::string, size_t> queued_by_;  // guarded by mu_: by principal key
+  bool stop_ = false;                        // guarded by mu_
   std::thread thread_;
 };
 

@@ -158,6 +158,13 @@ Result<HistoryRequest> ParseHistory(const ParamFn& param, int64_t now_ns, int64_
       if (c.kind == Kind::kRail && c.field == Field::kPower) h.keys.push_back(c.Key());
     }
   }
+  if (const uint64_t cells = steps * h.keys.size(); cells > kMaxHistoryCells) {
+    return Status::InvalidArgument(
+        "channels x steps: " + std::to_string(h.keys.size()) + " channels of " +
+        std::to_string(steps) + " steps make " + std::to_string(cells) + " points, more than " +
+        std::to_string(kMaxHistoryCells) +
+        " per request; ask fewer channels, a larger step or a shorter range");
+  }
   return h;
 }
 

@@ -44,9 +44,12 @@ std::string SseEvent(std::string_view name, const nlohmann::json& data);
 // A request parameter by name; nullopt when the request has none.
 using ParamFn = std::function<std::optional<std::string>(const std::string& name)>;
 
-// The most points a history series holds, and the most series a request asks for.
+// The most points a history series holds, the most series a request asks
+// for, and the most points of one answer (series x points: about 1.6 MB of
+// JSON), whatever the mix.
 inline constexpr int64_t kMaxHistoryPoints = 5000;
 inline constexpr size_t kMaxHistoryChannels = 64;
+inline constexpr uint64_t kMaxHistoryCells = 40'000;
 // Without `step`, a range is cut into about this many steps.
 inline constexpr int64_t kDefaultHistoryPoints = 600;
 
@@ -70,8 +73,9 @@ struct HistoryRequest {
 // about kDefaultHistoryPoints steps, whole milliseconds, at least
 // `min_step_ns`) and `channels` (comma-separated channel keys, each in
 // `known`; default: every rail's power). INVALID_ARGUMENT for a step under
-// 1 ms, more than kMaxHistoryPoints steps, an unknown or repeated channel or
-// more than kMaxHistoryChannels of them.
+// 1 ms, more than kMaxHistoryPoints steps, an unknown or repeated channel,
+// more than kMaxHistoryChannels of them, or more than kMaxHistoryCells
+// points in all (each message names the limit).
 Result<HistoryRequest> ParseHistory(const ParamFn& param, int64_t now_ns, int64_t min_step_ns,
                                     const Inventory& known);
 

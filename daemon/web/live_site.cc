@@ -39,11 +39,20 @@ httplib::Server::Handler Asset(const unsigned char* bytes, size_t size, const ch
   };
 }
 
-void Reply(httplib::Response& res, int status, const json& body) {
+std::string Encode(const json& body) {
+  return body.dump(-1, ' ', false, json::error_handler_t::replace);
+}
+
+void ReplyText(httplib::Response& res, int status, std::string body) {
   res.status = status;
-  res.set_content(body.dump(-1, ' ', false, json::error_handler_t::replace), "application/json");
+  res.body = std::move(body);
+  res.set_header("Content-Type", "application/json");
   res.set_header("Cache-Control", "no-store");
   res.set_header("X-Content-Type-Options", "nosniff");
+}
+
+void Reply(httplib::Response& res, int status, const json& body) {
+  ReplyText(res, status, Encode(body));
 }
 
 void Fail(httplib::Response& res, int status, const std::string& message) {
@@ -102,6 +111,9 @@ class LiveSite::Handlers {
     const int64_t now = s_.Now();
     auto h = ParseHistory(Params(req), now, s_.PeriodNs(), *latest.inventory);
     if (!h.ok()) return Fail(res, 400, h.status().message());
+    ReadTurn turn(s_);
+    if (!turn.ok()) return Busy(res);
+    const auto deadline = ReadDeadline();
     store::RingStore& store = s_.store_;
     // Committed frames only: no Flush, so that a page refreshing its history
     // every few seconds adds no commits (writes to flash); the newest frames
@@ -110,9 +122,12 @@ class LiveSite::Handlers {
     if (!stored.ok()) return Fail(res, 500, "history: " + stored.status().message());
     std::set<std::string> known;
     for (const auto& sc : *stored) known.insert(sc.key);
-    json series = json::array();
+    // Encoded one series at a time: the answer's text and one series are
+    // all it holds.
+    std::string series;
     for (const auto& key : h->keys) {
       if (!known.count(key)) continue;  // discovered moments ago, not stored yet
+      if (std::chrono::steady_clock::now() > deadline) return OverBudget(res, "history");
       auto buckets = store.Downsample(key, h->range.from_ns, h->range.to_ns, h->step_ns);
       if (!buckets.ok())
         return Fail(res, 500, "history " + key + ": " + buckets.status().message());
@@ -123,7 +138,10 @@ class LiveSite::Handlers {
         avg.push_back(b.avg);
         hi.push_back(b.max);
       }
-      series.push_back({{"key", key}, {"t", t}, {"min", lo}, {"avg", avg}, {"max", hi}});
+      buckets->clear();
+      buckets->shrink_to_fit();
+      series += series.empty() ? "" : ",";
+      series += Encode({{"key", key}, {"t", t}, {"min", lo}, {"avg", avg}, {"max", hi}});
     }
     constexpr size_t kMaxWindows = 500;
     auto windows = store.ListWindows(h->range.from_ns, h->range.to_ns, kMaxWindows + 1);
@@ -132,14 +150,19 @@ class LiveSite::Handlers {
     for (size_t i = 0; i < windows->size() && i < kMaxWindows; ++i) {
       ws.push_back(WindowJson((*windows)[i]));
     }
-    json out = {{"from", h->range.from_ns / kNsPerMillisecond},
-                {"to", h->range.to_ns / kNsPerMillisecond},
-                {"now", now / kNsPerMillisecond},
-                {"step", h->step_ns / kNsPerMillisecond},
-                {"series", std::move(series)},
-                {"windows", std::move(ws)},
-                {"truncated_windows", windows->size() > kMaxWindows}};
-    Reply(res, 200, out);
+    json head = {{"from", h->range.from_ns / kNsPerMillisecond},
+                 {"to", h->range.to_ns / kNsPerMillisecond},
+                 {"now", now / kNsPerMillisecond},
+                 {"step", h->step_ns / kNsPerMillisecond},
+                 {"windows", std::move(ws)},
+                 {"truncated_windows", windows->size() > kMaxWindows}};
+    // The head's object, its closing brace replaced by the series.
+    std::string body = Encode(head);
+    body.pop_back();
+    body += ",\"series\":[" + series + "]}";
+    series.clear();
+    series.shrink_to_fit();
+    ReplyText(res, 200, std::move(body));
   }
 
   void Energy(const httplib::Request& req, httplib::Response& res) {
@@ -178,12 +201,76 @@ class LiveSite::Handlers {
     if (const Sampler* sampler = s_.options_.sampler) {
       o.rates = [sampler](int64_t a, int64_t b) { return sampler->RatesBetween(a, b); };
     }
-    auto summary = summary::Summarize(s_.store_, o, from, to, now);
-    if (!summary.ok()) return Fail(res, 500, "energy: " + summary.status().message());
-    Reply(res, 200, EnergyJson(*summary, window_id));
+    ReadTurn turn(s_);
+    if (!turn.ok()) return Busy(res);
+    const auto deadline = ReadDeadline();
+    auto run = summary::Summarizer::Start(s_.store_, o, from, to, now);
+    if (!run.ok()) return Fail(res, 500, "energy: " + run.status().message());
+    while (!run->done()) {
+      if (std::chrono::steady_clock::now() > deadline) return OverBudget(res, "energy");
+      if (Status page = run->ReadPage(); !page.ok()) {
+        return Fail(res, 500, "energy: " + page.message());
+      }
+    }
+    Reply(res, 200, EnergyJson(run->summary(), window_id));
   }
 
  private:
+  // A turn to read the store (LiveSite's budget): waits up to wait_ms
+  // behind the reads running; none when max_waiting already wait.
+  class ReadTurn {
+   public:
+    explicit ReadTurn(LiveSite& s) : s_(s) {
+      std::unique_lock lk(s_.mu_);
+      if (s_.reads_running_ >= s_.options_.max_reads) {
+        if (s_.reads_waiting_ >= s_.options_.max_waiting) return;
+        ++s_.reads_waiting_;
+        s_.read_turn_.wait_for(lk, std::chrono::milliseconds(s_.options_.wait_ms), [&] {
+          return s_.stopping_ || s_.reads_running_ < s_.options_.max_reads;
+        });
+        --s_.reads_waiting_;
+        if (s_.stopping_ || s_.reads_running_ >= s_.options_.max_reads) return;
+      }
+      ++s_.reads_running_;
+      ok_ = true;
+    }
+    ~ReadTurn() {
+      if (!ok_) return;
+      {
+        std::lock_guard lk(s_.mu_);
+        --s_.reads_running_;
+      }
+      s_.read_turn_.notify_one();
+    }
+    ReadTurn(const ReadTurn&) = delete;
+    ReadTurn& operator=(const ReadTurn&) = delete;
+    bool ok() const { return ok_; }
+
+   private:
+    LiveSite& s_;
+    bool ok_ = false;
+  };
+
+  std::chrono::steady_clock::time_point ReadDeadline() const {
+    return std::chrono::steady_clock::now() + std::chrono::milliseconds(s_.options_.read_budget_ms);
+  }
+
+  void Busy(httplib::Response& res) {
+    s_.reads_refused_.fetch_add(1);
+    res.set_header("Retry-After", "1");
+    Fail(res, 503,
+         "busy: " + std::to_string(s_.options_.max_reads) + " history or energy reads run and " +
+             std::to_string(s_.options_.max_waiting) + " wait (the limit); retry");
+  }
+
+  void OverBudget(httplib::Response& res, const char* what) {
+    s_.reads_refused_.fetch_add(1);
+    res.set_header("Retry-After", "1");
+    Fail(res, 503,
+         std::string(what) + ": stopped after " + std::to_string(s_.options_.read_budget_ms) +
+             " ms (each read's budget); ask a shorter range or fewer channels");
+  }
+
   // One step of a live stream: waits for the next frame (or the keep-alive
   // time, or Stop) and writes it. False ends the stream (the page left).
   bool Next(Stream& st, httplib::DataSink& sink) {
@@ -259,6 +346,7 @@ void LiveSite::Stop() {
     stopping_ = true;
   }
   cv_.notify_all();
+  read_turn_.notify_all();
 }
 
 int64_t LiveSite::Now() const {

@@ -15,6 +15,15 @@
 //   GET /api/energy    ?window=ID or ?from=&to=: the Summary (energy per
 //                      rail) of a window or a range; 400, 404 as above
 //
+// Budget: /api/history and /api/energy read the store; at most
+// `max_reads` of them run at once and `max_waiting` more wait, each up to
+// `wait_ms`, for a turn; any more, or one whose wait runs out, gets 503 with
+// Retry-After. A read stops its work (not only its reply) at `read_budget_ms`
+// with 503: history between series, energy between pages of frames. A
+// history answer is at most kMaxHistoryCells points (live_json.h), encoded
+// one series at a time, so the listener's memory is bounded by
+// max_reads x one answer (about 2 MB each), whatever the request mix.
+//
 // Live streams: OnFrame (the sampler thread) returns at once when no stream
 // is open (one atomic load: nobody watching costs nothing); otherwise it
 // bumps a counter and wakes the streams, each of which takes the newest
@@ -60,6 +69,10 @@ class LiveSite final : public FrameSink {
     const LiveEnergy* live_energy = nullptr;  // energy past the newest stored frame
     uint32_t energy_rate_hz = 0;              // the configured rail rate (Summary notes)
     size_t max_streams = 16;                  // live streams at once (of the listener's 64 workers)
+    size_t max_reads = 2;                     // history and energy reads at once
+    size_t max_waiting = 8;                   // reads waiting for a turn; more get 503
+    int wait_ms = 1000;                       // the longest wait for a turn
+    int read_budget_ms = 2000;                // a read's work stops here (503)
     int keep_alive_ms = 15'000;               // a comment this often without frames
     int64_t default_period_ns = 1'000'000'000;  // without a sampler
   };
@@ -80,6 +93,8 @@ class LiveSite final : public FrameSink {
   size_t streams() const { return streams_.load(); }
   uint64_t frames_sent() const { return frames_sent_.load(); }
   uint64_t streams_refused() const { return refused_.load(); }
+  // Reads answered 503 for want of a turn or over their budget.
+  uint64_t reads_refused() const { return reads_refused_.load(); }
 
   class Handlers;
 
@@ -92,6 +107,12 @@ class LiveSite final : public FrameSink {
   std::atomic<size_t> streams_{0};
   std::atomic<uint64_t> frames_sent_{0};
   std::atomic<uint64_t> refused_{0};
+  std::atomic<uint64_t> reads_refused_{0};
+
+  // Turns for store reads (guarded by mu_).
+  size_t reads_running_ = 0;
+  size_t reads_waiting_ = 0;
+  std::condition_variable read_turn_;
 
   std::mutex mu_;
   std::condition_variable cv_;

@@ -8,13 +8,16 @@
                    left frames for the next database at the socket to replay;
   ownership        another uid renewing (and so ending) a caller's 1 kHz
                    lease; another uid ending a caller's window; one uid taking
-                   every rate lease or every window slot (before and after a
-                   restart);
+                   every rate lease or every window slot; leaked marks (400 of
+                   a uid, 3000 of root) locking their holder's next record out
+                   (before and after a restart);
   clock steps      record and attach right after a +8 d excursion, during a
                    -30 d clock and after a restart behind it (libfaketime);
   local feed       a uid outside the edgemon group connecting to the feed
                    socket; garbage, oversized, repeated and missing requests,
-                   streams that never read and a flood of silent connections.
+                   an interval under 10 ms, a pattern of escape bytes echoed
+                   raw, streams that never read and a flood of silent
+                   connections.
 
 Runs as root (groupadd, setpriv to nobody); prints PASS/FAIL per check and
 "N passed, N failed"."""
@@ -265,23 +268,57 @@ def ownership(tmp, root, m, stubs):
         expect(r["code"] == "RESOURCE_EXHAUSTED" and r["ok"] <= 64,
                f"one uid took {r['ok']} rate leases: {r}")
         stub.Boost(pb.BoostRequest(rate_hz=100, duration_ms=1000), timeout=10)
-        r = as_nobody(stubs, d.sock, "fill-windows", 5000)
-        expect(r["code"] == "RESOURCE_EXHAUSTED" and r["ok"] <= 256,
-               f"one uid opened {r['ok']} windows: {r}")
+        # Leaked marks: a uid past its quota of unleased windows loses its
+        # own oldest (closed as abandoned), never its next one; it never
+        # holds more than its quota.
+        r = as_nobody(stubs, d.sock, "fill-windows", 400)
+        expect(r["code"] == "OK" and r["ok"] == 400, f"a uid's 400 leaked marks: {r}")
+        expect(open_windows(stub, pb) <= 256, f"one uid holds {open_windows(stub, pb)} windows")
         rec = cli(d.sock, "record", "--rate", "200", "--", "true")
         expect(rec.returncode == 0, f"record beside a squatter: {rec.returncode} {rec.stderr}")
+        # Root, with no quota, leaks 3000 (the table holds 1024): its next
+        # record runs.
+        leak_windows(stub, pb, 3000)
+        rec = cli(d.sock, "record", "--", "sleep", "1")
+        expect(rec.returncode == 0, f"record after 3000 leaked marks: {rec.returncode} {rec.stderr}")
+        abandoned = [w for w in list_windows(stub, pb) if w.abandoned and w.label == "leak"]
+        expect(len(abandoned) >= 3000 - 1024, f"{len(abandoned)} leaked marks closed as abandoned")
     finally:
         expect(d.stop() == 0, d.output())
-    # The squat does not survive a restart either.
+    # The same after a restart: the quotas hold, and neither holder is locked out.
     d = Daemon(tmp, "owned", root, db=d.db, sock=d.sock).ready()
     try:
-        rec = cli(d.sock, "record", "--", "true")
+        stub = stub_for(d.sock, m)
+        rec = cli(d.sock, "record", "--", "sleep", "1")
         expect(rec.returncode == 0, f"record after a restart: {rec.returncode} {rec.stderr}")
         r = as_nobody(stubs, d.sock, "fill-windows", 10)
-        expect(r["code"] == "RESOURCE_EXHAUSTED" and r["ok"] == 0,
-               f"the squatter's quota was reset by the restart: {r}")
+        expect(r["code"] == "OK" and r["ok"] == 10, f"the squatter after a restart: {r}")
+        expect(open_windows(stub, pb) <= 1024, f"{open_windows(stub, pb)} windows open")
     finally:
         expect(d.stop() == 0, d.output())
+
+
+def list_windows(stub, pb):
+    out, token = [], ""
+    while True:
+        r = stub.ListWindows(pb.ListWindowsRequest(page_token=token), timeout=30)
+        out += list(r.windows)
+        token = r.next_page_token
+        if not token:
+            return out
+
+
+def open_windows(stub, pb):
+    return sum(not w.HasField("end_ns") for w in list_windows(stub, pb))
+
+
+def leak_windows(stub, pb, n):
+    """Begins `n` unleased windows ("leak"), 50 calls in flight at a time."""
+    for start in range(0, n, 50):
+        calls = [stub.BeginWindow.future(pb.BeginWindowRequest(label="leak"), timeout=60)
+                 for _ in range(min(50, n - start))]
+        for c in calls:
+            c.result()
 
 
 # ---- The local feed ----
@@ -311,6 +348,8 @@ except OSError as e:
 def feed_attacks(tmp, root, m, stubs):
     import errno
     import socket
+
+    import grpc
     pb = m["edgemon_pb2"]
     d = Daemon(tmp, "feed", root, interval_ms=20).ready()
     feed = d.sock + ".feed"
@@ -346,6 +385,25 @@ def feed_attacks(tmp, root, m, stubs):
             err = error_of(s)
             expect(err is not None and err.code == 3, f"{what} request: {err}")
             s.close()
+        # Below the 10 ms floor; a pattern full of escape bytes, sent back escaped.
+        # (The first message: a feed taken at 5 ms would stream frames.)
+        s = conn()
+        s.send(pb.WatchRequest(interval_ms=5).SerializeToString())
+        err = pb.FeedMessage.FromString(s.recv(1 << 20)).error
+        expect(err.code == 3 and "interval_ms" in err.message, f"interval_ms 5: {err}")
+        s.close()
+        s = conn()
+        s.send(pb.WatchRequest(channels=["\x1b]0;owned\x07\x1b[2J*zz"]).SerializeToString())
+        err = pb.FeedMessage.FromString(s.recv(1 << 20)).error
+        expect(err.code == 3, f"an escape-laden pattern: {err}")
+        expect(not any(ord(ch) < 0x20 for ch in err.message) and "\\x1b" in err.message,
+               f"the feed echoed raw control bytes: {err.message!r}")
+        s.close()
+        try:
+            next(stub_for(d.sock, m).Watch(pb.WatchRequest(interval_ms=5), timeout=10))
+            raise AssertionError("Watch took interval_ms 5")
+        except grpc.RpcError as e:
+            expect(e.code() == grpc.StatusCode.INVALID_ARGUMENT, f"Watch at 5 ms: {e}")
         s = conn()
         s.send(pb.WatchRequest(interval_ms=20).SerializeToString())
         s.recv(1 << 20)
@@ -483,34 +541,53 @@ def clock_steps(tmp, root):
         expect(d.stop() == 0, d.output())
 
 
-def main():
-    global ARGS
+def parse_args(*extra):
+    """The flags every attack on edgemond takes (the programs, protoc and its
+    gRPC plugin, the protos, the fixtures), the (flag, options) pairs of
+    `extra`, and -k (run only the checks whose name holds it)."""
     ap = argparse.ArgumentParser()
     for a in ("--edgemond", "--edgemon", "--protoc", "--plugin", "--proto-dir", "--fixtures"):
         ap.add_argument(a, required=True)
+    for flag, options in extra:
+        ap.add_argument(flag, **options)
     ap.add_argument("-k", default="")
-    ARGS = ap.parse_args()
-    interop_test.ARGS = ARGS
-    if os.geteuid() != 0:
-        print("daemon_attack: needs root (groupadd, setpriv)")
-        return SKIP
+    args = ap.parse_args()
+    interop_test.ARGS = args
+    return args
+
+
+def prepare(tmp, fixtures, scripts):
+    """Group edgemon, and `tmp` made a scratch folder other uids can read:
+    the gRPC stubs, `scripts` (file name -> text) and a copy of the AGX Orin
+    fixture board. Returns the stubs' modules, their folder and the board."""
     try:
         grp.getgrnam("edgemon")
     except KeyError:
         subprocess.run(["groupadd", "--system", "edgemon"], check=True)
+    os.chmod(tmp, 0o755)  # other uids must reach the sockets and scripts
+    stubs = os.path.join(tmp, "stubs")
+    m = interop_test.generate_stubs(stubs)
+    for name, text in scripts.items():
+        with open(os.path.join(tmp, name), "w") as f:
+            f.write(text)
+    for dirpath, dirnames, filenames in os.walk(tmp):
+        for n in dirnames + filenames:
+            os.chmod(os.path.join(dirpath, n), 0o755)
+    root = os.path.join(tmp, "board")
+    shutil.copytree(os.path.join(fixtures, "agx-orin"), root, symlinks=True)
+    return m, stubs, root
+
+
+def main():
+    global ARGS
+    ARGS = parse_args()
+    if os.geteuid() != 0:
+        print("daemon_attack: needs root (groupadd, setpriv)")
+        return SKIP
     tmp = tempfile.mkdtemp(prefix="edgemon-attack-")
     checks = Checks()
     try:
-        os.chmod(tmp, 0o755)  # nobody must reach the sockets
-        stubs = os.path.join(tmp, "stubs")
-        m = interop_test.generate_stubs(stubs)
-        with open(os.path.join(tmp, "client.py"), "w") as f:
-            f.write(CLIENT)
-        for dirpath, dirnames, filenames in os.walk(tmp):
-            for n in dirnames + filenames:
-                os.chmod(os.path.join(dirpath, n), 0o755)
-        root = os.path.join(tmp, "board")
-        shutil.copytree(os.path.join(ARGS.fixtures, "agx-orin"), root, symlinks=True)
+        m, stubs, root = prepare(tmp, ARGS.fixtures, {"client.py": CLIENT})
         for name, fn, args in (
                 ("same store through a symlink and a hard link", same_store_through_links,
                  (tmp, root)),

@@ -116,6 +116,68 @@ TEST(MetricsListenerTest, ServesMetricsOnlyAndTheRightMethods) {
   EXPECT_FALSE(c.Get("/metrics"));
 }
 
+// Everything the server sends on `fd` until it closes it.
+std::string ReadUntilClosed(int fd) {
+  std::string got;
+  char buf[4096];
+  for (;;) {
+    pollfd p{fd, POLLIN, 0};
+    if (::poll(&p, 1, 60'000) <= 0) return got + "<no close>";
+    ssize_t n = ::read(fd, buf, sizeof buf);
+    if (n <= 0) return got;
+    got.append(buf, static_cast<size_t>(n));
+  }
+}
+
+size_t Count(const std::string& text, const std::string& what) {
+  size_t n = 0;
+  for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+  return n;
+}
+
+// A GET whose body is a request (smuggled behind a proxy) is answered once,
+// refused, and the connection ends; a request without one is served.
+TEST(MetricsListenerTest, AGetsBodyIsNeverServedAsARequest) {
+  std::atomic<int> renders{0};
+  MetricsListener l([&](Format f) {
+    ++renders;
+    return Body(f);
+  });
+  ASSERT_TRUE(l.Start({.host = "127.0.0.1", .port = 0}).ok());
+  const std::string inner = "GET /metrics HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n";
+  for (const std::string& head :
+       {"GET /metrics HTTP/1.1\r\nHost: x\r\nContent-Length: " + std::to_string(inner.size()) +
+            "\r\n\r\n",
+        std::string("GET /metrics HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n")}) {
+    int fd = ConnectRaw(l.port());
+    const std::string all = head + inner;
+    ASSERT_EQ(::write(fd, all.data(), all.size()), static_cast<ssize_t>(all.size()));
+    const std::string got = ReadUntilClosed(fd);
+    ::close(fd);
+    EXPECT_EQ(Count(got, "HTTP/1.1 "), 1u) << got;
+    EXPECT_EQ(got.rfind("HTTP/1.1 413", 0), 0u) << got;
+  }
+  EXPECT_EQ(renders.load(), 0);
+  int fd = ConnectRaw(l.port());
+  ASSERT_EQ(::write(fd, inner.data(), inner.size()), static_cast<ssize_t>(inner.size()));
+  EXPECT_EQ(ReadUntilClosed(fd).rfind("HTTP/1.1 200", 0), 0u);
+  ::close(fd);
+  EXPECT_EQ(renders.load(), 1);
+}
+
+TEST(MetricsListenerTest, RepeatedParametersAreRefusedByName) {
+  MetricsListener l(Body);
+  ASSERT_TRUE(l.Start({.host = "127.0.0.1", .port = 0}).ok());
+  httplib::Client c("127.0.0.1", l.port());
+  auto r = c.Get("/metrics?a=1&from=-1h&b=2&from=-2h&a=3");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 400);
+  EXPECT_EQ(r->body, "parameter given more than once: a, from\n");
+  r = c.Get("/metrics?a=1&from=-1h");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 200);
+}
+
 TEST(MetricsListenerTest, SilentAndSlowClientsAreDroppedWhileOthersAreServed) {
   MetricsListener l(Body);
   ASSERT_TRUE(l.Start({.host = "127.0.0.1", .port = 0, .threads = 2, .timeout_ms = 300}).ok());

@@ -110,6 +110,39 @@ TEST(WatchHub, NobodyWatchingWakesNoThread) {
   EXPECT_EQ(hub.Latest().frame->seq, 199u);
 }
 
+// One uid holds at most a quarter of the slots; others share the rest;
+// root has max_streams of its own, so a full table never refuses it.
+TEST(WatchHub, StreamSlotsAreSharedPerCallerAndRootAlwaysGetsThrough) {
+  WatchHub hub(8);
+  const Principal a{"uid:1000", false}, b{"uid:1001", false}, root{"uid:0", true};
+  EXPECT_EQ(hub.stream_share(), 2u);
+  EXPECT_TRUE(hub.AcquireStream(a).ok());
+  EXPECT_TRUE(hub.AcquireStream(a).ok());
+  Status over = hub.AcquireStream(a);
+  EXPECT_EQ(over.code(), StatusCode::kResourceExhausted);
+  EXPECT_NE(over.message().find("at most 2 per user"), std::string::npos) << over.message();
+  for (int i = 0; i < 6; ++i) {
+    EXPECT_TRUE(hub.AcquireStream(i < 2 ? b : Principal{"uid:" + std::to_string(2000 + i)}).ok())
+        << i;
+  }
+  Status full = hub.AcquireStream({"uid:3000", false});
+  EXPECT_EQ(full.code(), StatusCode::kResourceExhausted);
+  EXPECT_NE(full.message().find("limit 8"), std::string::npos) << full.message();
+  for (int i = 0; i < 8; ++i) EXPECT_TRUE(hub.AcquireStream(root).ok()) << i;
+  EXPECT_FALSE(hub.AcquireStream(root).ok());
+  EXPECT_EQ(hub.active_streams(), 16u);
+  hub.ReleaseStream(a);
+  EXPECT_TRUE(hub.AcquireStream(a).ok());  // a's own slot back
+  hub.ReleaseStream(a);
+  hub.ReleaseStream(a);
+  hub.ReleaseStream(b);
+  hub.ReleaseStream(b);
+  for (int i = 2; i < 6; ++i) hub.ReleaseStream({"uid:" + std::to_string(2000 + i)});
+  for (int i = 0; i < 8; ++i) hub.ReleaseStream(root);
+  EXPECT_EQ(hub.active_streams(), 0u);
+  hub.Shutdown();
+}
+
 TEST(WatchHub, StreamSlotsStopAtTheCapAndComeBack) {
   WatchHub hub(3);
   EXPECT_TRUE(hub.TryAcquireStream());

@@ -50,6 +50,36 @@ TEST(Worker, RefusesBeyondTheBacklogAndAfterStop) {
   EXPECT_EQ(ran, 2);
 }
 
+// One caller floods the backlog: it stops at its quarter, another caller and
+// root are still queued, and a slot freed by a run is the flooder's again.
+TEST(Worker, EachCallerGetsAQuarterOfTheBacklogAndRootItsOwn) {
+  Worker w(8);
+  std::promise<void> started, release;
+  auto release_f = release.get_future().share();
+  ASSERT_TRUE(w.Post([&] {
+    started.set_value();
+    release_f.wait();
+  }));
+  started.get_future().wait();
+  const Principal flooder{"uid:1000", false}, other{"uid:1001", false}, root{"uid:0", true};
+  int ran = 0;
+  EXPECT_TRUE(w.Post([&] { ++ran; }, flooder));
+  EXPECT_TRUE(w.Post([&] { ++ran; }, flooder));
+  EXPECT_FALSE(w.Post([&] { ++ran; }, flooder));  // 2 of 8: its share
+  EXPECT_TRUE(w.Post([&] { ++ran; }, other));
+  EXPECT_TRUE(w.Post([&] { ++ran; }, other));
+  EXPECT_TRUE(w.Post([&] { ++ran; }));  // anonymous: the total only
+  EXPECT_TRUE(w.Post([&] { ++ran; }));
+  EXPECT_TRUE(w.Post([&] { ++ran; }));
+  EXPECT_TRUE(w.Post([&] { ++ran; }));
+  EXPECT_FALSE(w.Post([&] { ++ran; }, {"uid:1002", false}));  // 8 waiting: full
+  for (int i = 0; i < 8; ++i) EXPECT_TRUE(w.Post([&] { ++ran; }, root)) << i;
+  EXPECT_FALSE(w.Post([&] { ++ran; }, root));  // root's own 8, full too
+  release.set_value();
+  w.Stop();
+  EXPECT_EQ(ran, 16);
+}
+
 TEST(Worker, DestructorDrainsTheQueue) {
   int ran = 0;
   {

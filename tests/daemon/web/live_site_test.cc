@@ -194,6 +194,37 @@ TEST(HistoryParamsTest, BadParametersAreRefusedWithTheirName) {
   EXPECT_NE(Refusal({{"from", "-300000d"}}).find("from: "), std::string::npos);
 }
 
+// The size of an answer is capped as a whole (the request that once built
+// 9 MB answers: 5000 steps of 64 channels), naming the cap.
+TEST(HistoryParamsTest, PointsInAllAreCappedNamingTheCap) {
+  Inventory inv = Board();
+  for (int i = 0; inv.channels.size() < 64; ++i) {
+    AddChannel(inv, Kind::kThermal, "zone" + std::to_string(i), Field::kTemp).unit =
+        UnitOf(Field::kTemp);
+  }
+  auto keys = [&](size_t n) {
+    std::string out;
+    for (size_t i = 0; i < n; ++i) out += (i ? "," : "") + inv.channels[i].Key();
+    return out;
+  };
+  auto ask = [&](size_t n) {
+    return ParseHistory(Params({{"from", "-50s"}, {"step", "10ms"}, {"channels", keys(n)}}), kNow,
+                        kSec, inv);
+  };
+  auto all = ask(64);
+  ASSERT_FALSE(all.ok());
+  EXPECT_EQ(all.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(all.status().message().find("64 channels of 5000 steps make 320000 points, more "
+                                        "than 40000 per request"),
+            std::string::npos)
+      << all.status().message();
+  EXPECT_TRUE(ask(8).ok());  // 40000 points: the cap itself
+  EXPECT_FALSE(ask(9).ok());
+  EXPECT_TRUE(ParseHistory(Params({{"from", "-1h"}, {"step", "6s"}, {"channels", keys(64)}}), kNow,
+                           kSec, inv)
+                  .ok());  // 600 x 64
+}
+
 TEST(HistoryParamsTest, TheWidestRangeWithAStepThatFitsIsAccepted) {
   auto r = ParseHistory(Params({{"from", "1677-09-21T00:12:44Z"}, {"to", "2262-04-11T23:47:16Z"}}),
                         kNow, kSec, Board());
