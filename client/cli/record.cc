@@ -24,6 +24,7 @@
 #include <thread>
 
 #include "client/cli/cli.h"
+#include "client/cli/command_args.h"
 #include "client/cli/record_bundle.h"
 #include "client/cli/record_common.h"
 #include "client/cli/record_monitor.h"
@@ -393,9 +394,14 @@ void AddRecordCommands(CLI::App& app, Registry& registry) {
   rec->add_option("--control", ro->control,
                   "The control helper for --lock-clocks/--mode (default: $EDGEMON_CONTROL, else " +
                       std::string(client::kDefaultControlTarget) + ")");
-  rec->add_option("command", ro->command, "The command and its arguments (after --)")->required();
+  AddCommandArgs(*rec, ro->command,
+                 "The command and its arguments: every word from the first that is not an "
+                 "option of record is the command's")
+      ->required();
   rec->footer(
-      "Run it as: edgemon record [OPTIONS] -- CMD [ARGS...]\n"
+      "Run it as: edgemon record [OPTIONS] CMD [ARGS...]\n"
+      "record's options end at CMD: `edgemon record python3 train.py --out x` passes --out x\n"
+      "to train.py. `--` before CMD is accepted too (needed when CMD begins with -).\n"
       "The summary goes to stderr; the command's output passes through unchanged (through a\n"
       "pipe with --items-from). The command gets EDGEMON_WINDOW, EDGEMON_WINDOW_START and\n"
       "EDGEMON_CONNECT, so `edgemon mark begin NAME` / `edgemon mark end NAME` inside it\n"
