@@ -219,8 +219,14 @@ int main(int argc, char** argv) {
                  "else " +
                      std::string(kDefaultTarget) + ")");
   edgemon::client::AddIntervalOption(
-      app, interval_ms, "Refresh interval: 500ms, 2s, or a bare number of milliseconds", 100,
-      60'000);
+      app, interval_ms,
+      "Refresh interval: 2s, 500ms, or a bare number of seconds as in top -d (100ms to 60s)",
+      {.min_ms = 100,
+       .max_ms = 60'000,
+       .bare_unit_ns = edgemon::kNsPerSecond,
+       .zero = "",
+       .floor_of = "edgetop's smallest refresh"},
+      "-d,--delay,--interval");
   app.add_flag("--ascii", ascii, "ASCII bars and lines (default when the locale is not UTF-8)");
   app.add_flag("--no-color", no_color, "Monochrome (also when $NO_COLOR is set)");
   edgemon::client::ConnectOptions connect_options;

@@ -215,7 +215,7 @@ def check_sensors(b):
 
 
 def check_watch(b):
-    r = b.edgemon("watch", "--count", "3", "--json", "--interval", "200")
+    r = b.edgemon("watch", "--count", "3", "--json", "--interval", "200ms")
     lines = r.stdout.strip().splitlines()
     expect(len(lines) == 3, f"watch --count 3 printed {len(lines)} lines")
     frames = [json.loads(line) for line in lines]
@@ -405,7 +405,7 @@ def check_intervals_faster_than_frames(b):
                    f"{median * 1000:.0f} ms (gaps {[round(g * 1000) for g in gaps]})")
             # watch --json: the frames' own times are 500 ms apart, never closer
             # (less a wake-up's lateness), never a frame period further.
-            r = b.edgemon("watch", "--json", "--interval", "500", "--count", "8",
+            r = b.edgemon("watch", "--json", "--interval", "500ms", "--count", "8",
                           connect="unix:" + sock)
             times = [json.loads(line)["boottime_ns"] for line in r.stdout.strip().splitlines()]
             expect(len(times) == 8, f"watch --count 8 printed {len(times)} lines")
@@ -436,6 +436,19 @@ def check_errors(b):
         expect(r.stderr.strip(), f"{cmd}: no message")
     r = b.edgemon("watch", "--channels", "gpu/nosuch/*", "--count", "1", check=False)
     expect(r.returncode == 2 and "gpu/nosuch/*" in r.stderr, f"unknown channel: {r.returncode}")
+    # A bare --interval is seconds, as in watch(1): 0.4 is 400 ms, not 0.4 ms.
+    r = b.edgemon("watch", "--json", "--interval", "0.4", "--count", "3")
+    times = [json.loads(line)["boottime_ns"] for line in r.stdout.strip().splitlines()]
+    expect(len(times) == 3 and all(t2 - t1 >= 350_000_000 for t1, t2 in zip(times, times[1:])),
+           f"watch --interval 0.4 frame times {times}")
+    # Below the daemon's floor: refused with the floor, never clamped in silence.
+    for value in ("5ms", "0.005"):
+        r = b.edgemon("watch", "--interval", value, "--count", "1", check=False)
+        expect(r.returncode == 2 and "below the daemon's floor of 10ms" in r.stderr,
+               f"watch --interval {value}: exit {r.returncode} {r.stderr!r}")
+    r = b.edgemon("tegrastats", "--interval", "5", "--count", "1", check=False)
+    expect(r.returncode == 2 and "below the daemon's floor of 10ms" in r.stderr
+           and "milliseconds" in r.stderr, f"tegrastats --interval 5: {r.stderr!r}")
     r = b.edgemon("query", "--since", "yesterday-ish", check=False)
     expect(r.returncode == 65 and "bad time" in r.stderr, f"bad --since: {r.returncode}")
     # A time without a zone is UTC whatever TZ says (here 5 hours east of UTC,
