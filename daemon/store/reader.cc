@@ -254,11 +254,13 @@ Result<FrameSet> RingStore::Impl::FramesAfter(uint64_t after_seq, size_t limit) 
   return ReadFrames(FrameQuery::kAfterSeq, static_cast<int64_t>(after_seq), 0, {}, limit);
 }
 
-// Folds raw frames' values of channel `id` into per-step accumulators. With
+// Folds raw frames' values of channel `id` with a time in [lo_ns, hi_ns)
+// into the steps of a range starting at from_ns (from_ns <= lo_ns). With
 // `after_seq`, only frames with a larger seq (the rollup tier's tail).
-Status RingStore::Impl::FoldRaw(sql::Conn& c, uint32_t id, int64_t from_ns, int64_t to_ns,
-                                int64_t step_ns, std::optional<uint64_t> after_seq,
+Status RingStore::Impl::FoldRaw(sql::Conn& c, uint32_t id, int64_t from_ns, int64_t lo_ns,
+                                int64_t hi_ns, int64_t step_ns, std::optional<uint64_t> after_seq,
                                 std::vector<ReadAgg>& acc, uint64_t& bad_frames) {
+  if (hi_ns <= lo_ns) return Status::Ok();
   int64_t lo, hi;
   if (after_seq) {
     lo = static_cast<int64_t>(*after_seq) + 1;
@@ -268,7 +270,7 @@ Status RingStore::Impl::FoldRaw(sql::Conn& c, uint32_t id, int64_t from_ns, int6
     // the table in rowid order: cheaper than a rowid lookup per index entry.
     sql::Stmt b(
         c, "SELECT min(seq), max(seq) FROM frames WHERE realtime_ns >= ?1 AND realtime_ns < ?2");
-    b.Bind(1, from_ns).Bind(2, to_ns);
+    b.Bind(1, lo_ns).Bind(2, hi_ns);
     if (!b.Step()) return b.failed() ? b.status() : Status::Ok();
     if (b.IsNull(0)) return Status::Ok();
     lo = b.Int(0);
@@ -279,14 +281,14 @@ Status RingStore::Impl::FoldRaw(sql::Conn& c, uint32_t id, int64_t from_ns, int6
   std::optional<int64_t> v;
   while (s.Step()) {
     int64_t t = s.Int(0);
-    if (t < from_ns || t >= to_ns) continue;
+    if (t < lo_ns || t >= hi_ns || t < from_ns) continue;
     if (!FindValue(s.Blob(1), id, v)) {
       ++bad_frames;  // (I14)
       continue;
     }
     if (!v) continue;
     auto& a = acc[static_cast<size_t>(BucketIndex(t, from_ns, step_ns))];
-    a.Merge(1, *v, *v, static_cast<double>(*v));
+    a.Merge(t, 1, *v, *v, static_cast<double>(*v));
   }
   return s.failed() ? s.status() : Status::Ok();
 }
@@ -309,49 +311,91 @@ Result<std::vector<Bucket>> RingStore::Impl::Downsample(const std::string& key, 
   if (!ch.ok()) return ch.status();
   const auto id = static_cast<uint32_t>(ch->id);
   std::vector<ReadAgg> acc(static_cast<size_t>(steps));
+  const int64_t period = options_.rollup_period_ns;
 
-  if (tier == Tier::kAuto) {
-    tier = Tier::kRollup;
-    if (step_ns < options_.rollup_period_ns) {
-      auto oldest = OldestFrameNs(l.conn());
-      if (!oldest.ok()) return oldest.status();
-      if (*oldest && from_ns >= **oldest) tier = Tier::kRaw;
-    }
-  }
   if (tier == Tier::kRaw) {
-    if (Status s = FoldRaw(l.conn(), id, from_ns, to_ns, step_ns, std::nullopt, acc, bad);
+    if (Status s = FoldRaw(l.conn(), id, from_ns, from_ns, to_ns, step_ns, std::nullopt, acc, bad);
         !s.ok()) {
       return s;
     }
   } else {
+    std::optional<int64_t> oldest;  // the raw tier's start (kAuto)
     uint64_t rollup_seq = 0;
-    {
+    if (tier == Tier::kAuto) {
+      auto o = OldestFrameNs(l.conn());
+      if (!o.ok()) return o.status();
+      oldest = *o;
+    } else {
       sql::Stmt m(l.conn(), "SELECT value FROM meta WHERE key = 'rollup_seq'");
       if (m.Step()) rollup_seq = static_cast<uint64_t>(m.Int(0));
       if (m.failed()) return m.status();
     }
+    // kAuto: a rollup row counts where its frames were retired (its period
+    // ends at or before the raw tier's start), or where it holds exactly the
+    // raw frames of one step (its period lies inside the step and the raw
+    // tier); everywhere else the raw frames answer, at the asked step. `used`
+    // holds the periods answered from rollup rows, in time order.
+    std::vector<std::pair<int64_t, int64_t>> used;
     sql::Stmt s(l.conn(),
                 "SELECT t_ns, count, min, max, sum FROM rollup "
-                "WHERE channel = ?1 AND t_ns >= ?2 AND t_ns < ?3");
+                "WHERE channel = ?1 AND t_ns >= ?2 AND t_ns < ?3 ORDER BY t_ns");
     s.Bind(1, int64_t{id}).Bind(2, from_ns).Bind(3, to_ns);
     while (s.Step()) {
       const int64_t t = s.Int(0);
       if (t < from_ns || t >= to_ns) continue;  // what SQL selected, checked before indexing
-      auto& a = acc[static_cast<size_t>(BucketIndex(t, from_ns, step_ns))];
-      a.Merge(s.Int(1), s.Int(2), s.Int(3), static_cast<double>(s.Int(4)));
+      const uint64_t k = BucketIndex(t, from_ns, step_ns);
+      int64_t first = t;  // the row's first value: its period's start, or its first raw frame
+      if (tier == Tier::kAuto) {
+        const int64_t end = AddSaturating(t, period);
+        const bool retired = !oldest || end <= *oldest;
+        const bool in_raw = oldest && t >= *oldest;
+        const bool in_one_step = end <= to_ns && BucketIndex(end - 1, from_ns, step_ns) == k;
+        if (!retired && !(in_raw && in_one_step)) continue;
+        used.emplace_back(t, end);
+        if (in_raw && acc[static_cast<size_t>(k)].count == 0) {
+          sql::Stmt f(l.conn(),
+                      "SELECT min(realtime_ns) FROM frames WHERE realtime_ns >= ?1 AND "
+                      "realtime_ns < ?2");
+          f.Bind(1, t).Bind(2, end);
+          if (f.Step() && !f.IsNull(0)) first = f.Int(0);
+          if (f.failed()) return f.status();
+        }
+      }
+      acc[static_cast<size_t>(k)].Merge(first, s.Int(1), s.Int(2), s.Int(3),
+                                        static_cast<double>(s.Int(4)));
     }
     if (s.failed()) return s.status();
-    // Frames not yet in the rollup tier (the open period).
-    if (Status e = FoldRaw(l.conn(), id, from_ns, to_ns, step_ns, rollup_seq, acc, bad); !e.ok()) {
-      return e;
+    if (tier == Tier::kRollup) {
+      // Frames not yet in the rollup tier (the open period).
+      if (Status e = FoldRaw(l.conn(), id, from_ns, from_ns, to_ns, step_ns, rollup_seq, acc, bad);
+          !e.ok()) {
+        return e;
+      }
+    } else if (oldest) {
+      // The raw frames between the periods answered from rollup rows.
+      int64_t lo = std::max(from_ns, *oldest);
+      for (const auto& [b, e] : used) {
+        if (b > lo) {
+          if (Status st = FoldRaw(l.conn(), id, from_ns, lo, b, step_ns, std::nullopt, acc, bad);
+              !st.ok()) {
+            return st;
+          }
+        }
+        lo = std::max(lo, e);
+      }
+      if (Status st = FoldRaw(l.conn(), id, from_ns, lo, to_ns, step_ns, std::nullopt, acc, bad);
+          !st.ok()) {
+        return st;
+      }
     }
   }
   std::vector<Bucket> out;
   for (size_t k = 0; k < acc.size(); ++k) {
     const auto& a = acc[k];
     if (a.count == 0) continue;
-    // Below BucketCount: a start inside [from_ns, to_ns).
-    const int64_t t = BucketStart(from_ns, k, step_ns).value_or(to_ns);
+    // Below BucketCount: a start inside [from_ns, to_ns). Never dated before
+    // the first value it holds.
+    const int64_t t = std::max(BucketStart(from_ns, k, step_ns).value_or(to_ns), a.first_ns);
     out.push_back({t, a.min, a.sum / static_cast<double>(a.count), a.max, a.count});
   }
   if (bad_frames) *bad_frames += bad;

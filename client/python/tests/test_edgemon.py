@@ -302,6 +302,18 @@ def test_errors_are_typed_with_the_daemons_message(nano, tmp_path):
         edgemon.connect(nano.target, tls=True)
 
 
+def test_query_step_on_a_daemon_younger_than_the_range(nano):
+    """query(step=) over a range longer than the daemon's life: steps at the
+    asked step from its raw frames, none dated before its first frame."""
+    from conftest import INTERVAL_MS
+    rows = edgemon.connect(nano.target).query("-30m", channels=["rail/VDD_IN/power"], step=1.0)
+    assert len(rows) >= 2
+    assert all(r.t_ns >= nano.started_ns for r in rows), [r.t_ns for r in rows[:3]]
+    per_step = 1000 // INTERVAL_MS
+    assert all(1 <= r.count <= per_step + 1 for r in rows), [r.count for r in rows]
+    assert all(0 < b.t_ns - a.t_ns < 2e9 for a, b in zip(rows, rows[1:]))
+
+
 def test_wrong_token_is_permission_denied(tmp_path):
     from conftest import tool
     import socket

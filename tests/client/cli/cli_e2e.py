@@ -78,6 +78,7 @@ class Board:
         self.cmd = [ARGS.edgemond, "--config", config, "--root", root, "--db",
                     os.path.join(self.dir, "edgemon.db"), "--listen", "unix:" + self.sock,
                     "--interval-ms", "200"]
+        self.started_ns = time.time_ns()  # before edgemond's first frame
         self.start_daemon()
         # Let a few frames (with CPU loads) reach the store.
         time.sleep(1.5)
@@ -362,6 +363,23 @@ def check_query_csv(b, connect=None):
         cells = line.split()
         expect(cells[-5] == "W" and all(re.fullmatch(r"-?[0-9]+\.[0-9]{3}", x) for x in cells[-4:-1]),
                f"step row mixes units: {line!r}")
+
+
+def check_query_step_on_a_young_daemon(b):
+    """A daemon younger than the range: buckets at the asked step from its raw
+    frames, none dated before its first frame (not a rollup row per minute)."""
+    r = b.edgemon("query", "--since", "-3m", "--step", "1s", "--format", "json",
+                  "--channels", f"rail/{b.rails()[0]}/power")
+    buckets = json.loads(r.stdout)["series"][0]["buckets"]
+    times = [x["t_ns"] for x in buckets]
+    expect(len(buckets) >= 2, f"{len(buckets)} buckets")
+    expect(all(t >= b.started_ns for t in times),
+           f"buckets dated before the daemon started ({b.started_ns}): {times[:3]}")
+    expect(all(1 <= x["count"] <= 6 for x in buckets),
+           f"1 s buckets of 200 ms frames hold 5 values: {[x['count'] for x in buckets]}")
+    # Each dated at its start or its first frame: about 1 s apart, not a minute.
+    expect(all(0 < t2 - t1 < 2_000_000_000 for t1, t2 in zip(times, times[1:])),
+           f"buckets not at the 1 s step: {times}")
 
 
 def check_intervals_faster_than_frames(b):

@@ -1114,6 +1114,93 @@ TEST(RingStore, DownsampleReadsRawOrRollupTier) {
   EXPECT_FALSE(s->Downsample(key, 0, INT64_MAX, 1).ok());  // too many steps
 }
 
+// A store younger than the range asked for: every step from the raw frames
+// at the asked step, none dated before the first frame it holds (not a
+// rollup row per minute dated at the minute's start).
+TEST(RingStore, DownsampleOnAYoungStoreIsAtTheAskedStep) {
+  TempDir dir;
+  auto o = Fast();
+  o.rollup_period_ns = 60 * kSec;
+  auto s = MustOpen(dir.File("young.db"), o);
+  ASSERT_TRUE(s);
+  Inventory inv;
+  inv.channels = {Ch(0, Kind::kRail, "VDD_IN", Field::kPower)};
+  s->SetInventory(inv);
+  const int64_t first = kT0 + 37 * kSec;  // started mid-minute, up 70 s
+  for (int i = 0; i < 70; ++i) s->Append(MakeFrame(first + i * kSec, {i}));
+  ASSERT_TRUE(s->Flush().ok());
+  const int64_t to = first + 70 * kSec;
+  auto b = s->Downsample("rail/VDD_IN/power", to - 180 * kSec, to, 10 * kSec);
+  ASSERT_TRUE(b.ok()) << b.status().message();
+  ASSERT_EQ(b->size(), 7u);
+  int64_t total = 0;
+  for (size_t k = 0; k < b->size(); ++k) {
+    const auto& x = (*b)[k];
+    SCOPED_TRACE(k);
+    EXPECT_GE(x.t_ns, first);
+    EXPECT_EQ(x.t_ns, first + static_cast<int64_t>(k) * 10 * kSec);
+    EXPECT_EQ(x.count, 10);
+    EXPECT_EQ(x.min, static_cast<int64_t>(k) * 10);
+    EXPECT_EQ(x.max, static_cast<int64_t>(k) * 10 + 9);
+    total += x.count;
+  }
+  EXPECT_EQ(total, 70);
+  // A step coarser than the rollup period: still no bucket before the first frame.
+  auto coarse = s->Downsample("rail/VDD_IN/power", kT0 - 100 * kSec, to, 100 * kSec);
+  ASSERT_TRUE(coarse.ok());
+  ASSERT_EQ(coarse->size(), 2u);
+  EXPECT_EQ((*coarse)[0].t_ns, first);
+  EXPECT_EQ((*coarse)[0].count, 63);  // first .. kT0 + 99 s
+  EXPECT_EQ((*coarse)[1].t_ns, kT0 + 100 * kSec);
+  EXPECT_EQ((*coarse)[1].count, 7);
+}
+
+// A range across the raw tier's start: rollup rows (a step per period, dated
+// at the period) only where the raw frames were retired, the raw frames at
+// the asked step from the oldest one on.
+TEST(RingStore, DownsampleAcrossTheRawBoundaryUsesEachTierWhereItHolds) {
+  TempDir dir;
+  auto o = Fast();
+  o.raw_retention_ns = 600 * kSec;
+  o.rollup_period_ns = 60 * kSec;
+  o.batch_frames = 500;
+  auto s = MustOpen(dir.File("straddle.db"), o);
+  ASSERT_TRUE(s);
+  Inventory inv;
+  inv.channels = {Ch(0, Kind::kRail, "VDD_IN", Field::kPower)};
+  s->SetInventory(inv);
+  for (int i = 0; i < 3600; ++i) s->Append(MakeFrame(kT0 + i * kSec, {i}));
+  ASSERT_TRUE(s->Flush().ok());
+  auto stats = s->Stats();
+  ASSERT_TRUE(stats.ok() && stats->oldest_ns);
+  const int64_t oldest = *stats->oldest_ns;  // frame 2999: newest - 600 s
+  ASSERT_EQ(oldest, kT0 + 2999 * kSec);
+  auto b = s->Downsample("rail/VDD_IN/power", kT0 + 2700 * kSec, kT0 + 3300 * kSec, 10 * kSec);
+  ASSERT_TRUE(b.ok()) << b.status().message();
+  std::vector<Bucket> rollup, raw;
+  for (const auto& x : *b) (x.t_ns < oldest ? rollup : raw).push_back(x);
+  // Retired minutes 2700..2940: one row each (the minute that holds the
+  // oldest frame is answered by its raw frames).
+  ASSERT_EQ(rollup.size(), 4u);
+  for (size_t k = 0; k < rollup.size(); ++k) {
+    const int64_t minute = 2700 + static_cast<int64_t>(k) * 60;
+    EXPECT_EQ(rollup[k].t_ns, kT0 + minute * kSec);
+    EXPECT_EQ(rollup[k].count, 60);
+    EXPECT_EQ(rollup[k].min, minute);
+  }
+  // From the oldest raw frame on: 10 s steps, the first dated at that frame.
+  ASSERT_EQ(raw.size(), 31u);
+  EXPECT_EQ(raw[0].t_ns, oldest);
+  EXPECT_EQ(raw[0].count, 1);
+  for (size_t k = 1; k < raw.size(); ++k) {
+    const int64_t t = 3000 + static_cast<int64_t>(k - 1) * 10;
+    EXPECT_EQ(raw[k].t_ns, kT0 + t * kSec);
+    EXPECT_EQ(raw[k].count, 10);
+    EXPECT_EQ(raw[k].min, t);
+    EXPECT_EQ(raw[k].max, t + 9);
+  }
+}
+
 // Ranges wider than int64 (t - from overflows int64): every step index and
 // start computed exactly, on every tier, for frames at ordinary times and at
 // the ends of int64.
