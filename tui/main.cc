@@ -29,6 +29,7 @@
 
 #include "client/duration_flag.h"
 #include "client/edgemon_client.h"
+#include "client/first_contact.h"
 #include "edgemon/paths.h"
 #include "edgemon/text.h"
 #include "tui/telemetry.h"
@@ -149,7 +150,9 @@ class App {
     {
       std::lock_guard<std::mutex> lock(shared_.mu);
       shared_.state = s;
-      shared_.message = st.ok() ? "" : st.message();
+      // What to do next where the failure says it (no daemon, the group, ...).
+      std::string advice = st.ok() ? "" : edgemon::client::FirstContactAdvice(client_.target(), st);
+      shared_.message = st.ok() ? "" : advice.empty() ? st.message() : advice;
       // A reconnect may reach a restarted daemon: channel ids may differ.
       if (s != ConnectionState::kConnected) shared_.need_info = true;
       shared_.state_dirty = true;

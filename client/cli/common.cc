@@ -6,6 +6,7 @@
 
 #include "client/cli/cli.h"
 #include "client/cli/command_args.h"
+#include "client/first_contact.h"
 #include "edgemon/text.h"
 #include "edgemon/timespec.h"
 
@@ -74,9 +75,14 @@ int ReportFirstCall(std::string_view who, const std::string& target, const Statu
                        status.code() == StatusCode::kPermissionDenied;
   const bool unreachable =
       status.code() == StatusCode::kUnavailable || status.code() == StatusCode::kDeadlineExceeded;
+  // What to do next where the failure says it; the status as it is elsewhere.
+  std::string advice = client::FirstContactAdvice(target, status);
+  if (advice.empty()) advice = status.ToString();
   std::fprintf(stderr, "%.*s: %s %s: %s%.*s\n", static_cast<int>(who.size()), who.data(),
-               refused ? "the daemon refused us at" : "cannot reach the daemon at",
-               TerminalSafe(target).c_str(), TerminalSafe(status.ToString()).c_str(),
+               refused       ? "the daemon refused us at"
+               : unreachable ? "cannot reach the daemon at"
+                             : "the first call failed at",
+               TerminalSafe(target).c_str(), TerminalSafe(advice).c_str(),
                static_cast<int>(suffix.size()), suffix.data());
   return refused ? kExitNoPerm : unreachable ? kExitUnavailable : kExitFailure;
 }

@@ -360,6 +360,21 @@ def main():
             expect(r.returncode == 1 and "terminal" in r.stderr and r.stderr.count("\n") == 1,
                    r.stderr)
         run("bad_flags_and_no_terminal", bad_flags)
+
+        def no_daemon_reason_whole():
+            # No daemon at the address: the whole reason and what to do next
+            # show on an 80x24 screen, not cut at the edge.
+            nowhere = os.path.join(tmp, "nothing.sock")
+            start_edgetop(tmux, "gone", nowhere, 80, 24)
+            lines = tmux.wait_for("gone", lambda ls: any("unreachable" in l for l in ls),
+                                  what="the reason")
+            text = " ".join(l.strip() for l in lines[1:8])
+            for part in ("no socket there", "sudo systemctl start edgemond",
+                         "EDGEMON_CONNECT", "retrying"):
+                expect(part in text, f"{part!r} not on the screen:\n" + "\n".join(lines))
+            tmux("send-keys", "-t", "gone", "q")
+            check_restored(tmux, "gone", 0)
+        run("no_daemon_reason_whole", no_daemon_reason_whole)
     finally:
         tmux.kill()
         daemon.kill(signal.SIGTERM)

@@ -285,6 +285,19 @@ def test_errors_are_typed_with_the_daemons_message(nano, tmp_path):
         gone.latest()
     assert e.value.__cause__ is None and e.value.__suppress_context__
     assert str(e.value).startswith("edgemon: latest at unix:")
+    # What happened and what to do next, in one line.
+    assert "no socket there" in str(e.value) and "start edgemond" in str(e.value)
+    assert "sudo systemctl start edgemond" in str(e.value) and "\n" not in str(e.value)
+    plain = tmp_path / "not-a-socket"
+    plain.write_text("x")
+    with pytest.raises(edgemon.Unavailable, match="not a socket"):
+        edgemon.connect("unix:" + str(plain), timeout=2).latest()
+    import socket
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        closed = s.getsockname()[1]
+    with pytest.raises(edgemon.Unavailable, match="nothing listens on that host and port"):
+        edgemon.connect("127.0.0.1:%d" % closed, timeout=2).latest()
     c = edgemon.connect(nano.target)
     with pytest.raises(edgemon.InvalidArgument) as e:
         c.boost(0)
@@ -347,7 +360,8 @@ def test_wrong_token_is_permission_denied(tmp_path):
         with pytest.raises(edgemon.PermissionDenied) as e:
             bad.latest()
         assert "UNAUTHENTICATED" in str(e.value)
-        with pytest.raises(edgemon.PermissionDenied):
+        assert "refused the bearer token" in str(e.value) and "token_file=" in str(e.value)
+        with pytest.raises(edgemon.PermissionDenied, match="wants a bearer token"):
             edgemon.connect("127.0.0.1:%d" % port).device()
     finally:
         d.terminate()

@@ -444,6 +444,53 @@ def check_errors(b):
         expect(len(lines) == 1 and "cannot reach the daemon" in lines[0] and nowhere in lines[0],
                f"{cmd}: message {r.stderr!r}")
         expect(r.stdout == "", f"{cmd}: printed output without a daemon")
+    check_first_contact(b, nowhere)
+
+
+def check_first_contact(b, nowhere):
+    """Each first-contact failure in one line: what happened, what to do next."""
+    def one_line(connect, code, *parts):
+        r = b.edgemon("now", connect=connect, check=False, timeout=20)
+        lines = r.stderr.strip().splitlines()
+        expect(r.returncode == code and len(lines) == 1 and all(p in lines[0] for p in parts),
+               f"edgemon --connect {connect} now: exit {r.returncode}, {r.stderr!r}, want "
+               f"{code} and {parts}")
+    # No daemon: no socket at the path.
+    one_line("unix:" + nowhere, 69, "no socket there", "start edgemond",
+             "sudo systemctl start edgemond", "EDGEMON_CONNECT")
+    # A path that is no socket.
+    plain = os.path.join(b.dir, "not-a-socket")
+    with open(plain, "w") as f:
+        f.write("x")
+    one_line("unix:" + plain, 69, "not a socket", "EDGEMON_CONNECT")
+    # A socket nothing listens on (a daemon that died).
+    import socket
+    stale = os.path.join(b.dir, "stale.sock")
+    srv = socket.socket(socket.AF_UNIX)
+    srv.bind(stale)
+    srv.close()
+    one_line("unix:" + stale, 69, "nothing listens on that socket", "start edgemond")
+    # A wrong TCP address.
+    one_line(f"127.0.0.1:{free_port()}", 69, "nothing listens on that host and port",
+             "EDGEMON_CONNECT")
+    # An older daemon: a gRPC server that implements none of the calls.
+    try:
+        import grpc
+    except ImportError:
+        grpc = None
+    expect(grpc is not None, "python3-grpcio is needed for the old-daemon check")
+    from concurrent import futures
+    old = grpc.server(futures.ThreadPoolExecutor(max_workers=2))
+    old_sock = os.path.join(b.dir, "old.sock")
+    old.add_insecure_port("unix:" + old_sock)
+    old.start()
+    try:
+        one_line("unix:" + old_sock, 1, "older than this client", "upgrade edgemond")
+    finally:
+        old.stop(0)
+
+
+def check_bad_flags(b):
     port = free_port()
     r = b.edgemon("now", connect=f"127.0.0.1:{port}", check=False)
     expect(r.returncode == 69, f"closed TCP port: exit {r.returncode}")
@@ -552,6 +599,9 @@ def main():
                            check_intervals_faster_than_frames, b)
                 checks.run(f"{board} query", check_query_csv, b)
                 checks.run(f"{board} errors and exit codes", check_errors, b)
+                checks.run(f"{board} bad flags", check_bad_flags, b)
+                checks.run(f"{board} query --step on a young daemon",
+                           check_query_step_on_a_young_daemon, b)
                 checks.run(f"{board} over loopback TCP", check_tcp, b)
                 checks.run(f"{board} watch across a daemon restart",
                            check_watch_survives_restart, b)
