@@ -103,7 +103,7 @@ std::optional<size_t> OptionWords(const CLI::App* scope, const std::string& word
     const CLI::Option* o = app->get_option_no_throw(name);
     if (o == nullptr) continue;
     const bool attached = is_long ? eq != std::string::npos : word.size() > 2;
-    return (o->get_type_size_max() > 0 && !attached) ? 1 : 0;
+    return (o->get_items_expected_max() > 0 && !attached) ? 1 : 0;
   }
   return std::nullopt;
 }

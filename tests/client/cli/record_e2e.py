@@ -312,7 +312,8 @@ def command_flags_pass_through(board):
     command keeps its own flags (--out, -c), record keeps the ones before it."""
     out = os.path.join(board.tmp, "no-dashdash")
     got = os.path.join(board.tmp, "no-dashdash.args")
-    r = board.edgemon("record", "--out", out, "sh", "-c", 'printf "%s|" "$@" > "$0"', got,
+    r = board.edgemon("record", "--no-wait-descendants", "--out", out, "sh", "-c",
+                      'printf "%s|" "$@" > "$0"', got,
                       "--out", "x", "-c", "y", "--label", "z")
     expect(r.returncode == 0, f"exit {r.returncode}: {r.stderr}")
     with open(got) as f:
