@@ -661,6 +661,14 @@ TEST(EdgetopView, ProcessesPageSaysWhyGpuMemoryOrTheListIsMissing) {
   std::string init = LineWith(lines, "/sbin/init");
   EXPECT_NE(init.find(" - "), std::string::npos) << init;  // a dash, never 0
 
+  // The Overview shows no such line: the GPU column's dashes say it quietly.
+  lines = Render(t, Ui(120, 50));
+  EXPECT_EQ(LineWith(lines, "GPU memory unavailable"), "") << Joined(lines);
+  row = -1;
+  LineWith(lines, "COMMAND", &row);
+  ASSERT_GE(row, 0) << Joined(lines);
+  EXPECT_NE(lines[static_cast<size_t>(row)].find("GPU"), std::string::npos);
+
   // A process seen for the first time has no CPU share yet: a dash, never 0.0.
   list = Processes();
   list.processes[1].cpu_permille.reset();
