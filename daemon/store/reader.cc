@@ -331,9 +331,9 @@ Result<std::vector<Bucket>> RingStore::Impl::Downsample(const std::string& key, 
       if (m.failed()) return m.status();
     }
     // kAuto: a rollup row counts where its frames were retired (its period
-    // ends at or before the raw tier's start), or where it holds exactly the
-    // raw frames of one step (its period lies inside the step and the raw
-    // tier); everywhere else the raw frames answer, at the asked step. `used`
+    // ends at or before the raw tier's start), or where its period lies
+    // inside one step (it holds all of that period's frames, retired or
+    // not); everywhere else the raw frames answer, at the asked step. `used`
     // holds the periods answered from rollup rows, in time order.
     std::vector<std::pair<int64_t, int64_t>> used;
     sql::Stmt s(l.conn(),
@@ -348,17 +348,28 @@ Result<std::vector<Bucket>> RingStore::Impl::Downsample(const std::string& key, 
       if (tier == Tier::kAuto) {
         const int64_t end = AddSaturating(t, period);
         const bool retired = !oldest || end <= *oldest;
-        const bool in_raw = oldest && t >= *oldest;
         const bool in_one_step = end <= to_ns && BucketIndex(end - 1, from_ns, step_ns) == k;
-        if (!retired && !(in_raw && in_one_step)) continue;
+        if (!retired && !in_one_step) continue;
         used.emplace_back(t, end);
-        if (in_raw && acc[static_cast<size_t>(k)].count == 0) {
-          sql::Stmt f(l.conn(),
-                      "SELECT min(realtime_ns) FROM frames WHERE realtime_ns >= ?1 AND "
-                      "realtime_ns < ?2");
-          f.Bind(1, t).Bind(2, end);
-          if (f.Step() && !f.IsNull(0)) first = f.Int(0);
-          if (f.failed()) return f.status();
+        if (!retired && acc[static_cast<size_t>(k)].count == 0) {
+          // The row's first frame where the raw tier still holds it: all of
+          // its period, or the part from the oldest frame on where no row
+          // before it says frames were retired (a daemon started mid-period).
+          bool earlier = false;
+          if (t < *oldest) {
+            sql::Stmt e(l.conn(), "SELECT 1 FROM rollup WHERE channel = ?1 AND t_ns < ?2 LIMIT 1");
+            e.Bind(1, int64_t{id}).Bind(2, t);
+            earlier = e.Step();
+            if (e.failed()) return e.status();
+          }
+          if (!earlier) {
+            sql::Stmt f(l.conn(),
+                        "SELECT min(realtime_ns) FROM frames WHERE realtime_ns >= ?1 AND "
+                        "realtime_ns < ?2");
+            f.Bind(1, t).Bind(2, end);
+            if (f.Step() && !f.IsNull(0)) first = f.Int(0);
+            if (f.failed()) return f.status();
+          }
         }
       }
       acc[static_cast<size_t>(k)].Merge(first, s.Int(1), s.Int(2), s.Int(3),
