@@ -319,6 +319,8 @@ def test_query_step_on_a_daemon_younger_than_the_range(nano):
     """query(step=) over a range longer than the daemon's life: steps at the
     asked step from its raw frames, none dated before its first frame."""
     from conftest import INTERVAL_MS
+    while time.time_ns() - nano.started_ns < 3e9:  # a few steps of history
+        time.sleep(0.1)
     rows = edgemon.connect(nano.target).query("-30m", channels=["rail/VDD_IN/power"], step=1.0)
     assert len(rows) >= 2
     assert all(r.t_ns >= nano.started_ns for r in rows), [r.t_ns for r in rows[:3]]
