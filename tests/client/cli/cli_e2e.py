@@ -71,7 +71,9 @@ class Board:
         config = os.path.join(self.dir, "edgemond.toml")
         with open(config, "w") as f:
             f.write(f'[daemon]\ntcp_listen = "127.0.0.1:{self.port}"\n'
-                    "[store]\ncommit_interval_ms = 200\n")
+                    # 2 s rollup periods: rollup rows exist within seconds,
+                    # as after a minute on a daemon of the default period.
+                    "[store]\ncommit_interval_ms = 200\nrollup_period = \"2s\"\n")
         self.sock = os.path.join(self.dir, "edgemond.sock")
         self.log_path = os.path.join(self.dir, "edgemond.log")
         self.log = open(self.log_path, "w")
