@@ -1054,19 +1054,27 @@ TEST(RingStore, RollupRebuildsTheOpenPeriodAfterACrash) {
   EXPECT_EQ((*b)[2].count, 10);
 }
 
-TEST(RingStore, DownsampleReadsRawOrRollupTier) {
-  TempDir dir;
+// An hour of 1 Hz frames of VDD_IN's power (value i at kT0 + i s), with
+// 10 minutes of raw frames kept and a rollup row per minute.
+std::unique_ptr<RingStore> HourOfFrames(const std::string& path) {
   auto o = Fast();
   o.raw_retention_ns = 600 * kSec;
   o.rollup_period_ns = 60 * kSec;
   o.batch_frames = 500;
-  auto s = MustOpen(dir.File("ds.db"), o);
-  ASSERT_TRUE(s);
+  auto s = MustOpen(path, o);
+  if (!s) return nullptr;
   Inventory inv;
   inv.channels = {Ch(0, Kind::kRail, "VDD_IN", Field::kPower)};
   s->SetInventory(inv);
   for (int i = 0; i < 3600; ++i) s->Append(MakeFrame(kT0 + i * kSec, {i}));
-  ASSERT_TRUE(s->Flush().ok());
+  if (!s->Flush().ok()) return nullptr;
+  return s;
+}
+
+TEST(RingStore, DownsampleReadsRawOrRollupTier) {
+  TempDir dir;
+  auto s = HourOfFrames(dir.File("ds.db"));
+  ASSERT_TRUE(s);
   const std::string key = "rail/VDD_IN/power";
 
   // Fine steps inside the raw tier: from raw frames.
@@ -1160,17 +1168,8 @@ TEST(RingStore, DownsampleOnAYoungStoreIsAtTheAskedStep) {
 // the asked step from the oldest one on.
 TEST(RingStore, DownsampleAcrossTheRawBoundaryUsesEachTierWhereItHolds) {
   TempDir dir;
-  auto o = Fast();
-  o.raw_retention_ns = 600 * kSec;
-  o.rollup_period_ns = 60 * kSec;
-  o.batch_frames = 500;
-  auto s = MustOpen(dir.File("straddle.db"), o);
+  auto s = HourOfFrames(dir.File("straddle.db"));
   ASSERT_TRUE(s);
-  Inventory inv;
-  inv.channels = {Ch(0, Kind::kRail, "VDD_IN", Field::kPower)};
-  s->SetInventory(inv);
-  for (int i = 0; i < 3600; ++i) s->Append(MakeFrame(kT0 + i * kSec, {i}));
-  ASSERT_TRUE(s->Flush().ok());
   auto stats = s->Stats();
   ASSERT_TRUE(stats.ok() && stats->oldest_ns);
   const int64_t oldest = *stats->oldest_ns;  // frame 2999: newest - 600 s
