@@ -5,16 +5,17 @@
 // package says the same (client/python/edgemon/_errors.py).
 #pragma once
 
-#include <grp.h>
-#include <pwd.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cerrno>
+#include <cstdlib>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "edgemon/addresses.h"
+#include "edgemon/groups.h"
 #include "edgemon/status.h"
 
 namespace edgemon::client {
@@ -25,27 +26,18 @@ inline bool Has(std::string_view text, std::string_view part) {
   return text.find(part) != std::string_view::npos;
 }
 
-// The group of `path`'s inode, by name ("" when unknown).
+// The group of `path`'s inode, by name ("" when unknown): the local group
+// database, which the static build reads without NSS (edgemon/groups.h).
 inline std::string GroupOf(const struct stat& st) {
-  const struct group* g = getgrgid(st.st_gid);
-  return g != nullptr ? g->gr_name : "";
+  return LocalGroupName(st.st_gid).value_or("");
 }
 
-// Whether the caller's login lists group `gid` (the group database), and
-// whether this process has it (its credentials, fixed at login).
+// Whether the caller's login ($USER) is a member of group `gid` in the group
+// database; ProcessHasGroup: whether this process has it (fixed at login).
 inline bool ListedInGroup(gid_t gid) {
-  const struct passwd* pw = getpwuid(getuid());
-  if (pw == nullptr) return false;
-  int n = 64;
-  std::vector<gid_t> groups(static_cast<size_t>(n));
-  if (getgrouplist(pw->pw_name, pw->pw_gid, groups.data(), &n) < 0) {
-    groups.resize(static_cast<size_t>(n));
-    if (getgrouplist(pw->pw_name, pw->pw_gid, groups.data(), &n) < 0) return false;
-  }
-  for (int i = 0; i < n; ++i) {
-    if (groups[static_cast<size_t>(i)] == gid) return true;
-  }
-  return false;
+  const char* user = std::getenv("USER");
+  if (user == nullptr || *user == '\0') user = std::getenv("LOGNAME");
+  return user != nullptr && *user != '\0' && LocalGroupHasMember(gid, user);
 }
 
 inline bool ProcessHasGroup(gid_t gid) {
