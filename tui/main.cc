@@ -14,6 +14,8 @@
 #include <sys/eventfd.h>
 #include <unistd.h>
 
+#include <grpc/support/log.h>
+
 #include <CLI/CLI.hpp>
 #include <atomic>
 #include <cerrno>
@@ -205,6 +207,9 @@ void UseBundledTerminalData() {
 }  // namespace
 
 int main(int argc, char** argv) {
+  // gRPC's own log lines would land on the screen; the reason a call failed
+  // is shown under the header instead.
+  gpr_set_log_function([](gpr_log_func_args*) {});
   std::setlocale(LC_ALL, "");
 #ifdef EDGEMON_STATIC
   UseBundledTerminalData();

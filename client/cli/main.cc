@@ -1,4 +1,6 @@
 // edgemon: the command line client of edgemond.
+#include <grpc/support/log.h>
+
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <cstdio>
@@ -15,6 +17,9 @@
 
 int main(int argc, char** argv) {
   using namespace edgemon::cli;
+  // gRPC's own log lines (a failed TLS handshake, ...) stay off stderr: each
+  // failure is said once, in edgemon's one line with what to do next.
+  gpr_set_log_function([](gpr_log_func_args*) {});
   Registry registry;
   const char* env = std::getenv("EDGEMON_CONNECT");
   registry.globals.connect = (env && *env) ? env : kDefaultTarget;
