@@ -319,22 +319,25 @@ Result<std::vector<Bucket>> RingStore::Impl::Downsample(const std::string& key, 
       return s;
     }
   } else {
+    // kAuto at a step of at least one rollup period: the rollup rows, each in
+    // the step that holds its period's start (a row is as fine as the step),
+    // plus the raw frames after them. At a finer step: the rows only where
+    // their frames were retired (the period ends at or before the raw tier's
+    // start), and the raw frames everywhere else, at the asked step; `used`
+    // holds the periods answered from rows, in time order.
+    const bool coarse = tier == Tier::kRollup || step_ns >= period;
     std::optional<int64_t> oldest;  // the raw tier's start (kAuto)
-    uint64_t rollup_seq = 0;
     if (tier == Tier::kAuto) {
       auto o = OldestFrameNs(l.conn());
       if (!o.ok()) return o.status();
       oldest = *o;
-    } else {
+    }
+    uint64_t rollup_seq = 0;
+    if (coarse) {
       sql::Stmt m(l.conn(), "SELECT value FROM meta WHERE key = 'rollup_seq'");
       if (m.Step()) rollup_seq = static_cast<uint64_t>(m.Int(0));
       if (m.failed()) return m.status();
     }
-    // kAuto: a rollup row counts where its frames were retired (its period
-    // ends at or before the raw tier's start), or where its period lies
-    // inside one step (it holds all of that period's frames, retired or
-    // not); everywhere else the raw frames answer, at the asked step. `used`
-    // holds the periods answered from rollup rows, in time order.
     std::vector<std::pair<int64_t, int64_t>> used;
     sql::Stmt s(l.conn(),
                 "SELECT t_ns, count, min, max, sum FROM rollup "
@@ -343,47 +346,33 @@ Result<std::vector<Bucket>> RingStore::Impl::Downsample(const std::string& key, 
     while (s.Step()) {
       const int64_t t = s.Int(0);
       if (t < from_ns || t >= to_ns) continue;  // what SQL selected, checked before indexing
-      const uint64_t k = BucketIndex(t, from_ns, step_ns);
-      int64_t first = t;  // the row's first value: its period's start, or its first raw frame
-      if (tier == Tier::kAuto) {
-        const int64_t end = AddSaturating(t, period);
-        const bool retired = !oldest || end <= *oldest;
-        const bool in_one_step = end <= to_ns && BucketIndex(end - 1, from_ns, step_ns) == k;
-        if (!retired && !in_one_step) continue;
+      int64_t first = t;                        // the row's first value: its period's start
+      const int64_t end = AddSaturating(t, period);
+      if (!coarse) {
+        if (oldest && end > *oldest) continue;  // not retired: the raw frames answer
         used.emplace_back(t, end);
-        if (!retired && acc[static_cast<size_t>(k)].count == 0) {
-          // The row's first frame where the raw tier still holds it: all of
-          // its period, or the part from the oldest frame on where no row
-          // before it says frames were retired (a daemon started mid-period).
-          bool earlier = false;
-          if (t < *oldest) {
-            sql::Stmt e(l.conn(), "SELECT 1 FROM rollup WHERE channel = ?1 AND t_ns < ?2 LIMIT 1");
-            e.Bind(1, int64_t{id}).Bind(2, t);
-            earlier = e.Step();
-            if (e.failed()) return e.status();
-          }
-          if (!earlier) {
-            sql::Stmt f(l.conn(),
-                        "SELECT min(realtime_ns) FROM frames WHERE realtime_ns >= ?1 AND "
-                        "realtime_ns < ?2");
-            f.Bind(1, t).Bind(2, end);
-            if (f.Step() && !f.IsNull(0)) first = f.Int(0);
-            if (f.failed()) return f.status();
-          }
-        }
+      } else if (oldest && t < *oldest && *oldest < end) {
+        // The period the raw tier starts in: its first value is the oldest
+        // frame where no row before it says frames were retired (a daemon
+        // started mid-period).
+        sql::Stmt e(l.conn(), "SELECT 1 FROM rollup WHERE channel = ?1 AND t_ns < ?2 LIMIT 1");
+        e.Bind(1, int64_t{id}).Bind(2, t);
+        if (!e.Step()) first = *oldest;
+        if (e.failed()) return e.status();
       }
-      acc[static_cast<size_t>(k)].Merge(first, s.Int(1), s.Int(2), s.Int(3),
-                                        static_cast<double>(s.Int(4)));
+      acc[static_cast<size_t>(BucketIndex(t, from_ns, step_ns))].Merge(
+          first, s.Int(1), s.Int(2), s.Int(3), static_cast<double>(s.Int(4)));
     }
     if (s.failed()) return s.status();
-    if (tier == Tier::kRollup) {
+    if (coarse) {
       // Frames not yet in the rollup tier (the open period).
       if (Status e = FoldRaw(l.conn(), id, from_ns, from_ns, to_ns, step_ns, rollup_seq, acc, bad);
           !e.ok()) {
         return e;
       }
     } else if (oldest) {
-      // The raw frames between the periods answered from rollup rows.
+      // The raw frames from the raw tier's start on, between the retired
+      // periods answered from rows.
       int64_t lo = std::max(from_ns, *oldest);
       for (const auto& [b, e] : used) {
         if (b > lo) {
