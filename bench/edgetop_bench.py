@@ -89,7 +89,7 @@ def main():
         while not os.path.exists(sock):
             time.sleep(0.05)
         cmd = (f"env LANG=C.UTF-8 TERM=screen-256color {os.path.abspath(edgetop)} "
-               f"--connect unix:{sock} --interval {args.interval_ms}; exec sleep 3600")
+               f"--connect unix:{sock} --interval {args.interval_ms}ms; exec sleep 3600")
         subprocess.run(tmux + ["new-session", "-d", "-s", "b", "-x", x, "-y", y, cmd], env=env,
                        check=True)
         shell = subprocess.run(tmux + ["display-message", "-p", "-t", "b", "#{pane_pid}"],

@@ -59,4 +59,22 @@ std::optional<std::string> LocalGroupName(gid_t gid, const std::string& group_fi
   return out;
 }
 
+bool LocalGroupHasMember(gid_t gid, std::string_view user, const std::string& group_file) {
+  bool member = false;
+  std::ifstream in(group_file);
+  std::string line;
+  while (!member && std::getline(in, line)) {
+    if (ParseEntry(line).gid != gid) continue;
+    // "name:password:gid:members", members comma-separated.
+    const size_t colon = line.rfind(':');
+    std::string_view rest = std::string_view(line).substr(colon + 1);
+    while (!rest.empty() && !member) {
+      const size_t comma = rest.find(',');
+      member = rest.substr(0, comma) == user;
+      rest = comma == std::string_view::npos ? std::string_view() : rest.substr(comma + 1);
+    }
+  }
+  return member;
+}
+
 }  // namespace edgemon

@@ -484,14 +484,19 @@ int Run(const Flags& flags) {
       (void)st->Close();
       return 1;
     }
+    // The URL as a browser takes it: the host (a bare port binds 127.0.0.1),
+    // an IPv6 address in brackets, then the port.
+    const std::string url =
+        "http://" +
+        (addr->host.find(':') != std::string::npos ? "[" + addr->host + "]" : addr->host) + ":" +
+        std::to_string(addr->port) + "/";
     if (addr->loopback) {
-      log->info("metrics: http://{}/metrics, live page: http://{}/", config.metrics_listen,
-                config.metrics_listen);
+      log->info("metrics: {}metrics, live page: {}", url, url);
     } else {
       log->warn(
-          "metrics: http://{}/metrics is not a loopback address: anyone who can reach it "
-          "can read this board's telemetry",
-          config.metrics_listen);
+          "metrics: {}metrics is not a loopback address: anyone who can reach it can read this "
+          "board's telemetry",
+          url);
     }
   }
   service::ServiceOptions svc_opts;

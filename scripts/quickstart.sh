@@ -3,6 +3,11 @@
 #   scripts/quickstart.sh                this machine
 #   scripts/quickstart.sh --sim BOARD    a simulated board whose values move (agx-orin, orin-nano,
 #                                        xavier-nx, tx2, jetson-nano, x86-laptop, no-sensors)
+#   scripts/quickstart.sh --no-install [--sim BOARD]
+#                                        the same without the install step, as an
+#                                        ordinary user where the packages are there
+# Only the install step needs root (install-deps.sh asks sudo for it, and only
+# when a package is missing); the build, edgemond and edgetop run as you.
 # Only the build dependencies are installed (scripts/install-deps.sh --build:
 # the compiler, CMake, Ninja and the libraries' -dev packages; no service is
 # among them, and none is started or enabled), and only the programs are
@@ -16,14 +21,22 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+install=1
 board=""
-if [ "${1:-}" = "--sim" ]; then
-  board="${2:-orin-nano}"
-  [ -d "tests/fixtures/$board" ] || { echo "quickstart: no board '$board' in tests/fixtures" >&2; exit 2; }
-  shift 2 || shift $#
-fi
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --no-install) install=0; shift ;;
+    --sim)
+      board="${2:-orin-nano}"
+      [ -d "tests/fixtures/$board" ] || { echo "quickstart: no board '$board' in tests/fixtures" >&2; exit 2; }
+      shift 2 || shift $# ;;
+    *) echo "quickstart: unknown argument '$1' (--sim BOARD, --no-install)" >&2; exit 2 ;;
+  esac
+done
 
-scripts/install-deps.sh --build
+if [ "$install" = 1 ]; then
+  scripts/install-deps.sh --build
+fi
 # A new build/ is configured for the programs alone: Release (no debug
 # information: a quarter less compile time than RelWithDebInfo), without the
 # tests and benchmarks. One already there keeps its configuration (the one

@@ -3,10 +3,17 @@
 # (scripts/install-deps.sh: their services are neither started nor enabled),
 # builds everything into build/ and runs the whole test suite:
 #   scripts/test.sh [CTEST-ARGS...]      e.g. scripts/test.sh -R daemon_e2e
+#   scripts/test.sh --no-install [CTEST-ARGS...]
+#                                        without the install step: as an ordinary
+#                                        user where the packages are there
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-scripts/install-deps.sh
+if [ "${1:-}" = "--no-install" ]; then
+  shift
+else
+  scripts/install-deps.sh
+fi
 
 # Every test is registered: a missing tool is a configure error here.
 # Debug information is line tables only (-g1): backtraces and sanitizer

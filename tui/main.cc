@@ -14,6 +14,8 @@
 #include <sys/eventfd.h>
 #include <unistd.h>
 
+#include <grpc/support/log.h>
+
 #include <CLI/CLI.hpp>
 #include <atomic>
 #include <cerrno>
@@ -29,6 +31,7 @@
 
 #include "client/duration_flag.h"
 #include "client/edgemon_client.h"
+#include "client/first_contact.h"
 #include "edgemon/paths.h"
 #include "edgemon/secret_file.h"
 #include "edgemon/text.h"
@@ -150,7 +153,9 @@ class App {
     {
       std::lock_guard<std::mutex> lock(shared_.mu);
       shared_.state = s;
-      shared_.message = st.ok() ? "" : st.message();
+      // What to do next where the failure says it (no daemon, the group, ...).
+      std::string advice = st.ok() ? "" : edgemon::client::FirstContactAdvice(client_.target(), st);
+      shared_.message = st.ok() ? "" : advice.empty() ? st.message() : advice;
       // A reconnect may reach a restarted daemon: channel ids may differ.
       if (s != ConnectionState::kConnected) shared_.need_info = true;
       shared_.state_dirty = true;
@@ -203,6 +208,9 @@ void UseBundledTerminalData() {
 }  // namespace
 
 int main(int argc, char** argv) {
+  // gRPC's own log lines would land on the screen; the reason a call failed
+  // is shown under the header instead.
+  gpr_set_log_function([](gpr_log_func_args*) {});
   std::setlocale(LC_ALL, "");
 #ifdef EDGEMON_STATIC
   UseBundledTerminalData();
@@ -220,8 +228,14 @@ int main(int argc, char** argv) {
                  "else " +
                      std::string(kDefaultTarget) + ")");
   edgemon::client::AddIntervalOption(
-      app, interval_ms, "Refresh interval: 500ms, 2s, or a bare number of milliseconds", 100,
-      60'000);
+      app, interval_ms,
+      "Refresh interval: 2s, 500ms, or a bare number of seconds as in top -d (100ms to 60s)",
+      {.min_ms = 100,
+       .max_ms = 60'000,
+       .bare_unit_ns = edgemon::kNsPerSecond,
+       .zero = "",
+       .floor_of = "edgetop's smallest refresh"},
+      "-d,--delay,--interval");
   app.add_flag("--ascii", ascii, "ASCII bars and lines (default when the locale is not UTF-8)");
   app.add_flag("--no-color", no_color, "Monochrome (also when $NO_COLOR is set)");
   edgemon::client::ConnectOptions connect_options;

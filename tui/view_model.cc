@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <string>
+#include <vector>
 
 #include "tui/panels/panels.h"
 
@@ -49,12 +50,12 @@ void DrawPowerPage(Canvas& cv, const Telemetry& t, const Glyphs& g) {
   DrawDiagnostics(cv, t, row, bottom, 1, w - 1, g);
 }
 
-}  // namespace
-
-Screen BuildScreen(const Telemetry& t, const UiState& ui) {
+// The screen of `ui`'s size; `min_height`: the least height drawn (below it,
+// a note of the size needed).
+Screen BuildScreenRows(const Telemetry& t, const UiState& ui, int min_height) {
   Canvas cv(std::max(ui.width, 1), std::max(ui.height, 1));
   const Glyphs g{ui.utf8};
-  if (ui.width < kMinWidth || ui.height < kMinHeight) {
+  if (ui.width < kMinWidth || ui.height < min_height) {
     cv.Put(0, 0, "edgetop needs " + std::to_string(kMinWidth) + "x" + std::to_string(kMinHeight),
            Role::kAlert);
     cv.Put(1, 0, "now " + std::to_string(ui.width) + "x" + std::to_string(ui.height), Role::kText);
@@ -80,6 +81,32 @@ Screen BuildScreen(const Telemetry& t, const UiState& ui) {
     }
   }
   return cv.Take();
+}
+
+}  // namespace
+
+Screen BuildScreen(const Telemetry& t, const UiState& ui) {
+  // Disconnected: the whole reason shows, its lines after the first under
+  // the header's row 1, and everything below moves down by as many rows.
+  const bool fits = ui.width >= kMinWidth && ui.height >= kMinHeight;
+  const std::vector<std::string> reason =
+      fits ? ConnectionReasonLines(ui, ui.width - 2) : std::vector<std::string>{};
+  const int extra = std::min(static_cast<int>(reason.size()) - 1, kMinHeight / 4);
+  if (extra > 0) {
+    UiState inner = ui;
+    inner.height = ui.height - extra;
+    Screen s = BuildScreenRows(t, inner, kMinHeight - extra);
+    for (Span& sp : s.spans) {
+      if (sp.row >= 2) sp.row += extra;
+    }
+    for (int i = 1; i <= extra; ++i) {
+      s.spans.push_back(
+          {1 + i, 1, Clip(reason[static_cast<size_t>(i)], ui.width - 2), Role::kAlert});
+    }
+    s.height = ui.height;
+    return s;
+  }
+  return BuildScreenRows(t, ui, kMinHeight);
 }
 
 }  // namespace edgemon::tui

@@ -1,10 +1,15 @@
 // edgemon: the command line client of edgemond.
+#include <grpc/support/log.h>
+
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <string>
+#include <vector>
 
 #include "client/cli/cli.h"
+#include "client/cli/command_args.h"
 
 #ifndef EDGEMON_VERSION
 #define EDGEMON_VERSION "unknown"
@@ -12,6 +17,9 @@
 
 int main(int argc, char** argv) {
   using namespace edgemon::cli;
+  // gRPC's own log lines (a failed TLS handshake, ...) stay off stderr: each
+  // failure is said once, in edgemon's one line with what to do next.
+  gpr_set_log_function([](gpr_log_func_args*) {});
   Registry registry;
   const char* env = std::getenv("EDGEMON_CONNECT");
   registry.globals.connect = (env && *env) ? env : kDefaultTarget;
@@ -45,7 +53,11 @@ int main(int argc, char** argv) {
   AddControlCommands(app, registry);
 
   try {
-    app.parse(argc, argv);
+    app.name(argc > 0 ? argv[0] : "edgemon");
+    auto args =
+        SeparateCommand(app, std::vector<std::string>(argv + std::min(argc, 1), argv + argc));
+    std::reverse(args.begin(), args.end());  // CLI11 takes them last first
+    app.parse(args);
   } catch (const CLI::ParseError& e) {
     const int rc = app.exit(e);
     return rc == 0 ? kExitOk : kExitUsage;

@@ -25,6 +25,7 @@
 #include <thread>
 
 #include "client/cli/cli.h"
+#include "client/cli/command_args.h"
 #include "client/cli/record_bundle.h"
 #include "client/cli/record_common.h"
 #include "client/cli/record_monitor.h"
@@ -95,7 +96,7 @@ struct RecordOptions {
   uint32_t repeat = 1;         // --repeat N
   uint32_t warmup_runs = 0;    // --warmup-runs K
   std::string cooldown = "0";  // --cooldown DURATION between runs
-  bool nvtx = false;         // --nvtx
+  bool nvtx = false;           // --nvtx
   std::vector<std::string> command;
 };
 
@@ -621,9 +622,14 @@ void AddRecordCommands(CLI::App& app, Registry& registry) {
   rec->add_flag("--nvtx", ro->nvtx,
                 "Energy per NVTX range: loads edgemon's NVTX injection library into the command "
                 "(NVTX_INJECTION64_PATH) and adds each range name's count, time and energy");
-  rec->add_option("command", ro->command, "The command and its arguments (after --)")->required();
+  AddCommandArgs(*rec, ro->command,
+                 "The command and its arguments: every word from the first that is not an "
+                 "option of record is the command's")
+      ->required();
   rec->footer(
-      "Run it as: edgemon record [OPTIONS] -- CMD [ARGS...]\n"
+      "Run it as: edgemon record [OPTIONS] CMD [ARGS...]\n"
+      "record's options end at CMD: `edgemon record python3 train.py --out x` passes --out x\n"
+      "to train.py. `--` before CMD is accepted too (needed when CMD begins with -).\n"
       "The summary goes to stderr; the command's output passes through unchanged (through a\n"
       "pipe with --items-from). The command gets EDGEMON_WINDOW, EDGEMON_WINDOW_START and\n"
       "EDGEMON_CONNECT, so `edgemon mark begin NAME` / `edgemon mark end NAME` inside it\n"

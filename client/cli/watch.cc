@@ -206,9 +206,14 @@ void AddWatchCommands(CLI::App& app, Registry& registry) {
   CLI::App* watch = app.add_subcommand("watch", "Print a line per interval until interrupted");
   watch->add_flag("--json", wf->json, "One JSON object per line (values by key, raw units)");
   client::AddIntervalOption(*watch, wf->interval_ms,
-                            "Time between lines: 500ms, 2s, or a bare number of milliseconds "
-                            "(default: every daemon sample)",
-                            0, 3600u * 1000u);
+                            "Time between lines: 2s, 500ms, or a bare number of seconds as in "
+                            "watch(1); at least 10ms, the daemon's floor (default: every daemon "
+                            "sample)",
+                            {.min_ms = client::kDaemonFloorMs,
+                             .max_ms = 3600u * 1000u,
+                             .bare_unit_ns = kNsPerSecond,
+                             .zero = "every daemon sample",
+                             .floor_of = "the daemon's floor"});
   watch
       ->add_option("--channels", wf->channels,
                    "Only these channels: keys, ids or globs (rail/*,thermal/*), comma-separated")
@@ -222,8 +227,12 @@ void AddWatchCommands(CLI::App& app, Registry& registry) {
       "tegrastats", "Print lines in tegrastats' format for this board (a drop-in for tegrastats)");
   client::AddIntervalOption(*tegra, tf->interval_ms,
                             "Time between lines: a bare number of milliseconds as in tegrastats, "
-                            "or 2s, 500ms (default 1000)",
-                            1, 3600u * 1000u);
+                            "or 2s, 500ms; at least 10ms, the daemon's floor (default 1000)",
+                            {.min_ms = client::kDaemonFloorMs,
+                             .max_ms = 3600u * 1000u,
+                             .bare_unit_ns = kNsPerMillisecond,
+                             .zero = "",
+                             .floor_of = "the daemon's floor"});
   tegra->add_option("--logfile", tf->logfile, "Append the lines to FILE (flushed after each)");
   tegra->add_option("--count", tf->count, "Stop after N lines");
   CLI::Option* start = tegra->add_flag(

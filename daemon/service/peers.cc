@@ -55,9 +55,14 @@ Result<int> ListenUnix(const std::string& path, std::optional<gid_t> gid, int ty
   addr.sun_family = AF_UNIX;
   std::memcpy(addr.sun_path, path.c_str(), path.size() + 1);
   int fd = ::socket(AF_UNIX, type | SOCK_CLOEXEC, 0);
+  // The group: a daemon run by an ordinary user (not in it) keeps its own,
+  // so that the socket stays its user's alone.
+  auto set_group = [&] {
+    if (!gid || ::chown(path.c_str(), static_cast<uid_t>(-1), *gid) == 0) return true;
+    return errno == EPERM && ::geteuid() != 0;
+  };
   if (fd < 0 || ::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0 ||
-      ::chmod(path.c_str(), 0660) != 0 ||
-      (gid && ::chown(path.c_str(), static_cast<uid_t>(-1), *gid) != 0) || ::listen(fd, 128) != 0) {
+      ::chmod(path.c_str(), 0660) != 0 || !set_group() || ::listen(fd, 128) != 0) {
     Status failed =
         Status::Unavailable("cannot listen on unix:" + path + ": " + std::strerror(errno));
     if (fd >= 0) ::close(fd);

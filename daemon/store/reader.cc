@@ -254,11 +254,13 @@ Result<FrameSet> RingStore::Impl::FramesAfter(uint64_t after_seq, size_t limit) 
   return ReadFrames(FrameQuery::kAfterSeq, static_cast<int64_t>(after_seq), 0, {}, limit);
 }
 
-// Folds raw frames' values of channel `id` into per-step accumulators. With
+// Folds raw frames' values of channel `id` with a time in [lo_ns, hi_ns)
+// into the steps of a range starting at from_ns (from_ns <= lo_ns). With
 // `after_seq`, only frames with a larger seq (the rollup tier's tail).
-Status RingStore::Impl::FoldRaw(sql::Conn& c, uint32_t id, int64_t from_ns, int64_t to_ns,
-                                int64_t step_ns, std::optional<uint64_t> after_seq,
+Status RingStore::Impl::FoldRaw(sql::Conn& c, uint32_t id, int64_t from_ns, int64_t lo_ns,
+                                int64_t hi_ns, int64_t step_ns, std::optional<uint64_t> after_seq,
                                 std::vector<ReadAgg>& acc, uint64_t& bad_frames) {
+  if (hi_ns <= lo_ns) return Status::Ok();
   int64_t lo, hi;
   if (after_seq) {
     lo = static_cast<int64_t>(*after_seq) + 1;
@@ -268,7 +270,7 @@ Status RingStore::Impl::FoldRaw(sql::Conn& c, uint32_t id, int64_t from_ns, int6
     // the table in rowid order: cheaper than a rowid lookup per index entry.
     sql::Stmt b(
         c, "SELECT min(seq), max(seq) FROM frames WHERE realtime_ns >= ?1 AND realtime_ns < ?2");
-    b.Bind(1, from_ns).Bind(2, to_ns);
+    b.Bind(1, lo_ns).Bind(2, hi_ns);
     if (!b.Step()) return b.failed() ? b.status() : Status::Ok();
     if (b.IsNull(0)) return Status::Ok();
     lo = b.Int(0);
@@ -279,14 +281,14 @@ Status RingStore::Impl::FoldRaw(sql::Conn& c, uint32_t id, int64_t from_ns, int6
   std::optional<int64_t> v;
   while (s.Step()) {
     int64_t t = s.Int(0);
-    if (t < from_ns || t >= to_ns) continue;
+    if (t < lo_ns || t >= hi_ns || t < from_ns) continue;
     if (!FindValue(s.Blob(1), id, v)) {
       ++bad_frames;  // (I14)
       continue;
     }
     if (!v) continue;
     auto& a = acc[static_cast<size_t>(BucketIndex(t, from_ns, step_ns))];
-    a.Merge(1, *v, *v, static_cast<double>(*v));
+    a.Merge(t, 1, *v, *v, static_cast<double>(*v));
   }
   return s.failed() ? s.status() : Status::Ok();
 }
@@ -309,49 +311,91 @@ Result<std::vector<Bucket>> RingStore::Impl::Downsample(const std::string& key, 
   if (!ch.ok()) return ch.status();
   const auto id = static_cast<uint32_t>(ch->id);
   std::vector<ReadAgg> acc(static_cast<size_t>(steps));
+  const int64_t period = options_.rollup_period_ns;
 
-  if (tier == Tier::kAuto) {
-    tier = Tier::kRollup;
-    if (step_ns < options_.rollup_period_ns) {
-      auto oldest = OldestFrameNs(l.conn());
-      if (!oldest.ok()) return oldest.status();
-      if (*oldest && from_ns >= **oldest) tier = Tier::kRaw;
-    }
-  }
   if (tier == Tier::kRaw) {
-    if (Status s = FoldRaw(l.conn(), id, from_ns, to_ns, step_ns, std::nullopt, acc, bad);
+    if (Status s = FoldRaw(l.conn(), id, from_ns, from_ns, to_ns, step_ns, std::nullopt, acc, bad);
         !s.ok()) {
       return s;
     }
   } else {
+    // kAuto at a step of at least one rollup period: the rollup rows, each in
+    // the step that holds its period's start (a row is as fine as the step),
+    // plus the raw frames after them. At a finer step: the rows only where
+    // their frames were retired (the period ends at or before the raw tier's
+    // start), and the raw frames everywhere else, at the asked step; `used`
+    // holds the periods answered from rows, in time order.
+    const bool coarse = tier == Tier::kRollup || step_ns >= period;
+    std::optional<int64_t> oldest;  // the raw tier's start (kAuto)
+    if (tier == Tier::kAuto) {
+      auto o = OldestFrameNs(l.conn());
+      if (!o.ok()) return o.status();
+      oldest = *o;
+    }
     uint64_t rollup_seq = 0;
-    {
+    if (coarse) {
       sql::Stmt m(l.conn(), "SELECT value FROM meta WHERE key = 'rollup_seq'");
       if (m.Step()) rollup_seq = static_cast<uint64_t>(m.Int(0));
       if (m.failed()) return m.status();
     }
+    std::vector<std::pair<int64_t, int64_t>> used;
     sql::Stmt s(l.conn(),
                 "SELECT t_ns, count, min, max, sum FROM rollup "
-                "WHERE channel = ?1 AND t_ns >= ?2 AND t_ns < ?3");
+                "WHERE channel = ?1 AND t_ns >= ?2 AND t_ns < ?3 ORDER BY t_ns");
     s.Bind(1, int64_t{id}).Bind(2, from_ns).Bind(3, to_ns);
     while (s.Step()) {
       const int64_t t = s.Int(0);
       if (t < from_ns || t >= to_ns) continue;  // what SQL selected, checked before indexing
-      auto& a = acc[static_cast<size_t>(BucketIndex(t, from_ns, step_ns))];
-      a.Merge(s.Int(1), s.Int(2), s.Int(3), static_cast<double>(s.Int(4)));
+      int64_t first = t;                        // the row's first value: its period's start
+      const int64_t end = AddSaturating(t, period);
+      if (!coarse) {
+        if (oldest && end > *oldest) continue;  // not retired: the raw frames answer
+        used.emplace_back(t, end);
+      } else if (oldest && t < *oldest && *oldest < end) {
+        // The period the raw tier starts in: its first value is the oldest
+        // frame where no row before it says frames were retired (a daemon
+        // started mid-period).
+        sql::Stmt e(l.conn(), "SELECT 1 FROM rollup WHERE channel = ?1 AND t_ns < ?2 LIMIT 1");
+        e.Bind(1, int64_t{id}).Bind(2, t);
+        if (!e.Step()) first = *oldest;
+        if (e.failed()) return e.status();
+      }
+      acc[static_cast<size_t>(BucketIndex(t, from_ns, step_ns))].Merge(
+          first, s.Int(1), s.Int(2), s.Int(3), static_cast<double>(s.Int(4)));
     }
     if (s.failed()) return s.status();
-    // Frames not yet in the rollup tier (the open period).
-    if (Status e = FoldRaw(l.conn(), id, from_ns, to_ns, step_ns, rollup_seq, acc, bad); !e.ok()) {
-      return e;
+    if (coarse) {
+      // Frames not yet in the rollup tier (the open period).
+      if (Status e = FoldRaw(l.conn(), id, from_ns, from_ns, to_ns, step_ns, rollup_seq, acc, bad);
+          !e.ok()) {
+        return e;
+      }
+    } else if (oldest) {
+      // The raw frames from the raw tier's start on, between the retired
+      // periods answered from rows.
+      int64_t lo = std::max(from_ns, *oldest);
+      for (const auto& [b, e] : used) {
+        if (b > lo) {
+          if (Status st = FoldRaw(l.conn(), id, from_ns, lo, b, step_ns, std::nullopt, acc, bad);
+              !st.ok()) {
+            return st;
+          }
+        }
+        lo = std::max(lo, e);
+      }
+      if (Status st = FoldRaw(l.conn(), id, from_ns, lo, to_ns, step_ns, std::nullopt, acc, bad);
+          !st.ok()) {
+        return st;
+      }
     }
   }
   std::vector<Bucket> out;
   for (size_t k = 0; k < acc.size(); ++k) {
     const auto& a = acc[k];
     if (a.count == 0) continue;
-    // Below BucketCount: a start inside [from_ns, to_ns).
-    const int64_t t = BucketStart(from_ns, k, step_ns).value_or(to_ns);
+    // Below BucketCount: a start inside [from_ns, to_ns). Never dated before
+    // the first value it holds.
+    const int64_t t = std::max(BucketStart(from_ns, k, step_ns).value_or(to_ns), a.first_ns);
     out.push_back({t, a.min, a.sum / static_cast<double>(a.count), a.max, a.count});
   }
   if (bad_frames) *bad_frames += bad;

@@ -59,12 +59,12 @@
 // range scan.
 //
 // Reads. Range/Latest decode the blobs of the frames found through
-// frames_by_time. Downsample with a step of at least one rollup period, or
-// over a range older than the raw tier, reads one channel's rollup rows plus
-// the raw frames after meta.rollup_seq (the open period); a finer step inside
-// the raw tier scans the raw frames in seq order and decodes only the one
-// value (FindValue). 24 h of 1 Hz frames to 1000 points: ~0.2 ms from the
-// rollup tier, ~30 ms forced from raw frames (store_bench).
+// frames_by_time. Downsample at a step of at least one rollup period reads a
+// channel's rollup rows (each in the step holding its period's start) plus the
+// raw frames after meta.rollup_seq; a finer step scans the raw frames wherever
+// the raw tier holds them, in seq order, decoding only the one value
+// (FindValue), and rows only for retired periods. 24 h of 1 Hz frames to 1000
+// points: ~0.2 ms from the rollup tier, ~30 ms forced from raw (store_bench).
 //
 // Invariants (numbers are referred to in the store's source files;
 // ring_store_impl.h says which file holds what):
@@ -340,7 +340,7 @@ using edgemon::Bucket;
 using edgemon::Window;
 
 enum class Tier : uint8_t {
-  kAuto,    // raw if step < rollup period and the range is within the raw tier, else rollup
+  kAuto,    // step >= rollup period: rollup (+ raw tail); finer: raw, rollup where retired
   kRaw,     // raw frames only
   kRollup,  // rollup rows (+ raw frames newer than the last rollup write)
 };
@@ -506,8 +506,10 @@ class RingStore {
   Status SetPushCursor(const std::string& destination, const PushCursor& cursor);
   // One channel downsampled to steps [from + k*step, from + (k+1)*step).
   // Steps without a value are left out. From the rollup tier, each period's
-  // row counts in the step that holds the period's start. Raw frames whose
-  // data does not decode are skipped and, with `bad_frames`, counted there.
+  // row counts in the step that holds the period's start. A step is dated at
+  // its start, or at its first value where that is later (a rollup row's
+  // value: its period's start). Raw frames whose data does not decode are
+  // skipped and, with `bad_frames`, counted there.
   // Any int64 bounds (the range may be wider than int64: 1678 to 2262);
   // more than kMaxDownsampleSteps steps (BucketCount, checked.h) is
   // INVALID_ARGUMENT, and so is a step <= 0.

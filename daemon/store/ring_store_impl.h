@@ -172,15 +172,18 @@ struct SpanAgg {
   }
 };
 
-// Read-side accumulator (sums in double: averages only).
+// Read-side accumulator (sums in double: averages only). `first_ns`: the
+// earliest time folded in (a raw frame's time, a rollup row's period start).
 struct ReadAgg {
   int64_t count = 0;
   int64_t min = 0;
   int64_t max = 0;
   double sum = 0;
+  int64_t first_ns = INT64_MAX;
 
-  void Merge(int64_t n, int64_t mn, int64_t mx, double s) {
+  void Merge(int64_t t, int64_t n, int64_t mn, int64_t mx, double s) {
     if (n <= 0) return;
+    first_ns = std::min(first_ns, t);
     if (count == 0) {
       min = mn;
       max = mx;
@@ -371,9 +374,11 @@ class RingStore::Impl {
   // kAfterSeq: frames with seq > from_ns (a seq) in seq order.
   Result<FrameSet> ReadFrames(FrameQuery query, int64_t from_ns, int64_t to_ns,
                               const std::vector<std::string>& keys, size_t limit);
-  Status FoldRaw(sql::Conn& c, uint32_t id, int64_t from_ns, int64_t to_ns, int64_t step_ns,
-                 std::optional<uint64_t> after_seq, std::vector<internal::ReadAgg>& acc,
-                 uint64_t& bad_frames);
+  // Folds raw frames with a time in [lo_ns, hi_ns) into the steps of
+  // [from_ns, ...) (all frames after `after_seq` where that is given).
+  Status FoldRaw(sql::Conn& c, uint32_t id, int64_t from_ns, int64_t lo_ns, int64_t hi_ns,
+                 int64_t step_ns, std::optional<uint64_t> after_seq,
+                 std::vector<internal::ReadAgg>& acc, uint64_t& bad_frames);
   Result<std::optional<double>> CounterAtIn(sql::Conn& c, uint32_t id, int64_t t);
 
   const std::string path_;

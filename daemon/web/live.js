@@ -179,7 +179,39 @@
       { field: "lfb_size", title: "Largest free" }]);
     table("fan-table", ["fan"], [{ field: "speed", title: "Speed" }, { field: "duty", title: "Duty" }]);
     table("engine-table", ["engine"], [{ field: "state", title: "State" }, { field: "freq", title: "Clock" }]);
+    seedLive();
     if (!historyLoaded) loadHistory();
+  }
+
+  // The live chart drawn on load: the rails' last stored frames (one step per
+  // frame period) come first; the stream's frames follow them.
+  function seedLive() {
+    var keys = liveRails.map(function (r) { return r.key; });
+    if (!keys.length) return;
+    var period = Math.max(1, hello.period_ms);
+    var q = "api/history?from=-" + Math.ceil(LIVE_POINTS * period / 1000) + "s&to=now&step=" +
+            period + "ms&channels=" + encodeURIComponent(keys.join(","));
+    var asked = hello;
+    fetch(q, { credentials: "same-origin" }).then(function (r) {
+      return r.ok ? r.json() : null;
+    }).then(function (h) {
+      if (!h || hello !== asked) return;
+      var byT = {};
+      h.series.forEach(function (sr) {
+        var i = keyIndex[sr.key];
+        if (i === undefined) return;
+        sr.t.forEach(function (t, j) {
+          var f = byT[t] || (byT[t] = { t: t, v: hello.channels.map(function () { return null; }) });
+          f.v[i] = sr.avg[j];
+        });
+      });
+      var first = recent.length ? recent[0].t : Infinity;
+      var stored = Object.keys(byT).map(function (t) { return byT[t]; })
+        .filter(function (f) { return f.t < first; })
+        .sort(function (a, b) { return a.t - b.t; });
+      recent = stored.concat(recent).slice(-LIVE_POINTS);
+      drawLive();
+    }).catch(function () { /* the stream's frames draw it */ });
   }
 
   function modeName(v) {
@@ -343,8 +375,14 @@
     var yr = range(all);
     var m = frame(s, { w: 960, h: 260 }, h.from, h.to, yr[0], yr[1], "W");
     $("range-text").textContent = utc(h.from, true) + " .. " + utc(h.to, true) + " UTC, step " + dur(h.step);
+    // Labels at least 11 px on the screen whatever the chart's scale, in as
+    // many rows as fit; the chart remembers the width it was drawn for.
+    var shownWidth = s.getBoundingClientRect().width || 960;
+    s.setAttribute("data-width", Math.round(shownWidth));
+    var fs = Math.max(11, 11 * 960 / shownWidth), pitch = Math.ceil(fs * 1.25);
     var rows = [];  // per label row, where its last label ends
-    h.windows.forEach(function (w) {
+    var maxRows = Math.max(1, Math.floor((m.B - m.T - 4) / pitch));
+    h.windows.slice().sort(function (p, q) { return p.start - q.start; }).forEach(function (w) {
       var a = Math.max(h.from, w.start), b = Math.min(h.to, w.end === null ? h.now : w.end);
       var x0 = m.X(a), x1 = Math.max(m.X(b), x0 + 2);
       var r = svg("rect", { class: "window" + (w.end === null ? " open" : ""), x: x0, y: m.T,
@@ -354,11 +392,21 @@
       r.addEventListener("mouseenter", function () { showEnergy(w, r); });
       r.addEventListener("click", function () { showEnergy(w, r); });
       s.appendChild(r);
-      // Labels that would overlap go one row lower.
+      // A label that would overlap one already drawn goes one row lower (in
+      // start order, by its drawn width); none fits: the window's tooltip
+      // still names it.
+      // A label that would run past the chart's right edge ends at it.
+      var text = s.appendChild(svg("text", { class: "wlabel", style: "font-size:" + fs.toFixed(1) + "px" },
+                                   w.label));
+      var width = text.getComputedTextLength ? text.getComputedTextLength() : 0;
+      if (!(width > 0)) width = 0.6 * fs * w.label.length;
+      var x = Math.max(m.L, Math.min(x0 + 2, m.R - width));
       var row = 0;
-      while (row < rows.length && rows[row] > x0) row++;
-      rows[row] = x0 + 4 + 6.5 * w.label.length;
-      s.appendChild(svg("text", { class: "wlabel", x: x0 + 2, y: m.T + 12 + 13 * (row % 6) }, w.label));
+      while (row < rows.length && rows[row] > x) row++;
+      if (row >= maxRows) { s.removeChild(text); return; }
+      text.setAttribute("x", x);
+      text.setAttribute("y", m.T + fs + pitch * row);
+      rows[row] = x + width + fs / 2;
     });
     var names = [];
     h.series.forEach(function (sr) {
@@ -478,6 +526,13 @@
     var to = Math.min(shown.now, mid + span);
     view = { from: at(to - 2 * span), to: at(to), relative: null };
     loadHistory();
+  });
+
+  // The history redrawn for a new width (its labels keep their size on the screen).
+  var resizeTimer = null;
+  window.addEventListener("resize", function () {
+    clearTimeout(resizeTimer);
+    resizeTimer = setTimeout(function () { if (shown) drawHistory(); }, 100);
   });
 
   // ---- The stream ----

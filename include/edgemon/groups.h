@@ -21,5 +21,9 @@ std::optional<gid_t> LocalGroupId(std::string_view name,
 // The name of group `gid`; nullopt when there is none.
 std::optional<std::string> LocalGroupName(gid_t gid,
                                           const std::string& group_file = EtcPath("group"));
+// Whether `user` is listed as a member of group `gid` (its supplementary
+// members; a user whose primary group it is is not listed there).
+bool LocalGroupHasMember(gid_t gid, std::string_view user,
+                         const std::string& group_file = EtcPath("group"));
 
 }  // namespace edgemon

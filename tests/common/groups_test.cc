@@ -40,6 +40,19 @@ TEST_F(GroupsTest, NamesAndIdsBothWays) {
   EXPECT_EQ(LocalGroupName(995, f), std::nullopt);
 }
 
+TEST_F(GroupsTest, MembersAreWholeNamesOfTheirGroup) {
+  const std::string& f = Write(
+      "root:x:0:\n"
+      "edgemon:x:997:alice,bob\n"
+      "other:x:998:carol\n");
+  EXPECT_TRUE(LocalGroupHasMember(997, "alice", f));
+  EXPECT_TRUE(LocalGroupHasMember(997, "bob", f));
+  EXPECT_FALSE(LocalGroupHasMember(997, "al", f));     // whole names only
+  EXPECT_FALSE(LocalGroupHasMember(997, "carol", f));  // another group's
+  EXPECT_FALSE(LocalGroupHasMember(0, "root", f));     // a primary group lists none
+  EXPECT_FALSE(LocalGroupHasMember(996, "alice", f));  // no such group
+}
+
 TEST_F(GroupsTest, AMalformedEntryIsNoGroup) {
   const std::string& f = Write(
       "bad:x:12a:\n"

@@ -170,8 +170,14 @@ class Daemon:
         self.port = free_port()
         self.origin = f"http://127.0.0.1:{self.port}"
         self.target = "unix:" + os.path.join(tmp, "api.sock")
+        self.started_ms = time.time() * 1000  # before edgemond's first frame
+        # 2 s rollup periods: rollup rows exist within seconds, as after a
+        # minute on a daemon of the default period.
+        config = os.path.join(tmp, "edgemond.toml")
+        with open(config, "w") as f:
+            f.write('[store]\nrollup_period = "2s"\n')
         self.proc = subprocess.Popen(
-            [ARGS.edgemond, "--root", os.path.join(tmp, "board"), "--db",
+            [ARGS.edgemond, "--config", config, "--root", os.path.join(tmp, "board"), "--db",
              os.path.join(tmp, "edgemon.db"), "--listen", self.target,
              "--metrics-listen", str(self.port), "--interval-ms", str(INTERVAL_MS)],
             stdout=self.log, stderr=subprocess.STDOUT)
@@ -220,10 +226,43 @@ def record_window(d):
     expect(r.returncode == 0, f"record exit {r.returncode}: {r.stderr}")
     line = [ln for ln in r.stderr.splitlines() if "(window " in ln][0]
     window = int(line.split("(window ")[1].split(")")[0])
+    # Seven short runs moments apart: their labels must not overlap.
+    for i in range(7):
+        for what in ("begin", "end"):
+            r = subprocess.run([ARGS.edgemon, "--connect", d.target, "mark", what,
+                                f"run-{i}-resnet50"], capture_output=True, text=True,
+                               timeout=LIMIT_S, env=env)
+            expect(r.returncode == 0, f"mark {what} exit {r.returncode}: {r.stderr}")
     r = subprocess.run([ARGS.edgemon, "--connect", d.target, "mark", "begin", "live-open"],
                        capture_output=True, text=True, timeout=LIMIT_S, env=env)
     expect(r.returncode == 0, f"mark begin exit {r.returncode}: {r.stderr}")
     return window
+
+
+def log_line_url(d):
+    """--metrics-listen PORT: the log names the URL a browser takes."""
+    d.log.flush()
+    with open(os.path.join(d.tmp, "log.txt")) as f:
+        log = f.read()
+    want = f"live page: http://127.0.0.1:{d.port}/"
+    expect(want in log and f"metrics: http://127.0.0.1:{d.port}/metrics" in log,
+           f"{want!r} not in the log: {log[-1500:]!r}")
+
+
+def history_on_a_young_daemon(d):
+    """/api/history over a range longer than the daemon's life: steps at the
+    asked step from its raw frames, none dated before its first frame."""
+    deadline = time.time() + LIMIT_S
+    while True:
+        _, body = d.get("/api/history?from=-5m&to=now&step=1s&channels=rail/VDD_IN/power")
+        t = json.loads(body)["series"][0]["t"] if json.loads(body)["series"] else []
+        if len(t) >= 3 or time.time() > deadline:
+            break
+        time.sleep(0.5)
+    expect(len(t) >= 3, f"history steps on a young daemon: {t}")
+    expect(all(x >= d.started_ms - 1 for x in t),
+           f"steps dated before the daemon started ({d.started_ms:.0f}): {t[:3]}")
+    expect(all(0 < b - a < 2000 for a, b in zip(t, t[1:])), f"not 1 s steps: {t}")
 
 
 def bad_requests(d):
@@ -291,21 +330,42 @@ def live_page(d):
         cdp.screenshot(png)
         expect(os.path.getsize(png) > 20000, "the screenshot is nearly empty")
         print(f"screenshot: {png}", flush=True)
-        # On a phone-width screen every card fits the page: none is cut off at
-        # the right edge, and the page does not scroll sideways (a table wider
-        # than its card scrolls inside the card).
-        for width in (360, 320):
+        # At a phone's, a tablet's and two desktop widths every card fits the
+        # page and its content fits the card (no card scrolls sideways, none
+        # is cut off), both charts are drawn, and no two run labels overlap.
+        for width in (320, 768, 1400, 1920):
             cdp.viewport(width)
             fit = cdp.wait_for(f"""(function () {{
               if (window.innerWidth !== {width}) return null;
-              var out = {{page: document.documentElement.scrollWidth, cut: []}};
+              var hc = document.getElementById('history-chart');  // redrawn for this width
+              if (Math.abs(+hc.getAttribute('data-width') - hc.getBoundingClientRect().width) > 1)
+                return null;
+              var out = {{page: document.documentElement.scrollWidth, cut: [], scroll: [],
+                          charts: [], overlaps: []}};
               document.querySelectorAll('main > section').forEach(function (s) {{
                 var r = s.getBoundingClientRect();
                 if (r.left < 0 || r.right > {width} + 0.5) out.cut.push(s.id + ' ' + r.left + '-' + r.right);
+                if (s.scrollWidth > s.clientWidth + 1) out.scroll.push(s.id + ' ' + s.scrollWidth + '>' + s.clientWidth);
               }});
+              ['live-chart', 'history-chart'].forEach(function (id) {{
+                var c = document.getElementById(id), b = c.getBoundingClientRect();
+                out.charts.push([id, c.querySelectorAll('path.series').length, Math.round(b.width)]);
+              }});
+              var boxes = Array.prototype.map.call(
+                document.querySelectorAll('#history-chart text.wlabel'),
+                function (t) {{ return [t.textContent, t.getBoundingClientRect()]; }});
+              for (var i = 0; i < boxes.length; i++) for (var j = i + 1; j < boxes.length; j++) {{
+                var a = boxes[i][1], b = boxes[j][1];
+                if (a.left < b.right && b.left < a.right && a.top < b.bottom && b.top < a.bottom)
+                  out.overlaps.push(boxes[i][0] + ' / ' + boxes[j][0]);
+              }}
               return out; }})()""", f"the page laid out {width} px wide")
-            expect(not fit["cut"] and fit["page"] <= width,
-                   f"at {width} px: cards cut off {fit['cut']}, page {fit['page']} px wide")
+            expect(not fit["cut"] and fit["page"] <= width and not fit["scroll"],
+                   f"at {width} px: cards cut off {fit['cut']}, scrolling {fit['scroll']}, "
+                   f"page {fit['page']} px wide")
+            expect(all(n == len(rails) and w > 0 for _, n, w in fit["charts"]),
+                   f"at {width} px: charts {fit['charts']}")
+            expect(not fit["overlaps"], f"at {width} px: run labels overlap: {fit['overlaps']}")
         cdp.viewport(1280)
         # A second load, some frames later: the values moved with the simulator.
         # Meanwhile the fan's tachometer reads garbage: its speed is missing.
@@ -320,6 +380,14 @@ def live_page(d):
           return s.indexOf('frame ') === 0 && +s.split(' ')[1] > {seq + 2} &&
             document.querySelectorAll('#rails td[data-key$="/power"]:not(.missing)').length
               === {len(rails)}; }})()""", "a later frame after reloading")
+        # The live chart is drawn on load from the stored frames, not only
+        # from those streamed since: more points than frames came.
+        live = cdp.eval("""(function () {
+          var p = document.querySelector('#live-chart path.series');
+          var s = document.getElementById('status').textContent;
+          return [p ? (p.getAttribute('d').match(/[ML]/g) || []).length : 0, +s.split(' ')[1]]; })()""")
+        expect(live[0] >= 20 and live[0] > live[1] - seq + 5,
+               f"the live chart on load: {live[0]} points, {live[1] - seq} frames since")
         # A missing value reads as a dash, never 0.
         fan = cdp.wait_for("""(function () {
           var td = document.querySelector('#fan-table td[data-key$="/speed"]');
@@ -358,7 +426,9 @@ def main():
     ARGS = p.parse_args()
     ARGS.artifacts = os.path.abspath(ARGS.artifacts)
     return run_on("edgemon-live-", Daemon,
-                  [("bad_requests", bad_requests), ("live_page", live_page)], ARGS.artifacts)
+                  [("log_line_url", log_line_url),
+                   ("history_on_a_young_daemon", history_on_a_young_daemon),
+                   ("bad_requests", bad_requests), ("live_page", live_page)], ARGS.artifacts)
 
 
 if __name__ == "__main__":

@@ -171,19 +171,27 @@ def main():
             check(r.returncode == 77 and "refused" in r.stderr,
                   f"edgemon as nobody without the group: exit {r.returncode} {r.stderr!r}, "
                   "want 77 (refused)")
+            # In one line, what to do next: join the socket's group, log in again.
+            check(r.stderr.count("\n") == 1
+                  and "only members of the `edgemon` group may connect" in r.stderr
+                  and "sudo usermod -aG edgemon $USER" in r.stderr
+                  and "log out and in again" in r.stderr,
+                  f"edgemon as nobody without the group: {r.stderr!r}, want the remedy")
             # And the Python package raises its documented PermissionDenied.
             py = ("import edgemon, sys\n"
                   "try:\n"
                   "    edgemon.connect(sys.argv[1]).latest()\n"
                   "    print('served')\n"
                   "except edgemon.Error as e:\n"
-                  "    print(type(e).__name__)\n")
+                  "    print(type(e).__name__, e)\n")
             r = subprocess.run(["setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups",
                                 "/usr/bin/python3", "-c", py, "unix:" + d.sock],
                                capture_output=True, text=True, timeout=60,
                                env={"PYTHONPATH": pydir, "PATH": "/usr/bin:/bin",
                                     "PYTHONDONTWRITEBYTECODE": "1"})
-            check(r.stdout.strip() == "PermissionDenied",
+            check(r.stdout.startswith("PermissionDenied ")
+                  and "only members of the `edgemon` group may connect" in r.stdout
+                  and "log out and in again" in r.stdout,
                   f"the Python package as nobody: {r.stdout!r} {r.stderr[-300:]!r}, "
                   "want PermissionDenied")
 

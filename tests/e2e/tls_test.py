@@ -87,6 +87,17 @@ def main():
                 check(e.code() in (grpc.StatusCode.UNAVAILABLE,
                                    grpc.StatusCode.DEADLINE_EXCEEDED),
                       f"plain-text client: unexpected {e.code()}")
+            if args.edgemon:
+                # The edgemon command names the remedy: --tls/--tls-ca for a
+                # TLS listener reached in plain text or with untrusted roots.
+                for flags, want in (([], "if the daemon listens with TLS, add --tls"),
+                                    (["--tls"], "the TLS handshake failed")):
+                    r = subprocess.run([args.edgemon, "--connect", f"127.0.0.1:{port}", *flags,
+                                        "now"], capture_output=True, text=True, timeout=30)
+                    lines = r.stderr.strip().splitlines()
+                    check(r.returncode == 69 and len(lines) == 1 and want in lines[0]
+                          and "--tls-ca" in lines[0],
+                          f"edgemon {flags} to a TLS port: exit {r.returncode} {r.stderr!r}")
             secure.close()
             plain.close()
         finally:
@@ -149,8 +160,17 @@ def main():
                       f"edgemon --token-file: exit {r.returncode} {r.stderr.strip()}")
                 r = subprocess.run(base_cli + ["sensors"], capture_output=True, text=True,
                                    timeout=30)
-                check(r.returncode == 77 and "UNAUTHENTICATED" in r.stderr,
+                check(r.returncode == 77 and "wants a bearer token" in r.stderr
+                      and "--token-file" in r.stderr and r.stderr.count("\n") == 1,
                       f"edgemon without the token: exit {r.returncode} {r.stderr.strip()}")
+                wrong = os.path.join(tmp, "wrong-token")
+                with open(wrong, "w") as f:
+                    f.write("s3cret-token-012345678X\n")
+                r = subprocess.run(base_cli + ["--token-file", wrong, "sensors"],
+                                   capture_output=True, text=True, timeout=30)
+                check(r.returncode == 77 and "refused the bearer token" in r.stderr
+                      and "--token-file" in r.stderr,
+                      f"edgemon with a wrong token: exit {r.returncode} {r.stderr.strip()}")
             chan.close()
             local.close()
         finally:

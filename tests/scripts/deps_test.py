@@ -250,6 +250,24 @@ def check_test_sh(source_dir, full):
     expect(len(ctest) == 1 and ctest[0][1:] == want, f"test.sh runs {ctest}, not ctest {want}")
 
 
+def check_no_install(source_dir):
+    """--no-install: the scripts build (and test) without the install step, so
+    an ordinary user runs them where the packages are there; no sudo, no apt-get."""
+    for script, extra in (("quickstart.sh", ["--sim", "orin-nano"]), ("test.sh", [])):
+        s = Scratch(source_dir, own_policy=None)
+        src = scripts_copy(source_dir, os.path.join(s.dir, "src"), cache=True)
+        os.makedirs(os.path.join(src, "tests/fixtures/orin-nano"))
+        for args in (["--no-install"] + extra, extra + ["--no-install"]):
+            if script == "test.sh" and args[0] != "--no-install":
+                continue  # test.sh takes it first; the rest goes to ctest
+            p, calls = s.run([os.path.join(src, "scripts", script)] + args, postinst=False,
+                             cwd=src)
+            expect(not any(c.startswith(("apt-get", "sudo")) for c in calls),
+                   f"{script} {' '.join(args)} installs: {calls}")
+            expect(any(c.startswith("cmake --build") for c in calls),
+                   f"{script} {' '.join(args)} builds nothing: {calls} {p.stderr[-300:]}")
+
+
 def check_services(source_dir, own_policy, apt_exit, killed_before=False):
     what = (f"(own policy-rc.d: {own_policy is not None}, apt-get exit {apt_exit}, "
             f"a run killed before: {killed_before})")
@@ -315,6 +333,7 @@ def main():
     check_quickstart(a.source_dir, build, cache=False)
     check_quickstart(a.source_dir, build, cache=True)
     check_test_sh(a.source_dir, full)
+    check_no_install(a.source_dir)
     check_services(a.source_dir, own_policy=None, apt_exit=0)
     check_services(a.source_dir, own_policy="#!/bin/sh\n# the owner's\nexit 0\n", apt_exit=0)
     check_services(a.source_dir, own_policy=None, apt_exit=100)

@@ -6,3 +6,13 @@ add_test(NAME deps_scripts
          COMMAND ${EDGEMON_SYSTEM_PYTHON3} ${CMAKE_CURRENT_LIST_DIR}/deps_test.py
                  --source-dir ${PROJECT_SOURCE_DIR})
 set_tests_properties(deps_scripts PROPERTIES TIMEOUT 120)
+
+# nonroot_quickstart: the README's path without root, as a user created for
+# the test (as root; as the caller otherwise): install-deps.sh --build asks
+# no sudo where the packages are there, quickstart.sh --no-install runs
+# edgemond on a simulated board with the programs already built, and the
+# Python packages install into a venv with pip from the tree (nonroot_test.py).
+add_test(NAME nonroot_quickstart
+         COMMAND ${EDGEMON_SYSTEM_PYTHON3} ${CMAKE_CURRENT_LIST_DIR}/nonroot_test.py
+                 --source-dir ${PROJECT_SOURCE_DIR} --build-dir ${PROJECT_BINARY_DIR})
+set_tests_properties(nonroot_quickstart PROPERTIES TIMEOUT 300)

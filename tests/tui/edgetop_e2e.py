@@ -237,7 +237,7 @@ def check_reconnect(tmux, target, daemon):
 
 def start_edgetop(tmux, name, sock, x, y, env="", flags=""):
     cmd = (f"env LANG=C.UTF-8 TERM=screen-256color {env} {ARGS.edgetop} --connect unix:{sock} "
-           f"--interval 500 {flags}; echo EDGETOP_EXIT=$?; exec sleep 600")
+           f"--interval 500ms {flags}; echo EDGETOP_EXIT=$?; exec sleep 600")
     tmux("new-session", "-d", "-s", name, "-x", str(x), "-y", str(y), cmd)
     tmux.wait_for(name, lambda ls: ls and ls[0].startswith(" edgetop"), what="edgetop started")
     expect(tmux.fmt(name, "#{alternate_on}") == "1", "edgetop should use the alternate screen")
@@ -346,8 +346,13 @@ def main():
         run("no_color_and_ascii", monochrome_and_ascii)
 
         def bad_flags():
-            r = subprocess.run([ARGS.edgetop, "--interval", "5"], capture_output=True, text=True)
-            expect(r.returncode != 0 and "interval" in r.stderr.lower(), r.stderr)
+            # A bare number is seconds (top -d): 5 is valid, 0.05 is below the
+            # smallest refresh and refused with it, never clamped.
+            r = subprocess.run([ARGS.edgetop, "-d", "0.05"], capture_output=True, text=True)
+            expect(r.returncode != 0 and "below edgetop's smallest refresh of 100ms" in r.stderr,
+                   r.stderr)
+            r = subprocess.run([ARGS.edgetop, "--interval", "61"], capture_output=True, text=True)
+            expect(r.returncode != 0 and "above the largest interval, 60s" in r.stderr, r.stderr)
             r = subprocess.run([ARGS.edgetop, "--connect", ""], capture_output=True, text=True)
             expect(r.returncode == 2 and r.stderr.startswith("edgetop: "), r.stderr)
             r = subprocess.run([ARGS.edgetop, "--connect", "unix:" + daemon.sock],
@@ -355,6 +360,21 @@ def main():
             expect(r.returncode == 1 and "terminal" in r.stderr and r.stderr.count("\n") == 1,
                    r.stderr)
         run("bad_flags_and_no_terminal", bad_flags)
+
+        def no_daemon_reason_whole():
+            # No daemon at the address: the whole reason and what to do next
+            # show on an 80x24 screen, not cut at the edge.
+            nowhere = os.path.join(tmp, "nothing.sock")
+            start_edgetop(tmux, "gone", nowhere, 80, 24)
+            lines = tmux.wait_for("gone", lambda ls: any("unreachable" in l for l in ls),
+                                  what="the reason")
+            text = " ".join(l.strip() for l in lines[1:8])
+            for part in ("no socket there", "sudo systemctl start edgemond",
+                         "EDGEMON_CONNECT", "retrying"):
+                expect(part in text, f"{part!r} not on the screen:\n" + "\n".join(lines))
+            tmux("send-keys", "-t", "gone", "q")
+            check_restored(tmux, "gone", 0)
+        run("no_daemon_reason_whole", no_daemon_reason_whole)
     finally:
         tmux.kill()
         daemon.kill(signal.SIGTERM)

@@ -521,6 +521,35 @@ TEST(EdgetopView, DisconnectedIsSaidAndLastValuesStay) {
   EXPECT_NE(LineWith(none, "no data yet").find(ui.target), std::string::npos);
 }
 
+// The reason for a lost daemon is shown whole, wrapped under the header,
+// however long (what to do next is at its end); the screen moves down.
+TEST(EdgetopView, DisconnectedReasonIsShownWhole) {
+  Board b = LoadBoard("agx-orin");
+  Telemetry t = Feed(b);
+  UiState ui = Ui(80, 24);
+  ui.connection = client::ConnectionState::kDisconnected;
+  ui.connection_message =
+      "permission denied: only members of the `edgemon` group may connect: join it (`sudo "
+      "usermod -aG edgemon $USER`), then log out and in again";
+  auto lines = Render(t, ui);
+  std::string text;
+  for (int i = 1; i < 5; ++i) text += lines[static_cast<size_t>(i)] + " ";
+  auto squeeze = [](std::string s) {
+    std::string out;
+    for (char c : s) {
+      if (c != ' ') out += c;
+    }
+    return out;
+  };
+  EXPECT_NE(squeeze(text).find(squeeze("daemon at " + ui.target +
+                                       " unreachable: " + ui.connection_message + "; retrying")),
+            std::string::npos)
+      << Joined(lines);
+  EXPECT_EQ(lines[2].find("1 Overview"), std::string::npos) << Joined(lines);  // moved down
+  EXPECT_NE(LineWith(lines, "1 Overview"), "");
+  EXPECT_NE(LineWith(lines, "VDD_GPU_SOC"), "");
+}
+
 TEST(EdgetopView, MissingRailValueIsADash) {
   Board b = LoadBoard("agx-orin");
   const Channel* cv = b.info.inventory.Find(Kind::kRail, "VDD_CPU_CV", Field::kPower);
@@ -631,6 +660,14 @@ TEST(EdgetopView, ProcessesPageSaysWhyGpuMemoryOrTheListIsMissing) {
   EXPECT_NE(lines[static_cast<size_t>(row)].find("GPU"), std::string::npos);  // the column stays
   std::string init = LineWith(lines, "/sbin/init");
   EXPECT_NE(init.find(" - "), std::string::npos) << init;  // a dash, never 0
+
+  // The Overview shows no such line: the GPU column's dashes say it quietly.
+  lines = Render(t, Ui(120, 50));
+  EXPECT_EQ(LineWith(lines, "GPU memory unavailable"), "") << Joined(lines);
+  row = -1;
+  LineWith(lines, "COMMAND", &row);
+  ASSERT_GE(row, 0) << Joined(lines);
+  EXPECT_NE(lines[static_cast<size_t>(row)].find("GPU"), std::string::npos);
 
   // A process seen for the first time has no CPU share yet: a dash, never 0.0.
   list = Processes();

@@ -26,6 +26,38 @@ std::string JoinHeader(const std::vector<std::string>& parts, const Glyphs& g) {
 
 }  // namespace
 
+std::vector<std::string> ConnectionReasonLines(const UiState& ui, int width) {
+  if (ui.connection != ConnectionState::kDisconnected &&
+      ui.connection != ConnectionState::kStopped) {
+    return {};
+  }
+  std::string why = "daemon at " + ui.target + " unreachable";
+  if (!ui.connection_message.empty()) why += ": " + ui.connection_message;
+  if (ui.connection == ConnectionState::kDisconnected) why += "; retrying";
+  // Words in order, each line as full as fits; a word wider than a line is cut.
+  std::vector<std::string> lines(1);
+  width = std::max(width, 1);
+  size_t pos = 0;
+  while (pos < why.size()) {
+    size_t end = why.find(' ', pos);
+    if (end == std::string::npos) end = why.size();
+    std::string word = why.substr(pos, end - pos);
+    pos = end + 1;
+    while (Utf8Width(word) > width) {
+      if (!lines.back().empty()) lines.emplace_back();
+      lines.back() = Clip(word, width);
+      word = word.substr(lines.back().size());
+      lines.emplace_back();
+    }
+    if (word.empty()) continue;
+    const int have = Utf8Width(lines.back());
+    if (have > 0 && have + 1 + Utf8Width(word) > width) lines.emplace_back();
+    lines.back() += (lines.back().empty() ? "" : " ") + word;
+  }
+  if (lines.back().empty() && lines.size() > 1) lines.pop_back();
+  return lines;
+}
+
 void DrawHeader(Canvas& cv, const Telemetry& t, const UiState& ui, const Glyphs& g) {
   const int w = cv.width();
   // Row 0: identity left, connection state right.
@@ -63,10 +95,7 @@ void DrawHeader(Canvas& cv, const Telemetry& t, const UiState& ui, const Glyphs&
   // Row 1: software, power mode, uptime, rates; or why the daemon is gone.
   if (ui.connection == ConnectionState::kDisconnected ||
       ui.connection == ConnectionState::kStopped) {
-    std::string why = "daemon at " + ui.target + " unreachable";
-    if (!ui.connection_message.empty()) why += ": " + ui.connection_message;
-    if (ui.connection == ConnectionState::kDisconnected) why += "; retrying";
-    cv.Put(1, 1, why, Role::kAlert, w - 1);
+    cv.Put(1, 1, ConnectionReasonLines(ui, w - 2).front(), Role::kAlert, w - 1);
   } else if (t.has_info()) {
     const client::DeviceInfo& info = t.info();
     const BoardInfo& b = info.inventory.board;

@@ -16,6 +16,10 @@ namespace edgemon::tui {
 // Rows 0-2: identity and connection, software and rates (or why the daemon
 // is gone), page tabs and key hints (header.cc).
 void DrawHeader(Canvas& cv, const Telemetry& t, const UiState& ui, const Glyphs& g);
+// Disconnected or stopped: why, word-wrapped to lines of at most `width`
+// code points (the header's row 1 holds the first; BuildScreen moves the
+// screen below down for the others). Empty when connected.
+std::vector<std::string> ConnectionReasonLines(const UiState& ui, int width);
 
 // CPU cores, GPUs and EMC as meter cells in a grid (meters.cc).
 int DrawMeters(Canvas& cv, const Telemetry& t, int row, int bottom, const Glyphs& g);

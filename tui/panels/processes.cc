@@ -89,8 +89,10 @@ int DrawProcesses(Canvas& cv, const Telemetry& t, const UiState& ui, int row, in
            Role::kDim, w - 1);
     return row + 1;
   }
-  if (!gpu_unavailable.empty() && row < bottom) {
-    cv.Put(row++, 1, "GPU memory unavailable: " + gpu_unavailable, Role::kWarn, w - 1);
+  // Why GPU memory per process is missing: a quiet note on the Processes page
+  // (the column shows dashes); the Overview keeps its rows for processes.
+  if (!gpu_unavailable.empty() && scroll && row < bottom) {
+    cv.Put(row++, 1, "GPU memory unavailable: " + gpu_unavailable, Role::kDim, w - 1);
   }
   int first =
       scroll ? std::clamp(ui.process_scroll, 0, std::max(0, static_cast<int>(procs.size()) - 1))

@@ -46,6 +46,7 @@ class Board(object):
         self.log = open(os.path.join(self.tmp, "edgemond.log"), "w")
         env = dict(os.environ)
         env.pop("NOTIFY_SOCKET", None)
+        self.started_ns = time.time_ns()  # before edgemond's first frame
         self.daemon = subprocess.Popen(
             [tool("edgemond"), "--root", self.root, "--db", os.path.join(self.tmp, "store.db"),
              "--listen", self.target, "--interval-ms", str(INTERVAL_MS),

@@ -342,6 +342,19 @@ def test_errors_are_typed_with_the_daemons_message(nano, tmp_path):
         gone.latest()
     assert e.value.__cause__ is None and e.value.__suppress_context__
     assert str(e.value).startswith("edgemon: latest at unix:")
+    # What happened and what to do next, in one line.
+    assert "no socket there" in str(e.value) and "start edgemond" in str(e.value)
+    assert "sudo systemctl start edgemond" in str(e.value) and "\n" not in str(e.value)
+    plain = tmp_path / "not-a-socket"
+    plain.write_text("x")
+    with pytest.raises(edgemon.Unavailable, match="not a socket"):
+        edgemon.connect("unix:" + str(plain), timeout=2).latest()
+    import socket
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        closed = s.getsockname()[1]
+    with pytest.raises(edgemon.Unavailable, match="nothing listens on that host and port"):
+        edgemon.connect("127.0.0.1:%d" % closed, timeout=2).latest()
     c = edgemon.connect(nano.target)
     with pytest.raises(edgemon.InvalidArgument) as e:
         c.boost(0)
@@ -390,6 +403,20 @@ def test_token_files_others_could_read_or_swap_are_refused(tmp_path):
     assert "directory %s is writable by group or others" % d in str(e.value), str(e.value)
 
 
+def test_query_step_on_a_daemon_younger_than_the_range(nano):
+    """query(step=) over a range longer than the daemon's life: steps at the
+    asked step from its raw frames, none dated before its first frame."""
+    from conftest import INTERVAL_MS
+    while time.time_ns() - nano.started_ns < 3e9:  # a few steps of history
+        time.sleep(0.1)
+    rows = edgemon.connect(nano.target).query("-30m", channels=["rail/VDD_IN/power"], step=1.0)
+    assert len(rows) >= 2
+    assert all(r.t_ns >= nano.started_ns for r in rows), [r.t_ns for r in rows[:3]]
+    per_step = 1000 // INTERVAL_MS
+    assert all(1 <= r.count <= per_step + 1 for r in rows), [r.count for r in rows]
+    assert all(0 < b.t_ns - a.t_ns < 2e9 for a, b in zip(rows, rows[1:]))
+
+
 def test_wrong_token_is_permission_denied(tmp_path):
     from conftest import tool
     import socket
@@ -424,7 +451,8 @@ def test_wrong_token_is_permission_denied(tmp_path):
         with pytest.raises(edgemon.PermissionDenied) as e:
             bad.latest()
         assert "UNAUTHENTICATED" in str(e.value)
-        with pytest.raises(edgemon.PermissionDenied):
+        assert "refused the bearer token" in str(e.value) and "token_file=" in str(e.value)
+        with pytest.raises(edgemon.PermissionDenied, match="wants a bearer token"):
             edgemon.connect("127.0.0.1:%d" % port).device()
     finally:
         d.terminate()

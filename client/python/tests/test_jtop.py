@@ -279,9 +279,14 @@ def test_setters_raise_jtop_exception_at_once(nano, monkeypatch, tmp_path):
 
 def test_no_daemon_is_a_jtop_exception(tmp_path, monkeypatch):
     monkeypatch.setenv("EDGEMON_CONNECT", "unix:" + str(tmp_path / "none.sock"))
-    with pytest.raises(JtopException, match="UNAVAILABLE"):
+    with pytest.raises(JtopException, match="UNAVAILABLE") as e:
         with jtop():
             pass
+    # One line: what happened and what to do next.
+    text = str(e.value)
+    assert "\n" not in text
+    assert "no socket there" in text and "start edgemond" in text, text
+    assert "EDGEMON_CONNECT" in text, text
 
 
 def run_example(board, name, *args):

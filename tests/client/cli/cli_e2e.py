@@ -71,13 +71,16 @@ class Board:
         config = os.path.join(self.dir, "edgemond.toml")
         with open(config, "w") as f:
             f.write(f'[daemon]\ntcp_listen = "127.0.0.1:{self.port}"\n'
-                    "[store]\ncommit_interval_ms = 200\n")
+                    # 2 s rollup periods: rollup rows exist within seconds,
+                    # as after a minute on a daemon of the default period.
+                    "[store]\ncommit_interval_ms = 200\nrollup_period = \"2s\"\n")
         self.sock = os.path.join(self.dir, "edgemond.sock")
         self.log_path = os.path.join(self.dir, "edgemond.log")
         self.log = open(self.log_path, "w")
         self.cmd = [ARGS.edgemond, "--config", config, "--root", root, "--db",
                     os.path.join(self.dir, "edgemon.db"), "--listen", "unix:" + self.sock,
                     "--interval-ms", "200"]
+        self.started_ns = time.time_ns()  # before edgemond's first frame
         self.start_daemon()
         # Let a few frames (with CPU loads) reach the store.
         time.sleep(1.5)
@@ -215,7 +218,7 @@ def check_sensors(b):
 
 
 def check_watch(b):
-    r = b.edgemon("watch", "--count", "3", "--json", "--interval", "200")
+    r = b.edgemon("watch", "--count", "3", "--json", "--interval", "200ms")
     lines = r.stdout.strip().splitlines()
     expect(len(lines) == 3, f"watch --count 3 printed {len(lines)} lines")
     frames = [json.loads(line) for line in lines]
@@ -364,6 +367,23 @@ def check_query_csv(b, connect=None):
                f"step row mixes units: {line!r}")
 
 
+def check_query_step_on_a_young_daemon(b):
+    """A daemon younger than the range: buckets at the asked step from its raw
+    frames, none dated before its first frame (not a rollup row per minute)."""
+    r = b.edgemon("query", "--since", "-3m", "--step", "1s", "--format", "json",
+                  "--channels", f"rail/{b.rails()[0]}/power")
+    buckets = json.loads(r.stdout)["series"][0]["buckets"]
+    times = [x["t_ns"] for x in buckets]
+    expect(len(buckets) >= 2, f"{len(buckets)} buckets")
+    expect(all(t >= b.started_ns for t in times),
+           f"buckets dated before the daemon started ({b.started_ns}): {times[:3]}")
+    expect(all(1 <= x["count"] <= 6 for x in buckets),
+           f"1 s buckets of 200 ms frames hold 5 values: {[x['count'] for x in buckets]}")
+    # Each dated at its start or its first frame: about 1 s apart, not a minute.
+    expect(all(0 < t2 - t1 < 2_000_000_000 for t1, t2 in zip(times, times[1:])),
+           f"buckets not at the 1 s step: {times}")
+
+
 def check_intervals_faster_than_frames(b):
     """A second edgemond on the same board at 1000 ms frames: `tegrastats
     --interval 500` prints a line every 500 ms (a live-rate lease), and
@@ -405,7 +425,7 @@ def check_intervals_faster_than_frames(b):
                    f"{median * 1000:.0f} ms (gaps {[round(g * 1000) for g in gaps]})")
             # watch --json: the frames' own times are 500 ms apart, never closer
             # (less a wake-up's lateness), never a frame period further.
-            r = b.edgemon("watch", "--json", "--interval", "500", "--count", "8",
+            r = b.edgemon("watch", "--json", "--interval", "500ms", "--count", "8",
                           connect="unix:" + sock)
             times = [json.loads(line)["boottime_ns"] for line in r.stdout.strip().splitlines()]
             expect(len(times) == 8, f"watch --count 8 printed {len(times)} lines")
@@ -426,6 +446,53 @@ def check_errors(b):
         expect(len(lines) == 1 and "cannot reach the daemon" in lines[0] and nowhere in lines[0],
                f"{cmd}: message {r.stderr!r}")
         expect(r.stdout == "", f"{cmd}: printed output without a daemon")
+    check_first_contact(b, nowhere)
+
+
+def check_first_contact(b, nowhere):
+    """Each first-contact failure in one line: what happened, what to do next."""
+    def one_line(connect, code, *parts):
+        r = b.edgemon("now", connect=connect, check=False, timeout=20)
+        lines = r.stderr.strip().splitlines()
+        expect(r.returncode == code and len(lines) == 1 and all(p in lines[0] for p in parts),
+               f"edgemon --connect {connect} now: exit {r.returncode}, {r.stderr!r}, want "
+               f"{code} and {parts}")
+    # No daemon: no socket at the path.
+    one_line("unix:" + nowhere, 69, "no socket there", "start edgemond",
+             "sudo systemctl start edgemond", "EDGEMON_CONNECT")
+    # A path that is no socket.
+    plain = os.path.join(b.dir, "not-a-socket")
+    with open(plain, "w") as f:
+        f.write("x")
+    one_line("unix:" + plain, 69, "not a socket", "EDGEMON_CONNECT")
+    # A socket nothing listens on (a daemon that died).
+    import socket
+    stale = os.path.join(b.dir, "stale.sock")
+    srv = socket.socket(socket.AF_UNIX)
+    srv.bind(stale)
+    srv.close()
+    one_line("unix:" + stale, 69, "nothing listens on that socket", "start edgemond")
+    # A wrong TCP address.
+    one_line(f"127.0.0.1:{free_port()}", 69, "nothing listens on that host and port",
+             "EDGEMON_CONNECT")
+    # An older daemon: a gRPC server that implements none of the calls.
+    try:
+        import grpc
+    except ImportError:
+        grpc = None
+    expect(grpc is not None, "python3-grpcio is needed for the old-daemon check")
+    from concurrent import futures
+    old = grpc.server(futures.ThreadPoolExecutor(max_workers=2))
+    old_sock = os.path.join(b.dir, "old.sock")
+    old.add_insecure_port("unix:" + old_sock)
+    old.start()
+    try:
+        one_line("unix:" + old_sock, 1, "older than this client", "upgrade edgemond")
+    finally:
+        old.stop(0)
+
+
+def check_bad_flags(b):
     port = free_port()
     r = b.edgemon("now", connect=f"127.0.0.1:{port}", check=False)
     expect(r.returncode == 69, f"closed TCP port: exit {r.returncode}")
@@ -436,6 +503,20 @@ def check_errors(b):
         expect(r.stderr.strip(), f"{cmd}: no message")
     r = b.edgemon("watch", "--channels", "gpu/nosuch/*", "--count", "1", check=False)
     expect(r.returncode == 2 and "gpu/nosuch/*" in r.stderr, f"unknown channel: {r.returncode}")
+    # A bare --interval is seconds, as in watch(1): 0.4 is 400 ms, not 0.4 ms
+    # (the first line is the newest frame at once; the interval runs from it).
+    r = b.edgemon("watch", "--json", "--interval", "0.4", "--count", "4")
+    times = [json.loads(line)["boottime_ns"] for line in r.stdout.strip().splitlines()]
+    expect(len(times) == 4 and all(t2 - t1 >= 300_000_000 for t1, t2 in zip(times[1:], times[2:])),
+           f"watch --interval 0.4 frame times {times}")
+    # Below the daemon's floor: refused with the floor, never clamped in silence.
+    for value in ("5ms", "0.005"):
+        r = b.edgemon("watch", "--interval", value, "--count", "1", check=False)
+        expect(r.returncode == 2 and "below the daemon's floor of 10ms" in r.stderr,
+               f"watch --interval {value}: exit {r.returncode} {r.stderr!r}")
+    r = b.edgemon("tegrastats", "--interval", "5", "--count", "1", check=False)
+    expect(r.returncode == 2 and "below the daemon's floor of 10ms" in r.stderr
+           and "milliseconds" in r.stderr, f"tegrastats --interval 5: {r.stderr!r}")
     r = b.edgemon("query", "--since", "yesterday-ish", check=False)
     expect(r.returncode == 65 and "bad time" in r.stderr, f"bad --since: {r.returncode}")
     # A time without a zone is UTC whatever TZ says (here 5 hours east of UTC,
@@ -521,6 +602,9 @@ def main():
                            check_intervals_faster_than_frames, b)
                 checks.run(f"{board} query", check_query_csv, b)
                 checks.run(f"{board} errors and exit codes", check_errors, b)
+                checks.run(f"{board} bad flags", check_bad_flags, b)
+                checks.run(f"{board} query --step on a young daemon",
+                           check_query_step_on_a_young_daemon, b)
                 checks.run(f"{board} over loopback TCP", check_tcp, b)
                 checks.run(f"{board} watch across a daemon restart",
                            check_watch_survives_restart, b)

@@ -373,6 +373,26 @@ def record_true(board):
     expect(s["run"]["duration_s"] < 1.0, f"duration {s['run']['duration_s']}")
 
 
+def command_flags_pass_through(board):
+    """record's options end at the command's first word: without `--` the
+    command keeps its own flags (--out, -c), record keeps the ones before it."""
+    out = os.path.join(board.tmp, "no-dashdash")
+    got = os.path.join(board.tmp, "no-dashdash.args")
+    r = board.edgemon("record", "--no-wait-descendants", "--out", out, "sh", "-c",
+                      'printf "%s|" "$@" > "$0"', got,
+                      "--out", "x", "-c", "y", "--label", "z")
+    expect(r.returncode == 0, f"exit {r.returncode}: {r.stderr}")
+    with open(got) as f:
+        expect(f.read() == "--out|x|-c|y|--label|z|", "the command's flags were not its own")
+    expect(os.path.exists(os.path.join(out, "summary.json")), "record's own --out was lost")
+    expect(not os.path.exists(os.path.join(board.tmp, "x")), "record took the command's --out")
+    # `--` stays accepted, and the help says where record's options end.
+    r = board.edgemon("record", "--", "sh", "-c", "exit 3")
+    expect(r.returncode == 3, f"record -- sh -c 'exit 3': {r.returncode} {r.stderr}")
+    r = board.edgemon("record", "--help")
+    expect("record's options end at CMD" in r.stdout, r.stdout)
+
+
 def exit_codes(board):
     r = board.edgemon("record", "--", "sh", "-c", "exit 7")
     expect(r.returncode == 7, f"exit 7 -> {r.returncode}: {r.stderr}")
@@ -907,6 +927,8 @@ def main():
         checks.run("over-current events in the run's notes", record_events, nano)
         checks.run("attach --from without a zone is UTC", attach_times_without_zone, nano)
         checks.run("exit codes (7, 127, 126, SIGSEGV)", exit_codes, nano)
+        checks.run("record CMD --flags without --: the command's flags", command_flags_pass_through,
+                   nano)
         checks.run("bad input (flags, range, time, regex, no daemon)", bad_input, nano)
         checks.run("mark begin/end from inside the command", marks, nano)
         checks.run("--items and --items-from", items, nano)

@@ -1054,19 +1054,27 @@ TEST(RingStore, RollupRebuildsTheOpenPeriodAfterACrash) {
   EXPECT_EQ((*b)[2].count, 10);
 }
 
-TEST(RingStore, DownsampleReadsRawOrRollupTier) {
-  TempDir dir;
+// An hour of 1 Hz frames of VDD_IN's power (value i at kT0 + i s), with
+// 10 minutes of raw frames kept and a rollup row per minute.
+std::unique_ptr<RingStore> HourOfFrames(const std::string& path) {
   auto o = Fast();
   o.raw_retention_ns = 600 * kSec;
   o.rollup_period_ns = 60 * kSec;
   o.batch_frames = 500;
-  auto s = MustOpen(dir.File("ds.db"), o);
-  ASSERT_TRUE(s);
+  auto s = MustOpen(path, o);
+  if (!s) return nullptr;
   Inventory inv;
   inv.channels = {Ch(0, Kind::kRail, "VDD_IN", Field::kPower)};
   s->SetInventory(inv);
   for (int i = 0; i < 3600; ++i) s->Append(MakeFrame(kT0 + i * kSec, {i}));
-  ASSERT_TRUE(s->Flush().ok());
+  if (!s->Flush().ok()) return nullptr;
+  return s;
+}
+
+TEST(RingStore, DownsampleReadsRawOrRollupTier) {
+  TempDir dir;
+  auto s = HourOfFrames(dir.File("ds.db"));
+  ASSERT_TRUE(s);
   const std::string key = "rail/VDD_IN/power";
 
   // Fine steps inside the raw tier: from raw frames.
@@ -1114,6 +1122,84 @@ TEST(RingStore, DownsampleReadsRawOrRollupTier) {
   EXPECT_FALSE(s->Downsample(key, 0, INT64_MAX, 1).ok());  // too many steps
 }
 
+// A store younger than the range asked for: every step from the raw frames
+// at the asked step, none dated before the first frame it holds (not a
+// rollup row per minute dated at the minute's start).
+TEST(RingStore, DownsampleOnAYoungStoreIsAtTheAskedStep) {
+  TempDir dir;
+  auto o = Fast();
+  o.rollup_period_ns = 60 * kSec;
+  auto s = MustOpen(dir.File("young.db"), o);
+  ASSERT_TRUE(s);
+  Inventory inv;
+  inv.channels = {Ch(0, Kind::kRail, "VDD_IN", Field::kPower)};
+  s->SetInventory(inv);
+  const int64_t first = kT0 + 37 * kSec;  // started mid-minute, up 70 s
+  for (int i = 0; i < 70; ++i) s->Append(MakeFrame(first + i * kSec, {i}));
+  ASSERT_TRUE(s->Flush().ok());
+  const int64_t to = first + 70 * kSec;
+  auto b = s->Downsample("rail/VDD_IN/power", to - 180 * kSec, to, 10 * kSec);
+  ASSERT_TRUE(b.ok()) << b.status().message();
+  ASSERT_EQ(b->size(), 7u);
+  int64_t total = 0;
+  for (size_t k = 0; k < b->size(); ++k) {
+    const auto& x = (*b)[k];
+    SCOPED_TRACE(k);
+    EXPECT_GE(x.t_ns, first);
+    EXPECT_EQ(x.t_ns, first + static_cast<int64_t>(k) * 10 * kSec);
+    EXPECT_EQ(x.count, 10);
+    EXPECT_EQ(x.min, static_cast<int64_t>(k) * 10);
+    EXPECT_EQ(x.max, static_cast<int64_t>(k) * 10 + 9);
+    total += x.count;
+  }
+  EXPECT_EQ(total, 70);
+  // A step coarser than the rollup period: still no bucket before the first frame.
+  auto coarse = s->Downsample("rail/VDD_IN/power", kT0 - 100 * kSec, to, 100 * kSec);
+  ASSERT_TRUE(coarse.ok());
+  ASSERT_EQ(coarse->size(), 2u);
+  EXPECT_EQ((*coarse)[0].t_ns, first);
+  EXPECT_EQ((*coarse)[0].count, 63);  // first .. kT0 + 99 s
+  EXPECT_EQ((*coarse)[1].t_ns, kT0 + 100 * kSec);
+  EXPECT_EQ((*coarse)[1].count, 7);
+}
+
+// A range across the raw tier's start: rollup rows (a step per period, dated
+// at the period) only where the raw frames were retired, the raw frames at
+// the asked step from the oldest one on.
+TEST(RingStore, DownsampleAcrossTheRawBoundaryUsesEachTierWhereItHolds) {
+  TempDir dir;
+  auto s = HourOfFrames(dir.File("straddle.db"));
+  ASSERT_TRUE(s);
+  auto stats = s->Stats();
+  ASSERT_TRUE(stats.ok() && stats->oldest_ns);
+  const int64_t oldest = *stats->oldest_ns;  // frame 2999: newest - 600 s
+  ASSERT_EQ(oldest, kT0 + 2999 * kSec);
+  auto b = s->Downsample("rail/VDD_IN/power", kT0 + 2700 * kSec, kT0 + 3300 * kSec, 10 * kSec);
+  ASSERT_TRUE(b.ok()) << b.status().message();
+  std::vector<Bucket> rollup, raw;
+  for (const auto& x : *b) (x.t_ns < oldest ? rollup : raw).push_back(x);
+  // Retired minutes 2700..2940: one row each (the minute that holds the
+  // oldest frame is answered by its raw frames).
+  ASSERT_EQ(rollup.size(), 4u);
+  for (size_t k = 0; k < rollup.size(); ++k) {
+    const int64_t minute = 2700 + static_cast<int64_t>(k) * 60;
+    EXPECT_EQ(rollup[k].t_ns, kT0 + minute * kSec);
+    EXPECT_EQ(rollup[k].count, 60);
+    EXPECT_EQ(rollup[k].min, minute);
+  }
+  // From the oldest raw frame on: 10 s steps, the first dated at that frame.
+  ASSERT_EQ(raw.size(), 31u);
+  EXPECT_EQ(raw[0].t_ns, oldest);
+  EXPECT_EQ(raw[0].count, 1);
+  for (size_t k = 1; k < raw.size(); ++k) {
+    const int64_t t = 3000 + static_cast<int64_t>(k - 1) * 10;
+    EXPECT_EQ(raw[k].t_ns, kT0 + t * kSec);
+    EXPECT_EQ(raw[k].count, 10);
+    EXPECT_EQ(raw[k].min, t);
+    EXPECT_EQ(raw[k].max, t + 9);
+  }
+}
+
 // Ranges wider than int64 (t - from overflows int64): every step index and
 // start computed exactly, on every tier, for frames at ordinary times and at
 // the ends of int64.
@@ -1146,16 +1232,18 @@ TEST(RingStore, DownsampleOverRangesWiderThanInt64) {
       ASSERT_TRUE(b.ok()) << b.status().message();
       ASSERT_EQ(b->size(), 1u);  // every frame falls in the one step that holds kT0
       const Wide start = (Wide{kT0} - c.from) / c.step * c.step + c.from;
-      EXPECT_EQ(Wide{(*b)[0].t_ns}, start);
-      EXPECT_LE((*b)[0].t_ns, kT0);
+      EXPECT_LE(start, Wide{kT0});
+      // Dated at its first value, kT0 (its start is before it).
+      EXPECT_EQ((*b)[0].t_ns, kT0);
       const int64_t n = c.to == kT0 + 120 * kSec ? 120 : 180;  // whole rollup periods
       EXPECT_EQ((*b)[0].count, n);
       EXPECT_EQ((*b)[0].min, 1000);
       EXPECT_EQ((*b)[0].max, 1000 + n - 1);
     }
   }
-  EXPECT_EQ((*s->Downsample(key, INT64_MIN, INT64_MAX, k2p62))[0].t_ns, 0);
-  EXPECT_EQ((*s->Downsample(key, INT64_MIN, INT64_MAX, INT64_MAX))[0].t_ns, -1);
+  // A value-less start (0, -1) is no bucket's time: its first value is.
+  EXPECT_EQ((*s->Downsample(key, INT64_MIN, INT64_MAX, k2p62))[0].t_ns, kT0);
+  EXPECT_EQ((*s->Downsample(key, INT64_MIN, INT64_MAX, INT64_MAX))[0].t_ns, kT0);
   // A range with nothing in it, at either end of int64.
   auto none = s->Downsample(key, INT64_MAX - 1, INT64_MAX, INT64_MAX);
   ASSERT_TRUE(none.ok());
@@ -1194,9 +1282,9 @@ TEST(RingStore, FramesAtTheEndsOfInt64) {
   auto raw = s->Downsample(key, INT64_MIN, INT64_MAX, k2p62, Tier::kRaw);
   ASSERT_TRUE(raw.ok()) << raw.status().message();
   ASSERT_EQ(raw->size(), 2u);
-  EXPECT_EQ((*raw)[0].t_ns, INT64_MIN);
+  EXPECT_EQ((*raw)[0].t_ns, INT64_MIN + 1);  // the step's first value, after its start
   EXPECT_EQ((*raw)[0].min, 0);
-  EXPECT_EQ((*raw)[1].t_ns, k2p62);  // INT64_MIN + 3 * 2^62
+  EXPECT_EQ((*raw)[1].t_ns, INT64_MAX - 1);  // after its start, INT64_MIN + 3 * 2^62
   EXPECT_EQ((*raw)[1].max, 1'000'000);
   // The rollup tier: the first frame's period (its start clamped to
   // INT64_MIN) is past rollup retention from the newest frame, and gone.
@@ -1204,7 +1292,8 @@ TEST(RingStore, FramesAtTheEndsOfInt64) {
     auto b = s->Downsample(key, INT64_MIN, INT64_MAX, k2p62, tier);
     ASSERT_TRUE(b.ok()) << b.status().message();
     ASSERT_EQ(b->size(), 1u) << static_cast<int>(tier);
-    EXPECT_EQ((*b)[0].t_ns, k2p62);
+    EXPECT_GE((*b)[0].t_ns, k2p62);  // its period's start, in the step after k2p62
+    EXPECT_LE((*b)[0].t_ns, INT64_MAX - 1);
     EXPECT_EQ((*b)[0].count, 1);
   }
   // Halfway between the two frames (-1 is 2^63 - 1 ns after the first).
