@@ -8,7 +8,7 @@
 # Its folder is shared with the other subcommands' tests (cli.cmake): each lists its files.
 edgemon_area_tests(edgemon_record_tests 60
   SOURCES ${CMAKE_CURRENT_LIST_DIR}/record_report_test.cc ${CMAKE_CURRENT_LIST_DIR}/supervisor_test.cc
-          ${CMAKE_CURRENT_LIST_DIR}/record_html_test.cc
+          ${CMAKE_CURRENT_LIST_DIR}/record_html_test.cc ${CMAKE_CURRENT_LIST_DIR}/compare_test.cc
   LIBS edgemon_cli)
 
 add_test(NAME record_e2e
