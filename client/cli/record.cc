@@ -87,6 +87,7 @@ struct RecordOptions {
   std::optional<int> mode;   // --mode N
   std::string control;       // --control ADDR
   std::vector<std::string> command;
+  MlperfOptions mlperf;  // --mlperf-energy, --prefill-phase, --generation-phase, --mlperf
 };
 
 // The leases --mode and --lock-clocks hold for the run (ended, restoring the
@@ -173,6 +174,12 @@ int RunRecord(const Globals& globals, const RecordOptions& o) {
     }
     re = std::move(compiled).value();
   }
+  auto mlperf_given = ParseMlperfFields(o.mlperf.fields);
+  if (!mlperf_given.ok()) {
+    std::fprintf(stderr, "edgemon record: %s\n",
+                 TerminalSafe(mlperf_given.status().message()).c_str());
+    return kExitUsage;
+  }
   std::string path;
   if (int e = ResolveCommand(o.command[0], &path); e != 0) return ReportExecError(o.command[0], e);
   auto c = ConnectOrReport(globals);
@@ -186,6 +193,8 @@ int RunRecord(const Globals& globals, const RecordOptions& o) {
   Report report;
   FillDevice(report, *info, c->target());
   report.command = o.command;
+  report.mlperf = o.mlperf;
+  report.mlperf_given = *mlperf_given;
   report.pre_s = static_cast<double>(*pre) / 1e9;
   report.post_s = static_cast<double>(*post) / 1e9;
   report.label =
@@ -236,6 +245,11 @@ int RunRecord(const Globals& globals, const RecordOptions& o) {
   ItemCounter counter(re ? *re : std::regex());
   const ChildExit child = supervisor.Wait([&](std::string_view out) { counter.Feed(out); });
   if (re) counter.Finish();
+  // Stored with the window, for `edgemon runs` and `edgemon compare`.
+  WindowResult sent;
+  sent.exit_status = child.Status();
+  if (re && counter.value()) sent.items = *counter.value();
+  if (o.items > 0) sent.items = o.items;
   const int64_t exit_local = child.last_exit_ns;
   const int64_t exit_boot = clock.BoottimeNs() - (clock.RealtimeNs() - exit_local);
   EndControl(control, report);
@@ -262,7 +276,7 @@ int RunRecord(const Globals& globals, const RecordOptions& o) {
   auto ended = Retry(
       [&] {
         return c->EndWindow(window->id, waited ? std::nullopt : std::optional(exit_boot),
-                            spawn_boot);
+                            spawn_boot, sent);
       },
       deadline, reconnect, &waited);
   if (ended.ok()) report.run_start_ns = ended->start_ns;
@@ -356,6 +370,11 @@ int RunRecord(const Globals& globals, const RecordOptions& o) {
                  "report.html in a browser, trace.json in ui.perfetto.dev)\n",
                  TerminalSafe(o.out).c_str());
   }
+  if (!o.mlperf.file.empty() &&
+      !WriteMlperfReport(o.mlperf.file, SummaryJson(report, again->inventory), report.mlperf_given,
+                         report.mlperf)) {
+    return rc == 0 ? kExitCantCreate : rc;
+  }
   return rc;
 }
 
@@ -393,6 +412,7 @@ void AddRecordCommands(CLI::App& app, Registry& registry) {
   rec->add_option("--control", ro->control,
                   "The control helper for --lock-clocks/--mode (default: $EDGEMON_CONTROL, else " +
                       std::string(client::kDefaultControlTarget) + ")");
+  AddMlperfOptions(rec, ro->mlperf, true);
   rec->add_option("command", ro->command, "The command and its arguments (after --)")->required();
   rec->footer(
       "Run it as: edgemon record [OPTIONS] -- CMD [ARGS...]\n"
@@ -408,6 +428,9 @@ void AddRecordCommands(CLI::App& app, Registry& registry) {
 
   record::AddAttachCommand(app, registry);
   record::AddMarkCommand(app, registry);
+  record::AddRunsCommand(app, registry);
+  record::AddCompareCommand(app, registry);
+  record::AddMlperfCommand(app, registry);
 }
 
 }  // namespace edgemon::cli
