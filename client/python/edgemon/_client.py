@@ -351,9 +351,11 @@ class Client(object):
     def windows(self, since: TimeLike = None, until: TimeLike = None) -> List[Any]:
         """Windows (``edgemon.v1.Window``) that overlap the range (all when none given)."""
         now = self.daemon_now_ns() if since is not None or until is not None else 0
-        req = pb.ListWindowsRequest(
-            from_ns=as_ns(since, now, "since") if since is not None else 0,
-            to_ns=as_ns(until, now, "until") if until is not None else 0)
+        return self._windows(as_ns(since, now, "since") if since is not None else 0,
+                             as_ns(until, now, "until") if until is not None else 0)
+
+    def _windows(self, from_ns: int, to_ns: int) -> List[Any]:
+        req = pb.ListWindowsRequest(from_ns=from_ns, to_ns=to_ns)
         out = []  # type: List[Any]
         while True:  # every page
             page = self._call("list windows", self._stub.ListWindows, req)
@@ -369,7 +371,7 @@ class Client(object):
         now = self.daemon_now_ns() if since is not None else 0
         from_ns = as_ns(since, now, "since") if since is not None else 0
         out = []  # type: List[Run]
-        for w in self.windows(since=None if since is None else from_ns):
+        for w in self._windows(from_ns, 0):
             if not w.HasField("end_ns") or w.abandoned or w.start_ns < from_ns:
                 continue
             if _MARK_LABEL.match(w.label):
