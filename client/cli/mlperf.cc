@@ -94,7 +94,8 @@ void AddMlperfOptions(CLI::App* cmd, MlperfOptions& o, bool with_file) {
                   "MLPerf report field the run cannot know, KEY=VALUE (repeatable): task_type, "
                   "scenario, batch_size, input_sequence_length, output_sequence_length, "
                   "accelerator_count, thermal_stabilization_seconds, "
-                  "software_runtime_versions.NAME=VERSION");
+                  "software_runtime_versions.NAME=VERSION")
+      ->allow_extra_args(false);  // one value each: a "--" after it still starts the command
 }
 
 Result<json> ParseMlperfFields(const std::vector<std::string>& fields) {

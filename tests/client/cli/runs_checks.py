@@ -146,7 +146,7 @@ def mlperf_report(board):
     r = board.edgemon("record", "--label", "llm", "--out", out,
                       "--items-from", r"generated tokens: ([0-9]+)",
                       "--prefill-phase", "prefill", "--generation-phase", "generation",
-                      *LLM_FIELDS, "--mlperf-energy", file, "--", *LLM_COMMAND)
+                      "--mlperf-energy", file, *LLM_FIELDS, "--", *LLM_COMMAND)
     expect(r.returncode == 0, f"exit {r.returncode}: {r.stderr}")
     s = load(os.path.join(out, "summary.json"))
     m = load(file)
