@@ -163,7 +163,9 @@ Result<CompareSide> ResolveSide(const std::string& arg, std::unique_ptr<client::
     auto j = ReadSummary(arg);
     if (!j.ok()) return j.status();
     if (j->contains("runs") && (*j)["runs"].is_array() && !(*j)["runs"].empty()) {
-      for (const auto& r : (*j)["runs"]) side.runs.push_back(r);
+      for (const auto& r : (*j)["runs"]) {
+        if (!r.value("warmup", false)) side.runs.push_back(r);  // warm-ups: not in the statistics
+      }
     } else {
       side.runs.push_back(*j);
     }
