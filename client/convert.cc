@@ -11,6 +11,22 @@ edgemon::client::DeviceInfo DeviceInfoFromProto(const v1::DeviceInfo& pb) {
   info.energy_rate_hz = pb.energy_rate_hz();
   info.api_version = pb.api_version();
   if (pb.now_ns() != 0) info.now_ns = pb.now_ns();
+  for (const v1::PushStatus& p : pb.push()) {
+    PushStatus s;
+    s.destination = p.destination();
+    s.protocol = p.protocol();
+    if (p.has_last_success_ns()) s.last_success_ns = p.last_success_ns();
+    if (p.has_last_error_ns()) s.last_error_ns = p.last_error_ns();
+    s.last_error = p.last_error();
+    if (p.has_backlog_frames()) s.backlog_frames = p.backlog_frames();
+    if (p.has_backlog_age_ns()) s.backlog_age_ns = p.backlog_age_ns();
+    s.samples_sent = p.samples_sent();
+    s.samples_retried = p.samples_retried();
+    s.samples_failed = p.samples_failed();
+    if (p.has_failing_since_ns()) s.failing_since_ns = p.failing_since_ns();
+    s.stalled = p.stalled();
+    info.push.push_back(std::move(s));
+  }
   std::vector<Channel>& channels = info.inventory.channels;
   for (const v1::Channel& c : pb.channels()) {
     if (c.id() > wire::kMaxChannelId) {

@@ -42,6 +42,23 @@ namespace edgemon::client {
 // Every call's outcome is an edgemon::Status (a gRPC status code and its
 // message) or an edgemon::Result<T> (include/edgemon/status.h).
 
+// A push destination's state (DeviceInfo.push, docs/push.md); unknown
+// figures are nullopt, never 0.
+struct PushStatus {
+  std::string destination;  // scheme://host:port/path
+  std::string protocol;     // "remote-write" | "otlp"
+  std::optional<int64_t> last_success_ns;
+  std::optional<int64_t> last_error_ns;
+  std::string last_error;
+  std::optional<int64_t> backlog_frames;
+  std::optional<int64_t> backlog_age_ns;
+  uint64_t samples_sent = 0;
+  uint64_t samples_retried = 0;
+  uint64_t samples_failed = 0;
+  std::optional<int64_t> failing_since_ns;
+  bool stalled = false;  // failing for an hour or more
+};
+
 // GetDeviceInfo. inventory.channels is indexed by channel id (ids are dense);
 // a channel whose kind or field this client does not know (a newer daemon)
 // keeps its slot with an empty name and is counted in `unknown_channels`.
@@ -57,6 +74,7 @@ struct DeviceInfo {
   // from an older daemon). Relative ranges are computed from it, so a
   // client's own clock (or a stepped one) never shifts them.
   std::optional<int64_t> now_ns;
+  std::vector<PushStatus> push;  // empty: no push destination
 };
 
 // A frame as received: values indexed by channel id, plus the inventory

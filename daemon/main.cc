@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <csignal>
 #include <cstdio>
 #include <filesystem>
@@ -496,6 +497,25 @@ int Run(const Flags& flags) {
   svc_opts.energy_rate_hz = static_cast<uint32_t>(config.energy_rate_hz);
   svc_opts.live_energy = &collection.live_energy();
   svc_opts.gpu_processes = &gpu_processes;
+  if (push_health) {
+    svc_opts.push_status = [&push_health](google::protobuf::RepeatedPtrField<v1::PushStatus>* out) {
+      for (const metrics::PushHealth& h : push_health()) {
+        v1::PushStatus* p = out->Add();
+        p->set_destination(h.destination);
+        p->set_protocol(h.protocol);
+        if (h.last_success_ns) p->set_last_success_ns(*h.last_success_ns);
+        if (h.last_error_ns) p->set_last_error_ns(*h.last_error_ns);
+        p->set_last_error(h.last_error);
+        if (h.backlog_frames) p->set_backlog_frames(*h.backlog_frames);
+        if (h.backlog_age_ns) p->set_backlog_age_ns(*h.backlog_age_ns);
+        p->set_samples_sent(h.samples_sent);
+        p->set_samples_retried(h.samples_retried);
+        p->set_samples_failed(h.samples_failed);
+        if (h.failing_since_ns) p->set_failing_since_ns(*h.failing_since_ns);
+        p->set_stalled(h.stalled);
+      }
+    };
+  }
   service::TelemetryService api(hub, *st, clock, &sampler, &fs, svc_opts);
   service::ApiServer server(api);
   service::ServerOptions server_opts;
@@ -563,6 +583,11 @@ int Run(const Flags& flags) {
         }
       }
       notifier.Status(StatusLine(config, sampler, collection, *st));
+      if (push_health) {
+        auto all = push_health();
+        server.SetPushServing(std::none_of(all.begin(), all.end(),
+                                           [](const metrics::PushHealth& h) { return h.stalled; }));
+      }
       continue;
     }
     if (n < 0) {
@@ -608,12 +633,14 @@ int Run(const Flags& flags) {
     break;
   }
   notifier.Stopping();
+  // Requests in flight end now (their batches stay in the store), while the
+  // API shuts down: a receiver never holds the shutdown up.
+  for (auto& shipper : shippers) shipper->RequestStop();
   health->Attach(nullptr, true);
   server.Shutdown();
   metrics_listener.Stop();
   sampler.Stop();
   sampling.join();
-  for (auto& shipper : shippers) shipper->RequestStop();
   for (auto& shipper : shippers) shipper->Stop();
   if (auto s = st->Close(); s.code() == edgemon::StatusCode::kDataLoss || st->damaged()) {
     log->error(

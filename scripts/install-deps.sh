@@ -50,9 +50,12 @@ packages=(
   victoria-metrics                      # the push shipper's second engine (tests/e2e/push_test.py)
   python3-pytest python3-setuptools python3-venv  # the Python packages: tests, pip install
   python3-jsonschema                    # mlperf_energy.json checked against its schema (tests/client/cli)
+  python3-torch                         # edgemon.torch: torch.profiler traces merged (CPU build)
   qemu-user-static binfmt-support debootstrap podman runc  # release bundle checks (tests/release)
   faketime                              # wall-clock jumps under a real edgemond (libfaketime)
+  clang-format flake8                   # scripts/lint.sh: C++ format and pyflakes, CI's first stage
   chromium                              # report.html drawn headless, network blocked (tests/e2e/report_test.py)
+  nodejs npm                            # the OpenTelemetry JS SDK exporter, from npm (tests/e2e/otlp_js_test.py)
 )
 
 list_only=0

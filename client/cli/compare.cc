@@ -82,7 +82,7 @@ std::optional<double> At(const json& j, std::initializer_list<const char*> path)
 // The figures of one summary.json, in order: (figure, unit) -> value.
 using Figures = std::vector<std::pair<std::pair<std::string, std::string>, double>>;
 
-Figures FiguresOf(const json& s) {
+Figures CompareFigures(const json& s) {
   Figures f;
   auto add = [&](std::string name, std::string unit, std::optional<double> v) {
     if (v) f.push_back({{std::move(name), std::move(unit)}, *v});
@@ -244,26 +244,14 @@ int RunCompare(const Globals& globals, const std::vector<std::string>& args, boo
 
 }  // namespace
 
-std::optional<Spread> SpreadOf(const std::vector<double>& values) {
-  if (values.empty()) return std::nullopt;
-  Spread s;
-  s.n = values.size();
-  for (double v : values) s.mean += v;
-  s.mean /= static_cast<double>(s.n);
-  if (s.n > 1) {
-    double ss = 0;
-    for (double v : values) ss += (v - s.mean) * (v - s.mean);
-    s.std = std::sqrt(ss / static_cast<double>(s.n - 1));
-  }
-  return s;
-}
-
 double WelchP(const Spread& a, const Spread& b) {
-  const double va = a.std * a.std / static_cast<double>(a.n);
-  const double vb = b.std * b.std / static_cast<double>(b.n);
+  const double sa = a.std.value_or(0), sb = b.std.value_or(0);
+  const double ma = a.mean.value_or(0), mb = b.mean.value_or(0);
+  const double va = sa * sa / static_cast<double>(a.n);
+  const double vb = sb * sb / static_cast<double>(b.n);
   const double se2 = va + vb;
-  if (se2 <= 0) return a.mean == b.mean ? 1.0 : 0.0;
-  const double t = (b.mean - a.mean) / std::sqrt(se2);
+  if (se2 <= 0) return ma == mb ? 1.0 : 0.0;
+  const double t = (mb - ma) / std::sqrt(se2);
   const double df =
       se2 * se2 / (va * va / static_cast<double>(a.n - 1) + vb * vb / static_cast<double>(b.n - 1));
   // Two-sided: P(|T| >= |t|) = I_{df / (df + t^2)}(df / 2, 1 / 2).
@@ -275,7 +263,7 @@ json CompareData(const std::vector<CompareSide>& sides) {
   std::map<std::pair<std::string, std::string>, std::vector<std::vector<double>>> values;
   for (size_t i = 0; i < sides.size(); ++i) {
     for (const auto& run : sides[i].runs) {
-      for (auto& [key, v] : FiguresOf(run)) {
+      for (auto& [key, v] : CompareFigures(run)) {
         auto [it, fresh] = values.try_emplace(key, sides.size());
         if (fresh) order.push_back(key);
         it->second[i].push_back(v);
@@ -289,25 +277,27 @@ json CompareData(const std::vector<CompareSide>& sides) {
   json rows = json::array();
   for (const auto& key : order) {
     const auto& per_side = values[key];
-    std::vector<std::optional<Spread>> spreads;
+    std::vector<Spread> spreads;
     json vals = json::array();
     for (const auto& v : per_side) {
-      spreads.push_back(SpreadOf(v));
-      vals.push_back(spreads.back() ? json{{"mean", spreads.back()->mean},
-                                           {"std", spreads.back()->std},
-                                           {"n", spreads.back()->n}}
-                                    : json(nullptr));
+      const Spread& sp = spreads.emplace_back(SpreadOf(v));
+      vals.push_back(sp.mean ? json{{"mean", *sp.mean},
+                                    {"std", sp.std ? json(*sp.std) : json(nullptr)},
+                                    {"n", sp.n}}
+                             : json(nullptr));
     }
     json diffs = json::array({nullptr});
     for (size_t i = 1; i < spreads.size(); ++i) {
-      const auto& a = spreads[0];
-      const auto& b = spreads[i];
+      const Spread& a = spreads[0];
+      const Spread& b = spreads[i];
       json d = {{"pct", nullptr}, {"p", nullptr}, {"verdict", "single runs: no spread"}};
-      if (a && b && a->mean != 0) d["pct"] = (b->mean - a->mean) / std::fabs(a->mean) * 100.0;
-      if (!a || !b) {
+      if (a.mean && b.mean && *a.mean != 0) {
+        d["pct"] = (*b.mean - *a.mean) / std::fabs(*a.mean) * 100.0;
+      }
+      if (!a.mean || !b.mean) {
         d["verdict"] = "missing on one side";
-      } else if (a->n >= 2 && b->n >= 2) {
-        const double p = WelchP(*a, *b);
+      } else if (a.std && b.std) {  // n >= 2 on both sides
+        const double p = WelchP(a, b);
         d["p"] = p;
         d["verdict"] = p < 0.05 ? "beyond the spread" : "within the spread";
       }

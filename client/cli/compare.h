@@ -17,20 +17,14 @@
 #include <string>
 #include <vector>
 
+#include "client/cli/record_report.h"
+
 namespace edgemon::cli::record {
 
-// The mean and sample standard deviation (n - 1) of `values`; std is 0 for
-// one value. Empty: nullopt.
-struct Spread {
-  double mean = 0;
-  double std = 0;
-  size_t n = 0;
-};
-std::optional<Spread> SpreadOf(const std::vector<double>& values);
-
 // The two-sided p-value of Welch's t-test for a difference of the means of
-// two samples (each n >= 2); 1 when both have no spread and equal means, 0
-// when neither has spread and the means differ.
+// two samples (Spread, record_report.h; each n >= 2 with a std): 1 when
+// neither has spread and the means are equal, 0 when neither has spread and
+// they differ.
 double WelchP(const Spread& a, const Spread& b);
 
 // One side: its name and its runs (summary.json objects).

@@ -21,12 +21,14 @@
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
+#include <nlohmann/json.hpp>
 #include <thread>
 
 #include "client/cli/cli.h"
 #include "client/cli/record_bundle.h"
 #include "client/cli/record_common.h"
 #include "client/cli/record_monitor.h"
+#include "client/cli/record_nvtx.h"
 #include "client/cli/record_report.h"
 #include "client/cli/supervisor.h"
 #include "client/control_client.h"
@@ -86,9 +88,86 @@ struct RecordOptions {
   bool lock_clocks = false;  // --lock-clocks
   std::optional<int> mode;   // --mode N
   std::string control;       // --control ADDR
+  // The benchmark's figures: per item over one phase, above the idle
+  // baseline, over repeated runs.
+  std::string items_phase;     // --items-phase NAME
+  std::string baseline;        // --baseline DURATION ("": none)
+  uint32_t repeat = 1;         // --repeat N
+  uint32_t warmup_runs = 0;    // --warmup-runs K
+  std::string cooldown = "0";  // --cooldown DURATION between runs
+  bool nvtx = false;           // --nvtx
   std::vector<std::string> command;
   MlperfOptions mlperf;  // --mlperf-energy, --prefill-phase, --generation-phase, --mlperf
 };
+
+// What every run of a record shares: the parsed options and the daemon.
+struct RunSetup {
+  RunSetup(const Globals& g, const RecordOptions& opts) : globals(g), o(opts) {}
+  const Globals& globals;
+  const RecordOptions& o;
+  std::string path;  // the command, resolved
+  std::optional<std::regex> re;
+  int64_t pre = 0, post = 0;
+  std::unique_ptr<client::Client> c;
+  client::DeviceInfo info;
+  std::optional<Baseline> baseline;
+  nlohmann::json mlperf_given;  // --mlperf, checked (ParseMlperfFields)
+};
+
+// --baseline: each rail's mean power over `ns` of stored history right
+// before now; refused (message printed, false) when the store does not reach
+// back that far or a window (another record, a measure()) overlaps it.
+bool TakeBaseline(client::Client& c, int64_t ns, std::optional<Baseline>* out) {
+  const int64_t to = NowNs(), from = to - ns;
+  const std::string what =
+      "edgemon record: --baseline " + Fixed(static_cast<double>(ns) / 1e9, 3) + " s: ";
+  auto s = c.Summarize(from, to);
+  if (!s.ok()) {
+    std::fprintf(stderr, "%s%s. Not starting the command.\n", what.c_str(),
+                 TerminalSafe(s.status().ToString()).c_str());
+    return false;
+  }
+  if (s->requested_from_ns) {
+    std::fprintf(stderr,
+                 "%sthe store holds only %s s of history before now (the daemon started "
+                 "recently, or retention is shorter): wait or shorten --baseline. Not "
+                 "starting the command.\n",
+                 what.c_str(), Fixed(s->duration_s, 3).c_str());
+    return false;
+  }
+  auto windows = c.ListWindows(from, to);
+  if (!windows.ok()) {
+    std::fprintf(stderr, "%swindows not listed: %s\n", what.c_str(),
+                 TerminalSafe(windows.status().ToString()).c_str());
+    return false;
+  }
+  if (!windows->empty()) {
+    const auto& w = windows->front();
+    std::fprintf(stderr,
+                 "%swindow %lld (%s) overlaps that history: the board was not idle; wait "
+                 "for a quiet stretch or shorten --baseline. Not starting the command.\n",
+                 what.c_str(), static_cast<long long>(w.id), TerminalSafe(w.label).c_str());
+    return false;
+  }
+  Baseline b;
+  b.seconds = s->duration_s;
+  b.from_ns = s->from_ns;
+  b.to_ns = s->to_ns;
+  bool any = false;
+  for (const auto& r : s->rails) {
+    std::optional<double> mw;
+    if (r.energy_mj && s->duration_s > 0) mw = *r.energy_mj / s->duration_s;
+    any = any || mw.has_value();
+    b.rails_mw.emplace_back(r.name, mw);
+  }
+  if (!any) {
+    std::fprintf(stderr, "%sno rail energy measured over it. Not starting the command.\n",
+                 what.c_str());
+    return false;
+  }
+  *out = std::move(b);
+  return true;
+}
 
 // The leases --mode and --lock-clocks hold for the run (ended, restoring the
 // board, when they go out of scope or this process dies).
@@ -156,45 +235,28 @@ void EndControl(RunControl& control, Report& report) {
   }
 }
 
-int RunRecord(const Globals& globals, const RecordOptions& o) {
-  auto pre = ParseDurationNs(o.pre);
-  auto post = ParseDurationNs(o.post);
-  if (!pre.ok() || !post.ok()) {
-    std::fprintf(stderr, "edgemon record: %s: %s\n", pre.ok() ? "--post" : "--pre",
-                 TerminalSafe((pre.ok() ? post : pre).status().message()).c_str());
-    return kExitDataErr;
-  }
-  std::optional<std::regex> re;
-  if (!o.items_from.empty()) {
-    auto compiled = CompileItemsRegex(o.items_from);
-    if (!compiled.ok()) {
-      std::fprintf(stderr, "edgemon record: --items-from: bad regular expression: %s\n",
-                   TerminalSafe(compiled.status().message()).c_str());
-      return kExitDataErr;
-    }
-    re = std::move(compiled).value();
-  }
-  auto mlperf_given = ParseMlperfFields(o.mlperf.fields);
-  if (!mlperf_given.ok()) {
-    std::fprintf(stderr, "edgemon record: %s\n",
-                 TerminalSafe(mlperf_given.status().message()).c_str());
-    return kExitUsage;
-  }
-  std::string path;
-  if (int e = ResolveCommand(o.command[0], &path); e != 0) return ReportExecError(o.command[0], e);
-  auto c = ConnectOrReport(globals);
-  if (!c) return kExitUsage;
-  auto info = c->DeviceInfo();
-  if (!info.ok()) {
-    return ReportFirstCall("edgemon record", c->target(), info.status(),
-                           "; not starting the command");
-  }
-  if (!o.out.empty() && !MakeBundleDir(o.out)) return kExitCantCreate;
-  Report report;
+// One run of the command: measured into *report_out; prints its summary
+// unless `quiet`, writes a bundle into `bundle_dir` unless it is empty. Returns the
+// command's status; *summarized says whether the report holds a summary.
+int RecordOnce(RunSetup& setup, const std::string& bundle_dir, bool quiet, Report* report_out,
+               bool* summarized) {
+  const Globals& globals = setup.globals;
+  const RecordOptions& o = setup.o;
+  const std::string& path = setup.path;
+  const std::optional<std::regex>& re = setup.re;
+  const int64_t* pre = &setup.pre;
+  const int64_t* post = &setup.post;
+  std::unique_ptr<client::Client>& c = setup.c;
+  const client::DeviceInfo* info = &setup.info;
+  *summarized = false;
+  Report& report = *report_out;
+  report = Report{};
+  report.baseline = setup.baseline;
+  report.items_phase = o.items_phase;
   FillDevice(report, *info, c->target());
   report.command = o.command;
   report.mlperf = o.mlperf;
-  report.mlperf_given = *mlperf_given;
+  report.mlperf_given = setup.mlperf_given;
   report.pre_s = static_cast<double>(*pre) / 1e9;
   report.post_s = static_cast<double>(*post) / 1e9;
   report.label =
@@ -206,6 +268,12 @@ int RunRecord(const Globals& globals, const RecordOptions& o) {
   if (info->inventory.board.nvpmodel_id >= 0) {
     report.power_mode_id = info->inventory.board.nvpmodel_id;
     report.power_mode_name = info->inventory.board.nvpmodel;
+  }
+  std::unique_ptr<NvtxCapture> nvtx;  // --nvtx: the ranges' file, made before the run
+  if (o.nvtx) {
+    auto made = NvtxCapture::Create(o.out);
+    if (!made.ok()) return ReportStatus("record", made.status());
+    nvtx = std::move(made).value();
   }
   RunControl control;
   if (int control_rc = 0; !TakeControl(o, report, &control, &control_rc)) return control_rc;
@@ -233,8 +301,9 @@ int RunRecord(const Globals& globals, const RecordOptions& o) {
   // The window starts at its spawn, after BeginWindow returned (sent with the end).
   Supervisor supervisor(clock, !o.no_wait_descendants);
   const int64_t spawn_boot = clock.BoottimeNs();
-  if (int e = supervisor.Start(path, o.command, CommandEnv(*window, c->target()), re.has_value());
-      e != 0) {
+  std::vector<std::string> env = CommandEnv(*window, c->target());
+  if (nvtx) nvtx->AddEnv(env, &report.notes);
+  if (int e = supervisor.Start(path, o.command, env, re.has_value()); e != 0) {
     supervisor.StopForwarding();
     (void)c->EndWindow(window->id);
     return ReportExecError(o.command[0], e);
@@ -350,6 +419,22 @@ int RunRecord(const Globals& globals, const RecordOptions& o) {
     return rc;
   }
   report.summary = *summary;
+  if (*pre > 0 || *post > 0) {
+    // The run alone, for the per-item figures and the repeats' statistics.
+    auto run = Retry(
+        [&] {
+          return exact_end ? c->SummarizeWindow(window->id)
+                           : c->Summarize(report.run_start_ns,
+                                          NonEmptyEnd(report.run_start_ns, report.run_end_ns));
+        },
+        deadline, reconnect);
+    if (run.ok()) {
+      report.run_summary = *run;
+    } else {
+      report.notes.push_back("the run alone not summarized (" + run.status().ToString() +
+                             "): per-item figures include --pre/--post");
+    }
+  }
   if (const auto& held = report.summary.min_rail_rate_hz;
       o.rate_hz > 0 && held && *held + 0.5 < o.rate_hz) {
     report.notes.push_back(
@@ -359,23 +444,157 @@ int RunRecord(const Globals& globals, const RecordOptions& o) {
         RateHz(*held) + (*pre > 0 ? " (the boost starts with the command, not with --pre)" : ""));
   }
   AddPhases(*c, report, deadline);
+  if (nvtx) {
+    report.nvtx = nvtx->Collect(*c, offset);
+    for (const auto& n : report.nvtx->notes) report.notes.push_back(n);
+  }
   AddEventNote(*c, report, again->inventory);
-  std::string text = RenderSummary(report, again->inventory);
-  std::fflush(stdout);
-  std::fputs(TerminalSafe(text).c_str(), stderr);
-  if (!o.out.empty()) {
-    if (!WriteBundle(*c, o.out, report, again->inventory)) return rc == 0 ? kExitCantCreate : rc;
+  setup.info = *again;
+  *summarized = true;
+  if (!quiet) {
+    std::string text = RenderSummary(report, again->inventory);
+    std::fflush(stdout);
+    std::fputs(TerminalSafe(text).c_str(), stderr);
+  }
+  if (!bundle_dir.empty()) {
+    if (!WriteBundle(*c, bundle_dir, report, again->inventory)) {
+      return rc == 0 ? kExitCantCreate : rc;
+    }
     std::fprintf(stderr,
                  "Bundle: %s/{summary.json,samples.csv,trace.json,report.html} (open "
                  "report.html in a browser, trace.json in ui.perfetto.dev)\n",
-                 TerminalSafe(o.out).c_str());
+                 TerminalSafe(bundle_dir).c_str());
   }
-  if (!o.mlperf.file.empty() &&
-      !WriteMlperfReport(o.mlperf.file, SummaryJson(report, again->inventory), report.mlperf_given,
-                         report.mlperf)) {
+  return rc;
+}
+
+// --mlperf-energy FILE: the run's MLPerf energy report (for --repeat, the
+// last run's with the repeats' spread); the status to exit with.
+int WriteMlperfFile(const RunSetup& setup, const Report& report, int rc) {
+  if (setup.o.mlperf.file.empty()) return rc;
+  if (!WriteMlperfReport(setup.o.mlperf.file, SummaryJson(report, setup.info.inventory),
+                         setup.mlperf_given, setup.o.mlperf)) {
     return rc == 0 ? kExitCantCreate : rc;
   }
   return rc;
+}
+
+int RunRecord(const Globals& globals, const RecordOptions& o) {
+  RunSetup setup(globals, o);
+  auto pre = ParseDurationNs(o.pre);
+  auto post = ParseDurationNs(o.post);
+  if (!pre.ok() || !post.ok()) {
+    std::fprintf(stderr, "edgemon record: %s: %s\n", pre.ok() ? "--post" : "--pre",
+                 TerminalSafe((pre.ok() ? post : pre).status().message()).c_str());
+    return kExitDataErr;
+  }
+  setup.pre = *pre;
+  setup.post = *post;
+  auto cooldown = ParseDurationNs(o.cooldown);
+  if (!cooldown.ok()) {
+    std::fprintf(stderr, "edgemon record: --cooldown: %s\n",
+                 TerminalSafe(cooldown.status().message()).c_str());
+    return kExitDataErr;
+  }
+  std::optional<int64_t> baseline_ns;
+  if (!o.baseline.empty()) {
+    auto b = ParseDurationNs(o.baseline);
+    if (!b.ok() || *b <= 0) {
+      std::fprintf(
+          stderr, "edgemon record: --baseline: %s\n",
+          b.ok() ? "must be longer than 0 (e.g. 10s)" : TerminalSafe(b.status().message()).c_str());
+      return kExitDataErr;
+    }
+    baseline_ns = *b;
+  }
+  if (!o.items_phase.empty() && o.items <= 0 && o.items_from.empty()) {
+    std::fprintf(stderr, "edgemon record: --items-phase needs --items or --items-from\n");
+    return kExitUsage;
+  }
+  if (!o.items_from.empty()) {
+    auto compiled = CompileItemsRegex(o.items_from);
+    if (!compiled.ok()) {
+      std::fprintf(stderr, "edgemon record: --items-from: bad regular expression: %s\n",
+                   TerminalSafe(compiled.status().message()).c_str());
+      return kExitDataErr;
+    }
+    setup.re = std::move(compiled).value();
+  }
+  auto mlperf_given = ParseMlperfFields(o.mlperf.fields);
+  if (!mlperf_given.ok()) {
+    std::fprintf(stderr, "edgemon record: %s\n",
+                 TerminalSafe(mlperf_given.status().message()).c_str());
+    return kExitUsage;
+  }
+  setup.mlperf_given = *mlperf_given;
+  if (int e = ResolveCommand(o.command[0], &setup.path); e != 0) {
+    return ReportExecError(o.command[0], e);
+  }
+  setup.c = ConnectOrReport(globals);
+  if (!setup.c) return kExitUsage;
+  auto info = setup.c->DeviceInfo();
+  if (!info.ok()) {
+    return ReportFirstCall("edgemon record", setup.c->target(), info.status(),
+                           "; not starting the command");
+  }
+  setup.info = *info;
+  if (!o.out.empty() && !MakeBundleDir(o.out)) return kExitCantCreate;
+  // The baseline once, before the first run (a later run's history holds the
+  // runs before it).
+  if (baseline_ns && !TakeBaseline(*setup.c, *baseline_ns, &setup.baseline)) return kExitDataErr;
+
+  Report report;
+  bool summarized = false;
+  if (o.repeat <= 1 && o.warmup_runs == 0) {
+    const int rc = RecordOnce(setup, o.out, false, &report, &summarized);
+    return summarized ? WriteMlperfFile(setup, report, rc) : rc;
+  }
+  // Repeats: each run its own window with the same label; warm-ups measured
+  // but left out of the statistics; a failed run ends the series.
+  const uint32_t total = o.warmup_runs + o.repeat;
+  std::vector<nlohmann::json> runs;
+  std::vector<RunFigures> figures;
+  int rc = 0;
+  for (uint32_t i = 0; i < total; ++i) {
+    if (i > 0) SleepNs(*cooldown);
+    const bool warmup = i < o.warmup_runs;
+    const std::string name =
+        warmup ? "warm-up " + std::to_string(i + 1) + " of " + std::to_string(o.warmup_runs)
+               : "run " + std::to_string(i - o.warmup_runs + 1) + " of " + std::to_string(o.repeat);
+    rc = RecordOnce(setup, "", true, &report, &summarized);
+    if (!summarized) break;
+    RunFigures f = FiguresOf(report);
+    std::fflush(stdout);
+    std::fputs(
+        TerminalSafe(RenderRunLine(name + " (window " + std::to_string(report.window_id) + ")", f))
+            .c_str(),
+        stderr);
+    nlohmann::json rj = SummaryJson(report, setup.info.inventory);
+    rj["warmup"] = warmup;
+    runs.push_back(std::move(rj));
+    if (!warmup) figures.push_back(f);
+    if (rc != 0) {
+      std::fprintf(stderr, "edgemon record: %s exited with status %d: no further runs\n",
+                   name.c_str(), rc);
+      break;
+    }
+  }
+  if (!summarized && runs.empty()) return rc;
+  report.repeats = {{"runs", runs}, {"aggregate", AggregateJson(figures)}};
+  std::string text = RenderSummary(report, setup.info.inventory);
+  text += "\n" + RenderAggregate(figures);
+  std::fflush(stdout);
+  std::fputs(TerminalSafe(text).c_str(), stderr);
+  if (!o.out.empty()) {
+    if (!WriteBundle(*setup.c, o.out, report, setup.info.inventory)) {
+      return rc == 0 ? kExitCantCreate : rc;
+    }
+    std::fprintf(stderr,
+                 "Bundle: %s/{summary.json,samples.csv,trace.json,report.html} (the last run; "
+                 "every run's summary and the aggregate in summary.json)\n",
+                 TerminalSafe(o.out).c_str());
+  }
+  return WriteMlperfFile(setup, report, rc);
 }
 
 }  // namespace
@@ -412,6 +631,24 @@ void AddRecordCommands(CLI::App& app, Registry& registry) {
   rec->add_option("--control", ro->control,
                   "The control helper for --lock-clocks/--mode (default: $EDGEMON_CONTROL, else " +
                       std::string(client::kDefaultControlTarget) + ")");
+  // The benchmark's figures.
+  rec->add_option("--items-phase", ro->items_phase,
+                  "Per-item figures (energy per item, items/s) over this phase (edgemon mark) "
+                  "only; by default over the run, never --pre/--post");
+  rec->add_option("--baseline", ro->baseline,
+                  "Idle baseline: each rail's mean power over this much stored history right "
+                  "before the run (e.g. 10s); adds the energy above it");
+  rec->add_option("--repeat", ro->repeat,
+                  "Run the command N times, each its own window; prints each run and the mean, "
+                  "std and 95 % CI")
+      ->check(CLI::Range(1, 1000));
+  rec->add_option("--warmup-runs", ro->warmup_runs,
+                  "Runs before the --repeat runs: measured, left out of the statistics")
+      ->check(CLI::Range(0, 1000));
+  rec->add_option("--cooldown", ro->cooldown, "Wait this long between runs (e.g. 30s)");
+  rec->add_flag("--nvtx", ro->nvtx,
+                "Energy per NVTX range: loads edgemon's NVTX injection library into the command "
+                "(NVTX_INJECTION64_PATH) and adds each range name's count, time and energy");
   AddMlperfOptions(rec, ro->mlperf, true);
   rec->add_option("command", ro->command, "The command and its arguments (after --)")->required();
   rec->footer(
@@ -431,6 +668,7 @@ void AddRecordCommands(CLI::App& app, Registry& registry) {
   record::AddRunsCommand(app, registry);
   record::AddCompareCommand(app, registry);
   record::AddMlperfCommand(app, registry);
+  record::AddTraceCommand(app, registry);
 }
 
 }  // namespace edgemon::cli

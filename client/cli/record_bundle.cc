@@ -8,6 +8,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <map>
 #include <set>
 #include <sstream>
@@ -31,13 +32,7 @@ double Round3(double v) {
   return std::round(v * 1000.0) / 1000.0;
 }
 
-struct Track {
-  ChannelId id = 0;
-  int pid = 0;
-  std::string name;
-  std::string unit;  // the args key
-  double scale = 1;  // value x scale = shown value
-};
+using Track = CounterTrack;
 
 std::vector<Track> Tracks(const Inventory& inventory) {
   std::vector<Track> out;
@@ -82,6 +77,18 @@ Status Frames(client::Client& c, int64_t from, int64_t to, std::vector<Frame>* o
   return Status::Ok();
 }
 
+}  // namespace
+
+std::vector<CounterTrack> CounterTracks(const Inventory& inventory) {
+  return Tracks(inventory);
+}
+
+Status ReadFrames(client::Client& c, int64_t from, int64_t to, std::vector<Frame>* out) {
+  return Frames(c, from, to, out);
+}
+
+namespace {
+
 Status WriteFile(const std::filesystem::path& p, const std::string& text) {
   std::ofstream f(p, std::ios::binary | std::ios::trunc);
   f << text;
@@ -121,6 +128,14 @@ bool WriteBundle(client::Client& c, const std::string& dir, const Report& report
   if (written.ok()) {
     written =
         WriteFile(fs::path(dir) / "report.html", ReportHtml(ReportData(r, frames, inventory)));
+  }
+  if (written.ok()) {
+    written =
+        WriteFile(fs::path(dir) / "trace.perfetto-trace", PerfettoTrace(r, frames, inventory));
+  }
+  if (written.ok()) {
+    written =
+        WriteFile(fs::path(dir) / "perfetto_manifest.json", JsonText(PerfettoManifest(), 2) + "\n");
   }
   if (!written.ok()) {
     std::fprintf(stderr, "edgemon: bundle: %s\n", TerminalSafe(written.message()).c_str());
@@ -254,6 +269,37 @@ std::string TraceJson(const Report& report, const std::vector<Frame>& frames,
     if (!p.end_ns) args["ended"] = false;
     slice(it->second, p.name, p.start_ns, p.end_ns.value_or(report.run_end_ns), args);
   }
+  if (report.nvtx) {
+    // NVTX ranges: one track per thread of the command (pid 5).
+    emit({{"ph", "M"},
+          {"pid", 5},
+          {"tid", 0},
+          {"name", "process_name"},
+          {"args", {{"name", "NVTX ranges"}}}});
+    std::map<std::pair<int64_t, int64_t>, int> threads;
+    for (const auto& r : report.nvtx->ranges) {
+      auto [it, added] = threads.emplace(std::make_pair(r.pid, r.tid), threads.size() + 1);
+      if (added) {
+        emit({{"ph", "M"},
+              {"pid", 5},
+              {"tid", it->second},
+              {"name", "thread_name"},
+              {"args",
+               {{"name", "pid " + std::to_string(r.pid) + " tid " + std::to_string(r.tid)}}}});
+      }
+      nlohmann::json args = {
+          {"domain", r.domain.empty() ? nlohmann::json(nullptr) : nlohmann::json(r.domain)},
+          {"energy_j",
+           r.energy_mj ? nlohmann::json(*r.energy_mj / 1000.0) : nlohmann::json(nullptr)}};
+      emit({{"ph", "X"},
+            {"pid", 5},
+            {"tid", it->second},
+            {"name", r.name},
+            {"ts", Micros(r.start_ns)},
+            {"dur", Micros(r.end_ns - r.start_ns)},
+            {"args", args}});
+    }
+  }
   o << "\n]}\n";
   return o.str();
 }
@@ -293,6 +339,42 @@ nlohmann::json ReportData(const Report& report, const std::vector<Frame>& frames
                       {"scale", 1e-3},
                       {"lines", std::move(lines)}});
   }
+  // Drawn beside power (report.html only, not trace.json's tracks): the GPU's
+  // and the CPUs' load in %, the memory in use in MiB.
+  struct Extra {
+    const char* id;
+    const char* title;
+    const char* unit;
+    double scale;
+    std::function<bool(const Channel&)> pick;
+  };
+  const Extra extras[] = {
+      {"load", "GPU and CPU load", "%", 0.1,
+       [](const Channel& c) {
+         return c.field == Field::kLoad &&
+                (c.kind == Kind::kGpu || (c.kind == Kind::kCpu && c.name == "cpu"));
+       }},
+      {"memory", "Memory in use", "MiB", 1.0 / 1024,
+       [](const Channel& c) { return c.kind == Kind::kMemory && c.field == Field::kUsed; }},
+  };
+  for (const auto& e : extras) {
+    json lines = json::array();
+    for (const auto& c : inventory.channels) {
+      if (c.Has(kFlagConstant) || !e.pick(c)) continue;
+      json values = json::array();
+      for (const auto& f : frames) {
+        auto v = f.Get(c.id);
+        values.push_back(v ? json(*v) : json(nullptr));  // missing: a gap, never 0
+      }
+      lines.push_back({{"name", c.name.empty() ? std::string(ToString(c.kind)) : c.name},
+                       {"values", std::move(values)}});
+    }
+    groups.push_back({{"id", e.id},
+                      {"title", e.title},
+                      {"unit", e.unit},
+                      {"scale", e.scale},
+                      {"lines", std::move(lines)}});
+  }
   json trees = json::array();
   for (const auto& p : report.phases) {
     trees.push_back(p.summary ? RailTreeJson(p.summary->rails, p.summary->duration_s)
@@ -326,6 +408,13 @@ std::string ScriptSafeJson(const nlohmann::json& data) {
     }
   }
   return out;
+}
+
+nlohmann::json PerfettoManifest() {
+  return {{"perfetto_manifest",
+           {{"version", 1},
+            {"trace_time_clock", "REALTIME"},
+            {"files", nlohmann::json::array({{{"path", "trace.perfetto-trace"}}})}}}};
 }
 
 std::string_view ReportTemplate() {

@@ -25,17 +25,55 @@ bool MakeBundleDir(const std::string& dir);
 bool WriteBundle(client::Client& c, const std::string& dir, const Report& report,
                  const Inventory& inventory);
 
+// The counter tracks of trace.json: one per rail power (pid 1, W), thermal
+// zone (pid 2, C) and CPU/GPU/EMC clock (pid 3, MHz), named uniquely.
+struct CounterTrack {
+  ChannelId id = 0;
+  int pid = 0;
+  std::string name;
+  std::string unit;  // the args key
+  double scale = 1;  // value x scale = shown value
+};
+std::vector<CounterTrack> CounterTracks(const Inventory& inventory);
+
+// Appends the raw frames of [from, to] to *out, in chunks; on a failed
+// query the frames read before it stay in *out.
+Status ReadFrames(client::Client& c, int64_t from, int64_t to, std::vector<Frame>* out);
+
+// trace.perfetto-trace: trace.json's tracks and slices in Perfetto's own
+// format (proto/perfetto/trace.proto, a subset of Perfetto's TracePacket):
+// a ClockSnapshot of this host's REALTIME and BOOTTIME read together, then
+// every packet stamped on REALTIME (timestamp_clock_id 1), so Perfetto puts
+// it on the same timeline as other traces of the machine. Tracks: "power
+// rails (W)", "temperatures (C)", "clocks (MHz)" with a counter track per
+// channel (TYPE_COUNTER, double values), "edgemon run" with the run and each
+// mark name as slices (energy_j.<rail> annotations), and with --nvtx "NVTX
+// ranges", one track per thread (push/pop) and per thread's start/end ranges.
+std::string PerfettoTrace(const Report& report, const std::vector<Frame>& frames,
+                          const Inventory& inventory);
+
+// perfetto_manifest.json (Perfetto's trace manifest, version 1): the
+// merged timeline of an archive holding it is REALTIME, and
+// trace.perfetto-trace is one of its files. Packed into one TAR or ZIP with
+// a trace of the same machine whose ts are Unix-epoch microseconds (a
+// torch.profiler trace from a Kineto build, trace.json), Perfetto (v58 and
+// later) opens them on one timeline.
+nlohmann::json PerfettoManifest();
+
 // The data of report.html, the shape the Python client's Result.save() also
 // writes (client/python/edgemon/_bundle.py, report_data):
 //   {"format": "edgemon-report", "version": 1,
 //    "summary": SummaryJson,
 //    "phase_rail_trees": [RailTreeJson of each phase, or null without a summary],
 //    "series": {"t_s": [seconds of each frame since the range's start],
-//               "groups": [{"id": "power"|"temp"|"clock", "title", "unit",
+//               "groups": [{"id": "power"|"temp"|"clock"|"load"|"memory",
+//                           "title", "unit",
 //                           "scale" (raw x scale = unit),
 //                           "lines": [{"name", "values": [raw value or null]}]}]}}
 // with one line per rail power, thermal zone and CPU/GPU/EMC clock (the
-// trace's counter tracks), a null where a frame has no value.
+// trace's counter tracks), then the groups drawn beside power: "load" (the
+// GPUs' and the CPUs' aggregate load, %, scale 0.1) and "memory" (RAM in
+// use, MiB, scale 1/1024); a null where a frame has no value.
 nlohmann::json ReportData(const Report& report, const std::vector<Frame>& frames,
                           const Inventory& inventory);
 

@@ -65,6 +65,7 @@ void AddEventNote(client::Client& c, Report& report, const Inventory& inventory)
 // The subcommands besides record (which AddRecordCommands registers first).
 void AddAttachCommand(CLI::App& app, Registry& registry);   // attach.cc
 void AddMarkCommand(CLI::App& app, Registry& registry);     // mark.cc
+void AddTraceCommand(CLI::App& app, Registry& registry);    // trace merge (trace_merge.cc)
 void AddRunsCommand(CLI::App& app, Registry& registry);     // runs.cc
 void AddCompareCommand(CLI::App& app, Registry& registry);  // compare.cc
 void AddMlperfCommand(CLI::App& app, Registry& registry);   // mlperf.cc

@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <ctime>
 #include <functional>
+#include <limits>
 #include <map>
 #include <set>
 #include <sstream>
@@ -61,7 +62,10 @@ std::string JoinNames(const std::vector<std::string>& names) {
   return out;
 }
 
-nlohmann::json RailsJson(const std::vector<client::RailSummary>& rails) {
+// The rails of a summary over `duration_s`; with a baseline each carries its
+// energy above it.
+nlohmann::json RailsJson(const std::vector<client::RailSummary>& rails, double duration_s,
+                         const std::optional<Baseline>& baseline) {
   nlohmann::json out = nlohmann::json::array();
   for (const auto& r : rails) {
     nlohmann::json j = {{"name", r.name},
@@ -71,9 +75,28 @@ nlohmann::json RailsJson(const std::vector<client::RailSummary>& rails) {
                         {"avg_power_w", Scaled(r.avg_power_mw, 1000.0)}};
     // No sample in the range: no peak (absent, never 0).
     if (r.peak_power_mw) j["peak_power_w"] = static_cast<double>(*r.peak_power_mw) / 1000.0;
+    if (baseline) {
+      j["energy_above_baseline_j"] = Scaled(AboveBaselineMj(r, duration_s, *baseline), 1000.0);
+    }
     out.push_back(std::move(j));
   }
   return out;
+}
+
+// The input rail's energy above the baseline (mJ): none without exactly one
+// input rail, a baseline or a measurement.
+std::optional<double> TotalAboveBaselineMj(const client::Summary& s,
+                                           const std::optional<Baseline>& baseline) {
+  if (!baseline || !TotalEnergyMj(s.rails)) return std::nullopt;
+  for (const auto& r : s.rails) {
+    if (r.input) return AboveBaselineMj(r, s.duration_s, *baseline);
+  }
+  return std::nullopt;
+}
+
+// A figure that may be missing, as JSON (null) and text ("—").
+nlohmann::json OrNull(std::optional<double> v) {
+  return v ? nlohmann::json(*v) : nlohmann::json(nullptr);
 }
 
 // The energy line of a phase: the input rail's, else each top-level rail's.
@@ -91,6 +114,165 @@ std::string PhaseEnergy(const client::Summary& s) {
 }
 
 }  // namespace
+
+std::optional<double> Baseline::PowerMw(std::string_view rail) const {
+  for (const auto& [name, mw] : rails_mw) {
+    if (name == rail) return mw;
+  }
+  return std::nullopt;
+}
+
+std::optional<double> AboveBaselineMj(const client::RailSummary& rail, double duration_s,
+                                      const Baseline& baseline) {
+  auto mw = baseline.PowerMw(rail.name);
+  if (!rail.energy_mj || !mw || !std::isfinite(duration_s) || duration_s < 0) return std::nullopt;
+  return *rail.energy_mj - *mw * duration_s;
+}
+
+ItemBasis ItemsBasis(const Report& report) {
+  ItemBasis b;
+  if (!report.items_phase.empty()) {
+    b.phase = report.items_phase;
+    for (const auto& p : report.phases) {
+      if (p.name != report.items_phase) continue;
+      if (!p.summary) {
+        b.why = "phase " + p.name + " has no summary";
+        return b;
+      }
+      b.summary = &*p.summary;
+      b.duration_s = p.summary->duration_s;
+      return b;
+    }
+    b.why = "no phase named " + report.items_phase + " (edgemon mark begin/end " +
+            report.items_phase + " inside the command)";
+    return b;
+  }
+  b.summary = report.run_summary ? &*report.run_summary : &report.summary;
+  b.duration_s = b.summary->duration_s;
+  return b;
+}
+
+RunFigures FiguresOf(const Report& report) {
+  RunFigures f;
+  const client::Summary& run = report.run_summary ? *report.run_summary : report.summary;
+  f.duration_s = static_cast<double>(report.run_end_ns - report.run_start_ns) / 1e9;
+  if (auto total = TotalEnergyMj(run.rails)) {
+    f.energy_j = *total / 1000.0;
+    if (run.duration_s > 0) f.avg_power_w = *f.energy_j / run.duration_s;
+  }
+  if (report.items && *report.items > 0) {
+    ItemBasis b = ItemsBasis(report);
+    if (b.summary) {
+      if (auto total = TotalEnergyMj(b.summary->rails)) {
+        f.j_per_item = *total / 1000.0 / *report.items;
+      }
+      if (b.duration_s > 0) f.items_per_s = *report.items / b.duration_s;
+    }
+  }
+  return f;
+}
+
+double StudentT95(size_t df) {
+  // t(0.975, df) for df 1..30, then the usual steps down to the normal 1.960.
+  static constexpr double kT[] = {12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306,
+                                  2.262,  2.228, 2.201, 2.179, 2.160, 2.145, 2.131, 2.120,
+                                  2.110,  2.101, 2.093, 2.086, 2.080, 2.074, 2.069, 2.064,
+                                  2.060,  2.056, 2.052, 2.048, 2.045, 2.042};
+  if (df == 0) return std::numeric_limits<double>::quiet_NaN();
+  if (df <= 30) return kT[df - 1];
+  if (df <= 40) return 2.021;
+  if (df <= 60) return 2.000;
+  if (df <= 120) return 1.980;
+  return 1.960;
+}
+
+Spread SpreadOf(const std::vector<double>& values) {
+  Spread s;
+  s.n = values.size();
+  if (values.empty()) return s;
+  double sum = 0;
+  for (double v : values) sum += v;
+  const double mean = sum / static_cast<double>(values.size());
+  s.mean = mean;
+  if (values.size() < 2) return s;
+  double ss = 0;
+  for (double v : values) ss += (v - mean) * (v - mean);
+  const double sd = std::sqrt(ss / static_cast<double>(values.size() - 1));
+  s.std = sd;
+  s.ci95 = StudentT95(values.size() - 1) * sd / std::sqrt(static_cast<double>(values.size()));
+  return s;
+}
+
+namespace {
+
+using FigureOf = std::optional<double> RunFigures::*;
+struct FigureName {
+  const char* key;
+  const char* text;
+  const char* unit;
+  int decimals;
+  FigureOf field;
+};
+constexpr FigureName kFigures[] = {
+    {"duration_s", "duration", "s", 3, &RunFigures::duration_s},
+    {"energy_j", "energy", "J", 3, &RunFigures::energy_j},
+    {"avg_power_w", "avg power", "W", 3, &RunFigures::avg_power_w},
+    {"j_per_item", "energy/item", "J", 6, &RunFigures::j_per_item},
+    {"items_per_s", "throughput", "items/s", 3, &RunFigures::items_per_s},
+};
+
+Spread SpreadOfFigure(const std::vector<RunFigures>& runs, FigureOf field) {
+  std::vector<double> values;
+  for (const auto& r : runs) {
+    if (r.*field) values.push_back(*(r.*field));
+  }
+  return SpreadOf(values);
+}
+
+}  // namespace
+
+nlohmann::json AggregateJson(const std::vector<RunFigures>& runs) {
+  nlohmann::json j = {{"n", runs.size()}};
+  for (const auto& f : kFigures) {
+    Spread s = SpreadOfFigure(runs, f.field);
+    j[f.key] = {
+        {"mean", OrNull(s.mean)}, {"std", OrNull(s.std)}, {"ci95", OrNull(s.ci95)}, {"n", s.n}};
+  }
+  return j;
+}
+
+std::string RenderAggregate(const std::vector<RunFigures>& runs) {
+  std::ostringstream o;
+  o << "Over " << runs.size() << " run" << (runs.size() == 1 ? "" : "s")
+    << " (mean ± 95 % CI, Student t; std)\n";
+  for (const auto& f : kFigures) {
+    Spread s = SpreadOfFigure(runs, f.field);
+    o << "  " << fmt::format("{:<13}", f.text);
+    if (!s.mean) {
+      o << "—\n";
+      continue;
+    }
+    o << Fixed(*s.mean, f.decimals) << " " << f.unit;
+    if (s.ci95) {
+      o << " ± " << Fixed(*s.ci95, f.decimals) << "  (std " << Fixed(*s.std, f.decimals) << ")";
+    } else {
+      o << "  (one value: no spread)";
+    }
+    if (s.n != runs.size()) o << "  (" << s.n << " of " << runs.size() << " runs)";
+    o << "\n";
+  }
+  return o.str();
+}
+
+std::string RenderRunLine(const std::string& name, const RunFigures& f) {
+  std::string line = name + ":";
+  for (const auto& fig : kFigures) {
+    const auto& v = f.*fig.field;
+    line += std::string(" ") + (v ? Fixed(*v, fig.decimals) : "—") + " " + fig.unit;
+    if (&fig != &kFigures[std::size(kFigures) - 1]) line += ",";
+  }
+  return line + "\n";
+}
 
 std::string Fixed(double value, int decimals) {
   if (!std::isfinite(value)) return "nan";
@@ -373,16 +555,30 @@ std::string RenderSummary(const Report& report, const Inventory& inventory) {
   if (!rows.empty()) {
     size_t width = 10;
     for (const auto& r : rows) width = std::max(width, r.name.size() + 2 * r.depth + 2);
+    const std::optional<Baseline>& base = report.baseline;
     o << "\n"
-      << fmt::format("{:<{}}{:>11}{:>10}{:>10}\n", "Energy", width + 2, "J", "avg W", "peak W");
+      << fmt::format("{:<{}}{:>11}{:>10}{:>10}", "Energy", width + 2, "J", "avg W", "peak W")
+      << (base ? fmt::format("{:>11}{:>10}", "above J", "idle W") : "") << "\n";
     for (const auto& r : rows) {
       o << "  " << fmt::format("{:<{}}", std::string(2 * r.depth, ' ') + r.name, width)
         << fmt::format("{:>11}", FixedOr(r.energy_mj, 1000.0, 3))
         << fmt::format("{:>10}", FixedOr(r.avg_power_mw, 1000.0, 3))
         << fmt::format("{:>10}", r.peak_power_mw
                                      ? Fixed(static_cast<double>(*r.peak_power_mw) / 1000.0, 3)
-                                     : "")
-        << (r.input ? "  (board input)" : "") << "\n";
+                                     : "");
+      if (base && !r.remainder) {
+        for (const auto& rail : s.rails) {
+          if (rail.name != r.name) continue;
+          o << fmt::format("{:>11}{:>10}",
+                           FixedOr(AboveBaselineMj(rail, s.duration_s, *base), 1000.0, 3),
+                           FixedOr(base->PowerMw(rail.name), 1000.0, 3));
+        }
+      }
+      o << (r.input ? "  (board input)" : "") << "\n";
+    }
+    if (base) {
+      o << "  above J: the energy above each rail's mean power (idle W) over the "
+        << Fixed(base->seconds, 3) << " s before the run (--baseline)\n";
     }
     if (auto total = TotalEnergyMj(s.rails)) {
       std::string input;
@@ -398,15 +594,28 @@ std::string RenderSummary(const Report& report, const Inventory& inventory) {
 
   if (report.items && *report.items > 0) {
     double items = *report.items;
+    ItemBasis b = ItemsBasis(report);
     o << "\nPer item (" << Fixed(items, items == std::floor(items) ? 0 : 3) << " items, "
-      << report.items_source << ")\n";
-    if (auto total = TotalEnergyMj(s.rails)) {
-      o << "  " << Fixed(*total / items, 3) << " mJ/item, "
-        << Fixed(*total > 0 ? items / (*total / 1000.0) : 0, 3) << " items/J\n";
+      << report.items_source << "; over "
+      << (b.phase.empty() ? std::string("the run") : "phase " + b.phase)
+      << (b.summary ? ", " + Fixed(b.duration_s, 3) + " s" : std::string()) << ")\n";
+    if (!b.summary) {
+      o << "  — (" << b.why << ")\n";
     } else {
-      for (const auto& r : rows) {
-        if (r.depth != 0) continue;
-        o << "  " << r.name << ": " << FixedOr(r.energy_mj, items, 3) << " mJ/item\n";
+      const std::string per_s =
+          b.duration_s > 0 ? Fixed(items / b.duration_s, 3) + " items/s" : "— items/s";
+      if (auto total = TotalEnergyMj(b.summary->rails)) {
+        o << "  " << Fixed(*total / items, 3) << " mJ/item, "
+          << Fixed(*total > 0 ? items / (*total / 1000.0) : 0, 3) << " items/J, " << per_s << "\n";
+        if (auto above = TotalAboveBaselineMj(*b.summary, report.baseline)) {
+          o << "  " << Fixed(*above / items, 3) << " mJ/item above the baseline\n";
+        }
+      } else {
+        o << "  " << per_s << "\n";
+        for (const auto& r : RailTree(b.summary->rails, b.duration_s)) {
+          if (r.depth != 0) continue;
+          o << "  " << r.name << ": " << FixedOr(r.energy_mj, items, 3) << " mJ/item\n";
+        }
       }
     }
   } else if (report.items) {
@@ -418,10 +627,17 @@ std::string RenderSummary(const Report& report, const Inventory& inventory) {
     for (const auto& p : report.phases) {
       double dur = static_cast<double>(p.end_ns.value_or(report.run_end_ns) - p.start_ns) / 1e9;
       o << "  " << fmt::format("{:<16}", p.name) << fmt::format("{:>11}", Fixed(dur, 3) + " s")
-        << "  " << (p.summary ? PhaseEnergy(*p.summary) : "no summary")
-        << (p.end_ns ? "" : "  (not ended)") << "\n";
+        << "  " << (p.summary ? PhaseEnergy(*p.summary) : "no summary");
+      if (p.summary) {
+        if (auto above = TotalAboveBaselineMj(*p.summary, report.baseline)) {
+          o << "  (" << Fixed(*above / 1000.0, 3) << " J above the baseline)";
+        }
+      }
+      o << (p.end_ns ? "" : "  (not ended)") << "\n";
     }
   }
+
+  if (report.nvtx) o << RenderNvtx(*report.nvtx);
 
   if (!s.temps.empty()) {
     o << "\nTemperatures (C)     start    min    max\n";
@@ -521,7 +737,17 @@ nlohmann::json SummaryJson(const Report& report, const Inventory& inventory) {
                 {"duration_s", s.duration_s},
                 {"pre_s", report.pre_s},
                 {"post_s", report.post_s}};
-  j["rails"] = RailsJson(s.rails);
+  if (const auto& b = report.baseline) {
+    json rails = json::array();
+    for (const auto& [name, mw] : b->rails_mw) {
+      rails.push_back({{"name", name}, {"power_w", Scaled(mw, 1000.0)}});
+    }
+    j["baseline"] = {
+        {"seconds", b->seconds}, {"from_ns", b->from_ns}, {"to_ns", b->to_ns}, {"rails", rails}};
+  } else {
+    j["baseline"] = nullptr;
+  }
+  j["rails"] = RailsJson(s.rails, s.duration_s, report.baseline);
   j["rail_tree"] = RailTreeJson(s.rails, s.duration_s);
   auto total = TotalEnergyMj(s.rails);
   j["total_energy_j"] = total ? json(*total / 1000.0) : json(nullptr);
@@ -536,6 +762,9 @@ nlohmann::json SummaryJson(const Report& report, const Inventory& inventory) {
     if (total && c.kind == Kind::kRail && c.name == input && !c.device.empty()) device = c.device;
   }
   j["total_rail_device"] = device;
+  if (report.baseline) {
+    j["energy_above_baseline_j"] = Scaled(TotalAboveBaselineMj(s, report.baseline), 1000.0);
+  }
   json temps = json::array();
   for (const auto& t : s.temps) {
     temps.push_back({{"name", t.name},
@@ -579,32 +808,60 @@ nlohmann::json SummaryJson(const Report& report, const Inventory& inventory) {
                {"end_ns", p.end_ns ? json(*p.end_ns) : json(nullptr)}};
     if (p.summary) {
       pj["duration_s"] = p.summary->duration_s;
-      pj["rails"] = RailsJson(p.summary->rails);
+      pj["rails"] = RailsJson(p.summary->rails, p.summary->duration_s, report.baseline);
       auto pt = TotalEnergyMj(p.summary->rails);
       pj["total_energy_j"] = pt ? json(*pt / 1000.0) : json(nullptr);
+      if (report.baseline) {
+        pj["energy_above_baseline_j"] =
+            Scaled(TotalAboveBaselineMj(*p.summary, report.baseline), 1000.0);
+      }
       pj["samples"] = p.summary->samples;
     }
     phases.push_back(pj);
   }
   j["phases"] = phases;
+  j["nvtx"] = report.nvtx ? NvtxJson(*report.nvtx) : json(nullptr);
+  if (report.nvtx) j["nvtx_attribution"] = kNvtxAttribution;
   if (report.items) {
     double items = *report.items;
-    json ij = {{"count", items}, {"source", report.items_source}};
+    ItemBasis b = ItemsBasis(report);
+    json ij = {{"count", items},
+               {"source", report.items_source},
+               {"phase", b.phase.empty() ? json(nullptr) : json(b.phase)},
+               {"duration_s", b.summary ? json(b.duration_s) : json(nullptr)},
+               {"per_s", b.summary && items > 0 && b.duration_s > 0 ? json(items / b.duration_s)
+                                                                    : json(nullptr)}};
+    if (!b.summary) ij["why"] = b.why;
     json by_rail = json::object();
-    for (const auto& r : s.rails) {
-      by_rail[r.name] = items > 0 ? Scaled(r.energy_mj, 1000.0 * items) : json(nullptr);
+    std::optional<double> basis_total;
+    if (b.summary) {
+      for (const auto& r : b.summary->rails) {
+        by_rail[r.name] = items > 0 ? Scaled(r.energy_mj, 1000.0 * items) : json(nullptr);
+      }
+      basis_total = TotalEnergyMj(b.summary->rails);
     }
     ij["energy_j_per_item_by_rail"] = by_rail;
-    if (total && items > 0) {
-      ij["energy_j_per_item"] = *total / 1000.0 / items;
-      ij["items_per_j"] = *total > 0 ? json(items / (*total / 1000.0)) : json(nullptr);
+    ij["energy_j"] = Scaled(basis_total, 1000.0);
+    if (basis_total && items > 0) {
+      ij["energy_j_per_item"] = *basis_total / 1000.0 / items;
+      ij["items_per_j"] = *basis_total > 0 ? json(items / (*basis_total / 1000.0)) : json(nullptr);
     } else {
       ij["energy_j_per_item"] = nullptr;
       ij["items_per_j"] = nullptr;
     }
+    if (report.baseline) {
+      auto above = b.summary ? TotalAboveBaselineMj(*b.summary, report.baseline) : std::nullopt;
+      ij["energy_above_baseline_j"] = Scaled(above, 1000.0);
+      ij["energy_above_baseline_j_per_item"] =
+          items > 0 ? Scaled(above, 1000.0 * items) : json(nullptr);
+    }
     j["items"] = ij;
   } else {
     j["items"] = nullptr;
+  }
+  if (report.repeats.is_object()) {
+    j["runs"] = report.repeats["runs"];
+    j["aggregate"] = report.repeats["aggregate"];
   }
   return j;
 }

@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "client/cli/mlperf.h"
+#include "client/cli/record_nvtx.h"
 #include "client/edgemon_client.h"
 #include "edgemon/channel.h"
 #include "edgemon/status.h"
@@ -38,6 +39,21 @@ struct Phase {
   std::optional<client::Summary> summary;
 };
 
+// --baseline: each rail's mean power over the history right before the run
+// (the store's energy over [from_ns, to_ns) divided by its length).
+struct Baseline {
+  double seconds = 0;
+  int64_t from_ns = 0;
+  int64_t to_ns = 0;
+  std::vector<std::pair<std::string, std::optional<double>>> rails_mw;  // none: not measured
+  std::optional<double> PowerMw(std::string_view rail) const;
+};
+
+// A rail's energy above the baseline over `duration_s`: energy - baseline
+// power x duration (mJ); none when either is not measured.
+std::optional<double> AboveBaselineMj(const client::RailSummary& rail, double duration_s,
+                                      const Baseline& baseline);
+
 struct Report {
   std::string mode = "record";  // "record" or "attach"
   std::string label;
@@ -51,8 +67,16 @@ struct Report {
   double post_s = 0;
   client::Summary summary;
   std::vector<Phase> phases;
-  std::optional<double> items;     // --items N or the last --items-from match
-  std::string items_source;        // "--items" or the regex
+  std::optional<double> items;  // --items N or the last --items-from match
+  std::string items_source;     // "--items" or the regex
+  std::string items_phase;      // --items-phase NAME: per-item figures over that phase only
+  // The run alone ([run_start, run_end], no --pre/--post): the basis of the
+  // per-item figures without --items-phase; none when the summary is the run.
+  std::optional<client::Summary> run_summary;
+  std::optional<Baseline> baseline;  // --baseline
+  // --repeat: {"runs": [each run's summary.json], "aggregate": AggregateJson},
+  // added to this (the last) run's summary.json; null for a single run.
+  nlohmann::json repeats;
   uint32_t boost_rate_hz = 0;      // effective rail sampling rate during the run (0: no boost)
   std::vector<std::string> notes;  // what went wrong along the way (daemon restart, ...)
   // Thermal throttling the cooling devices' counters saw over the range,
@@ -71,6 +95,8 @@ struct Report {
   // The MLPerf energy report's options and --mlperf fields (ParseMlperfFields).
   MlperfOptions mlperf;
   nlohmann::json mlperf_given = nlohmann::json::object();
+  // record --nvtx: the command's NVTX ranges with their energy (absent without --nvtx).
+  std::optional<NvtxData> nvtx;
 };
 
 // One line of the rail tree.
@@ -141,6 +167,46 @@ bool IsClockChannel(const Channel& c);
 std::string MissingClocksWhy(const client::Summary& summary, const Inventory& inventory,
                              uint32_t interval_ms);
 
+// What the per-item figures are computed over: the --items-phase phase, else
+// the run without --pre/--post. summary is null (and why says why) when the
+// phase is missing or has no summary.
+struct ItemBasis {
+  std::string phase;  // "" for the whole run
+  double duration_s = 0;
+  const client::Summary* summary = nullptr;
+  std::string why;
+};
+ItemBasis ItemsBasis(const Report& report);
+
+// The figures --repeat aggregates, of one run (none where not measured):
+// duration_s of the run, energy_j and avg_power_w of the input rail over the
+// run (no --pre/--post), j_per_item and items_per_s over the items' basis.
+struct RunFigures {
+  std::optional<double> duration_s, energy_j, avg_power_w, j_per_item, items_per_s;
+};
+RunFigures FiguresOf(const Report& report);
+
+// mean, sample standard deviation and the half-width of the 95 % confidence
+// interval of the mean (Student t, n - 1 degrees of freedom) of the values
+// given; std and ci95 need two values.
+struct Spread {
+  size_t n = 0;
+  std::optional<double> mean, std, ci95;
+};
+Spread SpreadOf(const std::vector<double>& values);
+// The two-sided 95 % quantile of Student's t with `df` degrees of freedom (df >= 1).
+double StudentT95(size_t df);
+
+// summary.json's "aggregate" over the measured runs (warm-ups left out):
+// {"n", "duration_s"|"energy_j"|"avg_power_w"|"j_per_item"|"items_per_s":
+//  {"mean", "std", "ci95", "n"}} (null where not measured or fewer than two
+// values for std/ci95).
+nlohmann::json AggregateJson(const std::vector<RunFigures>& runs);
+// The aggregate as text: one line per figure, "mean ± ci95 (std, n)".
+std::string RenderAggregate(const std::vector<RunFigures>& runs);
+// One line of a repeated run: "run 2 of 3: 1.003 s, 5.021 J, 5.006 W, ...".
+std::string RenderRunLine(const std::string& name, const RunFigures& f);
+
 std::string RenderSummary(const Report& report, const Inventory& inventory);
 nlohmann::json SummaryJson(const Report& report, const Inventory& inventory);
 
@@ -152,7 +218,9 @@ std::string SamplesCsv(const std::vector<Frame>& frames, const Inventory& invent
 // ts in microseconds since the Unix epoch (the daemon's realtime, as PyTorch
 // profiler traces use). Counter tracks ("ph":"C"): one per rail in W (pid 1),
 // per thermal zone in C (pid 2), per CPU/GPU/EMC clock in MHz (pid 3); slices
-// ("ph":"X", pid 4): the run on tid 1, each mark name on its own tid.
+// ("ph":"X", pid 4): the run on tid 1, each mark name on its own tid; with
+// --nvtx, the NVTX ranges on pid 5, one tid per thread of the command, with
+// their energy in args.
 std::string TraceJson(const Report& report, const std::vector<Frame>& frames,
                       const Inventory& inventory);
 

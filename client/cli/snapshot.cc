@@ -130,6 +130,51 @@ int RunNow(const Registry& registry, const SnapshotOptions& o) {
   return std::fflush(stdout) == 0 ? kExitOk : kExitCantCreate;
 }
 
+// The push destinations (DeviceInfo.push): JSON with null for what is
+// unknown, or a line each with "—" for it.
+nlohmann::json PushJson(const std::vector<client::PushStatus>& push) {
+  nlohmann::json out = nlohmann::json::array();
+  auto opt = [](const std::optional<int64_t>& v) {
+    return v ? nlohmann::json(*v) : nlohmann::json();
+  };
+  for (const auto& p : push) {
+    out.push_back({{"destination", p.destination},
+                   {"protocol", p.protocol},
+                   {"backlog_frames", opt(p.backlog_frames)},
+                   {"backlog_age_ns", opt(p.backlog_age_ns)},
+                   {"last_success_ns", opt(p.last_success_ns)},
+                   {"last_error_ns", opt(p.last_error_ns)},
+                   {"last_error", p.last_error},
+                   {"failing_since_ns", opt(p.failing_since_ns)},
+                   {"stalled", p.stalled},
+                   {"samples_sent", p.samples_sent},
+                   {"samples_retried", p.samples_retried},
+                   {"samples_failed", p.samples_failed}});
+  }
+  return out;
+}
+
+std::string PushText(const std::vector<client::PushStatus>& push) {
+  const std::string none = "—";
+  auto when = [&](const std::optional<int64_t>& t) { return t ? LocalTime(*t, false) : none; };
+  std::string out;
+  for (const auto& p : push) {
+    out += "push:   " + TerminalSafe(p.destination) + " (" + TerminalSafe(p.protocol) +
+           "): backlog " +
+           (p.backlog_frames ? std::to_string(*p.backlog_frames) + " frames" : none);
+    if (p.backlog_frames && *p.backlog_frames > 0 && p.backlog_age_ns) {
+      out += fmt::format(" (oldest {:.1f} s)", static_cast<double>(*p.backlog_age_ns) / 1e9);
+    }
+    out += ", last success " + when(p.last_success_ns);
+    if (p.failing_since_ns) {
+      out += std::string(p.stalled ? ", STALLED" : ", failing") + " since " +
+             when(p.failing_since_ns) + ": " + TerminalSafe(p.last_error);
+    }
+    out += "\n";
+  }
+  return out;
+}
+
 int RunSensors(const Registry& registry, const SnapshotOptions& o) {
   int rc = kExitOk;
   auto session = OpenSession(registry.globals, &rc);
@@ -153,7 +198,8 @@ int RunSensors(const Registry& registry, const SnapshotOptions& o) {
     j["daemon"] = {{"version", session->info.daemon_version},
                    {"interval_ms", session->info.interval_ms},
                    {"energy_rate_hz", session->info.energy_rate_hz},
-                   {"api_version", session->info.api_version}};
+                   {"api_version", session->info.api_version},
+                   {"push", PushJson(session->info.push)}};
     out = JsonText(j, 2) + "\n";
   } else {
     const BoardInfo& b = inv.board;
@@ -163,6 +209,7 @@ int RunSensors(const Registry& registry, const SnapshotOptions& o) {
     out += "\ndaemon: edgemond " + TerminalSafe(session->info.daemon_version) + ", every " +
            std::to_string(session->info.interval_ms) + " ms, energy at " +
            std::to_string(session->info.energy_rate_hz) + " Hz\n";
+    out += PushText(session->info.push);
     for (int k = 0; k <= static_cast<int>(kLastKind); ++k) {
       const Kind kind = static_cast<Kind>(k);
       bool header = false;

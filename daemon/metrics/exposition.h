@@ -108,6 +108,11 @@ struct PushHealth {
   std::optional<int64_t> backlog_age_ns;   // age of the oldest of them
   std::optional<int64_t> last_success_ns;  // wall clock of the last 2xx
   std::optional<int64_t> last_error_ns;    // wall clock of the last failure
+  // Not on /metrics (DeviceInfo.push and the health service carry them):
+  std::string protocol;                     // "remote-write" | "otlp"
+  std::string last_error;                   // what the last failure said
+  std::optional<int64_t> failing_since_ns;  // first failure since the last 2xx
+  bool stalled = false;                     // failing for kStalledAfterNs (shipper.h)
 };
 
 // The daemon's own counters; every field is optional (absent: not exported).

@@ -24,6 +24,11 @@
 
 namespace edgemon::push {
 
+// The OpenTelemetry semantic conventions the metrics follow (the scope's
+// schema_url names it): the hardware conventions' hw.* metrics, status
+// Development in that version.
+inline constexpr char kOtlpSemconvVersion[] = "1.44.0";
+
 struct OtlpOptions {
   // CLOCK_REALTIME ns from which the rail energy counters count (the start
   // of the daemon whose counters the frames hold, or of the store they were

@@ -1,7 +1,9 @@
 #include "daemon/push/shipper.h"
 
 #include <algorithm>
+#include <cmath>
 #include <limits>
+#include <map>
 
 #include "daemon/thread_name.h"
 
@@ -14,15 +16,18 @@ namespace {
 
 constexpr int64_t kNsPerMs = 1'000'000;
 
-bool Retryable(int status) {
-  return status == 0 || status == 429 || status == 408 || status >= 500;
-}
-// The destination, not the batch, is wrong: retried, never moved past.
-bool Misconfigured(int status) {
-  return status == 401 || status == 403 || status == 404 || status == 407;
-}
-
 }  // namespace
+
+Verdict Classify(int status) {
+  if (status >= 200 && status < 300) return Verdict::kAcknowledged;
+  // The batch itself is malformed: sending it again cannot help.
+  if (status == 400 || status == 413 || status == 415 || status == 422) return Verdict::kRefused;
+  if (status >= 300 && status < 400) return Verdict::kRedirected;
+  if (status == 408 || status == 429) return Verdict::kRetry;
+  // Any other 4xx: the destination (URL, token, proxy), not the batch.
+  if (status >= 400 && status < 500) return Verdict::kMisconfigured;
+  return Verdict::kRetry;  // no answer, 5xx, anything else
+}
 
 int64_t RateLimitWait(int64_t& pace_ns, int64_t now_ns, size_t samples, double rate) {
   if (rate <= 0) return 0;
@@ -45,6 +50,7 @@ Shipper::Shipper(store::RingStore& store, ShipperOptions options)
       external_(ExternalLabels(options_.identity)),
       rng_(std::random_device{}()) {
   health_.destination = options_.url.display;
+  health_.protocol = options_.protocol == Protocol::kOtlp ? "otlp" : "remote-write";
 }
 
 Shipper::~Shipper() {
@@ -62,6 +68,7 @@ void Shipper::RequestStop() {
     stop_ = true;
   }
   cv_.notify_all();
+  http_.Abort();  // the request in flight ends now: the store keeps its batch
 }
 
 void Shipper::Stop() {
@@ -70,8 +77,35 @@ void Shipper::Stop() {
 }
 
 metrics::PushHealth Shipper::Health() const {
-  std::lock_guard lk(mu_);
-  return health_;
+  metrics::PushHealth h;
+  {
+    std::lock_guard lk(mu_);
+    h = health_;
+  }
+  const int64_t now = clock_.RealtimeNs();
+  h.stalled = h.failing_since_ns && now - *h.failing_since_ns >= kStalledAfterNs;
+  if (!options_.frames) return h;
+  // The backlog as the store holds it now: the frames after the committed
+  // cursor, and the age of the oldest of them (or of the span after the
+  // cursor that only the rollup tier still covers).
+  auto cursor = store_.GetPushCursor(name_);
+  auto stats = store_.Stats();
+  if (!cursor.ok() || !stats.ok()) return h;  // unknown: left out
+  const std::optional<store::PushCursor>& c = *cursor;
+  const uint64_t acked = c ? c->seq : 0;
+  if (!stats->last_seq || *stats->last_seq <= acked) {
+    h.backlog_frames = 0;
+    h.backlog_age_ns = 0;
+    return h;
+  }
+  const uint64_t first = stats->first_seq.value_or(1);
+  h.backlog_frames = static_cast<int64_t>(*stats->last_seq - std::max(acked, first - 1));
+  if (c && c->seq + 1 < first) {
+    h.backlog_age_ns = std::max<int64_t>(0, now - c->realtime_ns);
+  } else if (auto next = store_.FramesAfter(acked, 1); next.ok() && !next->frames.empty()) {
+    h.backlog_age_ns = std::max<int64_t>(0, now - next->frames.front().realtime_ns);
+  }
+  return h;
 }
 
 void Shipper::Log(int level, const std::string& message) {
@@ -123,8 +157,8 @@ int64_t Shipper::Backoff(std::optional<int64_t> retry_after_ms) {
   ++attempt_;
   std::uniform_int_distribution<int64_t> jitter(d / 2, std::max(d / 2, d));
   d = jitter(rng_);
-  if (retry_after_ms)
-    d = std::max(d, std::min<int64_t>(*retry_after_ms * kNsPerMs, int64_t{3600} * 1'000'000'000));
+  // Honoured up to kRetryAfterCapMs (ParseRetryAfterMs caps it).
+  if (retry_after_ms) d = std::max(d, std::min(*retry_after_ms, kRetryAfterCapMs) * kNsPerMs);
   return d;
 }
 
@@ -167,25 +201,10 @@ Shipper::StepResult Shipper::ShipOnce() {
       Log(2, "reading the store: " + stats.status().message());
       return {Step::kStoreError, 0, options_.max_backoff_ns / 10};
     }
-    // Frames stored after the cursor (as of this read, and after this batch).
-    auto backlog = [&] {
-      const uint64_t acked = cursor_ ? cursor_->seq : 0;
-      std::lock_guard lk(mu_);
-      health_.backlog_frames =
-          stats->last_seq && *stats->last_seq > acked
-              ? static_cast<int64_t>(*stats->last_seq - std::max(acked, *stats->first_seq - 1))
-              : 0;
-    };
-    backlog();
     if (cursor_ && stats->first_seq && cursor_->seq + 1 < *stats->first_seq) {
       return ShipGap(*stats);
     }
     r = ShipFrames();
-    if (r.step == Step::kSent || r.step == Step::kRefused) backlog();
-    if (r.step == Step::kIdle) {
-      std::lock_guard lk(mu_);
-      health_.backlog_frames = 0;  // nothing after the cursor
-    }
     if (r.step != Step::kIdle) return r;
   }
   if (options_.windows && options_.window_energy) return ShipWindows();
@@ -214,7 +233,12 @@ Shipper::StepResult Shipper::ShipGap(const store::StoreStats& stats) {
       std::max<int64_t>(1, static_cast<int64_t>(options_.batch_samples) /
                                std::max<int64_t>(1, static_cast<int64_t>(plan.entries().size())));
   const int64_t to = std::min(oldest, from + per_batch * period);
+  // Remote-write: a series per channel. OTLP: each period as a frame at its
+  // start, encoded as the raw frames are.
+  const bool otlp = options_.protocol == Protocol::kOtlp;
   std::vector<Series> series;
+  std::map<int64_t, Frame> periods;
+  size_t n = 0;
   if (from < to) {
     for (const auto& e : plan.entries()) {
       const store::StoredChannel& sc = plan_channels_[e.id];
@@ -225,9 +249,16 @@ Shipper::StepResult Shipper::ShipGap(const store::StoreStats& stats) {
       const bool counter = sc.channel.Has(kFlagCounter) || sc.channel.field == Field::kEnergy;
       for (const Bucket& b : *buckets) {
         if (b.count == 0) continue;
-        s.samples.emplace_back(
-            b.t_ns / kNsPerMs,
-            metrics::ScaledValue(e.scale, counter ? static_cast<double>(b.max) : b.avg));
+        const double raw = counter ? static_cast<double>(b.max) : b.avg;
+        ++n;
+        if (otlp) {
+          Frame& f = periods[b.t_ns];
+          f.realtime_ns = b.t_ns;
+          if (f.values.size() <= e.id) f.values.resize(plan_channels_.size());
+          f.values[e.id] = static_cast<int64_t>(std::llround(raw));
+        } else {
+          s.samples.emplace_back(b.t_ns / kNsPerMs, metrics::ScaledValue(e.scale, raw));
+        }
       }
       if (!s.samples.empty()) series.push_back(std::move(s));
     }
@@ -237,7 +268,7 @@ Shipper::StepResult Shipper::ShipGap(const store::StoreStats& stats) {
   if (to >= oldest) {
     next.seq = *stats.first_seq - 1;  // the raw frames follow
   }
-  if (series.empty()) {
+  if (n == 0) {
     // Nothing in the rollup tier there: move on without a request.
     if (Status s = store_.SetPushCursor(name_, next); !s.ok()) {
       return {Step::kStoreError, 0, options_.max_backoff_ns / 10};
@@ -246,17 +277,21 @@ Shipper::StepResult Shipper::ShipGap(const store::StoreStats& stats) {
     if (next.seq + 1 >= *stats.first_seq) in_gap_ = false;
     return {Step::kSent, 0, 0};
   }
-  const size_t n = SampleCount(series);
-  if (options_.protocol == Protocol::kOtlp) {
-    // OTLP carries frames and windows only; the rollup span is skipped there.
-    Log(1, "the rollup span is not sent over OTLP");
-    if (Status s = store_.SetPushCursor(name_, next); !s.ok()) {
-      return {Step::kStoreError, 0, options_.max_backoff_ns / 10};
-    }
-    cursor_ = next;
-    return {Step::kSent, 0, 0};
+  std::string request;
+  if (otlp) {
+#ifdef EDGEMON_PUSH_OTLP
+    std::vector<Frame> frames;
+    frames.reserve(periods.size());
+    for (auto& [t, f] : periods) frames.push_back(std::move(f));
+    request = EncodeOtlpFrames(plan_inventory_, frames, options_.identity);
+#else
+    Log(2, "this edgemond was built without the OTLP encoder");
+    return {Step::kStoreError, 0, options_.max_backoff_ns};
+#endif
+  } else {
+    request = EncodeWriteRequest(series);
   }
-  StepResult r = Deliver(EncodeWriteRequest(series), n, next, "rollup");
+  StepResult r = Deliver(request, n, next, "rollup");
   if (cursor_ && cursor_->seq + 1 >= *stats.first_seq) in_gap_ = false;
   return r;
 }
@@ -271,16 +306,7 @@ Shipper::StepResult Shipper::ShipFrames() {
     Log(2, "reading frames: " + set.status().message());
     return {Step::kStoreError, 0, options_.max_backoff_ns / 10};
   }
-  if (set->frames.empty()) {
-    std::lock_guard lk(mu_);
-    health_.backlog_age_ns = 0;
-    return {};
-  }
-  {
-    std::lock_guard lk(mu_);
-    health_.backlog_age_ns =
-        std::max<int64_t>(0, clock_.RealtimeNs() - set->frames.front().realtime_ns);
-  }
+  if (set->frames.empty()) return {};
   const SeriesLabels& plan = PlanFor(set->channels);
   store::PushCursor next = cursor_.value_or(store::PushCursor{});
   next.seq = set->frames.back().seq;
@@ -358,21 +384,42 @@ Shipper::StepResult Shipper::Deliver(const std::string& request, size_t samples,
     body = request;
   }
   HttpAnswer a = http_.Post(body, type, headers);
+  // Stopping: the batch stays in the store, unsent and uncounted.
+  if (a.aborted) return {Step::kRetry, 0, 0};
   const int64_t now = clock_.RealtimeNs();
-  const bool ok = a.status >= 200 && a.status < 300;
-  const bool retry = !ok && (Retryable(a.status) || Misconfigured(a.status));
-  if (retry) {
-    const int64_t wait =
-        Misconfigured(a.status) ? options_.max_backoff_ns : Backoff(a.retry_after_ms);
+  const Verdict verdict = a.status == 0 ? Verdict::kRetry : Classify(a.status);
+  const bool ok = verdict == Verdict::kAcknowledged;
+  if (verdict != Verdict::kAcknowledged && verdict != Verdict::kRefused) {
+    const bool misconfigured = verdict == Verdict::kMisconfigured;
+    const int64_t wait = misconfigured ? options_.max_backoff_ns : Backoff(a.retry_after_ms);
+    std::string why = a.status == 0 ? a.error : "HTTP " + std::to_string(a.status);
+    if (verdict == Verdict::kRedirected) {
+      why += ": redirect to " + (a.location.empty() ? std::string("(no Location)") : a.location) +
+             " not followed (point the url at it)";
+    } else if (a.status != 0) {
+      why += ": " + a.body;
+    }
+    if (a.retry_after_ms) why += " (Retry-After " + std::to_string(*a.retry_after_ms) + " ms)";
+    bool stalled_now = false;
+    int64_t since = now;
     {
       std::lock_guard lk(mu_);
       health_.samples_retried += samples;
       health_.last_error_ns = now;
+      health_.last_error = why;
+      if (!health_.failing_since_ns) health_.failing_since_ns = now;
+      since = *health_.failing_since_ns;
+      stalled_now = !stalled_logged_ && now - since >= kStalledAfterNs;
+      stalled_logged_ = stalled_logged_ || stalled_now;
     }
-    std::string why = a.status == 0 ? a.error : "HTTP " + std::to_string(a.status) + ": " + a.body;
-    Log(attempt_ <= 1 || Misconfigured(a.status) ? 1 : 0,
+    Log(attempt_ <= 1 || misconfigured || verdict == Verdict::kRedirected ? 1 : 0,
         std::string(what) + ": " + why + "; retrying in " + std::to_string(wait / kNsPerMs) +
             " ms");
+    if (stalled_now) {
+      Log(2, "failing since " + std::to_string((now - since) / 60'000'000'000) +
+                 " min ago: nothing acknowledged since (the store keeps the backlog; flagged "
+                 "stalled in DeviceInfo.push and the edgemon.push health service)");
+    }
     return {Step::kRetry, samples, wait};
   }
   attempt_ = 0;
@@ -390,11 +437,14 @@ Shipper::StepResult Shipper::Deliver(const std::string& request, size_t samples,
   if (ok) {
     health_.samples_sent += samples;
     health_.last_success_ns = now;
+    health_.failing_since_ns.reset();
+    stalled_logged_ = false;
     return {Step::kSent, samples, 0};
   }
   health_.samples_failed += samples;
   ++health_.batches_failed;
   health_.last_error_ns = now;
+  health_.last_error = "HTTP " + std::to_string(a.status) + " (refused for good): " + a.body;
   return {Step::kRefused, samples, 0};
 }
 

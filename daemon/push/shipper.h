@@ -12,18 +12,28 @@
 // that one batch again; every sample carries its frame's own time, so a
 // receiver that accepts out-of-order samples fills late data in place.
 //
-// Answers:
+// Answers (Classify):
 //   2xx                          acknowledged: the cursor moves past the batch
-//   429, 5xx, 408, no answer     the same batch again after a backoff: doubling
+//                                (whatever the body: at most kReplyReadBytes
+//                                of it are read, http.h)
+//   429, 408, 5xx, 1xx, no (whole) answer, the deadline passed
+//                                the same batch again after a backoff: doubling
 //                                from min_backoff to max_backoff with jitter
 //                                (a random delay between half and all of
-//                                it), at least the receiver's Retry-After
-//   401, 403, 404, 407           the destination is misconfigured, not the
-//                                batch: retried like a 5xx (at max_backoff),
-//                                logged, so a bad token drops no history
-//   any other 4xx                refused for good: logged with the receiver's
-//                                message, counted (samples_failed,
+//                                it), at least the receiver's Retry-After (up
+//                                to kRetryAfterCapMs)
+//   3xx                          a redirect, not followed: retried like a 5xx,
+//                                logged with its Location
+//   400, 413, 415, 422           the batch is malformed (or too large for the
+//                                receiver): refused for good, logged with the
+//                                receiver's message, counted (samples_failed,
 //                                batches_failed) and moved past
+//   any other 4xx                the destination is misconfigured, not the
+//                                batch (401, 403, 404, 405, 407, 410, ...):
+//                                retried at max_backoff, logged, so a bad
+//                                token or path drops no history
+// A destination that has acknowledged nothing for kStalledAfterNs while
+// failing is logged once as an error and flagged (PushHealth::stalled).
 //
 // Pace: batches of at most batch_samples samples, at most rate_limit samples
 // a second on average (a backlog drains without a stampede when a fleet
@@ -39,8 +49,11 @@
 // Closed windows (when `windows`) are sent after the frames that cover them,
 // ordered by (end, id), with their own cursor in the same row.
 //
-// Thread safety: Start/Stop from one thread; Health from any thread. The
-// shipper thread is the only one that reads its cursor or writes it.
+// Health reads the backlog from the store and the committed cursor when it
+// is asked, so it is true while a request hangs.
+//
+// Thread safety: Start/Stop from one thread; RequestStop and Health from any
+// thread. The shipper thread is the only one that writes its cursor.
 #pragma once
 
 #include <atomic>
@@ -65,6 +78,13 @@
 namespace edgemon::push {
 
 enum class Protocol : uint8_t { kRemoteWrite, kOtlp };
+
+// What an HTTP status means for the batch (the DESIGN NOTE's table).
+enum class Verdict : uint8_t { kAcknowledged, kRetry, kRedirected, kMisconfigured, kRefused };
+Verdict Classify(int status);
+
+// A destination failing this long without an acknowledgement is stalled.
+inline constexpr int64_t kStalledAfterNs = int64_t{3600} * 1'000'000'000;
 
 struct ShipperOptions {
   Url url;
@@ -103,11 +123,11 @@ class Shipper {
   Shipper& operator=(const Shipper&) = delete;
 
   void Start();
-  // Asks the thread to end after the request in flight, without waiting:
-  // several shippers are asked first, then each Stop()ped, so that a
-  // shutdown waits for one request timeout at most, not one per destination.
+  // Asks the thread to end and aborts the request in flight (its batch stays
+  // in the store), without waiting; any thread.
   void RequestStop();
-  // Ends the thread after the request in flight (bounded by the timeout).
+  // RequestStop, then waits for the thread (milliseconds; a TCP connect in
+  // progress at most kConnectCapMs).
   void Stop();
 
   metrics::PushHealth Health() const;
@@ -158,8 +178,9 @@ class Shipper {
 
   mutable std::mutex mu_;
   std::condition_variable cv_;
-  bool stop_ = false;           // guarded by mu_
-  metrics::PushHealth health_;  // guarded by mu_
+  bool stop_ = false;            // guarded by mu_
+  metrics::PushHealth health_;   // guarded by mu_
+  bool stalled_logged_ = false;  // guarded by mu_
   std::thread thread_;
 };
 

@@ -278,6 +278,7 @@ Status ApiServer::Start(const ServerOptions& o) {
   server_->GetHealthCheckService()->SetServingStatus("edgemon.v1.Telemetry", true);
   std::lock_guard lk(health_mu_);
   server_->GetHealthCheckService()->SetServingStatus(kStoreHealthService, store_serving_);
+  server_->GetHealthCheckService()->SetServingStatus(kPushHealthService, push_serving_);
   serving_ = true;
   return Status::Ok();
 }
@@ -286,6 +287,12 @@ void ApiServer::SetStoreServing(bool serving) {
   std::lock_guard lk(health_mu_);
   store_serving_ = serving;
   if (serving_) server_->GetHealthCheckService()->SetServingStatus(kStoreHealthService, serving);
+}
+
+void ApiServer::SetPushServing(bool serving) {
+  std::lock_guard lk(health_mu_);
+  push_serving_ = serving;
+  if (serving_) server_->GetHealthCheckService()->SetServingStatus(kPushHealthService, serving);
 }
 
 void ApiServer::Shutdown(int grace_ms) {

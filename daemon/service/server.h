@@ -20,7 +20,9 @@
 // Health (grpc.health.v1): "" and "edgemon.v1.Telemetry" are SERVING while
 // the server runs (live data is served whatever the store's state);
 // kStoreHealthService ("edgemon.store") is SERVING while the history store
-// works and NOT_SERVING once it is found damaged (SetStoreServing).
+// works and NOT_SERVING once it is found damaged (SetStoreServing);
+// kPushHealthService ("edgemon.push") is NOT_SERVING while a push destination
+// is stalled (SetPushServing).
 //
 // Thread safety: Start and Shutdown from one thread; SetStoreServing from any.
 #pragma once
@@ -44,6 +46,8 @@ namespace edgemon::service {
 
 // The health service name of the history store.
 inline constexpr char kStoreHealthService[] = "edgemon.store";
+// The health service name of the push destinations.
+inline constexpr char kPushHealthService[] = "edgemon.push";
 
 struct ServerOptions {
   std::string unix_path;   // "/run/edgemon/edgemond.sock"; "" = no unix socket
@@ -92,6 +96,9 @@ class ApiServer {
   void Shutdown(int grace_ms = 2000);
   // The store's health status (kStoreHealthService); kept across Start.
   void SetStoreServing(bool serving);
+  // The push destinations' health status (kPushHealthService): false while
+  // any is stalled; kept across Start.
+  void SetPushServing(bool serving);
 
   grpc::Server* server() { return server_.get(); }
   // The local feed beside the unix socket; null when there is none.
@@ -101,6 +108,7 @@ class ApiServer {
   TelemetryService& service_;
   std::mutex health_mu_;       // guards the health service's use against Shutdown
   bool store_serving_ = true;  // guarded by health_mu_
+  bool push_serving_ = true;   // guarded by health_mu_
   bool serving_ = false;       // guarded by health_mu_: Start succeeded, no Shutdown yet
   std::unique_ptr<grpc::Server> server_;
   UnixAcceptor acceptor_;

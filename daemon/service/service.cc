@@ -449,6 +449,7 @@ grpc::ServerUnaryReactor* TelemetryService::GetDeviceInfo(grpc::CallbackServerCo
   resp->set_energy_rate_hz(options_.energy_rate_hz);
   resp->set_api_version(1);
   resp->set_now_ns(Now());
+  if (options_.push_status) options_.push_status(resp->mutable_push());
   return Done(ctx, Status::Ok());
 }
 

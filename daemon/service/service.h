@@ -75,6 +75,8 @@ struct ServiceOptions {
   // GPU memory per process for ListProcesses; null: the service reads the
   // nvmap table through `fs` itself (no NVML).
   GpuProcessReader* gpu_processes = nullptr;
+  // Fills DeviceInfo.push with the push destinations' status (null: none).
+  std::function<void(google::protobuf::RepeatedPtrField<v1::PushStatus>*)> push_status;
 };
 
 // A started Watch stream's settings (TelemetryService::PlanWatch).

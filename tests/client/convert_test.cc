@@ -9,6 +9,42 @@
 namespace edgemon::client {
 namespace {
 
+// Push status: unknown figures stay unknown (nullopt), never 0.
+TEST(ClientConvertTest, PushStatusKeepsUnknownFiguresUnknown) {
+  v1::DeviceInfo pb;
+  v1::PushStatus* failing = pb.add_push();
+  failing->set_destination("http://vm:8428/api/v1/write");
+  failing->set_protocol("remote-write");
+  failing->set_backlog_frames(0);
+  failing->set_backlog_age_ns(0);
+  failing->set_last_error_ns(1'000);
+  failing->set_last_error("HTTP 503: busy");
+  failing->set_failing_since_ns(500);
+  failing->set_stalled(true);
+  failing->set_samples_retried(7);
+  v1::PushStatus* unread = pb.add_push();
+  unread->set_destination("http://collector:4318/v1/metrics");
+  unread->set_protocol("otlp");
+  DeviceInfo info = DeviceInfoFromProto(pb);
+  ASSERT_EQ(info.push.size(), 2u);
+  const PushStatus& a = info.push[0];
+  EXPECT_EQ(a.destination, "http://vm:8428/api/v1/write");
+  EXPECT_EQ(a.backlog_frames, std::optional<int64_t>(0));  // zero, known
+  EXPECT_EQ(a.backlog_age_ns, std::optional<int64_t>(0));
+  EXPECT_EQ(a.last_success_ns, std::nullopt);
+  EXPECT_EQ(a.last_error_ns, std::optional<int64_t>(1'000));
+  EXPECT_EQ(a.last_error, "HTTP 503: busy");
+  EXPECT_EQ(a.failing_since_ns, std::optional<int64_t>(500));
+  EXPECT_TRUE(a.stalled);
+  EXPECT_EQ(a.samples_retried, 7u);
+  const PushStatus& b = info.push[1];
+  EXPECT_EQ(b.protocol, "otlp");
+  EXPECT_EQ(b.backlog_frames, std::nullopt);  // the store could not be read
+  EXPECT_EQ(b.backlog_age_ns, std::nullopt);
+  EXPECT_EQ(b.failing_since_ns, std::nullopt);
+  EXPECT_FALSE(b.stalled);
+}
+
 TEST(ClientConvertTest, DeviceInfoIndexesChannelsById) {
   v1::DeviceInfo pb;
   pb.set_generation(9);

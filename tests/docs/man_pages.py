@@ -291,19 +291,25 @@ def check_subcommands(checks, page, program, help_):
         if words and words[0] == "edgemon" and len(words) > 1:
             words = words[1:]
         if words:
-            by_name[words[0]] = sub
+            by_name[" ".join(words)] = sub
+    # A group of subcommands without a subsection of its own (`edgemon trace
+    # merge`): one subsection per member.
+    names = []
     for name in help_.subcommands:
+        group = [] if name in by_name else run_help(program, name).subcommands
+        names += [name + " " + member for member in group] if group else [name]
+    for name in names:
         if not checks.expect(name in by_name,
                              f"{page.name}: COMMANDS has no subsection (.SS) for `edgemon {name}`"):
             continue
-        sub_help = run_help(program, name)
+        sub_help = run_help(program, *name.split())
         lines = list(page.lines("COMMANDS", by_name[name]))
         compare_scope(checks, page, f"edgemon {name}", sub_help, lines, exempt=("--help",))
         # Prose in the subsection names its own options or global ones.
         for opt in sorted(options_in(lines, False) - set(sub_help.options) - set(help_.options)):
             checks.expect(False, f"{page.name}: edgemon {name} mentions {opt}, an option of "
                                  f"neither `edgemon {name}` nor edgemon")
-    for name in sorted(set(by_name) - set(help_.subcommands)):
+    for name in sorted(set(by_name) - set(names)):
         checks.expect(False, f"{page.name}: COMMANDS documents `edgemon {name}`, which "
                              f"edgemon --help does not list")
 

@@ -21,7 +21,7 @@ import time
 import urllib.request
 
 import interop_test  # stub generation, shared with the interop test
-from harness import Checks, expect, free_port
+from harness import Checks, expect, frame_count, free_port
 
 ARGS = None
 STORE_HEALTH = "edgemon.store"
@@ -86,14 +86,6 @@ def store_health(m, daemon, service):
     h = m["health_pb2"]
     stub = m["health_pb2_grpc"].HealthStub(daemon.channel)
     return stub.Check(h.HealthCheckRequest(service=service), timeout=5).status
-
-
-def frame_count(db):
-    con = sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=10)
-    try:
-        return con.execute("SELECT count(*) FROM frames").fetchone()[0]
-    finally:
-        con.close()
 
 
 def truncated_while_running(m, tmp):

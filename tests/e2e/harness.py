@@ -61,6 +61,33 @@ def free_port():
         return s.getsockname()[1]
 
 
+def serve_http(handler, port=0):
+    """Serves `handler` (a BaseHTTPRequestHandler class; its log lines are
+    dropped) on 127.0.0.1:port (0: any free port) from daemon threads.
+    Returns the server; shutdown() and server_close() end it."""
+    import http.server
+    import threading
+
+    class Quiet(handler):
+        def log_message(self, *a):
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", port), Quiet)
+    server.daemon_threads = True
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    return server
+
+
+def frame_count(db):
+    """Frames in an edgemond store, read while the daemon runs (WAL)."""
+    import sqlite3
+    con = sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=10)
+    try:
+        return con.execute("SELECT count(*) FROM frames").fetchone()[0]
+    finally:
+        con.close()
+
+
 def rss_kib(pid):
     """A process's resident set (VmRSS) in KiB, 0 when it has none."""
     with open(f"/proc/{pid}/status") as f:

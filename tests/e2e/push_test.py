@@ -14,6 +14,13 @@ once on loopback (the scenarios run side by side to keep the wall time short):
   4. kill -9 mid-drain: a backlog built while the receiver answers 503 is
      drained slowly; edgemond is killed with SIGKILL after a few batches and
      started again: every stored frame arrives, and at most one batch twice.
+  5. hostile receivers, all against one edgemond: a 300 MB reply to every
+     batch (RSS stays within 64 MiB of its start), two receivers trickling a
+     byte every 2 s (the deadline aborts each request; the backlog figures
+     follow the store; SIGTERM ends edgemond within 5 s), Retry-After of 7200
+     and of 20 digits (both wait the 1 h cap), replies closed mid-body (the
+     batch is sent again), and 307 for 25 s then a real Prometheus on that
+     port (at least 97 % of the stored frames end in it).
 
   push_test.py --edgemond B --sim S --fixtures F --prometheus P --victoria-metrics V
 """
@@ -32,7 +39,8 @@ import urllib.parse
 import urllib.request
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from harness import Checks, expect, free_port, start_sim, stop_process  # noqa: E402
+from harness import (Checks, expect, frame_count, free_port, rss_kib, serve_http,  # noqa: E402
+                     start_sim, stop_process)
 
 ARGS = None
 INTERVAL_MS = 100
@@ -159,12 +167,8 @@ class Receiver:
                 self.end_headers()
                 self.wfile.write(text)
 
-            def log_message(self, *a):
-                pass
-
-        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server = serve_http(Handler)
         self.url = f"http://127.0.0.1:{self.server.server_address[1]}/api/v1/write"
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
 
     def taken(self):
         with self.lock:
@@ -195,16 +199,16 @@ def wait_ready(url, proc, what, seconds=60):
 
 
 class Prometheus:
-    def __init__(self, tmp):
-        self.port = free_port()
-        cfg = os.path.join(tmp, "prometheus.yml")
+    def __init__(self, tmp, port=None, name="prometheus"):
+        self.port = port or free_port()
+        cfg = os.path.join(tmp, f"{name}.yml")
         with open(cfg, "w") as f:
             f.write("global:\n  scrape_interval: 1h\n"
                     "storage:\n  tsdb:\n    out_of_order_time_window: 1h\n")
-        self.log = open(os.path.join(tmp, "prometheus.log"), "w")
+        self.log = open(os.path.join(tmp, f"{name}.log"), "w")
         self.proc = subprocess.Popen(
             [ARGS.prometheus, f"--config.file={cfg}",
-             f"--storage.tsdb.path={os.path.join(tmp, 'prom')}",
+             f"--storage.tsdb.path={os.path.join(tmp, name + '-data')}",
              f"--web.listen-address=127.0.0.1:{self.port}", "--web.enable-remote-write-receiver",
              "--log.level=warn"], stdout=self.log, stderr=self.log)
         self.url = f"http://127.0.0.1:{self.port}/api/v1/write"
@@ -273,9 +277,10 @@ class Daemon:
 
     def start(self):
         self.log = open(self.log_path, "a")
+        self.sock = os.path.join(self.tmp, f"{self.name}.sock")
         self.proc = subprocess.Popen(
             [ARGS.edgemond, "--root", self.root, "--db", self.db, "--config", self.cfg,
-             "--listen", "unix:" + os.path.join(self.tmp, f"{self.name}.sock")],
+             "--listen", "unix:" + self.sock],
             stdout=subprocess.DEVNULL, stderr=self.log)
         wait_ready(f"http://127.0.0.1:{self.metrics_port}/metrics", self.proc, f"edgemond {self.name}")
 
@@ -438,6 +443,196 @@ def kill_scenario(tmp, root, results):
         rcv.close()
 
 
+# ---- hostile receivers ----
+
+CHUNK = bytes(1 << 20)  # the huge reply is this one buffer written 300 times
+HUGE = 300 << 20
+
+
+class Hostile:
+    """One loopback server, a behaviour per path: /huge (200 and a 300 MB
+    body), /trickle-a and /trickle-b (a status line one byte every 2 s),
+    /ra-7200 and /ra-big (429/503 with Retry-After), /cut (the first three
+    replies closed mid-body, then 204). Keeps (path, first-frame body) per
+    request."""
+
+    def __init__(self):
+        self.lock = threading.Lock()
+        self.requests = []  # (path, body)
+        self.huge_bytes = []  # bytes written to each /huge request
+        self.stop = threading.Event()
+        owner = self
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def do_POST(self):  # noqa: N802
+                body = self.rfile.read(int(self.headers.get("Content-Length", 0)))
+                path = self.path
+                with owner.lock:
+                    owner.requests.append((path, body))
+                    n = sum(p == path for p, _ in owner.requests)
+                try:
+                    if path == "/huge":
+                        self.send_response(200)
+                        self.send_header("Content-Length", str(HUGE))
+                        self.end_headers()
+                        sent = 0
+                        try:
+                            while sent < HUGE:
+                                self.wfile.write(CHUNK)
+                                sent += len(CHUNK)
+                        finally:
+                            with owner.lock:
+                                owner.huge_bytes.append(sent)
+                    elif path.startswith("/trickle"):
+                        self.close_connection = True
+                        for b in b"HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n" * 1000:
+                            if owner.stop.wait(2):
+                                return
+                            self.wfile.write(bytes([b]))
+                            self.wfile.flush()
+                    elif path.startswith("/ra-"):
+                        big = path == "/ra-big"
+                        self.send_response(503 if big else 429)
+                        self.send_header("Retry-After", "99999999999999999999" if big else "7200")
+                        self.send_header("Content-Length", "0")
+                        self.end_headers()
+                    elif path == "/cut" and n <= 3:
+                        self.send_response(200)
+                        self.send_header("Content-Length", "1000")
+                        self.end_headers()
+                        self.wfile.write(b"x" * 10)
+                        self.wfile.flush()
+                        self.close_connection = True
+                    else:
+                        self.send_response(204)
+                        self.end_headers()
+                except OSError:  # the client closed: what a bounded reader does
+                    self.close_connection = True
+
+        self.server = serve_http(Handler)
+        self.base = f"http://127.0.0.1:{self.server.server_address[1]}"
+
+    def taken(self, path):
+        with self.lock:
+            return [b for p, b in self.requests if p == path]
+
+    def close(self):
+        self.stop.set()
+        self.server.shutdown()
+        self.server.server_close()
+
+
+class Redirector:
+    """307 to https://.../api/v1/write for every POST, on `port`."""
+
+    def __init__(self, port):
+        self.count = 0
+
+        owner = self
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def do_POST(self):  # noqa: N802
+                self.rfile.read(int(self.headers.get("Content-Length", 0)))
+                owner.count += 1
+                self.send_response(307)
+                self.send_header("Location", f"https://127.0.0.1:{port}/api/v1/write")
+                self.send_header("Content-Length", "0")
+                self.end_headers()
+
+        self.server = serve_http(Handler, port)
+
+    def close(self):
+        self.server.shutdown()
+        self.server.server_close()
+
+
+def hostile_scenario(tmp, root, results):
+    h = Hostile()
+    redirect_port = free_port()
+    redir = Redirector(redirect_port)
+    prom = None
+    quick = {"interval": "200ms", "min_backoff": "100ms", "max_backoff": "500ms"}
+    urls = {name: h.base + "/" + name for name in ("huge", "trickle-a", "trickle-b", "ra-7200",
+                                                    "ra-big", "cut")}
+    prom_url = f"http://127.0.0.1:{redirect_port}/api/v1/write"
+    pushes = [dict(url=urls["huge"], **quick), dict(url=urls["trickle-a"], timeout="3s", **quick),
+              dict(url=urls["trickle-b"], timeout="60s", **quick),
+              dict(url=urls["ra-7200"], **quick), dict(url=urls["ra-big"], **quick),
+              dict(url=urls["cut"], batch_size=500, **quick),
+              {"url": prom_url, "interval": "200ms", "min_backoff": "100ms", "max_backoff": "2s",
+               "batch_size": 3000, "rate_limit": 0}]
+    d = Daemon(tmp, "hostile", root, pushes)
+    rss = {"start": rss_kib(d.proc.pid), "max": 0}
+    with open(f"/proc/{d.proc.pid}/maps") as f:
+        results["asan"] = "libasan" in f.read()
+    sampling = threading.Event()
+
+    def sample_rss():
+        while not sampling.wait(0.1):
+            rss["max"] = max(rss["max"], rss_kib(d.proc.pid))
+    sampler = threading.Thread(target=sample_rss)
+    sampler.start()
+    t0 = time.time()
+    try:
+        # The backlog figures against the store, twice, while the trickle hangs.
+        backlog = []
+        for at in (8, 18):
+            time.sleep(max(0, t0 + at - time.time()))
+            m = d.metric("edgemon_push_backlog_frames", display(urls["trickle-a"]))
+            age = d.metric("edgemon_push_backlog_age_seconds", display(urls["trickle-a"]))
+            backlog.append((m, frame_count(d.db), age, time.time()))
+        results["backlog"] = backlog
+        if ARGS.edgemon:  # the same status through the API, as the CLI prints it
+            out = subprocess.run([ARGS.edgemon, "--connect", "unix:" + d.sock, "sensors", "--json"],
+                                 capture_output=True, text=True, timeout=30)
+            results["sensors"] = (out.returncode, out.stdout, out.stderr, frame_count(d.db))
+        time.sleep(max(0, t0 + 25 - time.time()))
+        results["redirects"] = redir.count
+        redir.close()
+        prom = Prometheus(tmp, port=redirect_port, name="hostile-prom")
+        wait_for(lambda: caught_up(d, prom_url), 40, "the redirected destination drained")
+        frames, _ = stored(d.db)
+        sel = '{__name__="edgemon_rail_power_watts",rail="VDD_GPU_SOC"}'
+        span = int(time.time() - t0 + 60)
+        want = {t for t, v in frames.values() if v is not None}
+        got = set()
+        for _ in range(10):  # searchable within a second or two
+            got = set(prom.samples(sel, span))
+            if len(want & got) >= 0.97 * len(want):
+                break
+            time.sleep(0.5)
+        results["prom_frames"], results["prom_got"] = len(want), len(want & got)
+        results["trickle_requests"] = len(h.taken("/trickle-a"))
+        results["trickle_b_requests"] = len(h.taken("/trickle-b"))
+        results["ra"] = {p: len(h.taken(p)) for p in ("/ra-7200", "/ra-big")}
+        results["cut"] = h.taken("/cut")
+        results["huge"] = list(h.huge_bytes)
+        results["huge_caught_up"] = caught_up(d, urls["huge"])
+        results["cut_metrics"] = {n: d.metric(n, display(urls["cut"])) for n in (
+            "edgemon_push_samples_retried_total", "edgemon_push_samples_failed_total")}
+        sampling.set()
+        sampler.join()
+        results["rss"] = rss
+        t = time.time()
+        d.proc.send_signal(signal.SIGTERM)
+        try:
+            d.proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            pass
+        results["term_s"] = time.time() - t
+    finally:
+        sampling.set()
+        h.close()
+        d.stop(signal.SIGKILL)
+        results["log"] = d.log_text()
+        if prom:
+            prom.stop()
+        else:
+            redir.close()
+
+
 def vdd_in(body):
     """{ts_ms: value} of VDD_GPU_SOC power in one request, and the sample count."""
     out, n = {}, 0
@@ -453,6 +648,7 @@ def main():
     p = argparse.ArgumentParser()
     for a in ("--edgemond", "--sim", "--fixtures", "--prometheus", "--victoria-metrics"):
         p.add_argument(a, required=True)
+    p.add_argument("--edgemon", help="the CLI: push status through DeviceInfo")
     ARGS = p.parse_args()
     checks = Checks()
     with tempfile.TemporaryDirectory(prefix="edgemon-push-") as tmp:
@@ -460,7 +656,7 @@ def main():
         sim_log = open(os.path.join(tmp, "sim.log"), "w")
         sim, _ = start_sim(ARGS.sim, "agx-orin", root, ARGS.fixtures, sim_log,
                            extra=("--rate-hz", "20"))
-        res = {"engines": {}, "scripted": {}, "killed": {}}
+        res = {"engines": {}, "scripted": {}, "killed": {}, "hostile": {}}
         errors = {}
 
         def run(name, fn):
@@ -471,7 +667,7 @@ def main():
 
         threads = [threading.Thread(target=run, args=(n, f)) for n, f in (
             ("engines", engines_scenario), ("scripted", scripted_scenario),
-            ("killed", kill_scenario))]
+            ("killed", kill_scenario), ("hostile", hostile_scenario))]
         for t in threads:
             t.start()
         for t in threads:
@@ -564,10 +760,97 @@ def main():
                    f"{largest} frames)")
             expect(r["accepted_before"] >= 4, "killed before the drain began")
 
+        # 5. Hostile receivers.
+        def huge():
+            no_error("hostile")
+            r = res["hostile"]
+            expect(len(r["huge"]) >= 3, f"only {len(r['huge'])} huge replies")
+            grown = (r["rss"]["max"] - r["rss"]["start"]) / 1024
+            print(f"huge replies: {len(r['huge'])}, RSS {r['rss']['start']} KiB at the start, "
+                  f"+{grown:.1f} MiB at most")
+            # ASan's quarantine holds freed memory (up to 256 MiB): the bound
+            # is checked in the normal build (scripts/sanitize.sh's rule).
+            expect(grown <= 64 or r["asan"], f"RSS grew by {grown:.0f} MiB ({r['rss']})")
+            # The 200 counts whatever its body: the destination keeps up.
+            expect(r["huge_caught_up"], "the destination answering 200 + 300 MB fell behind")
+
+        def trickle():
+            no_error("hostile")
+            r = res["hostile"]
+            # A request per ~3 s deadline, not one held open for ever.
+            expect(r["trickle_requests"] >= 5, f"{r['trickle_requests']} trickled requests")
+            (m1, n1, a1, t1), (m2, n2, a2, t2) = r["backlog"]
+            print(f"trickle: {r['trickle_requests']} requests; backlog {m1}/{n1} stored, then "
+                  f"{m2}/{n2}; SIGTERM took {r['term_s']:.2f} s")
+            expect(m1 is not None and abs(m1 - n1) <= 10, f"backlog {m1}, stored {n1}")
+            expect(m2 is not None and abs(m2 - n2) <= 10, f"backlog {m2}, stored {n2}")
+            expect(m2 - m1 >= 50, f"the backlog did not follow the store: {m1} then {m2}")
+            expect(a1 is not None and a2 is not None and (a2 - a1) > 0.8 * (t2 - t1),
+                   f"backlog age {a1} then {a2} over {t2 - t1:.1f} s")
+            expect(r["trickle_b_requests"] == 1, f"trickle-b: {r['trickle_b_requests']} requests")
+            expect(r["term_s"] < 5, f"SIGTERM took {r['term_s']:.1f} s with a request in flight")
+
+        def status():
+            no_error("hostile")
+            rc, out, err, stored_now = res["hostile"]["sensors"]
+            expect(rc == 0, f"edgemon sensors: {err}")
+            push = {p["destination"].rsplit("/", 1)[1]: p
+                    for p in json.loads(out)["daemon"]["push"]}
+            expect(len(push) == 7, f"destinations {sorted(push)}")
+            t = push["trickle-a"]
+            expect(t["backlog_frames"] is not None and abs(t["backlog_frames"] - stored_now) <= 10,
+                   f"trickle-a backlog {t['backlog_frames']}, {stored_now} stored")
+            expect(t["last_success_ns"] is None and t["failing_since_ns"] is not None and
+                   "timeout" in t["last_error"] and not t["stalled"], f"trickle-a {t}")
+            r = push["ra-big"]
+            expect(r["last_error"].startswith("HTTP 503") and r["samples_retried"] > 0, f"ra-big {r}")
+            h = push["huge"]
+            expect(h["last_success_ns"] is not None and h["failing_since_ns"] is None and
+                   h["protocol"] == "remote-write", f"huge {h}")
+
+        def retry_after():
+            no_error("hostile")
+            r = res["hostile"]
+            expect(r["ra"] == {"/ra-7200": 1, "/ra-big": 1}, f"requests {r['ra']}")
+            for path in ("/ra-7200", "/ra-big"):
+                lines = [ln for ln in r["log"].splitlines() if path + ":" in ln and "retrying" in ln]
+                expect(lines and "retrying in 3600000 ms" in lines[0],
+                       f"{path}: {lines[:1]} (the 1 h cap)")
+
+        def cut():
+            no_error("hostile")
+            r = res["hostile"]
+            req = r["cut"]
+            expect(len(req) >= 5, f"{len(req)} requests")
+            first = [min(vdd_in(b)[0]) for b in req[:5]]
+            expect(first[0] == first[1] == first[2] == first[3] and first[4] > first[3],
+                   f"a reply cut mid-body must send the batch again: first samples {first}")
+            m = r["cut_metrics"]
+            expect(m["edgemon_push_samples_retried_total"] > 0 and
+                   m["edgemon_push_samples_failed_total"] == 0, f"metrics {m}")
+
+        def redirect():
+            no_error("hostile")
+            r = res["hostile"]
+            expect(r["redirects"] >= 5, f"{r['redirects']} redirected requests")
+            got, want = r["prom_got"], r["prom_frames"]
+            print(f"redirect: {r['redirects']} redirected requests, then {got} of {want} stored "
+                  f"frames in prometheus")
+            expect(got >= 0.97 * want, f"prometheus holds {got} of {want} stored frames")
+            expect("redirect to https://127.0.0.1:" in r["log"] and "not followed" in r["log"],
+                   "the redirect's Location not logged")
+
         checks.run("engines hold every frame after a one-minute outage", engines)
         checks.run("429 and 500 retried, then the next batch", retries)
         checks.run("400 counted, logged and moved past", refusal)
         checks.run("kill -9 mid-drain resumes without gaps", killed)
+        checks.run("a 300 MB reply leaves RSS within 64 MiB", huge)
+        checks.run("a trickling receiver: deadline, true backlog, SIGTERM within 5 s", trickle)
+        checks.run("Retry-After 7200 and 20 digits wait the 1 h cap", retry_after)
+        if ARGS.edgemon:
+            checks.run("DeviceInfo.push through edgemon sensors --json", status)
+        checks.run("a reply closed mid-body sends the batch again", cut)
+        checks.run("307 for 25 s then Prometheus: at least 97 % of the frames", redirect)
         if checks.failed:
             for name in res:
                 with open(os.path.join(tmp, f"{name}.log")) if os.path.exists(

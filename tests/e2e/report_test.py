@@ -191,7 +191,24 @@ def check_report(out, board_rails, label, shot):
     check_no_address(page)
     check_data_element(page, summary)
     path = os.path.abspath(os.path.join(out, "report.html"))
-    dom = Dom(render(path)).root
+    rendered = render(path)
+    dom = Dom(rendered).root
+    # The answer comes first: duration, energy, power and the phases above the first chart.
+    expect('id="answer"' in rendered and 'id="chart-power"' in rendered and
+           rendered.index('id="answer"') < rendered.index('id="phases"') <
+           rendered.index('id="chart-power"'), "the answer and phases are not above the charts")
+    answer = dom.find("table", id="answer")
+    fig = {f.attrs["data-fig"]: f.all_text() for f in answer.find_all("span")
+           if "data-fig" in f.attrs}
+    expect(fig.get("duration_s") == fixed3(summary["run"]["duration_s"]), f"duration {fig}")
+    if summary["total_energy_j"] is not None:
+        expect(fig.get("energy_j") == fixed3(summary["total_energy_j"]), f"energy {fig}")
+    else:
+        expect("no board input rail" in answer.all_text(), answer.all_text())
+    # GPU and CPU load and memory drawn beside power, one line per channel with a value.
+    for cid in ("chart-load", "chart-memory"):
+        chart = dom.find("svg", id=cid)
+        expect(chart is not None and chart.find_all("path", class_="series"), f"no {cid}")
     # The page drew itself (no "holds no report data"), under its own label.
     h1 = dom.find("h1", id="title")
     expect(h1 is not None, "no title: the script did not run")

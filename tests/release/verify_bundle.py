@@ -352,7 +352,6 @@ def main():
         for name in BOARDS:
             b = None
             try:
-                t0 = time.time()
                 b = Board(name)
                 print(f"  ok   {name}: edgemond serving after {b.ready_s:.1f} s")
                 passed += 1

@@ -24,16 +24,17 @@ from ._model import (Board, BucketRow, Channel, Clocked, Cpu, DeviceInfo, Engine
                      Fan, Memory, Rail, Row, Rows, Run, Snapshot)
 from ._client import DEFAULT_TARGET, Client, connect  # noqa: E402
 from ._control import DEFAULT_CONTROL_TARGET, Control, Lease, control  # noqa: E402
-from ._measure import (Measurement, PerItem, Phase, RailEnergy, Result,  # noqa: E402
-                       TempRange, LoadRange, measured)
+from ._measure import (Baseline, Measurement, PerItem, Phase, RailEnergy, Result,  # noqa: E402
+                       Spread, TempRange, LoadRange, measured, stats)
 
 __version__ = "0.1.0"
 
 __all__ = [
-    "connect", "Client", "DEFAULT_TARGET", "measured",
+    "connect", "Client", "DEFAULT_TARGET", "measured", "stats",
     "control", "Control", "Lease", "DEFAULT_CONTROL_TARGET",
     "Error", "Unavailable", "PermissionDenied", "InvalidArgument", "NotFound",
     "Snapshot", "DeviceInfo", "Board", "Channel", "Rail", "Cpu", "Clocked", "Fan", "Engine",
     "Memory", "Rows", "Row", "BucketRow", "Run",
     "Measurement", "Result", "RailEnergy", "TempRange", "LoadRange", "PerItem", "Phase",
+    "Baseline", "Spread",
 ]

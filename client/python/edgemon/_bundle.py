@@ -300,7 +300,11 @@ def held_rail_rates(s: Any) -> Optional[Dict[str, float]]:
     return {"min": s.min_rail_rate_hz, "max": s.max_rail_rate_hz}
 
 
-def _rails_json(rails: List[Any]) -> List[Dict[str, Any]]:
+def _rails_json(rails: List[Any],
+                above: Optional[Dict[str, Optional[float]]] = None) -> List[Dict[str, Any]]:
+    """The rails of a summary; with ``above`` (a Result's
+    energy_above_baseline_j, when it has a baseline) each carries its energy
+    above the baseline."""
     out = []
     for r in rails:
         j = {"name": r.name, "parent": r.parent, "input": r.input,
@@ -308,8 +312,48 @@ def _rails_json(rails: List[Any]) -> List[Dict[str, Any]]:
              "avg_power_w": present(r, "avg_power_mw", 1000.0)}  # type: Dict[str, Any]
         if r.HasField("peak_power_mw"):  # no sample in the range: no peak, never 0
             j["peak_power_w"] = r.peak_power_mw / 1000.0
+        if above is not None:
+            j["energy_above_baseline_j"] = above.get(r.name)
         out.append(j)
     return out
+
+
+# The sentence summary.json states beside "nvtx" (record_nvtx.h, kNvtxAttribution).
+NVTX_ATTRIBUTION = ("inclusive: a range's energy includes the ranges nested in it, and ranges "
+                    "open at the same time on several threads each count the board's energy over "
+                    "their span")
+
+
+def _items_json(result: Any) -> Dict[str, Any]:
+    """summary.json's "items" of a Result with an item count."""
+    items = float(result.items)
+    ij = {"count": items, "source": "items=",
+          "phase": result.items_phase or None}  # type: Dict[str, Any]
+    try:
+        span = result.items_span()
+    except Exception as e:  # noqa: BLE001 - no such phase: the figures are missing
+        span = None
+        ij["why"] = str(e)
+    ij["duration_s"] = span.duration_s if span is not None else None
+    ij["per_s"] = (items / span.duration_s
+                   if span is not None and items > 0 and span.duration_s > 0 else None)
+    rails = list(span.summary.rails) if span is not None else []
+    ij["energy_j_per_item_by_rail"] = {
+        r.name: (present(r, "energy_mj", 1000.0 * items) if items > 0 else None) for r in rails}
+    total = total_energy_mj(rails) if span is not None else None
+    ij["energy_j"] = total / 1000.0 if total is not None else None
+    if total is not None and items > 0:
+        ij["energy_j_per_item"] = total / 1000.0 / items
+        ij["items_per_j"] = items / (total / 1000.0) if total > 0 else None
+    else:
+        ij["energy_j_per_item"] = None
+        ij["items_per_j"] = None
+    if result.baseline is not None:
+        above = span.total_energy_above_baseline_j if span is not None else None
+        ij["energy_above_baseline_j"] = above
+        ij["energy_above_baseline_j_per_item"] = (above / items if above is not None and items > 0
+                                                  else None)
+    return ij
 
 
 def summary_json(result: Any, device: Any, target: str, notes: List[str],
@@ -341,12 +385,18 @@ def summary_json(result: Any, device: Any, target: str, notes: List[str],
                 "duration_s": (result.end_ns - result.start_ns) / 1e9}
     j["range"] = {"from_ns": s.from_ns, "to_ns": s.to_ns, "duration_s": s.duration_s,
                   "pre_s": 0.0, "post_s": 0.0}
-    j["rails"] = _rails_json(s.rails)
+    b = result.baseline
+    j["baseline"] = ({"seconds": b.seconds, "from_ns": b.from_ns, "to_ns": b.to_ns,
+                      "rails": [{"name": n, "power_w": w} for n, w in b.power_w.items()]}
+                     if b is not None else None)
+    j["rails"] = _rails_json(list(s.rails), result.energy_above_baseline_j if b else None)
     j["rail_tree"] = rail_tree_json(list(s.rails), s.duration_s)
     total = total_energy_mj(list(s.rails))
     j["total_energy_j"] = total / 1000.0 if total is not None else None
     inputs = [r.name for r in s.rails if r.input]
     j["total_rail"] = inputs[-1] if total is not None else None
+    if b is not None:
+        j["energy_above_baseline_j"] = result.total_energy_above_baseline_j
     j["temps"] = [{"name": t.name, "start_c": present(t, "start_mc", 1000.0),
                    "min_c": t.min_mc / 1000.0,
                    "max_c": t.max_mc / 1000.0} for t in s.temps]
@@ -374,25 +424,22 @@ def summary_json(result: Any, device: Any, target: str, notes: List[str],
         if p.summary is not None:
             ps = p.summary.summary
             pj["duration_s"] = ps.duration_s
-            pj["rails"] = _rails_json(ps.rails)
+            pj["rails"] = _rails_json(list(ps.rails), p.summary.energy_above_baseline_j
+                                      if b is not None else None)
             pt = total_energy_mj(list(ps.rails))
             pj["total_energy_j"] = pt / 1000.0 if pt is not None else None
+            if b is not None:
+                pj["energy_above_baseline_j"] = p.summary.total_energy_above_baseline_j
             pj["samples"] = ps.samples
         phases.append(pj)
     j["phases"] = phases
+    # measure(nvtx=True): energy per NVTX range name (record_nvtx.h, NvtxJson).
+    nvtx = getattr(result, "nvtx", None)
+    j["nvtx"] = nvtx
+    if nvtx is not None:
+        j["nvtx_attribution"] = NVTX_ATTRIBUTION
     if result.items is not None:
-        items = float(result.items)
-        ij = {"count": items, "source": "items="}  # type: Dict[str, Any]
-        ij["energy_j_per_item_by_rail"] = {
-            r.name: (present(r, "energy_mj", 1000.0 * items) if items > 0 else None)
-            for r in s.rails}
-        if total is not None and items > 0:
-            ij["energy_j_per_item"] = total / 1000.0 / items
-            ij["items_per_j"] = items / (total / 1000.0) if total > 0 else None
-        else:
-            ij["energy_j_per_item"] = None
-            ij["items_per_j"] = None
-        j["items"] = ij
+        j["items"] = _items_json(result)
     else:
         j["items"] = None
     return j
@@ -535,6 +582,16 @@ def report_data(result: Any, frames: List[Any], device: Any,
         lines = [{"name": name, "values": [v.get(cid) for v in values]}
                  for cid, tpid, name, _, _ in tracks if tpid == pid]
         groups.append({"id": gid, "title": title, "unit": unit, "scale": 1e-3, "lines": lines})
+    # Drawn beside power (report.html only): GPU and CPU load in %, memory in MiB.
+    extras = (("load", "GPU and CPU load", "%", 0.1,
+               lambda c: c.field == "load" and (c.kind == "gpu" or
+                                                (c.kind == "cpu" and c.name == "cpu"))),
+              ("memory", "Memory in use", "MiB", 1.0 / 1024,
+               lambda c: c.kind == "memory" and c.field == "used"))
+    for gid, title, unit, scale, pick in extras:
+        lines = [{"name": c.name or c.kind, "values": [v.get(c.id) for v in values]}
+                 for c in device.channels if not c.constant and pick(c)]
+        groups.append({"id": gid, "title": title, "unit": unit, "scale": scale, "lines": lines})
     trees = []  # type: List[Any]
     for p in result.phases:
         if p.summary is None:
@@ -620,6 +677,7 @@ def save(result: Any, directory: str) -> None:
     note = event_note(device, ranges)
     if note:
         notes.append(note)
+    notes.extend(getattr(result, "nvtx_notes", []))
     summary = summary_json(result, device, client.target, notes, throttle_summary(device, ranges))
     files = {
         "summary.json": json.dumps(summary, indent=2, sort_keys=True, ensure_ascii=False) + "\n",

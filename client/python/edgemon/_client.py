@@ -400,7 +400,8 @@ class Client(object):
 
     # -- windows -----------------------------------------------------------------------
     def measure(self, label: str, rate_hz: Optional[int] = None,
-                items: Optional[float] = None) -> "Any":
+                items: Optional[float] = None, baseline: Any = None,
+                items_phase: Optional[str] = None, nvtx: bool = False) -> "Any":
         """A context manager measuring its body as a daemon window:
 
             with client.measure("resnet50-fp16", rate_hz=200) as m:
@@ -409,9 +410,21 @@ class Client(object):
 
         ``rate_hz`` raises the rail sampling rate while the body runs (a lease
         the daemon ends by itself). ``items`` sets the count for
-        ``result.per_item()``."""
-        from ._measure import Measurement, check_items, check_rate
-        return Measurement(self, label, check_rate(rate_hz), check_items(items))
+        ``result.per_item()``, over the mark named ``items_phase`` when given.
+        ``baseline`` ("10s" or seconds) takes each rail's idle power over that
+        much stored history before the block (edgemon.Error, before the body
+        runs, when the store does not hold it or a window overlaps it):
+        ``result.baseline`` and ``result.energy_above_baseline_j``.
+        ``nvtx=True``: ``result.nvtx`` gets the energy per NVTX range name this
+        process pushed inside the block (edgemon's injection library must load
+        before the process's first NVTX call: docs/profiling.md)."""
+        from ._measure import Measurement, check_baseline, check_items, check_rate
+        if items_phase is not None and not isinstance(items_phase, str):
+            raise _errors.InvalidArgument("edgemon: items_phase must be a mark name (str)")
+        if not isinstance(nvtx, bool):
+            raise _errors.InvalidArgument("edgemon: nvtx must be True or False")
+        return Measurement(self, label, check_rate(rate_hz), check_items(items),
+                           check_baseline(baseline), items_phase, nvtx)
 
     def mark(self, name: str) -> "Any":
         """A phase inside the current ``measure`` (a window of its own, shown

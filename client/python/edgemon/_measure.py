@@ -80,8 +80,125 @@ class LoadRange(NamedTuple):
 
 
 class PerItem(NamedTuple):
+    """Per-item figures of the input rail over the items' phase (the whole
+    window without ``items_phase``)."""
     energy_j: float       # J per item (the input rail's)
     items_per_j: Optional[float]
+    per_s: Optional[float] = None  # items per second over the same span
+    above_baseline_j: Optional[float] = None  # J per item above the idle baseline
+    phase: Optional[str] = None  # the phase the figures cover (None: the window)
+
+
+class Baseline(NamedTuple):
+    """``measure(..., baseline=...)``: each rail's mean power (W, None where not
+    measured) over ``seconds`` of stored history right before the window."""
+    seconds: float
+    from_ns: int
+    to_ns: int
+    power_w: Dict[str, Optional[float]]
+
+
+def check_baseline(baseline: Any) -> Optional[int]:
+    """A baseline length in ns: None, a duration string ("10s") or seconds > 0."""
+    if baseline is None:
+        return None
+    if isinstance(baseline, str):
+        from ._timespec import parse_duration_ns
+        ns = parse_duration_ns(baseline)
+        if ns <= 0:
+            raise _errors.InvalidArgument("edgemon: baseline must be longer than 0")
+        return ns
+    return int(_check.real("baseline", baseline, 0.0, 86400.0 * 366, low_open=True) * 1e9)
+
+
+def take_baseline(client: Any, ns: int) -> Baseline:
+    """Each rail's mean power over the ``ns`` of history right before now;
+    edgemon.Error when the store does not hold it or a window overlaps it
+    (the board was not idle)."""
+    to = client.daemon_now_ns()
+    frm = to - ns
+    what = "edgemon: baseline %.3f s: " % (ns / 1e9)
+    s = client.summarize(from_ns=frm, to_ns=to)
+    if s.HasField("requested_from_ns"):
+        raise _errors.Error(what + "the store holds only %.3f s of history before now"
+                            % s.duration_s)
+    for w in client.windows(since="@%d.%09d" % divmod(frm, 10**9),
+                            until="@%d.%09d" % divmod(to, 10**9)):
+        raise _errors.Error(what + "window %d (%s) overlaps that history: the board was not "
+                            "idle" % (w.id, w.label))
+    power = {r.name: (r.energy_mj / s.duration_s / 1000.0
+                      if r.HasField("energy_mj") and s.duration_s > 0 else None)
+             for r in s.rails}
+    if all(v is None for v in power.values()):
+        raise _errors.Error(what + "no rail energy measured over it")
+    return Baseline(s.duration_s, s.from_ns, s.to_ns, power)
+
+
+class Spread(NamedTuple):
+    """A figure over several runs: mean, sample standard deviation and the
+    half-width of the mean's 95 % confidence interval (Student t, n - 1
+    degrees of freedom); std and ci95 need two values."""
+    mean: Optional[float]
+    std: Optional[float]
+    ci95: Optional[float]
+    n: int
+
+
+# t(0.975, df) for df 1..30 (then the usual steps down to the normal 1.960).
+_T95 = (12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179,
+        2.160, 2.145, 2.131, 2.120, 2.110, 2.101, 2.093, 2.086, 2.080, 2.074, 2.069, 2.064,
+        2.060, 2.056, 2.052, 2.048, 2.045, 2.042)
+
+
+def student_t95(df: int) -> float:
+    if df <= 30:
+        return _T95[df - 1]
+    return 2.021 if df <= 40 else 2.000 if df <= 60 else 1.980 if df <= 120 else 1.960
+
+
+def spread(values: List[float]) -> Spread:
+    n = len(values)
+    if n == 0:
+        return Spread(None, None, None, 0)
+    mean = sum(values) / n
+    if n < 2:
+        return Spread(mean, None, None, 1)
+    sd = (sum((v - mean) ** 2 for v in values) / (n - 1)) ** 0.5
+    return Spread(mean, sd, student_t95(n - 1) * sd / n ** 0.5, n)
+
+
+def stats(results: List[Any]) -> Dict[str, Any]:
+    """The spread of repeated measurements (``Result`` or ``Measurement``
+    objects, e.g. from a loop of ``measure()``): {"n": runs, and per figure
+    "duration_s", "energy_j" (input rail), "avg_power_w", "j_per_item",
+    "items_per_s": :class:`Spread`}, the shape of ``edgemon record
+    --repeat``'s "aggregate". A figure a run did not measure is left out of
+    that figure's values (its ``n`` says how many)."""
+    rs = [r.result if isinstance(r, Measurement) else r for r in results]
+    for r in rs:
+        if not isinstance(r, Result):
+            raise _errors.InvalidArgument("edgemon: stats() takes measure() results, not %s"
+                                          % type(r).__name__)
+    figures = {"duration_s": [], "energy_j": [], "avg_power_w": [], "j_per_item": [],
+               "items_per_s": []}  # type: Dict[str, List[float]]
+    for r in rs:
+        figures["duration_s"].append(r.duration_s)
+        if r.total_energy_j is not None:
+            figures["energy_j"].append(r.total_energy_j)
+        if r.avg_power_w is not None:
+            figures["avg_power_w"].append(r.avg_power_w)
+        if r.items:
+            try:
+                pi = r.per_item()
+            except _errors.Error:
+                continue
+            figures["j_per_item"].append(pi.energy_j)
+            if pi.per_s is not None:
+                figures["items_per_s"].append(pi.per_s)
+    out = {"n": len(rs)}  # type: Dict[str, Any]
+    for k, v in figures.items():
+        out[k] = spread(v)
+    return out
 
 
 class Phase(NamedTuple):
@@ -106,7 +223,8 @@ class Result(object):
     def __init__(self, summary: Any, label: str = "", window_id: int = 0,
                  start_ns: int = 0, end_ns: int = 0, phases: Optional[List[Phase]] = None,
                  items: Optional[float] = None, boost_rate_hz: int = 0,
-                 client: Any = None, device: Any = None) -> None:
+                 client: Any = None, device: Any = None,
+                 baseline: Optional[Baseline] = None, items_phase: Optional[str] = None) -> None:
         self.summary = summary
         self.label = label
         self.window_id = window_id
@@ -117,6 +235,11 @@ class Result(object):
         self.boost_rate_hz = boost_rate_hz
         self._client = client
         self._device = device
+        self.baseline = baseline
+        self.items_phase = items_phase
+        # measure(nvtx=True): summary.json's "nvtx" entries (None without nvtx).
+        self.nvtx = None  # type: Optional[List[Dict[str, Any]]]
+        self.nvtx_notes = []  # type: List[str]
         self.rails = {r.name: RailEnergy(r.name, r.parent, r.input,
                                          present(r, "energy_mj", 1000.0),
                                          present(r, "avg_power_mw", 1000.0),
@@ -153,6 +276,22 @@ class Result(object):
         return self.rails[n].peak_power_w if n else None
 
     @property
+    def energy_above_baseline_j(self) -> Dict[str, Optional[float]]:
+        """J per rail above its idle baseline power over the window (None
+        without a baseline or a measurement)."""
+        out = {}  # type: Dict[str, Optional[float]]
+        for n, r in self.rails.items():
+            w = self.baseline.power_w.get(n) if self.baseline else None
+            out[n] = (r.energy_j - w * self.duration_s
+                      if r.energy_j is not None and w is not None else None)
+        return out
+
+    @property
+    def total_energy_above_baseline_j(self) -> Optional[float]:
+        n = self.input_rail
+        return self.energy_above_baseline_j[n] if n else None
+
+    @property
     def temperatures(self) -> Dict[str, TempRange]:
         return {t.name: TempRange(present(t, "start_mc", 1000.0), t.min_mc / 1000.0,
                                   t.max_mc / 1000.0)
@@ -180,17 +319,34 @@ class Result(object):
     def note(self) -> str:
         return self.summary.note
 
+    def items_span(self) -> "Result":
+        """What the per-item figures cover: the ``items_phase`` phase's result,
+        else the whole window. edgemon.Error when that phase is missing."""
+        if not self.items_phase:
+            return self
+        for p in self.phases:
+            if p.name == self.items_phase and p.summary is not None:
+                return p.summary
+        raise _errors.Error("edgemon: no ended mark named %r in this measurement (items_phase)"
+                            % self.items_phase)
+
     def per_item(self, n: Optional[float] = None) -> PerItem:
-        """Energy per item of the input rail (J/item) and items per J for ``n``
-        items (default: the ``items`` given to measure())."""
+        """Energy per item of the input rail (J/item), items per J, items per
+        second and J per item above the baseline for ``n`` items (default:
+        the ``items`` given to measure()), over the ``items_phase`` phase when
+        one was named, else the whole window."""
         if n is None and self.items is None:
             raise _errors.InvalidArgument("edgemon: per_item needs a positive item count")
         n = _check.real("n", self.items if n is None else n, 0.0, None, low_open=True)
-        total = self.total_energy_j
+        span = self.items_span()
+        total = span.total_energy_j
         if total is None:
             raise _errors.Error("edgemon: no board input rail: no total energy per item "
                                 "(see energy_j by rail)")
-        return PerItem(total / n, n / total if total > 0 else None)
+        above = span.total_energy_above_baseline_j
+        return PerItem(total / n, n / total if total > 0 else None,
+                       n / span.duration_s if span.duration_s > 0 else None,
+                       above / n if above is not None else None, self.items_phase or None)
 
     def save(self, directory: str) -> None:
         """Writes summary.json, samples.csv and trace.json, the bundle of
@@ -375,11 +531,18 @@ class Measurement(object):
     """The context manager of ``client.measure()``; ``.result`` after the block."""
 
     def __init__(self, client: Any, label: str, rate_hz: Optional[int],
-                 items: Optional[float]) -> None:
+                 items: Optional[float], baseline_ns: Optional[int] = None,
+                 items_phase: Optional[str] = None, nvtx: bool = False) -> None:
         self.client = client
         self.label = label
         self.rate_hz = rate_hz
         self.items = items
+        self.baseline_ns = baseline_ns
+        self.items_phase = items_phase
+        self.baseline = None  # type: Optional[Baseline]
+        self.nvtx = nvtx
+        self._nvtx_file = None  # type: Optional[str]
+        self._nvtx_offset = 0
         self.window = None  # type: Any
         self.start_ns = 0  # the window's start as it ended (the body's, when stamped)
         self.end_ns = 0
@@ -392,8 +555,15 @@ class Measurement(object):
     def __enter__(self) -> "Measurement":
         # The client's renewal thread, started (once) before any call of the
         # window, which then only adds its lease to it.
+        if self.nvtx:
+            from . import _nvtx
+            self._nvtx_file = _nvtx.attach()
+            _nvtx.flush()  # ranges before the block stay before the offset
+            self._nvtx_offset = _nvtx.size(self._nvtx_file)
         renewals = self.client._renewals()
         renewals.start()
+        if self.baseline_ns:  # the history right before the block, refused before it runs
+            self.baseline = take_baseline(self.client, self.baseline_ns)
         if self.rate_hz:
             self._booster = _Booster(self.client, self.rate_hz)
         # The window starts where the block does: BeginWindow is stamped right
@@ -449,13 +619,35 @@ class Measurement(object):
                 s = c.summarize(window_id=m.window.id) if m.end_ns else None
                 phases.append(Phase(m.name, m.window.id, m.start_ns or m.window.start_ns,
                                     m.end_ns or None,
-                                    Result(s, m.name, m.window.id) if s is not None else None))
+                                    Result(s, m.name, m.window.id, baseline=self.baseline)
+                                    if s is not None else None))
             boost = self._booster.effective if self._booster else 0
             if boost and boost <= device.energy_rate_hz:
                 boost = 0  # the boost did not raise the rate
             self._result = Result(summary, self.label, self.window.id, self.start_ns,
-                                  self.end_ns, phases, self.items, boost, c, device)
+                                  self.end_ns, phases, self.items, boost, c, device,
+                                  self.baseline, self.items_phase)
+            if self._nvtx_file is not None:
+                self._result.nvtx = self._nvtx_ranges()
         return self._result
+
+    def _nvtx_ranges(self) -> List[Dict[str, Any]]:
+        """The NVTX ranges that ended inside the window, with their energy."""
+        from . import _nvtx
+        _nvtx.flush()
+        ranges, bad, open_ = _nvtx.read(self._nvtx_file, self._nvtx_offset)
+        ranges = [r for r in ranges if self.start_ns <= r[0] and r[1] <= self.end_ns]
+        notes = self._result.nvtx_notes
+        if bad:
+            notes.append("%d NVTX lines that did not parse were left out" % bad)
+        if open_:
+            notes.append("%d NVTX ranges still open when their thread ended were left out"
+                         % open_)
+        if not ranges:
+            notes.append("no NVTX range ended inside the block: nothing called NVTX, or NVTX "
+                         "was first called in this process before measure(nvtx=True) set "
+                         "NVTX_INJECTION64_PATH")
+        return _nvtx.stats(self.client, ranges, notes)
 
 
 class Mark(object):

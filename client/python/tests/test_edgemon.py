@@ -277,6 +277,63 @@ def test_marks_decorator_and_the_record_bundle(nano, tmp_path):
     done.append(res)
 
 
+def test_baseline_items_phase_and_stats(nano, tmp_path):
+    c = edgemon.connect(nano.target)
+    ran = []
+    with pytest.raises(edgemon.Error, match="holds only"):
+        with c.measure("too-long", baseline="100h"):
+            ran.append(1)
+    time.sleep(1.2)  # idle history with no window in it
+    results = []
+    for i in range(3):
+        with c.measure("rep", items=50, items_phase="timed",
+                       baseline="1s" if i == 0 else None) as m:
+            with c.mark("warmup"):
+                time.sleep(0.1)
+            with c.mark("timed"):
+                time.sleep(0.3)
+        results.append(m.result)
+    with pytest.raises(edgemon.Error, match="overlaps"):
+        with c.measure("busy", baseline=1.0):
+            ran.append(1)
+    assert not ran, "a refused baseline ran the body"
+    r = results[0]
+    b = r.baseline
+    assert abs(b.seconds - 1.0) < 0.01 and set(b.power_w) == set(r.rails)
+    for name, w in b.power_w.items():
+        truth = nano.energy_mj(name, b.from_ns, b.to_ns) / 1000 / b.seconds
+        assert abs(w - truth) <= 0.01 * truth, name
+        assert abs(r.energy_above_baseline_j[name] + w * r.duration_s
+                   - r.energy_j[name]) < 1e-9, name
+    timed = [p for p in r.phases if p.name == "timed"][0].summary
+    pi = r.per_item()
+    assert pi.phase == "timed"
+    assert abs(pi.per_s - 50 / timed.duration_s) < 1e-9
+    assert abs(pi.energy_j - timed.total_energy_j / 50) < 1e-12
+    assert abs(pi.above_baseline_j * 50 + b.power_w[r.input_rail] * timed.duration_s
+               - timed.total_energy_j) < 1e-9
+    assert results[1].baseline is None and results[1].per_item().above_baseline_j is None
+    st = edgemon.stats(results)
+    assert st["n"] == 3
+    durations = [x.duration_s for x in results]
+    mean = sum(durations) / 3
+    sd = (sum((d - mean) ** 2 for d in durations) / 2) ** 0.5
+    d = st["duration_s"]
+    assert d.n == 3 and abs(d.mean - mean) < 1e-12 and abs(d.std - sd) < 1e-12
+    assert abs(d.ci95 - 4.303 * sd / 3 ** 0.5) < 1e-12
+    assert st["j_per_item"].n == 3 and st["items_per_s"].n == 3
+    assert abs(st["j_per_item"].mean - sum(x.per_item().energy_j for x in results) / 3) < 1e-12
+    with pytest.raises(edgemon.InvalidArgument):
+        edgemon.stats([1.0])
+    # The bundle carries the same figures as `edgemon record`'s summary.json.
+    out = str(tmp_path / "b")
+    r.save(out)
+    j = json.load(open(os.path.join(out, "summary.json")))
+    assert j["baseline"]["rails"] and j["items"]["phase"] == "timed"
+    assert abs(j["items"]["per_s"] - pi.per_s) < 1e-9
+    assert j["energy_above_baseline_j"] == r.total_energy_above_baseline_j
+
+
 def test_errors_are_typed_with_the_daemons_message(nano, tmp_path):
     with pytest.raises(edgemon.InvalidArgument):
         edgemon.connect("no-port-here")

@@ -1,6 +1,7 @@
 // The OTLP metrics encoder (daemon/push/otlp.h). Each channel is planned
 // once (metric name, unit, kind of data, scale, attributes); the planned
 // metrics are then filled with one point per channel and frame.
+#include <cctype>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -123,13 +124,47 @@ std::string HwId(Kind kind, std::string_view name) {
   return Utf8(std::string(ToString(kind)) + "/" + std::string(name));
 }
 
-// The hardware semantic conventions' attributes of a rail (hw.parent names
-// the rail this one is part of).
-std::vector<Attr> RailAttrs(std::string_view name, std::string_view parent, const char* type) {
-  std::vector<Attr> a{
-      {"hw.id", HwId(Kind::kRail, name)}, {"hw.type", std::string(type)}, {"hw.name", Utf8(name)}};
+// The hw.type of what a rail feeds, a well-known value of the conventions'
+// enum (kOtlpSemconvVersion): the first of GPU, CPU or memory (DDR, DRAM,
+// VDDQ, MEM) its name names; else power_supply (the rail is a supply's
+// output). "power_rail" is not in the enum.
+std::string RailHwType(std::string_view name) {
+  std::string upper(name);
+  for (char& ch : upper) ch = static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
+  static constexpr std::pair<std::string_view, std::string_view> kTypes[] = {
+      {"GPU", "gpu"},     {"CPU", "cpu"},     {"DDR", "memory"},
+      {"DRAM", "memory"}, {"VDDQ", "memory"}, {"MEM", "memory"}};
+  size_t best = std::string::npos;
+  std::string_view type = "power_supply";
+  for (const auto& [word, t] : kTypes) {
+    if (size_t at = upper.find(word); at < best) {
+      best = at;
+      type = t;
+    }
+  }
+  return std::string(type);
+}
+
+// The hardware semantic conventions' attributes of a rail: hw.id, hw.type
+// (`type`; none on the hw.host.* metrics, which have no hw.type), hw.name,
+// hw.parent (the rail this one is part of) and edgemon.rail (the rail's name
+// as the board labels it, whatever hw.type says).
+std::vector<Attr> RailAttrs(std::string_view name, std::string_view parent,
+                            std::optional<std::string> type) {
+  std::vector<Attr> a{{"hw.id", HwId(Kind::kRail, name)}};
+  if (type) a.push_back({"hw.type", std::move(*type)});
+  a.push_back({"hw.name", Utf8(name)});
   if (!parent.empty()) a.push_back({"hw.parent", HwId(Kind::kRail, parent)});
+  a.push_back({"edgemon.rail", Utf8(name)});
   return a;
+}
+
+// The hw.gpu.task of an engine's load: NVENC (MSENC on older boards) is the
+// encoder, NVDEC the decoder; "" for other engines (not GPU tasks).
+std::string_view GpuTask(std::string_view engine) {
+  if (engine.starts_with("NVENC") || engine.starts_with("MSENC")) return "encoder";
+  if (engine.starts_with("NVDEC")) return "decoder";
+  return "";
 }
 
 Plan PlanChannel(const Channel& c, const metrics::ChannelSeries& s) {
@@ -161,7 +196,13 @@ Plan PlanChannel(const Channel& c, const metrics::ChannelSeries& s) {
       p.name = "hw.voltage";
       p.description = "Voltage of a rail";
     }
-    p.attrs = RailAttrs(c.name, c.parent, c.field == Field::kVoltage ? "voltage" : "power_rail");
+    std::optional<std::string> type;
+    if (c.field == Field::kVoltage) {
+      type = "voltage";
+    } else if (!input || (c.field != Field::kPower && c.field != Field::kEnergy)) {
+      type = RailHwType(c.name);
+    }
+    p.attrs = RailAttrs(c.name, c.parent, type);
     if (input) p.attrs.push_back({"edgemon.rail.input", true});
     if (!c.device.empty() && c.device != c.name) p.attrs.push_back({"device", Utf8(c.device)});
     return p;
@@ -171,7 +212,11 @@ Plan PlanChannel(const Channel& c, const metrics::ChannelSeries& s) {
   } else if (c.kind == Kind::kFan && c.field == Field::kSpeed) {
     hw("hw.fan.speed", "fan", "Fan speed in revolutions per minute");
   } else if (c.kind == Kind::kGpu && c.field == Field::kLoad) {
-    hw("hw.gpu.utilization", "gpu", "GPU busy share (0..1)");
+    hw("hw.gpu.utilization", "gpu", "GPU busy share (0..1), by task");
+    p.attrs.push_back({"hw.gpu.task", std::string("general")});
+  } else if (c.kind == Kind::kEngine && c.field == Field::kLoad && !GpuTask(c.name).empty()) {
+    hw("hw.gpu.utilization", "gpu", "GPU busy share (0..1), by task");
+    p.attrs.push_back({"hw.gpu.task", std::string(GpuTask(c.name))});
   } else {
     // /metrics's labels as they are: the kind's label and the device.
     for (const auto& [key, value] : s.labels) p.attrs.push_back({key, Utf8(value)});
@@ -206,6 +251,7 @@ google::protobuf::RepeatedPtrField<otlp::Metric>* Begin(collector::ExportMetrics
   otlp::ScopeMetrics* sm = rm->add_scope_metrics();
   sm->mutable_scope()->set_name("edgemon");
   sm->mutable_scope()->set_version(EDGEMON_VERSION);
+  sm->set_schema_url(std::string("https://opentelemetry.io/schemas/") + kOtlpSemconvVersion);
   return sm->mutable_metrics();
 }
 
@@ -342,7 +388,8 @@ std::string EncodeOtlpWindows(const Inventory& inventory, std::span<const Window
       otlp::Metric*& m = r.input ? host_metric : sub_metric;
       if (m == nullptr) m = NewMetric(metrics, r.input ? host : sub);
       otlp::NumberDataPoint* dp = AddPoint(m);
-      std::vector<Attr> attrs = RailAttrs(r.name, r.parent, "power_rail");
+      std::vector<Attr> attrs =
+          RailAttrs(r.name, r.parent, r.input ? std::nullopt : std::optional(RailHwType(r.name)));
       if (r.input) attrs.push_back({"edgemon.rail.input", true});
       const Channel* ch = inventory.Find(Kind::kRail, r.name, Field::kEnergy);
       if (ch == nullptr) ch = inventory.Find(Kind::kRail, r.name, Field::kPower);

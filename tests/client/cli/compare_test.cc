@@ -12,16 +12,6 @@ namespace {
 
 using json = nlohmann::json;
 
-TEST(Compare, SpreadIsTheSampleStandardDeviation) {
-  auto s = SpreadOf({1, 2, 3, 4});
-  ASSERT_TRUE(s);
-  EXPECT_DOUBLE_EQ(s->mean, 2.5);
-  EXPECT_NEAR(s->std, std::sqrt(5.0 / 3.0), 1e-12);
-  EXPECT_EQ(s->n, 4u);
-  EXPECT_EQ(SpreadOf({7})->std, 0);
-  EXPECT_FALSE(SpreadOf({}));
-}
-
 // Student's t at the two-sided 5 % points (tables): equal n and std make
 // Welch's df = 2 (n - 1) exactly.
 TEST(Compare, WelchPAtTabulatedCriticalValues) {
@@ -32,15 +22,15 @@ TEST(Compare, WelchPAtTabulatedCriticalValues) {
   for (const auto& c : cases) {
     // std sqrt(n/2) makes the standard error 1, so t is the mean difference.
     const double sd = std::sqrt(static_cast<double>(c.n) / 2);
-    const Spread a{10, sd, c.n}, b{10 + c.t95, sd, c.n};
+    const Spread a{c.n, 10.0, sd, std::nullopt}, b{c.n, 10 + c.t95, sd, std::nullopt};
     EXPECT_NEAR(WelchP(a, b), 0.05, 2e-6) << "n " << c.n;
     EXPECT_NEAR(WelchP(b, a), 0.05, 2e-6) << "n " << c.n;
   }
   // Unequal spreads: t 2.4807, Welch-Satterthwaite df 6.969; p 0.04231 from
   // integrating Student's density numerically.
-  EXPECT_NEAR(WelchP({10, 1, 5}, {12, 1.5, 5}), 0.04231, 5e-5);
-  EXPECT_DOUBLE_EQ(WelchP({3, 0, 3}, {3, 0, 3}), 1.0);
-  EXPECT_DOUBLE_EQ(WelchP({3, 0, 3}, {4, 0, 3}), 0.0);
+  EXPECT_NEAR(WelchP({5, 10.0, 1.0, {}}, {5, 12.0, 1.5, {}}), 0.04231, 5e-5);
+  EXPECT_DOUBLE_EQ(WelchP({3, 3.0, 0.0, {}}, {3, 3.0, 0.0, {}}), 1.0);
+  EXPECT_DOUBLE_EQ(WelchP({3, 3.0, 0.0, {}}, {3, 4.0, 0.0, {}}), 0.0);
 }
 
 json RecordedRun(double duration, std::optional<double> energy) {

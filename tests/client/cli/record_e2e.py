@@ -11,7 +11,9 @@ output against the simulator's analytic energy, not against itself:
   * the window's edges are within one rail sampling period of the command's
     own start and exit stamps;
   * trace.json is valid JSON with one counter track per rail whose values
-    follow the analytic power;
+    follow the analytic power, and trace.perfetto-trace, decoded with protoc
+    against proto/perfetto/trace.proto, holds the same values on REALTIME;
+  * --nvtx: a C program's NVTX ranges with counts, times and energies;
   * exit codes: 7 propagated, 127 not found, 126 not executable, 128+signal,
     2 for unknown flags, 69 (and the command not run) without a daemon;
   * marks from inside the command show up as phases with their own energy;
@@ -35,6 +37,7 @@ import shutil
 import signal
 import socket
 import sqlite3
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -167,6 +170,7 @@ def record_sleep(board):
     expect(r.returncode == 0, f"exit {r.returncode}: {r.stderr}")
     s = load(os.path.join(out, "summary.json"))
     check_rail_energies(board, s)
+    record_perfetto(board, out, s)
     w = s["window"]
     with open(stamps + ".start") as f:
         cmd_start = int(f.read())
@@ -222,6 +226,68 @@ def record_sleep(board):
     expect(len(rows) - 1 == s["samples"], f"{len(rows) - 1} CSV rows, {s['samples']} samples")
     for name in tracks:
         expect(f"rail/{name}/power[mW]" in rows[0].split(","), f"no column for {name}")
+
+
+def decode_perfetto(path):
+    """protoc --decode of a bundle's native Perfetto trace with the project's
+    subset, as one dict per packet of the fields the checks read."""
+    with open(path, "rb") as f:
+        r = subprocess.run([ARGS.protoc, "--proto_path=" + ARGS.proto_dir,
+                            "--decode=perfetto.protos.Trace",
+                            os.path.join(ARGS.proto_dir, "perfetto", "trace.proto")],
+                           stdin=f, capture_output=True, text=True, timeout=60)
+    expect(r.returncode == 0, f"protoc --decode: {r.stderr}")
+    packets = []
+    for block in r.stdout.split("packet {")[1:]:
+        block = re.sub(r"debug_annotations \{[^}]*\}", "", block)  # their names are not the event's
+        p = {}
+        for key in ("timestamp", "timestamp_clock_id", "track_uuid", "uuid", "parent_uuid"):
+            m = re.search(r"(?<![a-z_])%s: (\d+)" % key, block)
+            if m:
+                p[key] = int(m.group(1))
+        for key in ("name", "type"):
+            m = re.search(r"(?<![a-z_])%s: \"?([^\"\n]*)" % key, block)
+            if m:
+                p[key] = m.group(1)
+        m = re.search(r"double_counter_value: ([-0-9.e+]+)", block)
+        if m:
+            p["value"] = float(m.group(1))
+        p["clocks"] = [(int(a), int(b)) for a, b in
+                       re.findall(r"clock_id: (\d+)\s*timestamp: (\d+)", block)]
+        p["descriptor"] = "track_descriptor {" in block
+        p["counter"] = "counter {" in block
+        packets.append(p)
+    return packets
+
+
+def record_perfetto(board, out, s):
+    """trace.perfetto-trace: a REALTIME/BOOTTIME clock snapshot, every event on
+    REALTIME, a counter track per rail whose values are trace.json's, the run."""
+    packets = decode_perfetto(os.path.join(out, "trace.perfetto-trace"))
+    clocks = dict(packets[0]["clocks"])
+    expect(set(clocks) == {1, 6}, f"clock snapshot {packets[0]}")
+    expect(abs(clocks[1] - time.time_ns()) < 600e9, "the snapshot's realtime is not now")
+    events = [p for p in packets if "type" in p]
+    expect(events and all(p.get("timestamp_clock_id") == 1 and
+                          s["range"]["from_ns"] <= p["timestamp"] <= s["range"]["to_ns"]
+                          for p in events), "an event outside the range or not on REALTIME")
+    tracks = {p["uuid"]: p["name"] for p in packets
+              if p["descriptor"] and p["counter"] and p.get("parent_uuid") == 1}
+    expect(sorted(tracks.values()) == sorted(x["name"] for x in s["rails"]), tracks)
+    trace = load(os.path.join(out, "trace.json"))
+    want = {(e["name"], round(e["ts"])): e["args"]["W"] for e in trace["traceEvents"]
+            if e["ph"] == "C" and e["pid"] == 1}
+    got = {(tracks[p["track_uuid"]], round(p["timestamp"] / 1000)): p["value"] for p in events
+           if p["type"] == "TYPE_COUNTER" and p["track_uuid"] in tracks}
+    expect(set(got) == set(want) and all(abs(got[k] - want[k]) < 0.001 for k in want),
+           f"counter values: {len(got)} in Perfetto's, {len(want)} in trace.json")
+    expect(any(p["type"] == "TYPE_SLICE_BEGIN" and p.get("name") == s["label"] for p in events),
+           "no run slice")
+    # perfetto_manifest.json: version 1, the REALTIME timeline, the bundle's own trace.
+    manifest = load(os.path.join(out, "perfetto_manifest.json"))["perfetto_manifest"]
+    expect(manifest["version"] == 1 and manifest["trace_time_clock"] == "REALTIME", manifest)
+    expect([f["path"] for f in manifest["files"]] == ["trace.perfetto-trace"], manifest)
+    print(f"    trace.perfetto-trace: {len(events)} events on REALTIME, {len(tracks)} rail tracks")
 
 
 def record_events(board):
@@ -421,6 +487,124 @@ def items(board):
     expect(r.stdout == text, f"stdout changed: {r.stdout!r}")
     s = load(os.path.join(out2, "summary.json"))
     expect(s["items"]["count"] == 1234, s["items"])
+
+
+def within(got, want, rel, what):
+    expect(got is not None and abs(got - want) <= rel * abs(want), f"{what}: {got} vs {want}")
+
+
+def items_phase(board):
+    """--items-phase: per-item figures over one phase; without it over the run,
+    never --pre/--post; items/s beside J/item."""
+    out = os.path.join(board.tmp, "items-phase")
+    r = board.edgemon("record", "--items-from", r"processed ([0-9]+) images", "--items-phase",
+                      "timed", "--out", out, "--", "sh", "-c",
+                      "edgemon mark begin warmup; sleep 0.5; edgemon mark end warmup; "
+                      "edgemon mark begin timed; sleep 1; echo processed 100 images; "
+                      "edgemon mark end timed")
+    expect(r.returncode == 0, r.stderr)
+    s = load(os.path.join(out, "summary.json"))
+    timed = {p["name"]: p for p in s["phases"]}["timed"]
+    it = s["items"]
+    expect(it["phase"] == "timed" and it["count"] == 100, it)
+    within(it["per_s"], 100 / timed["duration_s"], 0.01, "items/s")
+    within(it["energy_j_per_item"], timed["total_energy_j"] / 100, 0.01, "J/item")
+    # The phase's energy is the simulator's over the phase, not the run's.
+    truth = board.energy_mj("VDD_IN", timed["start_ns"], timed["end_ns"]) / 1000
+    within(it["energy_j_per_item"] * 100, truth, 0.01, "timed energy vs analytic")
+    expect("items/s" in r.stderr and "phase timed" in r.stderr, r.stderr)
+    # An unknown phase: the figures are missing (null), never the run's.
+    r = board.edgemon("record", "--items", "10", "--items-phase", "nosuch", "--out", out, "--",
+                      "true")
+    s = load(os.path.join(out, "summary.json"))
+    expect(r.returncode == 0 and s["items"]["energy_j_per_item"] is None
+           and s["items"]["per_s"] is None and "nosuch" in s["items"]["why"], s["items"])
+    r = board.edgemon("record", "--items-phase", "timed", "--", "true")
+    expect(r.returncode == 2 and "--items-phase needs" in r.stderr, r.stderr)
+    # Without --items-phase: the run alone, not the --pre/--post around it.
+    out2 = os.path.join(board.tmp, "items-pre-post")
+    r = board.edgemon("record", "--items", "50", "--pre", "1", "--post", "1", "--out", out2,
+                      "--", "sleep", "0.5")
+    expect(r.returncode == 0, r.stderr)
+    s = load(os.path.join(out2, "summary.json"))
+    run = s["run"]
+    truth = board.energy_mj("VDD_IN", run["start_ns"], run["end_ns"]) / 1000
+    within(s["items"]["energy_j_per_item"] * 50, truth, 0.01, "run energy per item")
+    within(s["items"]["per_s"], 50 / run["duration_s"], 0.01, "items/s over the run")
+    expect(s["items"]["phase"] is None, s["items"])
+    expect(s["total_energy_j"] > 1.5 * truth, "the summary still covers --pre/--post")
+
+
+def baseline(board):
+    """--baseline: refused over a record or past the store; else each rail's
+    mean power before the run, and energies above it that add up."""
+    marker = os.path.join(board.tmp, "baseline-ran")
+    r = board.edgemon("record", "--baseline", "5s", "--", "touch", marker)
+    expect(r.returncode == 65 and "overlaps" in r.stderr and not os.path.exists(marker),
+           f"{r.returncode} {r.stderr}")
+    r = board.edgemon("record", "--baseline", "10h", "--", "touch", marker)
+    expect(r.returncode == 65 and "holds only" in r.stderr and not os.path.exists(marker),
+           f"{r.returncode} {r.stderr}")
+    time.sleep(5.2)  # idle history with no window in it
+    out = os.path.join(board.tmp, "baseline")
+    r = board.edgemon("record", "--baseline", "5s", "--items", "10", "--out", out, "--", "sh",
+                      "-c", "edgemon mark begin work; sleep 1; edgemon mark end work")
+    expect(r.returncode == 0, r.stderr)
+    s = load(os.path.join(out, "summary.json"))
+    b = s["baseline"]
+    within(b["seconds"], 5.0, 0.01, "baseline seconds")
+    power = {x["name"]: x["power_w"] for x in b["rails"]}
+    expect(set(power) == set(board.sidecar["rails"]), power)
+    for name, w in power.items():
+        truth = board.energy_mj(name, b["from_ns"], b["to_ns"]) / 1000 / 5.0
+        within(w, truth, 0.01, f"baseline {name}")
+    dur = s["range"]["duration_s"]
+    for x in s["rails"]:
+        within(x["energy_above_baseline_j"] + power[x["name"]] * dur, x["energy_j"], 1e-9,
+               f"run {x['name']}")
+    within(s["energy_above_baseline_j"] + power["VDD_IN"] * dur, s["total_energy_j"], 1e-9,
+           "run total")
+    p = s["phases"][0]
+    for x in p["rails"]:
+        within(x["energy_above_baseline_j"] + power[x["name"]] * p["duration_s"], x["energy_j"],
+               1e-9, f"phase {x['name']}")
+    within(s["items"]["energy_above_baseline_j_per_item"] * 10, s["energy_above_baseline_j"],
+           1e-9, "per item above the baseline")
+    expect("above J" in r.stderr and "idle W" in r.stderr, r.stderr)
+
+
+def repeat(board):
+    """--repeat 3 --warmup-runs 1: four windows with one label, statistics over three."""
+    out = os.path.join(board.tmp, "repeat")
+    r = board.edgemon("record", "--repeat", "3", "--warmup-runs", "1", "--cooldown", "100ms",
+                      "--items", "20", "--label", "rep", "--out", out, "--", "sleep", "0.3")
+    expect(r.returncode == 0, r.stderr)
+    s = load(os.path.join(out, "summary.json"))
+    runs = s["runs"]
+    expect(len(runs) == 4 and [x["warmup"] for x in runs] == [True, False, False, False],
+           [x.get("warmup") for x in runs])
+    expect(len({x["window"]["id"] for x in runs}) == 4 and {x["label"] for x in runs} == {"rep"},
+           "one window per run, one label")
+    agg = s["aggregate"]
+    expect(agg["n"] == 3, agg)
+    for key, of in (("duration_s", lambda x: x["run"]["duration_s"]),
+                    ("energy_j", lambda x: x["total_energy_j"]),
+                    ("j_per_item", lambda x: x["items"]["energy_j_per_item"]),
+                    ("items_per_s", lambda x: x["items"]["per_s"])):
+        v = [of(x) for x in runs[1:]]
+        a = agg[key]
+        expect(a["n"] == 3, (key, a))
+        within(a["mean"], statistics.mean(v), 1e-9, key + " mean")
+        within(a["std"], statistics.stdev(v), 1e-9, key + " std")
+        within(a["ci95"], 4.303 * statistics.stdev(v) / math.sqrt(3), 1e-9, key + " ci95")
+    within(agg["avg_power_w"]["mean"],
+           statistics.mean(x["total_energy_j"] / x["range"]["duration_s"] for x in runs[1:]),
+           1e-9, "avg power")
+    expect(r.stderr.count("run ") >= 3 and "warm-up 1 of 1" in r.stderr and "± " in r.stderr,
+           r.stderr)
+    # A failing run ends the series with its status.
+    r = board.edgemon("record", "--repeat", "3", "--", "sh", "-c", "exit 3")
+    expect(r.returncode == 3 and "no further runs" in r.stderr, f"{r.returncode} {r.stderr}")
 
 
 def descendants(board):
@@ -626,6 +810,71 @@ def daemon_restart(board):
                f"{x['name']}: {x['energy_j'] * 1000:.0f} mJ, the whole window is {whole:.0f}")
 
 
+def record_nvtx(board):
+    """record --nvtx: a C program's NVTX ranges (preprocess once, infer three
+    times, inside a range of the domain "app"; a start/end range on another
+    thread) in summary.json with counts, times within 5 ms of the program's
+    own stamps and energies within 1 % of the analytic integral over them."""
+    out = os.path.join(board.tmp, "nvtx")
+    r = board.edgemon("record", "--nvtx", "--rate", "1000", "--out", out, "--", ARGS.nvtx_program)
+    expect(r.returncode == 0, f"exit {r.returncode}: {r.stderr}")
+    stamps = {}
+    for line in r.stdout.splitlines():
+        name, start, end = line.split()
+        stamps.setdefault(name, []).append((int(start), int(end)))
+    s = load(os.path.join(out, "summary.json"))
+    got = {(x["domain"], x["name"]): x for x in s["nvtx"]}
+    expect(sorted(got, key=str) == sorted([(None, "load"), (None, "preprocess"), (None, "infer"),
+                                           ("app", "model")], key=str), f"ranges {list(got)}")
+    expect("inclusive" in s["nvtx_attribution"], s["nvtx_attribution"])
+    lines = []
+    for (domain, name), x in got.items():
+        own = stamps[name]
+        expect(x["count"] == len(own) == {"infer": 3}.get(name, 1), f"{name}: count {x['count']}")
+        own_s = sum(e - b for b, e in own) / 1e9
+        # The library's stamps lie inside the program's own, a few us apart.
+        expect(own_s - 0.005 <= x["total_s"] <= own_s, f"{name}: {x['total_s']} s vs {own_s} s")
+        rails = {y["name"]: y for y in x["rails"]}
+        expect(set(rails) == set(board.sidecar["rails"]), f"{name}: rails {sorted(rails)}")
+        for rail, y in rails.items():
+            truth = sum(board.energy_mj(rail, b, e) for b, e in own)
+            err = (y["energy_j"] * 1000 - truth) / truth
+            # Within 1 % (and 2 mJ, as check_rail_energies allows a rail).
+            expect(abs(y["energy_j"] * 1000 - truth) <= 0.01 * truth + 2,
+                   f"{name} {rail}: {y['energy_j'] * 1000:.2f} mJ, analytic {truth:.2f} mJ "
+                   f"({err * 100:+.2f} %)")
+            if y["input"]:
+                expect(x["energy_j"] == y["energy_j"], f"{name}: total is not {rail}'s")
+                expect(abs(x["avg_w"] - y["energy_j"] / x["total_s"]) < 1e-9, x)
+                lines.append(f"{name} {y['energy_j'] * 1000:.1f} mJ ({err * 100:+.3f} %)")
+    print("    " + "; ".join(lines))
+    # Inclusive: the outer range holds the energy of those nested in it.
+    inner = got[(None, "preprocess")]["energy_j"] + got[(None, "infer")]["energy_j"]
+    expect(got[("app", "model")]["energy_j"] > inner, "model's energy is not inclusive")
+    expect("NVTX ranges" in r.stderr and "infer" in r.stderr, r.stderr)
+    trace = load(os.path.join(out, "trace.json"))
+    slices = [e for e in trace["traceEvents"] if e["ph"] == "X" and e["pid"] == 5]
+    expect(sorted(e["name"] for e in slices) ==
+           ["infer", "infer", "infer", "load", "model", "preprocess"], slices)
+    expect(all(e["args"]["energy_j"] > 0 for e in slices), slices)
+    expect(len({e["tid"] for e in slices}) == 2, "ranges of two threads on one track")
+    html = open(os.path.join(out, "report.html")).read()
+    expect('"name":"preprocess"' in html, "report.html's data lacks the NVTX ranges")
+    # trace.perfetto-trace: the NVTX slices, with their energy, in Perfetto's format.
+    packets = decode_perfetto(os.path.join(out, "trace.perfetto-trace"))
+    names = [p.get("name") for p in packets if p.get("type") == "TYPE_SLICE_BEGIN"]
+    expect(sorted(n for n in names if n in ("infer", "preprocess", "load", "model")) ==
+           ["infer", "infer", "infer", "load", "model", "preprocess"], names)
+    expect(any(p["descriptor"] and p.get("name") == "NVTX ranges" for p in packets),
+           "no NVTX group track")
+    # No library: refused before the command runs.
+    marker = os.path.join(board.tmp, "nvtx-ran")
+    r = board.edgemon("record", "--nvtx", "--", "touch", marker,
+                      env={"EDGEMON_NVTX_LIBRARY": os.path.join(board.tmp, "none.so")})
+    expect(r.returncode == 2 and "libedgemon_nvtx.so" in r.stderr, f"{r.returncode} {r.stderr}")
+    expect(not os.path.exists(marker), "the command ran without the NVTX library")
+
+
 def main():
     global ARGS
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -634,9 +883,13 @@ def main():
     p.add_argument("--sim", required=True)
     p.add_argument("--fixtures", required=True)
     p.add_argument("--keep", action="store_true", help="keep the temp dir")
+    p.add_argument("--nvtx-program", help="nvtx_ranges (built where the NVTX headers are)")
+    p.add_argument("--protoc", required=True, help="decodes the bundle's trace.perfetto-trace")
+    p.add_argument("--proto-dir", required=True, help="the source tree's proto/")
     ARGS = p.parse_args()
-    for k in ("edgemon", "edgemond", "sim", "fixtures"):
-        setattr(ARGS, k, os.path.abspath(getattr(ARGS, k)))
+    for k in ("edgemon", "edgemond", "sim", "fixtures", "nvtx_program", "proto_dir"):
+        if getattr(ARGS, k):
+            setattr(ARGS, k, os.path.abspath(getattr(ARGS, k)))
 
     checks = Checks()
     tmp = tempfile.mkdtemp(prefix="edgemon-record-")
@@ -659,6 +912,11 @@ def main():
         checks.run("bad input (flags, range, time, regex, no daemon)", bad_input, nano)
         checks.run("mark begin/end from inside the command", marks, nano)
         checks.run("--items and --items-from", items, nano)
+        checks.run("--items-phase, items/s, per item without --pre/--post", items_phase, nano)
+        checks.run("--baseline: refusals, idle power, energy above it", baseline, nano)
+        checks.run("--repeat with warm-up runs: runs and aggregate", repeat, nano)
+        if ARGS.nvtx_program:
+            checks.run("record --nvtx: energy per NVTX range", record_nvtx, nano)
         checks.run("daemonised descendants waited for (subreaper), --no-wait-descendants",
                    descendants, nano)
         checks.run("labels with escape sequences are printed escaped", escaped_label, nano)

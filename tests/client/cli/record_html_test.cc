@@ -37,7 +37,7 @@ Inventory TwoRails() {
   testing::AddChannel(inv, Kind::kRail, "VDD_SOC", Field::kPower);
   testing::AddChannel(inv, Kind::kThermal, "tj-therm", Field::kTemp);
   testing::AddChannel(inv, Kind::kGpu, "gpu", Field::kFreq);
-  testing::AddChannel(inv, Kind::kMemory, "ram", Field::kUsed);  // in no chart
+  testing::AddChannel(inv, Kind::kMemory, "ram", Field::kUsed);  // the memory chart only
   return inv;
 }
 
@@ -135,7 +135,7 @@ TEST(ReportData, SeriesWithGapsPhaseTreesAndTheSummary) {
   EXPECT_DOUBLE_EQ(t[0].get<double>(), 0.0);
   EXPECT_DOUBLE_EQ(t[2].get<double>(), 2.000000);  // to the microsecond
   const auto& groups = d["series"]["groups"];
-  ASSERT_EQ(groups.size(), 3u);
+  ASSERT_EQ(groups.size(), 5u);
   EXPECT_EQ(groups[0]["id"], "power");
   EXPECT_EQ(groups[0]["unit"], "W");
   EXPECT_DOUBLE_EQ(groups[0]["scale"].get<double>(), 1e-3);
@@ -148,6 +148,15 @@ TEST(ReportData, SeriesWithGapsPhaseTreesAndTheSummary) {
   EXPECT_EQ(groups[1]["lines"][0]["name"], "tj-therm");
   EXPECT_EQ(groups[2]["id"], "clock");
   EXPECT_EQ(groups[2]["lines"][0]["values"], nlohmann::json({nullptr, nullptr, nullptr}));
+  // Beside power: the load (no load channel here: no line) and the memory in use in MiB.
+  EXPECT_EQ(groups[3]["id"], "load");
+  EXPECT_TRUE(groups[3]["lines"].empty());
+  EXPECT_EQ(groups[4]["id"], "memory");
+  EXPECT_EQ(groups[4]["unit"], "MiB");
+  EXPECT_DOUBLE_EQ(groups[4]["scale"].get<double>(), 1.0 / 1024);
+  ASSERT_EQ(groups[4]["lines"].size(), 1u);
+  EXPECT_EQ(groups[4]["lines"][0]["name"], "ram");
+  EXPECT_EQ(groups[4]["lines"][0]["values"], nlohmann::json({100, 100, 100}));
   // Each phase's own rail tree: the unmeasured sub-rail and the remainder are null.
   const auto& trees = d["phase_rail_trees"];
   ASSERT_EQ(trees.size(), 2u);

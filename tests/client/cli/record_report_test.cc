@@ -2,6 +2,8 @@
 // summary.json, samples.csv, the Chrome trace JSON, --items-from and times.
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 #include <nlohmann/json.hpp>
 #include <sstream>
 
@@ -181,6 +183,109 @@ TEST(SummaryJson, EnergiesTreeItemsPhasesAndThrottling) {
   for (const auto& n : j["uncertainty"]) {
     EXPECT_EQ(n.get<std::string>().find("short run"), std::string::npos) << n;
   }
+}
+
+// Per item over the --items-phase phase only, items/s beside J/item; without
+// it over the run alone, never the --pre/--post range around it.
+TEST(SummaryJson, PerItemOverThePhaseOrTheRunNeverPrePost) {
+  auto inv = SmallInventory();
+  Report r = SomeReport();
+  r.items_phase = "warm";
+  auto j = SummaryJson(r, inv);
+  EXPECT_EQ(j["items"]["phase"], "warm");
+  EXPECT_DOUBLE_EQ(j["items"]["energy_j_per_item"].get<double>(), 4.0 / 100);
+  EXPECT_DOUBLE_EQ(j["items"]["per_s"].get<double>(), 100 / 1.0);
+  EXPECT_DOUBLE_EQ(j["items"]["duration_s"].get<double>(), 1.0);
+  EXPECT_NE(RenderSummary(r, inv).find("40.000 mJ/item, 25.000 items/J, 100.000 items/s"),
+            std::string::npos)
+      << RenderSummary(r, inv);
+  // A phase that was not marked: missing, never the run's figures.
+  r.items_phase = "timed";
+  j = SummaryJson(r, inv);
+  EXPECT_TRUE(j["items"]["energy_j_per_item"].is_null());
+  EXPECT_TRUE(j["items"]["per_s"].is_null());
+  EXPECT_NE(j["items"]["why"].get<std::string>().find("no phase named timed"), std::string::npos);
+  // --pre/--post: the summary covers 4 s, the per-item figures the 2 s run.
+  r.items_phase.clear();
+  r.run_summary = r.summary;
+  r.summary.duration_s = 4.0;
+  r.summary.rails = {Rail("VDD_IN", "", true, 20000)};
+  j = SummaryJson(r, inv);
+  EXPECT_TRUE(j["items"]["phase"].is_null());
+  EXPECT_DOUBLE_EQ(j["items"]["energy_j_per_item"].get<double>(), 9.0 / 100);
+  EXPECT_DOUBLE_EQ(j["items"]["per_s"].get<double>(), 100 / 2.0);
+  EXPECT_DOUBLE_EQ(j["total_energy_j"].get<double>(), 20.0);
+}
+
+// The baseline: each rail's energy above idle power x duration, on every
+// rail, every phase and per item; they add back up to the totals.
+TEST(SummaryJson, EnergyAboveTheBaselineAddsUpToTheTotals) {
+  auto inv = SmallInventory();
+  Report r = SomeReport();
+  r.baseline = Baseline{5.0, 1, 2, {{"VDD_IN", 3000.0}, {"VDD_SOC", 1000.0}}};
+  auto j = SummaryJson(r, inv);
+  EXPECT_DOUBLE_EQ(j["baseline"]["seconds"].get<double>(), 5.0);
+  EXPECT_EQ(j["baseline"]["rails"][0]["name"], "VDD_IN");
+  EXPECT_DOUBLE_EQ(j["baseline"]["rails"][0]["power_w"].get<double>(), 3.0);
+  for (const auto& rail : j["rails"]) {
+    if (rail["name"] == "VDD_CPU_GPU_CV") {
+      EXPECT_TRUE(rail["energy_above_baseline_j"].is_null()) << "no baseline: missing, not 0";
+    }
+  }
+  EXPECT_DOUBLE_EQ(j["rails"][2]["energy_above_baseline_j"].get<double>(), 9.0 - 3.0 * 2.0);
+  EXPECT_DOUBLE_EQ(j["rails"][1]["energy_above_baseline_j"].get<double>(), 2.5 - 1.0 * 2.0);
+  EXPECT_DOUBLE_EQ(j["energy_above_baseline_j"].get<double>(), 3.0);
+  EXPECT_DOUBLE_EQ(j["phases"][0]["energy_above_baseline_j"].get<double>(), 4.0 - 3.0 * 1.0);
+  EXPECT_DOUBLE_EQ(j["items"]["energy_above_baseline_j_per_item"].get<double>(), 3.0 / 100);
+  std::string text = RenderSummary(r, inv);
+  EXPECT_NE(text.find("above J"), std::string::npos) << text;
+  EXPECT_NE(text.find("30.000 mJ/item above the baseline"), std::string::npos) << text;
+  // Without a baseline: null, and no energy_above_baseline_j anywhere.
+  j = SummaryJson(SomeReport(), inv);
+  EXPECT_TRUE(j["baseline"].is_null());
+  EXPECT_FALSE(j.contains("energy_above_baseline_j"));
+  EXPECT_FALSE(j["rails"][0].contains("energy_above_baseline_j"));
+}
+
+// mean, sample std and the Student-t 95 % half-width, by hand for 1, 2, 3 and 4.
+TEST(Aggregate, MeanStdAndStudentTInterval) {
+  Spread s = SpreadOf({1.0, 2.0, 3.0, 4.0});
+  EXPECT_EQ(s.n, 4u);
+  EXPECT_DOUBLE_EQ(*s.mean, 2.5);
+  EXPECT_DOUBLE_EQ(*s.std, std::sqrt(5.0 / 3.0));
+  EXPECT_DOUBLE_EQ(*s.ci95, 3.182 * std::sqrt(5.0 / 3.0) / 2.0);
+  Spread one = SpreadOf({7.0});
+  EXPECT_EQ(one.n, 1u);
+  EXPECT_DOUBLE_EQ(*one.mean, 7.0);
+  EXPECT_FALSE(one.std.has_value());
+  EXPECT_FALSE(one.ci95.has_value());
+  EXPECT_FALSE(SpreadOf({}).mean.has_value());
+  EXPECT_DOUBLE_EQ(StudentT95(1), 12.706);
+  EXPECT_DOUBLE_EQ(StudentT95(2), 4.303);
+  EXPECT_DOUBLE_EQ(StudentT95(1000), 1.960);
+
+  std::vector<RunFigures> runs(3);
+  for (int i = 0; i < 3; ++i) {
+    runs[i].duration_s = 1.0 + i;
+    runs[i].energy_j = 10.0 + i;
+    runs[i].avg_power_w = 5.0;
+  }
+  runs[1].j_per_item = 0.5;  // one run with items: n 1, no spread
+  auto a = AggregateJson(runs);
+  EXPECT_EQ(a["n"], 3);
+  EXPECT_DOUBLE_EQ(a["duration_s"]["mean"].get<double>(), 2.0);
+  EXPECT_DOUBLE_EQ(a["duration_s"]["std"].get<double>(), 1.0);
+  EXPECT_DOUBLE_EQ(a["duration_s"]["ci95"].get<double>(), 4.303 / std::sqrt(3.0));
+  EXPECT_EQ(a["duration_s"]["n"], 3);
+  EXPECT_DOUBLE_EQ(a["avg_power_w"]["std"].get<double>(), 0.0);
+  EXPECT_EQ(a["j_per_item"]["n"], 1);
+  EXPECT_TRUE(a["j_per_item"]["std"].is_null());
+  EXPECT_TRUE(a["items_per_s"]["mean"].is_null());
+  EXPECT_EQ(a["items_per_s"]["n"], 0);
+  std::string text = RenderAggregate(runs);
+  EXPECT_NE(text.find("duration     2.000 s ± 2.484  (std 1.000)"), std::string::npos) << text;
+  EXPECT_NE(text.find("(1 of 3 runs)"), std::string::npos) << text;
+  EXPECT_NE(text.find("throughput   —"), std::string::npos) << text;
 }
 
 // No sample in the range: the rail has no peak, and summary.json leaves the

@@ -160,13 +160,51 @@ TEST(OtlpFrames, NamesUnitsScalesAndRailTree) {
   EXPECT_EQ(host.count("hw.parent"), 0u);
   auto sub = Attrs(Points(*Find(req, "hw.power"))[0].attributes());
   EXPECT_EQ(sub["hw.id"], "rail/VDD_SOC");
-  EXPECT_EQ(sub["hw.type"], "power_rail");
+  EXPECT_EQ(sub["hw.type"], "power_supply");  // VDD_SOC names no GPU, CPU or memory
+  EXPECT_EQ(sub["edgemon.rail"], "VDD_SOC");
+  EXPECT_EQ(host.count("hw.type"), 0u);  // hw.host.* has no hw.type
   EXPECT_EQ(sub["hw.parent"], "rail/VDD_IN");
   EXPECT_EQ(Attrs(Points(*Find(req, "hw.voltage"))[0].attributes())["hw.type"], "voltage");
   auto current = Attrs(Points(*Find(req, "edgemon.rail.current"))[0].attributes());
   EXPECT_EQ(current["hw.parent"], "rail/VDD_IN");  // every rail metric names its parent
   EXPECT_EQ(current.count("rail"), 0u);
   EXPECT_EQ(Attrs(Points(*Find(req, "edgemon.cpu.frequency"))[0].attributes())["cpu"], "cpu3");
+}
+
+// Semantic conventions 1.44: hw.type only from its enum (a rail's by what it
+// feeds), engine load as hw.gpu.utilization by hw.gpu.task, the version in
+// the scope's schema_url.
+TEST(OtlpFrames, FollowsTheNamedSemanticConventionsVersion) {
+  Inventory inv;
+  Add(inv, Kind::kRail, "VDD_GPU_SOC", Field::kPower);
+  Add(inv, Kind::kRail, "VDD_CPU_CV", Field::kEnergy);
+  Add(inv, Kind::kRail, "VDDQ_VDD2_1V8AO", Field::kPower);
+  Add(inv, Kind::kGpu, "gpu", Field::kLoad);
+  Add(inv, Kind::kEngine, "NVENC", Field::kLoad);
+  Add(inv, Kind::kEngine, "NVDEC", Field::kLoad);
+  Add(inv, Kind::kEngine, "NVJPG", Field::kLoad);
+  std::vector<Frame> frames{At(kT0, {1000, 2000, 300, 400, 250, 125, 50})};
+  auto req = Decode(EncodeOtlpFrames(inv, frames, Board()));
+  EXPECT_EQ(req.resource_metrics(0).scope_metrics(0).schema_url(),
+            "https://opentelemetry.io/schemas/1.44.0");
+  std::map<std::string, std::string> type_of;
+  for (const auto& p : Points(*Find(req, "hw.power"))) {
+    auto a = Attrs(p.attributes());
+    type_of[a["hw.name"]] = a["hw.type"];
+  }
+  type_of["VDD_CPU_CV"] = Attrs(Points(*Find(req, "hw.energy"))[0].attributes())["hw.type"];
+  EXPECT_EQ(type_of,
+            (std::map<std::string, std::string>{
+                {"VDD_GPU_SOC", "gpu"}, {"VDD_CPU_CV", "cpu"}, {"VDDQ_VDD2_1V8AO", "memory"}}));
+  std::map<std::string, double> by_task;
+  for (const auto& p : Points(*Find(req, "hw.gpu.utilization"))) {
+    auto a = Attrs(p.attributes());
+    EXPECT_EQ(a["hw.type"], "gpu");
+    by_task[a["hw.gpu.task"]] = p.as_double();
+  }
+  EXPECT_EQ(by_task, (std::map<std::string, double>{
+                         {"general", 0.4}, {"encoder", 0.25}, {"decoder", 0.125}}));
+  EXPECT_NE(Find(req, "edgemon.engine.load"), nullptr);  // NVJPG is no GPU task
 }
 
 TEST(OtlpFrames, OneMetricPerNameCarriesEveryChannelAndFrame) {

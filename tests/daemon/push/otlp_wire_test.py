@@ -64,6 +64,7 @@ FIELDS = {
     "opentelemetry.proto.metrics.v1.ScopeMetrics": {
         "scope": (1, "opentelemetry.proto.common.v1.InstrumentationScope", False),
         "metrics": (2, "opentelemetry.proto.metrics.v1.Metric", True),
+        "schema_url": (3, "string", False),
     },
     "opentelemetry.proto.metrics.v1.Metric": {
         "name": (1, "string", False),
@@ -140,8 +141,19 @@ KIND_LABEL = {"cpu": "cpu", "gpu": "gpu", "emc": "emc", "memory": "memory", "swa
               "devfreq": "devfreq", "board": None}
 
 
+def rail_type(name):
+    """The semantic conventions' hw.type of what a rail feeds: the first of
+    GPU, CPU, memory its name names, else power_supply."""
+    words = {"GPU": "gpu", "CPU": "cpu", "DDR": "memory", "DRAM": "memory", "VDDQ": "memory",
+             "MEM": "memory"}
+    found = sorted((name.upper().find(w), t) for w, t in words.items() if w in name.upper())
+    return found[0][1] if found else "power_supply"
+
+
 def rail_attrs(name, parent, hw_type):
-    a = {"hw.id": "rail/" + name, "hw.type": hw_type, "hw.name": name}
+    a = {"hw.id": "rail/" + name, "hw.name": name, "edgemon.rail": name}
+    if hw_type:  # the hw.host.* metrics have no hw.type
+        a["hw.type"] = hw_type
     if parent:
         a["hw.parent"] = "rail/" + parent
     return a
@@ -163,7 +175,9 @@ def expect(ch):
         metric = {"power": "hw.host.power" if ch["input"] else "hw.power",
                   "energy": "hw.host.energy" if ch["input"] else "hw.energy",
                   "voltage": "hw.voltage"}.get(field, "edgemon.rail." + suffix)
-        attrs = rail_attrs(name, ch["parent"], "voltage" if field == "voltage" else "power_rail")
+        host = ch["input"] and field in ("power", "energy")
+        attrs = rail_attrs(name, ch["parent"], "voltage" if field == "voltage" else
+                           None if host else rail_type(name))
         if ch["input"]:
             attrs["edgemon.rail.input"] = True
     elif kind == "thermal" and field == "temp":
@@ -171,7 +185,10 @@ def expect(ch):
     elif kind == "fan" and field == "speed":
         metric, attrs = "hw.fan.speed", hw("fan")
     elif kind == "gpu" and field == "load":
-        metric, attrs = "hw.gpu.utilization", hw("gpu")
+        metric, attrs = "hw.gpu.utilization", dict(hw("gpu"), **{"hw.gpu.task": "general"})
+    elif kind == "engine" and field == "load" and name.startswith(("NVENC", "MSENC", "NVDEC")):
+        task = "decoder" if name.startswith("NVDEC") else "encoder"
+        metric, attrs = "hw.gpu.utilization", dict(hw("gpu"), **{"hw.gpu.task": task})
     else:
         prefix = re.sub(r"[^a-zA-Z0-9]", "_", name) if kind == "board" else kind
         metric = "edgemon.%s.%s" % (prefix, suffix)
@@ -267,6 +284,8 @@ def check_resource(rm, data, board):
     scope = rm.scope_metrics[0].scope
     check(scope.name == "edgemon" and scope.version == attrs.get("service.version"),
           "%s: scope %s %s" % (board, scope.name, scope.version))
+    check(rm.scope_metrics[0].schema_url == "https://opentelemetry.io/schemas/1.44.0",
+          "%s: schema_url %r" % (board, rm.scope_metrics[0].schema_url))
 
 
 def check_frames(req, data, board):
@@ -348,7 +367,7 @@ def check_windows(req, data, board):
             if r["energy_mj"] is None:
                 continue
             metric = "edgemon.window.host.energy" if r["input"] else "edgemon.window.energy"
-            attrs = rail_attrs(r["name"], r["parent"], "power_rail")
+            attrs = rail_attrs(r["name"], r["parent"], None if r["input"] else rail_type(r["name"]))
             if r["input"]:
                 attrs["edgemon.rail.input"] = True
             attrs.update({"edgemon.window.label": w["label"], "edgemon.window.id": w["id"]})

@@ -234,6 +234,11 @@ TEST(PushHttp, RetryAfterIsSecondsOrAnHttpDate) {
   EXPECT_EQ(ParseRetryAfterMs(" 0 ", 0), 0);
   EXPECT_EQ(ParseRetryAfterMs("-3", 0), std::nullopt);
   EXPECT_EQ(ParseRetryAfterMs("soon", 0), std::nullopt);
+  // Honoured up to the cap, whatever the number of digits.
+  EXPECT_EQ(ParseRetryAfterMs("3600", 0), kRetryAfterCapMs);
+  EXPECT_EQ(ParseRetryAfterMs("7200", 0), kRetryAfterCapMs);
+  EXPECT_EQ(ParseRetryAfterMs("99999999999999999999", 0), kRetryAfterCapMs);
+  EXPECT_EQ(ParseRetryAfterMs("Fri, 31 Dec 9999 23:59:59 GMT", 0), kRetryAfterCapMs);
   // Sun, 06 Nov 1994 08:49:37 GMT is 784111777 s; asked 10 s before.
   EXPECT_EQ(ParseRetryAfterMs("Sun, 06 Nov 1994 08:49:37 GMT", 784'111'767'000'000'000LL), 10'000);
   EXPECT_EQ(ParseRetryAfterMs("Sun, 06 Nov 1994 08:49:37 GMT", 784'111'787'000'000'000LL), 0);

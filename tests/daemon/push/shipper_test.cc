@@ -13,6 +13,7 @@
 #include <mutex>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "opentelemetry/proto/collector/metrics/v1/metrics_service.pb.h"
@@ -33,9 +34,16 @@ constexpr int64_t kSec = 1'000'000'000;
 class Receiver {
  public:
   struct Answer {
-    int status = 204;
+    Answer(int status_in = 204, std::string retry_after_in = "", std::string body_in = "",
+           std::string location_in = "")
+        : status(status_in),
+          retry_after(std::move(retry_after_in)),
+          body(std::move(body_in)),
+          location(std::move(location_in)) {}
+    int status;
     std::string retry_after;
     std::string body;
+    std::string location;
   };
   Receiver() {
     server_.Post("/api/v1/write", [this](const httplib::Request& req, httplib::Response& res) {
@@ -49,6 +57,7 @@ class Receiver {
       ++requests_;
       res.status = a.status;
       if (!a.retry_after.empty()) res.set_header("Retry-After", a.retry_after);
+      if (!a.location.empty()) res.set_header("Location", a.location);
       if (!a.body.empty()) res.set_content(a.body, "text/plain");
       std::string raw;
       prometheus::WriteRequest w;
@@ -293,6 +302,106 @@ TEST_F(ShipperTest, AnUnauthorisedDestinationKeepsItsBacklog) {
   EXPECT_EQ(s.Health().samples_failed, 0u);
 }
 
+TEST(PushVerdict, StatusCodesMapToTheDocumentedDelivery) {
+  for (int code : {200, 201, 204, 299}) EXPECT_EQ(Classify(code), Verdict::kAcknowledged) << code;
+  for (int code : {100, 408, 429, 500, 502, 503, 504, 599}) {
+    EXPECT_EQ(Classify(code), Verdict::kRetry) << code;
+  }
+  for (int code : {301, 302, 303, 307, 308})
+    EXPECT_EQ(Classify(code), Verdict::kRedirected) << code;
+  for (int code : {400, 413, 415, 422}) EXPECT_EQ(Classify(code), Verdict::kRefused) << code;
+  for (int code : {401, 403, 404, 405, 407, 409, 410, 451}) {
+    EXPECT_EQ(Classify(code), Verdict::kMisconfigured) << code;
+  }
+}
+
+TEST_F(ShipperTest, ARedirectIsRetriedNotFollowedWithItsLocationLogged) {
+  Open();
+  Append(3);
+  receiver_.Script({{307, "", "", "https://vm.example/api/v1/write"}, {308, "", "", ""}});
+  Shipper s(*store_, Options());
+  EXPECT_EQ(s.ShipOnce().step, Shipper::Step::kRetry);
+  EXPECT_EQ(s.ShipOnce().step, Shipper::Step::kRetry);
+  auto cursor = store_->GetPushCursor(CursorName(Options()));
+  ASSERT_TRUE(cursor.ok());
+  EXPECT_FALSE(cursor->has_value());  // nothing moved past
+  EXPECT_EQ(s.ShipOnce().step, Shipper::Step::kSent);
+  EXPECT_EQ(receiver_.Samples("edgemon_rail_power_watts").size(), 3u);
+  EXPECT_EQ(s.Health().samples_failed, 0u);
+  EXPECT_NE(Log().find("redirect to https://vm.example/api/v1/write not followed"),
+            std::string::npos)
+      << Log();
+}
+
+TEST_F(ShipperTest, RetryAfterIsHonouredUpToItsCapWhateverItsSize) {
+  Open();
+  Append(1);
+  receiver_.Script({{503, "99999999999999999999", ""}, {429, "7200", ""}, {503, "2", ""}});
+  Shipper s(*store_, Options());
+  EXPECT_EQ(s.ShipOnce().wait_ns, kRetryAfterCapMs * 1'000'000);
+  EXPECT_EQ(s.ShipOnce().wait_ns, kRetryAfterCapMs * 1'000'000);
+  auto r = s.ShipOnce();
+  EXPECT_GE(r.wait_ns, 2 * kSec);
+  EXPECT_LE(r.wait_ns, 4 * kSec);  // the doubled backoff, not the cap
+}
+
+TEST_F(ShipperTest, ABigReplyBodyIsNotKeptAndA2xxStandsWhateverItsBody) {
+  Open();
+  Append(3);
+  receiver_.Script({{503, "", std::string(8 << 20, 'e')}, {200, "", std::string(8 << 20, 'o')}});
+  Shipper s(*store_, Options());
+  EXPECT_EQ(s.ShipOnce().step, Shipper::Step::kRetry);
+  EXPECT_EQ(s.ShipOnce().step, Shipper::Step::kSent);
+  EXPECT_EQ(s.ShipOnce().step, Shipper::Step::kIdle);
+  EXPECT_LT(Log().size(), 2000u);  // the message is cut to 512 bytes
+  EXPECT_LE(s.Health().last_error.size(), 600u);
+}
+
+TEST_F(ShipperTest, TheBacklogIsReadFromTheStoreWhenAsked) {
+  Open();
+  Append(5);
+  clock_.JumpRealtime(kT0 + 100 * kSec - clock_.RealtimeNs());
+  Shipper s(*store_, Options());
+  auto h = s.Health();  // before any request
+  EXPECT_EQ(h.backlog_frames, 5);
+  EXPECT_EQ(h.backlog_age_ns, 100 * kSec);  // the oldest frame, stored at kT0
+  receiver_.Script({{503, "", ""}});
+  EXPECT_EQ(s.ShipOnce().step, Shipper::Step::kRetry);
+  Append(4);  // stored while the destination fails
+  EXPECT_EQ(s.Health().backlog_frames, 9);
+  EXPECT_EQ(s.ShipOnce().step, Shipper::Step::kSent);
+  EXPECT_EQ(s.Health().backlog_frames, 0);
+  EXPECT_EQ(s.Health().backlog_age_ns, 0);
+}
+
+TEST_F(ShipperTest, ADestinationFailingForAnHourIsFlaggedAndLoggedOnce) {
+  Open();
+  Append(1);
+  receiver_.Script(std::vector<Receiver::Answer>(4, {503, "", "down"}));
+  Shipper s(*store_, Options());
+  EXPECT_EQ(s.ShipOnce().step, Shipper::Step::kRetry);
+  const int64_t since = clock_.RealtimeNs();
+  clock_.Advance(kStalledAfterNs - kSec);
+  EXPECT_EQ(s.ShipOnce().step, Shipper::Step::kRetry);
+  EXPECT_FALSE(s.Health().stalled);
+  EXPECT_EQ(Log().find("failing since"), std::string::npos);
+  clock_.Advance(kSec);
+  EXPECT_TRUE(s.Health().stalled);
+  EXPECT_EQ(s.ShipOnce().step, Shipper::Step::kRetry);
+  EXPECT_EQ(s.ShipOnce().step, Shipper::Step::kRetry);
+  auto h = s.Health();
+  EXPECT_EQ(h.failing_since_ns, since);
+  EXPECT_NE(h.last_error.find("down"), std::string::npos);
+  const std::string log = Log();
+  const size_t first = log.find("failing since");
+  ASSERT_NE(first, std::string::npos) << log;
+  EXPECT_EQ(log.find("failing since", first + 1), std::string::npos);  // once
+  EXPECT_EQ(s.ShipOnce().step, Shipper::Step::kSent);
+  h = s.Health();
+  EXPECT_FALSE(h.stalled);
+  EXPECT_FALSE(h.failing_since_ns.has_value());
+}
+
 TEST_F(ShipperTest, ANewShipperResumesFromTheStoredCursor) {
   Open();
   Append(10);
@@ -342,6 +451,43 @@ TEST_F(ShipperTest, ACursorOlderThanTheRawFramesGetsTheRollupTierThenTheFrames) 
   EXPECT_EQ(power.back().first, (kT0 + 599 * kSec) / 1'000'000);
   const size_t raw = static_cast<size_t>(*stats->last_seq - *stats->first_seq + 1);
   EXPECT_GE(power.size(), raw + 1);
+}
+
+// OTLP covers the rollup span as remote-write does: the periods' points at
+// their starts, then the raw frames.
+TEST_F(ShipperTest, OtlpSendsTheRollupSpanToo) {
+  store::RingStoreOptions o;
+  o.raw_retention_ns = 120 * kSec;
+  o.rollup_period_ns = 60 * kSec;
+  Open(o);
+  Append(2);
+  ShipperOptions opt = Options();
+  opt.url = *ParseUrl(receiver_.base() + "/v1/metrics");
+  opt.protocol = Protocol::kOtlp;
+  opt.batch_samples = 1000;
+  ASSERT_TRUE(store_->SetPushCursor(CursorName(opt), {1, kT0, INT64_MIN, 0}).ok());
+  Append(598);
+  Shipper s(*store_, opt);
+  for (int i = 0; i < 20 && s.ShipOnce().step != Shipper::Step::kIdle; ++i) {
+  }
+  EXPECT_EQ(s.Health().rollup_gaps, 1u);
+  std::vector<std::pair<uint64_t, double>> power;  // hw.host.power (VDD_IN)
+  for (const std::string& body : receiver_.otlp()) {
+    opentelemetry::proto::collector::metrics::v1::ExportMetricsServiceRequest req;
+    ASSERT_TRUE(req.ParseFromString(body));
+    for (const auto& m : req.resource_metrics(0).scope_metrics(0).metrics()) {
+      if (m.name() != "hw.host.power") continue;
+      for (const auto& p : m.gauge().data_points()) {
+        power.emplace_back(p.time_unix_nano(), p.as_double());
+      }
+    }
+  }
+  ASSERT_FALSE(power.empty());
+  EXPECT_EQ(power.front().first, static_cast<uint64_t>(kT0 + 60 * kSec));  // a period's start
+  // The period's average, to the stored unit (1 mW) as a frame holds it.
+  EXPECT_NEAR(power.front().second, (1000 + 60 + 1000 + 119) / 2.0 / 1000, 0.00051);
+  EXPECT_EQ(power.back().first, static_cast<uint64_t>(kT0 + 599 * kSec));
+  EXPECT_EQ(Log().find("not sent over OTLP"), std::string::npos);
 }
 
 TEST_F(ShipperTest, ClosedWindowsFollowTheFramesThatCoverThem) {

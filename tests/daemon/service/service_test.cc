@@ -70,6 +70,12 @@ class ServiceTest : public ::testing::Test {
     opts.max_rows = 1000;
     opts.live_energy = &collection_->live_energy();
     opts.summary_page_frames = 4;  // Summaries read several pages
+    opts.push_status = [](google::protobuf::RepeatedPtrField<v1::PushStatus>* out) {
+      v1::PushStatus* p = out->Add();
+      p->set_destination("http://vm:8428/api/v1/write");
+      p->set_backlog_frames(12);
+      p->set_stalled(true);
+    };
     service_ =
         std::make_unique<TelemetryService>(*hub_, *store_, clock_, sampler_.get(), fs_.get(), opts);
     server_ = std::make_unique<ApiServer>(*service_);
@@ -1197,6 +1203,39 @@ TEST_F(SlowServiceTest, WatchFasterThanFramesGetsLiveFramesWhileItLasts) {
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
   EXPECT_EQ(sampler_->live_period_ns(), 0);
+}
+
+TEST_F(ServiceTest, DeviceInfoCarriesThePushStatus) {
+  grpc::ClientContext ctx;
+  v1::DeviceInfo info;
+  ASSERT_TRUE(stub_->GetDeviceInfo(&ctx, {}, &info).ok());
+  ASSERT_EQ(info.push_size(), 1);
+  EXPECT_EQ(info.push(0).destination(), "http://vm:8428/api/v1/write");
+  EXPECT_EQ(info.push(0).backlog_frames(), 12);
+  EXPECT_FALSE(info.push(0).has_last_success_ns());  // unknown stays absent
+  EXPECT_TRUE(info.push(0).stalled());
+}
+
+// The push destinations' health name follows SetPushServing.
+TEST_F(ServiceTest, PushHealthIsNotServingWhileADestinationIsStalled) {
+  auto check = [&] {
+    grpc::ClientContext ctx;
+    google::protobuf::StringValue req;
+    req.set_value(kPushHealthService);
+    google::protobuf::Int32Value resp;
+    auto s = grpc::internal::BlockingUnaryCall(
+        channel_.get(),
+        grpc::internal::RpcMethod("/grpc.health.v1.Health/Check",
+                                  grpc::internal::RpcMethod::NORMAL_RPC),
+        &ctx, req, &resp);
+    EXPECT_TRUE(s.ok()) << s.error_message();
+    return resp.value();
+  };
+  EXPECT_EQ(check(), 1);  // SERVING
+  server_->SetPushServing(false);
+  EXPECT_EQ(check(), 2);  // NOT_SERVING
+  server_->SetPushServing(true);
+  EXPECT_EQ(check(), 1);
 }
 
 TEST_F(ServiceTest, HealthServing) {
