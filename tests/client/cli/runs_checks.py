@@ -184,6 +184,28 @@ def mlperf_report(board):
     expect(all(rule in ("schema", "06") for rule, _ in fails) and
            all("measurement_method" in msg for _, msg in fails) and fails, fails)
 
+    # The record's own --baseline (a second of history with no window in it) and per-item
+    # figures over the generation phase: the report takes the input rail's baseline power as
+    # summary.json holds it. (The simulator has no idle: a baseline right before a run is no
+    # lower than the run, so rule 04 is not asked of this one.)
+    time.sleep(1.2)
+    out_b = os.path.join(board.tmp, "llm-baseline")
+    r = board.edgemon("record", "--label", "llm", "--out", out_b, "--baseline", "1s",
+                      "--items-from", r"generated tokens: ([0-9]+)", "--items-phase", "generation",
+                      "--prefill-phase", "prefill", "--generation-phase", "generation",
+                      *LLM_FIELDS, "--", *LLM_COMMAND)
+    expect(r.returncode == 0 and "is missing" not in r.stderr, f"exit {r.returncode}: {r.stderr}")
+    s = load(os.path.join(out_b, "summary.json"))
+    m = load(os.path.join(out_b, "mlperf_energy.json"))
+    want = [x["power_w"] for x in s["baseline"]["rails"] if x["name"] == "VDD_IN"]
+    expect(want and m["static_power_baseline_watts"] == want[0], (m, s["baseline"]))
+    expect(s["items"]["phase"] == "generation" and m["output_token_count"] == 64, s["items"])
+    fails = mlperf_rules.failures(m)
+    expect(all(rule in ("schema", "04", "06") for rule, _ in fails) and
+           all("measurement_method" in msg for rule, msg in fails if rule == "schema"), fails)
+    r = board.edgemon("mlperf-energy", out_b, "--mlperf", "static_power_baseline_watts=4")
+    expect(r.returncode != 0 and "measured by --baseline" in r.stderr, r.stderr)
+
     # What a run cannot know is checked against the schema's types, before the command runs.
     marker = os.path.join(board.tmp, "ran")
     for bad, why in (("batch_size=0", "batch_size=0: an integer, at least 1"),
