@@ -387,7 +387,8 @@ Result<Window> Client::RenewWindow(int64_t id) {
 }
 
 Result<Window> Client::EndWindow(int64_t id, std::optional<int64_t> caller_boottime_ns,
-                                 std::optional<int64_t> caller_start_boottime_ns) {
+                                 std::optional<int64_t> caller_start_boottime_ns,
+                                 const WindowResult& sent) {
   grpc::ClientContext ctx;
   impl_->Prepare(ctx);
   v1::EndWindowRequest req;
@@ -396,6 +397,8 @@ Result<Window> Client::EndWindow(int64_t id, std::optional<int64_t> caller_boott
   if (caller_start_boottime_ns && impl_->SameMachine()) {
     req.set_caller_start_boottime_ns(*caller_start_boottime_ns);
   }
+  if (sent.items) req.set_items(*sent.items);
+  if (sent.exit_status) req.set_exit_status(*sent.exit_status);
   v1::Window pb;
   grpc::Status s = impl_->stub->EndWindow(&ctx, req, &pb);
   if (!s.ok()) return FromGrpc(s);

@@ -240,8 +240,11 @@ class Client {
   // the window's start there, so BeginWindow's round trip stays out of it.
   // At or after the window's recorded start and at or before its end
   // (INVALID_ARGUMENT otherwise, the window left open); a unix socket only.
+  // `sent`: the run's items and exit status, stored with the window (its
+  // other fields are the daemon's and not sent).
   Result<Window> EndWindow(int64_t id, std::optional<int64_t> caller_boottime_ns = std::nullopt,
-                           std::optional<int64_t> caller_start_boottime_ns = std::nullopt);
+                           std::optional<int64_t> caller_start_boottime_ns = std::nullopt,
+                           const WindowResult& sent = {});
   // Every page of ListWindows, in (start, id) order.
   Result<std::vector<Window>> ListWindows(int64_t from_ns = 0, int64_t to_ns = 0);
   Result<Summary> SummarizeWindow(int64_t window_id);

@@ -177,6 +177,10 @@ void ToProto(const Window& w, v1::Window* out) {
   if (w.end_ns) out->set_end_ns(*w.end_ns);
   out->set_abandoned(w.abandoned);
   if (w.lease_ns) out->set_lease_ms(static_cast<uint32_t>(*w.lease_ns / kNsPerMs));
+  if (w.result.items) out->set_items(*w.result.items);
+  if (w.result.exit_status) out->set_exit_status(*w.result.exit_status);
+  out->set_input_rail(w.result.input_rail);
+  if (w.result.input_energy_mj) out->set_input_energy_mj(*w.result.input_energy_mj);
 }
 
 Window WindowFromProto(const v1::Window& pb) {
@@ -187,6 +191,10 @@ Window WindowFromProto(const v1::Window& pb) {
   if (pb.has_end_ns()) w.end_ns = pb.end_ns();
   w.abandoned = pb.abandoned();
   if (pb.has_lease_ms()) w.lease_ns = int64_t{pb.lease_ms()} * kNsPerMs;
+  if (pb.has_items()) w.result.items = pb.items();
+  if (pb.has_exit_status()) w.result.exit_status = pb.exit_status();
+  w.result.input_rail = pb.input_rail();
+  if (pb.has_input_energy_mj()) w.result.input_energy_mj = pb.input_energy_mj();
   return w;
 }
 

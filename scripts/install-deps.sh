@@ -49,6 +49,7 @@ packages=(
   prometheus                            # the real Prometheus server test
   victoria-metrics                      # the push shipper's second engine (tests/e2e/push_test.py)
   python3-pytest python3-setuptools python3-venv  # the Python packages: tests, pip install
+  python3-jsonschema                    # mlperf_energy.json checked against its schema (tests/client/cli)
   python3-torch                         # edgemon.torch: torch.profiler traces merged (CPU build)
   qemu-user-static binfmt-support debootstrap podman runc  # release bundle checks (tests/release)
   faketime                              # wall-clock jumps under a real edgemond (libfaketime)

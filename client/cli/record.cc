@@ -98,6 +98,7 @@ struct RecordOptions {
   std::string cooldown = "0";  // --cooldown DURATION between runs
   bool nvtx = false;           // --nvtx
   std::vector<std::string> command;
+  MlperfOptions mlperf;  // --mlperf-energy, --prefill-phase, --generation-phase, --mlperf
 };
 
 // What every run of a record shares: the parsed options and the daemon.
@@ -111,6 +112,7 @@ struct RunSetup {
   std::unique_ptr<client::Client> c;
   client::DeviceInfo info;
   std::optional<Baseline> baseline;
+  nlohmann::json mlperf_given;  // --mlperf, checked (ParseMlperfFields)
 };
 
 // --baseline: each rail's mean power over `ns` of stored history right
@@ -254,6 +256,8 @@ int RecordOnce(RunSetup& setup, const std::string& bundle_dir, bool quiet, Repor
   report.items_phase = o.items_phase;
   FillDevice(report, *info, c->target());
   report.command = o.command;
+  report.mlperf = o.mlperf;
+  report.mlperf_given = setup.mlperf_given;
   report.pre_s = static_cast<double>(*pre) / 1e9;
   report.post_s = static_cast<double>(*post) / 1e9;
   report.label =
@@ -311,6 +315,11 @@ int RecordOnce(RunSetup& setup, const std::string& bundle_dir, bool quiet, Repor
   ItemCounter counter(re ? *re : std::regex());
   const ChildExit child = supervisor.Wait([&](std::string_view out) { counter.Feed(out); });
   if (re) counter.Finish();
+  // Stored with the window, for `edgemon runs` and `edgemon compare`.
+  WindowResult sent;
+  sent.exit_status = child.Status();
+  if (re && counter.value()) sent.items = *counter.value();
+  if (o.items > 0) sent.items = o.items;
   const int64_t exit_local = child.last_exit_ns;
   const int64_t exit_boot = clock.BoottimeNs() - (clock.RealtimeNs() - exit_local);
   EndControl(control, report);
@@ -337,7 +346,7 @@ int RecordOnce(RunSetup& setup, const std::string& bundle_dir, bool quiet, Repor
   auto ended = Retry(
       [&] {
         return c->EndWindow(window->id, waited ? std::nullopt : std::optional(exit_boot),
-                            spawn_boot);
+                            spawn_boot, sent);
       },
       deadline, reconnect, &waited);
   if (ended.ok()) report.run_start_ns = ended->start_ns;
@@ -460,6 +469,17 @@ int RecordOnce(RunSetup& setup, const std::string& bundle_dir, bool quiet, Repor
   return rc;
 }
 
+// --mlperf-energy FILE: the run's MLPerf energy report (for --repeat, the
+// last run's with the repeats' spread); the status to exit with.
+int WriteMlperfFile(const RunSetup& setup, const Report& report, int rc) {
+  if (setup.o.mlperf.file.empty()) return rc;
+  if (!WriteMlperfReport(setup.o.mlperf.file, SummaryJson(report, setup.info.inventory),
+                         setup.mlperf_given, setup.o.mlperf)) {
+    return rc == 0 ? kExitCantCreate : rc;
+  }
+  return rc;
+}
+
 int RunRecord(const Globals& globals, const RecordOptions& o) {
   RunSetup setup(globals, o);
   auto pre = ParseDurationNs(o.pre);
@@ -501,6 +521,13 @@ int RunRecord(const Globals& globals, const RecordOptions& o) {
     }
     setup.re = std::move(compiled).value();
   }
+  auto mlperf_given = ParseMlperfFields(o.mlperf.fields);
+  if (!mlperf_given.ok()) {
+    std::fprintf(stderr, "edgemon record: %s\n",
+                 TerminalSafe(mlperf_given.status().message()).c_str());
+    return kExitUsage;
+  }
+  setup.mlperf_given = *mlperf_given;
   if (int e = ResolveCommand(o.command[0], &setup.path); e != 0) {
     return ReportExecError(o.command[0], e);
   }
@@ -520,7 +547,8 @@ int RunRecord(const Globals& globals, const RecordOptions& o) {
   Report report;
   bool summarized = false;
   if (o.repeat <= 1 && o.warmup_runs == 0) {
-    return RecordOnce(setup, o.out, false, &report, &summarized);
+    const int rc = RecordOnce(setup, o.out, false, &report, &summarized);
+    return summarized ? WriteMlperfFile(setup, report, rc) : rc;
   }
   // Repeats: each run its own window with the same label; warm-ups measured
   // but left out of the statistics; a failed run ends the series.
@@ -567,7 +595,7 @@ int RunRecord(const Globals& globals, const RecordOptions& o) {
                  "every run's summary and the aggregate in summary.json)\n",
                  TerminalSafe(o.out).c_str());
   }
-  return rc;
+  return WriteMlperfFile(setup, report, rc);
 }
 
 }  // namespace
@@ -622,6 +650,7 @@ void AddRecordCommands(CLI::App& app, Registry& registry) {
   rec->add_flag("--nvtx", ro->nvtx,
                 "Energy per NVTX range: loads edgemon's NVTX injection library into the command "
                 "(NVTX_INJECTION64_PATH) and adds each range name's count, time and energy");
+  AddMlperfOptions(rec, ro->mlperf, true);
   AddCommandArgs(*rec, ro->command,
                  "The command and its arguments: every word from the first that is not an "
                  "option of record is the command's")
@@ -642,6 +671,9 @@ void AddRecordCommands(CLI::App& app, Registry& registry) {
 
   record::AddAttachCommand(app, registry);
   record::AddMarkCommand(app, registry);
+  record::AddRunsCommand(app, registry);
+  record::AddCompareCommand(app, registry);
+  record::AddMlperfCommand(app, registry);
   record::AddTraceCommand(app, registry);
 }
 

@@ -14,6 +14,7 @@
 #include <sstream>
 
 #include "client/cli/cli.h"
+#include "client/report/compare_template.h"
 #include "client/report/report_template.h"
 
 namespace edgemon::cli::record {
@@ -116,8 +117,8 @@ bool WriteBundle(client::Client& c, const std::string& dir, const Report& report
   Report r = report;
   if (!read.ok()) r.notes.push_back("samples not read: " + read.ToString());
   namespace fs = std::filesystem;
-  Status written =
-      WriteFile(fs::path(dir) / "summary.json", JsonText(SummaryJson(r, inventory), 2) + "\n");
+  const nlohmann::json summary = SummaryJson(r, inventory);
+  Status written = WriteFile(fs::path(dir) / "summary.json", JsonText(summary, 2) + "\n");
   if (written.ok()) {
     written = WriteFile(fs::path(dir) / "samples.csv", SamplesCsv(frames, inventory));
   }
@@ -138,6 +139,10 @@ bool WriteBundle(client::Client& c, const std::string& dir, const Report& report
   }
   if (!written.ok()) {
     std::fprintf(stderr, "edgemon: bundle: %s\n", TerminalSafe(written.message()).c_str());
+  } else if ((r.items && *r.items > 0) ||
+             r.mlperf.asked()) {  // a run with items: its MLPerf report
+    (void)WriteMlperfReport((fs::path(dir) / "mlperf_energy.json").string(), summary,
+                            r.mlperf_given, r.mlperf);
   }
   return written.ok();
 }
@@ -416,9 +421,16 @@ std::string_view ReportTemplate() {
   return {reinterpret_cast<const char*>(report::kTemplate), report::kTemplateSize};
 }
 
+std::string_view CompareTemplate() {
+  return {reinterpret_cast<const char*>(report::kCompareTemplate), report::kCompareTemplateSize};
+}
+
 std::string ReportHtml(const nlohmann::json& data) {
+  return FillTemplate(ReportTemplate(), data);
+}
+
+std::string FillTemplate(std::string_view t, const nlohmann::json& data) {
   constexpr std::string_view kSlot = "@EDGEMON_DATA@";
-  std::string_view t = ReportTemplate();
   size_t at = t.find(kSlot);
   if (at == std::string_view::npos) return std::string(t);  // a test checks the slot is there
   std::string out;

@@ -89,4 +89,12 @@ std::string ScriptSafeJson(const nlohmann::json& data);
 // The template itself.
 std::string_view ReportTemplate();
 
+// A page template (report.html, compare.html) with `data` as ScriptSafeJson
+// in place of its @EDGEMON_DATA@ slot.
+std::string FillTemplate(std::string_view page, const nlohmann::json& data);
+
+// compare.html (client/report/compare.html, compiled in): edgemon compare's
+// page, drawn from CompareData (compare.h).
+std::string_view CompareTemplate();
+
 }  // namespace edgemon::cli::record

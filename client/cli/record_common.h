@@ -63,8 +63,11 @@ void AddPhases(client::Client& c, Report& report, std::chrono::steady_clock::tim
 void AddEventNote(client::Client& c, Report& report, const Inventory& inventory);
 
 // The subcommands besides record (which AddRecordCommands registers first).
-void AddAttachCommand(CLI::App& app, Registry& registry);  // attach.cc
-void AddMarkCommand(CLI::App& app, Registry& registry);    // mark.cc
-void AddTraceCommand(CLI::App& app, Registry& registry);   // trace merge (trace_merge.cc)
+void AddAttachCommand(CLI::App& app, Registry& registry);   // attach.cc
+void AddMarkCommand(CLI::App& app, Registry& registry);     // mark.cc
+void AddTraceCommand(CLI::App& app, Registry& registry);    // trace merge (trace_merge.cc)
+void AddRunsCommand(CLI::App& app, Registry& registry);     // runs.cc
+void AddCompareCommand(CLI::App& app, Registry& registry);  // compare.cc
+void AddMlperfCommand(CLI::App& app, Registry& registry);   // mlperf.cc
 
 }  // namespace edgemon::cli::record

@@ -41,18 +41,6 @@ std::optional<double> Real(std::optional<int64_t> v) {
   return v ? std::optional<double>(static_cast<double>(*v)) : std::nullopt;
 }
 
-// "2026-11-23 12:00:00.123 UTC"
-std::string UtcTime(int64_t ns) {
-  std::time_t secs = static_cast<std::time_t>(ns / 1'000'000'000);
-  int ms = static_cast<int>((ns % 1'000'000'000) / 1'000'000);
-  std::tm tm{};
-  gmtime_r(&secs, &tm);
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%04d-%02d-%02d %02d:%02d:%02d.%03d UTC", tm.tm_year + 1900,
-                tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, ms);
-  return buf;
-}
-
 // "cpu0".."cpu3" -> "cpu0-3"; other names joined by ",".
 std::string JoinNames(const std::vector<std::string>& names) {
   if (names.size() == 1) return names[0];
@@ -768,6 +756,12 @@ nlohmann::json SummaryJson(const Report& report, const Inventory& inventory) {
     if (r.input) input = r.name;
   }
   j["total_rail"] = total ? json(input) : json(nullptr);
+  // Where the total is read (an INA sensor, RAPL, ...): the MLPerf report's method.
+  json device = nullptr;
+  for (const auto& c : inventory.channels) {
+    if (total && c.kind == Kind::kRail && c.name == input && !c.device.empty()) device = c.device;
+  }
+  j["total_rail_device"] = device;
   if (report.baseline) {
     j["energy_above_baseline_j"] = Scaled(TotalAboveBaselineMj(s, report.baseline), 1000.0);
   }
@@ -870,6 +864,17 @@ nlohmann::json SummaryJson(const Report& report, const Inventory& inventory) {
     j["aggregate"] = report.repeats["aggregate"];
   }
   return j;
+}
+
+std::string UtcTime(int64_t ns) {
+  std::time_t secs = static_cast<std::time_t>(ns / 1'000'000'000);
+  int ms = static_cast<int>((ns % 1'000'000'000) / 1'000'000);
+  std::tm tm{};
+  gmtime_r(&secs, &tm);
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%04d-%02d-%02d %02d:%02d:%02d.%03d UTC", tm.tm_year + 1900,
+                tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, ms);
+  return buf;
 }
 
 std::string MarkLabel(int64_t parent, std::string_view name) {

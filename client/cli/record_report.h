@@ -22,6 +22,7 @@
 #include <string_view>
 #include <vector>
 
+#include "client/cli/mlperf.h"
 #include "client/cli/record_nvtx.h"
 #include "client/edgemon_client.h"
 #include "edgemon/channel.h"
@@ -91,6 +92,9 @@ struct Report {
   std::string daemon_version;
   uint32_t interval_ms = 0;
   uint32_t energy_rate_hz = 0;
+  // The MLPerf energy report's options and --mlperf fields (ParseMlperfFields).
+  MlperfOptions mlperf;
+  nlohmann::json mlperf_given = nlohmann::json::object();
   // record --nvtx: the command's NVTX ranges with their energy (absent without --nvtx).
   std::optional<NvtxData> nvtx;
 };
@@ -248,6 +252,9 @@ Result<std::regex> CompileItemsRegex(const std::string& pattern);
 std::string MarkLabel(int64_t parent, std::string_view name);
 // The mark name in a label of a sub-window of `parent`, or nullopt.
 std::optional<std::string> MarkName(std::string_view label, int64_t parent);
+
+// "2026-11-23 12:00:00.123 UTC" (realtime ns).
+std::string UtcTime(int64_t ns);
 
 // Formats a number with `decimals` digits after the point.
 std::string Fixed(double value, int decimals);

@@ -660,7 +660,7 @@ grpc::ServerUnaryReactor* TelemetryService::BeginWindow(grpc::CallbackServerCont
         open_windows_[*id] =
             OpenWindow{lease, lease ? clock_.MonotonicNs() + *lease : 0, start, who.key};
         if (lease) CountLeasedWindows();
-        wire::ToProto(Window{*id, label, start, std::nullopt, false, lease, who.key}, resp);
+        wire::ToProto(Window{*id, label, start, std::nullopt, false, lease, who.key, {}}, resp);
         return Status::Ok();
       },
       &window_worker_);
@@ -691,10 +691,23 @@ grpc::ServerUnaryReactor* TelemetryService::EndWindow(grpc::CallbackServerContex
     }
     stamped = t;
   }
+  WindowResult sent;
+  if (req->has_items()) {
+    if (!std::isfinite(req->items()) || req->items() < 0) {
+      return Done(ctx, Invalid("items: a finite count, at least 0"));
+    }
+    sent.items = req->items();
+  }
+  if (req->has_exit_status()) {
+    if (req->exit_status() < 0 || req->exit_status() > 255) {
+      return Done(ctx, Invalid("exit_status: 0 to 255 (128 + N for signal N)"));
+    }
+    sent.exit_status = req->exit_status();
+  }
   const Principal who = Who(ctx);
   return Defer(
       ctx,
-      [this, id, arrived, stamped, start_stamped, resp, who] {
+      [this, id, arrived, stamped, start_stamped, resp, who, sent] {
         SweepWindows();
         auto w = store_.GetWindow(id);
         if (!w.ok()) return StoreFailure(store_, "end window: " + w.status().message());
@@ -729,8 +742,9 @@ grpc::ServerUnaryReactor* TelemetryService::EndWindow(grpc::CallbackServerContex
         }
         const int64_t start = start_stamped.value_or((*w)->start_ns);
         const int64_t end = stamped ? *stamped : std::max(arrived, start);
-        if (auto s =
-                start_stamped ? store_.EndWindowFrom(id, start, end) : store_.EndWindow(id, end);
+        const WindowResult result = RunResult(start, end, sent);
+        if (auto s = start_stamped ? store_.EndWindowFrom(id, start, end, result)
+                                   : store_.EndWindow(id, end, false, result);
             !s.ok()) {
           return StoreFailure(store_, "end window: " + s.message());
         }
@@ -738,6 +752,7 @@ grpc::ServerUnaryReactor* TelemetryService::EndWindow(grpc::CallbackServerContex
         store::Window done = **w;
         done.start_ns = start;
         done.end_ns = end;
+        done.result = result;
         wire::ToProto(done, resp);
         LiveCounters(done.start_ns, resp->mutable_start_energy_mj());
         LiveCounters(end, resp->mutable_end_energy_mj());
@@ -816,6 +831,32 @@ void TelemetryService::LiveCounters(int64_t t_ns,
   for (const auto& key : options_.live_energy->keys()) {
     if (auto v = options_.live_energy->CounterAt(key, t_ns)) (*out)[key] = *v;
   }
+}
+
+WindowResult TelemetryService::RunResult(int64_t start, int64_t end, WindowResult sent) const {
+  Snapshot s = hub_.Latest();
+  if (!s.inventory) return sent;
+  const auto& channels = s.inventory->channels;
+  auto input = std::find_if(channels.begin(), channels.end(), [](const Channel& c) {
+    return c.kind == Kind::kRail && c.Has(kFlagInputRail);
+  });
+  if (input == channels.end()) return sent;
+  sent.input_rail = input->name;
+  auto energy = std::find_if(channels.begin(), channels.end(), [&](const Channel& c) {
+    return c.kind == Kind::kRail && c.field == Field::kEnergy && c.name == input->name;
+  });
+  if (energy == channels.end()) return sent;
+  const std::string key = energy->Key();
+  auto at = [&](int64_t t) -> std::optional<double> {
+    if (options_.live_energy) {
+      if (auto v = options_.live_energy->CounterAt(key, t)) return v;
+    }
+    auto v = store_.CounterAt(key, t);
+    return v.ok() ? *v : std::nullopt;
+  };
+  auto a = at(start), b = at(end);
+  if (a && b && *b >= *a) sent.input_energy_mj = *b - *a;
+  return sent;
 }
 
 summary::SummaryOptions TelemetryService::MakeSummaryOptions() const {

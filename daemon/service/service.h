@@ -160,6 +160,10 @@ class TelemetryService final : public v1::Telemetry::CallbackService {
                                   Worker* on = nullptr);
   // Every live counter at t (key -> mJ).
   void LiveCounters(int64_t t_ns, google::protobuf::Map<std::string, double>* out) const;
+  // What the window [start, end] stores with its end: `sent` (the caller's
+  // items and exit status) and the input rail's energy from the counters at
+  // the edges (live, else stored).
+  WindowResult RunResult(int64_t start, int64_t end, WindowResult sent) const;
   // Summarize on the worker (summary::Summarizer): the edges and energy
   // first, then the frames in bounded pages, each page its own job so other
   // requests run between them; encodes the summary into `out` and finishes

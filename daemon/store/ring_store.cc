@@ -433,11 +433,14 @@ Result<int64_t> RingStore::BeginWindow(const std::string& label, int64_t start_n
   return Guarded("BeginWindow",
                  [&] { return impl_->BeginWindow(label, start_ns, lease_ns, owner); });
 }
-Status RingStore::EndWindow(int64_t id, int64_t end_ns, bool abandoned) {
-  return Guarded("EndWindow", [&] { return impl_->EndWindow(id, end_ns, abandoned); });
+Status RingStore::EndWindow(int64_t id, int64_t end_ns, bool abandoned,
+                            const WindowResult& result) {
+  return Guarded("EndWindow", [&] { return impl_->EndWindow(id, end_ns, abandoned, result); });
 }
-Status RingStore::EndWindowFrom(int64_t id, int64_t start_ns, int64_t end_ns) {
-  return Guarded("EndWindowFrom", [&] { return impl_->EndWindowFrom(id, start_ns, end_ns); });
+Status RingStore::EndWindowFrom(int64_t id, int64_t start_ns, int64_t end_ns,
+                                const WindowResult& result) {
+  return Guarded("EndWindowFrom",
+                 [&] { return impl_->EndWindowFrom(id, start_ns, end_ns, result); });
 }
 Result<int64_t> RingStore::AddWindow(const std::string& label, int64_t start_ns, int64_t end_ns) {
   return Guarded("AddWindow", [&] { return impl_->AddWindow(label, start_ns, end_ns); });

@@ -27,8 +27,9 @@
 //     min, max, sum) WITHOUT ROWID   (default 60 s) min/max/sum/count of the
 //                                    present values; avg = sum / count
 //   windows(id, label, start_ns,     named windows; end_ns NULL while open;
-//     end_ns, abandoned, lease_ns)   lease_ns NULL when unleased; abandoned 1
-//                                    when closed because the lease ran out
+//     end_ns, abandoned, lease_ns,   lease_ns NULL when unleased; abandoned 1
+//     owner, items, exit_status,     when closed because the lease ran out;
+//     input_rail, input_energy_mj)   the rest (WindowResult) set by EndWindow
 //   clock_jumps(boottime_ns,         one row per wall-clock step seen (I11)
 //     realtime_ns, old_offset_ns,
 //     new_offset_ns)
@@ -254,7 +255,7 @@
 
 namespace edgemon::store {
 
-inline constexpr int kSchemaVersion = 6;
+inline constexpr int kSchemaVersion = 7;
 // Rollup periods per level-1 span (I15): an hour at the default period.
 inline constexpr int64_t kBlockPeriods = 60;
 
@@ -462,12 +463,15 @@ class RingStore {
   Result<int64_t> BeginWindow(const std::string& label, int64_t start_ns,
                               std::optional<int64_t> lease_ns = std::nullopt,
                               const std::string& owner = {});
-  Status EndWindow(int64_t id, int64_t end_ns, bool abandoned = false);
+  // `result` is stored with the end (WindowResult: for listings of runs).
+  Status EndWindow(int64_t id, int64_t end_ns, bool abandoned = false,
+                   const WindowResult& result = {});
   // Ends an open window and moves its start to start_ns, at or after the
   // recorded start and at or before end_ns (InvalidArgument otherwise,
   // nothing changed), in one transaction: the work's start as its caller
   // stamped it once BeginWindow had returned.
-  Status EndWindowFrom(int64_t id, int64_t start_ns, int64_t end_ns);
+  Status EndWindowFrom(int64_t id, int64_t start_ns, int64_t end_ns,
+                       const WindowResult& result = {});
   Result<int64_t> AddWindow(const std::string& label, int64_t start_ns, int64_t end_ns);
   Result<std::optional<Window>> GetWindow(int64_t id);
   // Windows overlapping [from_ns, to_ns), by (start time, id), at most

@@ -229,8 +229,8 @@ class RingStore::Impl {
 
   Result<int64_t> BeginWindow(const std::string& label, int64_t start_ns,
                               std::optional<int64_t> lease_ns, const std::string& owner);
-  Status EndWindow(int64_t id, int64_t end_ns, bool abandoned);
-  Status EndWindowFrom(int64_t id, int64_t start_ns, int64_t end_ns);
+  Status EndWindow(int64_t id, int64_t end_ns, bool abandoned, const WindowResult& result);
+  Status EndWindowFrom(int64_t id, int64_t start_ns, int64_t end_ns, const WindowResult& result);
   Result<int64_t> AddWindow(const std::string& label, int64_t start_ns, int64_t end_ns);
   Result<std::optional<Window>> GetWindow(int64_t id);
   Result<std::vector<Window>> ListWindows(int64_t from_ns, int64_t to_ns, size_t limit,
@@ -286,6 +286,7 @@ class RingStore::Impl {
     std::optional<int64_t> c;  // BeginWindow: lease; EndWindow: abandoned if set
     std::string owner;         // BeginWindow
     std::optional<int64_t> d;  // EndWindow: the start moved here
+    WindowResult result;       // EndWindow
     std::promise<Result<int64_t>> done;
   };
   using InventoryPtr = std::shared_ptr<const std::vector<Channel>>;
@@ -298,7 +299,7 @@ class RingStore::Impl {
 
   Result<int64_t> Submit(SyncOp::Kind kind, std::string label, int64_t a, int64_t b,
                          std::optional<int64_t> c = std::nullopt, std::string owner = {},
-                         std::optional<int64_t> d = std::nullopt);
+                         std::optional<int64_t> d = std::nullopt, WindowResult result = {});
 
   // ---- Opening (ring_store.cc; Setup: schema.cc) ----
   struct Verdict {

@@ -141,6 +141,12 @@ const char* const kMigrations[] = {
     "  destination TEXT PRIMARY KEY, seq INTEGER NOT NULL, realtime_ns INTEGER NOT NULL,"
     "  window_end_ns INTEGER NOT NULL, window_id INTEGER NOT NULL,"
     "  updated_ns INTEGER NOT NULL) WITHOUT ROWID;",
+    // 6 -> 7: what a run's window carries once ended (WindowResult); NULL
+    // and '' for older rows.
+    ("ALTER TABLE windows ADD COLUMN items REAL;"
+     "ALTER TABLE windows ADD COLUMN exit_status INTEGER;"
+     "ALTER TABLE windows ADD COLUMN input_rail TEXT NOT NULL DEFAULT '';"
+     "ALTER TABLE windows ADD COLUMN input_energy_mj REAL;"),
 };
 static_assert(std::size(kMigrations) == kSchemaVersion);
 

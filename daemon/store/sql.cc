@@ -118,6 +118,11 @@ Stmt& Stmt::Bind(int i, const std::optional<int64_t>& v) {
   if (v) return Bind(i, *v);
   return BindNull(i);
 }
+Stmt& Stmt::BindReal(int i, const std::optional<double>& v) {
+  if (!v) return BindNull(i);
+  sqlite3_bind_double(stmt_, i, *v);
+  return *this;
+}
 Stmt& Stmt::BindNull(int i) {
   sqlite3_bind_null(stmt_, i);
   return *this;

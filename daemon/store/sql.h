@@ -80,6 +80,8 @@ class Stmt {
   Stmt& BindBlob(int i, std::string_view blob);
   Stmt& Bind(int i, const std::optional<int64_t>& v);
   Stmt& BindNull(int i);
+  // A REAL, or NULL when absent (named apart: an int argument must not pick it).
+  Stmt& BindReal(int i, const std::optional<double>& v);
 
   // Steps once: true with a row, false when done or on error (check
   // status() / failed()).

@@ -11,9 +11,16 @@ namespace {
 using internal::OldestFrameNs;
 
 // The statements are cached by address: each is one literal.
-#define EDGEMON_WINDOW_COLUMNS "SELECT id, label, start_ns, end_ns, abandoned, lease_ns, owner "
+#define EDGEMON_WINDOW_COLUMNS                                              \
+  "SELECT id, label, start_ns, end_ns, abandoned, lease_ns, owner, items, " \
+  "exit_status, input_rail, input_energy_mj "
 Window WindowRow(sql::Stmt& s) {
-  return Window{s.Int(0), s.Text(1), s.Int(2), s.OptInt(3), s.Int(4) != 0, s.OptInt(5), s.Text(6)};
+  Window w{s.Int(0), s.Text(1), s.Int(2), s.OptInt(3), s.Int(4) != 0, s.OptInt(5), s.Text(6), {}};
+  if (!s.IsNull(7)) w.result.items = s.Double(7);
+  if (auto e = s.OptInt(8)) w.result.exit_status = static_cast<int32_t>(*e);
+  w.result.input_rail = s.Text(9);
+  if (!s.IsNull(10)) w.result.input_energy_mj = s.Double(10);
+  return w;
 }
 
 }  // namespace
@@ -26,15 +33,17 @@ Result<int64_t> RingStore::Impl::BeginWindow(const std::string& label, int64_t s
   return Submit(SyncOp::Kind::kBeginWindow, label, start_ns, 0, lease_ns, owner);
 }
 
-Status RingStore::Impl::EndWindow(int64_t id, int64_t end_ns, bool abandoned) {
+Status RingStore::Impl::EndWindow(int64_t id, int64_t end_ns, bool abandoned,
+                                  const WindowResult& result) {
   auto r = Submit(SyncOp::Kind::kEndWindow, {}, id, end_ns,
-                  abandoned ? std::optional<int64_t>(1) : std::nullopt);
+                  abandoned ? std::optional<int64_t>(1) : std::nullopt, {}, std::nullopt, result);
   return r.ok() ? Status::Ok() : r.status();
 }
 
-Status RingStore::Impl::EndWindowFrom(int64_t id, int64_t start_ns, int64_t end_ns) {
+Status RingStore::Impl::EndWindowFrom(int64_t id, int64_t start_ns, int64_t end_ns,
+                                      const WindowResult& result) {
   if (end_ns < start_ns) return Status::InvalidArgument("window end is before its start");
-  auto r = Submit(SyncOp::Kind::kEndWindow, {}, id, end_ns, std::nullopt, {}, start_ns);
+  auto r = Submit(SyncOp::Kind::kEndWindow, {}, id, end_ns, std::nullopt, {}, start_ns, result);
   return r.ok() ? Status::Ok() : r.status();
 }
 
@@ -148,10 +157,15 @@ Status RingStore::Impl::WriteWindowEnd(const SyncOp& op) {
       return Status::InvalidArgument("window " + std::to_string(op.a) +
                                      " would start before its recorded start");
     }
-    sql::Stmt u(*w_,
-                "UPDATE windows SET end_ns = ?2, abandoned = ?3, start_ns = coalesce(?4, start_ns) "
-                "WHERE id = ?1");
-    return u.Bind(1, op.a).Bind(2, op.b).Bind(3, int64_t{op.c ? 1 : 0}).Bind(4, op.d).Run();
+    sql::Stmt u(
+        *w_,
+        "UPDATE windows SET end_ns = ?2, abandoned = ?3, start_ns = coalesce(?4, start_ns), "
+        "items = ?5, exit_status = ?6, input_rail = ?7, input_energy_mj = ?8 WHERE id = ?1");
+    const WindowResult& r = op.result;
+    u.Bind(1, op.a).Bind(2, op.b).Bind(3, int64_t{op.c ? 1 : 0}).Bind(4, op.d);
+    u.BindReal(5, r.items).Bind(7, std::string_view(r.input_rail)).BindReal(8, r.input_energy_mj);
+    u.Bind(6, r.exit_status ? std::optional<int64_t>(*r.exit_status) : std::nullopt);
+    return u.Run();
   });
 }
 

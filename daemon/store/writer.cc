@@ -71,7 +71,7 @@ uint64_t RingStore::Impl::Append(std::shared_ptr<const Frame> frame) {
 
 Result<int64_t> RingStore::Impl::Submit(SyncOp::Kind kind, std::string label, int64_t a, int64_t b,
                                         std::optional<int64_t> c, std::string owner,
-                                        std::optional<int64_t> d) {
+                                        std::optional<int64_t> d, WindowResult result) {
   auto op = std::make_shared<SyncOp>();
   op->kind = kind;
   op->label = std::move(label);
@@ -80,6 +80,7 @@ Result<int64_t> RingStore::Impl::Submit(SyncOp::Kind kind, std::string label, in
   op->b = b;
   op->c = c;
   op->d = d;
+  op->result = std::move(result);
   auto done = op->done.get_future();
   {
     std::lock_guard lk(mu_);

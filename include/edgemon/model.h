@@ -30,6 +30,20 @@ struct Bucket {
   friend bool operator==(const Bucket&, const Bucket&) = default;
 };
 
+// What a run's window carries once it ended, for listings (edgemon runs):
+// the caller's count of items and the command's exit status as it ended the
+// window (absent when it sent none), and the board's input rail with its
+// energy over the window, read by the daemon from its counters at the
+// window's edges (absent without an input rail or a reading at both edges).
+struct WindowResult {
+  std::optional<double> items;
+  std::optional<int32_t> exit_status;  // 0-255: the shell's status (128 + N: killed by signal N)
+  std::string input_rail;              // "" when the board has no input rail
+  std::optional<double> input_energy_mj;
+
+  friend bool operator==(const WindowResult&, const WindowResult&) = default;
+};
+
 // A named window (a marker around a benchmark run). lease_ns and owner are
 // kept by the store for the daemon's lease and ownership checks; a client
 // sees the lease (the wire carries it in ms) but never the owner.
@@ -41,6 +55,7 @@ struct Window {
   bool abandoned = false;           // closed because its lease ran out
   std::optional<int64_t> lease_ns;  // nullopt when unleased
   std::string owner;                // Principal key of who opened it ("": not recorded)
+  WindowResult result;              // set when EndWindow ended it
 
   friend bool operator==(const Window&, const Window&) = default;
 };

@@ -1,8 +1,10 @@
 """The edgemon client: a thin, typed layer over the edgemon.v1 gRPC API."""
 import datetime
 import errno
+import fnmatch
 import numbers
 import os
+import re
 import stat
 import threading
 import time
@@ -11,8 +13,8 @@ from typing import Any, Callable, Iterator, List, Optional, Sequence, Union
 import grpc
 
 from . import _check, _errors, _timespec
-from ._model import (BucketRow, DeviceInfo, Row, Rows, Snapshot, decode_frame_values,
-                     device_from_proto)
+from ._model import (BucketRow, DeviceInfo, Row, Rows, Run, Snapshot, decode_frame_values,
+                     device_from_proto, run_from_proto)
 from .v1 import edgemon_pb2 as pb
 from .v1 import edgemon_pb2_grpc as pb_grpc
 
@@ -20,6 +22,9 @@ from .v1 import edgemon_pb2_grpc as pb_grpc
 DEFAULT_TARGET = "unix:/run/edgemon/edgemond.sock"
 
 TimeLike = Union[None, int, float, str, datetime.datetime, datetime.timedelta]
+
+# A mark's label: "<window id>:<name>" (a phase of a run, not a run).
+_MARK_LABEL = re.compile(r"^[0-9]+:")
 
 
 def now_ns() -> int:
@@ -434,13 +439,20 @@ class Client(object):
                           pb.BeginWindowRequest(renew_id=_window_id(window_id)))
 
     def end_window(self, window_id: int, boottime_ns: Optional[int] = None,
-                   start_boottime_ns: Optional[int] = None) -> Any:
+                   start_boottime_ns: Optional[int] = None, items: Optional[float] = None,
+                   exit_status: Optional[int] = None) -> Any:
         """Ends a window; ``boottime_ns`` as for ``begin_window`` (the end).
         ``start_boottime_ns``: the work's real start, read on CLOCK_BOOTTIME
         once ``begin_window`` had returned; the daemon moves the window's
         start there (at or after its recorded start, at or before its end),
-        so the begin call's round trip stays out of the window. Unix socket only."""
+        so the begin call's round trip stays out of the window. Unix socket only.
+        ``items`` (>= 0) and ``exit_status`` (0 to 255) are stored with the
+        window, for ``runs()``."""
         req = pb.EndWindowRequest(id=_window_id(window_id))
+        if items is not None:
+            req.items = _check.real("items", items, 0.0, None)
+        if exit_status is not None:
+            req.exit_status = _check.integer("exit_status", exit_status, 0, 255)
         stamp = _caller_stamp(self.target, boottime_ns)
         if stamp is not None:
             req.caller_boottime_ns = stamp
@@ -452,9 +464,11 @@ class Client(object):
     def windows(self, since: TimeLike = None, until: TimeLike = None) -> List[Any]:
         """Windows (``edgemon.v1.Window``) that overlap the range (all when none given)."""
         now = self.daemon_now_ns() if since is not None or until is not None else 0
-        req = pb.ListWindowsRequest(
-            from_ns=as_ns(since, now, "since") if since is not None else 0,
-            to_ns=as_ns(until, now, "until") if until is not None else 0)
+        return self._windows(as_ns(since, now, "since") if since is not None else 0,
+                             as_ns(until, now, "until") if until is not None else 0)
+
+    def _windows(self, from_ns: int, to_ns: int) -> List[Any]:
+        req = pb.ListWindowsRequest(from_ns=from_ns, to_ns=to_ns)
         out = []  # type: List[Any]
         while True:  # every page
             page = self._call("list windows", self._stub.ListWindows, req)
@@ -462,6 +476,23 @@ class Client(object):
             if not page.next_page_token:
                 return out
             req.page_token = page.next_page_token
+
+    def runs(self, since: TimeLike = None, label: Optional[str] = None) -> List[Run]:
+        """The recorded runs the daemon holds (``edgemon runs``): closed windows
+        that are not marks nor abandoned, started at or after ``since``, whose
+        label matches the shell pattern ``label``; by start time."""
+        now = self.daemon_now_ns() if since is not None else 0
+        from_ns = as_ns(since, now, "since") if since is not None else 0
+        out = []  # type: List[Run]
+        for w in self._windows(from_ns, 0):
+            if not w.HasField("end_ns") or w.abandoned or w.start_ns < from_ns:
+                continue
+            if _MARK_LABEL.match(w.label):
+                continue
+            if label is not None and not fnmatch.fnmatchcase(w.label, label):
+                continue
+            out.append(run_from_proto(w))
+        return out
 
     def summarize(self, window_id: Optional[int] = None, since: TimeLike = None,
                   until: TimeLike = None, from_ns: Optional[int] = None,

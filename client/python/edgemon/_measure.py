@@ -590,7 +590,8 @@ class Measurement(object):
             stack.pop()
         try:
             ended = self.client.end_window(self.window.id, boottime_ns=end,
-                                           start_boottime_ns=self._start_boottime)
+                                           start_boottime_ns=self._start_boottime,
+                                           items=self.items)
             self.start_ns = ended.start_ns
             self.end_ns = ended.end_ns
         finally:

@@ -151,6 +151,33 @@ class Rail(NamedTuple):
     input: bool
 
 
+class Run(NamedTuple):
+    """A recorded run (``Client.runs()``, ``edgemon runs``): a closed window with
+    what was stored with it when it ended. ``None`` where unknown, never 0: no
+    input rail (``energy_j``, ``avg_power_w``), no count sent (``items``), not
+    ended by ``edgemon record`` (``exit_status``)."""
+    id: int
+    label: str
+    start_ns: int
+    end_ns: int
+    duration_s: float
+    input_rail: Optional[str]
+    energy_j: Optional[float]
+    avg_power_w: Optional[float]
+    items: Optional[float]
+    exit_status: Optional[int]
+
+
+def run_from_proto(w: Any) -> Run:
+    duration = (w.end_ns - w.start_ns) / 1e9
+    energy = w.input_energy_mj / 1000.0 if w.HasField("input_energy_mj") else None
+    return Run(id=w.id, label=w.label, start_ns=w.start_ns, end_ns=w.end_ns, duration_s=duration,
+               input_rail=w.input_rail or None, energy_j=energy,
+               avg_power_w=energy / duration if energy is not None and duration > 0 else None,
+               items=w.items if w.HasField("items") else None,
+               exit_status=w.exit_status if w.HasField("exit_status") else None)
+
+
 class Cpu(NamedTuple):
     """One core ("cpu3") or the aggregate ("cpu"). ``load`` is 0..1."""
     name: str

@@ -630,3 +630,38 @@ def test_a_daemon_slow_to_answer_is_waited_for(nano, tmp_path):
         done.set()
         acceptor.join()
         listener.close()
+
+
+def test_runs_list_what_each_window_stored_when_it_ended(nano):
+    """measure() sends its items when it ends the window; runs() lists the run with the
+    input rail's energy the daemon stored, None where nothing was sent (never 0)."""
+    c = edgemon.connect(nano.target)
+    with c.measure("runs-py", items=40) as m:
+        time.sleep(0.3)
+    with c.measure("runs-py-bare"):
+        time.sleep(0.1)
+    w = c.begin_window("runs-py-exit")
+    c.end_window(w.id, items=0, exit_status=3)
+    bad = c.begin_window("runs-py-bad")
+    with pytest.raises(edgemon.InvalidArgument):
+        c.end_window(bad.id, exit_status=256)  # refused before the daemon: left open
+    # The daemon's own check, past the client's: INVALID_ARGUMENT, the window left open.
+    from edgemon.v1 import edgemon_pb2 as pb
+    for req in (pb.EndWindowRequest(id=bad.id, exit_status=300),
+                pb.EndWindowRequest(id=bad.id, items=float("nan")),
+                pb.EndWindowRequest(id=bad.id, items=-1)):
+        with pytest.raises(edgemon.InvalidArgument):
+            c._call("end window", c._stub.EndWindow, req)
+    c.end_window(bad.id, exit_status=255)
+    runs = {r.label: r for r in c.runs(label="runs-py*")}
+    assert sorted(runs) == ["runs-py", "runs-py-bad", "runs-py-bare", "runs-py-exit"], runs
+    r = runs["runs-py"]
+    assert r.id == m.window.id and r.items == 40 and r.exit_status is None
+    assert r.input_rail == "VDD_IN"
+    assert r.energy_j == pytest.approx(m.result.total_energy_j, rel=0.01)
+    assert r.avg_power_w == pytest.approx(r.energy_j / r.duration_s)
+    assert runs["runs-py-bare"].items is None
+    assert runs["runs-py-exit"].items == 0 and runs["runs-py-exit"].exit_status == 3
+    assert runs["runs-py-bad"].exit_status == 255
+    assert [x.id for x in c.runs(since="@%.9f" % (r.start_ns / 1e9 + 1e-6), label="runs-py*")] \
+        == [runs["runs-py-bare"].id, runs["runs-py-exit"].id, runs["runs-py-bad"].id]

@@ -12,6 +12,7 @@
 edgemon_area_tests(edgemon_record_tests 60
   SOURCES ${CMAKE_CURRENT_LIST_DIR}/record_report_test.cc ${CMAKE_CURRENT_LIST_DIR}/supervisor_test.cc
           ${CMAKE_CURRENT_LIST_DIR}/record_html_test.cc ${CMAKE_CURRENT_LIST_DIR}/record_nvtx_test.cc
+          ${CMAKE_CURRENT_LIST_DIR}/compare_test.cc
   LIBS edgemon_cli)
 
 # record --nvtx: a C program annotated with NVTX v3 (nvtx_ranges.c), built

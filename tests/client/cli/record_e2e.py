@@ -20,7 +20,8 @@ output against the simulator's analytic energy, not against itself:
   * --items N and --items-from REGEX give energy per item;
   * attach --window gives the record's energies again;
   * edgemond killed and restarted mid-recording: the stored data is still
-    summarized, with a note.
+    summarized, with a note;
+  * runs, compare and the MLPerf energy report (runs_checks.py).
 
   record_e2e.py --edgemon build/client/cli/edgemon --edgemond build/daemon/edgemond \
       --sim build/daemon/sim/edgemon-sim --fixtures tests/fixtures
@@ -44,6 +45,7 @@ import time
 import traceback
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "e2e"))
 from harness import Checks, analytic_energy_mj, expect, start_sim, stop_process  # noqa: E402 (shared by the e2e scripts)
+import runs_checks  # noqa: E402 (runs, compare, the MLPerf energy report)
 
 ARGS = None
 INTERVAL_MS = 100      # edgemond frame period
@@ -946,6 +948,10 @@ def main():
         checks.run("Ctrl-C in a terminal (tmux)", terminal_ctrl_c, nano)
         checks.run("edgemond killed and restarted mid-recording", daemon_restart, nano)
         checks.run("a SIGKILLed recorder's window closes as abandoned", killed_recorder, nano)
+        checks.run("runs lists repeated runs; compare prints two labels with the difference",
+                   runs_checks.runs_and_compare, nano)
+        checks.run("mlperf_energy.json of an LLM-shaped run passes every rule but the method",
+                   runs_checks.mlperf_report, nano)
     except Exception as e:  # noqa: BLE001
         checks.failed.append(f"setup: {e}")
         traceback.print_exc()

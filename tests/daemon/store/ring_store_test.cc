@@ -25,6 +25,7 @@
 #include "daemon/store/ring_store.h"
 #include "tests/support/fake_clock.h"
 #include "tests/support/orin_inventory.h"
+#include "tests/support/store_schema.h"
 
 namespace edgemon::store {
 namespace {
@@ -731,6 +732,44 @@ TEST(RingStore, WindowsKeepTheirOwner) {
   EXPECT_EQ((*open)[1].owner, "");
 }
 
+// What a run's window carries once ended (WindowResult) is stored with the
+// end, in the same transaction, and read back by every listing; a window
+// ended without one reads as absent (never 0).
+TEST(RingStore, WindowsKeepTheirRunResult) {
+  TempDir dir;
+  const auto path = dir.File("results.db");
+  int64_t run = 0, bare = 0;
+  {
+    auto s = MustOpen(path, Fast());
+    ASSERT_TRUE(s);
+    auto a = s->BeginWindow("resnet50", kT0);
+    auto b = s->BeginWindow("plain", kT0);
+    ASSERT_TRUE(a.ok() && b.ok());
+    run = *a;
+    bare = *b;
+    WindowResult r{12.5, 130, "VDD_IN", 4321.25};
+    ASSERT_TRUE(s->EndWindowFrom(run, kT0 + kSec, kT0 + 3 * kSec, r).ok());
+    ASSERT_TRUE(s->EndWindow(bare, kT0 + 2 * kSec).ok());
+  }
+  auto s = MustOpen(path, Fast());  // durable: read back from the file
+  ASSERT_TRUE(s);
+  auto w = s->GetWindow(run);
+  ASSERT_TRUE(w.ok() && *w);
+  EXPECT_EQ((*w)->start_ns, kT0 + kSec);
+  EXPECT_EQ((*w)->result, (WindowResult{12.5, 130, "VDD_IN", 4321.25}));
+  auto all = s->ListWindows(0, std::numeric_limits<int64_t>::max());
+  ASSERT_TRUE(all.ok());
+  ASSERT_EQ(all->size(), 2u);
+  const Window& plain = (*all)[0].id == bare ? (*all)[0] : (*all)[1];
+  EXPECT_EQ(plain.result, WindowResult{});
+  EXPECT_FALSE(plain.result.items.has_value());
+  EXPECT_FALSE(plain.result.input_energy_mj.has_value());
+  auto closed = s->ClosedWindowsAfter(std::numeric_limits<int64_t>::min(), 0, 0);
+  ASSERT_TRUE(closed.ok());
+  ASSERT_EQ(closed->size(), 2u);
+  EXPECT_EQ(closed->back().result.exit_status, 130);
+}
+
 TEST(RingStore, SchemaOneStoreGetsItsBootSegmentsOnUpgrade) {
   TempDir dir;
   const auto path = dir.File("v1.db");
@@ -749,12 +788,14 @@ TEST(RingStore, SchemaOneStoreGetsItsBootSegmentsOnUpgrade) {
     sqlite3* db = nullptr;
     ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
     ASSERT_EQ(sqlite3_exec(db,
-                           "DROP TABLE push_cursors; DROP TABLE spans; DROP TABLE span_stats; "
-                           "DROP TABLE span_values; "
-                           "DELETE FROM meta WHERE key IN ('spans_from_ns', 'blocks_through_ns'); "
-                           "DROP TABLE boots; DROP TABLE clock_jumps; ALTER TABLE windows DROP "
-                           "COLUMN abandoned; ALTER TABLE windows DROP COLUMN lease_ns; ALTER "
-                           "TABLE windows DROP COLUMN owner; PRAGMA user_version=1",
+                           (std::string(edgemon::testing::kUndoSchema7) +
+                            "DROP TABLE push_cursors; DROP TABLE spans; DROP TABLE span_stats; "
+                            "DROP TABLE span_values; "
+                            "DELETE FROM meta WHERE key IN ('spans_from_ns', 'blocks_through_ns'); "
+                            "DROP TABLE boots; DROP TABLE clock_jumps; ALTER TABLE windows DROP "
+                            "COLUMN abandoned; ALTER TABLE windows DROP COLUMN lease_ns; ALTER "
+                            "TABLE windows DROP COLUMN owner; PRAGMA user_version=1")
+                               .c_str(),
                            nullptr, nullptr, nullptr),
               SQLITE_OK);
     sqlite3_close(db);
@@ -1999,8 +2040,11 @@ TEST(RingStore, PushCursorsPersistAndUpgradeFromSchemaFive) {
   {  // Back to schema 5, as written before push cursors.
     sqlite3* db = nullptr;
     ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
-    ASSERT_EQ(sqlite3_exec(db, "DROP TABLE push_cursors; PRAGMA user_version=5", nullptr, nullptr,
-                           nullptr),
+    ASSERT_EQ(sqlite3_exec(db,
+                           (std::string(edgemon::testing::kUndoSchema7) +
+                            "DROP TABLE push_cursors; PRAGMA user_version=5")
+                               .c_str(),
+                           nullptr, nullptr, nullptr),
               SQLITE_OK);
     sqlite3_close(db);
   }

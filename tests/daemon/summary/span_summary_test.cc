@@ -13,6 +13,7 @@
 
 #include "daemon/summary/summarize.h"
 #include "tests/support/inventory.h"
+#include "tests/support/store_schema.h"
 #include "tests/support/temp_tree.h"
 
 namespace edgemon::summary {
@@ -193,10 +194,12 @@ TEST(SpanSummary, SchemaFourStoreUpgradesAndOlderPeriodsAreReadAsFrames) {
     sqlite3* db = nullptr;
     ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
     ASSERT_EQ(sqlite3_exec(db,
-                           "DROP TABLE push_cursors; DROP TABLE spans; DROP TABLE span_stats; "
-                           "DROP TABLE span_values; "
-                           "DELETE FROM meta WHERE key IN ('spans_from_ns', "
-                           "'blocks_through_ns'); PRAGMA user_version=4",
+                           (std::string(edgemon::testing::kUndoSchema7) +
+                            "DROP TABLE push_cursors; DROP TABLE spans; DROP TABLE span_stats; "
+                            "DROP TABLE span_values; "
+                            "DELETE FROM meta WHERE key IN ('spans_from_ns', "
+                            "'blocks_through_ns'); PRAGMA user_version=4")
+                               .c_str(),
                            nullptr, nullptr, nullptr),
               SQLITE_OK);
     sqlite3_close(db);
