@@ -247,6 +247,7 @@
 #include <string_view>
 #include <vector>
 
+#include "daemon/store/rail_samples.h"
 #include "edgemon/channel.h"
 #include "edgemon/clock.h"
 #include "edgemon/model.h"
@@ -254,7 +255,7 @@
 
 namespace edgemon::store {
 
-inline constexpr int kSchemaVersion = 6;
+inline constexpr int kSchemaVersion = 7;
 // Rollup periods per level-1 span (I15): an hour at the default period.
 inline constexpr int64_t kBlockPeriods = 60;
 
@@ -499,6 +500,15 @@ class RingStore {
   Result<FrameSet> FramesAfter(uint64_t after_seq, size_t limit);
 
   // ---- Push cursors (I16) ----
+
+  // ---- Rail samples (rail_samples.h) ----
+
+  // Queues a chunk for the writer; never blocks (a chunk beyond the queue's
+  // bound is dropped).
+  void AppendRailChunk(RailChunk chunk);
+  // The committed rail samples with from_ns <= t < to_ns, in time order, at
+  // most `limit` (0 or more than kMaxRailSamplesPerRead: that many).
+  Result<RailSamples> RailSamplesBetween(int64_t from_ns, int64_t to_ns, size_t limit);
 
   // nullopt: the destination never had a batch acknowledged.
   Result<std::optional<PushCursor>> GetPushCursor(const std::string& destination);

@@ -141,6 +141,11 @@ const char* const kMigrations[] = {
     "  destination TEXT PRIMARY KEY, seq INTEGER NOT NULL, realtime_ns INTEGER NOT NULL,"
     "  window_end_ns INTEGER NOT NULL, window_id INTEGER NOT NULL,"
     "  updated_ns INTEGER NOT NULL) WITHOUT ROWID;",
+    // 6 -> 7: rail samples taken at a boosted rate (rail_samples.h).
+    "CREATE TABLE rail_chunks("
+    "  id INTEGER PRIMARY KEY, t_ns INTEGER NOT NULL, end_ns INTEGER NOT NULL,"
+    "  count INTEGER NOT NULL, data BLOB NOT NULL);"
+    "CREATE INDEX rail_chunks_by_time ON rail_chunks(t_ns);",
 };
 static_assert(std::size(kMigrations) == kSchemaVersion);
 
