@@ -125,6 +125,9 @@ void RingStore::Impl::AppendRailChunk(RailChunk chunk) {
     }
     ++queued_rail_chunks_;
     queue_.emplace_back(std::move(op));
+    // Written with the frames' next batch (a read Flush()es first), unless
+    // the chunks pile up: then the writer wakes for them.
+    if (queued_rail_chunks_ < kMaxQueuedRailChunks / 4) return;
     sync_pending_ = true;
   }
   cv_.notify_one();

@@ -750,7 +750,8 @@ TEST(RingStore, SchemaOneStoreGetsItsBootSegmentsOnUpgrade) {
     sqlite3* db = nullptr;
     ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
     ASSERT_EQ(sqlite3_exec(db,
-                           "DROP TABLE push_cursors; DROP TABLE spans; DROP TABLE span_stats; "
+                           "DROP TABLE rail_chunks; DROP TABLE push_cursors; DROP TABLE spans; "
+                           "DROP TABLE span_stats; "
                            "DROP TABLE span_values; "
                            "DELETE FROM meta WHERE key IN ('spans_from_ns', 'blocks_through_ns'); "
                            "DROP TABLE boots; DROP TABLE clock_jumps; ALTER TABLE windows DROP "
@@ -1911,9 +1912,10 @@ TEST(RingStore, PushCursorsPersistAndUpgradeFromSchemaFive) {
   {  // Back to schema 5, as written before push cursors.
     sqlite3* db = nullptr;
     ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
-    ASSERT_EQ(sqlite3_exec(db, "DROP TABLE push_cursors; PRAGMA user_version=5", nullptr, nullptr,
-                           nullptr),
-              SQLITE_OK);
+    ASSERT_EQ(
+        sqlite3_exec(db, "DROP TABLE push_cursors; DROP TABLE rail_chunks; PRAGMA user_version=5",
+                     nullptr, nullptr, nullptr),
+        SQLITE_OK);
     sqlite3_close(db);
   }
   {

@@ -193,7 +193,8 @@ TEST(SpanSummary, SchemaFourStoreUpgradesAndOlderPeriodsAreReadAsFrames) {
     sqlite3* db = nullptr;
     ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
     ASSERT_EQ(sqlite3_exec(db,
-                           "DROP TABLE push_cursors; DROP TABLE spans; DROP TABLE span_stats; "
+                           "DROP TABLE rail_chunks; DROP TABLE push_cursors; DROP TABLE spans; "
+                           "DROP TABLE span_stats; "
                            "DROP TABLE span_values; "
                            "DELETE FROM meta WHERE key IN ('spans_from_ns', "
                            "'blocks_through_ns'); PRAGMA user_version=4",
