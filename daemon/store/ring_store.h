@@ -48,6 +48,10 @@
 //   span_values(level, channel,      (I15) per clock channel (IsClock) and
 //     t_ns, value, count)            period or block: how many frames held
 //                                    each value (frequency residency)
+//   rail_chunks(id, t_ns, end_ns,    rail samples taken at a boosted rate,
+//     count, data)                   a chunk per row (rail_samples.h); they
+//                                    go with the raw frames of their time
+//                                    and are capped at RailBytesCap bytes
 //   push_cursors(destination, seq,   (I16) per push destination: the last
 //     realtime_ns, window_end_ns,    frame and the last closed window its
 //     window_id, updated_ns)         receiver acknowledged

@@ -15,6 +15,7 @@
 //                  counters, stats
 //   windows.cc     the windows table
 //   push_cursors.cc  push destinations' cursors (I16)
+//   rail_samples.cc  rail samples kept at a boosted rate (rail_samples.h)
 #pragma once
 
 #include <algorithm>
