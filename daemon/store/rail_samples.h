@@ -12,7 +12,7 @@
 // channel's key (varint length, bytes); varint number of samples; then per
 // sample: varint time since the previous sample (the first: since t_ns),
 // then per channel a varint, 0 for an absent value (missing is not zero) or
-// zigzag(value) + 1. Three rails at 500 Hz cost about 12 bytes a sample.
+// zigzag(value) + 1. Three rails at 500 Hz cost about 10 bytes a sample.
 //
 // Bounds: a chunk holds at most kMaxChunkSamples samples of at most
 // kMaxChunkChannels channels; the table holds at most RailBytesCap(max_bytes)
