@@ -458,6 +458,54 @@ Result<BoostLease> Client::Boost(uint32_t rate_hz, uint32_t duration_ms, uint64_
   return BoostLease{pb.rate_hz(), pb.until_ns(), pb.lease_id()};
 }
 
+Result<RailSampleSet> Client::RailSamples(int64_t window_id, int64_t from_ns, int64_t to_ns) {
+  RailSampleSet out;
+  v1::ReadRailSamplesRequest req;
+  req.set_window_id(window_id);
+  req.set_from_ns(from_ns);
+  req.set_to_ns(to_ns);
+  for (;;) {
+    grpc::ClientContext ctx;
+    impl_->Prepare(ctx);
+    const size_t room = kMaxRailSamples - out.t_ns.size();
+    req.set_limit(static_cast<uint32_t>(std::min<size_t>(room, 100'000)));
+    v1::RailSamples pb;
+    grpc::Status s = impl_->stub->ReadRailSamples(&ctx, req, &pb);
+    if (!s.ok()) return FromGrpc(s);
+    if (out.t_ns.empty()) out.complete_to_ns = pb.complete_to_ns();
+    const size_t before = out.t_ns.size();
+    const size_t n = static_cast<size_t>(pb.t_ns_size());
+    out.t_ns.insert(out.t_ns.end(), pb.t_ns().begin(), pb.t_ns().end());
+    for (auto& col : out.values) col.resize(before + n);  // a rail this page lacks: absent
+    for (const v1::RailColumn& rc : pb.rails()) {
+      if (static_cast<size_t>(rc.values_size()) != n) {
+        return Status::Internal("rail samples: column " + rc.key() + " has " +
+                                std::to_string(rc.values_size()) + " values for " +
+                                std::to_string(n) + " times");
+      }
+      auto it = std::find(out.keys.begin(), out.keys.end(), rc.key());
+      const size_t k = static_cast<size_t>(it - out.keys.begin());
+      if (it == out.keys.end()) {
+        out.keys.push_back(rc.key());
+        out.values.emplace_back(before + n);
+      }
+      auto& col = out.values[k];
+      for (size_t i = 0; i < n; ++i) col[before + i] = rc.values(static_cast<int>(i));
+      for (uint32_t a : rc.absent()) {
+        if (a < n) col[before + a].reset();
+      }
+    }
+    if (!pb.has_next_from_ns() || n == 0) break;
+    if (out.t_ns.size() >= kMaxRailSamples) {
+      out.truncated = true;
+      break;
+    }
+    req.set_from_ns(pb.next_from_ns());
+    if (window_id == 0 && req.from_ns() >= to_ns) break;
+  }
+  return out;
+}
+
 Result<ProcessList> Client::ListProcesses(const std::string& sort, uint32_t limit) {
   grpc::ClientContext ctx;
   impl_->Prepare(ctx);

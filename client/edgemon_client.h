@@ -124,6 +124,18 @@ struct BoostLease {
   uint64_t lease_id = 0;  // renew with Boost(..., lease_id)
 };
 
+// ReadRailSamples, every page: the rail power samples kept at a boosted rate.
+struct RailSampleSet {
+  std::vector<std::string> keys;           // channel keys
+  std::vector<int64_t> t_ns;               // realtime on the frames' timeline, ascending
+  std::vector<std::vector<Value>> values;  // per key, one per t_ns; nullopt: no reading
+  int64_t complete_to_ns = 0;              // every sample before it is stored (RailSamples)
+  bool truncated = false;                  // more than kMaxRailSamples lay in the range
+};
+// The most samples RailSamples reads for one range or window (2 000 000:
+// more than an hour at 500 Hz).
+inline constexpr size_t kMaxRailSamples = 2'000'000;
+
 struct Process {
   int32_t pid = 0;
   std::string user;
@@ -252,6 +264,9 @@ class Client {
   // A new lease (lease_id 0), or a renewal of the lease with that id.
   Result<BoostLease> Boost(uint32_t rate_hz, uint32_t duration_ms, uint64_t lease_id = 0);
   Result<ProcessList> ListProcesses(const std::string& sort = "cpu", uint32_t limit = 0);
+  // The rail samples of window `window_id`, or (window_id 0) of realtime
+  // [from_ns, to_ns), every page, at most kMaxRailSamples (truncated beyond).
+  Result<RailSampleSet> RailSamples(int64_t window_id, int64_t from_ns = 0, int64_t to_ns = 0);
 
   // Starts a Watch on its own thread. on_frame and on_state run on that
   // thread. The stream also stops when `stop` is requested. The returned

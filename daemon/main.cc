@@ -410,6 +410,8 @@ int Run(const Flags& flags) {
   PrintSink print_sink;
   service::WatchHub hub(static_cast<size_t>(config.max_streams));
   sampler.AddSink(&store_sink);
+  // Rail samples at a boosted rate, kept beside the frames (never blocks).
+  sampler.set_rail_sink([&st](store::RailChunk chunk) { st->AppendRailChunk(std::move(chunk)); });
   if (flight) sampler.AddSink(flight.get());
   sampler.AddSink(&hub);
   if (flags.print) sampler.AddSink(&print_sink);

@@ -84,6 +84,11 @@ const Frame& Sampler::Take(bool live, int64_t due_mono_ns) {
     have_last_ = true;
   }
   collection_.Sample(frame_.boottime_ns, frame_);
+  if (!live) {
+    if (capturing_) CaptureRails(frame_.realtime_ns, frame_.values);
+    FlushRails();
+    rail_through_.store(frame_.realtime_ns);
+  }
   std::shared_ptr<const Frame> snapshot;
   for (FrameSink* s : sinks_) {
     if (!live || s->WantsLive()) {
@@ -399,6 +404,7 @@ void Sampler::Run() {
       planned_generation = collection_.generation();
       plan = PlanAndLog(now);
       fast_period = EffectiveEnergyPeriod(plan);
+      capturing_ = plan.energy_period > 0 && fast_period > 0 && rail_sink_ != nullptr;
     }
     const int64_t live_period = plan.live_period;
     // Live ticks keep to the grid of the newest frame's deadline.
@@ -436,8 +442,13 @@ void Sampler::Run() {
     } else if (fast_period > 0 && next_fast == 0) {
       next_fast = now + fast_period;  // a boost just started
     } else if (fast_period > 0 && now >= next_fast) {
-      collection_.SampleFast(clock_.BoottimeNs());
+      const int64_t boot = clock_.BoottimeNs();
+      collection_.SampleFast(boot);
       fast_.fetch_add(1);
+      if (capturing_) {
+        CaptureRails(AddSaturating(boot, collection_.realtime_offset_ns()),
+                     collection_.fast_values());
+      }
       next_fast += fast_period;
       if (next_fast <= now) next_fast += ((now - next_fast) / fast_period + 1) * fast_period;
     } else if (fast_period <= 0) {

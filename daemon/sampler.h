@@ -40,6 +40,13 @@
 // live or frame rate, whichever is fastest) goes into an in-memory log, so
 // a summary states the rate that actually held over its range (RatesBetween).
 //
+// Rail capture: while an energy lease (Boost) is held, every rail power
+// reading the loop takes (fast samples and the frames' own) is appended to
+// a buffer preallocated for a chunk (rail_capture.cc); at each stored frame,
+// or when the buffer is full, the chunk goes to the capture sink (the
+// store's writer queue, which never blocks), so the samples at the boosted
+// rate are kept beside the frames (store/rail_samples.h).
+//
 // Thread safety: Run() on one thread; Stop(), Lease(), Release(),
 // RatesBetween() and the stats accessors from any thread; TickOnce() only
 // when Run() is not running.
@@ -60,6 +67,7 @@
 
 #include "daemon/collect/collection.h"
 #include "daemon/principal.h"
+#include "daemon/store/rail_samples.h"
 #include "edgemon/clock.h"
 #include "edgemon/status.h"
 
@@ -119,6 +127,12 @@ class Sampler {
   Sampler(Collection& collection, Clock& clock, SamplerOptions options);
 
   void AddSink(FrameSink* sink) { sinks_.push_back(sink); }
+  // Where captured rail chunks go (sampler thread; must not block).
+  void set_rail_sink(std::function<void(store::RailChunk)> sink) { rail_sink_ = std::move(sink); }
+  // Realtime (the frames' timeline) up to which every captured rail sample
+  // has been handed to the sink: the newest stored frame's.
+  int64_t rail_captured_through_ns() const { return rail_through_.load(); }
+  uint64_t rail_samples() const { return rail_samples_.load(); }
   // Called after each frame on the sampler thread (systemd watchdog).
   void set_on_frame(std::function<void(const Frame&)> f) { on_frame_ = std::move(f); }
 
@@ -205,6 +219,10 @@ class Sampler {
   Plan PlanAt(int64_t now) const;
   int64_t EffectiveEnergyPeriod(const Plan& plan) const;
   const Frame& Take(bool live, int64_t due_mono_ns);
+  // Rail capture (rail_capture.cc; sampler thread): appends the power rails
+  // of `values` at `realtime_ns`; hands the chunk to the sink.
+  void CaptureRails(int64_t realtime_ns, const std::vector<Value>& values);
+  void FlushRails();
   // frame_ as an immutable snapshot for the sinks, in the memory of an
   // earlier one no sink holds any more where there is one (no allocation
   // in steady state).
@@ -220,6 +238,13 @@ class Sampler {
   SamplerOptions options_;
   std::vector<FrameSink*> sinks_;
   std::function<void(const Frame&)> on_frame_;
+  std::function<void(store::RailChunk)> rail_sink_;
+  bool capturing_ = false;  // an energy lease is held (sampler thread)
+  uint64_t rail_generation_ = 0;
+  std::vector<ChannelId> rail_ids_;  // the power rails captured, for rail_generation_
+  store::RailChunk rail_chunk_;      // being filled; its buffers preallocated
+  std::atomic<int64_t> rail_through_{0};
+  std::atomic<uint64_t> rail_samples_{0};
   Frame frame_;
   // Snapshots handed to sinks, oldest first (sampler thread only); at most
   // kMaxSnapshots are kept for reuse: the store holds a batch of frames

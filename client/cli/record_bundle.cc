@@ -2,16 +2,20 @@
 // report.html, and the writer of the four files (record_bundle.h).
 #include "client/cli/record_bundle.h"
 
+#include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <limits>
 #include <map>
 #include <set>
 #include <sstream>
+#include <thread>
 
 #include "client/cli/cli.h"
 #include "client/report/compare_template.h"
@@ -45,11 +49,11 @@ std::vector<Track> Tracks(const Inventory& inventory) {
   for (const auto& c : inventory.channels) {
     if (c.name.empty() || c.Has(kFlagConstant)) continue;
     if (c.kind == Kind::kRail && c.field == Field::kPower) {
-      out.push_back({c.id, 1, unique(1, c.name, c), "W", 1e-3});
+      out.push_back({c.id, 1, unique(1, c.name, c), "W", 1e-3, &c});
     } else if (c.kind == Kind::kThermal && c.field == Field::kTemp) {
-      out.push_back({c.id, 2, unique(2, c.name, c), "C", 1e-3});
+      out.push_back({c.id, 2, unique(2, c.name, c), "C", 1e-3, &c});
     } else if (IsClockChannel(c)) {
-      out.push_back({c.id, 3, unique(3, c.name, c), "MHz", 1e-3});
+      out.push_back({c.id, 3, unique(3, c.name, c), "MHz", 1e-3, &c});
     }
   }
   return out;
@@ -89,6 +93,27 @@ Status ReadFrames(client::Client& c, int64_t from, int64_t to, std::vector<Frame
 
 namespace {
 
+// The rail samples kept at a boosted rate over [from, to]. The newest of
+// them reach the store with the next frame: read again (for up to three
+// seconds) until the daemon says the range is complete.
+Result<client::RailSampleSet> RailSamples(client::Client& c, int64_t from, int64_t to) {
+  const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(3);
+  for (;;) {
+    auto got = c.RailSamples(0, from, to + 1);
+    if (!got.ok() || got->complete_to_ns > to || std::chrono::steady_clock::now() >= until) {
+      return got;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+}
+
+// The column of `key` in `rails`, or -1.
+int RailColumn(const client::RailSampleSet* rails, const std::string& key) {
+  if (rails == nullptr) return -1;
+  auto it = std::find(rails->keys.begin(), rails->keys.end(), key);
+  return it == rails->keys.end() ? -1 : static_cast<int>(it - rails->keys.begin());
+}
+
 Status WriteFile(const std::filesystem::path& p, const std::string& text) {
   std::ofstream f(p, std::ios::binary | std::ios::trunc);
   f << text;
@@ -116,18 +141,29 @@ bool WriteBundle(client::Client& c, const std::string& dir, const Report& report
   Status read = Frames(c, report.summary.from_ns, report.summary.to_ns, &frames);
   Report r = report;
   if (!read.ok()) r.notes.push_back("samples not read: " + read.ToString());
+  client::RailSampleSet rails;
+  if (auto got = RailSamples(c, report.summary.from_ns, report.summary.to_ns); got.ok()) {
+    rails = std::move(*got);
+    if (rails.truncated) {
+      r.notes.push_back("rail samples: only the first " + std::to_string(client::kMaxRailSamples) +
+                        " of the range were read");
+    }
+  } else if (got.status().code() != StatusCode::kUnimplemented) {
+    // An older daemon keeps none: the frames' readings are all there is.
+    r.notes.push_back("rail samples not read: " + got.status().ToString());
+  }
   namespace fs = std::filesystem;
   const nlohmann::json summary = SummaryJson(r, inventory);
   Status written = WriteFile(fs::path(dir) / "summary.json", JsonText(summary, 2) + "\n");
   if (written.ok()) {
-    written = WriteFile(fs::path(dir) / "samples.csv", SamplesCsv(frames, inventory));
+    written = WriteFile(fs::path(dir) / "samples.csv", SamplesCsv(frames, inventory, &rails));
   }
   if (written.ok()) {
-    written = WriteFile(fs::path(dir) / "trace.json", TraceJson(r, frames, inventory));
+    written = WriteFile(fs::path(dir) / "trace.json", TraceJson(r, frames, inventory, &rails));
   }
   if (written.ok()) {
-    written =
-        WriteFile(fs::path(dir) / "report.html", ReportHtml(ReportData(r, frames, inventory)));
+    written = WriteFile(fs::path(dir) / "report.html",
+                        ReportHtml(ReportData(r, frames, inventory, &rails)));
   }
   if (written.ok()) {
     written =
@@ -147,10 +183,37 @@ bool WriteBundle(client::Client& c, const std::string& dir, const Report& report
   return written.ok();
 }
 
-std::string SamplesCsv(const std::vector<Frame>& frames, const Inventory& inventory) {
+std::vector<std::pair<int64_t, int64_t>> MergedSeries(const std::vector<Frame>& frames,
+                                                      const Channel& channel,
+                                                      const client::RailSampleSet* rails) {
+  std::vector<std::pair<int64_t, int64_t>> out;
+  const int col = RailColumn(rails, channel.Key());
+  size_t k = 0;  // the next rail sample
+  auto rail_until = [&](int64_t t, bool inclusive) {
+    if (col < 0) return;
+    const auto& values = rails->values[static_cast<size_t>(col)];
+    for (; k < rails->t_ns.size() && (rails->t_ns[k] < t || (inclusive && rails->t_ns[k] == t));
+         ++k) {
+      if (values[k]) out.emplace_back(rails->t_ns[k], *values[k]);
+    }
+  };
+  for (const auto& f : frames) {
+    rail_until(f.realtime_ns, false);
+    // A sample at the frame's own time is the frame's reading.
+    while (col >= 0 && k < rails->t_ns.size() && rails->t_ns[k] == f.realtime_ns) ++k;
+    if (auto v = f.Get(channel.id)) out.emplace_back(f.realtime_ns, *v);
+  }
+  rail_until(std::numeric_limits<int64_t>::max(), true);
+  return out;
+}
+
+std::string SamplesCsv(const std::vector<Frame>& frames, const Inventory& inventory,
+                       const client::RailSampleSet* rails) {
   std::vector<const Channel*> cols;
+  std::vector<int> rail_of;  // per column: its column in `rails`, or -1
   for (const auto& c : inventory.channels) {
     if (c.name.empty() || c.Has(kFlagConstant)) continue;
+    const int rc = RailColumn(rails, c.Key());
     bool any = false;
     for (const auto& f : frames) {
       if (f.Get(c.id)) {
@@ -158,7 +221,14 @@ std::string SamplesCsv(const std::vector<Frame>& frames, const Inventory& invent
         break;
       }
     }
-    if (any) cols.push_back(&c);
+    if (!any && rc >= 0) {
+      const auto& vs = rails->values[static_cast<size_t>(rc)];
+      any = std::any_of(vs.begin(), vs.end(), [](const Value& v) { return v.has_value(); });
+    }
+    if (any) {
+      cols.push_back(&c);
+      rail_of.push_back(rc);
+    }
   }
   std::ostringstream o;
   o << "realtime_ns,seq";
@@ -166,7 +236,23 @@ std::string SamplesCsv(const std::vector<Frame>& frames, const Inventory& invent
     o << "," << CsvField(c->Key() + "[" + std::string(ToString(c->unit)) + "]");
   }
   o << "\n";
+  // Rail samples between the frames: rows of their own, without a seq.
+  size_t k = 0;
+  const size_t n = rails != nullptr ? rails->t_ns.size() : 0;
+  auto rail_rows = [&](int64_t before) {
+    for (; k < n && rails->t_ns[k] < before; ++k) {
+      o << rails->t_ns[k] << ",";
+      for (size_t i = 0; i < cols.size(); ++i) {
+        o << ",";
+        if (rail_of[i] < 0) continue;
+        if (const Value& v = rails->values[static_cast<size_t>(rail_of[i])][k]) o << *v;
+      }
+      o << "\n";
+    }
+  };
   for (const auto& f : frames) {
+    rail_rows(f.realtime_ns);
+    while (k < n && rails->t_ns[k] == f.realtime_ns) ++k;  // the frame's own reading
     o << f.realtime_ns << "," << f.seq;
     for (const Channel* c : cols) {
       o << ",";
@@ -174,6 +260,7 @@ std::string SamplesCsv(const std::vector<Frame>& frames, const Inventory& invent
     }
     o << "\n";
   }
+  rail_rows(std::numeric_limits<int64_t>::max());
   return o.str();
 }
 
@@ -182,7 +269,7 @@ std::string SamplesCsv(const std::vector<Frame>& frames, const Inventory& invent
 // 100 ms frames is about a million events, and a DOM of them would take
 // hundreds of MB where the stream takes the text alone.
 std::string TraceJson(const Report& report, const std::vector<Frame>& frames,
-                      const Inventory& inventory) {
+                      const Inventory& inventory, const client::RailSampleSet* rails) {
   using Json = nlohmann::ordered_json;
   std::ostringstream o;
   Json head = {{"displayTimeUnit", "ms"},
@@ -213,14 +300,12 @@ std::string TraceJson(const Report& report, const std::vector<Frame>& frames,
           {"args", {{"sort_index", pid}}}});
   }
   for (const auto& t : Tracks(inventory)) {
-    for (const auto& f : frames) {
-      auto v = f.Get(t.id);
-      if (!v) continue;
+    for (const auto& [at, v] : MergedSeries(frames, *t.channel, rails)) {
       emit({{"ph", "C"},
             {"pid", t.pid},
             {"name", t.name},
-            {"ts", Micros(f.realtime_ns)},
-            {"args", {{t.unit, Round3(static_cast<double>(*v) * t.scale)}}}});
+            {"ts", Micros(at)},
+            {"args", {{t.unit, Round3(static_cast<double>(v) * t.scale)}}}});
     }
   }
   // Slices: the measured range (with --pre/--post), the run, the marks.
@@ -305,7 +390,7 @@ std::string TraceJson(const Report& report, const std::vector<Frame>& frames,
 }
 
 nlohmann::json ReportData(const Report& report, const std::vector<Frame>& frames,
-                          const Inventory& inventory) {
+                          const Inventory& inventory, const client::RailSampleSet* rails) {
   using nlohmann::json;
   json t = json::array();
   for (const auto& f : frames) {
@@ -322,22 +407,59 @@ nlohmann::json ReportData(const Report& report, const std::vector<Frame>& frames
                          {"temp", "Temperatures", "\u00b0C"},
                          {"clock", "Clocks", "MHz"}};
   json groups = json::array();
+  const auto tracks = Tracks(inventory);
+  // Power at the rail samples' times too: every instant any rail has a
+  // point, each line null where it has none.
+  std::vector<int64_t> power_times;
+  std::vector<std::vector<std::pair<int64_t, int64_t>>> power_series;
+  const bool rail_points = rails != nullptr && !rails->t_ns.empty();
+  if (rail_points) {
+    for (const auto& track : tracks) {
+      if (track.pid != 1) continue;
+      power_series.push_back(MergedSeries(frames, *track.channel, rails));
+      for (const auto& p : power_series.back()) power_times.push_back(p.first);
+    }
+    for (const auto& f : frames) power_times.push_back(f.realtime_ns);
+    std::sort(power_times.begin(), power_times.end());
+    power_times.erase(std::unique(power_times.begin(), power_times.end()), power_times.end());
+  }
   for (int pid = 1; pid <= 3; ++pid) {
     json lines = json::array();
-    for (const auto& track : Tracks(inventory)) {
+    size_t power_line = 0;
+    for (const auto& track : tracks) {
       if (track.pid != pid) continue;
       json values = json::array();
-      for (const auto& f : frames) {
-        auto v = f.Get(track.id);
-        values.push_back(v ? json(*v) : json(nullptr));  // missing: a gap, never 0
+      if (pid == 1 && rail_points) {
+        const auto& series = power_series[power_line++];
+        size_t j = 0;
+        for (int64_t at : power_times) {
+          if (j < series.size() && series[j].first == at) {
+            values.push_back(series[j++].second);
+          } else {
+            values.push_back(nullptr);  // missing: a gap, never 0
+          }
+        }
+      } else {
+        for (const auto& f : frames) {
+          auto v = f.Get(track.id);
+          values.push_back(v ? json(*v) : json(nullptr));  // missing: a gap, never 0
+        }
       }
       lines.push_back({{"name", track.name}, {"values", std::move(values)}});
     }
-    groups.push_back({{"id", kinds[pid].id},
-                      {"title", kinds[pid].title},
-                      {"unit", kinds[pid].unit},
-                      {"scale", 1e-3},
-                      {"lines", std::move(lines)}});
+    json group = {{"id", kinds[pid].id},
+                  {"title", kinds[pid].title},
+                  {"unit", kinds[pid].unit},
+                  {"scale", 1e-3},
+                  {"lines", std::move(lines)}};
+    if (pid == 1 && rail_points) {
+      json ts = json::array();
+      for (int64_t at : power_times) {
+        ts.push_back(static_cast<double>((at - report.summary.from_ns) / 1000) / 1e6);
+      }
+      group["t_s"] = std::move(ts);
+    }
+    groups.push_back(std::move(group));
   }
   // Drawn beside power (report.html only, not trace.json's tracks): the GPU's
   // and the CPUs' load in %, the memory in use in MiB.

@@ -73,9 +73,12 @@ nlohmann::json PerfettoManifest();
 // with one line per rail power, thermal zone and CPU/GPU/EMC clock (the
 // trace's counter tracks), then the groups drawn beside power: "load" (the
 // GPUs' and the CPUs' aggregate load, %, scale 0.1) and "memory" (RAM in
-// use, MiB, scale 1/1024); a null where a frame has no value.
+// use, MiB, scale 1/1024); a null where a frame has no value. With `rails`
+// (the rail samples kept at a boosted rate) the power group carries its own
+// "t_s" (seconds of each of its points) and its lines the rail samples
+// between the frames (MergedSeries); the other groups keep the frames' t_s.
 nlohmann::json ReportData(const Report& report, const std::vector<Frame>& frames,
-                          const Inventory& inventory);
+                          const Inventory& inventory, const client::RailSampleSet* rails = nullptr);
 
 // report.html: the template client/report/report.html (compiled in) with
 // `data` in its <script type="application/json" id="edgemon-data"> element.

@@ -212,7 +212,18 @@ nlohmann::json SummaryJson(const Report& report, const Inventory& inventory);
 
 // CSV: "realtime_ns,seq,<key>[<unit>],..." for every channel that is not
 // constant and has a value in some frame; empty cells for absent values.
-std::string SamplesCsv(const std::vector<Frame>& frames, const Inventory& inventory);
+// With `rails` (the rail samples kept at a boosted rate), each rail sample
+// that is not a frame's own reading is a row of its own, in time order, with
+// an empty seq and only its rails' cells filled.
+std::string SamplesCsv(const std::vector<Frame>& frames, const Inventory& inventory,
+                       const client::RailSampleSet* rails = nullptr);
+
+// One channel's values over time: the frames' and, for a rail in `rails`,
+// the rail samples between them (a sample at a frame's own time is that
+// frame's reading, taken once), ascending. Absent values are left out.
+std::vector<std::pair<int64_t, int64_t>> MergedSeries(const std::vector<Frame>& frames,
+                                                      const Channel& channel,
+                                                      const client::RailSampleSet* rails);
 
 // Chrome trace-event JSON ({"traceEvents": [...], "displayTimeUnit": "ms"}),
 // ts in microseconds since the Unix epoch (the daemon's realtime, as PyTorch
@@ -220,9 +231,10 @@ std::string SamplesCsv(const std::vector<Frame>& frames, const Inventory& invent
 // per thermal zone in C (pid 2), per CPU/GPU/EMC clock in MHz (pid 3); slices
 // ("ph":"X", pid 4): the run on tid 1, each mark name on its own tid; with
 // --nvtx, the NVTX ranges on pid 5, one tid per thread of the command, with
-// their energy in args.
+// their energy in args. With `rails`, a rail's counter track holds its
+// samples at the boosted rate (MergedSeries).
 std::string TraceJson(const Report& report, const std::vector<Frame>& frames,
-                      const Inventory& inventory);
+                      const Inventory& inventory, const client::RailSampleSet* rails = nullptr);
 
 // --items-from: feeds the command's output through; every complete line is
 // matched with std::regex_search and the last match wins. The value is the

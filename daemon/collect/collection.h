@@ -59,6 +59,13 @@ class Collection {
   const LiveEnergy& live_energy() const { return live_; }
 
   const Inventory& inventory() const { return inventory_; }
+  // The last SampleFast's values (indexed by channel id; only the rail
+  // collectors' channels are filled), the channels those collectors declared,
+  // and realtime - boottime of the last frame (a fast sample's realtime is
+  // its boottime plus that).
+  const std::vector<Value>& fast_values() const { return fast_values_; }
+  const std::vector<ChannelId>& fast_channels() const { return fast_channels_; }
+  int64_t realtime_offset_ns() const { return realtime_offset_ns_; }
   // Incremented by every discovery; lets consumers notice inventory changes.
   uint64_t generation() const { return generation_; }
   // Read errors counted per channel since start.

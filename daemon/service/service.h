@@ -131,6 +131,10 @@ class TelemetryService final : public v1::Telemetry::CallbackService {
   grpc::ServerUnaryReactor* ListProcesses(grpc::CallbackServerContext* ctx,
                                           const v1::ListProcessesRequest* req,
                                           v1::ListProcessesResponse* resp) override;
+  // rail_samples.cc
+  grpc::ServerUnaryReactor* ReadRailSamples(grpc::CallbackServerContext* ctx,
+                                            const v1::ReadRailSamplesRequest* req,
+                                            v1::RailSamples* resp) override;
 
   // A Watch request checked (interval, channels) and started: its stream
   // slot taken from the hub and, when faster than frames, a live-rate lease

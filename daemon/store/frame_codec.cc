@@ -3,20 +3,8 @@
 #include <cstring>
 
 namespace edgemon::store {
-namespace {
 
-// Writes `v` as a varint at `p`; returns the end (at most 10 bytes on).
-char* PutVarint(uint64_t v, char* p) {
-  while (v >= 0x80) {
-    *p++ = static_cast<char>((v & 0x7f) | 0x80);
-    v >>= 7;
-  }
-  *p++ = static_cast<char>(v);
-  return p;
-}
-
-}  // namespace
-
+using codec_internal::PutVarint;
 namespace codec_internal {
 
 bool SkipVarints(const uint8_t*& p, const uint8_t* end, uint64_t n) {

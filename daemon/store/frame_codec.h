@@ -58,6 +58,15 @@ namespace codec_internal {
 inline uint64_t ZigZag(int64_t v) {
   return (static_cast<uint64_t>(v) << 1) ^ static_cast<uint64_t>(v >> 63);
 }
+// Writes `v` as a varint at `p`; returns the end (at most 10 bytes on).
+inline char* PutVarint(uint64_t v, char* p) {
+  while (v >= 0x80) {
+    *p++ = static_cast<char>((v & 0x7f) | 0x80);
+    v >>= 7;
+  }
+  *p++ = static_cast<char>(v);
+  return p;
+}
 inline int64_t UnZigZag(uint64_t u) {
   return static_cast<int64_t>(u >> 1) ^ -static_cast<int64_t>(u & 1);
 }

@@ -467,6 +467,13 @@ Result<std::optional<PushCursor>> RingStore::GetPushCursor(const std::string& de
 Status RingStore::SetPushCursor(const std::string& destination, const PushCursor& cursor) {
   return Guarded("SetPushCursor", [&] { return impl_->SetPushCursor(destination, cursor); });
 }
+void RingStore::AppendRailChunk(RailChunk chunk) {
+  impl_->AppendRailChunk(std::move(chunk));
+}
+Result<RailSamples> RingStore::RailSamplesBetween(int64_t from_ns, int64_t to_ns, size_t limit) {
+  return Guarded("RailSamplesBetween",
+                 [&] { return impl_->RailSamplesBetween(from_ns, to_ns, limit); });
+}
 size_t RingStore::max_windows() const {
   return impl_->max_windows();
 }

@@ -49,6 +49,10 @@
 //   span_values(level, channel,      (I15) per clock channel (IsClock) and
 //     t_ns, value, count)            period or block: how many frames held
 //                                    each value (frequency residency)
+//   rail_chunks(id, t_ns, end_ns,    rail samples taken at a boosted rate,
+//     count, data)                   a chunk per row (rail_samples.h); they
+//                                    go with the raw frames of their time
+//                                    and are capped at RailBytesCap bytes
 //   push_cursors(destination, seq,   (I16) per push destination: the last
 //     realtime_ns, window_end_ns,    frame and the last closed window its
 //     window_id, updated_ns)         receiver acknowledged
@@ -248,6 +252,7 @@
 #include <string_view>
 #include <vector>
 
+#include "daemon/store/rail_samples.h"
 #include "edgemon/channel.h"
 #include "edgemon/clock.h"
 #include "edgemon/model.h"
@@ -255,7 +260,7 @@
 
 namespace edgemon::store {
 
-inline constexpr int kSchemaVersion = 7;
+inline constexpr int kSchemaVersion = 8;
 // Rollup periods per level-1 span (I15): an hour at the default period.
 inline constexpr int64_t kBlockPeriods = 60;
 
@@ -503,6 +508,15 @@ class RingStore {
   Result<FrameSet> FramesAfter(uint64_t after_seq, size_t limit);
 
   // ---- Push cursors (I16) ----
+
+  // ---- Rail samples (rail_samples.h) ----
+
+  // Queues a chunk for the writer; never blocks (a chunk beyond the queue's
+  // bound is dropped).
+  void AppendRailChunk(RailChunk chunk);
+  // The committed rail samples with from_ns <= t < to_ns, in time order, at
+  // most `limit` (0 or more than kMaxRailSamplesPerRead: that many).
+  Result<RailSamples> RailSamplesBetween(int64_t from_ns, int64_t to_ns, size_t limit);
 
   // nullopt: the destination never had a batch acknowledged.
   Result<std::optional<PushCursor>> GetPushCursor(const std::string& destination);

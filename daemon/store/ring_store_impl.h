@@ -15,6 +15,7 @@
 //                  counters, stats
 //   windows.cc     the windows table
 //   push_cursors.cc  push destinations' cursors (I16)
+//   rail_samples.cc  rail samples kept at a boosted rate (rail_samples.h)
 #pragma once
 
 #include <algorithm>
@@ -238,6 +239,8 @@ class RingStore::Impl {
   Result<std::vector<Window>> OpenWindows();
   Result<std::vector<Window>> ClosedWindowsAfter(int64_t end_ns, int64_t id, size_t limit);
   Result<std::optional<PushCursor>> GetPushCursor(const std::string& destination);
+  void AppendRailChunk(RailChunk chunk);
+  Result<RailSamples> RailSamplesBetween(int64_t from_ns, int64_t to_ns, size_t limit);
   Status SetPushCursor(const std::string& destination, const PushCursor& cursor);
   size_t max_windows() const {
     if (options_.max_bytes <= 0) return 65536;
@@ -279,7 +282,15 @@ class RingStore::Impl {
  private:
   // ---- Queue items ----
   struct SyncOp {
-    enum class Kind { kFlush, kBeginWindow, kEndWindow, kAddWindow, kSetMaxPages, kSetCursor } kind;
+    enum class Kind {
+      kFlush,
+      kBeginWindow,
+      kEndWindow,
+      kAddWindow,
+      kSetMaxPages,
+      kSetCursor,
+      kRailChunk,  // rail_samples.cc: nobody waits for it
+    } kind;
     std::string label;
     int64_t a = 0;
     int64_t b = 0;
@@ -288,6 +299,7 @@ class RingStore::Impl {
     std::optional<int64_t> d;  // EndWindow: the start moved here
     WindowResult result;       // EndWindow
     std::promise<Result<int64_t>> done;
+    std::shared_ptr<const RailChunk> rail;  // kRailChunk
   };
   using InventoryPtr = std::shared_ptr<const std::vector<Channel>>;
   // A frame as the sampler shared it (never changed here), and its seq (I2).
@@ -317,7 +329,8 @@ class RingStore::Impl {
   Status HandleSyncOp(SyncOp& op, Result<int64_t>& result);
   Result<int64_t> InsertWindow(const SyncOp& op);
   Status WriteWindowEnd(const SyncOp& op);
-  Status WriteCursor(const SyncOp& op);  // push_cursors.cc
+  Status WriteCursor(const SyncOp& op);     // push_cursors.cc
+  Status WriteRailChunk(const SyncOp& op);  // rail_samples.cc
   void ApplyInventory(const std::vector<Channel>& channels);
   void Ingest(const Frame& frame, uint64_t seq);
   // The realtime frame `seq` sampled at (`boottime_ns`, `realtime_ns`) is
@@ -417,6 +430,11 @@ class RingStore::Impl {
   std::mutex stats_mu_;
   StoreStats counters_;
   uint64_t queue_dropped_ = 0;  // guarded by mu_
+  // Rail chunks queued and not yet written; beyond the bound a chunk is
+  // dropped and counted (the sampler never waits).
+  static constexpr size_t kMaxQueuedRailChunks = 64;
+  size_t queued_rail_chunks_ = 0;     // guarded by mu_
+  uint64_t rail_chunks_dropped_ = 0;  // guarded by mu_
 
   // ---- Read connections: guarded by pool_mu_ ----
   std::mutex pool_mu_;

@@ -147,6 +147,11 @@ const char* const kMigrations[] = {
      "ALTER TABLE windows ADD COLUMN exit_status INTEGER;"
      "ALTER TABLE windows ADD COLUMN input_rail TEXT NOT NULL DEFAULT '';"
      "ALTER TABLE windows ADD COLUMN input_energy_mj REAL;"),
+    // 7 -> 8: rail samples taken at a boosted rate (rail_samples.h).
+    "CREATE TABLE rail_chunks("
+    "  id INTEGER PRIMARY KEY, t_ns INTEGER NOT NULL, end_ns INTEGER NOT NULL,"
+    "  count INTEGER NOT NULL, data BLOB NOT NULL);"
+    "CREATE INDEX rail_chunks_by_time ON rail_chunks(t_ns);",
 };
 static_assert(std::size(kMigrations) == kSchemaVersion);
 

@@ -183,7 +183,7 @@ Status RingStore::Impl::HandleSyncOp(SyncOp& op, Result<int64_t>& result) {
   // Everything queued before the op, except for a push cursor: it depends
   // on no queued frame (a shipper reads committed frames only), and forcing
   // a batch out early would cost flash a second transaction (I16).
-  Status committed = op.kind == K::kSetCursor ? Status::Ok() : Commit();
+  Status committed = op.kind == K::kSetCursor || op.kind == K::kRailChunk ? Status::Ok() : Commit();
   if (op.kind != K::kFlush && damaged()) {
     return Status::Internal("the store is damaged (" + damage() + ")");
   }
@@ -217,6 +217,11 @@ Status RingStore::Impl::HandleSyncOp(SyncOp& op, Result<int64_t>& result) {
     }
     case K::kSetCursor: {
       if (Status s = WriteCursor(op); !s.ok()) return s;
+      result = int64_t{0};
+      return Status::Ok();
+    }
+    case K::kRailChunk: {
+      if (Status s = WriteRailChunk(op); !s.ok()) return s;
       result = int64_t{0};
       return Status::Ok();
     }

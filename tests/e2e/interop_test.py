@@ -349,7 +349,7 @@ class Interop:
         fd = descriptor_pb2.FileDescriptorProto.FromString(files[0])
         methods = {m.name for s in fd.service for m in s.method}
         want = {"GetDeviceInfo", "GetLatest", "Watch", "Query", "BeginWindow", "EndWindow",
-                "ListWindows", "Summarize", "Boost", "ListProcesses"}
+                "ListWindows", "Summarize", "Boost", "ListProcesses", "ReadRailSamples"}
         expect(fd.package == "edgemon.v1" and want <= methods, f"{fd.package} {methods}")
 
     # --- bad input
@@ -399,6 +399,18 @@ class Interop:
                                                  timeout=5), {inval}),
             ("ListProcesses bad sort",
              lambda: s.ListProcesses(pb.ListProcessesRequest(sort="bogus"), timeout=5), {inval}),
+            ("ReadRailSamples reversed range",
+             lambda: s.ReadRailSamples(pb.ReadRailSamplesRequest(from_ns=10, to_ns=5),
+                                       timeout=5), {inval}),
+            ("ReadRailSamples limit above 100000",
+             lambda: s.ReadRailSamples(pb.ReadRailSamplesRequest(window_id=1, limit=100001),
+                                       timeout=5), {inval}),
+            ("ReadRailSamples negative window",
+             lambda: s.ReadRailSamples(pb.ReadRailSamplesRequest(window_id=-3), timeout=5),
+             {inval}),
+            ("ReadRailSamples unknown window",
+             lambda: s.ReadRailSamples(pb.ReadRailSamplesRequest(window_id=987654321),
+                                       timeout=5), {nf}),
         ]
         bad = []
         for what, fn, codes in cases:

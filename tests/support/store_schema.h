@@ -4,6 +4,9 @@
 
 namespace edgemon::testing {
 
+// 8 -> 7: the rail samples kept at a boosted rate.
+inline constexpr const char* kUndoSchema8 = "DROP TABLE rail_chunks; ";
+
 // 7 -> 6: the windows' run results (WindowResult).
 inline constexpr const char* kUndoSchema7 =
     "ALTER TABLE windows DROP COLUMN items; ALTER TABLE windows DROP COLUMN exit_status; "

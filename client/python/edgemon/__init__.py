@@ -21,7 +21,7 @@ _check_versions()
 
 from ._errors import Error, InvalidArgument, NotFound, PermissionDenied, Unavailable  # noqa: E402
 from ._model import (Board, BucketRow, Channel, Clocked, Cpu, DeviceInfo, Engine,  # noqa: E402
-                     Fan, Memory, Rail, Row, Rows, Run, Snapshot)
+                     Fan, Memory, Rail, RailSamples, Row, Rows, Run, Snapshot)
 from ._client import DEFAULT_TARGET, Client, connect  # noqa: E402
 from ._control import DEFAULT_CONTROL_TARGET, Control, Lease, control  # noqa: E402
 from ._measure import (Baseline, Measurement, PerItem, Phase, RailEnergy, Result,  # noqa: E402
@@ -34,7 +34,7 @@ __all__ = [
     "control", "Control", "Lease", "DEFAULT_CONTROL_TARGET",
     "Error", "Unavailable", "PermissionDenied", "InvalidArgument", "NotFound",
     "Snapshot", "DeviceInfo", "Board", "Channel", "Rail", "Cpu", "Clocked", "Fan", "Engine",
-    "Memory", "Rows", "Row", "BucketRow", "Run",
+    "Memory", "Rows", "Row", "BucketRow", "Run", "RailSamples",
     "Measurement", "Result", "RailEnergy", "TempRange", "LoadRange", "PerItem", "Phase",
     "Baseline", "Spread",
 ]

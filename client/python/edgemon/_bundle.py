@@ -466,17 +466,63 @@ def _csv_cell(s: str) -> str:
     return '"' + s.replace('"', '""') + '"'
 
 
-def samples_csv(frames: List[Any], device: Any) -> str:
+def merged_series(frames: List[Any], channel: Any, rails: Any) -> List[Tuple[int, int]]:
+    """One channel's (time, value) points: the frames' and, for a rail in
+    ``rails`` (RailSamples), the rail samples between them (a sample at a
+    frame's own time is that frame's reading), ascending; absent values left
+    out (MergedSeries of the edgemon command)."""
+    col = rails.raw.get(channel.key) if rails is not None else None
+    if col is None:
+        out = []
+        for f in frames:
+            v = dict(zip(f.ids, f.values)).get(channel.id)
+            if v is not None:
+                out.append((f.realtime_ns, v))
+        return out
+    frame_times = {f.realtime_ns for f in frames}
+    points = [(t, v) for t, v in zip(rails.t_ns, col) if v is not None and t not in frame_times]
+    for f in frames:
+        v = dict(zip(f.ids, f.values)).get(channel.id)
+        if v is not None:
+            points.append((f.realtime_ns, v))
+    points.sort(key=lambda p: p[0])
+    return points
+
+
+def samples_csv(frames: List[Any], device: Any, rails: Any = None) -> str:
+    """One row per frame; with ``rails`` (RailSamples), each rail sample
+    between the frames is a row of its own with an empty seq and only its
+    rails' cells (SamplesCsv of the edgemon command)."""
     cols = _columns(frames, device)
+    raw = rails.raw if rails is not None else {}
+    have = {c.key for c in cols}
+    for c in device.channels:  # a rail with samples but no frame value
+        if (c.name and not c.constant and c.key not in have and
+                any(v is not None for v in raw.get(c.key, ()))):
+            cols.append(c)
+    cols.sort(key=lambda c: c.id)
     lines = ["realtime_ns,seq" + "".join("," + _csv_cell("%s[%s]" % (c.key, c.unit))
                                          for c in cols)]
-    for f in frames:
+    rows = []  # type: List[Tuple[int, int, str]]
+    for k, f in enumerate(frames):
         vals = dict(zip(f.ids, f.values))
         row = "%d,%d" % (f.realtime_ns, f.seq)
         for c in cols:
             v = vals.get(c.id)
             row += "," + ("" if v is None else str(v))
-        lines.append(row)
+        rows.append((f.realtime_ns, k, row))
+    if rails is not None:
+        frame_times = {f.realtime_ns for f in frames}
+        for i, t in enumerate(rails.t_ns):
+            if t in frame_times:
+                continue  # the frame's own reading
+            row = "%d," % t
+            for c in cols:
+                v = raw[c.key][i] if c.key in raw else None
+                row += "," + ("" if v is None else str(v))
+            rows.append((t, -1, row))
+    rows.sort(key=lambda r: (r[0], r[1]))
+    lines.extend(r[2] for r in rows)
     return "\n".join(lines) + "\n"
 
 
@@ -507,7 +553,7 @@ def _energy_args(s: Any) -> Dict[str, Optional[float]]:
     return {r.name: present(r, "energy_mj", 1000.0) for r in s.rails}
 
 
-def trace_json(result: Any, frames: List[Any], device: Any) -> str:
+def trace_json(result: Any, frames: List[Any], device: Any, rails: Any = None) -> str:
     events = []  # type: List[str]
     head = ('{"displayTimeUnit":"ms","otherData":{"generator":"edgemon record",'
             '"clock":"realtime (Unix epoch), ts in microseconds","board":%s},"traceEvents":['
@@ -517,14 +563,11 @@ def trace_json(result: Any, frames: List[Any], device: Any) -> str:
                       % (pid, _dump(_PROCESS_NAMES[pid])))
         events.append('{"ph":"M","pid":%d,"tid":0,"name":"process_sort_index",'
                       '"args":{"sort_index":%d}}' % (pid, pid))
-    values = [dict(zip(f.ids, f.values)) for f in frames]
+    by_id = {c.id: c for c in device.channels}
     for cid, pid, name, unit, scale in _tracks(device):
-        for f, vals in zip(frames, values):
-            v = vals.get(cid)
-            if v is None:
-                continue
+        for t, v in merged_series(frames, by_id[cid], rails):
             events.append('{"ph":"C","pid":%d,"name":%s,"ts":%s,"args":{"%s":%s}}' %
-                          (pid, _dump(name), micros(f.realtime_ns), unit, fixed(v * scale, 3)))
+                          (pid, _dump(name), micros(t), unit, fixed(v * scale, 3)))
 
     def args_dump(a: Dict[str, Any]) -> str:
         return json.dumps(a, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
@@ -568,7 +611,7 @@ _CHARTS = {1: ("power", "Power per rail", "W"), 2: ("temp", "Temperatures", "\u0
 
 
 def report_data(result: Any, frames: List[Any], device: Any,
-                summary: Dict[str, Any]) -> Dict[str, Any]:
+                summary: Dict[str, Any], rails: Any = None) -> Dict[str, Any]:
     """The data of report.html, in the shape ReportData of
     client/cli/record_bundle.h gives: the summary, each phase's rail tree and
     one line per rail power, thermal zone and clock, a None where a frame
@@ -581,7 +624,18 @@ def report_data(result: Any, frames: List[Any], device: Any,
         gid, title, unit = _CHARTS[pid]
         lines = [{"name": name, "values": [v.get(cid) for v in values]}
                  for cid, tpid, name, _, _ in tracks if tpid == pid]
-        groups.append({"id": gid, "title": title, "unit": unit, "scale": 1e-3, "lines": lines})
+        group = {"id": gid, "title": title, "unit": unit, "scale": 1e-3,
+                 "lines": lines}  # type: Dict[str, Any]
+        if pid == 1 and rails is not None and rails.t_ns:
+            # Power at the rail samples' times too: its own t_s.
+            by_id = {c.id: c for c in device.channels}
+            series = [dict(merged_series(frames, by_id[cid], rails))
+                      for cid, tpid, _, _, _ in tracks if tpid == 1]
+            times = sorted(set(f.realtime_ns for f in frames).union(*series))
+            for line, points in zip(lines, series):
+                line["values"] = [points.get(t) for t in times]
+            group["t_s"] = [((t - from_ns) // 1000) / 1e6 for t in times]
+        groups.append(group)
     # Drawn beside power (report.html only): GPU and CPU load in %, memory in MiB.
     extras = (("load", "GPU and CPU load", "%", 0.1,
                lambda c: c.field == "load" and (c.kind == "gpu" or
@@ -678,12 +732,19 @@ def save(result: Any, directory: str) -> None:
     if note:
         notes.append(note)
     notes.extend(getattr(result, "nvtx_notes", []))
+    rails = None
+    try:
+        rails = result.rail_samples
+        if rails is not None and rails.truncated:
+            notes.append("rail samples: only the first 2000000 of the range were read")
+    except _errors.Error as e:
+        notes.append("rail samples not read: %s" % e)
     summary = summary_json(result, device, client.target, notes, throttle_summary(device, ranges))
     files = {
         "summary.json": json.dumps(summary, indent=2, sort_keys=True, ensure_ascii=False) + "\n",
-        "samples.csv": samples_csv(frames, device),
-        "trace.json": trace_json(result, frames, device),
-        "report.html": report_html(report_data(result, frames, device, summary)),
+        "samples.csv": samples_csv(frames, device, rails),
+        "trace.json": trace_json(result, frames, device, rails),
+        "report.html": report_html(report_data(result, frames, device, summary, rails)),
     }
     for name, text in files.items():
         path = os.path.join(directory, name)

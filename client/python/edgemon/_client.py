@@ -8,13 +8,13 @@ import re
 import stat
 import threading
 import time
-from typing import Any, Callable, Iterator, List, Optional, Sequence, Union
+from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Union
 
 import grpc
 
 from . import _check, _errors, _timespec
-from ._model import (BucketRow, DeviceInfo, Row, Rows, Run, Snapshot, decode_frame_values,
-                     device_from_proto, run_from_proto)
+from ._model import (MAX_RAIL_SAMPLES, BucketRow, DeviceInfo, RailSamples, Row, Rows, Run,
+                     Snapshot, decode_frame_values, device_from_proto, run_from_proto)
 from .v1 import edgemon_pb2 as pb
 from .v1 import edgemon_pb2_grpc as pb_grpc
 
@@ -416,6 +416,52 @@ class Client(object):
                                                         _check.MAX_INTERVAL_MS, "seconds"))
         r = self._call("boost", self._stub.Boost, req)
         return r.rate_hz
+
+    def rail_samples(self, window_id: Optional[int] = None, since: TimeLike = None,
+                     until: TimeLike = None) -> RailSamples:
+        """The rail power samples kept while a boost was held (the rate that
+        held), of window ``window_id`` or of [since, until): a
+        :class:`RailSamples`, every page, at most 2 000 000 samples."""
+        if window_id is not None:
+            req = pb.ReadRailSamplesRequest(window_id=_window_id(window_id))
+        else:
+            now = self.daemon_now_ns()
+            req = pb.ReadRailSamplesRequest(
+                from_ns=as_ns(since, now, "since") if since is not None else 0,
+                to_ns=as_ns(until, now, "until") if until is not None else now)
+        return self._rail_samples(req)
+
+    def _rail_samples(self, req: Any) -> RailSamples:
+        """Every page of ReadRailSamples for ``req``."""
+        t_ns = []  # type: List[int]
+        raw = {}  # type: Dict[str, List[Optional[int]]]
+        complete = None  # type: Optional[int]
+        truncated = False
+        while True:  # every page
+            req.limit = min(MAX_RAIL_SAMPLES - len(t_ns), 100000)
+            page = self._call("rail samples", self._stub.ReadRailSamples, req)
+            if complete is None:
+                complete = page.complete_to_ns
+            before, n = len(t_ns), len(page.t_ns)
+            t_ns.extend(page.t_ns)
+            for col in raw.values():  # a rail this page lacks: no reading
+                col.extend([None] * n)
+            for rc in page.rails:
+                if len(rc.values) != n:
+                    raise _errors.Error("edgemon: rail samples: column %s has %d values for %d "
+                                        "times" % (rc.key, len(rc.values), n))
+                col = raw.setdefault(rc.key, [None] * (before + n))
+                col[before:] = list(rc.values)
+                for a in rc.absent:
+                    if a < n:
+                        col[before + a] = None
+            if not page.HasField("next_from_ns") or n == 0:
+                break
+            if len(t_ns) >= MAX_RAIL_SAMPLES:
+                truncated = True
+                break
+            req.from_ns = page.next_from_ns
+        return RailSamples(t_ns, raw, complete or 0, truncated)
 
     def begin_window(self, label: str, lease: Optional[float] = None,
                      boottime_ns: Optional[int] = None) -> Any:

@@ -9,6 +9,7 @@ from typing import Any, Callable, Dict, List, NamedTuple, Optional, Set, TypeVar
 
 from . import _check, _errors
 from ._bundle import present
+from .v1 import edgemon_pb2 as pb
 
 # A measurement's boost lease: renewed every third of it while the block runs.
 _BOOST_LEASE_S = 10.0
@@ -240,6 +241,7 @@ class Result(object):
         # measure(nvtx=True): summary.json's "nvtx" entries (None without nvtx).
         self.nvtx = None  # type: Optional[List[Dict[str, Any]]]
         self.nvtx_notes = []  # type: List[str]
+        self._rail_samples = None  # type: Any
         self.rails = {r.name: RailEnergy(r.name, r.parent, r.input,
                                          present(r, "energy_mj", 1000.0),
                                          present(r, "avg_power_mw", 1000.0),
@@ -348,6 +350,17 @@ class Result(object):
                        n / span.duration_s if span.duration_s > 0 else None,
                        above / n if above is not None else None, self.items_phase or None)
 
+    @property
+    def rail_samples(self) -> Any:
+        """The rail power samples the daemon kept over the result's range
+        while the boost (``rate_hz``) was held, at the rate that held: a
+        :class:`RailSamples` (read once, on first use; empty without a
+        boost). None for a result without a client."""
+        if self._rail_samples is None and self._client is not None:
+            self._rail_samples = read_rail_samples(self._client, self.summary.from_ns,
+                                                   self.summary.to_ns)
+        return self._rail_samples
+
     def save(self, directory: str) -> None:
         """Writes summary.json, samples.csv and trace.json, the bundle of
         ``edgemon record --out``."""
@@ -359,6 +372,18 @@ class Result(object):
         return "<edgemon.Result %r %.3f s %s>" % (
             self.label, self.duration_s,
             "%.3f J" % total if total is not None else "no input rail")
+
+
+def read_rail_samples(client: Any, from_ns: int, to_ns: int) -> Any:
+    """The kept rail samples of [from_ns, to_ns]; the newest reach the store
+    with the next frame, so this reads again (for up to 3 s) until the daemon
+    says the range is complete."""
+    deadline = time.monotonic() + 3
+    while True:
+        got = client._rail_samples(pb.ReadRailSamplesRequest(from_ns=from_ns, to_ns=to_ns + 1))
+        if got.complete_to_ns > to_ns or time.monotonic() >= deadline:
+            return got
+        time.sleep(0.1)
 
 
 def _wait_for_frame_after(client: Any, t_ns: int, interval_s: float, deadline: float) -> None:

@@ -140,6 +140,28 @@ def device_from_proto(d: Any) -> DeviceInfo:
                       energy_rate_hz=d.energy_rate_hz, api_version=d.api_version)
 
 
+class RailSamples(NamedTuple):
+    """The rail power samples the daemon kept while a boost was held, at the
+    rate that held. ``t_ns``: realtime of each sample, ascending; ``raw``:
+    {channel key: [mW or None per sample]} (None: no reading, never 0);
+    ``complete_to_ns``: every sample before it is stored; ``truncated``: the
+    range held more than the 2 000 000 samples read."""
+    t_ns: List[int]
+    raw: Dict[str, List[Optional[int]]]
+    complete_to_ns: int
+    truncated: bool
+
+    @property
+    def power_w(self) -> Dict[str, List[Optional[float]]]:
+        """{rail name: [W or None per sample]}."""
+        return {"/".join(k.split("/")[1:-1]): [None if v is None else v / 1000.0 for v in vs]
+                for k, vs in self.raw.items()}
+
+
+# The most samples Client.rail_samples reads for one window or range.
+MAX_RAIL_SAMPLES = 2000000
+
+
 class Rail(NamedTuple):
     """A power rail. ``input``: the board's input rail (the board total)."""
     name: str

@@ -665,3 +665,28 @@ def test_runs_list_what_each_window_stored_when_it_ended(nano):
     assert runs["runs-py-bad"].exit_status == 255
     assert [x.id for x in c.runs(since="@%.9f" % (r.start_ns / 1e9 + 1e-6), label="runs-py*")] \
         == [runs["runs-py-bare"].id, runs["runs-py-exit"].id, runs["runs-py-bad"].id]
+
+
+def test_measure_keeps_the_rail_samples_at_the_boosted_rate(nano, tmp_path):
+    """measure(rate_hz=500): result.rail_samples holds the samples taken at
+    500 Hz, and Result.save() writes them as `edgemon attach --window` does."""
+    c = edgemon.connect(nano.target)
+    with c.measure("kept", rate_hz=500) as m:
+        time.sleep(1.0)
+    r = m.result
+    rs = r.rail_samples
+    inp = next(x.name for x in r.rails.values() if x.input)
+    watts = [v for v in rs.power_w[inp] if v is not None]
+    assert len(watts) >= 400, "%d %s samples for 1 s at 500 Hz" % (len(watts), inp)
+    assert rs.t_ns == sorted(rs.t_ns) and r.summary.from_ns <= rs.t_ns[0]
+    assert rs.t_ns[-1] <= r.summary.to_ns
+    out = str(tmp_path / "py")
+    r.save(out)
+    ref = str(tmp_path / "cli")
+    nano.cli("attach", "--window", str(r.window_id), "--out", ref)
+    with open(os.path.join(out, "samples.csv")) as f1, \
+            open(os.path.join(ref, "samples.csv")) as f2:
+        a, b = f1.read(), f2.read()
+    assert a == b
+    rows = [line.split(",") for line in a.splitlines()]
+    assert sum(1 for row in rows[1:] if row[1] == "") >= 300  # rows between the frames

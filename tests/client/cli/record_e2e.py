@@ -29,6 +29,7 @@ output against the simulator's analytic energy, not against itself:
 The last line is "N passed, M failed"; the exit status is non-zero on failure.
 """
 import argparse
+import csv
 import json
 import math
 import os
@@ -689,6 +690,58 @@ def rate_boost(board):
     check_rail_energies(board, s)
 
 
+def rail_columns(path):
+    """samples.csv as (header, rows of cells)."""
+    with open(path) as f:
+        rows = list(csv.reader(f))
+    return rows[0], rows[1:]
+
+
+def kept_samples(board):
+    """record --rate 500: the rail samples taken at 500 Hz are kept with the
+    window and written into samples.csv (rows without a seq between the
+    frames) and trace.json; attach --window gives the same samples later."""
+    out = os.path.join(board.tmp, "kept")
+    r = board.edgemon("record", "--rate", "500", "--out", out, "--", "sleep", "2")
+    expect(r.returncode == 0, r.stderr)
+    s = load(os.path.join(out, "summary.json"))
+    inp = next(x["name"] for x in s["rails"] if x["input"])
+    head, rows = rail_columns(os.path.join(out, "samples.csv"))
+    col = head.index(f"rail/{inp}/power[mW]")
+    points = [(int(row[0]), int(row[col])) for row in rows if row[col] != ""]
+    rail_rows = [row for row in rows if row[1] == ""]
+    print(f"    samples.csv: {len(points)} {inp} samples, {len(rail_rows)} rows between"
+          f" {len(rows) - len(rail_rows)} frames")
+    expect(len(points) >= 800, f"{len(points)} {inp} samples in samples.csv for 2 s at 500 Hz")
+    times = [t for t, _ in points]
+    expect(times == sorted(times) and len(set(times)) == len(times), "rows out of time order")
+    # Each sample on the simulator's power at its own time.
+    worst = max(abs(v - board.power_mw(inp, t)) / board.power_mw(inp, t) for t, v in points)
+    expect(worst < 0.05, f"a sample {worst * 100:.1f} % off the analytic power")
+    # A rail sample row holds rails only: the frame-rate channels stay blank.
+    temp = next(i for i, h in enumerate(head) if h.startswith("thermal/"))
+    expect(all(row[temp] == "" for row in rail_rows), "a temperature in a rail sample row")
+    trace = load(os.path.join(out, "trace.json"))
+    events = [e for e in trace["traceEvents"] if e["ph"] == "C" and e["name"] == inp]
+    expect(len(events) == len(points), f"{len(events)} {inp} counter events, {len(points)} in CSV")
+    # attach of the window, afterwards: the same samples.
+    again = os.path.join(board.tmp, "kept-attach")
+    r = board.edgemon("attach", "--window", str(s["window"]["id"]), "--out", again)
+    expect(r.returncode == 0, r.stderr)
+    head2, rows2 = rail_columns(os.path.join(again, "samples.csv"))
+    col2 = head2.index(f"rail/{inp}/power[mW]")
+    points2 = [(int(row[0]), int(row[col2])) for row in rows2 if row[col2] != ""]
+    # record's range is the window's (no --pre/--post): the same points.
+    expect(points2 == points, f"attach: {len(points2)} samples, record: {len(points)}")
+    with open(os.path.join(out, "report.html")) as f:
+        data = json.loads(re.search(r'id="edgemon-data">(.*?)</script>', f.read(), re.S).group(1))
+    power = next(g for g in data["series"]["groups"] if g["id"] == "power")
+    line = next(ln for ln in power["lines"] if ln["name"] == inp)
+    drawn = [v for v in line["values"] if v is not None]
+    expect(len(power.get("t_s", [])) == len(line["values"]) and len(drawn) == len(points),
+           f"report.html: {len(drawn)} {inp} points, {len(points)} samples")
+
+
 def concurrent_rates(board):
     """Two records at once, --rate 1000 and --rate 5: each holds its own lease,
     so the first keeps 1000 Hz throughout, and each report states the rates
@@ -944,6 +997,7 @@ def main():
         checks.run("labels with escape sequences are printed escaped", escaped_label, nano)
         checks.run("--rate --pre --post", rate_boost, nano)
         checks.run("two records at once with their own --rate", concurrent_rates, nano)
+        checks.run("record --rate 500: rail samples kept, attach gives them", kept_samples, nano)
         checks.run("SIGTERM forwarded to the command", signal_forwarding, nano)
         checks.run("Ctrl-C in a terminal (tmux)", terminal_ctrl_c, nano)
         checks.run("edgemond killed and restarted mid-recording", daemon_restart, nano)

@@ -14,6 +14,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <map>
 #include <mutex>
 #include <random>
@@ -787,17 +788,18 @@ TEST(RingStore, SchemaOneStoreGetsItsBootSegmentsOnUpgrade) {
   {  // Back to schema 1, as written before boot segments were kept.
     sqlite3* db = nullptr;
     ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
-    ASSERT_EQ(sqlite3_exec(db,
-                           (std::string(edgemon::testing::kUndoSchema7) +
-                            "DROP TABLE push_cursors; DROP TABLE spans; DROP TABLE span_stats; "
-                            "DROP TABLE span_values; "
-                            "DELETE FROM meta WHERE key IN ('spans_from_ns', 'blocks_through_ns'); "
-                            "DROP TABLE boots; DROP TABLE clock_jumps; ALTER TABLE windows DROP "
-                            "COLUMN abandoned; ALTER TABLE windows DROP COLUMN lease_ns; ALTER "
-                            "TABLE windows DROP COLUMN owner; PRAGMA user_version=1")
-                               .c_str(),
-                           nullptr, nullptr, nullptr),
-              SQLITE_OK);
+    ASSERT_EQ(
+        sqlite3_exec(db,
+                     (std::string(edgemon::testing::kUndoSchema8) + edgemon::testing::kUndoSchema7 +
+                      "DROP TABLE push_cursors; DROP TABLE spans; DROP TABLE span_stats; "
+                      "DROP TABLE span_values; "
+                      "DELETE FROM meta WHERE key IN ('spans_from_ns', 'blocks_through_ns'); "
+                      "DROP TABLE boots; DROP TABLE clock_jumps; ALTER TABLE windows DROP "
+                      "COLUMN abandoned; ALTER TABLE windows DROP COLUMN lease_ns; ALTER "
+                      "TABLE windows DROP COLUMN owner; PRAGMA user_version=1")
+                         .c_str(),
+                     nullptr, nullptr, nullptr),
+        SQLITE_OK);
     sqlite3_close(db);
   }
   o.raw_retention_ns = 100 * kSec;
@@ -2040,12 +2042,13 @@ TEST(RingStore, PushCursorsPersistAndUpgradeFromSchemaFive) {
   {  // Back to schema 5, as written before push cursors.
     sqlite3* db = nullptr;
     ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
-    ASSERT_EQ(sqlite3_exec(db,
-                           (std::string(edgemon::testing::kUndoSchema7) +
-                            "DROP TABLE push_cursors; PRAGMA user_version=5")
-                               .c_str(),
-                           nullptr, nullptr, nullptr),
-              SQLITE_OK);
+    ASSERT_EQ(
+        sqlite3_exec(db,
+                     (std::string(edgemon::testing::kUndoSchema8) + edgemon::testing::kUndoSchema7 +
+                      "DROP TABLE push_cursors; PRAGMA user_version=5")
+                         .c_str(),
+                     nullptr, nullptr, nullptr),
+        SQLITE_OK);
     sqlite3_close(db);
   }
   {
@@ -2100,6 +2103,126 @@ TEST(RingStore, ClosedWindowsAfterFollowEndThenId) {
   ASSERT_TRUE(next.ok());
   ASSERT_EQ(next->size(), 1u);
   EXPECT_EQ(next->front().label, "c");
+}
+
+// ---- Rail samples kept at a boosted rate (rail_samples.h) ----
+
+RailChunk Rails(int64_t t0, int64_t step, size_t n, std::vector<std::string> keys,
+                std::function<Value(size_t, size_t)> value) {
+  RailChunk c;
+  c.keys = std::make_shared<const std::vector<std::string>>(std::move(keys));
+  for (size_t i = 0; i < n; ++i) {
+    c.t_ns.push_back(t0 + static_cast<int64_t>(i) * step);
+    for (size_t k = 0; k < c.keys->size(); ++k) c.values.push_back(value(i, k));
+  }
+  return c;
+}
+
+TEST(RailChunk, RoundTripKeepsAbsentValuesAbsentAndRefusesDamage) {
+  RailChunk c = Rails(kT0, 2'000'000, 100, {"rail/VDD_IN/power", "rail/VDD_GPU/power"},
+                      [](size_t i, size_t k) -> Value {
+                        if (k == 1 && i % 7 == 0) return std::nullopt;
+                        if (i == 3) return 0;  // a real zero stays a zero
+                        return static_cast<int64_t>(i * 37) - 1000 + static_cast<int64_t>(k);
+                      });
+  const std::string blob = EncodeRailChunk(c);
+  ASSERT_FALSE(blob.empty());
+  EXPECT_LT(blob.size(), 100u * 8);  // compact: a few bytes a value
+  RailSamples out;
+  ASSERT_TRUE(DecodeRailChunk(blob, kT0, kT0 + 10 * 2'000'000, kT0 + 20 * 2'000'000, 1000, out));
+  ASSERT_EQ(out.t_ns.size(), 10u);  // [from, to) only
+  EXPECT_EQ(out.t_ns.front(), kT0 + 10 * 2'000'000);
+  ASSERT_EQ(out.keys, *c.keys);
+  EXPECT_EQ(out.values[0][0], Value(10 * 37 - 1000));
+  EXPECT_EQ(out.values[1][4], std::nullopt);  // sample 14
+  EXPECT_EQ(out.values[1][5], Value(15 * 37 - 999));
+  RailSamples all;
+  ASSERT_TRUE(DecodeRailChunk(blob, kT0, kT0, kT0 + kSec, 1000, all));
+  EXPECT_EQ(all.values[0][3], Value(0));
+  EXPECT_EQ(all.values[1][0], std::nullopt);
+  // A limit cuts and says so.
+  RailSamples few;
+  ASSERT_TRUE(DecodeRailChunk(blob, kT0, kT0, kT0 + kSec, 30, few));
+  EXPECT_EQ(few.t_ns.size(), 30u);
+  EXPECT_TRUE(few.truncated);
+  // Every truncation of the blob, and a trailing byte, is refused whole.
+  for (size_t n = 0; n < blob.size(); ++n) {
+    RailSamples bad;
+    EXPECT_FALSE(DecodeRailChunk(blob.substr(0, n), kT0, kT0, kT0 + kSec, 1000, bad)) << n;
+    EXPECT_TRUE(bad.t_ns.empty() && bad.keys.empty()) << n;
+  }
+  RailSamples extra;
+  EXPECT_FALSE(DecodeRailChunk(blob + '\x01', kT0, kT0, kT0 + kSec, 1000, extra));
+  // Values that do not match the keys are not encoded.
+  c.values.pop_back();
+  EXPECT_TRUE(EncodeRailChunk(c).empty());
+}
+
+// Chunks are written through the writer, read back by range (across chunks,
+// with a rail that appears later), kept across a restart, and go with the
+// frames of their time and with the table's byte cap.
+TEST(RingStore, RailSamplesStoredReadByRangeAndBounded) {
+  TempDir dir;
+  const auto path = dir.File("rails.db");
+  RingStoreOptions o = Fast();
+  o.max_bytes = 8 << 20;  // the rail table's cap: 1 MiB
+  o.raw_retention_ns = 60 * kSec;
+  {
+    auto s = MustOpen(path, o);
+    ASSERT_TRUE(s);
+    s->SetInventory(OneCpu());
+    for (int i = 0; i < 3; ++i) s->Append(MakeFrame(kT0 + i * kSec, {i}));
+    s->AppendRailChunk(Rails(kT0, 2'000'000, 500, {"rail/VDD_IN/power"},
+                             [](size_t i, size_t) { return Value(5000 + int64_t(i)); }));
+    s->AppendRailChunk(
+        Rails(kT0 + kSec, 2'000'000, 500, {"rail/VDD_IN/power", "rail/VDD_GPU/power"},
+              [](size_t i, size_t k) { return Value(int64_t(k) * 100 + int64_t(i)); }));
+    ASSERT_TRUE(s->Flush().ok());
+  }
+  auto s = MustOpen(path, o);
+  ASSERT_TRUE(s);
+  auto got = s->RailSamplesBetween(kT0 + kSec - 10'000'000, kT0 + kSec + 10'000'000, 0);
+  ASSERT_TRUE(got.ok()) << got.status().message();
+  ASSERT_EQ(got->t_ns.size(), 10u);
+  ASSERT_EQ(got->keys, (std::vector<std::string>{"rail/VDD_IN/power", "rail/VDD_GPU/power"}));
+  EXPECT_EQ(got->values[0][0], Value(5000 + 495));
+  EXPECT_EQ(got->values[1][0], std::nullopt);  // not captured then: absent, not 0
+  EXPECT_EQ(got->values[0][5], Value(0));
+  EXPECT_EQ(got->values[1][5], Value(100));
+  auto cut = s->RailSamplesBetween(kT0, kT0 + 2 * kSec, 700);
+  ASSERT_TRUE(cut.ok());
+  EXPECT_EQ(cut->t_ns.size(), 700u);
+  EXPECT_TRUE(cut->truncated);
+  // Frames of a minute later: the chunks ended before the oldest frame kept.
+  for (int i = 0; i < 3; ++i) s->Append(MakeFrame(kT0 + (200 + i) * kSec, {i}));
+  ASSERT_TRUE(s->Flush().ok());
+  // Random values (about 9 bytes each) past the 1 MiB cap: the oldest go.
+  std::mt19937_64 rng(7);
+  for (int c = 0; c < 12; ++c) {
+    s->AppendRailChunk(Rails(kT0 + (200 + c) * kSec, 200'000, kMaxChunkSamples,
+                             {"rail/a/power", "rail/b/power", "rail/c/power"},
+                             [&](size_t, size_t) { return Value(int64_t(rng() >> 2)); }));
+    ASSERT_TRUE(s->Flush().ok());
+  }
+  auto old = s->RailSamplesBetween(kT0, kT0 + 3 * kSec, 0);
+  ASSERT_TRUE(old.ok());
+  EXPECT_TRUE(old->t_ns.empty()) << "chunks older than every frame were kept";
+  auto first = s->RailSamplesBetween(kT0 + 200 * kSec, kT0 + 201 * kSec, 0);
+  auto last = s->RailSamplesBetween(kT0 + 211 * kSec, kT0 + 212 * kSec, 0);
+  ASSERT_TRUE(first.ok() && last.ok());
+  EXPECT_TRUE(first->t_ns.empty()) << "the oldest chunk outlived the byte cap";
+  EXPECT_EQ(last->t_ns.size(), kMaxChunkSamples);
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READONLY, nullptr), SQLITE_OK);
+  sqlite3_stmt* q = nullptr;
+  ASSERT_EQ(sqlite3_prepare_v2(db, "SELECT sum(length(data)) FROM rail_chunks", -1, &q, nullptr),
+            SQLITE_OK);
+  ASSERT_EQ(sqlite3_step(q), SQLITE_ROW);
+  EXPECT_LE(sqlite3_column_int64(q, 0), RailBytesCap(o.max_bytes));
+  EXPECT_GT(sqlite3_column_int64(q, 0), RailBytesCap(o.max_bytes) / 2);
+  sqlite3_finalize(q);
+  sqlite3_close(db);
+  EXPECT_TRUE(s->IntegrityCheck().ok());
 }
 
 }  // namespace
