@@ -2,7 +2,7 @@
 // rate (a Boost lease, the rate a `record --rate` or measure(rate=) asks
 // for), kept in the store beside the frames, which stay at the frame rate.
 //
-// Table (schema version 7):
+// Table (schema version 8):
 //
 //   rail_chunks(id, t_ns, end_ns,   one row per chunk: the samples of one
 //     count, data)                  frame period at most, realtime on the
