@@ -135,7 +135,7 @@ int main(int argc, char** argv) {
       std::chrono::duration<double>(std::chrono::steady_clock::now() - fill_start).count();
 
   push::ShipperOptions o;
-  o.url = *push::ParseUrl("http://127.0.0.1:" + std::to_string(port) + "/api/v1/write");
+  o.url = *runtime::ParseUrl("http://127.0.0.1:" + std::to_string(port) + "/api/v1/write");
   o.batch_samples = batch;
   o.rate_limit = 0;  // the drain's own cost, unpaced
   o.windows = false;

@@ -146,7 +146,7 @@ Result<std::unique_ptr<FlightRecorder>> FlightRecorder::Open(const std::string& 
     ::close(fd);
     return Status::FailedPrecondition("flight recorder " + path + " is not a regular file");
   }
-  auto owner = std::make_unique<OwnerLock>();
+  auto owner = std::make_unique<runtime::OwnerLock>();
   if (Status s = owner->Acquire(path, "flight recorder " + path); !s.ok()) {
     ::close(fd);
     return s;

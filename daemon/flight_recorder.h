@@ -52,7 +52,7 @@
 #include <string>
 #include <vector>
 
-#include "daemon/owner_lock.h"
+#include "daemon/runtime/owner_lock.h"
 #include "daemon/sampler.h"
 #include "edgemon/status.h"
 
@@ -103,7 +103,7 @@ class FlightRecorder final : public FrameSink {
   const std::string& path() const { return path_; }
 
  private:
-  FlightRecorder(std::string path, std::unique_ptr<OwnerLock> owner, int fd, uint8_t* base,
+  FlightRecorder(std::string path, std::unique_ptr<runtime::OwnerLock> owner, int fd, uint8_t* base,
                  size_t capacity)
       : path_(std::move(path)),
         owner_(std::move(owner)),
@@ -113,7 +113,7 @@ class FlightRecorder final : public FrameSink {
         page_(static_cast<size_t>(::sysconf(_SC_PAGESIZE))) {}
 
   std::string path_;
-  std::unique_ptr<OwnerLock> owner_;
+  std::unique_ptr<runtime::OwnerLock> owner_;
   uint32_t store_key_ = 0;
   int fd_;
   uint8_t* base_;

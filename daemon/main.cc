@@ -32,26 +32,26 @@
 
 #include "daemon/collect/collection.h"
 #include "daemon/collect/collectors.h"
-#include "daemon/config.h"
 #include "daemon/flight_recorder.h"
-#include "daemon/heap_trim.h"
-#include "daemon/logging.h"
 #include "daemon/metrics/listener.h"
 #include "daemon/metrics/source.h"
-#include "daemon/notify.h"
-#include "daemon/owner_lock.h"
 #include "daemon/push/identity.h"
 #include "daemon/push/shipper.h"
+#include "daemon/runtime/config.h"
+#include "daemon/runtime/heap_trim.h"
+#include "daemon/runtime/logging.h"
+#include "daemon/runtime/notify.h"
+#include "daemon/runtime/owner_lock.h"
+#include "daemon/runtime/signals.h"
+#include "daemon/runtime/thread_name.h"
+#include "daemon/runtime/thread_priority.h"
 #include "daemon/sampler.h"
 #include "daemon/service/server.h"
 #include "daemon/service/service.h"
 #include "daemon/service/watch_hub.h"
-#include "daemon/signals.h"
 #include "daemon/store/ring_store.h"
 #include "daemon/store_sink.h"
 #include "daemon/summary/summarize.h"
-#include "daemon/thread_name.h"
-#include "daemon/thread_priority.h"
 #include "daemon/web/live_site.h"
 #include "edgemon/clock.h"
 #include "edgemon/render.h"
@@ -92,12 +92,12 @@ struct Flags {
 };
 
 // Reads the config file (when given) and applies flags over it.
-Status LoadConfig(const Flags& flags, Config& c) {
-  c = Config{};
+Status LoadConfig(const Flags& flags, runtime::Config& c) {
+  c = runtime::Config{};
   if (!flags.config_path.empty()) {
-    auto text = ReadConfigFile(flags.config_path);
+    auto text = runtime::ReadConfigFile(flags.config_path);
     if (!text.ok()) return text.status();
-    if (Status s = ApplyToml(*text, flags.config_path, c); !s.ok()) return s;
+    if (Status s = runtime::ApplyToml(*text, flags.config_path, c); !s.ok()) return s;
   }
   if (flags.root && flags.root->empty())
     return Status::InvalidArgument("flag --root: must not be empty");
@@ -107,7 +107,7 @@ Status LoadConfig(const Flags& flags, Config& c) {
   if (flags.root) {
     c.root = std::filesystem::absolute(*flags.root, ec).lexically_normal().string();
     if (ec) return Status::InvalidArgument("flag --root: " + ec.message());
-    if (Status s = CheckRootDirectory(c.root, "--root"); !s.ok()) return s;
+    if (Status s = runtime::CheckRootDirectory(c.root, "--root"); !s.ok()) return s;
   }
   if (flags.db) {
     c.db_path = std::filesystem::absolute(*flags.db, ec).string();
@@ -119,26 +119,26 @@ Status LoadConfig(const Flags& flags, Config& c) {
   if (flags.interval_ms) c.interval_ms = *flags.interval_ms;
   if (flags.energy_rate_hz) c.energy_rate_hz = *flags.energy_rate_hz;
   for (const std::string& url : flags.push) {
-    PushConfig p;
+    runtime::PushConfig p;
     p.url = url;
     c.push.push_back(std::move(p));
   }
-  return Validate(c);
+  return runtime::Validate(c);
 }
 
 // edgemon-control's state file (its leases and its count of changes), under
 // the monitored root as the helper puts it there.
-std::string ControlStatePath(const Config& c) {
+std::string ControlStatePath(const runtime::Config& c) {
   std::filesystem::path dir(c.control_state_dir);
   if (c.root != "/") dir = std::filesystem::path(c.root) / dir.relative_path();
   return (dir / "state.json").string();
 }
 
-int64_t EnergyPeriodNs(const Config& c) {
+int64_t EnergyPeriodNs(const runtime::Config& c) {
   return c.energy_rate_hz > 0 ? 1'000'000'000 / c.energy_rate_hz : 0;
 }
 
-store::RingStoreOptions StoreOptions(const Config& c, bool recreate_bad,
+store::RingStoreOptions StoreOptions(const runtime::Config& c, bool recreate_bad,
                                      std::shared_ptr<spdlog::logger> log,
                                      std::shared_ptr<StoreHealthLink> health) {
   store::RingStoreOptions o;
@@ -183,12 +183,12 @@ store::RingStoreOptions StoreOptions(const Config& c, bool recreate_bad,
 
 // One shipper per [[push]] destination (daemon/push), not yet started.
 Result<std::vector<std::unique_ptr<push::Shipper>>> MakeShippers(
-    const Config& c, store::RingStore& st, SysFs& fs, const BoardInfo& board, Clock& clock,
+    const runtime::Config& c, store::RingStore& st, SysFs& fs, const BoardInfo& board, Clock& clock,
     std::shared_ptr<spdlog::logger> log) {
   std::vector<std::unique_ptr<push::Shipper>> out;
-  for (const PushConfig& p : c.push) {
+  for (const runtime::PushConfig& p : c.push) {
     push::ShipperOptions o;
-    o.url = *push::ParseUrl(p.url);  // Validate() accepted it
+    o.url = *runtime::ParseUrl(p.url);  // Validate() accepted it
     o.protocol = p.protocol == "otlp" ? push::Protocol::kOtlp : push::Protocol::kRemoteWrite;
     if (o.protocol == push::Protocol::kOtlp && o.url.path == "/") {
       o.url.path = "/v1/metrics";  // OTLP/HTTP's path for metrics
@@ -247,8 +247,8 @@ class PrintSink final : public FrameSink {
   }
 };
 
-std::string StatusLine(const Config& c, const Sampler& sampler, const Collection& collection,
-                       store::RingStore& st) {
+std::string StatusLine(const runtime::Config& c, const Sampler& sampler,
+                       const Collection& collection, store::RingStore& st) {
   char buf[256];
   auto stats = st.Stats();
   double mib = stats.ok() ? static_cast<double>(stats->db_bytes) / (1 << 20) : 0;
@@ -269,12 +269,13 @@ std::string StatusLine(const Config& c, const Sampler& sampler, const Collection
 // runtime directory's tmpfs): first the frames a crashed predecessor sampled
 // but never committed go into the store, then the ring records this run.
 // Without a unix socket there is no runtime directory to put it in.
-std::unique_ptr<FlightRecorder> OpenFlightRecorder(const Config& c, const Collection& collection,
+std::unique_ptr<FlightRecorder> OpenFlightRecorder(const runtime::Config& c,
+                                                   const Collection& collection,
                                                    store::RingStore& st, uint64_t store_key,
                                                    spdlog::logger& log) {
   if (c.listen.rfind("unix:", 0) != 0) return nullptr;
   const std::string socket = c.listen.substr(5), path = socket + ".flight";
-  if (Status s = service::MakeSocketDirectory(socket); !s.ok()) {
+  if (Status s = runtime::MakeSocketDirectory(socket); !s.ok()) {
     log.warn("{}: frames not yet committed are lost if the daemon is killed", s.message());
     return nullptr;
   }
@@ -313,16 +314,16 @@ int Run(const Flags& flags) {
   // Everything the daemon creates (the store, its lock, the socket before its
   // chmod to 0660) is private to its user unless it widens a mode itself.
   ::umask(0077);
-  Config config;
+  runtime::Config config;
   if (Status s = LoadConfig(flags, config); !s.ok()) {
     std::fprintf(stderr, "edgemond: %s\n", s.message().c_str());
     return kExitConfig;
   }
-  auto log = MakeLogger("edgemond", config.log_level);
+  auto log = runtime::MakeLogger("edgemond", config.log_level);
 
   // Signals are taken from a signalfd on this thread; block them before any
   // other thread starts so every thread inherits the mask.
-  auto signal_fd = OpenSignalFd({SIGTERM, SIGINT, SIGHUP});
+  auto signal_fd = runtime::OpenSignalFd({SIGTERM, SIGINT, SIGHUP});
   if (!signal_fd.ok()) {
     log->critical("{}", signal_fd.status().message());
     return 1;
@@ -332,24 +333,24 @@ int Run(const Flags& flags) {
   // Ownership first, before anything is read, replayed or bound: the
   // socket path (with the flight recorder beside it), then the store, each
   // by the file's identity (owner_lock.h).
-  OwnerLock socket_owner;
+  runtime::OwnerLock socket_owner;
   if (config.listen.rfind("unix:", 0) == 0) {
     const std::string socket = config.listen.substr(5);
-    Status s = service::MakeSocketDirectory(socket);
+    Status s = runtime::MakeSocketDirectory(socket);
     if (s.ok()) s = socket_owner.Acquire(socket + ".lock", "the socket " + socket);
     if (!s.ok()) {
       log->critical("{}", s.message());
       return kExitConfig;
     }
   }
-  OwnerLock owner;
+  runtime::OwnerLock owner;
   if (Status locked = owner.Acquire(config.db_path, "the store " + config.db_path); !locked.ok()) {
     log->critical("{}; one daemon per database", locked.message());
     return kExitConfig;
   }
 
   SystemClock clock;
-  Notifier notifier;
+  runtime::Notifier notifier;
   RootedSysFs fs(config.root);
   CollectOptions collect;
   collect.nvml = config.nvml == "on" || (config.nvml == "auto" && fs.root().empty());
@@ -468,7 +469,7 @@ int Run(const Flags& flags) {
   if (!config.metrics_listen.empty()) {
     sampler.AddSink(&live_site);
     metrics_listener.AddRoutes(live_site.Routes());
-    auto addr = ParseHostPort(config.metrics_listen);  // Validate() accepted it
+    auto addr = runtime::ParseHostPort(config.metrics_listen);  // Validate() accepted it
     metrics::ListenerOptions mo;
     mo.host = addr->host;
     mo.port = addr->port;
@@ -558,25 +559,25 @@ int Run(const Flags& flags) {
 
   std::thread sampling([&] {
     // Above the daemon's own priority where allowed (daemon/thread_priority.h).
-    (void)RaiseThisThread(kRequestThreadNiceSteps);
+    (void)runtime::RaiseThisThread(runtime::kRequestThreadNiceSteps);
     sampler.Run();
   });
-  NameThread(sampling, "sampler");
+  runtime::NameThread(sampling, "sampler");
   for (auto& shipper : shippers) shipper->Start();
   // The sampler comes first: every thread that serves a request (gRPC's, the
   // HTTP listener's, the feed's, the workers') and every thread they start
   // later runs below the sampler and the store's writer.
-  (void)LowerOtherThreads(kRequestThreadNiceSteps, {"sampler", "store-writer"});
-  for (const PushConfig& p : config.push) {
+  (void)runtime::LowerOtherThreads(runtime::kRequestThreadNiceSteps, {"sampler", "store-writer"});
+  for (const runtime::PushConfig& p : config.push) {
     log->info("push: {} to {} ({})",
               p.frames && p.windows ? "frames and windows"
               : p.frames            ? "frames"
                                     : "windows",
-              push::ParseUrl(p.url)->display, p.protocol);
+              runtime::ParseUrl(p.url)->display, p.protocol);
   }
   // Heap freed after a burst of queries or streams goes back to the kernel
   // on the next tick (daemon/heap_trim.h).
-  HeapTrimmer heap_trimmer;
+  runtime::HeapTrimmer heap_trimmer;
   // Two minutes in, start-up is long over: the pages of the program's file
   // that only start-up touched go back, once (daemon/heap_trim.h).
   const int64_t page_out_at_ns = clock.MonotonicNs() + 120'000 * kNsPerMs;
@@ -592,7 +593,7 @@ int Run(const Flags& flags) {
       }
       if (!paged_out && clock.MonotonicNs() >= page_out_at_ns) {
         paged_out = true;
-        if (auto t = PageOutProgramText(); t.ok()) {
+        if (auto t = runtime::PageOutProgramText(); t.ok()) {
           log->info("memory: the program's start-up pages returned (RSS {} -> {} KiB)",
                     t->rss_before_kib, t->rss_after_kib);
         } else {
@@ -617,7 +618,7 @@ int Run(const Flags& flags) {
     if (::read(sfd, &si, sizeof si) != sizeof si) continue;
     if (si.ssi_signo == SIGHUP) {
       notifier.Reloading(clock.MonotonicNs());
-      Config next;
+      runtime::Config next;
       if (Status s = LoadConfig(flags, next); !s.ok()) {
         log->error("reload: {}; keeping the running configuration", s.message());
       } else {
@@ -681,7 +682,7 @@ int Run(const Flags& flags) {
 }  // namespace edgemon
 
 int main(int argc, char** argv) {
-  edgemon::TuneHeap();  // before any thread has an arena
+  edgemon::runtime::TuneHeap();  // before any thread has an arena
   CLI::App app{"edgemond: the edgemon telemetry daemon"};
   edgemon::Flags flags;
   app.set_version_flag("--version", std::string("edgemond ") + EDGEMON_VERSION);

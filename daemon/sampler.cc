@@ -237,7 +237,7 @@ uint64_t Sampler::NewLeaseIdLocked() {
 }
 
 Result<uint64_t> Sampler::Lease(uint64_t id, LeaseKind kind, int64_t period_ns, int64_t until_ns,
-                                const Principal& who) {
+                                const runtime::Principal& who) {
   const int64_t now = clock_.MonotonicNs();
   {
     std::lock_guard lock(leases_mu_);
@@ -253,7 +253,7 @@ Result<uint64_t> Sampler::Lease(uint64_t id, LeaseKind kind, int64_t period_ns, 
                                 std::string(kind == LeaseKind::kEnergy ? "energy" : "live") +
                                 " lease " + std::to_string(id));
       }
-      if (!Principal::MayActOn(who, l.owner)) {
+      if (!runtime::Principal::MayActOn(who, l.owner)) {
         return Status::PermissionDenied("lease " + std::to_string(id) +
                                         " belongs to another client");
       }
@@ -263,16 +263,16 @@ Result<uint64_t> Sampler::Lease(uint64_t id, LeaseKind kind, int64_t period_ns, 
       std::erase_if(leases_, [now](const auto& kv) { return kv.second.until_ns <= now; });
       std::map<std::string, size_t> held;
       for (const auto& [lid, l] : leases_) ++held[l.owner];
-      const Room room = RoomFor(who, held, kMaxLeases, kMaxLeasesPerPrincipal);
-      if (room.verdict == Room::Verdict::kOverQuota) {
+      const runtime::Room room = runtime::RoomFor(who, held, kMaxLeases, kMaxLeasesPerPrincipal);
+      if (room.verdict == runtime::Room::Verdict::kOverQuota) {
         return Status::ResourceExhausted(
             "this client holds " + std::to_string(room.held) + " rate leases (at most " +
             std::to_string(kMaxLeasesPerPrincipal) + "); release some or let them expire");
       }
-      if (room.verdict == Room::Verdict::kFull) {
+      if (room.verdict == runtime::Room::Verdict::kFull) {
         return Status::ResourceExhausted("too many rate leases; retry when some have expired");
       }
-      if (room.verdict == Room::Verdict::kTakeFrom) {
+      if (room.verdict == runtime::Room::Verdict::kTakeFrom) {
         auto oldest = leases_.end();
         for (auto l = leases_.begin(); l != leases_.end(); ++l) {
           if (l->second.owner == room.victim &&
@@ -290,18 +290,18 @@ Result<uint64_t> Sampler::Lease(uint64_t id, LeaseKind kind, int64_t period_ns, 
   return id;
 }
 
-bool Sampler::Release(uint64_t id, const Principal& who) {
+bool Sampler::Release(uint64_t id, const runtime::Principal& who) {
   {
     std::lock_guard lock(leases_mu_);
     auto it = leases_.find(id);
-    if (it == leases_.end() || !Principal::MayActOn(who, it->second.owner)) return false;
+    if (it == leases_.end() || !runtime::Principal::MayActOn(who, it->second.owner)) return false;
     leases_.erase(it);
   }
   Replan();
   return true;
 }
 
-size_t Sampler::LeasesOf(const Principal& who) const {
+size_t Sampler::LeasesOf(const runtime::Principal& who) const {
   const int64_t now = clock_.MonotonicNs();
   std::lock_guard lock(leases_mu_);
   return static_cast<size_t>(std::count_if(leases_.begin(), leases_.end(), [&](const auto& kv) {

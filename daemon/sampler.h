@@ -66,7 +66,7 @@
 #include <vector>
 
 #include "daemon/collect/collection.h"
-#include "daemon/principal.h"
+#include "daemon/runtime/principal.h"
 #include "daemon/store/rail_samples.h"
 #include "edgemon/clock.h"
 #include "edgemon/status.h"
@@ -158,11 +158,11 @@ class Sampler {
   //                      (privileged: no quota), or the table is full and
   //                      `who` is the principal holding the most.
   Result<uint64_t> Lease(uint64_t id, LeaseKind kind, int64_t period_ns, int64_t until_ns,
-                         const Principal& who);
+                         const runtime::Principal& who);
   // Ends lease `id` if `who` may (its holder or privileged); false otherwise.
-  bool Release(uint64_t id, const Principal& who);
+  bool Release(uint64_t id, const runtime::Principal& who);
   // Leases `who` holds now.
-  size_t LeasesOf(const Principal& who) const;
+  size_t LeasesOf(const runtime::Principal& who) const;
 
   // Wall-clock time on the frames' timeline, now (see the class comment).
   int64_t TimelineNs() const;

@@ -9,7 +9,7 @@
 #include <random>
 
 #include "daemon/collect/sysfs.h"
-#include "daemon/thread_name.h"
+#include "daemon/runtime/thread_name.h"
 #include "edgemon/text.h"
 #include "proto/grpc_status.h"
 
@@ -76,7 +76,7 @@ ControlService::ControlService(BoardControl& board, std::string state_path,
       callers_(callers),
       log_(std::move(log)) {
   expiry_ = std::thread([this] { ExpiryLoop(); });
-  NameThread(expiry_, "control-expiry");
+  runtime::NameThread(expiry_, "control-expiry");
 }
 
 ControlService::~ControlService() {

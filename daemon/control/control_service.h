@@ -41,7 +41,7 @@
 #include <vector>
 
 #include "daemon/control/board.h"
-#include "daemon/service/peers.h"
+#include "daemon/runtime/peers.h"
 #include "edgemon/v1/control.grpc.pb.h"
 
 namespace edgemon::control {
@@ -56,7 +56,7 @@ struct Caller {
 };
 
 // Caller credentials by connection, filled by the accept loop (peers.h).
-using CallerTable = service::ByConnection<Caller>;
+using CallerTable = runtime::ByConnection<Caller>;
 
 class ControlService final : public edgemon::v1::Control::Service {
  public:

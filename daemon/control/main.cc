@@ -35,13 +35,13 @@
 #include "daemon/collect/confined.h"
 #include "daemon/collect/parse.h"
 #include "daemon/collect/sysfs.h"
-#include "daemon/config.h"
 #include "daemon/control/board.h"
 #include "daemon/control/control_service.h"
-#include "daemon/logging.h"
-#include "daemon/service/peers.h"
-#include "daemon/service/server.h"
-#include "daemon/signals.h"
+#include "daemon/runtime/config.h"
+#include "daemon/runtime/logging.h"
+#include "daemon/runtime/peers.h"
+#include "daemon/runtime/signals.h"
+#include "daemon/runtime/sockets.h"
 #include "edgemon/groups.h"
 
 namespace edgemon::control {
@@ -54,11 +54,11 @@ struct Flags {
   std::optional<std::string> root, listen, state_dir, log_level;
 };
 
-Status Load(const Flags& flags, Config& c) {
+Status Load(const Flags& flags, runtime::Config& c) {
   if (!flags.config_path.empty()) {
-    auto text = ReadConfigFile(flags.config_path);
+    auto text = runtime::ReadConfigFile(flags.config_path);
     if (!text.ok()) return text.status();
-    if (Status s = ApplyToml(*text, flags.config_path, c); !s.ok()) return s;
+    if (Status s = runtime::ApplyToml(*text, flags.config_path, c); !s.ok()) return s;
   }
   std::error_code ec;
   if (flags.root) {
@@ -81,7 +81,7 @@ Status Load(const Flags& flags, Config& c) {
   }
   if (c.control_group.empty())
     return Status::InvalidArgument("key control.group: must not be empty");
-  return Validate(c);
+  return runtime::Validate(c);
 }
 
 // Whether a process is in `group`: its primary group, or one of the
@@ -126,7 +126,7 @@ Status CheckStateDir(const std::string& dir) {
 
 int Run(const Flags& flags) {
   ::umask(0077);
-  Config config;
+  runtime::Config config;
   if (Status s = Load(flags, config); !s.ok()) {
     std::fprintf(stderr, "edgemon-control: %s\n", s.message().c_str());
     return kExitConfig;
@@ -142,9 +142,9 @@ int Run(const Flags& flags) {
         config.control_group.c_str());
     return kExitConfig;
   }
-  auto log = MakeLogger("edgemon-control", config.log_level);
+  auto log = runtime::MakeLogger("edgemon-control", config.log_level);
 
-  auto signal_fd = OpenSignalFd({SIGTERM, SIGINT, SIGHUP});
+  auto signal_fd = runtime::OpenSignalFd({SIGTERM, SIGINT, SIGHUP});
   if (!signal_fd.ok()) {
     log->critical("{}", signal_fd.status().message());
     return 1;
@@ -174,7 +174,7 @@ int Run(const Flags& flags) {
     log->critical("cannot start the gRPC server");
     return 1;
   }
-  auto listening = service::ListenUnix(socket_path, gid);
+  auto listening = runtime::ListenUnix(socket_path, gid);
   if (!listening.ok()) {
     log->critical("{}", listening.status().message());
     return 1;
@@ -186,8 +186,8 @@ int Run(const Flags& flags) {
             board.JetsonClocksTool().empty() ? "absent (direct cpufreq/devfreq writes)"
                                              : board.JetsonClocksTool());
 
-  service::UnixAcceptor acceptor;
-  auto accepted = [&](int fd, const service::PeerCred& cred) {
+  runtime::UnixAcceptor acceptor;
+  auto accepted = [&](int fd, const runtime::PeerCred& cred) {
     Caller c;
     c.uid = cred.uid;
     c.gid = cred.gid;

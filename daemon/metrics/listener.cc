@@ -21,7 +21,7 @@
 #include <utility>
 #include <vector>
 
-#include "daemon/thread_name.h"
+#include "daemon/runtime/thread_name.h"
 #include "edgemon/secret_file.h"
 #include "edgemon/text.h"
 
@@ -66,7 +66,7 @@ class MetricsListener::Pool final : public httplib::TaskQueue {
       // The copy of the state keeps its mutex alive until a worker that
       // retired itself (detached) has returned.
       threads_.emplace_back([this, keep = state_] { Work(); });
-      NameThread(threads_.back(), "metrics-worker");
+      runtime::NameThread(threads_.back(), "metrics-worker");
     }
     state_->work.notify_one();
   }
@@ -530,7 +530,7 @@ Status MetricsListener::Start(const ListenerOptions& o) {
   port_ = port;
   server_ = std::move(server);
   thread_ = std::thread([this] { server_->listen_after_bind(); });
-  NameThread(thread_, "metrics-listen");
+  runtime::NameThread(thread_, "metrics-listen");
   // Stop() only works once the loop runs; wait for it (microseconds).
   for (int i = 0; i < 5000 && !server_->is_running(); ++i) {
     std::this_thread::sleep_for(std::chrono::microseconds(200));

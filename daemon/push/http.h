@@ -29,6 +29,7 @@
 #include <utility>
 #include <vector>
 
+#include "daemon/runtime/url.h"
 #include "edgemon/status.h"
 
 namespace httplib {
@@ -36,18 +37,6 @@ class Client;
 }
 
 namespace edgemon::push {
-
-struct Url {
-  std::string scheme;  // http | https
-  std::string host;    // without brackets
-  int port = 0;
-  std::string path;  // starts with '/', query included
-  // scheme://host:port/path, without user info: safe to log and to label.
-  std::string display;
-};
-// http[s]://host[:port][/path]; user info is refused (credentials belong in
-// a token file), and so are other schemes.
-Result<Url> ParseUrl(const std::string& url);
 
 struct HttpOptions {
   std::vector<std::pair<std::string, std::string>> headers;
@@ -78,7 +67,7 @@ struct HttpAnswer {
 
 class HttpPoster {
  public:
-  HttpPoster(Url url, HttpOptions options);
+  HttpPoster(runtime::Url url, HttpOptions options);
   ~HttpPoster();
   HttpPoster(const HttpPoster&) = delete;
   HttpPoster& operator=(const HttpPoster&) = delete;
@@ -93,7 +82,7 @@ class HttpPoster {
   using SteadyTime = std::chrono::steady_clock::time_point;
   void Watch();
 
-  Url url_;
+  runtime::Url url_;
   HttpOptions options_;
   std::unique_ptr<httplib::Client> client_;
 

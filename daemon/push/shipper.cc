@@ -5,7 +5,7 @@
 #include <limits>
 #include <map>
 
-#include "daemon/thread_name.h"
+#include "daemon/runtime/thread_name.h"
 
 #ifdef EDGEMON_PUSH_OTLP
 #include "daemon/push/otlp.h"
@@ -59,7 +59,7 @@ Shipper::~Shipper() {
 
 void Shipper::Start() {
   thread_ = std::thread([this] { Run(); });
-  NameThread(thread_, "push");
+  runtime::NameThread(thread_, "push");
 }
 
 void Shipper::RequestStop() {

@@ -87,7 +87,7 @@ Verdict Classify(int status);
 inline constexpr int64_t kStalledAfterNs = int64_t{3600} * 1'000'000'000;
 
 struct ShipperOptions {
-  Url url;
+  runtime::Url url;
   Protocol protocol = Protocol::kRemoteWrite;
   HttpOptions http;
   size_t batch_samples = 5000;

@@ -14,7 +14,7 @@
 #include <mutex>
 #include <vector>
 
-#include "daemon/thread_name.h"
+#include "daemon/runtime/thread_name.h"
 #include "proto/convert.h"
 #include "proto/grpc_status.h"
 
@@ -26,7 +26,7 @@ std::string FeedPath(const std::string& unix_path) {
 
 class LocalFeed::Connection final : public WatchHub::Subscriber {
  public:
-  Connection(LocalFeed& feed, int fd, PeerCred cred)
+  Connection(LocalFeed& feed, int fd, runtime::PeerCred cred)
       : feed_(feed), fd_(fd), cred_(cred), deadline_ms_(feed.NowMs() + feed.request_timeout_ms_) {}
   ~Connection() override { ::close(fd_); }
   Connection(const Connection&) = delete;
@@ -92,7 +92,7 @@ class LocalFeed::Connection final : public WatchHub::Subscriber {
   }
 
   int fd() const { return fd_; }
-  const PeerCred& cred() const { return cred_; }
+  const runtime::PeerCred& cred() const { return cred_; }
   int64_t deadline_ms() const { return deadline_ms_; }
   bool subscribed = false;  // the feed's thread only
   bool holds_slot = false;  // the feed's thread only
@@ -112,7 +112,7 @@ class LocalFeed::Connection final : public WatchHub::Subscriber {
 
   LocalFeed& feed_;
   const int fd_;
-  const PeerCred cred_;
+  const runtime::PeerCred cred_;
   const int64_t deadline_ms_;  // the request's, on the monotonic clock (NowMs)
   std::mutex mu_;
   bool dead_ = false;              // guarded by mu_
@@ -128,7 +128,7 @@ LocalFeed::~LocalFeed() {
 }
 
 Status LocalFeed::Start(const std::string& path, std::optional<gid_t> gid) {
-  auto fd = ListenUnix(path, gid, SOCK_SEQPACKET);
+  auto fd = runtime::ListenUnix(path, gid, SOCK_SEQPACKET);
   if (!fd.ok()) return fd.status();
   wake_fd_ = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
   // Non-blocking: Accept takes connections until none is left.
@@ -144,7 +144,7 @@ Status LocalFeed::Start(const std::string& path, std::optional<gid_t> gid) {
   path_ = path;
   stop_.store(false);
   thread_ = std::thread([this] { Run(); });
-  NameThread(thread_, "feed");
+  runtime::NameThread(thread_, "feed");
   return Status::Ok();
 }
 
@@ -180,7 +180,7 @@ void LocalFeed::Accept(std::vector<std::unique_ptr<Connection>>& conns) {
       }
       return;
     }
-    auto cred = PeerCredOf(fd);
+    auto cred = runtime::PeerCredOf(fd);
     if (!cred) {
       ::close(fd);
       continue;
@@ -215,7 +215,7 @@ void LocalFeed::Run() {
     if (c.subscribed) hub.Unsubscribe(&c);  // no Offer runs on it after this
     c.subscribed = false;
     c.ReleasePlan();
-    if (c.holds_slot) hub.ReleaseStream(PrincipalOf(c.cred()));
+    if (c.holds_slot) hub.ReleaseStream(runtime::PrincipalOf(c.cred()));
     c.holds_slot = false;
   };
   // The first packet: a WatchRequest, planned as Watch plans it.
@@ -230,7 +230,7 @@ void LocalFeed::Run() {
       c.End(Status::InvalidArgument("feed request: the first packet must be a WatchRequest"));
       return;
     }
-    auto plan = service_.PlanWatch(req, PrincipalOf(c.cred()));
+    auto plan = service_.PlanWatch(req, runtime::PrincipalOf(c.cred()));
     if (!plan.ok()) {
       c.End(plan.status());
       return;

@@ -53,7 +53,7 @@
 #include <thread>
 #include <vector>
 
-#include "daemon/service/peers.h"
+#include "daemon/runtime/peers.h"
 #include "daemon/service/service.h"
 #include "daemon/service/watch_hub.h"
 #include "edgemon/clock.h"

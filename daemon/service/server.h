@@ -37,8 +37,9 @@
 
 #include <grpcpp/grpcpp.h>
 
+#include "daemon/runtime/peers.h"
+#include "daemon/runtime/sockets.h"
 #include "daemon/service/feed.h"
-#include "daemon/service/peers.h"
 #include "daemon/service/service.h"
 #include "edgemon/status.h"
 
@@ -63,21 +64,6 @@ struct ServerOptions {
   // Where the acceptor reports a failed accept (null: nowhere).
   std::function<void(const std::string&)> warn;
 };
-
-// True when `host_port`'s host is a loopback IP literal (127.0.0.0/8, ::1,
-// ::ffff:127.0.0.0/104) or "localhost" (what it bound to is checked after
-// bind). Any other name, the empty host (every address) or a non-loopback
-// address is false.
-bool IsLoopback(const std::string& host_port);
-
-// Creates the unix socket's directory (0755) when it is missing. OK, else an
-// error in one line. The socket and the flight recorder beside it share it.
-Status MakeSocketDirectory(const std::string& unix_path);
-
-// A live socket is never replaced: OK when `path` is free or held by a stale
-// socket file (then removed), else one line (ALREADY_EXISTS when taken).
-// `type` is the socket type served there (SOCK_STREAM, SOCK_SEQPACKET).
-Status ClaimUnixPath(const std::string& path, int type = SOCK_STREAM);
 
 class ApiServer {
  public:
@@ -106,7 +92,7 @@ class ApiServer {
   bool push_serving_ = true;   // guarded by health_mu_
   bool serving_ = false;       // guarded by health_mu_: Start succeeded, no Shutdown yet
   std::unique_ptr<grpc::Server> server_;
-  UnixAcceptor acceptor_;
+  runtime::UnixAcceptor acceptor_;
   std::unique_ptr<LocalFeed> feed_;  // beside the unix socket (feed.h)
   std::string unix_path_;            // removed at Shutdown
 };

@@ -9,8 +9,8 @@
 #include <string_view>
 #include <unordered_map>
 
+#include "daemon/runtime/thread_name.h"
 #include "daemon/service/codec.h"
-#include "daemon/thread_name.h"
 #include "edgemon/checked.h"
 #include "edgemon/text.h"
 #include "proto/convert.h"
@@ -118,7 +118,8 @@ grpc::ServerUnaryReactor* Done(grpc::CallbackServerContext* ctx, const Status& s
 class QueryReactor final : public grpc::ServerWriteReactor<v1::QueryChunk> {
  public:
   QueryReactor(TelemetryService& svc, const v1::QueryRequest& req, std::vector<std::string> keys,
-               std::unordered_map<std::string, ChannelId> ids, uint32_t limit, Principal who)
+               std::unordered_map<std::string, ChannelId> ids, uint32_t limit,
+               runtime::Principal who)
       : svc_(svc),
         who_(std::move(who)),
         next_from_(req.from_ns()),
@@ -271,7 +272,7 @@ class QueryReactor final : public grpc::ServerWriteReactor<v1::QueryChunk> {
   }
 
   TelemetryService& svc_;
-  const Principal who_;  // holds the stream slot
+  const runtime::Principal who_;  // holds the stream slot
   int64_t next_from_;
   const int64_t to_;
   const int64_t step_;
@@ -345,7 +346,7 @@ TelemetryService::TelemetryService(WatchHub& hub, store::RingStore& store, Clock
       (void)window_worker_.Post([this] { SweepWindows(); });
     }
   });
-  NameThread(lease_timer_, "lease-timer");
+  runtime::NameThread(lease_timer_, "lease-timer");
 }
 
 TelemetryService::~TelemetryService() {
@@ -395,16 +396,17 @@ int64_t TelemetryService::Now() const {
   return sampler_ ? sampler_->TimelineNs() : clock_.RealtimeNs();
 }
 
-Principal TelemetryService::Who(const grpc::CallbackServerContext* ctx) const {
-  return PrincipalOf(&peers_, ctx->peer());
+runtime::Principal TelemetryService::Who(const grpc::CallbackServerContext* ctx) const {
+  return runtime::PrincipalOf(&peers_, ctx->peer());
 }
 
-Status TelemetryService::MakeRoomForWindow(const Principal& who) {
+Status TelemetryService::MakeRoomForWindow(const runtime::Principal& who) {
   std::map<std::string, size_t> held;
   for (const auto& [id, o] : open_windows_) ++held[o.owner];
-  const Room room = RoomFor(who, held, max_open_windows_, max_open_windows_per_principal_);
-  if (room.verdict == Room::Verdict::kAdd) return Status::Ok();
-  if (room.verdict == Room::Verdict::kTakeFrom) {
+  const runtime::Room room =
+      runtime::RoomFor(who, held, max_open_windows_, max_open_windows_per_principal_);
+  if (room.verdict == runtime::Room::Verdict::kAdd) return Status::Ok();
+  if (room.verdict == runtime::Room::Verdict::kTakeFrom) {
     // The biggest holder's oldest window (ids grow with time) is closed.
     for (auto it = open_windows_.begin(); it != open_windows_.end(); ++it) {
       if (it->second.owner == room.victim) return CloseAbandoned(it, "begin window");
@@ -420,7 +422,7 @@ Status TelemetryService::MakeRoomForWindow(const Principal& who) {
       return CloseAbandoned(it, "begin window");
     }
   }
-  if (room.verdict == Room::Verdict::kOverQuota) {
+  if (room.verdict == runtime::Room::Verdict::kOverQuota) {
     return Status::ResourceExhausted("you have " + std::to_string(room.held) +
                                      " open windows, each with a live lease (at most " +
                                      std::to_string(max_open_windows_per_principal_) +
@@ -494,7 +496,8 @@ grpc::ServerUnaryReactor* TelemetryService::GetLatest(grpc::CallbackServerContex
   return Done(ctx, Status::Ok());
 }
 
-Result<WatchPlan> TelemetryService::PlanWatch(const v1::WatchRequest& req, const Principal& who) {
+Result<WatchPlan> TelemetryService::PlanWatch(const v1::WatchRequest& req,
+                                              const runtime::Principal& who) {
   if (req.interval_ms() > kMaxIntervalMs ||
       (req.interval_ms() != 0 && req.interval_ms() < kMinIntervalMs)) {
     return Invalid("interval_ms: must be 0 (every frame) or " + std::to_string(kMinIntervalMs) +
@@ -592,7 +595,7 @@ grpc::ServerWriteReactor<v1::QueryChunk>* TelemetryService::Query(grpc::Callback
     ids[key] = id;
     keys.push_back(std::move(key));
   }
-  Principal who = Who(ctx);
+  runtime::Principal who = Who(ctx);
   if (Status slot = hub_.AcquireStream(who); !slot.ok()) return new Refused(slot);
   uint32_t limit = req->limit() == 0 ? options_.default_rows : req->limit();
   return new QueryReactor(*this, *req, std::move(keys), std::move(ids), limit, std::move(who));
@@ -602,7 +605,7 @@ grpc::ServerUnaryReactor* TelemetryService::BeginWindow(grpc::CallbackServerCont
                                                         const v1::BeginWindowRequest* req,
                                                         v1::Window* resp) {
   const int64_t arrived = Now();  // on arrival, not when the worker gets to it
-  const Principal who = Who(ctx);
+  const runtime::Principal who = Who(ctx);
   if (req->has_renew_id()) {
     const int64_t id = req->renew_id();
     return Defer(
@@ -614,7 +617,7 @@ grpc::ServerUnaryReactor* TelemetryService::BeginWindow(grpc::CallbackServerCont
             return Status::NotFound("window " + std::to_string(id) +
                                     " is not open (ended, abandoned or unknown)");
           }
-          if (!Principal::MayActOn(who, it->second.owner)) {
+          if (!runtime::Principal::MayActOn(who, it->second.owner)) {
             return Status::PermissionDenied("window " + std::to_string(id) +
                                             " belongs to another user");
           }
@@ -704,7 +707,7 @@ grpc::ServerUnaryReactor* TelemetryService::EndWindow(grpc::CallbackServerContex
     }
     sent.exit_status = req->exit_status();
   }
-  const Principal who = Who(ctx);
+  const runtime::Principal who = Who(ctx);
   return Defer(
       ctx,
       [this, id, arrived, stamped, start_stamped, resp, who, sent] {
@@ -712,7 +715,7 @@ grpc::ServerUnaryReactor* TelemetryService::EndWindow(grpc::CallbackServerContex
         auto w = store_.GetWindow(id);
         if (!w.ok()) return StoreFailure(store_, "end window: " + w.status().message());
         if (!*w) return Status::NotFound("no window with id " + std::to_string(id));
-        if (!Principal::MayActOn(who, (*w)->owner)) {
+        if (!runtime::Principal::MayActOn(who, (*w)->owner)) {
           return Status::PermissionDenied("window " + std::to_string(id) +
                                           " belongs to another user");
         }

@@ -51,8 +51,8 @@
 #include "daemon/collect/live_energy.h"
 #include "daemon/collect/processes.h"
 #include "daemon/collect/sysfs.h"
+#include "daemon/runtime/peers.h"
 #include "daemon/sampler.h"
-#include "daemon/service/peers.h"
 #include "daemon/service/watch_hub.h"
 #include "daemon/service/worker.h"
 #include "daemon/store/ring_store.h"
@@ -88,7 +88,7 @@ struct WatchPlan {
   int64_t interval_ns = 0;
   std::vector<ChannelId> subset;  // empty: every channel
   std::function<void()> release;  // ends the live-rate lease; may be empty
-  Principal who;                  // holds the stream slot
+  runtime::Principal who;         // holds the stream slot
 };
 
 class TelemetryService final : public v1::Telemetry::CallbackService {
@@ -140,11 +140,11 @@ class TelemetryService final : public v1::Telemetry::CallbackService {
   // slot taken from the hub and, when faster than frames, a live-rate lease
   // held for `who` (ended by the plan's `release`). Used by Watch and by the
   // local feed (feed.h); the caller releases the slot when the stream ends.
-  Result<WatchPlan> PlanWatch(const v1::WatchRequest& req, const Principal& who);
+  Result<WatchPlan> PlanWatch(const v1::WatchRequest& req, const runtime::Principal& who);
 
   WatchHub& hub() { return hub_; }
   // Unix-socket peers by connection (filled by ApiServer's acceptor).
-  PeerTable& peers() { return peers_; }
+  runtime::PeerTable& peers() { return peers_; }
   // Now on the frames' timeline (the raw wall clock without a sampler).
   int64_t Now() const;
   store::RingStore& store() { return store_; }
@@ -158,7 +158,7 @@ class TelemetryService final : public v1::Telemetry::CallbackService {
 
  private:
   // Who made the call.
-  Principal Who(const grpc::CallbackServerContext* ctx) const;
+  runtime::Principal Who(const grpc::CallbackServerContext* ctx) const;
   // Runs `job` on the worker and finishes the unary call with its status.
   grpc::ServerUnaryReactor* Defer(grpc::CallbackServerContext* ctx, std::function<Status()> job,
                                   Worker* on = nullptr);
@@ -208,8 +208,8 @@ class TelemetryService final : public v1::Telemetry::CallbackService {
   // RESOURCE_EXHAUSTED when `who` is over its quota or is the biggest
   // holder of a full table; else the biggest holder's oldest window is
   // closed as abandoned to make room.
-  Status MakeRoomForWindow(const Principal& who);
-  PeerTable peers_;
+  Status MakeRoomForWindow(const runtime::Principal& who);
+  runtime::PeerTable peers_;
   // Closes as abandoned the windows whose lease ran out and the unleased
   // ones older than kUnleasedWindowMaxAgeNs (window worker only).
   void SweepWindows();

@@ -1,6 +1,6 @@
 #include "daemon/service/watch_hub.h"
 
-#include "daemon/thread_name.h"
+#include "daemon/runtime/thread_name.h"
 #include "proto/convert.h"
 
 namespace edgemon::service {
@@ -20,7 +20,7 @@ class WatchHub::Watcher final : public grpc::ServerWriteReactor<v1::Frame>,
                                 public WatchHub::Subscriber {
  public:
   Watcher(WatchHub& hub, int64_t interval_ns, std::vector<ChannelId> subset,
-          std::function<void()> on_done, Principal who)
+          std::function<void()> on_done, runtime::Principal who)
       : hub_(hub),
         spacing_(interval_ns),
         subset_(std::move(subset)),
@@ -28,7 +28,7 @@ class WatchHub::Watcher final : public grpc::ServerWriteReactor<v1::Frame>,
         who_(std::move(who)) {}
 
   // Whose stream slot it holds.
-  const Principal& who() const { return who_; }
+  const runtime::Principal& who() const { return who_; }
 
   // Called by the hub under subs_mu_.
   void Offer(const Snapshot& s) override {
@@ -92,7 +92,7 @@ class WatchHub::Watcher final : public grpc::ServerWriteReactor<v1::Frame>,
   WatchSpacing spacing_;  // guarded by mu_
   const std::vector<ChannelId> subset_;
   const std::function<void()> on_done_;
-  const Principal who_;
+  const runtime::Principal who_;
   std::mutex mu_;
   v1::Frame out_;     // guarded by mu_; alive while a write is in flight
   Snapshot pending_;  // guarded by mu_
@@ -121,7 +121,7 @@ class Refused final : public grpc::ServerWriteReactor<v1::Frame> {
 
 WatchHub::WatchHub(size_t max_streams) : max_streams_(max_streams) {
   dispatcher_ = std::thread([this] { Dispatch(); });
-  NameThread(dispatcher_, "watch-hub");
+  runtime::NameThread(dispatcher_, "watch-hub");
 }
 
 WatchHub::~WatchHub() {
@@ -157,7 +157,7 @@ Snapshot WatchHub::Latest() const {
   return latest_;
 }
 
-Status WatchHub::AcquireStream(const Principal& who) {
+Status WatchHub::AcquireStream(const runtime::Principal& who) {
   std::lock_guard lock(slots_mu_);
   if (who.privileged) {
     if (root_slots_ >= max_streams_) {
@@ -188,7 +188,7 @@ Status WatchHub::AcquireStream(const Principal& who) {
   return Status::Ok();
 }
 
-void WatchHub::ReleaseStream(const Principal& who) {
+void WatchHub::ReleaseStream(const runtime::Principal& who) {
   std::lock_guard lock(slots_mu_);
   if (who.privileged) {
     if (root_slots_ > 0) --root_slots_;
@@ -204,7 +204,7 @@ void WatchHub::ReleaseStream(const Principal& who) {
 grpc::ServerWriteReactor<v1::Frame>* WatchHub::StartWatch(int64_t interval_ns,
                                                           std::vector<ChannelId> subset,
                                                           std::function<void()> on_done,
-                                                          Principal who) {
+                                                          runtime::Principal who) {
   std::lock_guard lock(subs_mu_);
   if (shut_down_) {
     ReleaseStream(who);

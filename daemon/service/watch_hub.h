@@ -62,7 +62,7 @@
 
 #include <grpcpp/grpcpp.h>
 
-#include "daemon/principal.h"
+#include "daemon/runtime/principal.h"
 #include "daemon/sampler.h"
 #include "edgemon/channel.h"
 #include "edgemon/status.h"
@@ -119,11 +119,11 @@ class WatchHub final : public FrameSink {
   // of their own, so root always gets through. RESOURCE_EXHAUSTED naming the
   // limit it hit otherwise. A principal with an empty key (in-process
   // callers, tests) counts against the total only.
-  Status AcquireStream(const Principal& who);
-  void ReleaseStream(const Principal& who);
+  Status AcquireStream(const runtime::Principal& who);
+  void ReleaseStream(const runtime::Principal& who);
   // The same for an anonymous caller: false when the slots are taken.
-  bool TryAcquireStream() { return AcquireStream(Principal{}).ok(); }
-  void ReleaseStream() { ReleaseStream(Principal{}); }
+  bool TryAcquireStream() { return AcquireStream(runtime::Principal{}).ok(); }
+  void ReleaseStream() { ReleaseStream(runtime::Principal{}); }
   size_t active_streams() const { return active_streams_.load(); }
   size_t max_streams() const { return max_streams_; }
   size_t stream_share() const { return std::max<size_t>(1, max_streams_ / 4); }
@@ -134,7 +134,7 @@ class WatchHub final : public FrameSink {
   grpc::ServerWriteReactor<v1::Frame>* StartWatch(int64_t interval_ns,
                                                   std::vector<ChannelId> subset,
                                                   std::function<void()> on_done = {},
-                                                  Principal who = {});
+                                                  runtime::Principal who = {});
   // Finishes every live stream (UNAVAILABLE), tells every subscriber, and
   // stops the dispatcher; new watches finish at once and Subscribe fails.
   // Call before grpc::Server::Shutdown.

@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "daemon/thread_name.h"
+#include "daemon/runtime/thread_name.h"
 
 namespace edgemon::service {
 
@@ -28,14 +28,14 @@ Worker::Worker(size_t max_queued, const char* name) : max_queued_(max_queued) {
       job.run();
     }
   });
-  NameThread(thread_, name);
+  runtime::NameThread(thread_, name);
 }
 
 Worker::~Worker() {
   Stop();
 }
 
-bool Worker::Post(std::function<void()> job, const Principal& who) {
+bool Worker::Post(std::function<void()> job, const runtime::Principal& who) {
   {
     std::lock_guard lock(mu_);
     if (stop_) return false;

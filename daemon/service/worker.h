@@ -15,7 +15,7 @@
 #include <string>
 #include <thread>
 
-#include "daemon/principal.h"
+#include "daemon/runtime/principal.h"
 
 namespace edgemon::service {
 
@@ -29,19 +29,19 @@ class Worker {
 
   // Queues `job`. False when `max_queued` jobs already wait (the running one
   // not counted) or the worker stopped.
-  bool Post(std::function<void()> job) { return Post(std::move(job), Principal{}); }
+  bool Post(std::function<void()> job) { return Post(std::move(job), runtime::Principal{}); }
   // Queues `who`'s job: callers other than root share `max_queued`, each at
   // most a quarter of it (its share), so one user's flood leaves others room;
   // root's jobs have `max_queued` of their own. An empty key counts against
   // the total only. False beyond, or once stopped.
-  bool Post(std::function<void()> job, const Principal& who);
+  bool Post(std::function<void()> job, const runtime::Principal& who);
   // Runs what is queued, then joins the thread; later Posts return false.
   void Stop();
 
  private:
   struct Job {
     std::function<void()> run;
-    Principal who;
+    runtime::Principal who;
   };
   const size_t max_queued_;
   std::mutex mu_;

@@ -39,9 +39,9 @@
 
 #include <sys/stat.h>
 
+#include "daemon/runtime/thread_name.h"
 #include "daemon/store/ring_store.h"
 #include "daemon/store/sql.h"
-#include "daemon/thread_name.h"
 #include "edgemon/checked.h"
 
 namespace edgemon::store {
@@ -215,7 +215,7 @@ class RingStore::Impl {
   void Start() {
     started_ = true;
     thread_ = std::thread([this] { Run(); });
-    NameThread(thread_, "store-writer");
+    runtime::NameThread(thread_, "store-writer");
   }
   Status Close();
 

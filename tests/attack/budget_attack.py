@@ -19,7 +19,7 @@ Under a sanitizer (--sanitizer, as the build was configured) the daemon runs
 several times slower: the stored-frame floor is then 70 % and the RSS bound
 256 MiB (ASan's shadow and quarantine); every other assertion is the same.
 The daemon runs at the packaged unit's Nice (-5); as root outside the unit
-its sampler also lifts itself 10 levels (daemon/thread_priority.h).
+its sampler also lifts itself 10 levels (daemon/runtime/thread_priority.h).
 
 Runs as root (setpriv to nobody and daemon with group edgemon); prints
 PASS/FAIL per check and "N passed, N failed"."""

@@ -93,11 +93,11 @@ struct Rig {
   std::unique_ptr<Recorder> recorder;
 };
 
-const Principal kRoot{"uid:0", true};
+const runtime::Principal kRoot{"uid:0", true};
 
 // A lease's id, 0 when it was refused.
 uint64_t Take(Sampler& s, uint64_t id, LeaseKind kind, int64_t period_ns, int64_t until_ns,
-              const Principal& who = kRoot) {
+              const runtime::Principal& who = kRoot) {
   auto r = s.Lease(id, kind, period_ns, until_ns, who);
   return r.ok() ? *r : 0;
 }
@@ -392,7 +392,7 @@ namespace {
 // end it, nor erase it by naming its id with the other kind; root may.
 TEST(SamplerLeases, AnotherCallersLeaseIsRefusedAndLeftAsItWas) {
   Rig rig(100 * kMs, 0, 1);
-  const Principal alice{"uid:1000", false}, mallory{"uid:1001", false};
+  const runtime::Principal alice{"uid:1000", false}, mallory{"uid:1001", false};
   const int64_t t0 = rig.clock.MonotonicNs();
   auto mine = rig.sampler->Lease(0, LeaseKind::kEnergy, 1 * kMs, t0 + 3600'000 * kMs, alice);
   ASSERT_TRUE(mine.ok());
@@ -430,7 +430,7 @@ TEST(SamplerLeases, IdsAreNotSequential) {
 TEST(SamplerLeases, OneCallerCannotExhaustTheTable) {
   Rig rig(100 * kMs, 0, 1);
   const int64_t t0 = rig.clock.MonotonicNs(), hour = t0 + 3600'000 * kMs;
-  const Principal hog{"uid:1001", false}, user{"uid:1000", false};
+  const runtime::Principal hog{"uid:1001", false}, user{"uid:1000", false};
   for (size_t i = 0; i < Sampler::kMaxLeasesPerPrincipal; ++i) {
     ASSERT_TRUE(rig.sampler->Lease(0, LeaseKind::kEnergy, 1 * kMs, hour, hog).ok()) << i;
   }

@@ -24,7 +24,7 @@ endif()
 
 # The man pages (packaging/man/) against the programs' --help (every option,
 # every edgemon subcommand's options, both ways), the configuration keys of
-# daemon/config.cc (edgemond(8), packaging/edgemond.toml, docs/daemon.md and
+# daemon/runtime/config.cc (edgemond(8), packaging/edgemond.toml, docs/daemon.md and
 # docs/control.md), the exit status constants and the install list.
 add_test(NAME man_pages
          COMMAND ${EDGEMON_SYSTEM_PYTHON3} ${CMAKE_CURRENT_LIST_DIR}/man_pages.py

@@ -17,7 +17,7 @@ scope names is one --help prints there. Also:
   - each value of an option's or positional's fixed set ({table,csv,json})
     appears in its scope;
   - every [table] key the configuration accepts (the key table of
-    daemon/config.cc) is a tag `table.key = default` of edgemond(8)'s
+    daemon/runtime/config.cc) is a tag `table.key = default` of edgemond(8)'s
     CONFIGURATION section (the [control] keys also of edgemon-control(8)'s),
     is listed in packaging/edgemond.toml with the default the pages give,
     and appears in its docs page (docs/daemon.md; the [control] keys, which
@@ -315,11 +315,11 @@ def check_subcommands(checks, page, program, help_):
 
 
 def config_keys(source):
-    with open(os.path.join(source, "daemon/config.cc"), encoding="utf-8") as f:
+    with open(os.path.join(source, "daemon/runtime/config.cc"), encoding="utf-8") as f:
         text = f.read()
     keys = re.findall(r'\{"(\w+)",\s*"(\w+)",\s*Key::k\w+', text)
     if not keys:
-        raise SystemExit("daemon/config.cc: no key table ({\"table\", \"key\", Key::...}) found")
+        raise SystemExit("daemon/runtime/config.cc: no key table ({\"table\", \"key\", Key::...}) found")
     return [f"{t}.{k}" for t, k in keys]
 
 
@@ -384,7 +384,7 @@ def check_config(checks, source, pages):
     for page_name, tags in (("edgemond.8", documented), ("edgemon-control.8", control_documented)):
         for key in sorted(set(tags) - set(keys)):
             checks.expect(False, f"{page_name}: CONFIGURATION documents {key}, which "
-                                 f"daemon/config.cc does not accept")
+                                 f"daemon/runtime/config.cc does not accept")
 
 
 def check_exit_statuses(checks, source, pages):

@@ -6,17 +6,17 @@
 #include <cstdlib>
 #include <string>
 
-#include "daemon/config.h"
+#include "daemon/runtime/config.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::string text(reinterpret_cast<const char*>(data), size);
-  edgemon::Config config;
-  const edgemon::Status applied = edgemon::ApplyToml(text, "fuzz.toml", config);
+  edgemon::runtime::Config config;
+  const edgemon::Status applied = edgemon::runtime::ApplyToml(text, "fuzz.toml", config);
   const std::string& error = applied.message();
-  if (applied.ok() && edgemon::Validate(config).ok()) {
+  if (applied.ok() && edgemon::runtime::Validate(config).ok()) {
     if (config.interval_ms <= 0 || config.max_streams < 1) std::abort();
   }
   if (error.find('\n') != std::string::npos) std::abort();  // one line
-  if (auto bytes = edgemon::ParseBytes(text); bytes && *bytes < 0) std::abort();
+  if (auto bytes = edgemon::runtime::ParseBytes(text); bytes && *bytes < 0) std::abort();
   return 0;
 }

@@ -20,9 +20,9 @@
 #include "daemon/collect/collection.h"
 #include "daemon/collect/collectors.h"
 #include "daemon/collect/sysfs.h"
-#include "daemon/config.h"
 #include "daemon/metrics/listener.h"
 #include "daemon/metrics/source.h"
+#include "daemon/runtime/config.h"
 #include "daemon/sampler.h"
 #include "tests/support/fake_clock.h"
 #include "tests/support/temp_tree.h"
@@ -428,47 +428,48 @@ TEST(MetricsSourceTest, StoreStatisticsAreCachedOnTheInjectedClock) {
 }
 
 TEST(MetricsConfigTest, ParsesListenAddresses) {
-  auto a = ParseHostPort("127.0.0.1:9469");
+  auto a = runtime::ParseHostPort("127.0.0.1:9469");
   ASSERT_TRUE(a.ok());
   EXPECT_EQ(a->host, "127.0.0.1");
   EXPECT_EQ(a->port, 9469);
   EXPECT_TRUE(a->loopback);
-  a = ParseHostPort("9469");  // a port alone: loopback
+  a = runtime::ParseHostPort("9469");  // a port alone: loopback
   ASSERT_TRUE(a.ok());
   EXPECT_EQ(a->host, "127.0.0.1");
   EXPECT_TRUE(a->loopback);
-  a = ParseHostPort(":9469");
+  a = runtime::ParseHostPort(":9469");
   ASSERT_TRUE(a.ok());
   EXPECT_EQ(a->host, "127.0.0.1");
-  a = ParseHostPort("[::1]:9469");
+  a = runtime::ParseHostPort("[::1]:9469");
   ASSERT_TRUE(a.ok());
   EXPECT_EQ(a->host, "::1");
   EXPECT_TRUE(a->loopback);
-  a = ParseHostPort("localhost:1");
+  a = runtime::ParseHostPort("localhost:1");
   ASSERT_TRUE(a.ok() && a->loopback);
-  a = ParseHostPort("0.0.0.0:9469");  // explicit: served off the machine
+  a = runtime::ParseHostPort("0.0.0.0:9469");  // explicit: served off the machine
   ASSERT_TRUE(a.ok());
   EXPECT_FALSE(a->loopback);
-  a = ParseHostPort("[::]:9469");
+  a = runtime::ParseHostPort("[::]:9469");
   ASSERT_TRUE(a.ok());
   EXPECT_FALSE(a->loopback);
   for (const char* bad :
        {"", "host", "127.0.0.1:", "127.0.0.1:0", "127.0.0.1:65536", "127.0.0.1:x", "::1:9469",
         "[::1:9469", "example.com:9469", "127.0.0.1:94 69", "unix:/tmp/x"}) {
-    auto r = ParseHostPort(bad);
+    auto r = runtime::ParseHostPort(bad);
     ASSERT_FALSE(r.ok()) << bad;
     EXPECT_EQ(r.status().code(), StatusCode::kInvalidArgument) << bad;
     EXPECT_FALSE(r.status().message().empty()) << bad;
   }
-  Config c;
+  runtime::Config c;
   c.metrics_listen = "127.0.0.1:99999";
-  EXPECT_EQ(Validate(c).message().rfind("key daemon.metrics_listen: ", 0), 0u)
-      << Validate(c).message();
-  Config t;
-  EXPECT_EQ(ApplyToml("[daemon]\nmetrics_listen = \"[::1]:9469\"\n", "t.toml", t).message(), "");
+  EXPECT_EQ(runtime::Validate(c).message().rfind("key daemon.metrics_listen: ", 0), 0u)
+      << runtime::Validate(c).message();
+  runtime::Config t;
+  EXPECT_EQ(
+      runtime::ApplyToml("[daemon]\nmetrics_listen = \"[::1]:9469\"\n", "t.toml", t).message(), "");
   EXPECT_EQ(t.metrics_listen, "[::1]:9469");
-  EXPECT_EQ(Validate(t).message(), "");
-  EXPECT_EQ(Config{}.metrics_listen, "");  // off by default
+  EXPECT_EQ(runtime::Validate(t).message(), "");
+  EXPECT_EQ(runtime::Config{}.metrics_listen, "");  // off by default
 }
 
 }  // namespace

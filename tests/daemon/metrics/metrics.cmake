@@ -6,7 +6,7 @@ edgemon_test_tool(EDGEMON_PROMETHEUS prometheus)
 edgemon_test_tool(EDGEMON_GRPC_PYTHON_PLUGIN grpc_python_plugin)
 
 edgemon_area_tests(edgemon_metrics_tests 120 DIR ${CMAKE_CURRENT_LIST_DIR} LIBS edgemon_metrics
-  edgemon_daemon edgemon_testing PkgConfig::HTTPLIB nlohmann_json::nlohmann_json)
+  edgemon_runtime edgemon_testing PkgConfig::HTTPLIB nlohmann_json::nlohmann_json)
 target_compile_definitions(edgemon_metrics_tests PRIVATE
   EDGEMON_README="${PROJECT_SOURCE_DIR}/docs/prometheus.md")
 if(EDGEMON_PROMTOOL)  # the exposition checked by promtool (exposition_test.cc)

@@ -3,19 +3,19 @@
 
 #include <string>
 
-#include "daemon/config.h"
+#include "daemon/runtime/config.h"
 
 namespace edgemon {
 namespace {
 
-Config Valid() {
-  Config c;
+runtime::Config Valid() {
+  runtime::Config c;
   c.root = "/";
   return c;
 }
 
 TEST(PushConfig, TablesApplyEveryKey) {
-  Config c = Valid();
+  runtime::Config c = Valid();
   const std::string toml = R"([[push]]
 url = "https://vm.example:8428/api/v1/write"
 headers = { X-Scope-OrgID = "fleet-3" }
@@ -34,9 +34,9 @@ url = "http://collector:4318/v1/metrics"
 protocol = "otlp"
 send = ["windows"]
 )";
-  ASSERT_EQ(ApplyToml(toml, "edgemond.toml", c).message(), "");
+  ASSERT_EQ(runtime::ApplyToml(toml, "edgemond.toml", c).message(), "");
   ASSERT_EQ(c.push.size(), 2u);
-  const PushConfig& a = c.push[0];
+  const runtime::PushConfig& a = c.push[0];
   EXPECT_EQ(a.url, "https://vm.example:8428/api/v1/write");
   EXPECT_EQ(a.protocol, "remote-write");
   EXPECT_EQ(a.headers,
@@ -54,15 +54,15 @@ send = ["windows"]
   EXPECT_EQ(c.push[1].protocol, "otlp");
   EXPECT_FALSE(c.push[1].frames);
   EXPECT_TRUE(c.push[1].windows);
-  EXPECT_EQ(Validate(c).message(), "");
+  EXPECT_EQ(runtime::Validate(c).message(), "");
 }
 
 TEST(PushConfig, ErrorsNameTheTableTheKeyAndTheReason) {
   auto apply = [](const std::string& toml) {
-    Config c = Valid();
-    Status s = ApplyToml(toml, "f.toml", c);
+    runtime::Config c = Valid();
+    Status s = runtime::ApplyToml(toml, "f.toml", c);
     if (!s.ok()) return s.message();
-    return Validate(c).message();
+    return runtime::Validate(c).message();
   };
   EXPECT_EQ(apply("[push]\nurl = \"http://x/\"\n"), "f.toml: key push: expected [[push]] tables");
   EXPECT_EQ(apply("[[push]]\nurl = \"http://x/\"\nbatch = 5\n"),

@@ -208,25 +208,25 @@ TEST(RemoteWrite, WindowsBecomeOneSamplePerRailAtTheWindowsEnd) {
 }
 
 TEST(PushHttp, UrlsAreCheckedAndDisplayedWithoutTheirQuery) {
-  auto u = ParseUrl("https://vm.example:8428/api/v1/write?extra_label=a");
+  auto u = runtime::ParseUrl("https://vm.example:8428/api/v1/write?extra_label=a");
   ASSERT_TRUE(u.ok()) << u.status().message();
   EXPECT_EQ(u->host, "vm.example");
   EXPECT_EQ(u->port, 8428);
   EXPECT_EQ(u->path, "/api/v1/write?extra_label=a");
   EXPECT_EQ(u->display, "https://vm.example:8428/api/v1/write");
-  auto v6 = ParseUrl("http://[::1]:9090/api/v1/write");
+  auto v6 = runtime::ParseUrl("http://[::1]:9090/api/v1/write");
   ASSERT_TRUE(v6.ok());
   EXPECT_EQ(v6->host, "::1");
   EXPECT_EQ(v6->display, "http://[::1]:9090/api/v1/write");
-  auto bare = ParseUrl("http://collector");
+  auto bare = runtime::ParseUrl("http://collector");
   ASSERT_TRUE(bare.ok());
   EXPECT_EQ(bare->port, 80);
   EXPECT_EQ(bare->path, "/");
-  EXPECT_FALSE(ParseUrl("ftp://x/").ok());
-  EXPECT_FALSE(ParseUrl("http://user:secret@x/").ok());
-  EXPECT_FALSE(ParseUrl("http://x:0/").ok());
-  EXPECT_FALSE(ParseUrl("http://x:99999/").ok());
-  EXPECT_FALSE(ParseUrl("localhost:9090").ok());
+  EXPECT_FALSE(runtime::ParseUrl("ftp://x/").ok());
+  EXPECT_FALSE(runtime::ParseUrl("http://user:secret@x/").ok());
+  EXPECT_FALSE(runtime::ParseUrl("http://x:0/").ok());
+  EXPECT_FALSE(runtime::ParseUrl("http://x:99999/").ok());
+  EXPECT_FALSE(runtime::ParseUrl("localhost:9090").ok());
 }
 
 TEST(PushHttp, RetryAfterIsSecondsOrAnHttpDate) {

@@ -166,7 +166,7 @@ class ShipperTest : public ::testing::Test {
   }
   ShipperOptions Options() {
     ShipperOptions o;
-    o.url = *ParseUrl(receiver_.url());
+    o.url = *runtime::ParseUrl(receiver_.url());
     o.http.timeout_ms = 5000;
     o.http.user_agent = "edgemon/test";
     o.batch_samples = 20;  // 10 frames of 2 channels
@@ -462,7 +462,7 @@ TEST_F(ShipperTest, OtlpSendsTheRollupSpanToo) {
   Open(o);
   Append(2);
   ShipperOptions opt = Options();
-  opt.url = *ParseUrl(receiver_.base() + "/v1/metrics");
+  opt.url = *runtime::ParseUrl(receiver_.base() + "/v1/metrics");
   opt.protocol = Protocol::kOtlp;
   opt.batch_samples = 1000;
   ASSERT_TRUE(store_->SetPushCursor(CursorName(opt), {1, kT0, INT64_MIN, 0}).ok());
@@ -528,7 +528,7 @@ TEST_F(ShipperTest, OtlpGoesUncompressedToItsPathWithEveryFrame) {
   Open();
   Append(4);
   ShipperOptions o = Options();
-  o.url = *ParseUrl(receiver_.base() + "/v1/metrics");
+  o.url = *runtime::ParseUrl(receiver_.base() + "/v1/metrics");
   o.protocol = Protocol::kOtlp;
   Shipper s(*store_, o);
   EXPECT_EQ(s.ShipOnce().step, Shipper::Step::kSent);

@@ -8,17 +8,17 @@ namespace edgemon::service {
 namespace {
 
 TEST(ServerTest, RefusesPlainTcpOffLoopback) {
-  EXPECT_TRUE(IsLoopback("127.0.0.1:7070"));
-  EXPECT_TRUE(IsLoopback("[::1]:7070"));
-  EXPECT_TRUE(IsLoopback("localhost:7070"));
-  EXPECT_FALSE(IsLoopback("0.0.0.0:7070"));
-  EXPECT_FALSE(IsLoopback("[::]:7070"));
-  EXPECT_FALSE(IsLoopback("10.0.0.1:7070"));
+  EXPECT_TRUE(runtime::IsLoopback("127.0.0.1:7070"));
+  EXPECT_TRUE(runtime::IsLoopback("[::1]:7070"));
+  EXPECT_TRUE(runtime::IsLoopback("localhost:7070"));
+  EXPECT_FALSE(runtime::IsLoopback("0.0.0.0:7070"));
+  EXPECT_FALSE(runtime::IsLoopback("[::]:7070"));
+  EXPECT_FALSE(runtime::IsLoopback("10.0.0.1:7070"));
   // Judged by what the host resolves to: a name that merely starts with
   // "127." (it could resolve to 0.0.0.0) and the empty host are not loopback.
-  EXPECT_FALSE(IsLoopback("127.0.0.1.example.test:7070"));
-  EXPECT_FALSE(IsLoopback(":7070"));
-  EXPECT_TRUE(IsLoopback("127.0.0.2:7070"));
+  EXPECT_FALSE(runtime::IsLoopback("127.0.0.1.example.test:7070"));
+  EXPECT_FALSE(runtime::IsLoopback(":7070"));
+  EXPECT_TRUE(runtime::IsLoopback("127.0.0.2:7070"));
 }
 
 }  // namespace

@@ -114,7 +114,7 @@ TEST(WatchHub, NobodyWatchingWakesNoThread) {
 // root has max_streams of its own, so a full table never refuses it.
 TEST(WatchHub, StreamSlotsAreSharedPerCallerAndRootAlwaysGetsThrough) {
   WatchHub hub(8);
-  const Principal a{"uid:1000", false}, b{"uid:1001", false}, root{"uid:0", true};
+  const runtime::Principal a{"uid:1000", false}, b{"uid:1001", false}, root{"uid:0", true};
   EXPECT_EQ(hub.stream_share(), 2u);
   EXPECT_TRUE(hub.AcquireStream(a).ok());
   EXPECT_TRUE(hub.AcquireStream(a).ok());
@@ -122,7 +122,8 @@ TEST(WatchHub, StreamSlotsAreSharedPerCallerAndRootAlwaysGetsThrough) {
   EXPECT_EQ(over.code(), StatusCode::kResourceExhausted);
   EXPECT_NE(over.message().find("at most 2 per user"), std::string::npos) << over.message();
   for (int i = 0; i < 6; ++i) {
-    EXPECT_TRUE(hub.AcquireStream(i < 2 ? b : Principal{"uid:" + std::to_string(2000 + i)}).ok())
+    EXPECT_TRUE(
+        hub.AcquireStream(i < 2 ? b : runtime::Principal{"uid:" + std::to_string(2000 + i)}).ok())
         << i;
   }
   Status full = hub.AcquireStream({"uid:3000", false});
@@ -215,7 +216,7 @@ std::vector<Sched> Delivered(int64_t period_ns, int64_t live_ns, int64_t interva
   Tap tap(raw, frames);
   sampler.AddSink(&tap);
   if (live_ns > 0)
-    (void)sampler.Lease(0, LeaseKind::kLive, live_ns, Sampler::kNoExpiry, Principal{});
+    (void)sampler.Lease(0, LeaseKind::kLive, live_ns, Sampler::kNoExpiry, runtime::Principal{});
   sampler.Run();
   WatchSpacing spacing(interval_ns);
   std::vector<Sched> sent;

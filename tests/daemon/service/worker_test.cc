@@ -61,7 +61,8 @@ TEST(Worker, EachCallerGetsAQuarterOfTheBacklogAndRootItsOwn) {
     release_f.wait();
   }));
   started.get_future().wait();
-  const Principal flooder{"uid:1000", false}, other{"uid:1001", false}, root{"uid:0", true};
+  const runtime::Principal flooder{"uid:1000", false}, other{"uid:1001", false},
+      root{"uid:0", true};
   int ran = 0;
   EXPECT_TRUE(w.Post([&] { ++ran; }, flooder));
   EXPECT_TRUE(w.Post([&] { ++ran; }, flooder));

@@ -1,5 +1,5 @@
 // OwnerLock: one edgemond per database, and the error that says who holds it.
-#include "daemon/owner_lock.h"
+#include "daemon/runtime/owner_lock.h"
 
 #include <gtest/gtest.h>
 
@@ -22,7 +22,7 @@ TEST(OwnerLock, ASecondProcessIsRefusedNamingTheHolder) {
   pid_t child = ::fork();
   ASSERT_GE(child, 0);
   if (child == 0) {  // the holder: locks, says so, waits to be let go
-    OwnerLock lock;
+    runtime::OwnerLock lock;
     char c = lock.Acquire(db, "the store " + db).ok() ? 'y' : 'n';
     if (::write(ready[1], &c, 1) != 1) ::_exit(2);
     if (::read(done[0], &c, 1) < 0) ::_exit(2);
@@ -31,7 +31,7 @@ TEST(OwnerLock, ASecondProcessIsRefusedNamingTheHolder) {
   char c = 0;
   ASSERT_EQ(::read(ready[0], &c, 1), 1);
   ASSERT_EQ(c, 'y');
-  OwnerLock second;
+  runtime::OwnerLock second;
   Status refused = second.Acquire(db, "the store " + db);
   EXPECT_EQ(refused.code(), StatusCode::kFailedPrecondition);
   EXPECT_EQ(refused.message(), "the store " + db + " is in use by pid " + std::to_string(child) +
@@ -45,7 +45,7 @@ TEST(OwnerLock, ASecondProcessIsRefusedNamingTheHolder) {
 TEST(OwnerLock, ALockFileThatCannotBeOpenedIsUnavailable) {
   testing::TempTree t;
   t.Write("/file", "not a directory");
-  OwnerLock lock;
+  runtime::OwnerLock lock;
   Status s = lock.Acquire(t.Real("/file/edgemon.db"), "the store");
   EXPECT_EQ(s.code(), StatusCode::kUnavailable);
   EXPECT_EQ(s.message(), "cannot open the store: Not a directory");
@@ -57,12 +57,12 @@ TEST(OwnerLock, ALockFileThatCannotBeOpenedIsUnavailable) {
 TEST(OwnerLock, EveryPathToTheStoreIsTheSameStore) {
   testing::TempTree t;
   const std::string db = t.root() + "/edgemon.db";
-  OwnerLock first;
+  runtime::OwnerLock first;
   ASSERT_TRUE(first.Acquire(db, "the store").ok());
   ASSERT_EQ(::symlink(db.c_str(), (t.root() + "/via-symlink.db").c_str()), 0);
   ASSERT_EQ(::link(db.c_str(), (t.root() + "/via-hardlink.db").c_str()), 0);
   for (const char* other : {"/via-symlink.db", "/via-hardlink.db", "/./edgemon.db"}) {
-    OwnerLock second;
+    runtime::OwnerLock second;
     Status s = second.Acquire(t.root() + other, "the store");
     EXPECT_EQ(s.code(), StatusCode::kFailedPrecondition) << other;
     EXPECT_NE(s.message().find("is in use by pid " + std::to_string(::getpid())), std::string::npos)
@@ -76,7 +76,7 @@ TEST(OwnerLock, EveryPathToTheStoreIsTheSameStore) {
 // --db /dev/null (or a FIFO) is refused as what it is; nothing is created
 // beside it.
 TEST(OwnerLock, ADeviceOrFifoIsNotAStore) {
-  OwnerLock lock;
+  runtime::OwnerLock lock;
   Status s = lock.Acquire("/dev/null", "the store /dev/null");
   EXPECT_EQ(s.code(), StatusCode::kFailedPrecondition);
   EXPECT_EQ(s.message(), "the store /dev/null is not a regular file");

@@ -10,7 +10,7 @@
 #include <cstdint>
 #include <string>
 
-namespace edgemon {
+namespace edgemon::runtime {
 
 class Notifier {
  public:
@@ -33,4 +33,4 @@ class Notifier {
   std::atomic<int64_t> last_watchdog_ns_{0};
 };
 
-}  // namespace edgemon
+}  // namespace edgemon::runtime

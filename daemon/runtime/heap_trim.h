@@ -31,7 +31,7 @@
 
 #include "edgemon/status.h"
 
-namespace edgemon {
+namespace edgemon::runtime {
 
 class HeapTrimmer {
  public:
@@ -73,4 +73,4 @@ Result<HeapTrimmer::Trim> PageOutProgramText();
 // The process's resident set in KiB (VmRSS), 0 when /proc is unreadable.
 int64_t ResidentKib();
 
-}  // namespace edgemon
+}  // namespace edgemon::runtime

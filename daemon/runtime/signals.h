@@ -7,10 +7,10 @@
 
 #include "edgemon/status.h"
 
-namespace edgemon {
+namespace edgemon::runtime {
 
 // Blocks `signals` for this thread and every thread it starts, and returns a
 // signalfd (CLOEXEC) delivering them, else an error in one line.
 Result<int> OpenSignalFd(std::initializer_list<int> signals);
 
-}  // namespace edgemon
+}  // namespace edgemon::runtime

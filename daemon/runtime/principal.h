@@ -13,7 +13,7 @@
 #include <map>
 #include <string>
 
-namespace edgemon {
+namespace edgemon::runtime {
 
 struct Principal {
   std::string key;
@@ -64,4 +64,4 @@ inline Room RoomFor(const Principal& who, const std::map<std::string, size_t>& h
   return room;
 }
 
-}  // namespace edgemon
+}  // namespace edgemon::runtime

@@ -25,7 +25,7 @@
 
 #include "edgemon/paths.h"
 
-namespace edgemon {
+namespace edgemon::runtime {
 
 // How many nice levels the threads that serve requests run below the sampler.
 inline constexpr int kRequestThreadNiceSteps = 10;
@@ -66,4 +66,4 @@ inline bool RaiseThisThread(int steps) {
   return ::setpriority(PRIO_PROCESS, self, std::max(-20, now - steps)) == 0;
 }
 
-}  // namespace edgemon
+}  // namespace edgemon::runtime

@@ -1,4 +1,4 @@
-#include "daemon/signals.h"
+#include "daemon/runtime/signals.h"
 
 #include <pthread.h>
 #include <sys/signalfd.h>
@@ -7,7 +7,7 @@
 #include <csignal>
 #include <cstring>
 
-namespace edgemon {
+namespace edgemon::runtime {
 
 Result<int> OpenSignalFd(std::initializer_list<int> signals) {
   sigset_t mask;
@@ -19,4 +19,4 @@ Result<int> OpenSignalFd(std::initializer_list<int> signals) {
   return sfd;
 }
 
-}  // namespace edgemon
+}  // namespace edgemon::runtime

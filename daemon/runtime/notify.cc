@@ -1,4 +1,4 @@
-#include "daemon/notify.h"
+#include "daemon/runtime/notify.h"
 
 #include <sys/socket.h>
 #include <sys/un.h>
@@ -15,7 +15,7 @@
 // AF_UNIX socket named by $NOTIFY_SOCKET ("@name" is an abstract address).
 // No libsystemd at build or run time, so the same binary starts on machines
 // without it; systemd 237 and later understand every message sent here.
-namespace edgemon {
+namespace edgemon::runtime {
 namespace {
 
 void Send(std::string_view message) {
@@ -90,4 +90,4 @@ void Notifier::Stopping() {
   Send("STOPPING=1");
 }
 
-}  // namespace edgemon
+}  // namespace edgemon::runtime

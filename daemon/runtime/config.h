@@ -13,7 +13,7 @@
 #include "edgemon/addresses.h"
 #include "edgemon/status.h"
 
-namespace edgemon {
+namespace edgemon::runtime {
 
 // One [[push]] table (or --push URL): a remote engine the shipper
 // (daemon/push) sends the history to.
@@ -102,4 +102,4 @@ Status ApplyToml(const std::string& text, const std::string& source, Config& con
 // Checks ranges and combinations: OK, else INVALID_ARGUMENT in one line.
 Status Validate(const Config& config);
 
-}  // namespace edgemon
+}  // namespace edgemon::runtime

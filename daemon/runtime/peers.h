@@ -28,10 +28,10 @@
 
 #include <grpcpp/grpcpp.h>
 
-#include "daemon/principal.h"
+#include "daemon/runtime/principal.h"
 #include "edgemon/status.h"
 
-namespace edgemon::service {
+namespace edgemon::runtime {
 
 struct PeerCred {
   uid_t uid = 0;
@@ -106,4 +106,4 @@ class UnixAcceptor {
   std::thread thread_;
 };
 
-}  // namespace edgemon::service
+}  // namespace edgemon::runtime

@@ -1,4 +1,4 @@
-#include "daemon/service/peers.h"
+#include "daemon/runtime/peers.h"
 
 #include <fcntl.h>
 #include <poll.h>
@@ -13,10 +13,10 @@
 #include <chrono>
 #include <cstring>
 
-#include "daemon/service/server.h"
-#include "daemon/thread_name.h"
+#include "daemon/runtime/sockets.h"
+#include "daemon/runtime/thread_name.h"
 
-namespace edgemon::service {
+namespace edgemon::runtime {
 
 Principal PrincipalOf(const PeerCred& cred) {
   return Principal{"uid:" + std::to_string(cred.uid), cred.uid == 0};
@@ -122,4 +122,4 @@ void UnixAcceptor::Stop() {
   }
 }
 
-}  // namespace edgemon::service
+}  // namespace edgemon::runtime

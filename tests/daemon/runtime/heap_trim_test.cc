@@ -1,4 +1,4 @@
-#include "daemon/heap_trim.h"
+#include "daemon/runtime/heap_trim.h"
 
 #include <sys/mman.h>
 
@@ -18,7 +18,7 @@ int Touch(int x) {
 TEST(PageOutProgramText, ReturnsTheProgramsReadOnlyPagesAndKeepsItsState) {
   g_state = 41;
   // The test binary's own code is resident: it is running.
-  auto t = PageOutProgramText();
+  auto t = runtime::PageOutProgramText();
 #if defined(MADV_PAGEOUT)
   ASSERT_TRUE(t.ok()) << t.status().message();
   EXPECT_TRUE(t->trimmed);
@@ -33,7 +33,7 @@ TEST(PageOutProgramText, ReturnsTheProgramsReadOnlyPagesAndKeepsItsState) {
   EXPECT_EQ(g_state, 41);
   EXPECT_EQ(Touch(1), 48);
   // A second call finds the same mappings and works again.
-  EXPECT_TRUE(PageOutProgramText().ok());
+  EXPECT_TRUE(runtime::PageOutProgramText().ok());
 }
 
 }  // namespace

@@ -1,4 +1,4 @@
-#include "daemon/config.h"
+#include "daemon/runtime/config.h"
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -11,12 +11,12 @@
 #include <cstring>
 #include <filesystem>
 
-#include "daemon/push/http.h"
+#include "daemon/runtime/url.h"
 #include "edgemon/secret_file.h"
 #include "edgemon/text.h"
 #include "edgemon/timespec.h"
 
-namespace edgemon {
+namespace edgemon::runtime {
 namespace {
 
 std::optional<int64_t> ScaledNumber(const std::string& s,
@@ -353,7 +353,7 @@ bool IsHeaderName(std::string_view n) {
 // One [[push]] entry: " key <name>: <why>" (the caller prefixes push[i]).
 Status ValidatePush(const PushConfig& p) {
   if (p.url.empty()) return Status::InvalidArgument(" key url: missing");
-  if (auto u = push::ParseUrl(p.url); !u.ok()) {
+  if (auto u = ParseUrl(p.url); !u.ok()) {
     return Status::InvalidArgument(" key url: " + u.status().message() + ", got \"" + p.url + "\"");
   }
   if (p.protocol != "remote-write" && p.protocol != "otlp") {
@@ -625,4 +625,4 @@ Status ValidateLines(const Config& c) {
 
 }  // namespace
 
-}  // namespace edgemon
+}  // namespace edgemon::runtime

@@ -1,4 +1,4 @@
-#include "daemon/logging.h"
+#include "daemon/runtime/logging.h"
 
 #include <spdlog/pattern_formatter.h>
 #include <spdlog/sinks/stdout_color_sinks.h>
@@ -8,7 +8,7 @@
 
 #include "edgemon/text.h"
 
-namespace edgemon {
+namespace edgemon::runtime {
 namespace {
 
 // "%*" writes the syslog priority of the message's level; journald reads a
@@ -67,4 +67,4 @@ std::shared_ptr<spdlog::logger> MakeLogger(const std::string& name, const std::s
   return logger;
 }
 
-}  // namespace edgemon
+}  // namespace edgemon::runtime

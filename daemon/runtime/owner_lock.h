@@ -26,7 +26,7 @@
 
 #include "edgemon/status.h"
 
-namespace edgemon {
+namespace edgemon::runtime {
 
 class OwnerLock {
  public:
@@ -54,4 +54,4 @@ class OwnerLock {
   ino_t ino_ = 0;
 };
 
-}  // namespace edgemon
+}  // namespace edgemon::runtime

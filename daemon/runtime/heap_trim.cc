@@ -1,4 +1,4 @@
-#include "daemon/heap_trim.h"
+#include "daemon/runtime/heap_trim.h"
 
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -17,7 +17,7 @@
 #include <malloc.h>
 #endif
 
-namespace edgemon {
+namespace edgemon::runtime {
 
 int64_t ResidentKib() {
   // statm's second field: resident pages.
@@ -106,4 +106,4 @@ Result<HeapTrimmer::Trim> PageOutProgramText() {
 #endif
 }
 
-}  // namespace edgemon
+}  // namespace edgemon::runtime

@@ -8,11 +8,11 @@
 
 #include <thread>
 
-namespace edgemon {
+namespace edgemon::runtime {
 
 inline void NameThread(std::thread& t, const char* name) {
   // Fails only for a name over 15 bytes: the thread keeps its old name.
   (void)::pthread_setname_np(t.native_handle(), name);
 }
 
-}  // namespace edgemon
+}  // namespace edgemon::runtime

@@ -1,4 +1,4 @@
-#include "daemon/owner_lock.h"
+#include "daemon/runtime/owner_lock.h"
 
 #include <fcntl.h>
 #include <sys/file.h>
@@ -15,7 +15,7 @@
 #include "daemon/collect/sysfs.h"
 #include "edgemon/secret_file.h"
 
-namespace edgemon {
+namespace edgemon::runtime {
 namespace {
 
 // The pid /proc/locks names as holding a flock on (dev, ino), else 0.
@@ -99,4 +99,4 @@ uint64_t OwnerLock::Identity() const {
   return (static_cast<uint64_t>(dev_) * 0x9E3779B97F4A7C15ull) ^ static_cast<uint64_t>(ino_);
 }
 
-}  // namespace edgemon
+}  // namespace edgemon::runtime

@@ -8,9 +8,9 @@
 #include <memory>
 #include <string>
 
-namespace edgemon {
+namespace edgemon::runtime {
 
 // `level` is one of trace, debug, info, warn, error (validated by Config).
 std::shared_ptr<spdlog::logger> MakeLogger(const std::string& name, const std::string& level);
 
-}  // namespace edgemon
+}  // namespace edgemon::runtime
