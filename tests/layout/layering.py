@@ -6,7 +6,11 @@
 common/ and include/edgemon are the floor (the model, clocks, Status, the
 time syntax, text, rendering): they include nothing from daemon/, client/,
 tui/ or proto/. daemon/ is the server: it includes nothing from client/ or
-tui/. Every #include "dir/..." of a C++ file is checked; any violation is
+tui/. daemon/runtime/ (the process plumbing: config, logging, signals, sockets,
+peers...) includes nothing of the telemetry pipeline (store, sampler, summary,
+service, metrics, web, push, sim), of control, client, tui or proto; and
+daemon/control/ (the privileged helper) nothing of service, store, sampler,
+summary, push, metrics or web. Every #include "dir/..." of a C++ file is checked; any violation is
 listed with its file and line and fails the test.
 
 And one root seam: outside common/paths.cc no product source (common/,
@@ -29,6 +33,14 @@ FORBIDDEN = {
     "common": ("daemon/", "client/", "tui/", "proto/"),
     "include": ("daemon/", "client/", "tui/", "proto/"),
     "daemon": ("client/", "tui/"),
+    # The process plumbing (edgemond's and edgemon-control's) knows nothing of
+    # the telemetry pipeline, so the privileged helper links none of it.
+    "daemon/runtime": ("daemon/store/", "daemon/sampler", "daemon/summary/", "daemon/service/",
+                       "daemon/metrics/", "daemon/web/", "daemon/push/", "daemon/control/",
+                       "daemon/sim/", "client/", "tui/", "proto/"),
+    # The privileged helper: its board writes, its gRPC service and the runtime.
+    "daemon/control": ("daemon/service/", "daemon/store/", "daemon/sampler", "daemon/summary/",
+                       "daemon/push/", "daemon/metrics/", "daemon/web/"),
 }
 
 
