@@ -31,8 +31,9 @@ struct CounterTrack {
   ChannelId id = 0;
   int pid = 0;
   std::string name;
-  std::string unit;  // the args key
-  double scale = 1;  // value x scale = shown value
+  std::string unit;                  // the args key
+  double scale = 1;                  // value x scale = shown value
+  const Channel* channel = nullptr;  // in the inventory passed to CounterTracks
 };
 std::vector<CounterTrack> CounterTracks(const Inventory& inventory);
 
