@@ -608,7 +608,7 @@ std::string RenderSummary(const Report& report, const Inventory& inventory) {
         o << "  " << Fixed(*total / items, 3) << " mJ/item, "
           << Fixed(*total > 0 ? items / (*total / 1000.0) : 0, 3) << " items/J, " << per_s << "\n";
         if (auto above = TotalAboveBaselineMj(*b.summary, report.baseline)) {
-          o << "  " << Fixed(*above / items, 3) << " mJ/item above the baseline\n";
+          o << "  above the baseline: " << Fixed(*above / items, 3) << " mJ/item\n";
         }
       } else {
         o << "  " << per_s << "\n";

@@ -166,6 +166,7 @@ def main():
                 wrong = os.path.join(tmp, "wrong-token")
                 with open(wrong, "w") as f:
                     f.write("s3cret-token-012345678X\n")
+                os.chmod(wrong, 0o600)  # a secret file: the caller's, mode 0600
                 r = subprocess.run(base_cli + ["--token-file", wrong, "sensors"],
                                    capture_output=True, text=True, timeout=30)
                 check(r.returncode == 77 and "refused the bearer token" in r.stderr

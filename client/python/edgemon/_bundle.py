@@ -395,6 +395,10 @@ def summary_json(result: Any, device: Any, target: str, notes: List[str],
     j["total_energy_j"] = total / 1000.0 if total is not None else None
     inputs = [r.name for r in s.rails if r.input]
     j["total_rail"] = inputs[-1] if total is not None else None
+    # Where the total is read (an INA sensor, RAPL, ...): the MLPerf report's method.
+    j["total_rail_device"] = next(
+        (c.device for c in device.channels
+         if total is not None and c.kind == "rail" and c.name == inputs[-1] and c.device), None)
     if b is not None:
         j["energy_above_baseline_j"] = result.total_energy_above_baseline_j
     j["temps"] = [{"name": t.name, "start_c": present(t, "start_mc", 1000.0),

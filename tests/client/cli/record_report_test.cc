@@ -239,7 +239,7 @@ TEST(SummaryJson, EnergyAboveTheBaselineAddsUpToTheTotals) {
   EXPECT_DOUBLE_EQ(j["items"]["energy_above_baseline_j_per_item"].get<double>(), 3.0 / 100);
   std::string text = RenderSummary(r, inv);
   EXPECT_NE(text.find("above J"), std::string::npos) << text;
-  EXPECT_NE(text.find("30.000 mJ/item above the baseline"), std::string::npos) << text;
+  EXPECT_NE(text.find("above the baseline: 30.000 mJ/item"), std::string::npos) << text;
   // Without a baseline: null, and no energy_above_baseline_j anywhere.
   j = SummaryJson(SomeReport(), inv);
   EXPECT_TRUE(j["baseline"].is_null());
