@@ -168,3 +168,15 @@ def analytic_energy_mj(sidecar, rail, from_ns, to_ns):
     t1 = (to_ns - sidecar["start_realtime_ns"]) / 1e9
     return p["base_mw"] * ((t1 - t0) - p["amplitude"] * period / (2 * math.pi) *
                            (math.cos(w * t1 + p["phase"]) - math.cos(w * t0 + p["phase"])))
+
+
+def varint(b, i):
+    """A protobuf base-128 varint of bytes `b` at `i`: (value, next index)."""
+    shift = v = 0
+    while True:
+        c = b[i]
+        i += 1
+        v |= (c & 0x7F) << shift
+        if c < 0x80:
+            return v, i
+        shift += 7

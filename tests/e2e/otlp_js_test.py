@@ -33,7 +33,7 @@ import threading
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from harness import Checks, expect, serve_http, start_sim, stop_process  # noqa: E402
+from harness import Checks, expect, serve_http, start_sim, stop_process, varint  # noqa: E402
 
 # opentelemetry-proto v1, as published: message -> {field: (name, kind)};
 # kind is a message name, or string, bool, varint, sint (zigzag), fixed64,
@@ -63,17 +63,6 @@ SCHEMA = {
     "Exemplar": {},
 }
 WIRE = {"string": 2, "bool": 0, "varint": 0, "fixed64": 1, "double": 1, "sfixed64": 1}
-
-
-def varint(b, i):
-    shift = v = 0
-    while True:
-        c = b[i]
-        i += 1
-        v |= (c & 0x7F) << shift
-        if c < 0x80:
-            return v, i
-        shift += 7
 
 
 def decode(b, message):

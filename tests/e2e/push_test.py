@@ -40,24 +40,13 @@ import urllib.request
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from harness import (Checks, expect, frame_count, free_port, rss_kib, serve_http,  # noqa: E402
-                     start_sim, stop_process)
+                     start_sim, stop_process, varint)
 
 ARGS = None
 INTERVAL_MS = 100
 
 
 # ---- remote-write decoding (snappy block format, protobuf wire format) ----
-
-def varint(b, i):
-    shift = v = 0
-    while True:
-        c = b[i]
-        i += 1
-        v |= (c & 0x7F) << shift
-        if c < 0x80:
-            return v, i
-        shift += 7
-
 
 def snappy_decompress(b):
     n, i = varint(b, 0)

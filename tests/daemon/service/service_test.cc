@@ -1232,44 +1232,36 @@ TEST_F(ServiceTest, DeviceInfoCarriesThePushStatus) {
   EXPECT_TRUE(info.push(0).stalled());
 }
 
+// grpc.health.v1's Check of `service` on the wire: HealthCheckRequest{string
+// service = 1} and HealthCheckResponse{enum status = 1}; StringValue /
+// Int32Value share that encoding. The status (1 SERVING, 2 NOT_SERVING), or
+// -1 when the call failed.
+int HealthStatus(grpc::Channel* channel, const std::string& service) {
+  grpc::ClientContext ctx;
+  google::protobuf::StringValue req;
+  req.set_value(service);
+  google::protobuf::Int32Value resp;
+  auto s = grpc::internal::BlockingUnaryCall(
+      channel,
+      grpc::internal::RpcMethod("/grpc.health.v1.Health/Check",
+                                grpc::internal::RpcMethod::NORMAL_RPC),
+      &ctx, req, &resp);
+  EXPECT_TRUE(s.ok()) << service << ": " << s.error_message();
+  return s.ok() ? resp.value() : -1;
+}
+
 // The push destinations' health name follows SetPushServing.
 TEST_F(ServiceTest, PushHealthIsNotServingWhileADestinationIsStalled) {
-  auto check = [&] {
-    grpc::ClientContext ctx;
-    google::protobuf::StringValue req;
-    req.set_value(kPushHealthService);
-    google::protobuf::Int32Value resp;
-    auto s = grpc::internal::BlockingUnaryCall(
-        channel_.get(),
-        grpc::internal::RpcMethod("/grpc.health.v1.Health/Check",
-                                  grpc::internal::RpcMethod::NORMAL_RPC),
-        &ctx, req, &resp);
-    EXPECT_TRUE(s.ok()) << s.error_message();
-    return resp.value();
-  };
-  EXPECT_EQ(check(), 1);  // SERVING
+  EXPECT_EQ(HealthStatus(channel_.get(), kPushHealthService), 1);  // SERVING
   server_->SetPushServing(false);
-  EXPECT_EQ(check(), 2);  // NOT_SERVING
+  EXPECT_EQ(HealthStatus(channel_.get(), kPushHealthService), 2);  // NOT_SERVING
   server_->SetPushServing(true);
-  EXPECT_EQ(check(), 1);
+  EXPECT_EQ(HealthStatus(channel_.get(), kPushHealthService), 1);
 }
 
 TEST_F(ServiceTest, HealthServing) {
-  // grpc.health.v1 on the wire: HealthCheckRequest{string service = 1} and
-  // HealthCheckResponse{enum status = 1}; StringValue / Int32Value share
-  // that encoding.
   for (const char* svc : {"", "edgemon.v1.Telemetry"}) {
-    grpc::ClientContext ctx;
-    google::protobuf::StringValue req;
-    req.set_value(svc);
-    google::protobuf::Int32Value resp;
-    auto s = grpc::internal::BlockingUnaryCall(
-        channel_.get(),
-        grpc::internal::RpcMethod("/grpc.health.v1.Health/Check",
-                                  grpc::internal::RpcMethod::NORMAL_RPC),
-        &ctx, req, &resp);
-    ASSERT_TRUE(s.ok()) << s.error_message();
-    EXPECT_EQ(resp.value(), 1) << svc;  // SERVING
+    EXPECT_EQ(HealthStatus(channel_.get(), svc), 1) << svc;  // SERVING
   }
 }
 
