@@ -36,10 +36,18 @@ double Round3(double v) {
   return std::round(v * 1000.0) / 1000.0;
 }
 
-using Track = CounterTrack;
+nlohmann::json EnergyArgs(const client::Summary& s) {
+  nlohmann::json e = nlohmann::json::object();
+  for (const auto& r : s.rails) {
+    e[r.name] = r.energy_mj ? nlohmann::json(*r.energy_mj / 1000.0) : nlohmann::json(nullptr);
+  }
+  return e;
+}
 
-std::vector<Track> Tracks(const Inventory& inventory) {
-  std::vector<Track> out;
+}  // namespace
+
+std::vector<CounterTrack> CounterTracks(const Inventory& inventory) {
+  std::vector<CounterTrack> out;
   std::map<std::string, int> seen;
   auto unique = [&](int pid, std::string name, const Channel& c) {
     std::string key = std::to_string(pid) + "/" + name;
@@ -59,17 +67,9 @@ std::vector<Track> Tracks(const Inventory& inventory) {
   return out;
 }
 
-nlohmann::json EnergyArgs(const client::Summary& s) {
-  nlohmann::json e = nlohmann::json::object();
-  for (const auto& r : s.rails) {
-    e[r.name] = r.energy_mj ? nlohmann::json(*r.energy_mj / 1000.0) : nlohmann::json(nullptr);
-  }
-  return e;
-}
-
 // Appends the raw frames of [from, to] to *out, in chunks; on a failed
 // query the frames read before it stay in *out.
-Status Frames(client::Client& c, int64_t from, int64_t to, std::vector<Frame>* out) {
+Status ReadFrames(client::Client& c, int64_t from, int64_t to, std::vector<Frame>* out) {
   int64_t at = from;
   for (int chunk = 0; chunk < 100 && at <= to; ++chunk) {
     auto q = c.Query(at, to + 1, {}, 0, 100'000);
@@ -79,16 +79,6 @@ Status Frames(client::Client& c, int64_t from, int64_t to, std::vector<Frame>* o
     at = out->back().realtime_ns + 1;
   }
   return Status::Ok();
-}
-
-}  // namespace
-
-std::vector<CounterTrack> CounterTracks(const Inventory& inventory) {
-  return Tracks(inventory);
-}
-
-Status ReadFrames(client::Client& c, int64_t from, int64_t to, std::vector<Frame>* out) {
-  return Frames(c, from, to, out);
 }
 
 namespace {
@@ -138,7 +128,7 @@ bool MakeBundleDir(const std::string& dir) {
 bool WriteBundle(client::Client& c, const std::string& dir, const Report& report,
                  const Inventory& inventory) {
   std::vector<Frame> frames;
-  Status read = Frames(c, report.summary.from_ns, report.summary.to_ns, &frames);
+  Status read = ReadFrames(c, report.summary.from_ns, report.summary.to_ns, &frames);
   Report r = report;
   if (!read.ok()) r.notes.push_back("samples not read: " + read.ToString());
   client::RailSampleSet rails;
@@ -299,7 +289,7 @@ std::string TraceJson(const Report& report, const std::vector<Frame>& frames,
           {"name", "process_sort_index"},
           {"args", {{"sort_index", pid}}}});
   }
-  for (const auto& t : Tracks(inventory)) {
+  for (const auto& t : CounterTracks(inventory)) {
     for (const auto& [at, v] : MergedSeries(frames, *t.channel, rails)) {
       emit({{"ph", "C"},
             {"pid", t.pid},
@@ -407,7 +397,7 @@ nlohmann::json ReportData(const Report& report, const std::vector<Frame>& frames
                          {"temp", "Temperatures", "\u00b0C"},
                          {"clock", "Clocks", "MHz"}};
   json groups = json::array();
-  const auto tracks = Tracks(inventory);
+  const auto tracks = CounterTracks(inventory);
   // Power at the rail samples' times too: every instant any rail has a
   // point, each line null where it has none.
   std::vector<int64_t> power_times;
