@@ -85,9 +85,17 @@ if [ -n "$root" ] || [ "$(id -u)" -eq 0 ]; then
   if [ -e "$saved" ] || [ -L "$saved" ]; then mv -f "$saved" "$policy"; fi
 fi
 
+# Names that an installed package provides count as installed: NodeSource's
+# nodejs, for one, ships npm, provides it and conflicts with Debian's npm, so
+# asking apt-get for npm there would fail.
+provided=$(dpkg-query -W -f='${db:Status-Abbrev}|${Provides}\n' 2>/dev/null |
+  awk -F'|' '$1 ~ /^ii/ { n = split($2, a, ","); for (i = 1; i <= n; i++) {
+    sub(/^ +/, "", a[i]); sub(/ .*/, "", a[i]); if (a[i] != "") print a[i] } }') || true
 missing=()
 for p in "${packages[@]}"; do
-  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+  if dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then continue; fi
+  if grep -qxF -- "$p" <<<"$provided"; then continue; fi
+  missing+=("$p")
 done
 if [ "${#missing[@]}" -eq 0 ]; then
   echo "install-deps: all ${#packages[@]} packages already installed"

@@ -43,7 +43,10 @@ def expect(cond, what):
 
 STUBS = {
     # Nothing is installed (everything, with STUB_ALL_INSTALLED=1).
-    "dpkg-query": "#!/bin/sh\n[ -z \"$STUB_ALL_INSTALLED\" ] || { printf 'install ok installed'; "
+    # With STUB_PROVIDES, the listing of every package's Provides prints it.
+    "dpkg-query": "#!/bin/sh\ncase \"$*\" in *Provides*) [ -z \"$STUB_PROVIDES\" ] || "
+                  "{ printf '%s' \"$STUB_PROVIDES\"; exit 0; }; exit 1;; esac\n"
+                  "[ -z \"$STUB_ALL_INSTALLED\" ] || { printf 'install ok installed'; "
                   "exit 0; }\nexit 1\n",
     "sudo": "#!/bin/sh\necho \"sudo $*\" >>\"$STUB_LOG\"\nexit 99\n",
     "cmake": "#!/bin/sh\necho \"cmake $*\" >>\"$STUB_LOG\"\n",
@@ -110,7 +113,7 @@ class Scratch:
                 f.write(own_policy)
             os.chmod(self.policy, 0o755)
 
-    def run(self, argv, postinst=True, apt_exit=0, cwd=None, all_installed=False):
+    def run(self, argv, postinst=True, apt_exit=0, cwd=None, all_installed=False, provides=""):
         env = {
             "PATH": self.bin + ":/usr/bin:/bin",
             "HOME": self.dir,
@@ -119,6 +122,7 @@ class Scratch:
             "STUB_POSTINST": self.postinst if postinst else "",
             "STUB_APT_EXIT": str(apt_exit),
             "STUB_ALL_INSTALLED": "1" if all_installed else "",
+            "STUB_PROVIDES": provides,
         }
         open(self.log, "w").close()
         if not os.path.exists(argv[0]):
@@ -312,6 +316,26 @@ def check_services(source_dir, own_policy, apt_exit, killed_before=False):
     expect(not os.path.lexists(s.policy + ".edgemon-saved"), f"saved policy-rc.d left {what}")
 
 
+def check_provided(source_dir):
+    """A name an installed package provides is not asked of apt-get: NodeSource's
+    nodejs provides npm and conflicts with Debian's, so `apt-get install npm`
+    fails there. A package removed but not purged ("rc") provides nothing."""
+    s = Scratch(source_dir, own_policy=None)
+    provides = ("ii |nodejs-dev, nodejs-doc, nodejs-legacy, npm\n"  # nodejs
+                "rc |curl (= 1.0)\n"
+                "ii |awk\n")
+    p, calls = s.run([os.path.join(source_dir, "scripts/install-deps.sh"), "npm", "curl", "tmux"],
+                     postinst=False, provides=provides)
+    got = installed(calls)
+    pkgs = sorted(a for a in got or [] if not a.startswith("-"))
+    expect(p.returncode == 0 and pkgs == ["curl", "tmux"],
+           f"with npm provided by nodejs: exit {p.returncode}, installs {pkgs}, not curl and tmux")
+    p, calls = s.run([os.path.join(source_dir, "scripts/install-deps.sh"), "npm", "awk"],
+                     postinst=False, provides=provides)
+    expect(p.returncode == 0 and installed(calls) is None and "already installed" in p.stdout,
+           f"everything provided, yet: exit {p.returncode}, {calls}, {p.stdout}")
+
+
 def check_killed_run_with_nothing_to_install(source_dir):
     own = "#!/bin/sh\n# the owner's\nexit 0\n"
     s = Scratch(source_dir, own_policy=own)
@@ -339,6 +363,7 @@ def main():
     check_services(a.source_dir, own_policy=None, apt_exit=100)
     check_services(a.source_dir, own_policy="#!/bin/sh\nexit 0\n", apt_exit=0, killed_before=True)
     check_killed_run_with_nothing_to_install(a.source_dir)
+    check_provided(a.source_dir)
     if FAILURES:
         print(f"deps_test: {len(FAILURES)} failures")
         return 1
