@@ -143,7 +143,7 @@ class WatcherImpl final : public Watcher {
             SetState(ConnectionState::kConnected, {});
           }
           std::optional<Frame> f = wire::FrameFromProto(pb);
-          if (f && on_frame_) on_frame_(LiveFrame{std::move(*f), pb.generation()});
+          if (f && on_frame_) on_frame_(LiveFrame{std::move(*f), pb.generation(), {}});
         }
         gs = reader->Finish();
       }
@@ -295,17 +295,21 @@ Result<edgemon::client::DeviceInfo> Client::DeviceInfo() {
   return DeviceInfoFromProto(pb);
 }
 
-Result<LiveFrame> Client::Latest(const std::vector<std::string>& channels) {
+Result<LiveFrame> Client::Latest(const std::vector<std::string>& channels, bool last_rises) {
   grpc::ClientContext ctx;
   impl_->Prepare(ctx);
   v1::GetLatestRequest req;
   for (const std::string& c : channels) req.add_channels(c);
+  req.set_last_rises(last_rises);
   v1::Frame pb;
   grpc::Status s = impl_->stub->GetLatest(&ctx, req, &pb);
   if (!s.ok()) return FromGrpc(s);
   std::optional<Frame> f = wire::FrameFromProto(pb);
   if (!f) return Status::Internal("malformed frame from the daemon");
-  return LiveFrame{std::move(*f), pb.generation()};
+  LiveFrame out{std::move(*f), pb.generation(), {}};
+  for (const v1::LastRise& r : pb.last_rises())
+    out.last_rises.emplace_back(r.id(), r.realtime_ns());
+  return out;
 }
 
 Result<QueryResult> Client::Query(const QueryRequest& request) {

@@ -82,6 +82,10 @@ struct DeviceInfo {
 struct LiveFrame {
   Frame frame;
   uint64_t generation = 0;
+  // Asked for (Latest's last_rises): when each selected event counter last
+  // rose within the store's last day, as (channel, realtime_ns); a counter
+  // that did not rise is not listed. Empty from a daemon that predates it.
+  std::vector<std::pair<ChannelId, int64_t>> last_rises;
 };
 
 // History's value types are the model's (include/edgemon/model.h): a
@@ -231,7 +235,9 @@ class Client {
   void set_timeout(std::chrono::milliseconds timeout);
 
   Result<edgemon::client::DeviceInfo> DeviceInfo();
-  Result<LiveFrame> Latest(const std::vector<std::string>& channels = {});
+  // The newest frame of `channels` (empty: all); with last_rises, also when
+  // the event counters among them last rose (one call either way).
+  Result<LiveFrame> Latest(const std::vector<std::string>& channels = {}, bool last_rises = false);
   Result<QueryResult> Query(const QueryRequest& request);
   Result<QueryResult> Query(int64_t from_ns, int64_t to_ns,
                             const std::vector<std::string>& channels, int64_t step_ns = 0,

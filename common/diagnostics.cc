@@ -189,18 +189,6 @@ std::string ThrottleSummary(const Inventory& inv, const std::map<ChannelId, Rang
   return fmt::format("{:.1f} s ({})", static_cast<double>(ms) / 1000.0, name);
 }
 
-std::optional<size_t> LastRise(const std::vector<Bucket>& buckets) {
-  std::optional<size_t> last;
-  std::optional<int64_t> before;  // the highest value before the bucket
-  for (size_t i = 0; i < buckets.size(); ++i) {
-    const Bucket& b = buckets[i];
-    if (b.count == 0) continue;
-    if (b.min < b.max || (before && b.max > *before)) last = i;
-    before = std::max(before.value_or(b.max), b.max);
-  }
-  return last;
-}
-
 std::vector<std::string> EventKeys(const Inventory& inv) {
   std::vector<std::string> out;
   for (const auto& c : inv.channels) {

@@ -51,7 +51,7 @@
 #include "daemon/service/watch_hub.h"
 #include "daemon/store/ring_store.h"
 #include "daemon/store_sink.h"
-#include "daemon/summary/summarize.h"
+#include "daemon/summary/summaries.h"
 #include "daemon/web/live_site.h"
 #include "edgemon/clock.h"
 #include "edgemon/render.h"
@@ -183,8 +183,8 @@ store::RingStoreOptions StoreOptions(const runtime::Config& c, bool recreate_bad
 
 // One shipper per [[push]] destination (daemon/push), not yet started.
 Result<std::vector<std::unique_ptr<push::Shipper>>> MakeShippers(
-    const runtime::Config& c, store::RingStore& st, SysFs& fs, const BoardInfo& board, Clock& clock,
-    std::shared_ptr<spdlog::logger> log) {
+    const runtime::Config& c, store::RingStore& st, const summary::Summaries& summaries, SysFs& fs,
+    const BoardInfo& board, Clock& clock, std::shared_ptr<spdlog::logger> log) {
   std::vector<std::unique_ptr<push::Shipper>> out;
   for (const runtime::PushConfig& p : c.push) {
     push::ShipperOptions o;
@@ -212,12 +212,8 @@ Result<std::vector<std::unique_ptr<push::Shipper>>> MakeShippers(
     o.min_backoff_ns = p.min_backoff_ms * kNsPerMs;
     o.max_backoff_ns = p.max_backoff_ms * kNsPerMs;
     o.identity = push::ReadIdentity(fs, board, p.labels);
-    summary::SummaryOptions so;
-    so.frame_period_ns = c.interval_ms * kNsPerMs;
-    so.energy_rate_hz = static_cast<uint32_t>(c.energy_rate_hz);
-    o.window_energy = [&st, so, &clock](const Window& w) -> Result<push::WindowEnergy> {
-      auto sum = summary::Summarize(st, so, w.start_ns, NonEmptyEnd(w.start_ns, *w.end_ns),
-                                    clock.RealtimeNs());
+    o.window_energy = [&summaries, &clock](const Window& w) -> Result<push::WindowEnergy> {
+      auto sum = summaries.OfWindow(w, clock.RealtimeNs());
       if (!sum.ok()) return sum.status();
       return push::WindowEnergy{w, std::move(sum->rails)};
     };
@@ -402,6 +398,12 @@ int Run(const Flags& flags) {
         step_ns / 1'000'000, boottime_ns);
   };
   Sampler sampler(collection, clock, so);
+  // The one summary entry: the API, the live page and the push shippers
+  // summarize a window or a range through it, with the same options.
+  const summary::Summaries summaries(
+      *st, {.sampler = &sampler,
+            .energy_rate_hz = static_cast<uint32_t>(config.energy_rate_hz),
+            .live_energy = &collection.live_energy()});
   // Stored time never goes back (ring_store.h, I11): live frames, windows
   // and leases continue the store's timeline, whatever the wall clock says.
   if (auto newest = st->Latest(); newest.ok() && !newest->frames.empty()) {
@@ -420,7 +422,7 @@ int Run(const Flags& flags) {
   // GPU memory per process (nvmap's debugfs table, NVML): for ListProcesses
   // and the top processes in /metrics, read on request.
   GpuProcessReader gpu_processes(fs, collect.nvml);
-  auto made = MakeShippers(config, *st, fs, collection.inventory().board, clock, log);
+  auto made = MakeShippers(config, *st, summaries, fs, collection.inventory().board, clock, log);
   if (!made.ok()) {
     log->critical("{}", made.status().message());
     (void)st->Close();
@@ -462,8 +464,7 @@ int Run(const Flags& flags) {
                                       return web::Latest{s.inventory, s.generation, s.frame};
                                     },
                                 .sampler = &sampler,
-                                .live_energy = &collection.live_energy(),
-                                .energy_rate_hz = static_cast<uint32_t>(config.energy_rate_hz)});
+                                .summaries = &summaries});
   metrics::MetricsListener metrics_listener(
       [&metrics_source](metrics::Format f) { return metrics_source.Render(f); });
   if (!config.metrics_listen.empty()) {
@@ -506,6 +507,7 @@ int Run(const Flags& flags) {
   svc_opts.daemon_version = EDGEMON_VERSION;
   svc_opts.energy_rate_hz = static_cast<uint32_t>(config.energy_rate_hz);
   svc_opts.live_energy = &collection.live_energy();
+  svc_opts.summaries = &summaries;
   svc_opts.gpu_processes = &gpu_processes;
   if (push_health) {
     svc_opts.push_status = [&push_health](google::protobuf::RepeatedPtrField<v1::PushStatus>* out) {

@@ -50,56 +50,17 @@ std::string Limits(const Channel& c) {
   return out;
 }
 
-// When each event counter last rose within the store's last day (the time of
-// the frame that first showed the new count): a one-minute step finds the
-// minute, that minute's raw frames the frame. A counter that did not rise in
-// the day, or a store that cannot say, gives no entry.
-std::vector<std::pair<const Channel*, int64_t>> LastEvents(client::Client& c, const Inventory& inv,
-                                                           int64_t now_ns) {
-  constexpr int64_t kStepNs = 60'000'000'000, kDayNs = 86'400'000'000'000;
-  std::vector<std::string> keys;
-  for (const auto& ch : inv.channels) {
-    if (ch.kind == Kind::kEvent && ch.Has(kFlagCounter)) keys.push_back(ch.Key());
-  }
-  std::vector<std::pair<const Channel*, int64_t>> out;
-  if (keys.empty()) return out;
-  auto q = c.Query(now_ns - kDayNs, now_ns + 1, keys, kStepNs);
-  if (!q.ok()) return out;
-  for (const auto& s : q->series) {
-    const Channel* ch = nullptr;
-    for (const auto& x : inv.channels) {
-      if (x.id == s.id) ch = &x;
-    }
-    auto i = LastRise(s.buckets);
-    if (ch == nullptr || !i) continue;
-    const Bucket& b = s.buckets[*i];
-    std::optional<int64_t> before;
-    for (size_t k = 0; k < *i; ++k) {
-      if (s.buckets[k].count > 0)
-        before = std::max(before.value_or(s.buckets[k].max), s.buckets[k].max);
-    }
-    int64_t at = b.t_ns;  // the minute, when its frames cannot be read
-    if (auto fr = c.Query(b.t_ns, b.t_ns + kStepNs, {ch->Key()}, 0, 10'000); fr.ok()) {
-      for (const auto& f : fr->frames) {
-        Value v = f.Get(ch->id);
-        if (!v) continue;
-        if (before && *v > *before) at = f.realtime_ns;
-        before = std::max(before.value_or(*v), *v);
-      }
-    }
-    out.emplace_back(ch, at);
-  }
-  return out;
-}
-
 int RunNow(const Registry& registry, const SnapshotOptions& o) {
   int rc = kExitOk;
   auto session = OpenSession(registry.globals, &rc);
   if (!session) return rc;
   const auto ids = SelectOrReport("now", session->info.inventory, SplitList(o.channels));
   if (!ids) return kExitUsage;
-  auto latest = session->client->Latest(o.channels.empty() ? std::vector<std::string>{}
-                                                           : KeysOf(session->info.inventory, *ids));
+  // The frame and when its event counters last rose, in one call (the
+  // daemon reads its own store for those).
+  auto latest = session->client->Latest(
+      o.channels.empty() ? std::vector<std::string>{} : KeysOf(session->info.inventory, *ids),
+      true);
   if (!latest.ok()) return ReportStatus("now", latest.status());
   if (latest->generation != session->info.generation) {  // the daemon restarted in between
     auto info = session->client->DeviceInfo();
@@ -108,7 +69,12 @@ int RunNow(const Registry& registry, const SnapshotOptions& o) {
   }
   const Inventory inv = Subset(session->info.inventory, *ids);
   std::string out;
-  const auto last = LastEvents(*session->client, inv, latest->frame.realtime_ns);
+  std::vector<std::pair<const Channel*, int64_t>> last;  // the rises, of channels shown
+  for (const auto& [id, at] : latest->last_rises) {
+    for (const Channel& c : inv.channels) {
+      if (c.id == id) last.emplace_back(&c, at);
+    }
+  }
   if (o.json) {
     nlohmann::json j = ToJson(inv, latest->frame, {});
     j["diagnostics"] = DiagnosticsJson(inv, latest->frame);

@@ -11,6 +11,7 @@
 
 #include "daemon/runtime/thread_name.h"
 #include "daemon/service/codec.h"
+#include "daemon/summary/last_rise.h"
 #include "edgemon/checked.h"
 #include "edgemon/text.h"
 #include "proto/convert.h"
@@ -313,6 +314,14 @@ TelemetryService::TelemetryService(WatchHub& hub, store::RingStore& store, Clock
       options_(std::move(options)),
       worker_(options_.max_queued_jobs, "api-worker"),
       window_worker_(options_.max_queued_jobs, "window-worker") {
+  summaries_ = options_.summaries;
+  if (summaries_ == nullptr) {
+    own_summaries_ = std::make_unique<summary::Summaries>(
+        store_,
+        summary::Summaries::Options{sampler_, options_.frame_period_ns, options_.energy_rate_hz,
+                                    options_.live_energy, options_.summary_page_frames});
+    summaries_ = own_summaries_.get();
+  }
   gpu_processes_ = options_.gpu_processes;
   if (gpu_processes_ == nullptr && fs_ != nullptr) {
     own_gpu_processes_ = std::make_unique<GpuProcessReader>(*fs_, /*nvml=*/false);
@@ -493,7 +502,31 @@ grpc::ServerUnaryReactor* TelemetryService::GetLatest(grpc::CallbackServerContex
   if (!subset.ok())
     return Done(ctx, Invalid("channels: " + TerminalSafe(subset.status().message())));
   wire::ToProto(*s.frame, *subset, s.generation, resp);
-  return Done(ctx, Status::Ok());
+  if (!req->last_rises()) return Done(ctx, Status::Ok());
+  // When the selected event counters last rose: a read of the store's last
+  // day (a minute step, then one minute of frames a counter that rose), a
+  // job on the worker like every store read.
+  std::vector<std::pair<std::string, ChannelId>> counters;  // an empty subset: every channel
+  for (const Channel& c : s.inventory->channels) {
+    if (c.kind != Kind::kEvent || !c.Has(kFlagCounter)) continue;
+    if (subset->empty() || std::find(subset->begin(), subset->end(), c.id) != subset->end()) {
+      counters.emplace_back(c.Key(), c.id);
+    }
+  }
+  if (counters.empty()) return Done(ctx, Status::Ok());
+  const int64_t at = s.frame->realtime_ns;
+  return Defer(ctx, [this, counters = std::move(counters), at, resp] {
+    std::vector<std::string> keys;
+    for (const auto& [key, id] : counters) keys.push_back(key);
+    for (const auto& [key, t] : summary::LastRises(store_, keys, at)) {
+      auto it = std::find_if(counters.begin(), counters.end(),
+                             [&key = key](const auto& c) { return c.first == key; });
+      v1::LastRise* r = resp->add_last_rises();
+      r->set_id(it->second);
+      r->set_realtime_ns(t);
+    }
+    return Status::Ok();
+  });
 }
 
 Result<WatchPlan> TelemetryService::PlanWatch(const v1::WatchRequest& req,
@@ -820,8 +853,8 @@ grpc::ServerUnaryReactor* TelemetryService::Summarize(grpc::CallbackServerContex
           return FinishWith(r, StoreFailure(store_, "summarize: " + w.status().message()));
         if (!*w) return FinishWith(r, Status::NotFound("no window with id " + std::to_string(id)));
         // An open window is measured up to now.
-        RunSummarize(r, (*w)->start_ns, NonEmptyEnd((*w)->start_ns, (*w)->end_ns.value_or(Now())),
-                     resp);
+        auto [from, to] = summary::Summaries::WindowRange(**w, Now());
+        RunSummarize(r, from, to, resp);
       },
       Who(ctx));
   if (!posted) FinishWith(r, Busy());
@@ -850,35 +883,14 @@ WindowResult TelemetryService::RunResult(int64_t start, int64_t end, WindowResul
   });
   if (energy == channels.end()) return sent;
   const std::string key = energy->Key();
-  auto at = [&](int64_t t) -> std::optional<double> {
-    if (options_.live_energy) {
-      if (auto v = options_.live_energy->CounterAt(key, t)) return v;
-    }
-    auto v = store_.CounterAt(key, t);
-    return v.ok() ? *v : std::nullopt;
-  };
-  auto a = at(start), b = at(end);
+  auto a = summaries_->CounterAt(key, start), b = summaries_->CounterAt(key, end);
   if (a && b && *b >= *a) sent.input_energy_mj = *b - *a;
   return sent;
 }
 
-summary::SummaryOptions TelemetryService::MakeSummaryOptions() const {
-  summary::SummaryOptions o;
-  o.frame_period_ns = frame_period_ns();
-  o.energy_rate_hz = options_.energy_rate_hz;
-  o.page_frames = options_.summary_page_frames;
-  o.live_energy = options_.live_energy;
-  if (sampler_ != nullptr) {
-    o.rates = [sampler = sampler_](int64_t from, int64_t to) {
-      return sampler->RatesBetween(from, to);
-    };
-  }
-  return o;
-}
-
 void TelemetryService::RunSummarize(grpc::ServerUnaryReactor* r, int64_t from, int64_t to,
                                     v1::Summary* out) {
-  auto run = summary::Summarizer::Start(store_, MakeSummaryOptions(), from, to, Now());
+  auto run = summaries_->Start(from, to, Now());
   if (!run.ok()) return FinishWith(r, run.status());
   NextSummaryPage(r, std::make_shared<summary::Summarizer>(std::move(run).value()), out);
 }

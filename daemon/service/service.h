@@ -56,6 +56,7 @@
 #include "daemon/service/watch_hub.h"
 #include "daemon/service/worker.h"
 #include "daemon/store/ring_store.h"
+#include "daemon/summary/summaries.h"
 #include "daemon/summary/summarize.h"
 #include "edgemon/clock.h"
 #include "edgemon/status.h"
@@ -76,6 +77,10 @@ struct ServiceOptions {
   // The sampler's live energy counters: ranges past the newest stored frame
   // are answered from them (null: from the store only).
   const LiveEnergy* live_energy = nullptr;
+  // edgemond's one summary entry (main builds it; the live page and the push
+  // shippers ask the same one). Null: the service makes its own from the
+  // store, the sampler and the fields above (tests).
+  const summary::Summaries* summaries = nullptr;
   // GPU memory per process for ListProcesses; null: the service reads the
   // nvmap table through `fs` itself (no NVML).
   GpuProcessReader* gpu_processes = nullptr;
@@ -175,7 +180,6 @@ class TelemetryService final : public v1::Telemetry::CallbackService {
   void RunSummarize(grpc::ServerUnaryReactor* r, int64_t from_ns, int64_t to_ns, v1::Summary* out);
   void NextSummaryPage(grpc::ServerUnaryReactor* r, const std::shared_ptr<summary::Summarizer>& run,
                        v1::Summary* out);
-  summary::SummaryOptions MakeSummaryOptions() const;
   // Recounts leased_windows_ (window worker, or the constructor) and wakes
   // the sweep timer when the first one appears.
   void CountLeasedWindows();
@@ -190,6 +194,8 @@ class TelemetryService final : public v1::Telemetry::CallbackService {
   GpuProcessReader* gpu_processes_ = nullptr;
   std::unique_ptr<ProcessReader> processes_;  // null without `fs`
   const ServiceOptions options_;
+  std::unique_ptr<summary::Summaries> own_summaries_;  // without options_.summaries
+  const summary::Summaries* summaries_ = nullptr;
   Worker worker_;
   Worker window_worker_;  // BeginWindow / EndWindow / lease sweeps only
 

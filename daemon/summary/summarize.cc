@@ -36,12 +36,17 @@ Result<Summary> Summarize(store::RingStore& store, const SummaryOptions& options
   return std::move(*s).Take();
 }
 
-std::optional<double> Summarizer::CounterAt(const std::string& key, int64_t t_ns) const {
-  if (options_.live_energy) {
-    if (auto v = options_.live_energy->CounterAt(key, t_ns)) return v;
+std::optional<double> EnergyCounterAt(store::RingStore& store, const LiveEnergy* live,
+                                      const std::string& key, int64_t t_ns) {
+  if (live) {
+    if (auto v = live->CounterAt(key, t_ns)) return v;
   }
-  auto v = store_->CounterAt(key, t_ns);
+  auto v = store.CounterAt(key, t_ns);
   return v.ok() ? *v : std::nullopt;
+}
+
+std::optional<double> Summarizer::CounterAt(const std::string& key, int64_t t_ns) const {
+  return EnergyCounterAt(*store_, options_.live_energy, key, t_ns);
 }
 
 RailSummary& Summarizer::Rail(const Channel& c) {

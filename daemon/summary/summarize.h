@@ -140,6 +140,11 @@ class Summarizer {
 Result<Summary> Summarize(store::RingStore& store, const SummaryOptions& options, int64_t from_ns,
                           int64_t to_ns, int64_t now_ns);
 
+// A rail energy counter (mJ) at t: `live` where its readings reach (null:
+// none), else the store's, interpolated; nullopt without a reading around t.
+std::optional<double> EnergyCounterAt(store::RingStore& store, const LiveEnergy* live,
+                                      const std::string& key, int64_t t_ns);
+
 // A store read or write that failed: DATA_LOSS once the store's file was
 // found damaged (store invariant 13), else INTERNAL. `what` is the message.
 Status StoreFailure(const store::RingStore& store, const std::string& what);

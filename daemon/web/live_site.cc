@@ -5,6 +5,7 @@
 #include <chrono>
 #include <set>
 #include <string>
+#include <tuple>
 #include <utility>
 
 #include "daemon/summary/summarize.h"
@@ -185,8 +186,7 @@ class LiveSite::Handlers {
       if (!w.ok()) return Fail(res, 500, "energy: " + w.status().message());
       if (!*w) return Fail(res, 404, "no window " + std::to_string(id));
       window_id = id;
-      from = (*w)->start_ns;
-      to = NonEmptyEnd(from, (*w)->end_ns.value_or(now));
+      std::tie(from, to) = summary::Summaries::WindowRange(**w, now);
     } else {
       auto r = ParseRange(Params(req), now);
       if (!r.ok()) return Fail(res, 400, r.status().message());
@@ -194,17 +194,11 @@ class LiveSite::Handlers {
       to = r->to_ns;
     }
     if (from > now) return Fail(res, 400, "the range starts after now");
-    summary::SummaryOptions o;
-    o.frame_period_ns = s_.PeriodNs();
-    o.energy_rate_hz = s_.options_.energy_rate_hz;
-    o.live_energy = s_.options_.live_energy;
-    if (const Sampler* sampler = s_.options_.sampler) {
-      o.rates = [sampler](int64_t a, int64_t b) { return sampler->RatesBetween(a, b); };
-    }
+    if (s_.options_.summaries == nullptr) return Fail(res, 404, "energy: not served here");
     ReadTurn turn(s_);
     if (!turn.ok()) return Busy(res);
     const auto deadline = ReadDeadline();
-    auto run = summary::Summarizer::Start(s_.store_, o, from, to, now);
+    auto run = s_.options_.summaries->Start(from, to, now);
     if (!run.ok()) return Fail(res, 500, "energy: " + run.status().message());
     while (!run->done()) {
       if (std::chrono::steady_clock::now() > deadline) return OverBudget(res, "energy");

@@ -46,10 +46,10 @@
 #include <memory>
 #include <mutex>
 
-#include "daemon/collect/live_energy.h"
 #include "daemon/metrics/listener.h"
 #include "daemon/sampler.h"
 #include "daemon/store/ring_store.h"
+#include "daemon/summary/summaries.h"
 #include "edgemon/channel.h"
 
 namespace edgemon::web {
@@ -64,16 +64,16 @@ struct Latest {
 class LiveSite final : public FrameSink {
  public:
   struct Options {
-    std::function<Latest()> latest;           // required
-    const Sampler* sampler = nullptr;         // frame period, timeline, rail rates
-    const LiveEnergy* live_energy = nullptr;  // energy past the newest stored frame
-    uint32_t energy_rate_hz = 0;              // the configured rail rate (Summary notes)
-    size_t max_streams = 16;                  // live streams at once (of the listener's 64 workers)
-    size_t max_reads = 2;                     // history and energy reads at once
-    size_t max_waiting = 8;                   // reads waiting for a turn; more get 503
-    int wait_ms = 1000;                       // the longest wait for a turn
-    int read_budget_ms = 2000;                // a read's work stops here (503)
-    int keep_alive_ms = 15'000;               // a comment this often without frames
+    std::function<Latest()> latest;    // required
+    const Sampler* sampler = nullptr;  // frame period, timeline, rail rates
+    // edgemond's one summary entry (/api/energy), as the API and push use it.
+    const summary::Summaries* summaries = nullptr;
+    size_t max_streams = 16;     // live streams at once (of the listener's 64 workers)
+    size_t max_reads = 2;        // history and energy reads at once
+    size_t max_waiting = 8;      // reads waiting for a turn; more get 503
+    int wait_ms = 1000;          // the longest wait for a turn
+    int read_budget_ms = 2000;   // a read's work stops here (503)
+    int keep_alive_ms = 15'000;  // a comment this often without frames
     int64_t default_period_ns = 1'000'000'000;  // without a sampler
   };
 

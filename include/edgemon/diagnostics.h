@@ -80,13 +80,6 @@ std::string EventNote(const Inventory& inv, const std::map<ChannelId, Range>& ra
 // empty when none throttled or none was read.
 std::string ThrottleSummary(const Inventory& inv, const std::map<ChannelId, Range>& ranges);
 
-// The last rise of a counter in a downsampled series (buckets in time
-// order): the index of the last bucket with a value above every value before
-// it, or that rose within itself (min < max); nullopt when it never rose in
-// the series. A counter that went back (a reboot) is stored continuing, so a
-// rise is an event.
-std::optional<size_t> LastRise(const std::vector<Bucket>& buckets);
-
 // The keys of the event channels (for a query of their ranges).
 std::vector<std::string> EventKeys(const Inventory& inv);
 

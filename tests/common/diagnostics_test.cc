@@ -91,17 +91,5 @@ TEST(Diagnostics, EventNoteFromTheCountersEdges) {
   EXPECT_EQ(EventKeys(inv).size(), 5u);
 }
 
-TEST(Diagnostics, LastRiseOfACounter) {
-  auto b = [](int64_t min, int64_t max, int64_t count = 1) {
-    return Bucket{0, min, static_cast<double>(min + max) / 2, max, count};
-  };
-  EXPECT_EQ(LastRise({}), std::nullopt);
-  EXPECT_EQ(LastRise({b(27, 27), b(27, 27)}), std::nullopt);   // never rose
-  EXPECT_EQ(LastRise({b(27, 29), b(29, 29), b(29, 29)}), 0u);  // rose inside the first
-  EXPECT_EQ(LastRise({b(27, 27), b(29, 29), b(29, 29)}), 1u);  // between two buckets
-  // An empty bucket between does not hide the rise; the last rise wins.
-  EXPECT_EQ(LastRise({b(1, 2), b(0, 0, 0), b(3, 3), b(3, 3)}), 2u);
-}
-
 }  // namespace
 }  // namespace edgemon

@@ -10,7 +10,7 @@ if(EDGEMON_PUSH_PROMETHEUS AND EDGEMON_VICTORIA_METRICS)
                    --fixtures ${CMAKE_CURRENT_SOURCE_DIR}/fixtures
                    --prometheus ${EDGEMON_PUSH_PROMETHEUS}
                    --victoria-metrics ${EDGEMON_VICTORIA_METRICS}
-                   --edgemon $<TARGET_FILE:edgemon>)
+                   --edgemon $<TARGET_FILE:edgemon> --python-dir ${PROJECT_BINARY_DIR}/python)
   set_tests_properties(push_e2e PROPERTIES TIMEOUT 300)
 else()
   edgemon_tests_left_out(push_e2e)

@@ -21,8 +21,13 @@ once on loopback (the scenarios run side by side to keep the wall time short):
      and of 20 digits (both wait the 1 h cap), replies closed mid-body (the
      batch is sent again), and 307 for 25 s then a real Prometheus on that
      port (at least 97 % of the stored frames end in it).
+  6. one summary entry: three windows with edges between frames (rails at
+     50 Hz, frames at 100 ms) have the same energy per rail, to 1e-9, from
+     the API (Summarize), the live page (/api/energy) and the pushed
+     edgemon_window_energy_joules.
 
   push_test.py --edgemond B --sim S --fixtures F --prometheus P --victoria-metrics V
+               --python-dir build/python [--edgemon CLI]
 """
 import argparse
 import http.server
@@ -249,13 +254,13 @@ class Victoria:
 
 
 class Daemon:
-    def __init__(self, tmp, name, root, pushes, commit_ms=300):
+    def __init__(self, tmp, name, root, pushes, commit_ms=300, energy_rate_hz=0):
         self.tmp, self.name, self.root = tmp, name, root
         self.db = os.path.join(tmp, f"{name}.db")
         self.metrics_port = free_port()
         self.cfg = os.path.join(tmp, f"{name}.toml")
         with open(self.cfg, "w") as f:
-            f.write(f"[daemon]\ninterval_ms = {INTERVAL_MS}\nenergy_rate_hz = 0\n"
+            f.write(f"[daemon]\ninterval_ms = {INTERVAL_MS}\nenergy_rate_hz = {energy_rate_hz}\n"
                     f"metrics_listen = \"127.0.0.1:{self.metrics_port}\"\n"
                     f"[store]\ncommit_interval_ms = {commit_ms}\n")
             for p in pushes:
@@ -406,6 +411,50 @@ def scripted_scenario(tmp, root, results):
         results["log"] = d.log_text()
         retry.close()
         refuse.close()
+
+
+def windows_scenario(tmp, root, results):
+    """One summary entry: three windows (rails sampled at 50 Hz between 100 ms
+    frames, the windows' edges between frames) measured through the API
+    (Summarize), the live page (/api/energy) and the push shipper
+    (edgemon_window_energy_joules), asked while the live counters still
+    reach the windows."""
+    sys.path.insert(0, ARGS.python_dir)
+    import edgemon
+    rec = Receiver()
+    d = Daemon(tmp, "windows", root, [{"url": rec.url, "interval": "200ms"}], energy_rate_hz=50)
+    try:
+        with edgemon.Client("unix:" + d.sock) as c:
+            ids = []
+            for k in range(3):
+                w = c.begin_window(f"same energy {k}")
+                time.sleep(0.437 + 0.1 * k)
+                c.end_window(w.id)
+                ids.append(w.id)
+
+            def pushed():
+                got = {}
+                for status, body in rec.taken():
+                    for labels, samples in decode_write_request(body):
+                        if labels.get("__name__") == "edgemon_window_energy_joules":
+                            got[(int(labels["window_id"]), labels["rail"])] = samples[-1][1]
+                return got
+            wait_for(lambda: {i for i, _ in pushed()} >= set(ids), 20, "the windows pushed")
+            results["push"] = pushed()
+            results["api"] = {(i, r.name): r.energy_mj / 1000 for i in ids
+                              for r in c.summarize(window_id=i).rails if r.HasField("energy_mj")}
+        live = {}
+        for i in ids:
+            _, text = http_get(f"http://127.0.0.1:{d.metrics_port}/api/energy?window={i}")
+            for r in json.loads(text)["rails"]:
+                if r["energy_j"] is not None:
+                    live[(i, r["name"])] = r["energy_j"]
+        results["live"] = live
+        results["ids"] = ids
+    finally:
+        d.stop()
+        results["log"] = d.log_text()
+        rec.close()
 
 
 def kill_scenario(tmp, root, results):
@@ -638,6 +687,8 @@ def main():
     for a in ("--edgemond", "--sim", "--fixtures", "--prometheus", "--victoria-metrics"):
         p.add_argument(a, required=True)
     p.add_argument("--edgemon", help="the CLI: push status through DeviceInfo")
+    p.add_argument("--python-dir", required=True,
+                   help="the Python package: a window's energy on every surface")
     ARGS = p.parse_args()
     checks = Checks()
     with tempfile.TemporaryDirectory(prefix="edgemon-push-") as tmp:
@@ -645,7 +696,7 @@ def main():
         sim_log = open(os.path.join(tmp, "sim.log"), "w")
         sim, _ = start_sim(ARGS.sim, "agx-orin", root, ARGS.fixtures, sim_log,
                            extra=("--rate-hz", "20"))
-        res = {"engines": {}, "scripted": {}, "killed": {}, "hostile": {}}
+        res = {"engines": {}, "scripted": {}, "killed": {}, "hostile": {}, "windows": {}}
         errors = {}
 
         def run(name, fn):
@@ -656,7 +707,8 @@ def main():
 
         threads = [threading.Thread(target=run, args=(n, f)) for n, f in (
             ("engines", engines_scenario), ("scripted", scripted_scenario),
-            ("killed", kill_scenario), ("hostile", hostile_scenario))]
+            ("killed", kill_scenario), ("hostile", hostile_scenario),
+            ("windows", windows_scenario))]
         for t in threads:
             t.start()
         for t in threads:
@@ -749,6 +801,21 @@ def main():
                    f"{largest} frames)")
             expect(r["accepted_before"] >= 4, "killed before the drain began")
 
+        # 6. A window's energy: the same figure from the API, the live page and push.
+        def same_energy():
+            no_error("windows")
+            r = res["windows"]
+            api, live, push = r["api"], r["live"], r["push"]
+            expect(len({i for i, _ in api}) == 3 and len(api) >= 3 * 3,
+                   f"the API measured {sorted(api)}")
+            for name, other in (("live page", live), ("push", push)):
+                expect(set(other) == set(api), f"{name} rails {sorted(other)}, API {sorted(api)}")
+                differ = {k: (api[k], other[k]) for k in api
+                          if k in other and abs(api[k] - other[k]) > 1e-9 * max(1.0, abs(api[k]))}
+                expect(not differ, f"{name} differs from the API (J): {differ}")
+            print(f"same energy: {len(api)} rail figures of windows {r['ids']} equal on the API, "
+                  f"the live page and push")
+
         # 5. Hostile receivers.
         def huge():
             no_error("hostile")
@@ -833,6 +900,7 @@ def main():
         checks.run("429 and 500 retried, then the next batch", retries)
         checks.run("400 counted, logged and moved past", refusal)
         checks.run("kill -9 mid-drain resumes without gaps", killed)
+        checks.run("a window's energy: the same on the API, the live page and push", same_energy)
         checks.run("a 300 MB reply leaves RSS within 64 MiB", huge)
         checks.run("a trickling receiver: deadline, true backlog, SIGTERM within 5 s", trickle)
         checks.run("Retry-After 7200 and 20 digits wait the 1 h cap", retry_after)

@@ -172,6 +172,41 @@ def fixture_oc_count(board):
     return None
 
 
+class CountingProxy:
+    """A gRPC proxy on loopback TCP that forwards every call, as bytes, to
+    `target` and records each call's method name: what a client costs the
+    daemon, counted on the wire."""
+    STREAMING = {"Watch", "Query"}  # the server-streaming methods of edgemon.v1.Telemetry
+
+    def __init__(self, target):
+        import grpc
+        from concurrent import futures
+        self.calls = []
+        self.channel = grpc.insecure_channel(target)
+        proxy = self
+
+        def forward(method, streaming):
+            call = (proxy.channel.unary_stream if streaming else proxy.channel.unary_unary)(method)
+            return lambda request, ctx: call(request, metadata=ctx.invocation_metadata())
+
+        class Handler(grpc.GenericRpcHandler):
+            def service(self, details):
+                name = details.method.rsplit("/", 1)[-1]
+                proxy.calls.append(name)
+                if name in CountingProxy.STREAMING:
+                    return grpc.unary_stream_rpc_method_handler(forward(details.method, True))
+                return grpc.unary_unary_rpc_method_handler(forward(details.method, False))
+
+        self.server = grpc.server(futures.ThreadPoolExecutor(max_workers=4))
+        self.server.add_generic_rpc_handlers((Handler(),))
+        self.port = self.server.add_insecure_port("127.0.0.1:0")
+        self.server.start()
+
+    def close(self):
+        self.server.stop(None)
+        self.channel.close()
+
+
 def check_events(b):
     """The simulator's over-current burst (+2 at 1 s) reaches `now --json` as the
     counter event/ocN/events; the diagnostics list the rails' headroom."""
@@ -202,6 +237,22 @@ def check_events(b):
     expect(re.search(r"^\[diagnostics\]$", text, re.M) and " crit " in text,
            "now: no [diagnostics] with the rails' headroom")
     expect(re.search(rf"^  last event: oc{n} at \d{{4}}-", text, re.M), "now: no last event")
+    # The whole snapshot with its last events in at most two calls: DeviceInfo,
+    # then the frame with the daemon's own answer of when each counter rose.
+    proxy = CountingProxy("unix:" + b.sock)
+    try:
+        for args in (("now", "--json"), ("now",)):
+            proxy.calls.clear()
+            out = b.edgemon(*args, connect=f"127.0.0.1:{proxy.port}").stdout
+            expect(len(proxy.calls) <= 2, f"edgemon {' '.join(args)} made {len(proxy.calls)} "
+                                          f"calls: {proxy.calls}")
+            if args[-1] == "--json":
+                got = {e["key"]: e["realtime_ns"]
+                       for e in json.loads(out)["diagnostics"]["last_events"]}
+                expect(got.get(key) is not None and got[key] >= last[key],
+                       f"through the proxy: last events {got}, directly {last}")
+    finally:
+        proxy.close()
 
 
 def check_sensors(b):
