@@ -10,13 +10,10 @@ import threading
 import time
 from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Union
 
-import grpc
-
 from . import _check, _errors, _timespec
+from ._lazy import grpc, pb, pb_grpc  # imported on first use
 from ._model import (MAX_RAIL_SAMPLES, BucketRow, DeviceInfo, RailSamples, Row, Rows, Run,
                      Snapshot, decode_frame_values, device_from_proto, run_from_proto)
-from .v1 import edgemon_pb2 as pb
-from .v1 import edgemon_pb2_grpc as pb_grpc
 
 # The packaged daemon's socket; $EDGEMON_CONNECT overrides it (as for the edgemon command).
 DEFAULT_TARGET = "unix:/run/edgemon/edgemond.sock"

@@ -9,7 +9,7 @@ from typing import Any, Callable, Dict, List, NamedTuple, Optional, Set, TypeVar
 
 from . import _check, _errors
 from ._bundle import present
-from .v1 import edgemon_pb2 as pb
+from ._lazy import pb
 
 # A measurement's boost lease: renewed every third of it while the block runs.
 _BOOST_LEASE_S = 10.0

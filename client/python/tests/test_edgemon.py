@@ -519,13 +519,45 @@ def test_default_address_rule(monkeypatch):
     assert edgemon.connect("localhost:7070").target == "localhost:7070"
 
 
-def test_old_grpcio_or_protobuf_fail_at_import_with_one_line(monkeypatch):
+def test_old_grpcio_or_protobuf_fail_on_first_use_with_one_line(monkeypatch):
     import grpc
+    from edgemon import _lazy
     monkeypatch.setattr(grpc, "__version__", "1.10.0")
     with pytest.raises(ImportError) as e:
         _versions.check()
     msg = str(e.value)
     assert "\n" not in msg and "grpcio >= 1.24" in msg and "1.10.0" in msg
+    # The package's first use of grpc or a generated module checks first.
+    monkeypatch.setattr(_lazy, "_checked", False)
+    with pytest.raises(ImportError) as e:
+        _lazy.Module(".v1.edgemon_pb2").Frame
+    assert str(e.value) == msg
+
+
+def test_import_edgemon_leaves_grpc_and_protobuf_for_the_first_client():
+    """`import edgemon` (and the jtop drop-in) imports neither grpc nor
+    protobuf nor the generated modules: a client made imports them. Every
+    public name is there all the same, the errors are the same classes; a
+    Python without grpcio fails at import, in one line."""
+    code = ("import sys, edgemon, jtop\n"
+            "for name in edgemon.__all__: getattr(edgemon, name)\n"
+            "e = edgemon.InvalidArgument('x')\n"
+            "assert isinstance(e, edgemon.Error) and isinstance(e, ValueError)\n"
+            "def loaded(): return sorted(m for m in sys.modules if m.split('.')[0] == 'grpc'"
+            " or m.startswith(('google.protobuf', 'edgemon.v1.')))\n"
+            "print(loaded())\n"
+            "edgemon.connect('unix:/nonexistent')\n"
+            "print(all(m in loaded() for m in ('grpc', 'google.protobuf', "
+            "'edgemon.v1.edgemon_pb2_grpc')))\n")
+    out = subprocess.run([sys.executable, "-c", code], stdout=subprocess.PIPE,
+                         stderr=subprocess.STDOUT, universal_newlines=True)
+    assert out.returncode == 0 and out.stdout.splitlines() == ["[]", "True"], out.stdout
+    out = subprocess.run([sys.executable, "-c", "import sys; sys.modules['grpc'] = None\n"
+                          "import edgemon"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                         universal_newlines=True)
+    last = out.stderr.strip().splitlines()[-1]
+    assert out.returncode == 1 and last.startswith("ImportError: edgemon needs grpcio >= 1.24") \
+        and "no module named 'grpc'" in last, out.stderr
 
 
 def sources():
