@@ -2,7 +2,8 @@
 """The Python client's costs, against edgemond on a simulated Orin Nano
 (edgemon-sim), with the packages from the build tree (build/python):
 
-  * `import edgemon` time (a fresh interpreter, median of 7);
+  * `import edgemon` time (fresh interpreters, median of 7, less the
+    interpreter's own start: bench/python_import.py);
   * latest() round trip (median and p99 of 300 calls over the unix socket);
   * watch(interval=0.01) at 100 Hz for 5 s: the client's CPU share of one core;
   * measure() overhead on a 0-second body (enter + exit: BeginWindow and
@@ -37,6 +38,7 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "tests", "e2e"))
 from harness import start_sim, stop_process  # noqa: E402
+from python_import import CONTROL, import_times, load  # noqa: E402 (bench/python_import.py)
 
 JTOP_CHILD = r"""
 import glob, os, resource, sys, time
@@ -103,11 +105,6 @@ print((time.process_time() - c0) / n * 1000)
 """
 
 
-def load():
-    with open("/proc/loadavg") as f:
-        return " ".join(f.read().split()[:3])
-
-
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--build", default="build")
@@ -141,15 +138,11 @@ def main():
 
 
 def run(args, env, target):
-    # 1. import time
-    times = []
-    for _ in range(7):
-        out = subprocess.check_output(
-            [sys.executable, "-c", "import time; t = time.perf_counter(); import edgemon; "
-             "print(time.perf_counter() - t)"], env=env, universal_newlines=True)
-        times.append(float(out) * 1000)
-    print("import edgemon:                 %.1f ms (median of 7 fresh interpreters)"
-          % statistics.median(times))
+    # 1. import time (bench/python_import.py has it beside `import grpc`)
+    times = import_times(sys.executable, env, [CONTROL, "import edgemon"], 7)
+    print("import edgemon:                 %.1f ms (median of 7 fresh interpreters, less "
+          "that of `python3 -c pass`)" % (statistics.median(times["import edgemon"]) -
+                                          statistics.median(times[CONTROL])))
 
     import edgemon
     c = edgemon.connect(target)

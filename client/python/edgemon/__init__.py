@@ -13,11 +13,12 @@ Values are in SI units with the unit in the name (``power_w``, ``freq_hz``);
 a value the daemon could not read is None, never 0. Errors are
 :class:`edgemon.Error` subclasses carrying the daemon's message.
 
-Needs Python >= 3.6, grpcio >= 1.24 and protobuf >= 3.20.
+Needs Python >= 3.6, grpcio >= 1.24 and protobuf >= 3.20; the package
+imports them when a client is made, not at ``import edgemon``.
 """
-from ._versions import check as _check_versions
+from ._versions import installed as _installed
 
-_check_versions()
+_installed()
 
 from ._errors import Error, InvalidArgument, NotFound, PermissionDenied, Unavailable  # noqa: E402
 from ._model import (Board, BucketRow, Channel, Clocked, Cpu, DeviceInfo, Engine,  # noqa: E402

@@ -10,13 +10,10 @@ import threading
 import time
 from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Union
 
-import grpc
-
 from . import _check, _errors, _timespec
+from ._lazy import grpc, pb, pb_grpc  # imported on first use
 from ._model import (MAX_RAIL_SAMPLES, BucketRow, DeviceInfo, RailSamples, Row, Rows, Run,
                      Snapshot, decode_frame_values, device_from_proto, run_from_proto)
-from .v1 import edgemon_pb2 as pb
-from .v1 import edgemon_pb2_grpc as pb_grpc
 
 # The packaged daemon's socket; $EDGEMON_CONNECT overrides it (as for the edgemon command).
 DEFAULT_TARGET = "unix:/run/edgemon/edgemond.sock"
@@ -387,6 +384,49 @@ class Client(object):
         except grpc.RpcError as e:
             raise _errors.from_rpc_error("query", self.target, e) from None
         return out
+
+    def _stored_since(self, t_ns: int, channels: List[str]) -> bool:
+        """Whether the store holds a frame at or after ``t_ns``: one Query for
+        one raw frame of one channel (the daemon stores its queued frames
+        before it reads)."""
+        req = pb.QueryRequest(from_ns=t_ns, to_ns=_check.INT64_MAX, channels=channels, limit=1)
+        try:
+            chunks = self._stub.Query(req, timeout=self.timeout, metadata=self._metadata)
+            return any(len(chunk.frames) > 0 for chunk in chunks)
+        except grpc.RpcError as e:
+            raise _errors.from_rpc_error("query", self.target, e) from None
+
+    def _wait_stored(self, t_ns: int, deadline: float) -> bool:
+        """Waits until the store holds a frame at or after ``t_ns`` (Unix ns)
+        or ``deadline`` (``time.monotonic()``) passes; returns whether it does.
+
+        One Query when the frame is stored already. Else a Watch of every
+        stored frame (one channel): the daemon sends its newest frame first,
+        then each frame it stores; frames stored before the stream began are
+        no later than that first one, so the Query saw every one that counts.
+        A streamed frame at or after ``t_ns`` is confirmed with one more
+        Query: it may be a live frame (another watcher's faster rate), which
+        carries the newest stored frame's seq but a later time of its own.
+        Errors as any call's; the deadline passing is not one."""
+        channels = [c.key for c in self.device(refresh=False).channels[:1]]
+        if self._stored_since(t_ns, channels):
+            return True
+        left = deadline - time.monotonic()
+        if left <= 0:
+            return False
+        stream = self._stub.Watch(pb.WatchRequest(interval_ms=0, channels=channels),
+                                  timeout=left, metadata=self._metadata)
+        try:
+            for f in stream:
+                if f.realtime_ns >= t_ns and self._stored_since(t_ns, channels):
+                    return True
+        except grpc.RpcError as e:
+            if e.code() == grpc.StatusCode.DEADLINE_EXCEEDED:
+                return False
+            raise _errors.from_rpc_error("watch", self.target, e) from None
+        finally:
+            stream.cancel()
+        return False
 
     def daemon_now_ns(self) -> int:
         """Now as the daemon counts it (``DeviceInfo.now_ns``): the wall clock

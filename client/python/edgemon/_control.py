@@ -18,6 +18,7 @@ from typing import Any, Dict, List, Optional
 
 from . import _check
 from ._errors import Error, InvalidArgument, PermissionDenied, Unavailable, from_rpc_error
+from ._lazy import control_pb, control_pb_grpc, grpc  # imported on first use
 
 # The packaged helper's socket; $EDGEMON_CONTROL overrides it (as for `edgemon control`).
 DEFAULT_CONTROL_TARGET = "unix:/run/edgemon-control/edgemon-control.sock"
@@ -68,8 +69,6 @@ class Control(object):
     """A connection to edgemon-control (``address``: "unix:/path" or "/path")."""
 
     def __init__(self, address: Optional[str] = None) -> None:
-        import grpc
-        from .v1 import control_pb2, control_pb2_grpc
         address = _check.optional_text("address", address)
         address = address or os.environ.get("EDGEMON_CONTROL") or DEFAULT_CONTROL_TARGET
         if address.startswith("/"):
@@ -78,9 +77,9 @@ class Control(object):
             raise InvalidArgument("edgemon: address: must be unix:/path or /path (the control "
                                   "helper's socket), got %r" % (address,))
         self.target = address
-        self._pb = control_pb2
+        self._pb = control_pb
         self._channel = grpc.insecure_channel(address)
-        self._stub = control_pb2_grpc.ControlStub(self._channel)
+        self._stub = control_pb_grpc.ControlStub(self._channel)
 
     def _error(self, what: str, err: Any) -> Error:
         e = from_rpc_error(what, self.target, err)
@@ -100,14 +99,12 @@ class Control(object):
         return e
 
     def _unary(self, what: str, fn: Any, req: Any) -> Any:
-        import grpc
         try:
             return fn(req, timeout=30)
         except grpc.RpcError as err:
             raise self._error(what, err) from None
 
     def _lease(self, what: str, fn: Any, req: Any) -> Lease:
-        import grpc
         call = fn(req)
         try:
             event = next(call)

@@ -13,17 +13,14 @@ import socket
 import threading
 from typing import Any, Optional, Sequence
 
-import grpc
-
 from . import _check, _errors
 from ._client import unix_socket_path
-from .v1 import edgemon_pb2 as pb
+from ._lazy import grpc, pb
 
 FEED_SUFFIX = ".feed"
 # Room for the largest packet the daemon sends (a frame is about 2 KB; a
 # packet larger than this one is refused as an error, never read cut short).
 _BUFFER_BYTES = 1 << 20
-_STATUS_BY_NUMBER = {s.value[0]: s for s in grpc.StatusCode}
 
 
 def feed_path(target: str) -> Optional[str]:
@@ -88,7 +85,8 @@ class Feed(object):
             return msg.frame
         self.close()
         if msg.HasField("error"):
-            code = _STATUS_BY_NUMBER.get(msg.error.code, grpc.StatusCode.UNKNOWN)
+            code = next((s for s in grpc.StatusCode if s.value[0] == msg.error.code),
+                        grpc.StatusCode.UNKNOWN)
             raise _errors.from_status("feed", self.target, code, msg.error.message)
         raise _errors.Error("edgemon: feed at %s: a packet with neither a frame nor an error"
                             % self.target)

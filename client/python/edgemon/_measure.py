@@ -9,7 +9,7 @@ from typing import Any, Callable, Dict, List, NamedTuple, Optional, Set, TypeVar
 
 from . import _check, _errors
 from ._bundle import present
-from .v1 import edgemon_pb2 as pb
+from ._lazy import pb
 
 # A measurement's boost lease: renewed every third of it while the block runs.
 _BOOST_LEASE_S = 10.0
@@ -386,20 +386,6 @@ def read_rail_samples(client: Any, from_ns: int, to_ns: int) -> Any:
         time.sleep(0.1)
 
 
-def _wait_for_frame_after(client: Any, t_ns: int, interval_s: float, deadline: float) -> None:
-    """Waits until the store holds a frame at or after t_ns (the counters'
-    interpolation at the window's end needs one)."""
-    from ._client import now_ns
-    delay = (t_ns - now_ns()) / 1e9 + interval_s
-    if delay > 0:
-        time.sleep(delay)
-    while time.monotonic() < deadline:
-        s = client.summarize(from_ns=t_ns, to_ns=t_ns + 3600 * 10**9)
-        if s.samples > 0:
-            return
-        time.sleep(max(0.02, interval_s / 4))
-
-
 class Renewals(object):
     """The leases a client keeps alive: the windows of its measurements and
     their marks, and their rate boosts.
@@ -637,7 +623,9 @@ class Measurement(object):
                 raise _errors.Error("edgemon: the measurement %r has not ended" % self.label)
             c = self.client
             device = c.device()
-            _wait_for_frame_after(c, self.end_ns, device.interval_s, time.monotonic() + 15)
+            # The counters' interpolation at the window's end needs a frame
+            # stored at or after it.
+            c._wait_stored(self.end_ns, time.monotonic() + 15)
             summary = c.summarize(window_id=self.window.id)
             phases = []
             for m in self.marks:

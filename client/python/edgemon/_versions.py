@@ -1,4 +1,7 @@
-"""The oldest grpcio and protobuf the generated stubs accept, checked at import."""
+"""The oldest grpcio and protobuf the generated stubs accept: that both are
+installed is checked at import, without importing either; their versions on
+first use (edgemon._lazy), when they are imported."""
+import importlib.util
 from typing import Tuple
 
 # google.protobuf.internal.builder, which protoc 3.21's Python output imports,
@@ -23,18 +26,34 @@ def _parse(version: str) -> Tuple[int, ...]:
     return tuple(out)
 
 
+_NEED = "edgemon needs grpcio >= %d.%d and protobuf >= %d.%d" % (MIN_GRPCIO + MIN_PROTOBUF)
+_INSTALL = "(Debian/Ubuntu: apt install python3-grpcio python3-protobuf; or pip install grpcio " \
+    "protobuf)"
+
+
+def installed() -> None:
+    """Raises ImportError with one line when grpcio or protobuf is not
+    installed; imports neither (``google``, protobuf's namespace, at most)."""
+    for module in ("grpc", "google.protobuf"):
+        try:
+            found = importlib.util.find_spec(module) is not None
+        except (ImportError, ValueError):
+            found = False
+        if not found:
+            raise ImportError("%s: no module named '%s' %s" % (_NEED, module, _INSTALL))
+
+
 def check() -> None:
-    """Raises ImportError with one line when grpcio or protobuf is missing or too old."""
-    need = "edgemon needs grpcio >= %d.%d and protobuf >= %d.%d" % (MIN_GRPCIO + MIN_PROTOBUF)
+    """Raises ImportError with one line when grpcio or protobuf is missing or
+    too old (imports both)."""
     try:
         import grpc
         import google.protobuf
     except ImportError as e:
-        raise ImportError("%s: %s (Debian/Ubuntu: apt install python3-grpcio python3-protobuf;"
-                          " or pip install grpcio protobuf)" % (need, e)) from None
+        raise ImportError("%s: %s %s" % (_NEED, e, _INSTALL)) from None
     have_grpc = _parse(getattr(grpc, "__version__", "0"))
     have_pb = _parse(getattr(google.protobuf, "__version__", "0"))
     if have_grpc < MIN_GRPCIO or have_pb < MIN_PROTOBUF:
         raise ImportError("%s; this Python has grpcio %s and protobuf %s" %
-                          (need, getattr(grpc, "__version__", "?"),
+                          (_NEED, getattr(grpc, "__version__", "?"),
                            getattr(google.protobuf, "__version__", "?")))

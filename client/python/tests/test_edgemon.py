@@ -1,5 +1,6 @@
 """The edgemon package against a real edgemond on simulated boards."""
 import ast
+import collections
 import json
 import os
 import socket
@@ -201,6 +202,57 @@ def test_a_50_ms_window(nano):
                                                               r.summary.to_ns))
         for n, e in sorted(r.energy_j.items())))
     check_energy(nano, r, 0.01, slack_mj=2.0)
+
+
+def count_calls(client, monkeypatch):
+    """The requests ``client`` sends from now on, by RPC name (every method
+    of its stub wrapped)."""
+    calls = collections.defaultdict(list)
+    stub = client._stub
+
+    def counted(name, method):
+        def call(request, *args, **kwargs):
+            calls[name].append(request)
+            return method(request, *args, **kwargs)
+        return call
+    for name, method in list(vars(stub).items()):
+        if callable(method):
+            monkeypatch.setattr(stub, name, counted(name, method))
+    return calls
+
+
+def test_measure_waits_for_the_closing_frame_without_polling_summaries(nano, monkeypatch):
+    """measure().result waits for a frame stored at or after the window's end
+    with a targeted Query (then the Watch stream), never a Summarize of a
+    time range; what it returns is what the daemon says of the window once
+    later frames are stored."""
+    c = edgemon.connect(nano.target)
+    calls = count_calls(c, monkeypatch)
+    r = timed_measure(c, 0.3)
+    asked = calls["Summarize"]
+    assert [q.WhichOneof("range") for q in asked] == ["window_id"], asked
+    assert asked[0].window_id == r.window_id
+    assert all(q.limit == 1 and len(q.channels) == 1 for q in calls["Query"]), calls["Query"]
+    assert 1 <= len(calls["Query"]) <= 3 and len(calls["Watch"]) <= 1, dict(calls)
+    check_energy(nano, r, 0.01, slack_mj=2.0)
+    time.sleep(0.3)  # three frames later
+    later = edgemon.connect(nano.target).summarize(window_id=r.window_id)
+    assert r.samples == later.samples > 0
+    assert r.energy_j == {x.name: x.energy_mj / 1000.0 for x in later.rails}
+
+    # A frame still to come: the stream wakes the wait, one Query confirms it.
+    calls.clear()
+    t = c.daemon_now_ns() + 250 * 10**6
+    assert c._wait_stored(t, time.monotonic() + 15)
+    assert len(calls["Watch"]) == 1 and len(calls["Query"]) >= 2 and not calls["Summarize"]
+    assert c.query("@%d.%09d" % divmod(t, 10**9), limit=1)
+    # The deadline passing ends the wait without an error.
+    assert not c._wait_stored(c.daemon_now_ns() + 3600 * 10**9, time.monotonic() + 0.3)
+    # No daemon: Unavailable, as any call.
+    gone = edgemon.connect("unix:/nonexistent/edgemond.sock", timeout=2)
+    gone._device = c.device()
+    with pytest.raises(edgemon.Unavailable):
+        gone._wait_stored(t, time.monotonic() + 15)
 
 
 def test_a_long_block_keeps_its_leased_window_and_a_dead_holders_closes(nano, monkeypatch):
@@ -467,13 +519,45 @@ def test_default_address_rule(monkeypatch):
     assert edgemon.connect("localhost:7070").target == "localhost:7070"
 
 
-def test_old_grpcio_or_protobuf_fail_at_import_with_one_line(monkeypatch):
+def test_old_grpcio_or_protobuf_fail_on_first_use_with_one_line(monkeypatch):
     import grpc
+    from edgemon import _lazy
     monkeypatch.setattr(grpc, "__version__", "1.10.0")
     with pytest.raises(ImportError) as e:
         _versions.check()
     msg = str(e.value)
     assert "\n" not in msg and "grpcio >= 1.24" in msg and "1.10.0" in msg
+    # The package's first use of grpc or a generated module checks first.
+    monkeypatch.setattr(_lazy, "_checked", False)
+    with pytest.raises(ImportError) as e:
+        _lazy.Module(".v1.edgemon_pb2").Frame
+    assert str(e.value) == msg
+
+
+def test_import_edgemon_leaves_grpc_and_protobuf_for_the_first_client():
+    """`import edgemon` (and the jtop drop-in) imports neither grpc nor
+    protobuf nor the generated modules: a client made imports them. Every
+    public name is there all the same, the errors are the same classes; a
+    Python without grpcio fails at import, in one line."""
+    code = ("import sys, edgemon, jtop\n"
+            "for name in edgemon.__all__: getattr(edgemon, name)\n"
+            "e = edgemon.InvalidArgument('x')\n"
+            "assert isinstance(e, edgemon.Error) and isinstance(e, ValueError)\n"
+            "def loaded(): return sorted(m for m in sys.modules if m.split('.')[0] == 'grpc'"
+            " or m.startswith(('google.protobuf', 'edgemon.v1.')))\n"
+            "print(loaded())\n"
+            "edgemon.connect('unix:/nonexistent')\n"
+            "print(all(m in loaded() for m in ('grpc', 'google.protobuf', "
+            "'edgemon.v1.edgemon_pb2_grpc')))\n")
+    out = subprocess.run([sys.executable, "-c", code], stdout=subprocess.PIPE,
+                         stderr=subprocess.STDOUT, universal_newlines=True)
+    assert out.returncode == 0 and out.stdout.splitlines() == ["[]", "True"], out.stdout
+    out = subprocess.run([sys.executable, "-c", "import sys; sys.modules['grpc'] = None\n"
+                          "import edgemon"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                         universal_newlines=True)
+    last = out.stderr.strip().splitlines()[-1]
+    assert out.returncode == 1 and last.startswith("ImportError: edgemon needs grpcio >= 1.24") \
+        and "no module named 'grpc'" in last, out.stderr
 
 
 def sources():
