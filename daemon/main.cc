@@ -560,8 +560,18 @@ int Run(const Flags& flags) {
   notifier.Ready(StatusLine(config, sampler, collection, *st));
 
   std::thread sampling([&] {
-    // Above the daemon's own priority where allowed (daemon/thread_priority.h).
-    (void)runtime::RaiseThisThread(runtime::kRequestThreadNiceSteps);
+    // Above the daemon's own priority where allowed (daemon/runtime/thread_priority.h).
+    switch (runtime::RaiseSampler(runtime::kRequestThreadNiceSteps)) {
+      case runtime::SamplerPriority::kRealtime:
+        log->info("sampler: real-time priority (SCHED_FIFO 1)");
+        break;
+      case runtime::SamplerPriority::kNice:
+        log->info("sampler: {} nice levels above the daemon", runtime::kRequestThreadNiceSteps);
+        break;
+      case runtime::SamplerPriority::kUnchanged:
+        log->info("sampler: at the daemon's priority (neither real-time nor a lower nice allowed)");
+        break;
+    }
     sampler.Run();
   });
   runtime::NameThread(sampling, "sampler");

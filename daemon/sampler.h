@@ -66,6 +66,7 @@
 #include <vector>
 
 #include "daemon/collect/collection.h"
+#include "daemon/runtime/pi_mutex.h"
 #include "daemon/runtime/principal.h"
 #include "daemon/store/rail_samples.h"
 #include "edgemon/clock.h"
@@ -253,8 +254,8 @@ class Sampler {
   std::deque<std::shared_ptr<Frame>> snapshots_;
   static constexpr size_t kMaxSnapshots = 272;
   uint64_t seq_;
-  mutable std::mutex time_mu_;  // guards the four below
-  bool have_last_ = false;      // a frame was stamped, or the timeline was seeded
+  mutable runtime::PiMutex time_mu_;  // guards the four below
+  bool have_last_ = false;            // a frame was stamped, or the timeline was seeded
   int64_t last_realtime_ = 0;
   int64_t last_boottime_ = 0;
   // Where the timeline moved against CLOCK_BOOTTIME (a forward wall-clock
@@ -283,12 +284,12 @@ class Sampler {
   std::atomic<uint64_t> fast_{0};
   std::atomic<uint64_t> live_{0};
 
-  mutable std::mutex leases_mu_;
+  mutable runtime::PiMutex leases_mu_;
   mutable std::map<uint64_t, LeaseEntry> leases_;  // guarded by leases_mu_
   uint64_t lease_order_ = 0;                       // guarded by leases_mu_
 
   static constexpr size_t kMaxRateLog = 65536;
-  mutable std::mutex rates_mu_;                    // taken before leases_mu_
+  mutable runtime::PiMutex rates_mu_;              // taken before leases_mu_
   std::vector<std::pair<int64_t, double>> rates_;  // guarded by rates_mu_: (realtime, Hz) changes
   std::atomic<uint64_t> misses_{0};
 

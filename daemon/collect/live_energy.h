@@ -27,6 +27,8 @@
 #include <string>
 #include <vector>
 
+#include "daemon/runtime/pi_mutex.h"
+
 namespace edgemon {
 
 class LiveEnergy {
@@ -60,7 +62,7 @@ class LiveEnergy {
   std::optional<size_t> IndexOf(const std::string& key) const;  // mu_ held
 
   const size_t capacity_;
-  mutable std::mutex mu_;
+  mutable runtime::PiMutex mu_;
   Keys keys_;                            // guarded by mu_
   std::deque<Reading> ring_;             // guarded by mu_; oldest first
   int64_t max_hold_ns_ = 3'000'000'000;  // guarded by mu_

@@ -25,6 +25,7 @@
 #include "daemon/collect/collection.h"
 #include "daemon/collect/gpu_processes.h"
 #include "daemon/metrics/exposition.h"
+#include "daemon/runtime/pi_mutex.h"
 #include "daemon/sampler.h"
 #include "daemon/store/ring_store.h"
 #include "edgemon/clock.h"
@@ -84,8 +85,8 @@ class MetricsSource final : public FrameSink {
   uint64_t errors_total_ = 0;
   std::shared_ptr<const std::vector<uint64_t>> errors_;
 
-  mutable std::mutex latest_mu_;
-  Snapshot latest_;  // guarded by latest_mu_
+  mutable runtime::PiMutex latest_mu_;  // shared with the sampler (pi_mutex.h)
+  Snapshot latest_;                     // guarded by latest_mu_
 
   std::mutex plan_mu_;
   uint64_t plan_generation_ = 0;            // guarded by plan_mu_

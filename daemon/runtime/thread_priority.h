@@ -7,10 +7,11 @@
 // that serves a request. Raising a nice value needs no privilege. Best
 // effort: where a system-call filter refuses setpriority (the packaged
 // unit keeps @resources out) nothing changes. Returns the threads lowered.
-// RaiseThisThread (below) lifts the sampler further where that is allowed.
+// RaiseSampler (below) lifts the sampler further where that is allowed.
 #pragma once
 
 #include <dirent.h>
+#include <sched.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -54,16 +55,34 @@ inline size_t LowerOtherThreads(int steps, std::initializer_list<std::string_vie
   return lowered;
 }
 
-// Raises the calling thread's priority by `steps` nice levels (at least
-// -20): the sampler's, where the daemon may (CAP_SYS_NICE: root outside the
-// packaged unit, whose empty capability set and filter refuse it; there
-// the unit's Nice= sets the daemon's priority). False when refused.
-inline bool RaiseThisThread(int steps) {
+// How the sampler thread was raised (RaiseSampler).
+enum class SamplerPriority { kRealtime, kNice, kUnchanged };
+
+// The sampler's priority, the best the daemon may take:
+//   - SCHED_FIFO at priority 1, where allowed (CAP_SYS_NICE, as root
+//     outside the packaged unit, or an RLIMIT_RTPRIO of at least 1; the
+//     packaged unit's RestrictRealtime= refuses it): no thread of normal
+//     priority, in this process or any other, then delays a frame. The
+//     sampler sleeps on absolute deadlines and does a bounded read and parse
+//     per frame, and the kernel's real-time throttling keeps 5 % of each CPU
+//     for the rest in any case. SCHED_RESET_ON_FORK: a thread it starts
+//     (a library's) runs at normal priority.
+//   - else `steps` nice levels above the daemon (at least -20), where
+//     allowed (CAP_SYS_NICE; the unit's Nice= otherwise sets the daemon's
+//     priority, and its filter refuses setpriority).
+inline SamplerPriority RaiseSampler(int steps) {
+  sched_param rt{};
+  rt.sched_priority = 1;
+  if (::sched_setscheduler(0, SCHED_FIFO | SCHED_RESET_ON_FORK, &rt) == 0) {
+    return SamplerPriority::kRealtime;
+  }
   const auto self = static_cast<id_t>(::syscall(SYS_gettid));
   errno = 0;
   const int now = ::getpriority(PRIO_PROCESS, self);
-  if (now == -1 && errno != 0) return false;
-  return ::setpriority(PRIO_PROCESS, self, std::max(-20, now - steps)) == 0;
+  if (now == -1 && errno != 0) return SamplerPriority::kUnchanged;
+  return ::setpriority(PRIO_PROCESS, self, std::max(-20, now - steps)) == 0
+             ? SamplerPriority::kNice
+             : SamplerPriority::kUnchanged;
 }
 
 }  // namespace edgemon::runtime

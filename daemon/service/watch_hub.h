@@ -62,6 +62,7 @@
 
 #include <grpcpp/grpcpp.h>
 
+#include "daemon/runtime/pi_mutex.h"
 #include "daemon/runtime/principal.h"
 #include "daemon/sampler.h"
 #include "edgemon/channel.h"
@@ -181,8 +182,8 @@ class WatchHub final : public FrameSink {
   // Sampler side.
   std::shared_ptr<const Inventory> inventory_;  // sampler thread only
   uint64_t generation_ = 0;                     // sampler thread only
-  mutable std::mutex latest_mu_;
-  std::condition_variable latest_cv_;
+  mutable runtime::PiMutex latest_mu_;
+  std::condition_variable_any latest_cv_;
   Snapshot latest_;         // guarded by latest_mu_
   uint64_t published_ = 0;  // guarded by latest_mu_: snapshots published
   bool stop_ = false;       // guarded by latest_mu_

@@ -47,6 +47,7 @@
 #include <mutex>
 
 #include "daemon/metrics/listener.h"
+#include "daemon/runtime/pi_mutex.h"
 #include "daemon/sampler.h"
 #include "daemon/store/ring_store.h"
 #include "daemon/summary/summaries.h"
@@ -112,10 +113,10 @@ class LiveSite final : public FrameSink {
   // Turns for store reads (guarded by mu_).
   size_t reads_running_ = 0;
   size_t reads_waiting_ = 0;
-  std::condition_variable read_turn_;
+  std::condition_variable_any read_turn_;
 
-  std::mutex mu_;
-  std::condition_variable cv_;
+  runtime::PiMutex mu_;  // shared with the sampler (OnFrame; runtime/pi_mutex.h)
+  std::condition_variable_any cv_;
   uint64_t published_ = 0;  // guarded by mu_: frames offered while streams were open
   bool stopping_ = false;   // guarded by mu_
 };
