@@ -27,7 +27,6 @@ constexpr int64_t kMinIntervalMs = Sampler::kMinLivePeriodNs / kNsPerMs;  // 100
 constexpr int64_t kMaxIntervalMs = 3'600'000;
 constexpr uint32_t kMaxBoostHz = 1000;
 constexpr size_t kMaxLabel = 256;
-constexpr size_t kMaxOpenWindows = 1024;
 constexpr uint32_t kMaxLeaseMs = 86'400'000;
 constexpr uint32_t kMaxWindowPage = 1000;
 constexpr int64_t kSweepEveryMs = 200;
@@ -313,7 +312,15 @@ TelemetryService::TelemetryService(WatchHub& hub, store::RingStore& store, Clock
       fs_(fs),
       options_(std::move(options)),
       worker_(options_.max_queued_jobs, "api-worker"),
-      window_worker_(options_.max_queued_jobs, "window-worker") {
+      window_worker_(options_.max_queued_jobs, "window-worker"),
+      book_(
+          store_, clock_, [this] { return Now(); },
+          [this] {
+            {
+              std::lock_guard lock(timer_mu_);
+            }  // the timer is waiting, or sees it before it waits
+            timer_cv_.notify_all();
+          }) {
   summaries_ = options_.summaries;
   if (summaries_ == nullptr) {
     own_summaries_ = std::make_unique<summary::Summaries>(
@@ -328,31 +335,18 @@ TelemetryService::TelemetryService(WatchHub& hub, store::RingStore& store, Clock
     gpu_processes_ = own_gpu_processes_.get();
   }
   if (fs_ != nullptr) processes_ = std::make_unique<ProcessReader>(*fs_, clock_);
-  max_open_windows_ = std::min(kMaxOpenWindows, store_.max_windows());
-  max_open_windows_per_principal_ = std::max<size_t>(1, max_open_windows_ / 4);
-  const int64_t mono = clock_.MonotonicNs(), now = Now();
-  if (auto open = store_.OpenWindows(); open.ok()) {
-    for (const auto& w : *open) {
-      // A leased window's holder gets a lease from now; an unleased one ages
-      // from its start (kUnleasedWindowMaxAgeNs counts across restarts).
-      open_windows_[w.id] =
-          OpenWindow{w.lease_ns, w.lease_ns ? mono + *w.lease_ns : 0,
-                     w.lease_ns ? std::max(now, w.start_ns) : w.start_ns, w.owner};
-    }
-  }
-  CountLeasedWindows();
   // Sweeps every kSweepEveryMs while some open window has a lease; with none
   // (the common case) it sleeps until a leased window is begun.
   lease_timer_ = std::thread([this] {
     std::unique_lock lock(timer_mu_);
     for (;;) {
-      timer_cv_.wait(lock, [this] { return timer_stop_ || leased_windows_.load() > 0; });
+      timer_cv_.wait(lock, [this] { return timer_stop_ || book_.leased() > 0; });
       if (timer_cv_.wait_for(lock, std::chrono::milliseconds(kSweepEveryMs),
                              [this] { return timer_stop_; })) {
         return;
       }
       timer_sweeps_.fetch_add(1, std::memory_order_relaxed);
-      (void)window_worker_.Post([this] { SweepWindows(); });
+      (void)window_worker_.Post([this] { book_.Sweep(); });
     }
   });
   runtime::NameThread(lease_timer_, "lease-timer");
@@ -373,89 +367,12 @@ void TelemetryService::Stop() {
   window_worker_.Stop();
 }
 
-void TelemetryService::SweepWindows() {
-  const int64_t mono = clock_.MonotonicNs();
-  const int64_t stale = SubSaturating(Now(), kUnleasedWindowMaxAgeNs);
-  for (auto it = open_windows_.begin(); it != open_windows_.end();) {
-    const OpenWindow& o = it->second;
-    // A lease not renewed in time, or an unleased window older than
-    // kUnleasedWindowMaxAgeNs (a mark begun and never ended).
-    const bool expired = o.lease_ns ? mono >= o.expires_mono_ns : o.last_seen_ns < stale;
-    if (!expired) {
-      ++it;
-      continue;
-    }
-    auto next = std::next(it);
-    (void)CloseAbandoned(it, "sweep");  // a failure leaves it open: retried on the next sweep
-    it = next;
-  }
-  CountLeasedWindows();
-}
-
-void TelemetryService::CountLeasedWindows() {
-  size_t n = 0;
-  for (const auto& [id, o] : open_windows_) n += o.lease_ns.has_value();
-  if (leased_windows_.exchange(n) == 0 && n > 0) {
-    { std::lock_guard lock(timer_mu_); }  // the timer is waiting, or sees n before it waits
-    timer_cv_.notify_all();
-  }
-}
-
 int64_t TelemetryService::Now() const {
   return sampler_ ? sampler_->TimelineNs() : clock_.RealtimeNs();
 }
 
 runtime::Principal TelemetryService::Who(const grpc::CallbackServerContext* ctx) const {
   return runtime::PrincipalOf(&peers_, ctx->peer());
-}
-
-Status TelemetryService::MakeRoomForWindow(const runtime::Principal& who) {
-  std::map<std::string, size_t> held;
-  for (const auto& [id, o] : open_windows_) ++held[o.owner];
-  const runtime::Room room =
-      runtime::RoomFor(who, held, max_open_windows_, max_open_windows_per_principal_);
-  if (room.verdict == runtime::Room::Verdict::kAdd) return Status::Ok();
-  if (room.verdict == runtime::Room::Verdict::kTakeFrom) {
-    // The biggest holder's oldest window (ids grow with time) is closed.
-    for (auto it = open_windows_.begin(); it != open_windows_.end(); ++it) {
-      if (it->second.owner == room.victim) return CloseAbandoned(it, "begin window");
-    }
-    return Status::Ok();
-  }
-  // `who` is at its quota, or is the biggest holder of a full table: its own
-  // oldest unleased window (one a script began and never ended: a leased one
-  // is renewed by a run still going) is closed, so that a leaked mark never
-  // locks its holder out.
-  for (auto it = open_windows_.begin(); it != open_windows_.end(); ++it) {
-    if (it->second.owner == who.key && !it->second.lease_ns) {
-      return CloseAbandoned(it, "begin window");
-    }
-  }
-  if (room.verdict == runtime::Room::Verdict::kOverQuota) {
-    return Status::ResourceExhausted("you have " + std::to_string(room.held) +
-                                     " open windows, each with a live lease (at most " +
-                                     std::to_string(max_open_windows_per_principal_) +
-                                     " per user); end some");
-  }
-  return Status::ResourceExhausted("too many open windows (limit " +
-                                   std::to_string(max_open_windows_) +
-                                   "), each of yours with a live lease; end some");
-}
-
-Status TelemetryService::CloseAbandoned(std::map<int64_t, OpenWindow>::iterator it,
-                                        std::string_view what) {
-  auto w = store_.GetWindow(it->first);
-  if (!w.ok()) return StoreFailure(store_, std::string(what) + ": " + w.status().message());
-  if (*w && !(*w)->end_ns) {
-    // Its holder was last heard from at its start or last renewal.
-    if (auto e =
-            store_.EndWindow(it->first, std::max(it->second.last_seen_ns, (*w)->start_ns), true);
-        !e.ok()) {
-      return StoreFailure(store_, std::string(what) + ": " + e.message());
-    }
-  }
-  open_windows_.erase(it);
-  return Status::Ok();
 }
 
 int64_t TelemetryService::frame_period_ns() const {
@@ -644,26 +561,9 @@ grpc::ServerUnaryReactor* TelemetryService::BeginWindow(grpc::CallbackServerCont
     return Defer(
         ctx,
         [this, id, arrived, resp, who] {
-          SweepWindows();
-          auto it = open_windows_.find(id);
-          if (it == open_windows_.end()) {
-            return Status::NotFound("window " + std::to_string(id) +
-                                    " is not open (ended, abandoned or unknown)");
-          }
-          if (!runtime::Principal::MayActOn(who, it->second.owner)) {
-            return Status::PermissionDenied("window " + std::to_string(id) +
-                                            " belongs to another user");
-          }
-          if (!it->second.lease_ns) {
-            return Status::FailedPrecondition("window " + std::to_string(id) +
-                                              " has no lease to renew");
-          }
-          it->second.expires_mono_ns = clock_.MonotonicNs() + *it->second.lease_ns;
-          it->second.last_seen_ns = std::max(it->second.last_seen_ns, arrived);
-          auto w = store_.GetWindow(id);
-          if (!w.ok()) return StoreFailure(store_, "renew window: " + w.status().message());
-          if (!*w) return Status::NotFound("no window with id " + std::to_string(id));
-          wire::ToProto(**w, resp);
+          auto w = book_.Renew(id, arrived, who);
+          if (!w.ok()) return w.status();
+          wire::ToProto(*w, resp);
           return Status::Ok();
         },
         &window_worker_);
@@ -689,14 +589,9 @@ grpc::ServerUnaryReactor* TelemetryService::BeginWindow(grpc::CallbackServerCont
   return Defer(
       ctx,
       [this, label, start, lease, resp, who] {
-        SweepWindows();
-        if (Status room = MakeRoomForWindow(who); !room.ok()) return room;
-        auto id = store_.BeginWindow(label, start, lease, who.key);
-        if (!id.ok()) return StoreFailure(store_, "begin window: " + id.status().message());
-        open_windows_[*id] =
-            OpenWindow{lease, lease ? clock_.MonotonicNs() + *lease : 0, start, who.key};
-        if (lease) CountLeasedWindows();
-        wire::ToProto(Window{*id, label, start, std::nullopt, false, lease, who.key, {}}, resp);
+        auto w = book_.Begin(label, start, lease, who);
+        if (!w.ok()) return w.status();
+        wire::ToProto(*w, resp);
         return Status::Ok();
       },
       &window_worker_);
@@ -744,54 +639,13 @@ grpc::ServerUnaryReactor* TelemetryService::EndWindow(grpc::CallbackServerContex
   return Defer(
       ctx,
       [this, id, arrived, stamped, start_stamped, resp, who, sent] {
-        SweepWindows();
-        auto w = store_.GetWindow(id);
-        if (!w.ok()) return StoreFailure(store_, "end window: " + w.status().message());
-        if (!*w) return Status::NotFound("no window with id " + std::to_string(id));
-        if (!runtime::Principal::MayActOn(who, (*w)->owner)) {
-          return Status::PermissionDenied("window " + std::to_string(id) +
-                                          " belongs to another user");
-        }
-        if ((*w)->abandoned) {
-          return Status::FailedPrecondition(
-              "window " + std::to_string(id) +
-              " was closed as abandoned: its lease ran out without a renewal");
-        }
-        if ((*w)->end_ns) {
-          return Status::FailedPrecondition("window " + std::to_string(id) + " has already ended");
-        }
-        if (stamped && *stamped < (*w)->start_ns) {
-          return Invalid("caller_boottime_ns: the end is " + SecondsText((*w)->start_ns, *stamped) +
-                         " s before window " + std::to_string(id) + "'s start");
-        }
-        if (start_stamped && *start_stamped < (*w)->start_ns) {
-          return Invalid("caller_start_boottime_ns: the work's start is " +
-                         SecondsText((*w)->start_ns, *start_stamped) + " s before window " +
-                         std::to_string(id) +
-                         "'s recorded start (its BeginWindow): a start is stamped on the "
-                         "daemon's machine after BeginWindow returned");
-        }
-        if (stamped && start_stamped && *start_stamped > *stamped) {
-          return Invalid("caller_start_boottime_ns: the work's start is " +
-                         SecondsText(*start_stamped, *stamped) + " s after window " +
-                         std::to_string(id) + "'s end (caller_boottime_ns)");
-        }
-        const int64_t start = start_stamped.value_or((*w)->start_ns);
-        const int64_t end = stamped ? *stamped : std::max(arrived, start);
-        const WindowResult result = RunResult(start, end, sent);
-        if (auto s = start_stamped ? store_.EndWindowFrom(id, start, end, result)
-                                   : store_.EndWindow(id, end, false, result);
-            !s.ok()) {
-          return StoreFailure(store_, "end window: " + s.message());
-        }
-        open_windows_.erase(id);
-        store::Window done = **w;
-        done.start_ns = start;
-        done.end_ns = end;
-        done.result = result;
-        wire::ToProto(done, resp);
-        LiveCounters(done.start_ns, resp->mutable_start_energy_mj());
-        LiveCounters(end, resp->mutable_end_energy_mj());
+        auto done =
+            book_.End(id, arrived, stamped, start_stamped, who,
+                      [&](int64_t start, int64_t end) { return RunResult(start, end, sent); });
+        if (!done.ok()) return done.status();
+        wire::ToProto(*done, resp);
+        LiveCounters(done->start_ns, resp->mutable_start_energy_mj());
+        LiveCounters(*done->end_ns, resp->mutable_end_energy_mj());
         return Status::Ok();
       },
       &window_worker_);

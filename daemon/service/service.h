@@ -16,14 +16,11 @@
 // principal whose call made it (the unix socket's SO_PEERCRED uid, recorded
 // in peers() by the acceptor; a TCP peer's address). Renewing or ending
 // another principal's is PERMISSION_DENIED (root excepted). Each principal
-// holds at most Sampler::kMaxLeasesPerPrincipal rate leases and
-// max_open_windows / 4 open windows; when a table is full, the principal
-// holding the most loses its oldest entry (a window is closed as abandoned)
-// rather than a newcomer being refused. A principal at its window quota
-// loses its own oldest unleased window (closed as abandoned: a leaked mark
-// never locks its holder out); RESOURCE_EXHAUSTED goes only to a principal
-// whose windows all hold live leases. Stream slots are shared per principal
-// too (WatchHub::AcquireStream).
+// holds at most Sampler::kMaxLeasesPerPrincipal rate leases; the windows'
+// lifecycle, quotas and sweep are the window book's
+// (daemon/windows/window_book.h), which the service runs on its window
+// worker. Stream slots are shared per principal too
+// (WatchHub::AcquireStream).
 //
 // Time: windows, Summarize's "now" and Boost's end are stamped on the
 // frames' timeline (Sampler::TimelineNs: the wall clock kept monotonic
@@ -58,6 +55,7 @@
 #include "daemon/store/ring_store.h"
 #include "daemon/summary/summaries.h"
 #include "daemon/summary/summarize.h"
+#include "daemon/windows/window_book.h"
 #include "edgemon/clock.h"
 #include "edgemon/status.h"
 #include "edgemon/v1/edgemon.grpc.pb.h"
@@ -99,9 +97,8 @@ struct WatchPlan {
 class TelemetryService final : public v1::Telemetry::CallbackService {
  public:
   // An unleased window (a mark begun and never ended) still open this long
-  // after its start is closed as abandoned: a week, the default raw
-  // retention.
-  static constexpr int64_t kUnleasedWindowMaxAgeNs = int64_t{7} * 86'400 * 1'000'000'000;
+  // after its start is closed as abandoned (windows::WindowBook).
+  static constexpr int64_t kUnleasedWindowMaxAgeNs = windows::WindowBook::kUnleasedMaxAgeNs;
 
   // `sampler` and `fs` may be null (Boost / ListProcesses then answer
   // UNIMPLEMENTED).
@@ -180,9 +177,6 @@ class TelemetryService final : public v1::Telemetry::CallbackService {
   void RunSummarize(grpc::ServerUnaryReactor* r, int64_t from_ns, int64_t to_ns, v1::Summary* out);
   void NextSummaryPage(grpc::ServerUnaryReactor* r, const std::shared_ptr<summary::Summarizer>& run,
                        v1::Summary* out);
-  // Recounts leased_windows_ (window worker, or the constructor) and wakes
-  // the sweep timer when the first one appears.
-  void CountLeasedWindows();
   Status DoListProcesses(const v1::ListProcessesRequest& req, v1::ListProcessesResponse* out);
 
   WatchHub& hub_;
@@ -199,38 +193,17 @@ class TelemetryService final : public v1::Telemetry::CallbackService {
   Worker worker_;
   Worker window_worker_;  // BeginWindow / EndWindow / lease sweeps only
 
-  // Open windows (window worker only; loaded from the store at start, where a
-  // leased window gets one lease from then to be renewed).
-  struct OpenWindow {
-    std::optional<int64_t> lease_ns;
-    int64_t expires_mono_ns = 0;  // lease only
-    int64_t last_seen_ns = 0;     // realtime of the start or the last renewal
-    std::string owner;            // Principal key
-  };
-  std::map<int64_t, OpenWindow> open_windows_;
-  size_t max_open_windows_ = 0;
-  size_t max_open_windows_per_principal_ = 0;
-  // Room for one more open window of `who` (window worker only): OK, or
-  // RESOURCE_EXHAUSTED when `who` is over its quota or is the biggest
-  // holder of a full table; else the biggest holder's oldest window is
-  // closed as abandoned to make room.
-  Status MakeRoomForWindow(const runtime::Principal& who);
   runtime::PeerTable peers_;
-  // Closes as abandoned the windows whose lease ran out and the unleased
-  // ones older than kUnleasedWindowMaxAgeNs (window worker only).
-  void SweepWindows();
-  // Ends `it`'s window as abandoned at its holder's last sign of life and
-  // forgets it (window worker only); a store failure leaves it open.
-  Status CloseAbandoned(std::map<int64_t, OpenWindow>::iterator it, std::string_view what);
-  // Posts SweepWindows to the window worker a few times a second.
+  // Posts the window book's Sweep to the window worker a few times a second
+  // while some open window holds a lease.
   std::thread lease_timer_;
   std::mutex timer_mu_;
   std::condition_variable timer_cv_;
   bool timer_stop_ = false;  // guarded by timer_mu_
-  // Open windows with a lease, counted on the window worker after a sweep
-  // and when a leased window begins: the sweeps run only while it is > 0.
-  std::atomic<size_t> leased_windows_{0};
   std::atomic<uint64_t> timer_sweeps_{0};
+  // The open windows' lifecycle (daemon/windows/window_book.h), used on the
+  // window worker only; after the timer's members, which it wakes.
+  windows::WindowBook book_;
 };
 
 }  // namespace edgemon::service

@@ -584,4 +584,11 @@ class RingStore {
   std::unique_ptr<Impl> impl_;
 };
 
+// A store read or write that failed: DATA_LOSS once the store's file was
+// found damaged (invariant 13), else INTERNAL. `what` is the message.
+inline Status StoreFailure(const RingStore& store, const std::string& what) {
+  if (store.damaged()) return Status::DataLoss(what + " (the store is damaged)");
+  return Status::Internal(what);
+}
+
 }  // namespace edgemon::store

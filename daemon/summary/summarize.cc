@@ -14,11 +14,6 @@ void AddNote(std::string& note, const std::string& n) {
 
 }  // namespace
 
-Status StoreFailure(const store::RingStore& store, const std::string& what) {
-  if (store.damaged()) return Status::DataLoss(what + " (the store is damaged)");
-  return Status::Internal(what);
-}
-
 Result<Summarizer> Summarizer::Start(store::RingStore& store, const SummaryOptions& options,
                                      int64_t from_ns, int64_t to_ns, int64_t now_ns) {
   Summarizer s(store, options);

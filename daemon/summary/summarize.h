@@ -145,8 +145,7 @@ Result<Summary> Summarize(store::RingStore& store, const SummaryOptions& options
 std::optional<double> EnergyCounterAt(store::RingStore& store, const LiveEnergy* live,
                                       const std::string& key, int64_t t_ns);
 
-// A store read or write that failed: DATA_LOSS once the store's file was
-// found damaged (store invariant 13), else INTERNAL. `what` is the message.
-Status StoreFailure(const store::RingStore& store, const std::string& what);
+// A store read or write that failed (ring_store.h).
+using store::StoreFailure;
 
 }  // namespace edgemon::summary

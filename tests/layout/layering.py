@@ -40,7 +40,10 @@ FORBIDDEN = {
                        "daemon/sim/", "client/", "tui/", "proto/"),
     # The privileged helper: its board writes, its gRPC service and the runtime.
     "daemon/control": ("daemon/service/", "daemon/store/", "daemon/sampler", "daemon/summary/",
-                       "daemon/push/", "daemon/metrics/", "daemon/web/"),
+                       "daemon/push/", "daemon/metrics/", "daemon/web/", "daemon/windows/"),
+    # The window lifecycle is the model's and the store's, not the transport's.
+    "daemon/windows": ("daemon/service/", "daemon/metrics/", "daemon/web/", "daemon/push/",
+                       "daemon/control/", "client/", "tui/", "proto/"),
 }
 
 
