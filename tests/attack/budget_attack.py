@@ -4,7 +4,7 @@ listener on, each attack of which once worked:
 
   flood      32 clients (a second uid) loop the heaviest /api/history and
              Query requests for 15 s while a third uid holds 300 feeds: at
-             least 80 % of the frames of those 15 s are stored (of what the
+             least 90 % of the frames of those 15 s are stored (of what the
              same daemon stores unloaded just before), the daemon's
              RSS stays within 128 MiB of its start, root's `edgemon query
              --since -5s` and `edgemon now` succeed throughout, the feed
@@ -19,7 +19,7 @@ Under a sanitizer (--sanitizer, as the build was configured) the daemon runs
 several times slower: the stored-frame floor is then 70 % and the RSS bound
 256 MiB (ASan's shadow and quarantine); every other assertion is the same.
 The daemon runs at the packaged unit's Nice (-5); as root outside the unit
-its sampler also lifts itself 10 levels (daemon/runtime/thread_priority.h).
+its sampler runs SCHED_FIFO (daemon/runtime/thread_priority.h).
 
 Runs as root (setpriv to nobody and daemon with group edgemon); prints
 PASS/FAIL per check and "N passed, N failed"."""
@@ -369,13 +369,15 @@ def flood(d, m, stubs):
           f"{late} past their own deadline, "
           f"{sum(r['other'] for r in results)} other {others[:3]}; "
           f"root asked {root_calls[0]} times", flush=True)
-    # At least 80 % of the frames the same daemon stores unloaded on this
+    # At least 90 % of the frames the same daemon stores unloaded on this
     # machine (where nothing else runs, all of them: a shared machine's own
-    # load is not the flood's). 83 to 95 % measured on the 2-core build
-    # machine under other builds' changing load (66 % with the request
-    # threads at the sampler's priority, 74 % in the report that started
-    # this); the 99 % aimed at is not reached yet.
-    floor = 0.70 if sanitized else 0.80
+    # load is not the flood's). With the sampler real-time and its shared
+    # locks priority-inheriting, 98.7 to 99.9 % measured on the 2-core build
+    # machine under a concurrent CI run (load average 3 to 10); 97.5 to
+    # 98.6 % with the sampler 10 nice levels up instead, 83 to 95 % before
+    # the request threads were lowered, 66 % with none of it. The 99 % aimed
+    # at holds only on a quiet machine so far.
+    floor = 0.70 if sanitized else 0.90
     expect(share >= floor * min(1.0, control_share),
            f"{stored} of {want} frames stored under the flood ({100.0 * share:.2f} %; "
            f"unloaded: {100.0 * control_share:.2f} %)")
