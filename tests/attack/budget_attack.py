@@ -371,12 +371,12 @@ def flood(d, m, stubs):
           f"root asked {root_calls[0]} times", flush=True)
     # At least 90 % of the frames the same daemon stores unloaded on this
     # machine (where nothing else runs, all of them: a shared machine's own
-    # load is not the flood's). With the sampler real-time and its shared
-    # locks priority-inheriting, 98.7 to 99.9 % measured on the 2-core build
-    # machine under a concurrent CI run (load average 3 to 10); 97.5 to
-    # 98.6 % with the sampler 10 nice levels up instead, 83 to 95 % before
-    # the request threads were lowered, 66 % with none of it. The 99 % aimed
-    # at holds only on a quiet machine so far.
+    # load is not the flood's). With the sampler real-time, 97.5 to 99.85 %
+    # measured on the 2-core build machine beside a concurrent CI run (load
+    # average 3 to 10; docs/daemon.md); 97.2 to 99.3 % with the sampler 10
+    # nice levels up instead, 83 to 95 % before the request threads were
+    # lowered, 66 % with none of it. The 99 % aimed at holds only on a quiet
+    # machine so far.
     floor = 0.70 if sanitized else 0.90
     expect(share >= floor * min(1.0, control_share),
            f"{stored} of {want} frames stored under the flood ({100.0 * share:.2f} %; "
