@@ -194,11 +194,10 @@ class LiveSite::Handlers {
       to = r->to_ns;
     }
     if (from > now) return Fail(res, 400, "the range starts after now");
-    if (s_.options_.summaries == nullptr) return Fail(res, 404, "energy: not served here");
     ReadTurn turn(s_);
     if (!turn.ok()) return Busy(res);
     const auto deadline = ReadDeadline();
-    auto run = s_.options_.summaries->Start(from, to, now);
+    auto run = s_.summaries_->Start(from, to, now);
     if (!run.ok()) return Fail(res, 500, "energy: " + run.status().message());
     while (!run->done()) {
       if (std::chrono::steady_clock::now() > deadline) return OverBudget(res, "energy");
@@ -318,7 +317,14 @@ class LiveSite::Handlers {
 };
 
 LiveSite::LiveSite(store::RingStore& store, Options options)
-    : store_(store), options_(std::move(options)) {}
+    : store_(store), options_(std::move(options)) {
+  summaries_ = options_.summaries;
+  if (summaries_ == nullptr) {
+    own_summaries_ = std::make_unique<summary::Summaries>(
+        store_, summary::Summaries::Options{options_.sampler, options_.default_period_ns});
+    summaries_ = own_summaries_.get();
+  }
+}
 
 LiveSite::~LiveSite() {
   Stop();

@@ -67,7 +67,8 @@ class LiveSite final : public FrameSink {
   struct Options {
     std::function<Latest()> latest;    // required
     const Sampler* sampler = nullptr;  // frame period, timeline, rail rates
-    // edgemond's one summary entry (/api/energy), as the API and push use it.
+    // edgemond's one summary entry (/api/energy), as the API and push use it
+    // (null: the site makes its own from the store and the sampler: tests).
     const summary::Summaries* summaries = nullptr;
     size_t max_streams = 16;     // live streams at once (of the listener's 64 workers)
     size_t max_reads = 2;        // history and energy reads at once
@@ -105,6 +106,8 @@ class LiveSite final : public FrameSink {
 
   store::RingStore& store_;
   const Options options_;
+  std::unique_ptr<summary::Summaries> own_summaries_;  // without options_.summaries
+  const summary::Summaries* summaries_ = nullptr;
   std::atomic<size_t> streams_{0};
   std::atomic<uint64_t> frames_sent_{0};
   std::atomic<uint64_t> refused_{0};
