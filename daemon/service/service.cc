@@ -376,7 +376,7 @@ runtime::Principal TelemetryService::Who(const grpc::CallbackServerContext* ctx)
 }
 
 int64_t TelemetryService::frame_period_ns() const {
-  return sampler_ ? sampler_->frame_period_ns() : options_.frame_period_ns;
+  return summaries_->frame_period_ns();  // the sampler's, or options_.frame_period_ns without one
 }
 
 grpc::ServerUnaryReactor* TelemetryService::Defer(grpc::CallbackServerContext* ctx,

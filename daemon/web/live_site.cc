@@ -354,7 +354,7 @@ int64_t LiveSite::Now() const {
 }
 
 int64_t LiveSite::PeriodNs() const {
-  return options_.sampler ? options_.sampler->frame_period_ns() : options_.default_period_ns;
+  return summaries_->frame_period_ns();  // the sampler's, or default_period_ns without one
 }
 
 metrics::Routes LiveSite::Routes() {
