@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <limits>
 #include <map>
 #include <memory>
 #include <optional>
@@ -12,6 +13,15 @@
 #include "daemon/collect/collector.h"
 
 namespace edgemon {
+
+// No upper bound on a value read (ReadScaled's `hi`).
+inline constexpr int64_t kNoUpperBound = std::numeric_limits<int64_t>::max();
+// An INA3221's bus voltage register: 13 bits x 8 mV plus sign (the drivers
+// sign-extend it).
+inline constexpr int64_t kInaMaxBusMv = 32768;
+// Temperatures (m°C): the value a power-gated sensor reads, and absolute zero.
+inline constexpr int64_t kGatedMc = -256000;
+inline constexpr int64_t kAbsoluteZeroMc = -273150;
 
 std::unique_ptr<Collector> MakeBoardCollector();        // collectors/board.cc
 std::unique_ptr<Collector> MakeCpuCollector();          // collectors/cpu.cc

@@ -20,8 +20,6 @@
 namespace edgemon {
 namespace {
 
-constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
-
 // "card0", "card12"; not connectors ("card0-DP-1") nor render nodes.
 bool IsCardName(std::string_view name) {
   if (name.size() <= 4 || name.substr(0, 4) != "card") return false;
@@ -107,7 +105,7 @@ class AmdgpuCollector final : public Collector {
   void Add(DiscoverContext& ctx, Channel c, const std::string& path) {
     FileId f = ctx.Open(path);
     if (f < 0) return;
-    files_.push_back({f, ctx.Add(std::move(c)), 1, 1024, 0, kMax});
+    files_.push_back({f, ctx.Add(std::move(c)), 1, 1024, 0, kNoUpperBound});
   }
 
   std::vector<ScaledFile> files_;

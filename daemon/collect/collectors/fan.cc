@@ -31,7 +31,6 @@
 namespace edgemon {
 namespace {
 
-constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
 constexpr int64_t kPwmMax = 255;
 constexpr int64_t kStuckAfterNs = 10'000'000'000;
 
@@ -185,7 +184,7 @@ class FanCollector final : public Collector {
     Channel c = base;
     c.field = Field::kSpeed;
     c.device = device;
-    return Add(ctx, std::move(c), dir, names, 0, kMax, 1, 1);
+    return Add(ctx, std::move(c), dir, names, 0, kNoUpperBound, 1, 1);
   }
 
   // Declares `c` from the first of `names` in `dir` that opens.

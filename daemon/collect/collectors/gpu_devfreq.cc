@@ -27,8 +27,6 @@
 namespace edgemon {
 namespace {
 
-constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
-
 // Device-tree node names of NVIDIA integrated GPUs (jtop's list).
 constexpr std::array<std::string_view, 5> kGpuNodeNames = {"gpu", "gp10b", "gv11b", "ga10b",
                                                            "gb10b"};
@@ -140,11 +138,12 @@ class GpuDevfreqCollector final : public Collector {
       freq.field = Field::kFreq;
       freq.min = table.min_khz;
       freq.max = table.max_khz;
-      Add(ctx, std::move(freq), JoinPath(*freq_dir, "cur_freq"), 0, kMax, 1, 1000);
-      Add(ctx, WithField(base, Field::kFreqMin), JoinPath(*freq_dir, "min_freq"), 0, kMax, 1, 1000);
+      Add(ctx, std::move(freq), JoinPath(*freq_dir, "cur_freq"), 0, kNoUpperBound, 1, 1000);
+      Add(ctx, WithField(base, Field::kFreqMin), JoinPath(*freq_dir, "min_freq"), 0, kNoUpperBound,
+          1, 1000);
       Channel freq_max = WithField(base, Field::kFreqMax);
       freq_max.max = table.max_khz;  // the hardware's highest: a lower max_freq is a cap
-      Add(ctx, std::move(freq_max), JoinPath(*freq_dir, "max_freq"), 0, kMax, 1, 1000);
+      Add(ctx, std::move(freq_max), JoinPath(*freq_dir, "max_freq"), 0, kNoUpperBound, 1, 1000);
       if (role == Role::kGpu && device_dir) {
         Add(ctx, WithField(base, Field::kLoad), JoinPath(*device_dir, "load"), 0, 1000, 1, 1);
         Add(ctx, WithField(base, Field::kState), JoinPath(*device_dir, "railgate_enable"), 0, 1, 1,

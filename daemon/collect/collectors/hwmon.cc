@@ -34,9 +34,7 @@
 namespace edgemon {
 namespace {
 
-constexpr int64_t kGatedMc = -256000;
-constexpr int64_t kAbsoluteZeroMc = -273150;
-constexpr int64_t kImplausibleMc = 2'000'000;  // thermocouple chips read up to ~1400 C
+constexpr int64_t kHwmonImplausibleMc = 2'000'000;  // thermocouple chips read up to ~1400 C
 
 enum class Type : uint8_t { kTemp, kIn, kCurr, kPower, kFan };
 
@@ -134,7 +132,7 @@ class HwmonCollector final : public Collector {
             ctx.Fail(s.channel, ReadError::kGated);
             continue;
           }
-          if (*v <= kAbsoluteZeroMc || *v >= kImplausibleMc) {
+          if (*v <= kAbsoluteZeroMc || *v >= kHwmonImplausibleMc) {
             ctx.Fail(s.channel, ReadError::kRange);
             continue;
           }

@@ -21,13 +21,11 @@ namespace edgemon {
 namespace {
 
 constexpr int kChannels = 3;
-// Bus voltage register: 13 bits x 8 mV plus sign (the driver sign-extends).
-constexpr int64_t kMaxBusMv = 32768;
 // Shunt register: +-163.8 mV; even a 0.2 mOhm shunt stays far below 1 kA.
 constexpr int64_t kMaxCurrentMa = 1'000'000;
 
 // L4T device trees label unused channels "NC" (shown as "(NC)" by some tools).
-struct Rail {
+struct HwmonRail {
   FileId volt_file = -1;
   FileId curr_file = -1;
   ChannelId volt = 0;
@@ -68,7 +66,7 @@ class Ina3221Collector final : public Collector {
     for (const auto& r : rails_) {
       std::optional<int64_t> mv, ma;
       if (r.volt_file >= 0) {
-        mv = ctx.ReadScaled(r.volt_file, r.volt, 1, 1, -kMaxBusMv, kMaxBusMv);
+        mv = ctx.ReadScaled(r.volt_file, r.volt, 1, 1, -kInaMaxBusMv, kInaMaxBusMv);
       }
       if (r.curr_file >= 0) {
         ma = ctx.ReadScaled(r.curr_file, r.curr, 1, 1, -kMaxCurrentMa, kMaxCurrentMa);
@@ -106,7 +104,7 @@ class Ina3221Collector final : public Collector {
         if (*shunt > 0) base.attrs.emplace_back("shunt_resistor_uohm", std::to_string(*shunt));
       }
 
-      Rail r;
+      HwmonRail r;
       r.volt_file = ctx.Open(JoinPath(chip.dir, "in" + n + "_input"));
       r.curr_file = ctx.Open(JoinPath(chip.dir, "curr" + n + "_input"));
       if (r.volt_file < 0 && r.curr_file < 0) continue;
@@ -139,7 +137,7 @@ class Ina3221Collector final : public Collector {
     }
   }
 
-  std::vector<Rail> rails_;
+  std::vector<HwmonRail> rails_;
 };
 
 }  // namespace

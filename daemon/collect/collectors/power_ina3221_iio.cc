@@ -21,7 +21,6 @@ namespace {
 // NVIDIA's driver numbers channels 0..2; look a little further in case a
 // variant exposes more, the files tell which exist.
 constexpr int kMaxChannels = 8;
-constexpr int64_t kMaxBusMv = 32768;
 
 // "32760 ma" -> 32760 when the unit is the expected one (or absent).
 std::optional<int64_t> Limit(const std::optional<std::string>& text, std::string_view unit) {
@@ -36,7 +35,7 @@ std::optional<int64_t> Limit(const std::optional<std::string>& text, std::string
   return v;
 }
 
-struct Rail {
+struct IioRail {
   FileId power_file = -1;
   FileId volt_file = -1;
   FileId curr_file = -1;
@@ -66,7 +65,7 @@ class Ina3221IioCollector final : public Collector {
         if (auto mw = ctx.ReadInt(r.power_file, r.power)) ctx.Set(r.power, *mw);
       }
       if (r.volt_file >= 0) {
-        ctx.ReadScaled(r.volt_file, r.volt, 1, 1, -kMaxBusMv, kMaxBusMv);
+        ctx.ReadScaled(r.volt_file, r.volt, 1, 1, -kInaMaxBusMv, kInaMaxBusMv);
       }
       if (r.curr_file >= 0) {
         if (auto ma = ctx.ReadInt(r.curr_file, r.curr)) ctx.Set(r.curr, *ma);
@@ -89,7 +88,7 @@ class Ina3221IioCollector final : public Collector {
       base.attrs.emplace_back("chip", "ina3221x");
       base.attrs.emplace_back("channel", n);
 
-      Rail r;
+      IioRail r;
       r.power_file = ctx.Open(JoinPath(d.dir, "in_power" + n + "_input"));
       r.volt_file = ctx.Open(JoinPath(d.dir, "in_voltage" + n + "_input"));
       r.curr_file = ctx.Open(JoinPath(d.dir, "in_current" + n + "_input"));
@@ -116,7 +115,7 @@ class Ina3221IioCollector final : public Collector {
     }
   }
 
-  std::vector<Rail> rails_;
+  std::vector<IioRail> rails_;
 };
 
 }  // namespace

@@ -11,11 +11,9 @@
 namespace edgemon {
 namespace {
 
-constexpr int64_t kGatedMc = -256000;
-constexpr int64_t kAbsoluteZeroMc = -273150;
-constexpr int64_t kImplausibleMc = 400000;  // no sensor of ours reads 400 C
+constexpr int64_t kZoneImplausibleMc = 400000;  // no sensor of ours reads 400 C
 
-struct Zone {
+struct ThermalZone {
   FileId file;
   ChannelId channel;
 };
@@ -58,7 +56,7 @@ class ThermalCollector final : public Collector {
       if (!v) continue;
       if (*v <= kGatedMc && *v > kAbsoluteZeroMc) {
         ctx.Fail(z.channel, ReadError::kGated);
-      } else if (*v <= kAbsoluteZeroMc || *v >= kImplausibleMc) {
+      } else if (*v <= kAbsoluteZeroMc || *v >= kZoneImplausibleMc) {
         ctx.Fail(z.channel, ReadError::kRange);
       } else {
         ctx.Set(z.channel, *v);
@@ -78,7 +76,7 @@ class ThermalCollector final : public Collector {
       auto type = ctx.ReadLine(prefix + "_type");
       TripPoint t{type.value_or(""), *temp};
       // A disabled trip reads as a huge or non-positive value on some boards.
-      if (t.temp_mc <= 0 || t.temp_mc >= kImplausibleMc) continue;
+      if (t.temp_mc <= 0 || t.temp_mc >= kZoneImplausibleMc) continue;
       if (t.type == "critical" && (!c.crit || t.temp_mc < *c.crit)) c.crit = t.temp_mc;
       if ((t.type == "hot" || t.type == "passive") && (!c.max || t.temp_mc < *c.max)) {
         c.max = t.temp_mc;
@@ -87,7 +85,7 @@ class ThermalCollector final : public Collector {
     }
   }
 
-  std::vector<Zone> zones_;
+  std::vector<ThermalZone> zones_;
 };
 
 }  // namespace
