@@ -38,13 +38,20 @@ double Round3(double v) {
 
 nlohmann::json EnergyArgs(const client::Summary& s) {
   nlohmann::json e = nlohmann::json::object();
-  for (const auto& r : s.rails) {
-    e[r.name] = r.energy_mj ? nlohmann::json(*r.energy_mj / 1000.0) : nlohmann::json(nullptr);
-  }
+  for (const auto& [rail, j] : RailEnergyJ(s))
+    e[rail] = j ? nlohmann::json(*j) : nlohmann::json(nullptr);
   return e;
 }
 
 }  // namespace
+
+std::map<std::string, std::optional<double>> RailEnergyJ(const client::Summary& s) {
+  std::map<std::string, std::optional<double>> out;
+  for (const auto& r : s.rails) {
+    out[r.name] = r.energy_mj ? std::optional<double>(*r.energy_mj / 1000.0) : std::nullopt;
+  }
+  return out;
+}
 
 std::vector<CounterTrack> CounterTracks(const Inventory& inventory) {
   std::vector<CounterTrack> out;

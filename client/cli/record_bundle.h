@@ -4,7 +4,9 @@
 // ReportHtml below).
 #pragma once
 
+#include <map>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -50,6 +52,10 @@ Status ReadFrames(client::Client& c, int64_t from, int64_t to, std::vector<Frame
 // channel (TYPE_COUNTER, double values), "edgemon run" with the run and each
 // mark name as slices (energy_j.<rail> annotations), and with --nvtx "NVTX
 // ranges", one track per thread (push/pop) and per thread's start/end ranges.
+// Each rail's energy in J by rail name: nullopt where the summary has none
+// (the trace's annotations and the Chrome trace's args).
+std::map<std::string, std::optional<double>> RailEnergyJ(const client::Summary& s);
+
 std::string PerfettoTrace(const Report& report, const std::vector<Frame>& frames,
                           const Inventory& inventory);
 

@@ -59,12 +59,10 @@ class Writer {
   pp::Trace trace_;
 };
 
-std::map<std::string, std::optional<double>> EnergyArgs(const client::Summary& s) {
+// The slice's annotations: energy_j.<rail>.
+std::map<std::string, std::optional<double>> EnergyAnnotations(const client::Summary& s) {
   std::map<std::string, std::optional<double>> out;
-  for (const auto& r : s.rails) {
-    out["energy_j." + r.name] =
-        r.energy_mj ? std::optional<double>(*r.energy_mj / 1000.0) : std::nullopt;
-  }
+  for (auto& [rail, j] : RailEnergyJ(s)) out["energy_j." + rail] = j;
   return out;
 }
 
@@ -104,15 +102,16 @@ std::string PerfettoTrace(const Report& report, const std::vector<Frame>& frames
     }
   }
   w.Track(kRunTrack, kRunGroup, report.mode == "attach" ? "range" : "run", false);
-  auto run_args = EnergyArgs(report.summary);
+  auto run_args = EnergyAnnotations(report.summary);
   w.Slice(kRunTrack, report.label.empty() ? report.mode : report.label, report.run_start_ns,
           report.run_end_ns, run_args);
   std::map<std::string, uint64_t> marks;
   for (const auto& p : report.phases) {
     auto [it, added] = marks.emplace(p.name, kMarkBase + marks.size());
     if (added) w.Track(it->second, kRunGroup, "mark " + p.name, false);
-    w.Slice(it->second, p.name, p.start_ns, p.end_ns.value_or(report.run_end_ns),
-            p.summary ? EnergyArgs(*p.summary) : std::map<std::string, std::optional<double>>{});
+    w.Slice(
+        it->second, p.name, p.start_ns, p.end_ns.value_or(report.run_end_ns),
+        p.summary ? EnergyAnnotations(*p.summary) : std::map<std::string, std::optional<double>>{});
   }
   if (report.nvtx) {
     std::map<std::tuple<int64_t, int64_t, char>, uint64_t> threads;

@@ -78,7 +78,8 @@ std::string Table(const std::vector<client::Window>& runs) {
   return out;
 }
 
-int RunRuns(const Globals& globals, const std::string& since, const std::string& label, bool json) {
+int RunRuns(const Globals& globals, const std::string& since, const std::string& label,
+            bool as_json) {
   int64_t since_ns = 0;
   if (!since.empty()) {
     auto t = ParseTimeNs(since, SystemClock().RealtimeNs());
@@ -93,7 +94,7 @@ int RunRuns(const Globals& globals, const std::string& since, const std::string&
   if (!c) return kExitUsage;
   auto runs = RecordedRuns(*c, since_ns, label);
   if (!runs.ok()) return ReportStatus("runs", runs.status());
-  if (json) {
+  if (as_json) {
     nlohmann::json a = nlohmann::json::array();
     for (const auto& w : *runs) a.push_back(RunJson(w));
     std::printf("%s\n", JsonText(a, 2).c_str());
