@@ -21,8 +21,8 @@ void ToProto(const Inventory& inventory, const Frame* frame, v1::BoardInfo* out)
   }
 }
 
-Result<std::vector<ChannelId>> SelectChannels(const Inventory& inventory,
-                                              const std::vector<std::string>& wanted) {
+Result<std::vector<ChannelId>> SelectChannelsOrAll(const Inventory& inventory,
+                                                   const std::vector<std::string>& wanted) {
   if (wanted.empty()) return std::vector<ChannelId>{};  // every channel, later ones too
   return edgemon::SelectChannels(inventory, wanted);
 }

@@ -22,7 +22,7 @@ void ToProto(const Inventory& inventory, const Frame* frame, v1::BoardInfo* out)
 // selection grammar (edgemon/select.h: keys, ids, shell globs over keys).
 // An empty list selects every channel, returned as an empty vector (so a
 // channel that appears later is included too).
-Result<std::vector<ChannelId>> SelectChannels(const Inventory& inventory,
-                                              const std::vector<std::string>& wanted);
+Result<std::vector<ChannelId>> SelectChannelsOrAll(const Inventory& inventory,
+                                                   const std::vector<std::string>& wanted);
 
 }  // namespace edgemon::service

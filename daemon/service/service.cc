@@ -414,7 +414,7 @@ grpc::ServerUnaryReactor* TelemetryService::GetLatest(grpc::CallbackServerContex
     return Done(ctx, Invalid("channels: more than " +
                              std::to_string(options_.max_channels_per_request) + " entries"));
   }
-  auto subset = SelectChannels(
+  auto subset = SelectChannelsOrAll(
       *s.inventory, std::vector<std::string>(req->channels().begin(), req->channels().end()));
   if (!subset.ok())
     return Done(ctx, Invalid("channels: " + TerminalSafe(subset.status().message())));
@@ -462,7 +462,7 @@ Result<WatchPlan> TelemetryService::PlanWatch(const v1::WatchRequest& req,
   if (req.channels_size() > 0) {
     Snapshot s = hub_.Latest();
     if (!s.inventory) return Status::Unavailable("no frame sampled yet");
-    auto selected = SelectChannels(
+    auto selected = SelectChannelsOrAll(
         *s.inventory, std::vector<std::string>(req.channels().begin(), req.channels().end()));
     // A pattern's bytes are the caller's: its control bytes go back escaped.
     if (!selected.ok()) return Invalid("channels: " + TerminalSafe(selected.status().message()));
@@ -524,7 +524,7 @@ grpc::ServerWriteReactor<v1::QueryChunk>* TelemetryService::Query(grpc::Callback
   }
   Snapshot s = hub_.Latest();
   if (!s.inventory) return new Refused(Status::Unavailable("no frame sampled yet"));
-  auto selected = SelectChannels(
+  auto selected = SelectChannelsOrAll(
       *s.inventory, std::vector<std::string>(req->channels().begin(), req->channels().end()));
   if (!selected.ok())
     return new Refused(Invalid("channels: " + TerminalSafe(selected.status().message())));

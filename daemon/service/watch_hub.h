@@ -129,7 +129,7 @@ class WatchHub final : public FrameSink {
   size_t max_streams() const { return max_streams_; }
   size_t stream_share() const { return std::max<size_t>(1, max_streams_ / 4); }
 
-  // A reactor for one Watch call. `subset` as SelectChannels returns it.
+  // A reactor for one Watch call. `subset` as SelectChannelsOrAll returns it.
   // Takes the stream slot `who` has acquired; releases it in OnDone,
   // and then calls `on_done` (if set; also when the watch is refused).
   grpc::ServerWriteReactor<v1::Frame>* StartWatch(int64_t interval_ns,

@@ -19,17 +19,17 @@ TEST(CodecSelectChannels, KeysIdsGlobsOrInvalidArgument) {
   add(Kind::kRail, "VDD_IN", Field::kPower);         // 0
   add(Kind::kRail, "VDD_IN", Field::kVoltage);       // 1
   add(Kind::kThermal, "cpu-thermal", Field::kTemp);  // 2
-  auto all = SelectChannels(inv, {});
+  auto all = SelectChannelsOrAll(inv, {});
   ASSERT_TRUE(all.ok()) << all.status().ToString();
   EXPECT_TRUE(all->empty());
-  auto some = SelectChannels(inv, {"thermal/*", "1", "rail/VDD_IN/voltage"});
+  auto some = SelectChannelsOrAll(inv, {"thermal/*", "1", "rail/VDD_IN/voltage"});
   ASSERT_TRUE(some.ok()) << some.status().ToString();
   EXPECT_EQ(*some, (std::vector<ChannelId>{1, 2}));
-  auto bad = SelectChannels(inv, {"rail/*", "gpu/*"});
+  auto bad = SelectChannelsOrAll(inv, {"rail/*", "gpu/*"});
   ASSERT_FALSE(bad.ok());
   EXPECT_EQ(bad.status().code(), edgemon::StatusCode::kInvalidArgument);
   EXPECT_NE(bad.status().message().find("\"gpu/*\""), std::string::npos) << bad.status().message();
-  EXPECT_FALSE(SelectChannels(inv, {"3"}).ok());
+  EXPECT_FALSE(SelectChannelsOrAll(inv, {"3"}).ok());
 }
 
 TEST(Codec, DeviceInfoTakesThePowerModeFromTheNewestFrame) {
