@@ -161,6 +161,7 @@ Status RingStore::Impl::Commit() {
   pending_rollup_.clear();
   pending_spans_.clear();
   if (d.blocks_through) blocks_through_ns_ = *d.blocks_through;
+  if (d.days_through) days_through_ns_ = *d.days_through;
   rollup_floor_ns_ = d.rollup_floor;
   rollup_dirty_ = false;
   rollup_seq_ = pending_rollup_seq_;
@@ -408,22 +409,25 @@ Result<bool> RingStore::Impl::TrimOnce(int64_t excess_pages, Deltas& d) {
 namespace edgemon::store {
 
 // (I5, I6, I15) Deletes the rollup rows of the periods before `cutoff_ns`,
-// and the span rows of those periods and of the blocks starting before it.
+// and the span rows of those periods and of the blocks and days starting
+// before it.
 Status RingStore::Impl::DeleteRollup(int64_t cutoff_ns, int64_t& deleted) {
   for (size_t id = 1; id < chans_.size(); ++id) {
     const auto ch = static_cast<int64_t>(id);
     sql::Stmt s(*w_, "DELETE FROM rollup WHERE channel = ?1 AND t_ns < ?2");
     if (Status e = s.Bind(1, ch).Bind(2, cutoff_ns).Run(); !e.ok()) return e;
     deleted += sqlite3_changes(w_->db());
-    sql::Stmt b(*w_, "DELETE FROM span_stats WHERE level = 1 AND channel = ?1 AND t_ns < ?2");
-    if (Status e = b.Bind(1, ch).Bind(2, cutoff_ns).Run(); !e.ok()) return e;
+    for (int64_t level = 1; level <= kTopSpanLevel; ++level) {
+      sql::Stmt b(*w_, "DELETE FROM span_stats WHERE level = ?1 AND channel = ?2 AND t_ns < ?3");
+      if (Status e = b.Bind(1, level).Bind(2, ch).Bind(3, cutoff_ns).Run(); !e.ok()) return e;
+    }
     if (!IsClock(chans_[id].desc)) continue;
-    for (int64_t level : {0, 1}) {
+    for (int64_t level = 0; level <= kTopSpanLevel; ++level) {
       sql::Stmt v(*w_, "DELETE FROM span_values WHERE level = ?1 AND channel = ?2 AND t_ns < ?3");
       if (Status e = v.Bind(1, level).Bind(2, ch).Bind(3, cutoff_ns).Run(); !e.ok()) return e;
     }
   }
-  for (int64_t level : {0, 1}) {
+  for (int64_t level = 0; level <= kTopSpanLevel; ++level) {
     sql::Stmt s(*w_, "DELETE FROM spans WHERE level = ?1 AND t_ns < ?2");
     if (Status e = s.Bind(1, level).Bind(2, cutoff_ns).Run(); !e.ok()) return e;
   }
@@ -461,34 +465,42 @@ Status RingStore::Impl::WriteSpans(Deltas& d) {
   }
   if (pending_spans_.empty()) return Status::Ok();
   // Blocks before the newest period's block are closed: no frame can fall
-  // into them any more (stored time never goes back, I11).
-  const int64_t len = MulSaturating(options_.rollup_period_ns, kBlockPeriods);
-  const int64_t open_block = FloorToMultiple(pending_spans_.back().t_ns, len);
-  int64_t from = blocks_through_ns_;
-  while (from < open_block) {
-    sql::Stmt s(*w_,
-                "SELECT t_ns FROM spans WHERE level = 0 AND t_ns >= ?1 AND t_ns < ?2 "
-                "ORDER BY t_ns LIMIT 1");
-    s.Bind(1, from).Bind(2, open_block);
-    if (!s.Step()) {
-      if (s.failed()) return s.status();
-      break;
+  // into them any more (stored time never goes back, I11); so are the days
+  // before its day.
+  for (int level = 1; level <= kTopSpanLevel; ++level) {
+    const bool blocks = level == 1;
+    const int64_t len = SpanLength(options_.rollup_period_ns, level);
+    const int64_t open = FloorToMultiple(pending_spans_.back().t_ns, len);
+    const int64_t through = blocks ? blocks_through_ns_ : days_through_ns_;
+    int64_t from = through;
+    while (from < open) {
+      sql::Stmt s(*w_,
+                  "SELECT t_ns FROM spans WHERE level = 0 AND t_ns >= ?1 AND t_ns < ?2 "
+                  "ORDER BY t_ns LIMIT 1");
+      s.Bind(1, from).Bind(2, open);
+      if (!s.Step()) {
+        if (s.failed()) return s.status();
+        break;
+      }
+      const int64_t t = FloorToMultiple(s.Int(0), len);
+      if (Status e = WriteLevelSpan(level, t); !e.ok()) return e;
+      d.Wrote(t);
+      from = AddSaturating(t, len);
     }
-    const int64_t block = FloorToMultiple(s.Int(0), len);
-    if (Status e = WriteBlock(block); !e.ok()) return e;
-    d.Wrote(block);
-    from = AddSaturating(block, len);
-  }
-  if (open_block > blocks_through_ns_) {
-    if (Status e = WriteMeta("blocks_through_ns", open_block); !e.ok()) return e;
-    d.blocks_through = open_block;
+    if (open > through) {
+      if (Status e = WriteMeta(blocks ? "blocks_through_ns" : "days_through_ns", open); !e.ok()) {
+        return e;
+      }
+      (blocks ? d.blocks_through : d.days_through) = open;
+    }
   }
   return Status::Ok();
 }
 
-// (I15) One block's rows from its periods' spans, rollup rows and values.
-Status RingStore::Impl::WriteBlock(int64_t block_ns) {
-  const int64_t len = MulSaturating(options_.rollup_period_ns, kBlockPeriods);
+// (I15) One block's or day's rows from its periods' spans, rollup rows and
+// values.
+Status RingStore::Impl::WriteLevelSpan(int level, int64_t block_ns) {
+  const int64_t len = SpanLength(options_.rollup_period_ns, level);
   const int64_t end = AddSaturating(block_ns, len);
   internal::SpanAgg agg;
   {
@@ -520,7 +532,8 @@ Status RingStore::Impl::WriteBlock(int64_t block_ns) {
   sql::Stmt s(*w_,
               "INSERT OR REPLACE INTO spans(level, t_ns, span_ns, frames, first_seq, first_ns, "
               "last_seq, last_ns, holes, max_step_ns, bad) "
-              "VALUES(1, ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)");
+              "VALUES(?11, ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)");
+  s.Bind(11, int64_t{level});
   s.Bind(1, block_ns).Bind(2, len).Bind(3, static_cast<int64_t>(agg.frames));
   s.Bind(4, static_cast<int64_t>(agg.first_seq)).Bind(5, agg.first_ns);
   s.Bind(6, static_cast<int64_t>(agg.last_seq)).Bind(7, agg.last_ns);
@@ -530,14 +543,16 @@ Status RingStore::Impl::WriteBlock(int64_t block_ns) {
     const auto ch = static_cast<int64_t>(id);
     sql::Stmt t(*w_,
                 "INSERT OR REPLACE INTO span_stats(level, channel, t_ns, count, min, max, sum) "
-                "SELECT 1, ?1, ?2, sum(count), min(min), max(max), total(sum) FROM rollup "
+                "SELECT ?4, ?1, ?2, sum(count), min(min), max(max), total(sum) FROM rollup "
                 "WHERE channel = ?1 AND t_ns >= ?2 AND t_ns < ?3 HAVING count(*) > 0");
+    t.Bind(4, int64_t{level});
     if (Status e = t.Bind(1, ch).Bind(2, block_ns).Bind(3, end).Run(); !e.ok()) return e;
     if (!IsClock(chans_[id].desc) || agg.bad > 0) continue;
     sql::Stmt v(*w_,
                 "INSERT OR REPLACE INTO span_values(level, channel, t_ns, value, count) "
-                "SELECT 1, ?1, ?2, value, sum(count) FROM span_values "
+                "SELECT ?4, ?1, ?2, value, sum(count) FROM span_values "
                 "WHERE level = 0 AND channel = ?1 AND t_ns >= ?2 AND t_ns < ?3 GROUP BY value");
+    v.Bind(4, int64_t{level});
     if (Status e = v.Bind(1, ch).Bind(2, block_ns).Bind(3, end).Run(); !e.ok()) return e;
   }
   return Status::Ok();

@@ -23,6 +23,26 @@ Result<std::optional<int64_t>> OldestFrameNs(sql::Conn& c) {
 
 namespace {
 
+// (I15) Spans of several levels, coarsest first: find(level, a, b) lists the
+// usable spans of `level` inside [a, b) in time order (each with t_ns and
+// end_ns); the stretches between them are filled from the next finer level,
+// down to `finest`. Appends them to `out` in time order, without overlap.
+// Each find() is done with its statement before the finer levels run (they
+// reuse the connection's cached statement of the same SQL).
+template <typename T, typename Find>
+Status CoarsestFirst(int level, int finest, int64_t a, int64_t b, Find& find, std::vector<T>& out) {
+  if (b <= a || level < finest) return Status::Ok();
+  auto found = find(level, a, b);
+  if (!found.ok()) return found.status();
+  int64_t cur = a;
+  for (const T& sp : *found) {
+    if (Status e = CoarsestFirst(level - 1, finest, cur, sp.t_ns, find, out); !e.ok()) return e;
+    out.push_back(sp);
+    cur = sp.end_ns;
+  }
+  return CoarsestFirst(level - 1, finest, cur, b, find, out);
+}
+
 using internal::ChannelFromRow;
 using internal::FileSize;
 using internal::IsDamageCode;
@@ -84,6 +104,7 @@ Result<std::unique_ptr<sql::Conn>> RingStore::Impl::AcquireReader() {
 
 void RingStore::Impl::ReleaseReader(std::unique_ptr<sql::Conn> conn) {
   if (conn->InTransaction()) (void)conn->Exec("ROLLBACK");
+  rows_read_.fetch_add(conn->TakeRows(), std::memory_order_relaxed);
   // An idle reader keeps no page cache (the file's pages stay in the OS page
   // cache): a burst of large reads leaves no memory behind in the pool.
   sqlite3_db_release_memory(conn->db());
@@ -293,6 +314,45 @@ Status RingStore::Impl::FoldRaw(sql::Conn& c, uint32_t id, int64_t from_ns, int6
   return s.failed() ? s.status() : Status::Ok();
 }
 
+// (I15) The days, then blocks between them, of channel `id` whose periods
+// all start inside [from_ns, to_ns) and in one step of a range starting at
+// from_ns: their span_stats rows, in time order, without overlap. None that
+// holds `oldest` (the raw tier's start) strictly inside it.
+Result<std::vector<RingStore::Impl::Aggregate>> RingStore::Impl::StepAggregates(
+    sql::Conn& c, uint32_t id, int64_t from_ns, int64_t to_ns, int64_t step_ns,
+    std::optional<int64_t> oldest) {
+  std::vector<Aggregate> out;
+  const int64_t period = options_.rollup_period_ns;
+  if (step_ns < SpanLength(period, 1)) return out;  // no block fits in a step
+  auto find = [&](int level, int64_t a, int64_t b) -> Result<std::vector<Aggregate>> {
+    const int64_t len = SpanLength(period, level);
+    std::vector<Aggregate> found;
+    sql::Stmt s(c,
+                "SELECT st.t_ns, st.count, st.min, st.max, st.sum FROM span_stats st "
+                "JOIN spans sp ON sp.level = st.level AND sp.t_ns = st.t_ns "
+                "WHERE st.level = ?1 AND st.channel = ?2 AND st.t_ns >= ?3 AND st.t_ns < ?4 "
+                "AND sp.span_ns = ?5 ORDER BY st.t_ns");
+    s.Bind(1, int64_t{level}).Bind(2, int64_t{id}).Bind(3, a).Bind(4, b).Bind(5, len);
+    while (s.Step()) {
+      Aggregate g{s.Int(0),   AddSaturating(s.Int(0), len), s.Int(1), s.Int(2), s.Int(3),
+                  s.Double(4)};
+      const int64_t last = SubSaturating(g.end_ns, period);  // its last period's start
+      if (g.t_ns < a || g.end_ns > b || g.count <= 0 || last >= to_ns) continue;
+      if (oldest && g.t_ns < *oldest && *oldest < g.end_ns) continue;
+      if (BucketIndex(g.t_ns, from_ns, step_ns) != BucketIndex(last, from_ns, step_ns)) continue;
+      found.push_back(g);
+    }
+    if (s.failed()) return s.status();
+    return found;
+  };
+  // Up to the end of the last period starting before to_ns.
+  if (Status e = CoarsestFirst(kTopSpanLevel, 1, from_ns, AddSaturating(to_ns, period), find, out);
+      !e.ok()) {
+    return e;
+  }
+  return out;
+}
+
 Result<std::vector<Bucket>> RingStore::Impl::Downsample(const std::string& key, int64_t from_ns,
                                                         int64_t to_ns, int64_t step_ns, Tier tier,
                                                         uint64_t* bad_frames) {
@@ -339,31 +399,65 @@ Result<std::vector<Bucket>> RingStore::Impl::Downsample(const std::string& key, 
       if (m.failed()) return m.status();
     }
     std::vector<std::pair<int64_t, int64_t>> used;
-    sql::Stmt s(l.conn(),
-                "SELECT t_ns, count, min, max, sum FROM rollup "
-                "WHERE channel = ?1 AND t_ns >= ?2 AND t_ns < ?3 ORDER BY t_ns");
-    s.Bind(1, int64_t{id}).Bind(2, from_ns).Bind(3, to_ns);
-    while (s.Step()) {
-      const int64_t t = s.Int(0);
-      if (t < from_ns || t >= to_ns) continue;  // what SQL selected, checked before indexing
-      int64_t first = t;                        // the row's first value: its period's start
-      const int64_t end = AddSaturating(t, period);
-      if (!coarse) {
-        if (oldest && end > *oldest) continue;  // not retired: the raw frames answer
-        used.emplace_back(t, end);
-      } else if (oldest && t < *oldest && *oldest < end) {
-        // The period the raw tier starts in: its first value is the oldest
-        // frame where no row before it says frames were retired (a daemon
-        // started mid-period).
-        sql::Stmt e(l.conn(), "SELECT 1 FROM rollup WHERE channel = ?1 AND t_ns < ?2 LIMIT 1");
-        e.Bind(1, int64_t{id}).Bind(2, t);
-        if (!e.Step()) first = *oldest;
-        if (e.failed()) return e.status();
-      }
-      acc[static_cast<size_t>(BucketIndex(t, from_ns, step_ns))].Merge(
-          first, s.Int(1), s.Int(2), s.Int(3), static_cast<double>(s.Int(4)));
+    // (I15) Whole days and blocks whose periods all start in one step: their
+    // span_stats rows stand for their rollup rows, which are read only in
+    // the stretches between them. Not the one holding the raw tier's start
+    // (its first value is worked out below, from the rows).
+    std::vector<Aggregate> aggs;
+    if (coarse) {
+      auto found = StepAggregates(l.conn(), id, from_ns, to_ns, step_ns, oldest);
+      if (!found.ok()) return found.status();
+      aggs = std::move(*found);
     }
-    if (s.failed()) return s.status();
+    for (const Aggregate& g : aggs) {
+      auto& a = acc[static_cast<size_t>(BucketIndex(g.t_ns, from_ns, step_ns))];
+      a.Merge(g.t_ns, g.count, g.min, g.max, g.sum);
+    }
+    int64_t gap_from = from_ns;
+    for (size_t gi = 0; gi <= aggs.size(); ++gi) {
+      const int64_t gap_to = gi < aggs.size() ? aggs[gi].t_ns : to_ns;
+      if (gap_to <= gap_from) {
+        if (gi < aggs.size()) gap_from = aggs[gi].end_ns;
+        continue;
+      }
+      sql::Stmt s(l.conn(),
+                  "SELECT t_ns, count, min, max, sum FROM rollup "
+                  "WHERE channel = ?1 AND t_ns >= ?2 AND t_ns < ?3 ORDER BY t_ns");
+      s.Bind(1, int64_t{id}).Bind(2, gap_from).Bind(3, gap_to);
+      if (gi < aggs.size()) gap_from = aggs[gi].end_ns;
+      while (s.Step()) {
+        const int64_t t = s.Int(0);
+        if (t < from_ns || t >= to_ns) continue;  // what SQL selected, checked before indexing
+        int64_t first = t;                        // the row's first value: its period's start
+        const int64_t end = AddSaturating(t, period);
+        if (!coarse) {
+          if (oldest && end > *oldest) continue;  // not retired: the raw frames answer
+          used.emplace_back(t, end);
+        } else if (oldest && t < *oldest && *oldest < end) {
+          // The period the raw tier starts in: its first value is the oldest
+          // frame where no row before it says frames were retired (a daemon
+          // started mid-period).
+          sql::Stmt e(l.conn(), "SELECT 1 FROM rollup WHERE channel = ?1 AND t_ns < ?2 LIMIT 1");
+          e.Bind(1, int64_t{id}).Bind(2, t);
+          if (!e.Step()) first = *oldest;
+          if (e.failed()) return e.status();
+        }
+        acc[static_cast<size_t>(BucketIndex(t, from_ns, step_ns))].Merge(
+            first, s.Int(1), s.Int(2), s.Int(3), static_cast<double>(s.Int(4)));
+      }
+      if (s.failed()) return s.status();
+    }
+    // A step whose first value lies in a day or block: the first of its
+    // periods with a row for this channel.
+    for (const Aggregate& g : aggs) {
+      auto& a = acc[static_cast<size_t>(BucketIndex(g.t_ns, from_ns, step_ns))];
+      if (a.first_ns != g.t_ns) continue;
+      sql::Stmt f(l.conn(),
+                  "SELECT min(t_ns) FROM rollup WHERE channel = ?1 AND t_ns >= ?2 AND t_ns < ?3");
+      f.Bind(1, int64_t{id}).Bind(2, g.t_ns).Bind(3, g.end_ns);
+      if (f.Step() && !f.IsNull(0)) a.first_ns = f.Int(0);
+      if (f.failed()) return f.status();
+    }
     if (coarse) {
       // Frames not yet in the rollup tier (the open period).
       if (Status e = FoldRaw(l.conn(), id, from_ns, from_ns, to_ns, step_ns, rollup_seq, acc, bad);
@@ -654,10 +748,16 @@ Result<std::vector<Span>> RingStore::Impl::Spans(int64_t from_ns, int64_t to_ns,
   }
   // Frames are deleted as a seq prefix (I5, I6): a span whose first frame is
   // still held holds all of its frames.
-  std::optional<int64_t> min_seq;
+  // Only a span that starts no earlier than the oldest frame's period (or
+  // block, or day) can hold it as its first: the span rows before it are
+  // not read (a year of retired periods would be half a million rows).
+  std::optional<int64_t> min_seq, oldest_ns;
   {
-    sql::Stmt m(c, "SELECT min(seq) FROM frames");
-    if (m.Step()) min_seq = m.OptInt(0);
+    sql::Stmt m(c, "SELECT seq, realtime_ns FROM frames ORDER BY seq LIMIT 1");
+    if (m.Step()) {
+      min_seq = m.Int(0);
+      oldest_ns = m.Int(1);
+    }
     if (m.failed()) return m.status();
   }
   if (!min_seq) return out;
@@ -670,7 +770,6 @@ Result<std::vector<Span>> RingStore::Impl::Spans(int64_t from_ns, int64_t to_ns,
     if (o.failed()) return o.status();
   }
   const int64_t period = options_.rollup_period_ns;
-  const int64_t block = MulSaturating(period, kBlockPeriods);
   auto ceil = [&](int64_t t) {
     const int64_t f = FloorToMultiple(t, period);
     return f < t ? AddSaturating(f, period) : f;
@@ -685,34 +784,21 @@ Result<std::vector<Span>> RingStore::Impl::Spans(int64_t from_ns, int64_t to_ns,
            sp.first_seq >= static_cast<uint64_t>(*min_seq) && sp.t_ns >= lo && sp.end_ns <= hi &&
            sp.end_ns > sp.t_ns && sp.max_step_ns <= max_step_ns;
   };
-  std::vector<Span> blocks;
-  {
+  // The usable spans of `level` in [a, b); days first, then blocks, then
+  // periods in the stretches between them.
+  auto find = [&](int level, int64_t a, int64_t b) -> Result<std::vector<Span>> {
+    std::vector<Span> found;
+    const int64_t len = SpanLength(period, level);
     sql::Stmt s(c, sql);
-    s.Bind(1, int64_t{1}).Bind(2, lo).Bind(3, hi);
+    s.Bind(1, int64_t{level}).Bind(2, std::max(a, FloorToMultiple(*oldest_ns, len))).Bind(3, b);
     while (s.Step()) {
-      Span sp = SpanFromRow(s, 1);
-      if (usable(s, sp, block)) blocks.push_back(sp);
+      Span sp = SpanFromRow(s, level);
+      if (usable(s, sp, len) && sp.end_ns <= b) found.push_back(sp);
     }
     if (s.failed()) return s.status();
-  }
-  // Periods where no block qualifies.
-  auto periods = [&](int64_t a, int64_t b) -> Status {
-    if (b <= a) return Status::Ok();
-    sql::Stmt s(c, sql);
-    s.Bind(1, int64_t{0}).Bind(2, a).Bind(3, b);
-    while (s.Step()) {
-      Span sp = SpanFromRow(s, 0);
-      if (usable(s, sp, period)) out.push_back(sp);
-    }
-    return s.failed() ? s.status() : Status::Ok();
+    return found;
   };
-  int64_t cur = lo;
-  for (const Span& b : blocks) {
-    if (Status e = periods(cur, b.t_ns); !e.ok()) return e;
-    out.push_back(b);
-    cur = b.end_ns;
-  }
-  if (Status e = periods(cur, hi); !e.ok()) return e;
+  if (Status e = CoarsestFirst(kTopSpanLevel, 0, lo, hi, find, out); !e.ok()) return e;
   return out;
 }
 
@@ -751,10 +837,11 @@ Result<std::vector<std::optional<SpanTotal>>> RingStore::Impl::SpanTotals(
                      "FROM rollup WHERE channel IN (" +
                          ids + ") AND t_ns >= ?1 AND t_ns < ?2 GROUP BY channel"
                    : "SELECT channel, sum(count), min(min), max(max), total(sum), min(t_ns) "
-                     "FROM span_stats WHERE level = 1 AND channel IN (" +
+                     "FROM span_stats WHERE level = ?3 AND channel IN (" +
                          ids + ") AND t_ns >= ?1 AND t_ns < ?2 GROUP BY channel";
     sql::Stmt s(c, stats.c_str());
     s.Bind(1, from).Bind(2, to);
+    if (level > 0) s.Bind(3, int64_t{level});
     while (s.Step()) {
       auto it = index.find(s.Int(0));
       if (it == index.end() || s.Int(1) <= 0) continue;
@@ -766,8 +853,8 @@ Result<std::vector<std::optional<SpanTotal>>> RingStore::Impl::SpanTotals(
         t->max = s.Int(3);
         t->sum = s.Double(4);
         t->first_period_ns = s.Int(5);
-        if (level == 1) {
-          // The first period of the block with a value.
+        if (level > 0) {
+          // The first period of the block or day with a value.
           sql::Stmt f(c,
                       "SELECT min(t_ns) FROM rollup WHERE channel = ?1 AND t_ns >= ?2 "
                       "AND t_ns < ?3");

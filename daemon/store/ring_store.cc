@@ -207,6 +207,7 @@ Status RingStore::Impl::LoadState() {
       if (k == "rollup_seq") rollup_seq_ = static_cast<uint64_t>(s.Int(1));
       if (k == "channels_version") channels_version_ = s.Int(1);
       if (k == "blocks_through_ns") blocks_through_ns_ = s.Int(1);
+      if (k == "days_through_ns") days_through_ns_ = s.Int(1);
     }
     if (s.failed()) return s.status();
   }
@@ -523,6 +524,10 @@ int64_t RingStore::rollup_period_ns() const {
 Result<std::optional<int64_t>> RingStore::OldestNs() {
   return Guarded("OldestNs", [&] { return impl_->OldestNs(); });
 }
+uint64_t RingStore::rows_read() const {
+  return impl_->rows_read();
+}
+
 Result<StoreStats> RingStore::Stats() {
   return Guarded("Stats", [&] { return impl_->Stats(); });
 }

@@ -36,16 +36,19 @@
 //   boots(first_seq)                 the first seq of each boot segment
 //                                    held (I5)
 //   spans(level, t_ns, span_ns,      (I15) the frames of each closed rollup
-//     frames, first_seq, first_ns,   period (level 0) and of each closed
-//     last_seq, last_ns, holes,      block of kBlockPeriods periods (level 1,
-//     max_step_ns, bad) WITHOUT      an hour by default): how many, the
-//     ROWID                          first and last, the seqs missing between
+//     frames, first_seq, first_ns,   period (level 0), of each closed block
+//     last_seq, last_ns, holes,      of kBlockPeriods periods (level 1, an
+//     max_step_ns, bad) WITHOUT      hour by default) and of each closed day
+//     ROWID                          of kDayBlocks blocks (level 2): how
+//                                    many, the
+//                                    first and last, the seqs missing between
 //                                    them, the largest realtime step between
 //                                    two frames with consecutive seqs, and
 //                                    how many were folded without their
 //                                    values or lost after folding
-//   span_stats(level, channel,       (I15) a block's min/max/sum/count per
-//     t_ns, count, min, max, sum)    channel (a period's are its rollup rows)
+//   span_stats(level, channel,       (I15) a block's or day's min/max/sum/
+//     t_ns, count, min, max, sum)    count per channel, from its rollup rows
+//                                    (a period's are its rollup rows)
 //   span_values(level, channel,      (I15) per clock channel (IsClock) and
 //     t_ns, value, count)            period or block: how many frames held
 //                                    each value (frequency residency)
@@ -66,7 +69,9 @@
 // Reads. Range/Latest decode the blobs of the frames found through
 // frames_by_time. Downsample at a step of at least one rollup period reads a
 // channel's rollup rows (each in the step holding its period's start) plus the
-// raw frames after meta.rollup_seq; a finer step scans the raw frames wherever
+// raw frames after meta.rollup_seq, taking a whole day's or block's rows that
+// fall in one step from its span_stats row (I15): a year to one step reads
+// about 365 + 2 x 23 + 2 x 59 rows; a finer step scans the raw frames wherever
 // the raw tier holds them, in seq order, decoding only the one value
 // (FindValue), and rows only for retired periods. 24 h of 1 Hz frames to 1000
 // points: ~0.2 ms from the rollup tier, ~30 ms forced from raw (store_bench).
@@ -186,13 +191,19 @@
 //      later part of the same period (after a restart) merges into them.
 //      Once a period of a later block is written, the closed blocks before
 //      it are written from their periods' rows (span_stats from the rollup
-//      rows). Rows are deleted with the rollup rows of their period (I5
-//      retention, I6 trimming). A span describes exactly the frames held in
-//      [t_ns, t_ns + span_ns) when: span_ns is the current period (or
-//      block) length, t_ns >= meta.spans_from_ns (periods before the schema
-//      upgrade are not described), bad = 0 (a batch dropped after its frames
-//      were folded, or a frame that did not decode when the open period was
-//      rebuilt, marks it), first_seq >= the oldest seq held (frames are only
+//      rows); once a period of a later day is written, the closed days
+//      likewise (level 2, from the same period rows). A closed block's or
+//      day's rollup rows never change after that (stored time never goes
+//      back, I11), so its span_stats stay the exact totals of the rollup
+//      rows in it while it is held. Rows are deleted with the rollup rows of
+//      their period (I5 retention, I6 trimming): every row starting before
+//      the cutoff, so a block or day row is held only while all of its
+//      periods' rows are. Downsample answers a step holding whole blocks or
+//      days from their span_stats, and Summarize whole spans from Spans(). A span describes exactly
+//      the frames held in [t_ns, t_ns + span_ns) when: span_ns is the current period (or block)
+//      length, t_ns >= meta.spans_from_ns (periods before the schema upgrade are not described),
+//      bad = 0 (a batch dropped after its frames were folded, or a frame that did not decode when
+//      the open period was rebuilt, marks it), first_seq >= the oldest seq held (frames are only
 //      ever deleted as a seq prefix, I5/I6), and it lies before the open
 //      period. Spans() returns only such spans. A frame blob damaged after
 //      it was written (I14) is still counted in its span as written: only a
@@ -254,6 +265,7 @@
 
 #include "daemon/store/rail_samples.h"
 #include "edgemon/channel.h"
+#include "edgemon/checked.h"
 #include "edgemon/clock.h"
 #include "edgemon/model.h"
 #include "edgemon/status.h"
@@ -263,6 +275,16 @@ namespace edgemon::store {
 inline constexpr int kSchemaVersion = 8;
 // Rollup periods per level-1 span (I15): an hour at the default period.
 inline constexpr int64_t kBlockPeriods = 60;
+// Level-1 spans per level-2 span (I15): a day at the default period.
+inline constexpr int64_t kDayBlocks = 24;
+// The coarsest span level: 0 a period, 1 a block, 2 a day.
+inline constexpr int kTopSpanLevel = 2;
+// The length of a span of `level` (I15) with rollup periods of `period_ns`.
+constexpr int64_t SpanLength(int64_t period_ns, int level) {
+  return level <= 0   ? period_ns
+         : level == 1 ? MulSaturating(period_ns, kBlockPeriods)
+                      : MulSaturating(period_ns, kBlockPeriods * kDayBlocks);
+}
 
 // The channels whose per-span value counts the store keeps (I15): CPU, GPU
 // and EMC frequencies (a summary's clock residency).
@@ -360,8 +382,9 @@ struct ClockJump {
   int64_t new_offset_ns = 0;
 };
 
-// (I15) The frames of one closed rollup period (level 0) or block of
-// kBlockPeriods periods (level 1), as the writer folded them.
+// (I15) The frames of one closed rollup period (level 0), block of
+// kBlockPeriods periods (level 1) or day of kDayBlocks blocks (level 2), as
+// the writer folded them.
 struct Span {
   int level = 0;
   int64_t t_ns = 0;    // start
@@ -552,15 +575,18 @@ class RingStore {
   // the file sizes, the cap and the damage flag (size and row fields are
   // left at their defaults). Never fails; for when Stats() does.
   StoreStats Counters();
+  // Rows SQLite returned to the readers so far (a read's cost, for
+  // benchmarks; an aggregate's rows count once per group).
+  uint64_t rows_read() const;
   // (I13) Whether a statement found the file damaged, and what it said.
   bool damaged() const;
   std::string damage() const;
   // Realtime of the oldest data held in either tier (nullopt: empty store).
   Result<std::optional<int64_t>> OldestNs();
   // (I15) The spans lying inside [from_ns, to_ns) that describe exactly
-  // the frames held there, in time order, without overlap: a block where
-  // one qualifies, else its periods. Only spans whose max_step_ns is at
-  // most `max_step_ns`.
+  // the frames held there, in time order, without overlap: a day where one
+  // qualifies, else its blocks where they do, else their periods. Only spans whose max_step_ns is
+  // at most `max_step_ns`.
   Result<std::vector<Span>> Spans(int64_t from_ns, int64_t to_ns, int64_t max_step_ns);
   // (I15) Per key, the totals over `spans` (consecutive, from Spans()):
   // nullopt where the channel had no value in them.

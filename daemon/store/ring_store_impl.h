@@ -206,6 +206,7 @@ class RingStore::Impl {
         options_(std::move(options)),
         clock_(options_.clock != nullptr ? *options_.clock : system_clock_) {}
   ~Impl() { (void)Close(); }
+  uint64_t rows_read() const { return rows_read_.load(std::memory_order_relaxed); }
 
   Status Init();
   // Init() failed on damage found after the file passed validation (I10):
@@ -358,6 +359,7 @@ class RingStore::Impl {
     std::optional<int64_t> channels_version;
     size_t boots_emptied = 0;               // oldest boot segments fully expired (I5)
     std::optional<int64_t> blocks_through;  // (I15) meta.blocks_through_ns as written
+    std::optional<int64_t> days_through;    // (I15) meta.days_through_ns as written
     std::optional<int64_t> written_from;    // the oldest rollup, span or block row written
     std::optional<int64_t> rollup_floor;    // rollup_floor_ns_ once committed
     void Wrote(int64_t t_ns) { written_from = std::min(written_from.value_or(t_ns), t_ns); }
@@ -367,7 +369,20 @@ class RingStore::Impl {
   Result<bool> TrimOnce(int64_t excess_pages, Deltas& d);
   Status WriteMeta(const char* key, int64_t value);
   Status WriteSpans(Deltas& d);
-  Status WriteBlock(int64_t block_ns);
+  // (I15) A day's or block's span_stats row for one channel.
+  struct Aggregate {
+    int64_t t_ns = 0;
+    int64_t end_ns = 0;
+    int64_t count = 0;
+    int64_t min = 0;
+    int64_t max = 0;
+    double sum = 0;
+  };
+  Result<std::vector<Aggregate>> StepAggregates(sql::Conn& c, uint32_t id, int64_t from_ns,
+                                                int64_t to_ns, int64_t step_ns,
+                                                std::optional<int64_t> oldest);
+  // (I15) The level-1 or level-2 span starting at t_ns, from its periods.
+  Status WriteLevelSpan(int level, int64_t t_ns);
   Status DeleteRollup(int64_t cutoff_ns, int64_t& deleted);
   Status InWriteTxn(const std::function<Status()>& body);
   int64_t EstimatePages() const;
@@ -422,9 +437,10 @@ class RingStore::Impl {
   // One past the newest frame in the file (0 before Open): what a frame
   // sink beside the store may forget.
   std::atomic<uint64_t> committed_next_{0};
-  std::atomic<bool> started_{false};  // Open() succeeded: damage is reported, not returned
-  std::string damaged_opening_;       // Init only: why, when Setup/LoadState met damage
-  std::string treat_as_bad_;          // Init only
+  std::atomic<uint64_t> rows_read_{0};  // rows SQLite returned to readers (rows_read())
+  std::atomic<bool> started_{false};    // Open() succeeded: damage is reported, not returned
+  std::string damaged_opening_;         // Init only: why, when Setup/LoadState met damage
+  std::string treat_as_bad_;            // Init only
 
   // ---- Counters for Stats(): guarded by stats_mu_ ----
   std::mutex stats_mu_;
@@ -491,6 +507,7 @@ class RingStore::Impl {
   };
   std::vector<SpanRow> pending_spans_;
   int64_t blocks_through_ns_ = INT64_MIN;  // as stored (meta.blocks_through_ns)
+  int64_t days_through_ns_ = INT64_MIN;    // as stored (meta.days_through_ns)
   uint64_t pending_rollup_seq_ = 0;        // rollup_seq once pending_rollup_ is written
   bool rollup_dirty_ = false;
   // (I5) No rollup, span or block row is older than this (they sit on the

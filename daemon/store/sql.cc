@@ -131,7 +131,10 @@ Stmt& Stmt::BindNull(int i) {
 bool Stmt::Step() {
   if (!stmt_) return false;
   rc_ = sqlite3_step(stmt_);
-  if (rc_ == SQLITE_ROW) return true;
+  if (rc_ == SQLITE_ROW) {
+    conn_.CountRow();
+    return true;
+  }
   if (rc_ != SQLITE_DONE) {
     conn_.set_failure_code(sqlite3_extended_errcode(conn_.db()));
     status_ =

@@ -14,6 +14,7 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <utility>
 
 #include "edgemon/status.h"
 
@@ -49,11 +50,15 @@ class Conn {
     failure_message_ = code == SQLITE_OK ? std::string() : std::string(sqlite3_errmsg(db_));
   }
   bool InTransaction() const { return sqlite3_get_autocommit(db_) == 0; }
+  // Rows this connection's statements returned since the last call.
+  uint64_t TakeRows() { return std::exchange(rows_, 0); }
+  void CountRow() { ++rows_; }
 
  private:
   explicit Conn(sqlite3* db) : db_(db) {}
   sqlite3* db_;
   int failure_code_ = SQLITE_OK;
+  uint64_t rows_ = 0;
   std::string failure_message_;
   // Looked up by string_view without a copy (transparent hash and equality).
   struct TextHash {

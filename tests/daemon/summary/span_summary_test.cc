@@ -8,8 +8,12 @@
 #include <gtest/gtest.h>
 #include <sqlite3.h>
 
+#include <cmath>
+#include <map>
 #include <memory>
 #include <random>
+#include <string>
+#include <vector>
 
 #include "daemon/summary/summarize.h"
 #include "tests/support/inventory.h"
@@ -112,11 +116,13 @@ void ExpectSame(const Summary& raw, const Summary& spans, const std::string& wha
   EXPECT_TRUE(raw == spans) << what;
 }
 
-// Random ranges over [lo, hi), summarized both ways.
-void CompareRanges(store::RingStore& s, int64_t lo, int64_t hi, int64_t now, int n) {
+// Random ranges over [lo, hi), summarized both ways (frames `period` apart).
+void CompareRanges(store::RingStore& s, int64_t lo, int64_t hi, int64_t now, int n,
+                   int64_t period = kSec) {
   std::mt19937_64 rng(11);
   SummaryOptions raw;
   raw.raw_frames = true;
+  raw.frame_period_ns = period;
   // The same page size: the gap period is the median spacing of the range's
   // first page of frames, whichever way the rest is read.
   raw.page_frames = 700;
@@ -133,7 +139,7 @@ void CompareRanges(store::RingStore& s, int64_t lo, int64_t hi, int64_t now, int
     auto f = Summarize(s, fast, a, b, now);
     ASSERT_TRUE(r.ok() && f.ok());
     ExpectSame(*r, *f, "range " + std::to_string(a) + " .. " + std::to_string(b));
-    auto spans = s.Spans(a, b, 3 * kSec / 2);
+    auto spans = s.Spans(a, b, 3 * period / 2);
     ASSERT_TRUE(spans.ok());
     if (!spans->empty()) ++used_spans;
   }
@@ -274,6 +280,115 @@ TEST(SpanSummary, RetentionDeletesSpansWithTheirPeriods) {
   ASSERT_TRUE(oldest.ok() && oldest->oldest_ns);
   EXPECT_GE(spans->front().t_ns, *oldest->oldest_ns);
   CompareRanges(s, w.rt - 3500 * kSec, w.rt, w.rt + kSec, 40);
+}
+
+// Days (level 2) where one qualifies: frames 10 s apart over two and a
+// half days, with a gap, seq holes and a restart. Days, the blocks and
+// periods between them and the frames at the edges give the figures every
+// frame gives.
+TEST(SpanSummary, DaysGiveTheFiguresOfEveryFrame) {
+  testing::TempTree tmp;
+  const std::string path = tmp.root() + "/days.db";
+  constexpr int64_t kStep = 10 * kSec;
+  Writer w;
+  {
+    auto s = Open(path);
+    ASSERT_TRUE(s);
+    w.Write(*s, 9000, kStep);
+    w.rt += 3000 * kSec;  // the daemon stopped
+    w.bt += 3000 * kSec;
+    w.seq += 9;
+    w.Write(*s, 4000, kStep);
+    ASSERT_TRUE(s->Close().ok());
+  }
+  auto s = Open(path);
+  ASSERT_TRUE(s);
+  w.Write(*s, 9000, kStep);
+  ASSERT_TRUE(s->Flush().ok());
+  auto spans = s->Spans(kT0, w.rt, 3 * kStep / 2);
+  ASSERT_TRUE(spans.ok());
+  int days = 0, blocks = 0;
+  for (const auto& sp : *spans) {
+    days += sp.level == 2;
+    blocks += sp.level == 1;
+    if (sp.level == 2) {
+      EXPECT_EQ(sp.end_ns - sp.t_ns, 86400 * kSec);
+    }
+  }
+  EXPECT_GE(days, 1);
+  EXPECT_GE(blocks, 2);
+  CompareRanges(*s, kT0 - 600 * kSec, w.rt + 120 * kSec, w.rt + kSec, 80, kStep);
+}
+
+// Downsample at steps holding whole blocks and days (answered from their
+// span_stats rows) against the same history at the rollup period's step
+// (every row read), folded into the coarser steps: the same counts,
+// extremes, dates and averages; ranges that start and end anywhere, some
+// older than the raw tier.
+TEST(SpanSummary, CoarseDownsampleFromDaysAndBlocksMatchesEveryRow) {
+  testing::TempTree tmp;
+  const std::string path = tmp.root() + "/coarse.db";
+  store::RingStoreOptions o;
+  o.raw_retention_ns = 20 * 3600 * kSec;  // the first day and a half: rows only
+  auto st = store::RingStore::Open(path, o);
+  ASSERT_TRUE(st.ok());
+  auto& s = **st;
+  s.SetInventory(TestInventory());
+  Writer w;
+  w.Write(s, 14000, 10 * kSec);
+  w.rt += 7200 * kSec;
+  w.bt += 7200 * kSec;
+  w.Write(s, 9000, 10 * kSec);
+  ASSERT_TRUE(s.Flush().ok());
+  constexpr int64_t kPeriod = 60 * kSec;
+  const std::vector<std::string> keys = {"rail/VIN/power", "thermal/CPU-therm/temp",
+                                         "gpu/gpu/load"};
+  std::mt19937_64 rng(5);
+  const int64_t lo = kT0 - 3600 * kSec, hi = w.rt + 600 * kSec;
+  int from_totals = 0;
+  for (int i = 0; i < 60; ++i) {
+    int64_t a = lo + static_cast<int64_t>(rng() % static_cast<uint64_t>(hi - lo));
+    int64_t b = lo + static_cast<int64_t>(rng() % static_cast<uint64_t>(hi - lo));
+    if (a > b) std::swap(a, b);
+    if (b - a < kPeriod) continue;
+    const int64_t steps[] = {3600 * kSec, 4 * 3600 * kSec, 86400 * kSec,
+                             (b - a) / kPeriod * kPeriod + kPeriod};
+    const int64_t step = steps[i % 4];
+    from_totals += step >= 3600 * kSec;
+    for (const auto& key : keys) {
+      const std::string what = key + " " + std::to_string(a) + " .. " + std::to_string(b) +
+                               " step " + std::to_string(step / kSec) + " s";
+      auto coarse = s.Downsample(key, a, b, step);
+      auto fine = s.Downsample(key, a, b, kPeriod);
+      ASSERT_TRUE(coarse.ok() && fine.ok()) << what;
+      // The fine buckets folded into the coarse steps.
+      std::map<int64_t, Bucket> want;
+      std::map<int64_t, double> sums;
+      for (const Bucket& f : *fine) {
+        const int64_t k = (f.t_ns - a) / step;
+        auto [it, added] = want.emplace(k, f);
+        if (!added) {
+          it->second.t_ns = std::min(it->second.t_ns, f.t_ns);
+          it->second.min = std::min(it->second.min, f.min);
+          it->second.max = std::max(it->second.max, f.max);
+          it->second.count += f.count;
+        }
+        sums[k] += f.avg * static_cast<double>(f.count);
+      }
+      ASSERT_EQ(coarse->size(), want.size()) << what;
+      size_t j = 0;
+      for (const auto& [k, bucket] : want) {
+        const Bucket& c = (*coarse)[j++];
+        EXPECT_EQ(c.t_ns, bucket.t_ns) << what;
+        EXPECT_EQ(c.min, bucket.min) << what;
+        EXPECT_EQ(c.max, bucket.max) << what;
+        EXPECT_EQ(c.count, bucket.count) << what;
+        EXPECT_NEAR(c.avg, sums[k] / static_cast<double>(bucket.count), 1e-9 * std::abs(c.avg))
+            << what;
+      }
+    }
+  }
+  EXPECT_GT(from_totals, 30);
 }
 
 }  // namespace
