@@ -10,8 +10,17 @@
 // the load average. --days N writes N days instead of 7 (a quicker run; the
 // "week" Summaries then cover what is held).
 //
+// With --year: a year of history as a daemon keeps it (store.retention
+// --raw-days, default 7, of 1 Hz frames; before them only rollup rows, left
+// by frames one rollup period apart that the retention retires as they are
+// written; store.rollup_retention 400d, store.max_size 8GiB) and one-day,
+// one-week, 30-day and one-year Summaries: first in this process on the
+// store (the time and the rows SQLite returned per call, and the energies
+// and peaks against the same summary read from every frame), then through
+// the daemon one call at a time. --year-days N writes N days instead of 365.
+//
 //   build/bench/api_bench build/daemon/edgemond [FIXTURE_ROOT] [--windows-only | --week]
-//                         [--days N]
+//                         [--days N] | --year [--year-days N] [--raw-days N]
 #include <signal.h>
 #include <stdlib.h>
 #include <sys/wait.h>
@@ -33,6 +42,7 @@
 #include "daemon/collect/collection.h"
 #include "daemon/collect/collectors.h"
 #include "daemon/store/ring_store.h"
+#include "daemon/summary/summarize.h"
 
 namespace {
 
@@ -63,24 +73,42 @@ double Ms(Clock::duration d) {
   return std::chrono::duration<double, std::milli>(d).count();
 }
 
-// Writes `frames` frames of the board's inventory at 1 s spacing, ending now.
-void WriteHistory(const std::string& root, const std::string& db, int frames) {
+// A year's rollup retention (and a little more).
+constexpr int64_t kYearRetentionNs = 400 * 86400 * kSec;
+
+// The store's options for a year of history: raw frames kept `raw_days`.
+edgemon::store::RingStoreOptions YearOptions(int raw_days) {
+  edgemon::store::RingStoreOptions o;
+  o.rollup_retention_ns = kYearRetentionNs;
+  o.raw_retention_ns = int64_t{raw_days} * 86400 * kSec;
+  return o;
+}
+
+// Writes `frames` frames of the board's inventory at 1 s spacing, ending now;
+// before them `sparse` frames one rollup period (60 s) apart, which the raw
+// retention of `options` retires as they are written.
+void WriteHistory(const std::string& root, const std::string& db, int frames, int sparse = 0,
+                  const edgemon::store::RingStoreOptions& options = {}) {
   edgemon::RootedSysFs fs(root);
   edgemon::Collection c(fs, edgemon::MakeDefaultCollectors({}), {}, nullptr);
   c.Discover();
   edgemon::Frame f;
   c.Sample(kSec, f);
-  auto st = edgemon::store::RingStore::Open(db, {});
+  auto st = edgemon::store::RingStore::Open(db, options);
   if (!st.ok()) {
     std::fprintf(stderr, "api_bench: %s\n", st.status().message().c_str());
     std::exit(1);
   }
   (*st)->SetInventory(c.inventory());
-  int64_t start = NowRealtime() - int64_t{frames} * kSec;
-  for (int i = 0; i < frames; ++i) {
+  const int64_t period = (*st)->rollup_period_ns();
+  const int64_t dense_start = NowRealtime() - int64_t{frames} * kSec;
+  const int64_t start = dense_start - int64_t{sparse} * period;
+  for (int i = 0; i < sparse + frames; ++i) {
+    const int64_t offset =
+        i < sparse ? int64_t{i} * period : int64_t{sparse} * period + int64_t{i - sparse} * kSec;
     f.seq = static_cast<uint64_t>(i);
-    f.realtime_ns = start + int64_t{i} * kSec;
-    f.boottime_ns = int64_t{i} * kSec;
+    f.realtime_ns = start + offset;
+    f.boottime_ns = offset;
     for (auto& v : f.values) {
       if (v) *v += (i % 7) - 3;
     }
@@ -334,17 +362,100 @@ void WeekSummaryUnderLoad(const std::string& target, edgemon::client::Client& c,
   summaries.Print("Summarize 1 week (queueing included)");
 }
 
+// One-day, one-week, 30-day and one-year Summaries (those the history
+// covers) in this process on the store: the time and rows per call, and
+// whether energies and peaks equal those read from every frame.
+void SummaryRows(const std::string& db, int history_days, int raw_days) {
+  auto st = edgemon::store::RingStore::Open(db, YearOptions(raw_days));
+  if (!st.ok()) {
+    std::fprintf(stderr, "api_bench: %s\n", st.status().message().c_str());
+    std::exit(1);
+  }
+  auto& s = **st;
+  std::printf("\nSummarize in this process on the store (no daemon running):\n");
+  PrintLoad("before");
+  for (int64_t days : {int64_t{1}, int64_t{7}, int64_t{30}, int64_t{365}}) {
+    if (days > history_days) continue;
+    Latencies l;
+    uint64_t rows = 0, frames = 0;
+    constexpr int kCalls = 20;
+    edgemon::summary::SummaryOptions fast;
+    for (int i = 0; i < kCalls; ++i) {
+      const int64_t now = NowRealtime();
+      const uint64_t r0 = s.rows_read();
+      auto t0 = Clock::now();
+      auto r = edgemon::summary::Summarize(s, fast, now - days * 86400 * kSec, now, now);
+      l.ms.push_back(Ms(Clock::now() - t0));
+      rows += s.rows_read() - r0;
+      if (!r.ok()) {
+        std::fprintf(stderr, "api_bench: Summarize: %s\n", r.status().message().c_str());
+        std::exit(1);
+      }
+      frames = r->samples;
+    }
+    // The same range read from every frame (and the rollup rows where frames
+    // were retired): energies and peaks must be equal.
+    const int64_t now = NowRealtime();
+    edgemon::summary::SummaryOptions every = fast;
+    every.raw_frames = true;
+    auto a = edgemon::summary::Summarize(s, fast, now - days * 86400 * kSec, now, now);
+    auto b = edgemon::summary::Summarize(s, every, now - days * 86400 * kSec, now, now);
+    bool same = a.ok() && b.ok() && a->rails.size() == b->rails.size();
+    for (size_t i = 0; same && i < a->rails.size(); ++i) {
+      same = a->rails[i].energy_mj == b->rails[i].energy_mj &&
+             a->rails[i].peak_power_mw == b->rails[i].peak_power_mw;
+    }
+    std::string what =
+        "Summarize " + std::to_string(days) + " day(s), " + std::to_string(frames) + " frames";
+    l.Print(what.c_str());
+    std::printf("    %llu rows read per call; energies and peaks %s those of every frame\n",
+                static_cast<unsigned long long>(rows / kCalls), same ? "equal" : "DIFFER FROM");
+  }
+  PrintLoad("after");
+  (void)s.Close();
+}
+
+// The same Summaries through the daemon, one call at a time.
+void RangeSummaries(edgemon::client::Client& c, int history_days, int n) {
+  std::printf("\nSummarize through edgemond, one call at a time on an idle daemon:\n");
+  PrintLoad("before");
+  for (int64_t days : {int64_t{1}, int64_t{7}, int64_t{30}, int64_t{365}}) {
+    if (days > history_days) continue;
+    Latencies l;
+    uint64_t frames = 0;
+    for (int i = 0; i < n; ++i) {
+      const int64_t now = NowRealtime();
+      auto t0 = Clock::now();
+      auto r = c.Summarize(now - days * 86400 * kSec, now);
+      const double ms = Ms(Clock::now() - t0);
+      if (!r.ok()) {
+        std::fprintf(stderr, "api_bench: Summarize: %s\n", r.status().message().c_str());
+        continue;
+      }
+      frames = r->samples;
+      l.ms.push_back(ms);
+    }
+    if (l.ms.empty()) continue;
+    std::string what =
+        "Summarize " + std::to_string(days) + " day(s), " + std::to_string(frames) + " frames";
+    l.Print(what.c_str());
+  }
+  PrintLoad("after");
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   if (argc < 2) {
-    std::fprintf(stderr,
-                 "usage: api_bench EDGEMOND [FIXTURE_ROOT] [--windows-only | --week] [--days N]\n");
+    std::fprintf(
+        stderr,
+        "usage: api_bench EDGEMOND [FIXTURE_ROOT] [--windows-only | --week] [--days N]\n"
+        "       api_bench EDGEMOND [FIXTURE_ROOT] --year [--year-days N] [--raw-days N]\n");
     return 2;
   }
   const std::string edgemond = argv[1];
-  bool windows_only = false, week = false;
-  int days = 7;
+  bool windows_only = false, week = false, year = false;
+  int days = 7, year_days = 365, raw_days = 7;
   std::string root = std::string(EDGEMON_FIXTURES_DIR) + "/agx-orin";
   for (int i = 2; i < argc; ++i) {
     if (std::string(argv[i]) == "--windows-only") {
@@ -353,6 +464,12 @@ int main(int argc, char** argv) {
       week = true;
     } else if (std::string(argv[i]) == "--days" && i + 1 < argc) {
       days = std::max(1, std::atoi(argv[++i]));
+    } else if (std::string(argv[i]) == "--year") {
+      year = true;
+    } else if (std::string(argv[i]) == "--year-days" && i + 1 < argc) {
+      year_days = std::clamp(std::atoi(argv[++i]), 1, 399);
+    } else if (std::string(argv[i]) == "--raw-days" && i + 1 < argc) {
+      raw_days = std::clamp(std::atoi(argv[++i]), 1, 7);
     } else {
       root = argv[i];
     }
@@ -360,6 +477,44 @@ int main(int argc, char** argv) {
   char tmpl[] = "/tmp/edgemon-api-bench-XXXXXX";
   const std::string tmp = mkdtemp(tmpl);
   const std::string db = tmp + "/e.db", sock = tmp + "/api.sock";
+  if (year) {
+    raw_days = std::min(raw_days, year_days);
+    const int sparse = (year_days - raw_days) * 1440;
+    std::printf(
+        "writing %d day(s) of history: %d day(s) of 1 Hz frames after %d frames a minute "
+        "apart ...\n",
+        year_days, raw_days, sparse);
+    auto w0 = Clock::now();
+    WriteHistory(root, db, raw_days * 86400, sparse, YearOptions(raw_days));
+    std::printf("written in %.0f s\n", Ms(Clock::now() - w0) / 1000);
+    SummaryRows(db, year_days, raw_days);
+    const std::string config = tmp + "/edgemond.toml";
+    // A year of rollups is about 2.3 GiB on this board: above the default cap.
+    std::ofstream(config) << "[store]\nrollup_retention = \"400d\"\nmax_size = \"8GiB\"\n"
+                          << "retention = \"" << raw_days << "d\"\n";
+    pid_t pid = fork();
+    if (pid == 0) {
+      execl(edgemond.c_str(), edgemond.c_str(), "--config", config.c_str(), "--root", root.c_str(),
+            "--db", db.c_str(), "--listen", ("unix:" + sock).c_str(), "--interval-ms", "1000",
+            "--energy-rate-hz", "0", "--log-level", "warn", static_cast<char*>(nullptr));
+      _exit(127);
+    }
+    auto client = edgemon::client::Client::Connect("unix:" + sock);
+    bool up = client.ok();
+    for (int i = 0; up && i < 200 && !(*client)->DeviceInfo().ok(); ++i)
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    if (!up || !(*client)->DeviceInfo().ok()) {
+      std::fprintf(stderr, "api_bench: daemon not reachable\n");
+      kill(pid, SIGTERM);
+      waitpid(pid, nullptr, 0);
+      return 1;
+    }
+    RangeSummaries(**client, year_days, 20);
+    kill(pid, SIGTERM);
+    waitpid(pid, nullptr, 0);
+    std::filesystem::remove_all(tmp);
+    return 0;
+  }
   // A week: the store's default raw retention (7 days) at the daemon's
   // default 1 s frames, so a one-week Summarize reads raw frames.
   const int frames = week ? days * 86400 : 86400;
