@@ -501,8 +501,9 @@ int main(int argc, char** argv) {
     }
     auto client = edgemon::client::Client::Connect("unix:" + sock);
     bool up = client.ok();
-    for (int i = 0; up && i < 200 && !(*client)->DeviceInfo().ok(); ++i)
-      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    // Opening a store of gigabytes (its quick_check) takes a while.
+    for (int i = 0; up && i < 1800 && !(*client)->DeviceInfo().ok(); ++i)
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
     if (!up || !(*client)->DeviceInfo().ok()) {
       std::fprintf(stderr, "api_bench: daemon not reachable\n");
       kill(pid, SIGTERM);
