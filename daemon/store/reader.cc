@@ -413,18 +413,17 @@ Result<std::vector<Bucket>> RingStore::Impl::Downsample(const std::string& key, 
       auto& a = acc[static_cast<size_t>(BucketIndex(g.t_ns, from_ns, step_ns))];
       a.Merge(g.t_ns, g.count, g.min, g.max, g.sum);
     }
-    int64_t gap_from = from_ns;
+    // The stretches before, between and after them: [gap_from, gap_to).
+    int64_t next_from = from_ns;
     for (size_t gi = 0; gi <= aggs.size(); ++gi) {
+      const int64_t gap_from = next_from;
       const int64_t gap_to = gi < aggs.size() ? aggs[gi].t_ns : to_ns;
-      if (gap_to <= gap_from) {
-        if (gi < aggs.size()) gap_from = aggs[gi].end_ns;
-        continue;
-      }
+      if (gi < aggs.size()) next_from = aggs[gi].end_ns;
+      if (gap_to <= gap_from) continue;
       sql::Stmt s(l.conn(),
                   "SELECT t_ns, count, min, max, sum FROM rollup "
                   "WHERE channel = ?1 AND t_ns >= ?2 AND t_ns < ?3 ORDER BY t_ns");
       s.Bind(1, int64_t{id}).Bind(2, gap_from).Bind(3, gap_to);
-      if (gi < aggs.size()) gap_from = aggs[gi].end_ns;
       while (s.Step()) {
         const int64_t t = s.Int(0);
         if (t < from_ns || t >= to_ns) continue;  // what SQL selected, checked before indexing
