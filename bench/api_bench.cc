@@ -260,12 +260,13 @@ void PrintLoad(const char* when) {
   }
 }
 
-// One-day and one-week Summaries, one call at a time (no other client):
-// `n` of each, the newest day and week ending now.
-void SummaryLatency(edgemon::client::Client& c, int n) {
-  std::printf("\nSummarize, one call at a time on an idle daemon:\n");
+// Summaries of the newest `ranges` days ending now, one call at a time (no
+// other client): `n` of each, under `heading`.
+void SummaryLatency(edgemon::client::Client& c, int n, const std::vector<int64_t>& ranges,
+                    const char* heading) {
+  std::printf("\n%s:\n", heading);
   PrintLoad("before");
-  for (int64_t days : {int64_t{1}, int64_t{7}}) {
+  for (int64_t days : ranges) {
     Latencies l;
     uint64_t samples = 0;
     for (int i = 0; i < n; ++i) {
@@ -362,9 +363,18 @@ void WeekSummaryUnderLoad(const std::string& target, edgemon::client::Client& c,
   summaries.Print("Summarize 1 week (queueing included)");
 }
 
-// One-day, one-week, 30-day and one-year Summaries (those the history
-// covers) in this process on the store: the time and rows per call, and
-// whether energies and peaks equal those read from every frame.
+// One day, one week, 30 days and one year: those `history_days` covers.
+std::vector<int64_t> RangesHeld(int history_days) {
+  std::vector<int64_t> out;
+  for (int64_t days : {1, 7, 30, 365}) {
+    if (days <= history_days) out.push_back(days);
+  }
+  return out;
+}
+
+// The Summaries of RangesHeld() in this process on the store: the time and
+// rows per call, and whether energies and peaks equal those read from every
+// frame.
 void SummaryRows(const std::string& db, int history_days, int raw_days) {
   auto st = edgemon::store::RingStore::Open(db, YearOptions(raw_days));
   if (!st.ok()) {
@@ -374,8 +384,7 @@ void SummaryRows(const std::string& db, int history_days, int raw_days) {
   auto& s = **st;
   std::printf("\nSummarize in this process on the store (no daemon running):\n");
   PrintLoad("before");
-  for (int64_t days : {int64_t{1}, int64_t{7}, int64_t{30}, int64_t{365}}) {
-    if (days > history_days) continue;
+  for (int64_t days : RangesHeld(history_days)) {
     Latencies l;
     uint64_t rows = 0, frames = 0;
     constexpr int kCalls = 20;
@@ -415,32 +424,32 @@ void SummaryRows(const std::string& db, int history_days, int raw_days) {
   (void)s.Close();
 }
 
-// The same Summaries through the daemon, one call at a time.
-void RangeSummaries(edgemon::client::Client& c, int history_days, int n) {
-  std::printf("\nSummarize through edgemond, one call at a time on an idle daemon:\n");
-  PrintLoad("before");
-  for (int64_t days : {int64_t{1}, int64_t{7}, int64_t{30}, int64_t{365}}) {
-    if (days > history_days) continue;
-    Latencies l;
-    uint64_t frames = 0;
-    for (int i = 0; i < n; ++i) {
-      const int64_t now = NowRealtime();
-      auto t0 = Clock::now();
-      auto r = c.Summarize(now - days * 86400 * kSec, now);
-      const double ms = Ms(Clock::now() - t0);
-      if (!r.ok()) {
-        std::fprintf(stderr, "api_bench: Summarize: %s\n", r.status().message().c_str());
-        continue;
-      }
-      frames = r->samples;
-      l.ms.push_back(ms);
-    }
-    if (l.ms.empty()) continue;
-    std::string what =
-        "Summarize " + std::to_string(days) + " day(s), " + std::to_string(frames) + " frames";
-    l.Print(what.c_str());
+// Starts edgemond with `args` and waits up to `wait` for its API on `sock`.
+// Null (the daemon stopped again) when it did not answer.
+std::unique_ptr<edgemon::client::Client> StartDaemon(const std::string& edgemond,
+                                                     std::vector<std::string> args,
+                                                     const std::string& sock,
+                                                     std::chrono::milliseconds wait, pid_t& pid) {
+  args.insert(args.begin(), edgemond);
+  pid = fork();
+  if (pid == 0) {
+    std::vector<char*> argv;
+    for (auto& a : args) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    execv(edgemond.c_str(), argv.data());
+    _exit(127);
   }
-  PrintLoad("after");
+  auto client = edgemon::client::Client::Connect("unix:" + sock);
+  const auto deadline = Clock::now() + wait;
+  while (client.ok() && !(*client)->DeviceInfo().ok() && Clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  if (!client.ok() || !(*client)->DeviceInfo().ok()) {
+    std::fprintf(stderr, "api_bench: daemon not reachable\n");
+    kill(pid, SIGTERM);
+    waitpid(pid, nullptr, 0);
+    return nullptr;
+  }
+  return std::move(client.value());
 }
 
 }  // namespace
@@ -492,25 +501,16 @@ int main(int argc, char** argv) {
     // A year of rollups is about 2.3 GiB on this board: above the default cap.
     std::ofstream(config) << "[store]\nrollup_retention = \"400d\"\nmax_size = \"8GiB\"\n"
                           << "retention = \"" << raw_days << "d\"\n";
-    pid_t pid = fork();
-    if (pid == 0) {
-      execl(edgemond.c_str(), edgemond.c_str(), "--config", config.c_str(), "--root", root.c_str(),
-            "--db", db.c_str(), "--listen", ("unix:" + sock).c_str(), "--interval-ms", "1000",
-            "--energy-rate-hz", "0", "--log-level", "warn", static_cast<char*>(nullptr));
-      _exit(127);
-    }
-    auto client = edgemon::client::Client::Connect("unix:" + sock);
-    bool up = client.ok();
+    pid_t pid = 0;
     // Opening a store of gigabytes (its quick_check) takes a while.
-    for (int i = 0; up && i < 1800 && !(*client)->DeviceInfo().ok(); ++i)
-      std::this_thread::sleep_for(std::chrono::milliseconds(100));
-    if (!up || !(*client)->DeviceInfo().ok()) {
-      std::fprintf(stderr, "api_bench: daemon not reachable\n");
-      kill(pid, SIGTERM);
-      waitpid(pid, nullptr, 0);
-      return 1;
-    }
-    RangeSummaries(**client, year_days, 20);
+    auto client =
+        StartDaemon(edgemond,
+                    {"--config", config, "--root", root, "--db", db, "--listen", "unix:" + sock,
+                     "--interval-ms", "1000", "--energy-rate-hz", "0", "--log-level", "warn"},
+                    sock, std::chrono::minutes(3), pid);
+    if (!client) return 1;
+    SummaryLatency(*client, 20, RangesHeld(year_days),
+                   "Summarize through edgemond, one call at a time on an idle daemon");
     kill(pid, SIGTERM);
     waitpid(pid, nullptr, 0);
     std::filesystem::remove_all(tmp);
@@ -524,29 +524,26 @@ int main(int argc, char** argv) {
   WriteHistory(root, db, frames);
   std::printf("written in %.0f s\n", Ms(Clock::now() - w0) / 1000);
 
-  pid_t pid = fork();
-  if (pid == 0) {
-    execl(edgemond.c_str(), edgemond.c_str(), "--root", root.c_str(), "--db", db.c_str(),
-          "--listen", ("unix:" + sock).c_str(), "--interval-ms", week ? "1000" : "10",
-          "--energy-rate-hz", "0", "--log-level", "warn", static_cast<char*>(nullptr));
-    _exit(127);
-  }
-  auto client = edgemon::client::Client::Connect("unix:" + sock);
-  if (!client.ok()) return 1;
-  auto& c = **client;
-  for (int i = 0; i < 200 && !c.DeviceInfo().ok(); ++i)
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  pid_t pid = 0;
+  auto client =
+      StartDaemon(edgemond,
+                  {"--root", root, "--db", db, "--listen", "unix:" + sock, "--interval-ms",
+                   week ? "1000" : "10", "--energy-rate-hz", "0", "--log-level", "warn"},
+                  sock, std::chrono::seconds(10), pid);
+  if (!client) return 1;
+  auto& c = *client;
   auto info = c.DeviceInfo();
   if (!info.ok()) {
-    std::fprintf(stderr, "api_bench: daemon not reachable\n");
+    std::fprintf(stderr, "api_bench: %s\n", info.status().message().c_str());
     kill(pid, SIGTERM);
+    waitpid(pid, nullptr, 0);
     return 1;
   }
   std::printf("edgemond: %s frames, %zu channels\n\n", week ? "1 Hz" : "100 Hz",
               info->inventory.channels.size());
   if (windows_only || week) {
     if (week) {
-      SummaryLatency(c, 20);
+      SummaryLatency(c, 20, {1, 7}, "Summarize, one call at a time on an idle daemon");
       WeekSummaryUnderLoad("unix:" + sock, c, 1);
       WeekSummaryUnderLoad("unix:" + sock, c, 4);
     } else {
