@@ -26,6 +26,7 @@
 #include <csignal>
 #include <cstdio>
 #include <filesystem>
+#include <future>
 #include <iostream>
 #include <mutex>
 #include <thread>
@@ -559,9 +560,13 @@ int Run(const Flags& flags) {
             config.tcp_listen.empty() ? "" : " and " + config.tcp_listen);
   notifier.Ready(StatusLine(config, sampler, collection, *st));
 
+  // The priority the sampler got, for the decision below.
+  std::promise<runtime::SamplerPriority> sampler_priority;
   std::thread sampling([&] {
     // Above the daemon's own priority where allowed (daemon/runtime/thread_priority.h).
-    switch (runtime::RaiseSampler(runtime::kRequestThreadNiceSteps)) {
+    const runtime::SamplerPriority got = runtime::RaiseSampler(runtime::kRequestThreadNiceSteps);
+    sampler_priority.set_value(got);
+    switch (got) {
       case runtime::SamplerPriority::kRealtime:
         log->info("sampler: real-time priority (SCHED_FIFO 1)");
         break;
@@ -576,10 +581,17 @@ int Run(const Flags& flags) {
   });
   runtime::NameThread(sampling, "sampler");
   for (auto& shipper : shippers) shipper->Start();
-  // The sampler comes first: every thread that serves a request (gRPC's, the
-  // HTTP listener's, the feed's, the workers') and every thread they start
-  // later runs below the sampler and the store's writer.
-  (void)runtime::LowerOtherThreads(runtime::kRequestThreadNiceSteps, {"sampler", "store-writer"});
+  // The sampler comes first. Real-time, it preempts every other thread
+  // anyway, and the request threads keep the daemon's priority: lowered, one
+  // of them holding a lock the C library's allocator shares with the sampler
+  // (its arenas' locks know no priority inheritance) waited behind every
+  // busy process of the machine while the sampler waited on it, and frames
+  // were lost under a flood of requests. Otherwise every thread that serves a
+  // request (gRPC's, the HTTP listener's, the feed's, the workers') and every
+  // thread they start later runs below the sampler and the store's writer.
+  if (sampler_priority.get_future().get() != runtime::SamplerPriority::kRealtime) {
+    (void)runtime::LowerOtherThreads(runtime::kRequestThreadNiceSteps, {"sampler", "store-writer"});
+  }
   for (const runtime::PushConfig& p : config.push) {
     log->info("push: {} to {} ({})",
               p.frames && p.windows ? "frames and windows"

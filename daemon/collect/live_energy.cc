@@ -5,10 +5,24 @@
 namespace edgemon {
 
 LiveEnergy::Reading LiveEnergy::Publish(const Keys& keys, Reading reading) {
+  // A new key list: the buffers of a whole ring, allocated now, outside the
+  // lock, so that filling the ring takes nothing more from the allocator
+  // (whose locks the sampler would share with every other thread).
+  std::vector<Reading> spares;
+  const bool new_keys = keys != keys_;  // keys_ is written by this thread only
+  if (new_keys) {
+    const size_t n = keys ? keys->size() : 0;
+    spares.resize(capacity_);
+    for (Reading& r : spares) {
+      r.mj.reserve(n);
+      r.mw.reserve(n);
+    }
+  }
   std::lock_guard lock(mu_);
-  if (keys != keys_) {
+  if (new_keys) {
     keys_ = keys;
     ring_.clear();
+    spares_ = std::move(spares);
   }
   if (!ring_.empty() && reading.realtime_ns < ring_.back().realtime_ns) ring_.clear();
   ring_.push_back(std::move(reading));
@@ -16,6 +30,10 @@ LiveEnergy::Reading LiveEnergy::Publish(const Keys& keys, Reading reading) {
   while (ring_.size() > capacity_) {
     evicted = std::move(ring_.front());
     ring_.pop_front();
+  }
+  if (evicted.mj.capacity() == 0 && !spares_.empty()) {
+    evicted = std::move(spares_.back());
+    spares_.pop_back();
   }
   return evicted;
 }

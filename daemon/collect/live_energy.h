@@ -43,8 +43,9 @@ class LiveEnergy {
   explicit LiveEnergy(size_t capacity = 2048) : capacity_(capacity) {}
 
   // Sampler thread. A new key list (a rediscovery) starts the ring afresh.
-  // Returns the reading the ring let go of to make room (empty when none),
-  // so the caller can reuse its buffers for the next one.
+  // Returns the reading the ring let go of to make room, or buffers sized
+  // for the keys while the ring fills (allocated at once when the keys
+  // change), so the caller can reuse them for the next one.
   Reading Publish(const Keys& keys, Reading reading);
   void set_max_hold_ns(int64_t ns);
 
@@ -65,6 +66,7 @@ class LiveEnergy {
   mutable runtime::PiMutex mu_;
   Keys keys_;                            // guarded by mu_
   std::deque<Reading> ring_;             // guarded by mu_; oldest first
+  std::vector<Reading> spares_;          // guarded by mu_; buffers not yet in the ring
   int64_t max_hold_ns_ = 3'000'000'000;  // guarded by mu_
 };
 

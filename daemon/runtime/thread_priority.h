@@ -7,7 +7,10 @@
 // that serves a request. Raising a nice value needs no privilege. Best
 // effort: where a system-call filter refuses setpriority (the packaged
 // unit keeps @resources out) nothing changes. Returns the threads lowered.
-// RaiseSampler (below) lifts the sampler further where that is allowed.
+// RaiseSampler (below) lifts the sampler further where that is allowed; the
+// daemon lowers the other threads only when the sampler is not real-time
+// (a real-time sampler preempts them anyway, and one of them lowered while
+// holding an allocator lock the sampler waits on would keep it waiting).
 #pragma once
 
 #include <dirent.h>
