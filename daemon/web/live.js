@@ -183,6 +183,18 @@
     if (!historyLoaded) loadHistory();
   }
 
+  // A GET that a busy daemon refused (503) is asked again when its
+  // Retry-After says (at most 5 s), up to 3 times; resolves to the last answer.
+  function fetchRetrying(q, tries) {
+    return fetch(q, { credentials: "same-origin" }).then(function (r) {
+      if (r.status !== 503 || (tries || 0) >= 3) return r;
+      var wait = Math.min(5, Math.max(1, +r.headers.get("Retry-After") || 1));
+      return new Promise(function (done) { setTimeout(done, wait * 1000); }).then(function () {
+        return fetchRetrying(q, (tries || 0) + 1);
+      });
+    });
+  }
+
   // The live chart drawn on load: the rails' last stored frames (one step per
   // frame period) come first; the stream's frames follow them.
   function seedLive() {
@@ -192,7 +204,7 @@
     var q = "api/history?from=-" + Math.ceil(LIVE_POINTS * period / 1000) + "s&to=now&step=" +
             period + "ms&channels=" + encodeURIComponent(keys.join(","));
     var asked = hello;
-    fetch(q, { credentials: "same-origin" }).then(function (r) {
+    fetchRetrying(q).then(function (r) {
       return r.ok ? r.json() : null;
     }).then(function (h) {
       if (!h || hello !== asked) return;

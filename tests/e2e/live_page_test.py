@@ -75,6 +75,11 @@ class Cdp:
         self.next_id = 0
         self.events = []
         self.session = None
+        # Requests that open(intercept=...) pauses: this many are answered
+        # 503 (Retry-After: 1), as a busy daemon does; the rest go through.
+        self.refusals = 0
+        self.refused = 0
+        self.raw_id = 1 << 30  # ids of the commands answering paused requests
 
     def send(self, method, params=None, session=True):
         self.next_id += 1
@@ -89,7 +94,28 @@ class Cdp:
                     if "error" in m:
                         raise AssertionError(f"{method}: {m['error']}")
                     return m.get("result", {})
+                if m.get("method") == "Fetch.requestPaused":
+                    self._paused(m)
                 self.events.append(m)
+
+    def _paused(self, m):
+        """Answers a paused request: refused while refusals last, else sent on."""
+        rid = m["params"]["requestId"]
+        if self.refusals > 0:
+            self.refusals -= 1
+            self.refused += 1
+            cmd = {"method": "Fetch.fulfillRequest", "params": {
+                "requestId": rid, "responseCode": 503,
+                "responseHeaders": [{"name": "Retry-After", "value": "1"},
+                                    {"name": "Content-Type", "value": "application/json"}],
+                "body": base64.b64encode(b'{"error":"busy: retry"}').decode()}}
+        else:
+            cmd = {"method": "Fetch.continueRequest", "params": {"requestId": rid}}
+        self.raw_id += 1
+        cmd["id"] = self.raw_id
+        if "sessionId" in m:
+            cmd["sessionId"] = m["sessionId"]
+        os.write(self.cmd_w, json.dumps(cmd).encode() + b"\0")
 
     def _messages(self, deadline):
         while b"\0" not in self.buf:
@@ -106,13 +132,15 @@ class Cdp:
             out.append(json.loads(text))
         return out
 
-    def open(self, url):
+    def open(self, url, intercept=None):
         target = self.send("Target.createTarget", {"url": "about:blank"}, session=False)
         self.session = self.send("Target.attachToTarget",
                                  {"targetId": target["targetId"], "flatten": True},
                                  session=False)["sessionId"]
         self.send("Network.enable")
         self.send("Page.enable")
+        if intercept:
+            self.send("Fetch.enable", {"patterns": [{"urlPattern": intercept}]})
         self.viewport(1280)
         self.send("Page.navigate", {"url": url})
 
@@ -277,6 +305,31 @@ def bad_requests(d):
             expect(e.code == 400 and what in body["error"], f"{path}: {e.code} {body}")
 
 
+def seed_after_a_refusal(d):
+    """The live chart's first read of the stored frames refused by a busy
+    daemon (503, Retry-After: 1): the page asks again when told and still
+    draws the stored frames on load, not only the streamed ones."""
+    cdp = Cdp(ARGS.chromium, d.log)
+    try:
+        cdp.refusals = 1
+        cdp.open(d.origin + "/", intercept="*/api/history?from=-*&to=now&step=*")
+        cdp.wait_for("(function () { var s = document.getElementById('status');"
+                     " return s && s.textContent.indexOf('frame ') === 0; })()", "a frame")
+        seq = seq_now(cdp)
+        live = cdp.wait_for(f"""(function () {{
+          var p = document.querySelector('#live-chart path.series');
+          var n = p ? (p.getAttribute('d').match(/[ML]/g) || []).length : 0;
+          var s = +document.getElementById('status').textContent.split(' ')[1];
+          return n >= 20 && n > s - {seq} + 5 ? [n, s] : null; }})()""",
+                            "the stored frames on the live chart after a refusal")
+        seeds = [u for u in cdp.requested_urls() if "/api/history?from=-" in u and "step=" in u]
+        expect(cdp.refused == 1, f"{cdp.refused} history reads refused (one meant)")
+        expect(len(seeds) >= 2, f"the refused read was not asked again: {seeds}")
+        print(f"  live chart: {live[0]} points after one refusal, {live[1] - seq} frames streamed")
+    finally:
+        cdp.close()
+
+
 def live_page(d):
     window = record_window(d)
     rails = list(d.sidecar["rails"])
@@ -428,7 +481,9 @@ def main():
     return run_on("edgemon-live-", Daemon,
                   [("log_line_url", log_line_url),
                    ("history_on_a_young_daemon", history_on_a_young_daemon),
-                   ("bad_requests", bad_requests), ("live_page", live_page)], ARGS.artifacts)
+                   ("bad_requests", bad_requests),
+                   ("seed_after_a_refusal", seed_after_a_refusal), ("live_page", live_page)],
+                  ARGS.artifacts)
 
 
 if __name__ == "__main__":
