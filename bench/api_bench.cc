@@ -17,10 +17,12 @@
 // one-week, 30-day and one-year Summaries: first in this process on the
 // store (the time and the rows SQLite returned per call, and the energies
 // and peaks against the same summary read from every frame), then through
-// the daemon one call at a time. --year-days N writes N days instead of 365.
+// the daemon one call at a time. --year-days N writes N days instead of 365;
+// --store-only DB writes that store to DB and stops (bench/flash_writes.py
+// --aged-days starts edgemond on it).
 //
 //   build/bench/api_bench build/daemon/edgemond [FIXTURE_ROOT] [--windows-only | --week]
-//                         [--days N] | --year [--year-days N] [--raw-days N]
+//                         [--days N] | --year [--year-days N] [--raw-days N] [--store-only DB]
 #include <signal.h>
 #include <stdlib.h>
 #include <sys/wait.h>
@@ -456,15 +458,16 @@ std::unique_ptr<edgemon::client::Client> StartDaemon(const std::string& edgemond
 
 int main(int argc, char** argv) {
   if (argc < 2) {
-    std::fprintf(
-        stderr,
-        "usage: api_bench EDGEMOND [FIXTURE_ROOT] [--windows-only | --week] [--days N]\n"
-        "       api_bench EDGEMOND [FIXTURE_ROOT] --year [--year-days N] [--raw-days N]\n");
+    std::fprintf(stderr,
+                 "usage: api_bench EDGEMOND [FIXTURE_ROOT] [--windows-only | --week] [--days N]\n"
+                 "       api_bench EDGEMOND [FIXTURE_ROOT] --year [--year-days N] [--raw-days N]\n"
+                 "                 [--store-only DB]\n");
     return 2;
   }
   const std::string edgemond = argv[1];
   bool windows_only = false, week = false, year = false;
   int days = 7, year_days = 365, raw_days = 7;
+  std::string store_only;
   std::string root = std::string(EDGEMON_FIXTURES_DIR) + "/agx-orin";
   for (int i = 2; i < argc; ++i) {
     if (std::string(argv[i]) == "--windows-only") {
@@ -479,13 +482,16 @@ int main(int argc, char** argv) {
       year_days = std::clamp(std::atoi(argv[++i]), 1, 399);
     } else if (std::string(argv[i]) == "--raw-days" && i + 1 < argc) {
       raw_days = std::clamp(std::atoi(argv[++i]), 1, 7);
+    } else if (std::string(argv[i]) == "--store-only" && i + 1 < argc) {
+      store_only = argv[++i];
     } else {
       root = argv[i];
     }
   }
   char tmpl[] = "/tmp/edgemon-api-bench-XXXXXX";
   const std::string tmp = mkdtemp(tmpl);
-  const std::string db = tmp + "/e.db", sock = tmp + "/api.sock";
+  const std::string sock = tmp + "/api.sock";
+  const std::string db = store_only.empty() ? tmp + "/e.db" : store_only;
   if (year) {
     raw_days = std::min(raw_days, year_days);
     const int sparse = (year_days - raw_days) * 1440;
@@ -496,6 +502,10 @@ int main(int argc, char** argv) {
     auto w0 = Clock::now();
     WriteHistory(root, db, raw_days * 86400, sparse, YearOptions(raw_days));
     std::printf("written in %.0f s\n", Ms(Clock::now() - w0) / 1000);
+    if (!store_only.empty()) {
+      std::filesystem::remove_all(tmp);
+      return 0;
+    }
     SummaryRows(db, year_days, raw_days);
     const std::string config = tmp + "/edgemond.toml";
     // A year of rollups is about 2.3 GiB on this board: above the default cap.
