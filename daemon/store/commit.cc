@@ -26,12 +26,16 @@ bool IsFull(int extended_code) {
 int64_t RingStore::Impl::EstimatePages() const {
   int64_t bytes = 0;
   for (const auto& r : batch_) bytes += static_cast<int64_t>(r.blob.size()) + kRowOverheadBytes;
-  bytes += static_cast<int64_t>(pending_rollup_.size()) * kRollupRowBytes;
-  for (const auto& r : pending_spans_) {
-    bytes += kRollupRowBytes * (2 + static_cast<int64_t>(r.values.size()));
+  // Closed periods held back (I7) take no room until they are due.
+  const bool rollup = RollupDue();
+  if (rollup) {
+    bytes += static_cast<int64_t>(pending_rollup_.size()) * kRollupRowBytes;
+    for (const auto& r : pending_spans_) {
+      bytes += kRollupRowBytes * (2 + static_cast<int64_t>(r.values.size()));
+    }
   }
   // (I15) A block closed by them: a stats row per channel, clock values.
-  if (!pending_spans_.empty()) {
+  if (rollup && !pending_spans_.empty()) {
     int64_t rows = 2 * static_cast<int64_t>(chans_.size());
     for (const auto& c : chans_) {
       if (IsClock(c.desc)) rows += static_cast<int64_t>(internal::kMaxBlockValues);
@@ -66,11 +70,31 @@ Status RingStore::Impl::WriteMeta(const char* key, int64_t value) {
   return s.Bind(1, std::string_view(key)).Bind(2, value).Run();
 }
 
+bool RingStore::Impl::RollupDue() const {
+  if (pending_rollup_.empty() && !rollup_dirty_) return false;
+  const int64_t block = SpanLength(options_.rollup_period_ns, 1);
+  // Held back only while the raw tier keeps every frame they hold.
+  if (options_.rollup_write_frames == 0 || closing_ || frames_trimmed_ || pending_spans_.empty() ||
+      options_.raw_retention_ns / 2 < block) {
+    return true;
+  }
+  uint64_t frames = 0;
+  for (const auto& r : pending_spans_) frames += r.agg.frames;
+  return frames >= options_.rollup_write_frames ||
+         FloorToMultiple(pending_spans_.front().t_ns, block) !=
+             FloorToMultiple(pending_spans_.back().t_ns, block);
+}
+
+int64_t RingStore::Impl::RollupDeleteStep() const {
+  return options_.rollup_write_frames == 0 ? options_.rollup_period_ns
+                                           : SpanLength(options_.rollup_period_ns, 1);
+}
+
 Status RingStore::Impl::Commit() {
   bool dirty_channels = false;
   for (size_t id = 1; id < chans_.size() && !dirty_channels; ++id)
     dirty_channels = chans_[id].dirty;
-  if (batch_.empty() && pending_rollup_.empty() && !rollup_dirty_ && !dirty_channels) {
+  if (batch_.empty() && !RollupDue() && !dirty_channels) {
     return Status::Ok();
   }
   Deltas d;
@@ -112,8 +136,13 @@ Status RingStore::Impl::Commit() {
     const bool full = IsFull(last_errcode_);
     const uint64_t lost = batch_.size();
     if (lost > 0) {
-      // (I15) the lost frames were folded: their periods are not described.
-      for (auto& r : pending_spans_) ++r.agg.bad;
+      // (I15) the lost frames were folded: their periods are not described
+      // (closed periods held back before them were written in full).
+      const int64_t lost_from =
+          FloorToMultiple(batch_.front().realtime_ns, options_.rollup_period_ns);
+      for (auto& r : pending_spans_) {
+        if (r.t_ns >= lost_from) ++r.agg.bad;
+      }
       if (bucket_) ++span_.bad;
     }
     batch_.clear();  // dropped; rollup rows and channel rows stay pending
@@ -158,13 +187,17 @@ Status RingStore::Impl::Commit() {
   pending_boots_.clear();
   batch_.clear();
   batch_bytes_ = 0;
-  pending_rollup_.clear();
-  pending_spans_.clear();
+  if (d.rollup_written) {
+    pending_rollup_.clear();
+    pending_spans_.clear();
+    frames_trimmed_ = false;
+    rollup_dirty_ = false;
+    rollup_seq_ = pending_rollup_seq_;
+  }
+  if (d.expired_at_bt) expired_at_bt_ = d.expired_at_bt;
   if (d.blocks_through) blocks_through_ns_ = *d.blocks_through;
   if (d.days_through) days_through_ns_ = *d.days_through;
   rollup_floor_ns_ = d.rollup_floor;
-  rollup_dirty_ = false;
-  rollup_seq_ = pending_rollup_seq_;
   for (auto& c : chans_) c.dirty = false;
   if (d.channels_version) channels_version_ = *d.channels_version;
   const bool resumed = failing_;
@@ -254,7 +287,14 @@ Status RingStore::Impl::TryCommit(Deltas& d) {
     // its boot; a frame of an earlier boot is at least as old as the boottime
     // elapsed since that boot's last frame plus every later boot's last
     // boottime. Within a segment boottime grows with seq.
-    if (newest && !batch_.empty()) {
+    // With expire_step_ns, only once the newest frame's boottime is that far
+    // past the last deletion (or went back: a new boot): each deletion
+    // rewrites the pages at the head of the frames table and its index.
+    const int64_t newest_bt = batch_.empty() ? 0 : batch_.back().boottime_ns;
+    if (newest && !batch_.empty() &&
+        (options_.expire_step_ns == 0 || !expired_at_bt_ || newest_bt < *expired_at_bt_ ||
+         SubSaturating(newest_bt, *expired_at_bt_) >= options_.expire_step_ns)) {
+      d.expired_at_bt = newest_bt;
       int64_t later = 0;  // boottime known to have elapsed after this segment
       for (size_t k = boots_.size(); k-- > 0;) {
         const auto& b = boots_[k];
@@ -279,45 +319,30 @@ Status RingStore::Impl::TryCommit(Deltas& d) {
         if (Status e = s.Run(); !e.ok()) return e;
       }
     }
-    // (I7) closed rollup periods, merged into rows a clock step may have revisited.
-    for (const auto& r : pending_rollup_) {
-      // Both statements take the period's key and aggregate as ?1..?6.
-      auto run = [&r](sql::Stmt& s) {
-        s.Bind(1, int64_t{r.channel}).Bind(2, r.t_ns).Bind(3, r.agg.count);
-        s.Bind(4, r.agg.min).Bind(5, r.agg.max).Bind(6, r.agg.sum);
-        return s.Run();
-      };
-      sql::Stmt u(*w_,
-                  "UPDATE rollup SET count = count + ?3, min = min(min, ?4), max = max(max, ?5), "
-                  "sum = sum + ?6 WHERE channel = ?1 AND t_ns = ?2");
-      if (Status e = run(u); !e.ok()) return e;
-      if (sqlite3_changes(w_->db()) > 0) continue;
-      sql::Stmt i(*w_,
-                  "INSERT INTO rollup(channel, t_ns, count, min, max, sum) "
-                  "VALUES(?1, ?2, ?3, ?4, ?5, ?6)");
-      if (Status e = run(i); !e.ok()) return e;
-      ++d.rollup_inserted;
-    }
-    if (Status e = WriteSpans(d); !e.ok()) return e;
-    if (rollup_dirty_) {
-      if (Status e = WriteMeta("rollup_seq", static_cast<int64_t>(pending_rollup_seq_)); !e.ok()) {
-        return e;
-      }
+    // (I7) closed rollup periods, merged into rows a clock step may have
+    // revisited; once frames were trimmed for size (I6), whatever is held back.
+    d.rollup_written = RollupDue();
+    if (d.rollup_written) {
+      if (Status e = WriteRollup(d); !e.ok()) return e;
     }
     // (I5) rollup and window retention, with every batch of frames. The
     // rollup pass (a few statements per channel) runs only when a row can be
-    // older than the cutoff: once a period, or after a row from before the
-    // last cutoff was written (the wall clock went back).
-    for (const auto& r : pending_rollup_) d.Wrote(r.t_ns);
-    for (const auto& r : pending_spans_) d.Wrote(r.t_ns);
+    // older than the cutoff: once a period (once a block when closed periods
+    // are written in batches: a row outlives the retention by at most a
+    // block), or after a row from before the last cutoff was written (the
+    // wall clock went back).
+    if (d.rollup_written) {
+      for (const auto& r : pending_rollup_) d.Wrote(r.t_ns);
+      for (const auto& r : pending_spans_) d.Wrote(r.t_ns);
+    }
     std::optional<int64_t> floor = rollup_floor_ns_;
     if (floor && d.written_from) floor = std::min(*floor, *d.written_from);
-    if (!batch_.empty() || rollup_dirty_) {
+    if (!batch_.empty() || d.rollup_written) {
       if (newest) {
         int64_t cutoff = SubSaturating(*newest, options_.rollup_retention_ns);
         if (!floor || cutoff > *floor) {
           if (Status e = DeleteRollup(cutoff, d.rollup_deleted); !e.ok()) return e;
-          floor = CeilToMultiple(cutoff, options_.rollup_period_ns);
+          floor = CeilToMultiple(cutoff, RollupDeleteStep());
         }
         int64_t keep = std::max(options_.raw_retention_ns, options_.rollup_retention_ns);
         sql::Stmt w(*w_, "DELETE FROM windows WHERE end_ns IS NOT NULL AND end_ns < ?1");
@@ -386,12 +411,20 @@ Result<bool> RingStore::Impl::TrimOnce(int64_t excess_pages, Deltas& d) {
   if (oldest_raw && raw_f >= rollup_f) {
     double want = static_cast<double>(excess_pages * page_size_) / avg_row_bytes_;
     int64_t n = std::clamp<int64_t>(static_cast<int64_t>(std::ceil(want * 1.1)) + 1, 1, frames);
-    sql::Stmt s(*w_,
-                "DELETE FROM frames WHERE seq <= "
-                "(SELECT seq FROM frames ORDER BY seq LIMIT 1 OFFSET ?1)");
-    if (Status e = s.Bind(1, n - 1).Run(); !e.ok()) return e;
+    int64_t through = 0;  // the last seq deleted
+    {
+      sql::Stmt last(*w_, "SELECT seq FROM frames ORDER BY seq LIMIT 1 OFFSET ?1");
+      last.Bind(1, n - 1);
+      if (!last.Step()) return last.failed() ? Result<bool>(last.status()) : false;
+      through = last.Int(0);
+    }
+    sql::Stmt s(*w_, "DELETE FROM frames WHERE seq <= ?1");
+    if (Status e = s.Bind(1, through).Run(); !e.ok()) return e;
     int64_t deleted = sqlite3_changes(w_->db());
     d.trimmed += deleted;
+    // (I7) Frames of periods held back: those periods go in with this
+    // commit (or the next, if this one rolls back).
+    if (through > static_cast<int64_t>(rollup_seq_)) frames_trimmed_ = true;
     return deleted > 0;
   }
   // Rollup: drop the oldest 1/16 of its span, at least one period.
@@ -407,6 +440,32 @@ Result<bool> RingStore::Impl::TrimOnce(int64_t excess_pages, Deltas& d) {
 }  // namespace edgemon::store
 
 namespace edgemon::store {
+
+// (I7) The closed periods held in memory: their rollup rows, merged into
+// rows a clock step may have revisited, their spans (I15) and rollup_seq.
+Status RingStore::Impl::WriteRollup(Deltas& d) {
+  for (const auto& r : pending_rollup_) {
+    // Both statements take the period's key and aggregate as ?1..?6.
+    auto run = [&r](sql::Stmt& s) {
+      s.Bind(1, int64_t{r.channel}).Bind(2, r.t_ns).Bind(3, r.agg.count);
+      s.Bind(4, r.agg.min).Bind(5, r.agg.max).Bind(6, r.agg.sum);
+      return s.Run();
+    };
+    sql::Stmt u(*w_,
+                "UPDATE rollup SET count = count + ?3, min = min(min, ?4), max = max(max, ?5), "
+                "sum = sum + ?6 WHERE channel = ?1 AND t_ns = ?2");
+    if (Status e = run(u); !e.ok()) return e;
+    if (sqlite3_changes(w_->db()) > 0) continue;
+    sql::Stmt i(*w_,
+                "INSERT INTO rollup(channel, t_ns, count, min, max, sum) "
+                "VALUES(?1, ?2, ?3, ?4, ?5, ?6)");
+    if (Status e = run(i); !e.ok()) return e;
+    ++d.rollup_inserted;
+  }
+  if (Status e = WriteSpans(d); !e.ok()) return e;
+  if (rollup_dirty_) return WriteMeta("rollup_seq", static_cast<int64_t>(pending_rollup_seq_));
+  return Status::Ok();
+}
 
 // (I5, I6, I15) Deletes the rollup rows of the periods before `cutoff_ns`,
 // and the span rows of those periods and of the blocks and days starting

@@ -98,7 +98,8 @@
 //      boottime_ns goes down in seq order; their first seqs are kept in
 //      the boots table, so Open() needs no scan). After every commit no
 //      frame of the newest segment has boottime_ns < newest.boottime_ns -
-//      raw_retention (newest = the last frame written). A frame of an earlier
+//      raw_retention - expire_step (newest = the last frame written; with
+//      expire_step 0, exactly the retention). A frame of an earlier
 //      segment is deleted only when a lower bound of its age exceeds
 //      raw_retention: (its segment's last boottime_ns - its boottime_ns) plus
 //      the last boottime_ns of every later segment (each boot lasted at least
@@ -106,7 +107,9 @@
 //      frame's age is never taken from realtime_ns, so a frame whose age is
 //      unknown is kept rather than deleted (the size cap, I6, still bounds
 //      the file). The same commit deletes rollup rows with t_ns < newest
-//      realtime - rollup_retention and windows that ended before newest
+//      realtime - rollup_retention (with rollup_write_frames, only once the
+//      cutoff passes a block boundary: a row outlives it by at most a
+//      block) and windows that ended before newest
 //      realtime - max(raw_retention, rollup_retention) (open windows are
 //      kept), and clock_jumps rows older than the same cutoff. (These
 //      still follow stored wall time: a forward step longer than
@@ -135,10 +138,15 @@
 //      db_bytes and wal_bytes.
 //   7. The rollup tier holds, for every closed period and channel, the exact
 //      min, max, sum and count of the values of the frames with seq <=
-//      meta.rollup_seq. The open period lives in the writer's memory; after
-//      a crash Open() rebuilds it from the raw frames with seq > rollup_seq
-//      (all of them while raw retention is at least one period). Close() writes the open
-//      period (later frames of the same period merge into the row).
+//      meta.rollup_seq. The open period lives in the writer's memory, and so
+//      do closed periods held back by rollup_write_frames (written together
+//      with the commit that finds them due, RollupDue(); a commit that trims
+//      frames for size writes them first); readers take every frame after
+//      rollup_seq from the raw tier. After a crash Open() rebuilds them from
+//      the raw frames with seq > rollup_seq (all of them while raw retention
+//      is at least one period, or two blocks when periods are held back).
+//      Close() writes the open period and the held ones (later frames of the
+//      same period merge into the row).
 //   8. Energy counters (kFlagCounter) are stored non-decreasing: if a value
 //      is lower than the last stored one (the daemon restarted without
 //      seeding its integrator from LastCounters()), the store adds an offset
@@ -311,6 +319,12 @@ struct RingStoreOptions {
   // Raw tier: every frame, kept this long (by realtime_ns, relative to the
   // newest frame written).
   int64_t raw_retention_ns = 7 * 86400 * 1'000'000'000LL;
+  // (I5) Expired frames are deleted by the commit whose newest frame is at
+  // least this much boottime past the last deletion (0: by every commit).
+  // A frame then outlives raw_retention by up to this much; each deletion
+  // rewrites the pages at the head of the frames table and its index, so
+  // fewer deletions write less flash.
+  int64_t expire_step_ns = 0;
   // Rollup tier: per-period min/avg/max per channel, kept this long.
   int64_t rollup_period_ns = 60 * 1'000'000'000LL;
   int64_t rollup_retention_ns = 60 * 86400 * 1'000'000'000LL;
@@ -320,6 +334,14 @@ struct RingStoreOptions {
   // first queued frame, or on Flush().
   size_t batch_frames = 256;
   int64_t commit_interval_ms = 5000;
+  // (I7) Closed rollup periods are held in memory and written together once
+  // they hold this many frames, or a period of a later block (I15) has
+  // closed, or the store closes; until then readers take them from the raw
+  // frames. 0: each period with the commit after it closes. Each write
+  // touches about one page per channel (the rollup rows are kept by
+  // channel), so writing them together saves that many page writes per
+  // period. Applies only while raw_retention is at least two blocks.
+  size_t rollup_write_frames = 0;
   // Frames queued beyond this are dropped (and counted) rather than grow
   // memory while the disk stalls.
   size_t max_queued_frames = 100'000;

@@ -349,6 +349,13 @@ class RingStore::Impl {
 
   // ---- Transactions (commit.cc) ----
   Status Commit();
+  // (I7) Whether the closed periods held in memory are written with the
+  // next commit: at once without options_.rollup_write_frames, else once
+  // they hold that many frames, a period of a later block has closed, or
+  // the store closes.
+  bool RollupDue() const;
+  // Rollup retention deletes rows in steps of this length (I5).
+  int64_t RollupDeleteStep() const;
   struct Deltas {
     int64_t inserted = 0;
     int64_t expired = 0;
@@ -362,12 +369,15 @@ class RingStore::Impl {
     std::optional<int64_t> days_through;    // (I15) meta.days_through_ns as written
     std::optional<int64_t> written_from;    // the oldest rollup, span or block row written
     std::optional<int64_t> rollup_floor;    // rollup_floor_ns_ once committed
+    bool rollup_written = false;            // the closed periods went in (I7)
+    std::optional<int64_t> expired_at_bt;   // raw retention ran at this boottime (I5)
     void Wrote(int64_t t_ns) { written_from = std::min(written_from.value_or(t_ns), t_ns); }
   };
   Status TryCommit(Deltas& d);
   Status EnsureRoom(int64_t need_pages, int64_t target_pages, Deltas& d);
   Result<bool> TrimOnce(int64_t excess_pages, Deltas& d);
   Status WriteMeta(const char* key, int64_t value);
+  Status WriteRollup(Deltas& d);
   Status WriteSpans(Deltas& d);
   // (I15) A day's or block's span_stats row for one channel.
   struct Aggregate {
@@ -515,10 +525,11 @@ class RingStore::Impl {
   // the retention pass has nothing to delete until the cutoff passes it.
   // Unknown until the first commit, which runs the pass.
   std::optional<int64_t> rollup_floor_ns_;
-  uint64_t rollup_seq_ = 0;       // as stored
-  int64_t frames_ = 0;            // as stored (meta.frames)
-  int64_t rollup_rows_ = 0;       // as stored (meta.rollup_rows)
-  int64_t channels_version_ = 0;  // as stored (meta.channels_version)
+  std::optional<int64_t> expired_at_bt_;  // the newest boottime raw retention last ran at (I5)
+  uint64_t rollup_seq_ = 0;               // as stored
+  int64_t frames_ = 0;                    // as stored (meta.frames)
+  int64_t rollup_rows_ = 0;               // as stored (meta.rollup_rows)
+  int64_t channels_version_ = 0;          // as stored (meta.channels_version)
   std::optional<int64_t> newest_rt_;
   // Clock policy (I5, I11): the last frame ingested, as stored and as
   // carried, and the boot segments of the frames held, oldest first (a
@@ -538,6 +549,8 @@ class RingStore::Impl {
   std::optional<int64_t> last_failure_report_ns_;  // monotonic
   uint64_t unreported_failures_ = 0;
   bool failing_ = false;
+  bool closing_ = false;                     // the last commit: every closed period goes in (I7)
+  bool frames_trimmed_ = false;              // since the closed periods were last written (I7)
   int last_errcode_ = SQLITE_OK;             // of the last failed InWriteTxn
   std::optional<Status> error_since_flush_;  // first dropped batch since the last Flush
 };

@@ -129,8 +129,10 @@ void RingStore::Impl::Run() {
     Process(items);
     if (stopping) break;  // Append refuses once stop_ is set: the queue is empty
   }
-  // Close (I7): write the open period so a restart needs no replay.
+  // Close (I7): write the open period, and every closed one held back, so a
+  // restart needs no replay.
   CloseBucket();
+  closing_ = true;
   (void)Commit();
   if (!damaged()) (void)w_->Exec("PRAGMA wal_checkpoint(TRUNCATE)");
 }
@@ -165,7 +167,7 @@ void RingStore::Impl::Process(std::deque<Item>& items) {
     }
   }
   // Rollup rows alone are not retried right after a failed commit.
-  if (!batch_.empty() || (!failing_ && (!pending_rollup_.empty() || rollup_dirty_))) {
+  if (!batch_.empty() || (!failing_ && RollupDue())) {
     try {
       (void)Commit();
     } catch (const std::exception& e) {
