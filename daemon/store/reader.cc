@@ -314,6 +314,57 @@ Status RingStore::Impl::FoldRaw(sql::Conn& c, uint32_t id, int64_t from_ns, int6
   return s.failed() ? s.status() : Status::Ok();
 }
 
+Result<bool> RingStore::Impl::FoldTail(sql::Conn& c, uint32_t id, int64_t from_ns, int64_t hi_ns,
+                                       int64_t step_ns, uint64_t after_seq,
+                                       std::vector<ReadAgg>& acc, uint64_t& bad_frames) {
+  // The most frames kept (about 12 bytes a value): the tail at the default
+  // rollup_write_frames, with room for a faster frame rate.
+  constexpr size_t kMaxTailFrames = 20'000;
+  if (after_seq >= static_cast<uint64_t>(INT64_MAX)) return false;
+  std::lock_guard lk(tail_.mu);
+  if (tail_.after_seq != after_seq) {
+    tail_.frames.clear();
+    tail_.after_seq = after_seq;
+    tail_.through_seq = static_cast<int64_t>(after_seq);
+  }
+  {
+    sql::Stmt s(c, "SELECT seq, realtime_ns, data FROM frames WHERE seq > ?1 ORDER BY seq");
+    s.Bind(1, tail_.through_seq);
+    while (s.Step()) {
+      if (tail_.frames.size() >= kMaxTailFrames) {
+        tail_.frames.clear();
+        tail_.after_seq.reset();
+        return false;
+      }
+      TailFrame& f = tail_.frames.emplace_back();
+      tail_.through_seq = s.Int(0);
+      f.t_ns = s.Int(1);
+      f.bad =
+          !ForEachValue(s.Blob(2), [&f](uint32_t k, int64_t v) { f.values.emplace_back(k, v); });
+      if (f.bad) f.values.clear();
+    }
+    if (s.failed()) {
+      tail_.frames.clear();
+      tail_.after_seq.reset();
+      return s.status();
+    }
+  }
+  for (const TailFrame& f : tail_.frames) {
+    if (f.t_ns >= hi_ns || f.t_ns < from_ns) continue;
+    if (f.bad) {
+      ++bad_frames;  // (I14)
+      continue;
+    }
+    auto it = std::lower_bound(f.values.begin(), f.values.end(), id,
+                               [](const auto& p, uint32_t k) { return p.first < k; });
+    if (it == f.values.end() || it->first != id) continue;
+    const int64_t v = it->second;
+    acc[static_cast<size_t>(BucketIndex(f.t_ns, from_ns, step_ns))].Merge(f.t_ns, 1, v, v,
+                                                                          static_cast<double>(v));
+  }
+  return true;
+}
+
 // (I15) The days, then blocks between them, of channel `id` whose periods
 // all start inside [from_ns, to_ns) and in one step of a range starting at
 // from_ns: their span_stats rows, in time order, without overlap. None that
@@ -458,10 +509,16 @@ Result<std::vector<Bucket>> RingStore::Impl::Downsample(const std::string& key, 
       if (f.failed()) return f.status();
     }
     if (coarse) {
-      // Frames not yet in the rollup tier (the open period).
-      if (Status e = FoldRaw(l.conn(), id, from_ns, from_ns, to_ns, step_ns, rollup_seq, acc, bad);
-          !e.ok()) {
-        return e;
+      // Frames not yet in the rollup tier (the open period, and the closed
+      // ones held back, I7).
+      auto cached = FoldTail(l.conn(), id, from_ns, to_ns, step_ns, rollup_seq, acc, bad);
+      if (!cached.ok()) return cached.status();
+      if (!*cached) {
+        if (Status e =
+                FoldRaw(l.conn(), id, from_ns, from_ns, to_ns, step_ns, rollup_seq, acc, bad);
+            !e.ok()) {
+          return e;
+        }
       }
     } else if (oldest) {
       // The raw frames from the raw tier's start on, between the retired

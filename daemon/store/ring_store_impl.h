@@ -418,6 +418,13 @@ class RingStore::Impl {
   Status FoldRaw(sql::Conn& c, uint32_t id, int64_t from_ns, int64_t lo_ns, int64_t hi_ns,
                  int64_t step_ns, std::optional<uint64_t> after_seq,
                  std::vector<internal::ReadAgg>& acc, uint64_t& bad_frames);
+  // FoldRaw of the frames after `after_seq` (rollup_seq: the open period
+  // and the closed ones held back, I7) from tail_, which decodes each of
+  // them once for every reader and channel; false when they are more than
+  // tail_ keeps (FoldRaw reads them then).
+  Result<bool> FoldTail(sql::Conn& c, uint32_t id, int64_t from_ns, int64_t hi_ns, int64_t step_ns,
+                        uint64_t after_seq, std::vector<internal::ReadAgg>& acc,
+                        uint64_t& bad_frames);
   Result<std::optional<double>> CounterAtIn(sql::Conn& c, uint32_t id, int64_t t);
 
   const std::string path_;
@@ -463,6 +470,20 @@ class RingStore::Impl {
   uint64_t rail_chunks_dropped_ = 0;  // guarded by mu_
 
   // ---- Read connections: guarded by pool_mu_ ----
+  // (I7) The frames after rollup_seq, decoded: committed frames are never
+  // rewritten (I2), and a new rollup_seq starts it afresh.
+  struct TailFrame {
+    int64_t t_ns = 0;
+    bool bad = false;  // (I14) its blob did not decode
+    std::vector<std::pair<uint32_t, int64_t>> values;
+  };
+  struct TailCache {
+    std::mutex mu;
+    std::optional<uint64_t> after_seq;  // what `frames` follow
+    int64_t through_seq = 0;            // the last seq read
+    std::vector<TailFrame> frames;
+  };
+  TailCache tail_;
   std::mutex pool_mu_;
   std::vector<std::unique_ptr<sql::Conn>> idle_readers_;
   std::atomic<bool> readers_closed_{false};

@@ -1291,6 +1291,49 @@ TEST(RingStore, ClosedPeriodsHeldBackAreReadFromFramesAndWrittenTheSame) {
   EXPECT_GT(RollupRows(held), 80 * 4);
 }
 
+// (I7) More frames after rollup_seq than the readers' decoded tail keeps
+// (20,000): the coarse reads take them from the table, with the same
+// figures.
+TEST(RingStore, ALongHeldTailIsReadFromTheTable) {
+  TempDir dir;
+  auto held_options = Fast();
+  held_options.batch_frames = 1000;
+  held_options.rollup_write_frames = 1'000'000;
+  auto h = MustOpen(dir.File("held.db"), held_options);
+  auto o = Fast();
+  o.batch_frames = 1000;
+  auto e = MustOpen(dir.File("each.db"), o);
+  ASSERT_TRUE(h && e);
+  Inventory inv;
+  inv.channels = {Ch(0, Kind::kThermal, "tj-thermal", Field::kTemp)};
+  h->SetInventory(inv);
+  e->SetInventory(inv);
+  const int64_t hour = 3600 * kSec;
+  const int64_t h0 = (kT0 / hour + 1) * hour;
+  constexpr int kFrames = 25'000;  // 10 Hz, inside one block
+  for (int i = 0; i < kFrames; ++i) {
+    const Frame f = MakeFrame(h0 + i * (kSec / 10), {40000 + (i * 7919) % 5000});
+    h->Append(f);
+    e->Append(f);
+  }
+  ASSERT_TRUE(h->Flush().ok() && e->Flush().ok());
+  for (int64_t step : {60 * kSec, 600 * kSec, hour}) {
+    auto a = h->Downsample("thermal/tj-thermal/temp", h0, h0 + hour, step);
+    auto b = e->Downsample("thermal/tj-thermal/temp", h0, h0 + hour, step);
+    ASSERT_TRUE(a.ok() && b.ok());
+    ASSERT_EQ(a->size(), b->size());
+    int64_t counted = 0;
+    for (size_t i = 0; i < a->size(); ++i) {
+      EXPECT_EQ((*a)[i].count, (*b)[i].count) << "step " << step;
+      EXPECT_EQ((*a)[i].min, (*b)[i].min) << "step " << step;
+      EXPECT_EQ((*a)[i].max, (*b)[i].max) << "step " << step;
+      EXPECT_DOUBLE_EQ((*a)[i].avg, (*b)[i].avg) << "step " << step;
+      counted += (*a)[i].count;
+    }
+    EXPECT_EQ(counted, kFrames);
+  }
+}
+
 // (I6, I7) Under a cap that holds less than the periods held back, the
 // frames trimmed for size take their periods into the rollup tier first:
 // every frame still counts once, in a row or as a frame.
