@@ -144,10 +144,13 @@ store::RingStoreOptions StoreOptions(const runtime::Config& c, bool recreate_bad
                                      std::shared_ptr<StoreHealthLink> health) {
   store::RingStoreOptions o;
   o.raw_retention_ns = c.retention_s * 1'000'000'000;
+  // Expired frames go once a minute, not with every commit (flash writes).
+  o.expire_step_ns = std::min<int64_t>(60'000'000'000, o.raw_retention_ns / 8);
   o.rollup_period_ns = c.rollup_period_s * 1'000'000'000;
   o.rollup_retention_ns = c.rollup_retention_s * 1'000'000'000;
   o.max_bytes = c.max_db_bytes;
   o.commit_interval_ms = c.commit_interval_ms;
+  o.rollup_write_frames = static_cast<size_t>(c.rollup_write_frames);
   o.recreate_bad = recreate_bad;
   // A small resident set: queries are short and few, so a modest page cache
   // and no memory-mapped reads (mapped pages count as resident).

@@ -246,6 +246,7 @@ Status ApplyTomlLines(const std::string& text, const std::string& source, Config
       {"store", "rollup_period", Key::kDuration, &rollup_ms},
       {"store", "rollup_retention", Key::kDuration, &rollup_retention_ms},
       {"store", "commit_interval_ms", Key::kInt, &c.commit_interval_ms},
+      {"store", "rollup_write_frames", Key::kInt, &c.rollup_write_frames},
       {"control", "enable", Key::kBool, &c.control_enable},
       {"control", "listen", Key::kString, &c.control_listen},
       {"control", "group", Key::kString, &c.control_group},
@@ -614,6 +615,9 @@ Status ValidateLines(const Config& c) {
   }
   if (c.commit_interval_ms < 0 || c.commit_interval_ms > 600'000) {
     return Status::InvalidArgument("key store.commit_interval_ms: must be between 0 and 600000");
+  }
+  if (c.rollup_write_frames < 0 || c.rollup_write_frames > 1'000'000) {
+    return Status::InvalidArgument("key store.rollup_write_frames: must be between 0 and 1000000");
   }
   for (size_t i = 0; i < c.push.size(); ++i) {
     if (Status s = ValidatePush(c.push[i]); !s.ok()) {

@@ -59,6 +59,9 @@ struct Config {
   int64_t rollup_period_s = 60;      // downsampled tier: min/avg/max per period
   int64_t rollup_retention_s = 60 * 86400;
   int64_t commit_interval_ms = 5000;  // batched commits
+  // Closed rollup periods are written once they hold this many frames (or
+  // hourly); 0: each period with the commit after it closes.
+  int64_t rollup_write_frames = 900;
   // [control]: the separate helper edgemon-control (edgemond ignores these)
   bool control_enable = false;  // the helper refuses to start unless true
   std::string control_listen = kDefaultControlTarget;

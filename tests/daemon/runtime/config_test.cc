@@ -45,10 +45,11 @@ TEST(Config, FileValuesApply) {
   EXPECT_EQ(
       runtime::ApplyToml("[daemon]\ninterval_ms = 500\nenergy_rate_hz = 200\n"
                          "[store]\npath = \"/tmp/x.db\"\nretention = \"2d\"\nmax_size = \"64MiB\"\n"
-                         "rollup_period = 30\n",
+                         "rollup_period = 30\nrollup_write_frames = 0\n",
                          "edgemond.toml", c)
           .message(),
       "");
+  EXPECT_EQ(c.rollup_write_frames, 0);
   EXPECT_EQ(c.interval_ms, 500);
   EXPECT_EQ(c.energy_rate_hz, 200);
   EXPECT_EQ(c.db_path, "/tmp/x.db");
@@ -92,6 +93,10 @@ TEST(Config, ErrorsNameTheKeyAndTheReason) {
   bad = runtime::Config{};
   bad.energy_rate_hz = 5000;
   EXPECT_NE(runtime::Validate(bad).message().find("key daemon.energy_rate_hz"), std::string::npos);
+  bad = runtime::Config{};
+  bad.rollup_write_frames = -1;
+  EXPECT_EQ(runtime::Validate(bad).message(),
+            "key store.rollup_write_frames: must be between 0 and 1000000");
   bad = runtime::Config{};
   bad.listen = "nowhere";
   EXPECT_NE(runtime::Validate(bad).message().find("key daemon.listen"), std::string::npos);
