@@ -331,10 +331,6 @@ Status RingStore::Impl::TryCommit(Deltas& d) {
     // are written in batches: a row outlives the retention by at most a
     // block), or after a row from before the last cutoff was written (the
     // wall clock went back).
-    if (d.rollup_written) {
-      for (const auto& r : pending_rollup_) d.Wrote(r.t_ns);
-      for (const auto& r : pending_spans_) d.Wrote(r.t_ns);
-    }
     std::optional<int64_t> floor = rollup_floor_ns_;
     if (floor && d.written_from) floor = std::min(*floor, *d.written_from);
     if (!batch_.empty() || d.rollup_written) {
@@ -462,6 +458,8 @@ Status RingStore::Impl::WriteRollup(Deltas& d) {
     if (Status e = run(i); !e.ok()) return e;
     ++d.rollup_inserted;
   }
+  for (const auto& r : pending_rollup_) d.Wrote(r.t_ns);
+  for (const auto& r : pending_spans_) d.Wrote(r.t_ns);
   if (Status e = WriteSpans(d); !e.ok()) return e;
   if (rollup_dirty_) return WriteMeta("rollup_seq", static_cast<int64_t>(pending_rollup_seq_));
   return Status::Ok();

@@ -314,14 +314,17 @@ Status RingStore::Impl::FoldRaw(sql::Conn& c, uint32_t id, int64_t from_ns, int6
   return s.failed() ? s.status() : Status::Ok();
 }
 
-Result<bool> RingStore::Impl::FoldTail(sql::Conn& c, uint32_t id, int64_t from_ns, int64_t hi_ns,
-                                       int64_t step_ns, uint64_t after_seq,
-                                       std::vector<ReadAgg>& acc, uint64_t& bad_frames) {
+Status RingStore::Impl::FoldTail(sql::Conn& c, uint32_t id, int64_t from_ns, int64_t hi_ns,
+                                 int64_t step_ns, uint64_t after_seq, std::vector<ReadAgg>& acc,
+                                 uint64_t& bad_frames) {
   // The most frames kept (about 12 bytes a value): the tail at the default
   // rollup_write_frames, with room for a faster frame rate.
   constexpr size_t kMaxTailFrames = 20'000;
-  if (after_seq >= static_cast<uint64_t>(INT64_MAX)) return false;
-  std::lock_guard lk(tail_.mu);
+  auto from_table = [&] {
+    return FoldRaw(c, id, from_ns, from_ns, hi_ns, step_ns, after_seq, acc, bad_frames);
+  };
+  if (after_seq >= static_cast<uint64_t>(INT64_MAX)) return from_table();
+  std::unique_lock lk(tail_.mu);
   if (tail_.after_seq != after_seq) {
     tail_.frames.clear();
     tail_.after_seq = after_seq;
@@ -334,7 +337,8 @@ Result<bool> RingStore::Impl::FoldTail(sql::Conn& c, uint32_t id, int64_t from_n
       if (tail_.frames.size() >= kMaxTailFrames) {
         tail_.frames.clear();
         tail_.after_seq.reset();
-        return false;
+        lk.unlock();
+        return from_table();
       }
       TailFrame& f = tail_.frames.emplace_back();
       tail_.through_seq = s.Int(0);
@@ -362,7 +366,7 @@ Result<bool> RingStore::Impl::FoldTail(sql::Conn& c, uint32_t id, int64_t from_n
     acc[static_cast<size_t>(BucketIndex(f.t_ns, from_ns, step_ns))].Merge(f.t_ns, 1, v, v,
                                                                           static_cast<double>(v));
   }
-  return true;
+  return Status::Ok();
 }
 
 // (I15) The days, then blocks between them, of channel `id` whose periods
@@ -511,14 +515,9 @@ Result<std::vector<Bucket>> RingStore::Impl::Downsample(const std::string& key, 
     if (coarse) {
       // Frames not yet in the rollup tier (the open period, and the closed
       // ones held back, I7).
-      auto cached = FoldTail(l.conn(), id, from_ns, to_ns, step_ns, rollup_seq, acc, bad);
-      if (!cached.ok()) return cached.status();
-      if (!*cached) {
-        if (Status e =
-                FoldRaw(l.conn(), id, from_ns, from_ns, to_ns, step_ns, rollup_seq, acc, bad);
-            !e.ok()) {
-          return e;
-        }
+      if (Status e = FoldTail(l.conn(), id, from_ns, to_ns, step_ns, rollup_seq, acc, bad);
+          !e.ok()) {
+        return e;
       }
     } else if (oldest) {
       // The raw frames from the raw tier's start on, between the retired

@@ -420,11 +420,10 @@ class RingStore::Impl {
                  std::vector<internal::ReadAgg>& acc, uint64_t& bad_frames);
   // FoldRaw of the frames after `after_seq` (rollup_seq: the open period
   // and the closed ones held back, I7) from tail_, which decodes each of
-  // them once for every reader and channel; false when they are more than
-  // tail_ keeps (FoldRaw reads them then).
-  Result<bool> FoldTail(sql::Conn& c, uint32_t id, int64_t from_ns, int64_t hi_ns, int64_t step_ns,
-                        uint64_t after_seq, std::vector<internal::ReadAgg>& acc,
-                        uint64_t& bad_frames);
+  // them once for every reader and channel; FoldRaw itself when they are
+  // more than tail_ keeps.
+  Status FoldTail(sql::Conn& c, uint32_t id, int64_t from_ns, int64_t hi_ns, int64_t step_ns,
+                  uint64_t after_seq, std::vector<internal::ReadAgg>& acc, uint64_t& bad_frames);
   Result<std::optional<double>> CounterAtIn(sql::Conn& c, uint32_t id, int64_t t);
 
   const std::string path_;
@@ -470,6 +469,14 @@ class RingStore::Impl {
   uint64_t rail_chunks_dropped_ = 0;  // guarded by mu_
 
   // ---- Read connections: guarded by pool_mu_ ----
+  std::mutex pool_mu_;
+  std::vector<std::unique_ptr<sql::Conn>> idle_readers_;
+  std::atomic<bool> readers_closed_{false};
+  // Channel rows as last read, by meta.channels_version: guarded by pool_mu_.
+  std::optional<int64_t> cached_channels_version_;
+  std::shared_ptr<const std::vector<StoredChannel>> cached_channels_;
+
+  // ---- The decoded tail (reader.cc): guarded by tail_.mu ----
   // (I7) The frames after rollup_seq, decoded: committed frames are never
   // rewritten (I2), and a new rollup_seq starts it afresh.
   struct TailFrame {
@@ -484,12 +491,6 @@ class RingStore::Impl {
     std::vector<TailFrame> frames;
   };
   TailCache tail_;
-  std::mutex pool_mu_;
-  std::vector<std::unique_ptr<sql::Conn>> idle_readers_;
-  std::atomic<bool> readers_closed_{false};
-  // Channel rows as last read, by meta.channels_version: guarded by pool_mu_.
-  std::optional<int64_t> cached_channels_version_;
-  std::shared_ptr<const std::vector<StoredChannel>> cached_channels_;
 
   // ---- Writer thread only (and Init, before the thread starts) ----
   std::unique_ptr<sql::Conn> w_;
