@@ -19,10 +19,14 @@
 // and peaks against the same summary read from every frame), then through
 // the daemon one call at a time. --year-days N writes N days instead of 365;
 // --store-only DB writes that store to DB and stops (bench/flash_writes.py
-// --aged-days starts edgemond on it).
+// --aged-days starts edgemond on it); --summaries-only DB runs the
+// Summaries, in process and through edgemond, on a store written so, without
+// writing one (their ranges end now: a store written a while ago has no
+// frames at their end; the daemon adds its own).
 //
 //   build/bench/api_bench build/daemon/edgemond [FIXTURE_ROOT] [--windows-only | --week]
-//                         [--days N] | --year [--year-days N] [--raw-days N] [--store-only DB]
+//                         [--days N] | --year [--year-days N] [--raw-days N]
+//                         [--store-only DB | --summaries-only DB]
 #include <signal.h>
 #include <stdlib.h>
 #include <sys/wait.h>
@@ -461,13 +465,13 @@ int main(int argc, char** argv) {
     std::fprintf(stderr,
                  "usage: api_bench EDGEMOND [FIXTURE_ROOT] [--windows-only | --week] [--days N]\n"
                  "       api_bench EDGEMOND [FIXTURE_ROOT] --year [--year-days N] [--raw-days N]\n"
-                 "                 [--store-only DB]\n");
+                 "                 [--store-only DB | --summaries-only DB]\n");
     return 2;
   }
   const std::string edgemond = argv[1];
   bool windows_only = false, week = false, year = false;
   int days = 7, year_days = 365, raw_days = 7;
-  std::string store_only;
+  std::string store_only, summaries_only;
   std::string root = std::string(EDGEMON_FIXTURES_DIR) + "/agx-orin";
   for (int i = 2; i < argc; ++i) {
     if (std::string(argv[i]) == "--windows-only") {
@@ -484,6 +488,8 @@ int main(int argc, char** argv) {
       raw_days = std::clamp(std::atoi(argv[++i]), 1, 7);
     } else if (std::string(argv[i]) == "--store-only" && i + 1 < argc) {
       store_only = argv[++i];
+    } else if (std::string(argv[i]) == "--summaries-only" && i + 1 < argc) {
+      summaries_only = argv[++i];
     } else {
       root = argv[i];
     }
@@ -494,19 +500,22 @@ int main(int argc, char** argv) {
   const std::string db = store_only.empty() ? tmp + "/e.db" : store_only;
   if (year) {
     raw_days = std::min(raw_days, year_days);
-    const int sparse = (year_days - raw_days) * 1440;
-    std::printf(
-        "writing %d day(s) of history: %d day(s) of 1 Hz frames after %d frames a minute "
-        "apart ...\n",
-        year_days, raw_days, sparse);
-    auto w0 = Clock::now();
-    WriteHistory(root, db, raw_days * 86400, sparse, YearOptions(raw_days));
-    std::printf("written in %.0f s\n", Ms(Clock::now() - w0) / 1000);
+    if (summaries_only.empty()) {
+      const int sparse = (year_days - raw_days) * 1440;
+      std::printf(
+          "writing %d day(s) of history: %d day(s) of 1 Hz frames after %d frames a minute "
+          "apart ...\n",
+          year_days, raw_days, sparse);
+      auto w0 = Clock::now();
+      WriteHistory(root, db, raw_days * 86400, sparse, YearOptions(raw_days));
+      std::printf("written in %.0f s\n", Ms(Clock::now() - w0) / 1000);
+    }
     if (!store_only.empty()) {
       std::filesystem::remove_all(tmp);
       return 0;
     }
-    SummaryRows(db, year_days, raw_days);
+    const std::string& store = summaries_only.empty() ? db : summaries_only;
+    SummaryRows(store, year_days, raw_days);
     const std::string config = tmp + "/edgemond.toml";
     // A year of rollups is about 2.3 GiB on this board: above the default cap.
     std::ofstream(config) << "[store]\nrollup_retention = \"400d\"\nmax_size = \"8GiB\"\n"
@@ -515,7 +524,7 @@ int main(int argc, char** argv) {
     // Opening a store of gigabytes (its quick_check) takes a while.
     auto client =
         StartDaemon(edgemond,
-                    {"--config", config, "--root", root, "--db", db, "--listen", "unix:" + sock,
+                    {"--config", config, "--root", root, "--db", store, "--listen", "unix:" + sock,
                      "--interval-ms", "1000", "--energy-rate-hz", "0", "--log-level", "warn"},
                     sock, std::chrono::minutes(3), pid);
     if (!client) return 1;
