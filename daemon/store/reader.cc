@@ -261,6 +261,24 @@ Result<FrameSet> RingStore::Impl::ReadFrames(FrameQuery query, int64_t from_ns, 
   return out;
 }
 
+Result<std::vector<int64_t>> RingStore::Impl::FrameTimes(int64_t from_ns, int64_t to_ns,
+                                                         size_t limit) {
+  std::vector<int64_t> out;
+  if (to_ns <= from_ns) return out;
+  Lease l(*this);
+  if (!l.ok()) return l.status();
+  // frames_by_time holds realtime_ns and seq (the rowid): the table's rows
+  // are not read.
+  sql::Stmt s(l.conn(),
+              "SELECT realtime_ns FROM frames WHERE realtime_ns >= ?1 AND realtime_ns < ?2 "
+              "ORDER BY realtime_ns, seq LIMIT ?3");
+  const bool all = limit == 0 || limit > static_cast<size_t>(INT64_MAX);
+  s.Bind(1, from_ns).Bind(2, to_ns).Bind(3, all ? int64_t{-1} : static_cast<int64_t>(limit));
+  while (s.Step()) out.push_back(s.Int(0));
+  if (s.failed()) return s.status();
+  return out;
+}
+
 Result<FrameSet> RingStore::Impl::Latest(const std::vector<std::string>& keys) {
   return ReadFrames(FrameQuery::kLatest, 0, 0, keys, 1);
 }
@@ -926,9 +944,11 @@ Result<std::vector<std::optional<SpanTotal>>> RingStore::Impl::SpanTotals(
     }
     if (s.failed()) return s.status();
     if (!clock_ids.empty()) {
+      // Summed here, not by GROUP BY: its sort of every row cost more than
+      // reading them (a partial hour of periods: 0.8 ms against 0.3).
       const std::string v =
-          "SELECT channel, value, sum(count) FROM span_values WHERE level = ?3 AND channel IN (" +
-          clock_ids + ") AND t_ns >= ?1 AND t_ns < ?2 GROUP BY channel, value";
+          "SELECT channel, value, count FROM span_values WHERE level = ?3 AND channel IN (" +
+          clock_ids + ") AND t_ns >= ?1 AND t_ns < ?2";
       sql::Stmt q(c, v.c_str());
       q.Bind(1, from).Bind(2, to).Bind(3, int64_t{level});
       while (q.Step()) {

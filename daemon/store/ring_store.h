@@ -548,6 +548,10 @@ class RingStore {
   // error.
   Result<FrameSet> Range(int64_t from_ns, int64_t to_ns, const std::vector<std::string>& keys,
                          size_t limit);
+  // The times of the frames Range(from_ns, to_ns, ..., limit) would read,
+  // from the time index alone (no frame is decoded, so one that Range would
+  // skip as undecodable, I14, is here too).
+  Result<std::vector<int64_t>> FrameTimes(int64_t from_ns, int64_t to_ns, size_t limit);
   // Frames with seq > after_seq in seq order, at most `limit` (0 = no
   // limit), every channel: a push destination's next batch.
   Result<FrameSet> FramesAfter(uint64_t after_seq, size_t limit);

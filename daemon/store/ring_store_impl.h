@@ -255,6 +255,7 @@ class RingStore::Impl {
   Result<FrameSet> Latest(const std::vector<std::string>& keys);
   Result<FrameSet> Range(int64_t from_ns, int64_t to_ns, const std::vector<std::string>& keys,
                          size_t limit);
+  Result<std::vector<int64_t>> FrameTimes(int64_t from_ns, int64_t to_ns, size_t limit);
   Result<FrameSet> FramesAfter(uint64_t after_seq, size_t limit);
   Result<std::vector<Bucket>> Downsample(const std::string& key, int64_t from_ns, int64_t to_ns,
                                          int64_t step_ns, Tier tier, uint64_t* bad_frames);

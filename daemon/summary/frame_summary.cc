@@ -25,10 +25,17 @@ FrameSummary::FrameSummary(std::vector<store::StoredChannel> columns, int64_t fr
       residency_(columns_.size()) {}
 
 int64_t FrameSummary::PeriodOf(int64_t frame_period_ns, const std::vector<Frame>& first_page) {
-  if (first_page.size() <= 2) return frame_period_ns;
+  std::vector<int64_t> times;
+  times.reserve(first_page.size());
+  for (const Frame& f : first_page) times.push_back(f.realtime_ns);
+  return PeriodOf(frame_period_ns, times);
+}
+
+int64_t FrameSummary::PeriodOf(int64_t frame_period_ns, const std::vector<int64_t>& first_page_ns) {
+  if (first_page_ns.size() <= 2) return frame_period_ns;
   std::vector<int64_t> dts;
-  for (size_t i = 1; i < first_page.size(); ++i) {
-    dts.push_back(SubSaturating(first_page[i].realtime_ns, first_page[i - 1].realtime_ns));
+  for (size_t i = 1; i < first_page_ns.size(); ++i) {
+    dts.push_back(SubSaturating(first_page_ns[i], first_page_ns[i - 1]));
   }
   std::nth_element(dts.begin(), dts.begin() + static_cast<long>(dts.size() / 2), dts.end());
   return std::max(frame_period_ns, dts[dts.size() / 2]);

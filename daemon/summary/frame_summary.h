@@ -51,6 +51,8 @@ class FrameSummary {
                 const std::vector<std::optional<int64_t>>& firsts);
   // The period gaps are counted against, from the range's first page.
   static int64_t PeriodOf(int64_t frame_period_ns, const std::vector<Frame>& first_page);
+  // The same from the page's frame times, oldest first.
+  static int64_t PeriodOf(int64_t frame_period_ns, const std::vector<int64_t>& first_page_ns);
   // Whether gaps() needs SetPeriod (a step longer than the configured
   // period allows was seen and no first page was read).
   bool needs_period() const { return !period_known_ && !long_steps_.empty(); }

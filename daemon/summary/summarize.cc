@@ -182,9 +182,9 @@ Status Summarizer::Begin(int64_t from, int64_t to, int64_t now) {
       columns.back().channel.id = static_cast<ChannelId>(columns.size() - 1);
     }
   }
-  // The range's first page sets the gap period where it is all read as frames.
-  frames_.emplace(std::move(columns), options_.frame_period_ns,
-                  parts_.size() == 1 && parts_[0].spans.empty());
+  // The gap period comes from the frame times alone (ReadPage), whether the
+  // range is read as frames or spans: the same figure either way.
+  frames_.emplace(std::move(columns), options_.frame_period_ns, false);
   return Status::Ok();
 }
 
@@ -219,19 +219,34 @@ Status Summarizer::ReadSpans(const std::vector<store::Span>& spans) {
   auto totals = store_->SpanTotals(keys_, spans);
   if (!totals.ok()) return totals.status();
   // A zone's first reading, where the range had none before these spans:
-  // the first frame of the first period with a value.
+  // the first frame of the first period with a value. The zones whose first
+  // period is the same are read together, a few frames at a time, until
+  // each has its value.
   std::vector<std::optional<int64_t>> firsts(keys_.size());
+  std::map<int64_t, std::vector<size_t>> by_period;
   for (size_t c = 0; c < keys_.size() && c < totals->size(); ++c) {
     const auto& t = (*totals)[c];
-    if (!t || !zone_[c] || frames_->column(c)) continue;
-    const int64_t at = t->first_period_ns;
-    auto first = store_->Range(at, AddSaturating(at, store_->rollup_period_ns()), {keys_[c]}, 0);
-    if (!first.ok()) return first.status();
-    for (const Frame& f : first->frames) {
-      if (!f.values.empty() && f.values[0]) {
-        firsts[c] = f.values[0];
-        break;
+    if (t && zone_[c] && !frames_->column(c)) by_period[t->first_period_ns].push_back(c);
+  }
+  constexpr size_t kFirstsPage = 8;
+  for (const auto& [at, columns] : by_period) {
+    std::vector<std::string> keys;
+    for (size_t c : columns) keys.push_back(keys_[c]);
+    const int64_t end = AddSaturating(at, store_->rollup_period_ns());
+    size_t missing = columns.size();
+    for (int64_t from = at; missing > 0 && from < end;) {
+      auto page = store_->Range(from, end, keys, kFirstsPage);
+      if (!page.ok()) return page.status();
+      for (const Frame& f : page->frames) {
+        for (size_t k = 0; k < columns.size() && k < f.values.size(); ++k) {
+          if (f.values[k] && !firsts[columns[k]]) {
+            firsts[columns[k]] = f.values[k];
+            --missing;
+          }
+        }
       }
+      if (!page->truncated || page->frames.empty()) break;
+      from = page->frames.back().realtime_ns + 1;
     }
   }
   frames_->AddSpans(spans, *totals, firsts);
@@ -266,14 +281,15 @@ Status Summarizer::ReadPage() {
     }
   }
   if (frames_->needs_period()) {
-    // A step that may be a gap: the period is the range's first page's.
-    auto page =
-        store_->Range(summary_.from_ns, summary_.to_ns, {keys_.front()}, options_.page_frames);
-    if (!page.ok()) {
+    // A step that may be a gap: the period is the median step of the
+    // range's first page of stored frames, read from the time index alone
+    // (decoding a page of frames cost more than the rest of a week).
+    auto times = store_->FrameTimes(summary_.from_ns, summary_.to_ns, options_.page_frames);
+    if (!times.ok()) {
       done_ = true;
-      return StoreFailure(*store_, "summarize: " + page.status().message());
+      return StoreFailure(*store_, "summarize: " + times.status().message());
     }
-    frames_->SetPeriod(FrameSummary::PeriodOf(options_.frame_period_ns, page->frames));
+    frames_->SetPeriod(FrameSummary::PeriodOf(options_.frame_period_ns, *times));
   }
   Finish();
   done_ = true;

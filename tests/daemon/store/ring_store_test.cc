@@ -1908,6 +1908,21 @@ TEST(RingStore, MalformedFrameBlobIsSkippedAndCounted) {
   EXPECT_EQ(page->frames.size(), 10u);
   EXPECT_TRUE(page->truncated);
   EXPECT_EQ(page->bad_frames, 1u);
+  // The frame times, read from the time index: every stored frame's, the
+  // undecodable one too, oldest first and at most `limit`.
+  auto times = s->FrameTimes(kT0 + kSec, kT0 + kFrames * kSec, 0);
+  ASSERT_TRUE(times.ok()) << times.status().message();
+  ASSERT_EQ(times->size(), static_cast<size_t>(kFrames - 1));
+  for (size_t i = 0; i < times->size(); ++i) {
+    EXPECT_EQ((*times)[i], kT0 + static_cast<int64_t>(i + 1) * kSec);
+  }
+  auto first = s->FrameTimes(kT0, kT0 + kFrames * kSec, 7);
+  ASSERT_TRUE(first.ok()) << first.status().message();
+  ASSERT_EQ(first->size(), 7u);
+  EXPECT_EQ(first->back(), kT0 + 6 * kSec);
+  auto none = s->FrameTimes(kT0 + kSec, kT0 + kSec, 0);
+  ASSERT_TRUE(none.ok());
+  EXPECT_TRUE(none->empty());
   // Downsampled from raw frames: 19 values, one frame counted as bad.
   uint64_t bad = 0;
   auto b =
