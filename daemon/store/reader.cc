@@ -426,28 +426,58 @@ Result<std::vector<RingStore::Impl::Aggregate>> RingStore::Impl::StepAggregates(
   return out;
 }
 
-Result<std::vector<Bucket>> RingStore::Impl::Downsample(const std::string& key, int64_t from_ns,
-                                                        int64_t to_ns, int64_t step_ns, Tier tier,
-                                                        uint64_t* bad_frames) {
-  uint64_t bad = 0;
+Result<std::vector<std::vector<Bucket>>> RingStore::Impl::DownsampleEach(
+    const std::vector<std::string>& keys, int64_t from_ns, int64_t to_ns, int64_t step_ns,
+    Tier tier, uint64_t* bad_frames) {
   if (step_ns <= 0) return Status::InvalidArgument("step must be positive");
-  if (to_ns <= from_ns) return std::vector<Bucket>{};
+  std::vector<std::vector<Bucket>> out(keys.size());
+  if (to_ns <= from_ns) return out;
   // Exact for any int64 bounds: the width of the range may exceed int64.
   const uint64_t steps = BucketCount(from_ns, to_ns, step_ns);
   if (steps > kMaxDownsampleSteps) {
     return Status::InvalidArgument("too many steps (" + std::to_string(steps) + " > " +
                                    std::to_string(kMaxDownsampleSteps) + ")");
   }
+  // One read for every channel: the same snapshot, and the pages they share
+  // read once.
   Lease l(*this);
   if (!l.ok()) return l.status();
-  auto ch = FindChannel(l.conn(), key);
-  if (!ch.ok()) return ch.status();
-  const auto id = static_cast<uint32_t>(ch->id);
-  std::vector<ReadAgg> acc(static_cast<size_t>(steps));
+  const bool coarse = tier == Tier::kRollup || step_ns >= options_.rollup_period_ns;
+  std::optional<int64_t> oldest;  // the raw tier's start (kAuto)
+  if (tier == Tier::kAuto) {
+    auto o = OldestFrameNs(l.conn());
+    if (!o.ok()) return o.status();
+    oldest = *o;
+  }
+  uint64_t rollup_seq = 0;
+  if (tier != Tier::kRaw && coarse) {
+    sql::Stmt m(l.conn(), "SELECT value FROM meta WHERE key = 'rollup_seq'");
+    if (m.Step()) rollup_seq = static_cast<uint64_t>(m.Int(0));
+    if (m.failed()) return m.status();
+  }
+  uint64_t bad = 0;
+  for (size_t k = 0; k < keys.size(); ++k) {
+    auto ch = FindChannel(l.conn(), keys[k]);
+    if (!ch.ok()) return ch.status();
+    auto b = DownsampleIn(l.conn(), static_cast<uint32_t>(ch->id), from_ns, to_ns, step_ns, tier,
+                          oldest, rollup_seq, bad);
+    if (!b.ok()) return b.status();
+    out[k] = std::move(*b);
+  }
+  if (bad_frames) *bad_frames += bad;
+  return out;
+}
+
+Result<std::vector<Bucket>> RingStore::Impl::DownsampleIn(sql::Conn& c, uint32_t id,
+                                                          int64_t from_ns, int64_t to_ns,
+                                                          int64_t step_ns, Tier tier,
+                                                          std::optional<int64_t> oldest,
+                                                          uint64_t rollup_seq, uint64_t& bad) {
+  std::vector<ReadAgg> acc(static_cast<size_t>(BucketCount(from_ns, to_ns, step_ns)));
   const int64_t period = options_.rollup_period_ns;
 
   if (tier == Tier::kRaw) {
-    if (Status s = FoldRaw(l.conn(), id, from_ns, from_ns, to_ns, step_ns, std::nullopt, acc, bad);
+    if (Status s = FoldRaw(c, id, from_ns, from_ns, to_ns, step_ns, std::nullopt, acc, bad);
         !s.ok()) {
       return s;
     }
@@ -457,20 +487,9 @@ Result<std::vector<Bucket>> RingStore::Impl::Downsample(const std::string& key, 
     // plus the raw frames after them. At a finer step: the rows only where
     // their frames were retired (the period ends at or before the raw tier's
     // start), and the raw frames everywhere else, at the asked step; `used`
-    // holds the periods answered from rows, in time order.
+    // holds the periods answered from rows, in time order. `oldest`: the raw
+    // tier's start (kAuto).
     const bool coarse = tier == Tier::kRollup || step_ns >= period;
-    std::optional<int64_t> oldest;  // the raw tier's start (kAuto)
-    if (tier == Tier::kAuto) {
-      auto o = OldestFrameNs(l.conn());
-      if (!o.ok()) return o.status();
-      oldest = *o;
-    }
-    uint64_t rollup_seq = 0;
-    if (coarse) {
-      sql::Stmt m(l.conn(), "SELECT value FROM meta WHERE key = 'rollup_seq'");
-      if (m.Step()) rollup_seq = static_cast<uint64_t>(m.Int(0));
-      if (m.failed()) return m.status();
-    }
     std::vector<std::pair<int64_t, int64_t>> used;
     // (I15) Whole days and blocks whose periods all start in one step: their
     // span_stats rows stand for their rollup rows, which are read only in
@@ -478,7 +497,7 @@ Result<std::vector<Bucket>> RingStore::Impl::Downsample(const std::string& key, 
     // (its first value is worked out below, from the rows).
     std::vector<Aggregate> aggs;
     if (coarse) {
-      auto found = StepAggregates(l.conn(), id, from_ns, to_ns, step_ns, oldest);
+      auto found = StepAggregates(c, id, from_ns, to_ns, step_ns, oldest);
       if (!found.ok()) return found.status();
       aggs = std::move(*found);
     }
@@ -493,7 +512,7 @@ Result<std::vector<Bucket>> RingStore::Impl::Downsample(const std::string& key, 
       const int64_t gap_to = gi < aggs.size() ? aggs[gi].t_ns : to_ns;
       if (gi < aggs.size()) next_from = aggs[gi].end_ns;
       if (gap_to <= gap_from) continue;
-      sql::Stmt s(l.conn(),
+      sql::Stmt s(c,
                   "SELECT t_ns, count, min, max, sum FROM rollup "
                   "WHERE channel = ?1 AND t_ns >= ?2 AND t_ns < ?3 ORDER BY t_ns");
       s.Bind(1, int64_t{id}).Bind(2, gap_from).Bind(3, gap_to);
@@ -509,7 +528,7 @@ Result<std::vector<Bucket>> RingStore::Impl::Downsample(const std::string& key, 
           // The period the raw tier starts in: its first value is the oldest
           // frame where no row before it says frames were retired (a daemon
           // started mid-period).
-          sql::Stmt e(l.conn(), "SELECT 1 FROM rollup WHERE channel = ?1 AND t_ns < ?2 LIMIT 1");
+          sql::Stmt e(c, "SELECT 1 FROM rollup WHERE channel = ?1 AND t_ns < ?2 LIMIT 1");
           e.Bind(1, int64_t{id}).Bind(2, t);
           if (!e.Step()) first = *oldest;
           if (e.failed()) return e.status();
@@ -524,7 +543,7 @@ Result<std::vector<Bucket>> RingStore::Impl::Downsample(const std::string& key, 
     for (const Aggregate& g : aggs) {
       auto& a = acc[static_cast<size_t>(BucketIndex(g.t_ns, from_ns, step_ns))];
       if (a.first_ns != g.t_ns) continue;
-      sql::Stmt f(l.conn(),
+      sql::Stmt f(c,
                   "SELECT min(t_ns) FROM rollup WHERE channel = ?1 AND t_ns >= ?2 AND t_ns < ?3");
       f.Bind(1, int64_t{id}).Bind(2, g.t_ns).Bind(3, g.end_ns);
       if (f.Step() && !f.IsNull(0)) a.first_ns = f.Int(0);
@@ -533,8 +552,7 @@ Result<std::vector<Bucket>> RingStore::Impl::Downsample(const std::string& key, 
     if (coarse) {
       // Frames not yet in the rollup tier (the open period, and the closed
       // ones held back, I7).
-      if (Status e = FoldTail(l.conn(), id, from_ns, to_ns, step_ns, rollup_seq, acc, bad);
-          !e.ok()) {
+      if (Status e = FoldTail(c, id, from_ns, to_ns, step_ns, rollup_seq, acc, bad); !e.ok()) {
         return e;
       }
     } else if (oldest) {
@@ -543,14 +561,14 @@ Result<std::vector<Bucket>> RingStore::Impl::Downsample(const std::string& key, 
       int64_t lo = std::max(from_ns, *oldest);
       for (const auto& [b, e] : used) {
         if (b > lo) {
-          if (Status st = FoldRaw(l.conn(), id, from_ns, lo, b, step_ns, std::nullopt, acc, bad);
+          if (Status st = FoldRaw(c, id, from_ns, lo, b, step_ns, std::nullopt, acc, bad);
               !st.ok()) {
             return st;
           }
         }
         lo = std::max(lo, e);
       }
-      if (Status st = FoldRaw(l.conn(), id, from_ns, lo, to_ns, step_ns, std::nullopt, acc, bad);
+      if (Status st = FoldRaw(c, id, from_ns, lo, to_ns, step_ns, std::nullopt, acc, bad);
           !st.ok()) {
         return st;
       }
@@ -565,8 +583,15 @@ Result<std::vector<Bucket>> RingStore::Impl::Downsample(const std::string& key, 
     const int64_t t = std::max(BucketStart(from_ns, k, step_ns).value_or(to_ns), a.first_ns);
     out.push_back({t, a.min, a.sum / static_cast<double>(a.count), a.max, a.count});
   }
-  if (bad_frames) *bad_frames += bad;
   return out;
+}
+
+Result<std::vector<Bucket>> RingStore::Impl::Downsample(const std::string& key, int64_t from_ns,
+                                                        int64_t to_ns, int64_t step_ns, Tier tier,
+                                                        uint64_t* bad_frames) {
+  auto each = DownsampleEach({key}, from_ns, to_ns, step_ns, tier, bad_frames);
+  if (!each.ok()) return each.status();
+  return std::move(each->front());
 }
 
 Result<std::optional<double>> RingStore::Impl::CounterAtIn(sql::Conn& c, uint32_t id, int64_t t) {

@@ -500,6 +500,13 @@ Result<std::vector<Bucket>> RingStore::Downsample(const std::string& key, int64_
   return Guarded("Downsample",
                  [&] { return impl_->Downsample(key, from_ns, to_ns, step_ns, tier, bad_frames); });
 }
+Result<std::vector<std::vector<Bucket>>> RingStore::DownsampleEach(
+    const std::vector<std::string>& keys, int64_t from_ns, int64_t to_ns, int64_t step_ns,
+    Tier tier, uint64_t* bad_frames) {
+  return Guarded("Downsample", [&] {
+    return impl_->DownsampleEach(keys, from_ns, to_ns, step_ns, tier, bad_frames);
+  });
+}
 Result<std::optional<double>> RingStore::CounterAt(const std::string& key, int64_t realtime_ns) {
   return Guarded("CounterAt", [&] { return impl_->CounterAt(key, realtime_ns); });
 }

@@ -100,12 +100,37 @@ Status Summarizer::Begin(int64_t from, int64_t to, int64_t now) {
   if (!channels.ok()) return StoreFailure(*store_, "summarize: " + channels.status().message());
   auto stats = store_->Stats();
   in_raw_ = stats.ok() && stats->oldest_ns && *stats->oldest_ns <= from;
-  const store::Tier tier = in_raw_ ? store::Tier::kRaw : store::Tier::kAuto;
+  // Older than the raw tier: each power, temperature and load channel over
+  // the whole range from the rollup tier, one step (two where it is wider
+  // than int64), all in one read; and the temperatures' first readings,
+  // from the range's first frame.
+  std::map<std::string, Bucket> wholes;
+  std::map<std::string, int64_t> starts;
+  if (!in_raw_) {
+    std::vector<std::string> keys, zones;
+    for (const auto& sc : *channels) {
+      const Channel& c = sc.channel;
+      const bool power = c.kind == Kind::kRail && c.field == Field::kPower;
+      if (power || IsZoneTemp(c) || IsUnitLoad(c)) keys.push_back(sc.key);
+      if (IsZoneTemp(c)) zones.push_back(sc.key);
+    }
+    auto each = store_->DownsampleEach(keys, from, to, SubSaturating(to, from), store::Tier::kAuto);
+    for (size_t i = 0; each.ok() && i < keys.size(); ++i) {
+      if (!(*each)[i].empty()) wholes.emplace(keys[i], (*each)[i].front());
+    }
+    auto first = zones.empty() ? Result<store::FrameSet>(store::FrameSet{})
+                               : store_->Range(from, to, zones, 1);
+    if (first.ok() && !first->frames.empty()) {
+      const Frame& f = first->frames[0];
+      for (size_t i = 0; i < zones.size() && i < f.values.size(); ++i) {
+        if (f.values[i]) starts.emplace(zones[i], *f.values[i]);
+      }
+    }
+  }
   auto whole = [&](const std::string& key) -> std::optional<Bucket> {
-    // One step over the whole range (two where it is wider than int64).
-    auto b = store_->Downsample(key, from, to, SubSaturating(to, from), tier);
-    if (!b.ok() || b->empty()) return std::nullopt;
-    return b->front();
+    auto it = wholes.find(key);
+    if (it == wholes.end()) return std::nullopt;
+    return it->second;
   };
 
   // Rails, in inventory order; energy from the counters, power from the
@@ -145,14 +170,12 @@ Status Summarizer::Begin(int64_t from, int64_t to, int64_t now) {
     } else if (!in_raw_ && IsZoneTemp(c)) {
       auto b = whole(sc.key);
       if (!b) continue;
-      auto first = store_->Range(from, to, {sc.key}, 1);
       TempSummary& t = out.temps.emplace_back();
       t.name = c.name;
       t.min_mc = b->min;
       t.max_mc = b->max;
-      if (first.ok() && !first->frames.empty() && !first->frames[0].values.empty()) {
-        t.start_mc = first->frames[0].values[0];
-      }  // else: no first reading; left absent, never stood in for by the minimum
+      if (auto s = starts.find(sc.key); s != starts.end()) t.start_mc = s->second;
+      // else: no first reading; left absent, never stood in for by the minimum
     } else if (!in_raw_ && IsUnitLoad(c)) {
       if (auto b = whole(sc.key))
         out.loads.push_back({std::string(ToString(c.kind)), c.name, b->avg, b->max});

@@ -381,6 +381,22 @@ TEST(SpanSummary, CoarseDownsampleFromDaysAndBlocksMatchesEveryRow) {
                              (b - a) / kPeriod * kPeriod + kPeriod};
     const int64_t step = steps[i % 4];
     from_totals += step >= 3600 * kSec;
+    // Every key in one read: the buckets of one call per key.
+    auto each = s.DownsampleEach(keys, a, b, step);
+    ASSERT_TRUE(each.ok()) << each.status().message();
+    ASSERT_EQ(each->size(), keys.size());
+    for (size_t k = 0; k < keys.size(); ++k) {
+      auto one = s.Downsample(keys[k], a, b, step);
+      ASSERT_TRUE(one.ok());
+      ASSERT_EQ((*each)[k].size(), one->size()) << keys[k];
+      for (size_t j = 0; j < one->size(); ++j) {
+        EXPECT_EQ((*each)[k][j].t_ns, (*one)[j].t_ns) << keys[k];
+        EXPECT_EQ((*each)[k][j].min, (*one)[j].min) << keys[k];
+        EXPECT_EQ((*each)[k][j].max, (*one)[j].max) << keys[k];
+        EXPECT_EQ((*each)[k][j].count, (*one)[j].count) << keys[k];
+        EXPECT_EQ((*each)[k][j].avg, (*one)[j].avg) << keys[k];
+      }
+    }
     for (const auto& key : keys) {
       const std::string what = key + " " + std::to_string(a) + " .. " + std::to_string(b) +
                                " step " + std::to_string(step / kSec) + " s";
