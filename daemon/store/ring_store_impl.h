@@ -423,16 +423,16 @@ class RingStore::Impl {
   Status FoldRaw(sql::Conn& c, uint32_t id, int64_t from_ns, int64_t lo_ns, int64_t hi_ns,
                  int64_t step_ns, std::optional<uint64_t> after_seq,
                  std::vector<internal::ReadAgg>& acc, uint64_t& bad_frames);
-  // FoldRaw of the frames after `after_seq` (rollup_seq: the open period
-  // and the closed ones held back, I7) from tail_, which decodes each of
-  // them once for every reader and channel; FoldRaw itself when they are
-  // more than tail_ keeps.
   // One channel's Downsample on a read already open: `oldest` is the raw
   // tier's start (kAuto), `rollup_seq` the rollup tier's end (a coarse step).
   Result<std::vector<Bucket>> DownsampleIn(sql::Conn& c, uint32_t id, int64_t from_ns,
                                            int64_t to_ns, int64_t step_ns, Tier tier,
                                            std::optional<int64_t> oldest, uint64_t rollup_seq,
                                            uint64_t& bad);
+  // FoldRaw of the frames after `after_seq` (rollup_seq: the open period
+  // and the closed ones held back, I7) from tail_, which decodes each of
+  // them once for every reader and channel; FoldRaw itself when they are
+  // more than tail_ keeps.
   Status FoldTail(sql::Conn& c, uint32_t id, int64_t from_ns, int64_t hi_ns, int64_t step_ns,
                   uint64_t after_seq, std::vector<internal::ReadAgg>& acc, uint64_t& bad_frames);
   Result<std::optional<double>> CounterAtIn(sql::Conn& c, uint32_t id, int64_t t);

@@ -118,12 +118,13 @@ Status Summarizer::Begin(int64_t from, int64_t to, int64_t now) {
     for (size_t i = 0; each.ok() && i < keys.size(); ++i) {
       if (!(*each)[i].empty()) wholes.emplace(keys[i], (*each)[i].front());
     }
-    auto first = zones.empty() ? Result<store::FrameSet>(store::FrameSet{})
-                               : store_->Range(from, to, zones, 1);
-    if (first.ok() && !first->frames.empty()) {
-      const Frame& f = first->frames[0];
-      for (size_t i = 0; i < zones.size() && i < f.values.size(); ++i) {
-        if (f.values[i]) starts.emplace(zones[i], *f.values[i]);
+    if (!zones.empty()) {
+      auto first = store_->Range(from, to, zones, 1);
+      if (first.ok() && !first->frames.empty()) {
+        const Frame& f = first->frames[0];
+        for (size_t i = 0; i < zones.size() && i < f.values.size(); ++i) {
+          if (f.values[i]) starts.emplace(zones[i], *f.values[i]);
+        }
       }
     }
   }
