@@ -180,6 +180,7 @@ Status RingStore::Impl::Commit() {
         static_cast<double>(bytes) / static_cast<double>(batch_.size()) + kRowOverheadBytes;
     avg_row_bytes_ = 0.7 * avg_row_bytes_ + 0.3 * avg;
     newest_rt_ = batch_.back().realtime_ns;
+    committed_newest_.store(batch_.back().realtime_ns, std::memory_order_release);
     committed_next_.store(batch_.back().seq + 1, std::memory_order_release);
   }
   boots_.erase(boots_.begin(), boots_.begin() + static_cast<std::ptrdiff_t>(d.boots_emptied));

@@ -220,6 +220,7 @@ Status RingStore::Impl::LoadState() {
       std::lock_guard lk(mu_);
       next_seq_ = static_cast<uint64_t>(s.Int(0)) + 1;
       newest_rt_ = s.Int(1);
+      committed_newest_.store(s.Int(1), std::memory_order_release);
       last_rt_ = newest_rt_;
       last_bt_ = s.Int(2);
       last_offset_ = SubSaturating(*last_rt_, *last_bt_);
@@ -423,11 +424,17 @@ uint64_t RingStore::Append(std::shared_ptr<const Frame> frame) {
 Status RingStore::Flush() {
   return Guarded("Flush", [&] { return impl_->Flush(); });
 }
+void RingStore::SetCommitInterval(int64_t ms) {
+  impl_->SetCommitInterval(ms);
+}
 uint64_t RingStore::next_seq() const {
   return impl_->next_seq();
 }
 uint64_t RingStore::committed_next_seq() const {
   return impl_->committed_next_seq();
+}
+int64_t RingStore::committed_newest_ns() const {
+  return impl_->committed_newest_ns();
 }
 Result<int64_t> RingStore::BeginWindow(const std::string& label, int64_t start_ns,
                                        std::optional<int64_t> lease_ns, const std::string& owner) {

@@ -501,11 +501,18 @@ class RingStore {
   // Commits everything queued before this call. Returns the error of a
   // batch that could not be written, if any.
   Status Flush();
+  // Changes commit_interval_ms from the next wait on (a daemon that learns
+  // only after Open whether a flight recorder keeps its uncommitted frames).
+  void SetCommitInterval(int64_t ms);
   // The seq the next Append will get (at least MAX(seq)+1 of the file).
   uint64_t next_seq() const;
   // One past the newest frame committed to the file: frames below it are
   // durable. Lock-free, for any thread (a frame sink beside the store).
   uint64_t committed_next_seq() const;
+  // The stored realtime of the newest frame committed (INT64_MIN before
+  // any): every frame still queued is stored at or after it (I11), so a
+  // read ending at or before it needs no Flush. Lock-free, for any thread.
+  int64_t committed_newest_ns() const;
 
   // ---- Windows (synchronous: committed when they return) ----
 

@@ -204,7 +204,8 @@ class RingStore::Impl {
   Impl(std::string path, RingStoreOptions options)
       : path_(std::move(path)),
         options_(std::move(options)),
-        clock_(options_.clock != nullptr ? *options_.clock : system_clock_) {}
+        clock_(options_.clock != nullptr ? *options_.clock : system_clock_),
+        commit_interval_ns_(MulSaturating(options_.commit_interval_ms, 1'000'000)) {}
   ~Impl() { (void)Close(); }
   uint64_t rows_read() const { return rows_read_.load(std::memory_order_relaxed); }
 
@@ -223,11 +224,13 @@ class RingStore::Impl {
   void SetInventory(const Inventory& inventory);
   uint64_t Append(std::shared_ptr<const Frame> frame);
   Status Flush();
+  void SetCommitInterval(int64_t ms);
   uint64_t next_seq() const {
     std::lock_guard lk(mu_);
     return next_seq_;
   }
   uint64_t committed_next_seq() const { return committed_next_.load(std::memory_order_acquire); }
+  int64_t committed_newest_ns() const { return committed_newest_.load(std::memory_order_acquire); }
 
   Result<int64_t> BeginWindow(const std::string& label, int64_t start_ns,
                               std::optional<int64_t> lease_ns, const std::string& owner);
@@ -452,6 +455,7 @@ class RingStore::Impl {
   bool stop_ = false;
   uint64_t next_seq_ = 1;
   int64_t first_queued_ns_ = 0;  // monotonic
+  int64_t commit_interval_ns_;   // options_.commit_interval_ms, or SetCommitInterval's
   std::thread thread_;
 
   // ---- Close: guarded by close_mu_ ----
@@ -464,6 +468,7 @@ class RingStore::Impl {
   // One past the newest frame in the file (0 before Open): what a frame
   // sink beside the store may forget.
   std::atomic<uint64_t> committed_next_{0};
+  std::atomic<int64_t> committed_newest_{INT64_MIN};  // its stored realtime (committed_newest_ns)
   std::atomic<uint64_t> rows_read_{0};  // rows SQLite returned to readers (rows_read())
   std::atomic<bool> started_{false};    // Open() succeeded: damage is reported, not returned
   std::string damaged_opening_;         // Init only: why, when Setup/LoadState met damage

@@ -102,10 +102,17 @@ Status RingStore::Impl::SetMaxPageCount(int64_t pages) {
   return r.ok() ? Status::Ok() : r.status();
 }
 
+void RingStore::Impl::SetCommitInterval(int64_t ms) {
+  {
+    std::lock_guard lk(mu_);
+    commit_interval_ns_ = MulSaturating(std::max<int64_t>(0, ms), 1'000'000);
+  }
+  cv_.notify_one();  // a shorter interval may already be due
+}
+
 // ============================ Writer thread ============================
 
 void RingStore::Impl::Run() {
-  const int64_t interval_ns = MulSaturating(options_.commit_interval_ms, 1'000'000);
   for (;;) {
     std::deque<Item> items;
     bool stopping = false;
@@ -114,7 +121,7 @@ void RingStore::Impl::Run() {
       while (!stop_ && !sync_pending_ && queued_frames_ < options_.batch_frames) {
         if (queue_.empty()) {
           cv_.wait(lk);
-        } else if (const int64_t due = AddSaturating(first_queued_ns_, interval_ns);
+        } else if (const int64_t due = AddSaturating(first_queued_ns_, commit_interval_ns_);
                    clock_.MonotonicNs() >= due) {
           break;
         } else {

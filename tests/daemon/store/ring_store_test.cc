@@ -2172,6 +2172,34 @@ TEST(RingStore, CommitIntervalIsMeasuredOnTheInjectedClock) {
   EXPECT_EQ(st->queued_frames, 0u);
 }
 
+TEST(RingStore, SetCommitIntervalTakesEffectForFramesAlreadyQueued) {
+  TempDir dir;
+  FakeClock clock(FakeClock::Mode::kPaced);
+  auto o = Fast();
+  o.commit_interval_ms = 5'000;
+  o.clock = &clock;
+  auto s = MustOpen(dir.File("interval.db"), o);
+  ASSERT_TRUE(s);
+  s->SetInventory(SmallInventory());
+  s->SetCommitInterval(3'600'000);  // longer: 5 s on the store's clock no longer commits
+  ASSERT_NE(s->Append(MakeFrame(kT0, {1, 2, 3, 4})), 0u);
+  clock.Advance(5 * kSec);
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  auto st = s->Stats();
+  ASSERT_TRUE(st.ok());
+  EXPECT_EQ(st->frames, 0);
+  EXPECT_EQ(st->queued_frames, 1u);
+
+  s->SetCommitInterval(1'000);  // shorter: due already, for the frame that waits
+  for (int i = 0; i < 60'000 && st.ok() && st->frames == 0; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    st = s->Stats();
+  }
+  ASSERT_TRUE(st.ok());
+  EXPECT_EQ(st->frames, 1);
+  EXPECT_EQ(st->queued_frames, 0u);
+}
+
 TEST(RingStore, WriteFailuresAreReportedOncePerMinuteOfTheInjectedClock) {
   TempDir dir;
   FakeClock clock(FakeClock::Mode::kPaced);
