@@ -30,7 +30,6 @@ constexpr size_t kMaxLabel = 256;
 constexpr uint32_t kMaxLeaseMs = 86'400'000;
 constexpr uint32_t kMaxWindowPage = 1000;
 constexpr int64_t kSweepEveryMs = 200;
-constexpr int64_t kRecentNs = 60 * 1000 * kNsPerMs;  // queries reaching this far back flush first
 
 std::string SecondsText(int64_t later, int64_t earlier) {
   char buf[32];
@@ -178,9 +177,10 @@ class QueryReactor final : public grpc::ServerWriteReactor<v1::QueryChunk> {
     }
     if (!cancelled) {
       chunk_.Clear();
-      // A range that reaches the last minute may hold frames still queued
-      // for the batched writer: commit them first, once per query.
-      if (!flushed_ && to_ > SubSaturating(svc_.Now(), kRecentNs)) {
+      // A range that ends after the newest committed frame may hold frames
+      // still queued for the batched writer: commit them first, once per
+      // query.
+      if (!flushed_ && to_ > svc_.store().committed_newest_ns()) {
         // A damaged store writes nothing more: what it holds is still read.
         if (auto s = svc_.store().Flush(); !s.ok() && !svc_.store().damaged()) {
           error = Status::Internal("query: storing queued frames: " + s.message());

@@ -249,7 +249,7 @@ def sampler_counts(port):
 
 def stored_share(d, stub, pb, r0, r1):
     """Frames stored with a time in [r0, r1), and the frames due then."""
-    # A Query reaching the last minute commits the frames still queued first.
+    # A Query ending after the newest committed frame commits the queued ones first.
     for _ in stub.Query(pb.QueryRequest(from_ns=r1 - 10**9, to_ns=r1, channels=["rail/*"]),
                         timeout=30):
         pass

@@ -543,6 +543,52 @@ TEST_F(ServiceTest, QueryRawFramesInChunks) {
   EXPECT_TRUE(chunks.back().truncated());
 }
 
+TEST_F(ServiceTest, AQueryEndingAfterTheNewestCommittedFrameHoldsTheQueuedOnes) {
+  int64_t t0 = WriteKnownHistory();  // committed; its newest frame is 900 s old
+  auto latest = store_->Latest();
+  ASSERT_TRUE(latest.ok());
+  ASSERT_EQ(latest->frames.size(), 1u);
+  const Frame last = latest->frames[0];
+  store_->SetCommitInterval(3'600'000);  // the store would wait an hour on its own
+  const Channel& p = Find(Kind::kRail, "VIN_SYS_5V0", Field::kPower);
+  for (int64_t i = 1; i <= 10; ++i) {
+    Frame f;
+    f.seq = store_->next_seq();
+    f.boottime_ns = last.boottime_ns + i * kSec;
+    f.realtime_ns = last.realtime_ns + i * kSec;
+    f.values.assign(collection_->inventory().channels.size(), std::nullopt);
+    f.values[p.id] = 7000 + i;
+    ASSERT_NE(store_->Append(std::move(f)), 0u);
+  }
+  // A range ending long before now, after the newest committed frame.
+  v1::QueryRequest q;
+  q.set_from_ns(last.realtime_ns + 1);
+  q.set_to_ns(last.realtime_ns + 20 * kSec);
+  ASSERT_LT(q.to_ns(), t0 + 900 * kSec);
+  q.add_channels(p.Key());
+  std::vector<v1::QueryChunk> chunks;
+  ASSERT_TRUE(QueryAll(*stub_, q, &chunks).ok());
+  std::vector<int64_t> values;
+  for (const auto& c : chunks) {
+    for (const auto& f : c.frames()) values.push_back(f.values_size() ? f.values(0) : -1);
+  }
+  ASSERT_EQ(values.size(), 10u);
+  EXPECT_EQ(values.front(), 7001);
+  EXPECT_EQ(values.back(), 7010);
+
+  // A range ending at the newest committed frame asks for no commit.
+  store_->Append(Frame{store_->next_seq(), last.boottime_ns + 11 * kSec,
+                       last.realtime_ns + 11 * kSec,
+                       std::vector<Value>(collection_->inventory().channels.size())});
+  q.set_from_ns(t0);
+  q.set_to_ns(last.realtime_ns + 10 * kSec);
+  chunks.clear();
+  ASSERT_TRUE(QueryAll(*stub_, q, &chunks).ok());
+  auto st = store_->Stats();
+  ASSERT_TRUE(st.ok());
+  EXPECT_EQ(st->queued_frames, 1u);
+}
+
 TEST_F(ServiceTest, QueryDownsampled) {
   int64_t t0 = WriteKnownHistory();
   const Channel& p = Find(Kind::kRail, "VIN_SYS_5V0", Field::kPower);
