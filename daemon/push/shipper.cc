@@ -302,6 +302,16 @@ Shipper::StepResult Shipper::ShipFrames() {
   const size_t limit =
       std::max<size_t>(1, options_.batch_samples / std::max<size_t>(1, plan_->entries().size()));
   auto set = store_.FramesAfter(cursor_ ? cursor_->seq : 0, limit);
+  const int64_t now = clock_.MonotonicNs();
+  if (set.ok() && set->frames.empty() &&
+      (!flushed_at_ns_ || now - *flushed_at_ns_ >= options_.interval_ns)) {
+    // Caught up with what is committed: the frames still queued for the
+    // batched writer (up to store.commit_interval_ms of them) go out now,
+    // not a commit interval later. A failed commit is the writer's to
+    // report; this look then finds nothing.
+    flushed_at_ns_ = now;
+    if (store_.Flush().ok()) set = store_.FramesAfter(cursor_ ? cursor_->seq : 0, limit);
+  }
   if (!set.ok()) {
     Log(2, "reading frames: " + set.status().message());
     return {Step::kStoreError, 0, options_.max_backoff_ns / 10};

@@ -38,7 +38,10 @@
 // Pace: batches of at most batch_samples samples, at most rate_limit samples
 // a second on average (a backlog drains without a stampede when a fleet
 // reconnects); once caught up the shipper looks for new frames every
-// `interval`.
+// `interval`. A look that finds nothing committed commits the frames still
+// queued for the store's batched writer (RingStore::Flush), at most once an
+// `interval`: a receiver is at most about an interval behind, whatever
+// store.commit_interval_ms is.
 //
 // Falling behind: when the cursor is older than the oldest raw frame held
 // (retention or the size cap deleted frames never sent), the span between
@@ -171,6 +174,8 @@ class Shipper {
   bool cursor_loaded_ = false;
   bool in_gap_ = false;
   int attempt_ = 0;
+  // When ShipFrames last committed the store's queued frames (monotonic).
+  std::optional<int64_t> flushed_at_ns_;
   std::mt19937_64 rng_;
   std::vector<store::StoredChannel> plan_channels_;
   Inventory plan_inventory_;

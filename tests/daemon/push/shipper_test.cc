@@ -229,6 +229,48 @@ TEST_F(ShipperTest, SendsEveryFrameOldestFirstWithItsOwnTimeThenIdles) {
   EXPECT_EQ((*cursor)->realtime_ns, kT0 + 24 * kSec);
 }
 
+TEST_F(ShipperTest, FramesStillQueuedForTheStoreGoOutAtMostOnceAnInterval) {
+  // The store commits once an hour on its own (paced) clock: what the
+  // shipper finds, it finds by committing the queue itself.
+  testing::FakeClock store_clock(testing::FakeClock::Mode::kPaced);
+  store::RingStoreOptions o;
+  o.commit_interval_ms = 3'600'000;
+  o.clock = &store_clock;
+  auto opened = store::RingStore::Open((dir_ / "e.db").string(), std::move(o));
+  ASSERT_TRUE(opened.ok()) << opened.status().message();
+  store_ = std::move(opened).value();
+  store_->SetInventory(inv_);
+  auto queue = [&](int n) {
+    for (int i = 0; i < n; ++i, ++appended_) {
+      Frame f;
+      f.seq = store_->next_seq();
+      f.boottime_ns = 1000 * kSec + appended_ * kSec;
+      f.realtime_ns = kT0 + appended_ * kSec;
+      f.values = {1000 + appended_, 40000};
+      ASSERT_NE(store_->Append(std::move(f)), 0u);
+    }
+  };
+  queue(5);
+  ShipperOptions so = Options();
+  Shipper s(*store_, so);
+  EXPECT_EQ(s.ShipOnce().step, Shipper::Step::kSent);
+  EXPECT_EQ(receiver_.Samples("edgemon_rail_power_watts").size(), 5u);
+  EXPECT_EQ(s.ShipOnce().step, Shipper::Step::kIdle);
+
+  queue(3);  // within the interval of that commit: they wait for the store or the next look
+  EXPECT_EQ(s.ShipOnce().step, Shipper::Step::kIdle);
+  auto st = store_->Stats();
+  ASSERT_TRUE(st.ok());
+  EXPECT_EQ(st->queued_frames, 3u);
+  EXPECT_EQ(receiver_.Samples("edgemon_rail_power_watts").size(), 5u);
+
+  clock_.Advance(so.interval_ns);
+  EXPECT_EQ(s.ShipOnce().step, Shipper::Step::kSent);
+  auto power = receiver_.Samples("edgemon_rail_power_watts");
+  ASSERT_EQ(power.size(), 8u);
+  EXPECT_EQ(power.back().first, (kT0 + 7 * kSec) / 1'000'000);
+}
+
 TEST_F(ShipperTest, RetriesAfter500And429HonouringRetryAfterThenMovesOn) {
   Open();
   Append(5);
