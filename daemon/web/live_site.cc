@@ -116,9 +116,7 @@ class LiveSite::Handlers {
     if (!turn.ok()) return Busy(res);
     const auto deadline = ReadDeadline();
     store::RingStore& store = s_.store_;
-    // Committed frames only: no Flush, so that a page refreshing its history
-    // every few seconds adds no commits (writes to flash); the newest frames
-    // (up to the store's commit interval) are the live chart's.
+    s_.CommitQueued();
     auto stored = store.Channels();
     if (!stored.ok()) return Fail(res, 500, "history: " + stored.status().message());
     std::set<std::string> known;
@@ -351,6 +349,18 @@ void LiveSite::Stop() {
 
 int64_t LiveSite::Now() const {
   return options_.sampler ? options_.sampler->TimelineNs() : SystemClock().RealtimeNs();
+}
+
+void LiveSite::CommitQueued() {
+  if (store_.next_seq() <= store_.committed_next_seq()) return;  // nothing queued
+  const int64_t now = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                          std::chrono::steady_clock::now().time_since_epoch())
+                          .count();
+  int64_t last = flushed_at_ns_.load();
+  if (now - last < kHistoryCommitGapNs) return;
+  // One page's read commits for all: the others read what it committed.
+  if (!flushed_at_ns_.compare_exchange_strong(last, now)) return;
+  (void)store_.Flush();  // a failed commit is the writer's to report; the read goes on
 }
 
 int64_t LiveSite::PeriodNs() const {

@@ -9,9 +9,13 @@
 //                      `max_streams` at once, further ones 503
 //   GET /api/history   ?from=&to=&step=&channels=: each channel downsampled
 //                      by the store (RingStore::Downsample, Tier::kAuto: the
-//                      rollup tier for long ranges; committed frames only),
-//                      and the windows and marks in the range; 400 with a
-//                      one-line message for bad parameters
+//                      rollup tier for long ranges), and the windows and
+//                      marks in the range; 400 with a one-line message for
+//                      bad parameters. Frames still queued for the store's
+//                      batched writer are committed first, at most once
+//                      every kHistoryCommitGapNs for every page together:
+//                      pages refreshing their history cannot make the store
+//                      commit (write flash) more often than that
 //   GET /api/energy    ?window=ID or ?from=&to=: the Summary (energy per
 //                      rail) of a window or a range; 400, 404 as above
 //
@@ -62,6 +66,9 @@ struct Latest {
   std::shared_ptr<const Frame> frame;
 };
 
+// The shortest time between two commits a history read asks for.
+inline constexpr int64_t kHistoryCommitGapNs = 5'000'000'000;
+
 class LiveSite final : public FrameSink {
  public:
   struct Options {
@@ -103,6 +110,8 @@ class LiveSite final : public FrameSink {
  private:
   int64_t Now() const;
   int64_t PeriodNs() const;
+  // Commits the store's queued frames for a history read (see /api/history).
+  void CommitQueued();
 
   store::RingStore& store_;
   const Options options_;
@@ -112,6 +121,8 @@ class LiveSite final : public FrameSink {
   std::atomic<uint64_t> frames_sent_{0};
   std::atomic<uint64_t> refused_{0};
   std::atomic<uint64_t> reads_refused_{0};
+  // When a history read last committed the store's queue (steady clock).
+  std::atomic<int64_t> flushed_at_ns_{INT64_MIN / 2};
 
   // Turns for store reads (guarded by mu_).
   size_t reads_running_ = 0;

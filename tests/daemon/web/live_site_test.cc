@@ -439,6 +439,33 @@ TEST_F(LiveSiteTest, HistoryAnswersWithSeriesAndWindowsOrA400) {
   EXPECT_NEAR(e["duration_s"].get<double>(), 10.0, 1e-9);
 }
 
+TEST_F(LiveSiteTest, HistoryHoldsQueuedFramesCommittingAtMostOnceEveryFiveSeconds) {
+  store_->SetCommitInterval(3'600'000);  // the store would wait an hour on its own
+  const int64_t t0 = SystemClock().RealtimeNs() - 10 * kSec;
+  for (uint64_t i = 0; i < 5; ++i) {
+    Publish(MakeFrame(21 + i, t0 + static_cast<int64_t>(i) * kSec,
+                      {3000 + static_cast<int64_t>(i), std::nullopt, 2000, 45000}));
+  }
+  Start();
+  auto c = Client();
+  const char* q = "/api/history?from=-1m&step=1s&channels=rail/VDD_SOC/power";
+  auto r = c.Get(q);
+  ASSERT_TRUE(r);
+  ASSERT_EQ(r->status, 200) << r->body;
+  EXPECT_EQ(json::parse(r->body)["series"][0]["max"].back(), 3004);  // the newest queued frame
+
+  // Another read right after (any page's): what the first one committed,
+  // no second commit.
+  Publish(MakeFrame(26, t0 + 5 * kSec, {3005, std::nullopt, 2000, 45000}));
+  r = c.Get(q);
+  ASSERT_TRUE(r);
+  ASSERT_EQ(r->status, 200) << r->body;
+  EXPECT_EQ(json::parse(r->body)["series"][0]["max"].back(), 3004);
+  auto st = store_->Stats();
+  ASSERT_TRUE(st.ok());
+  EXPECT_EQ(st->queued_frames, 1u);
+}
+
 TEST_F(LiveSiteTest, WithATokenEveryRouteRefusesARequestWithoutIt) {
   const std::string token = "s3cret-token-0123456789";
   Start(16, token);
