@@ -149,7 +149,10 @@ store::RingStoreOptions StoreOptions(const runtime::Config& c, bool recreate_bad
   o.rollup_period_ns = c.rollup_period_s * 1'000'000'000;
   o.rollup_retention_ns = c.rollup_retention_s * 1'000'000'000;
   o.max_bytes = c.max_db_bytes;
-  o.commit_interval_ms = c.commit_interval_ms;
+  // Automatic: the short interval until a flight recorder is open (main).
+  o.commit_interval_ms = c.commit_interval_ms == runtime::kCommitIntervalAuto
+                             ? runtime::kCommitIntervalBareMs
+                             : c.commit_interval_ms;
   o.rollup_write_frames = static_cast<size_t>(c.rollup_write_frames);
   o.recreate_bad = recreate_bad;
   // A small resident set: queries are short and few, so a modest page cache
@@ -388,6 +391,11 @@ int Run(const Flags& flags) {
   }
   std::unique_ptr<FlightRecorder> flight =
       OpenFlightRecorder(config, collection, *st, owner.Identity(), *log);
+  // With the recorder keeping what is not committed yet, a crash costs no
+  // frames whatever the interval: commit less often (flash writes).
+  if (flight && config.commit_interval_ms == runtime::kCommitIntervalAuto) {
+    st->SetCommitInterval(runtime::kCommitIntervalFlightMs);
+  }
   if (auto counters = st->LastCounters(); counters.ok()) collection.SeedEnergy(*counters);
 
   SamplerOptions so;

@@ -613,8 +613,10 @@ Status ValidateLines(const Config& c) {
   if (c.rollup_retention_s > kTenYears) {
     return Status::InvalidArgument("key store.rollup_retention: must be at most 3650d");
   }
-  if (c.commit_interval_ms < 0 || c.commit_interval_ms > 600'000) {
-    return Status::InvalidArgument("key store.commit_interval_ms: must be between 0 and 600000");
+  if ((c.commit_interval_ms < 0 && c.commit_interval_ms != kCommitIntervalAuto) ||
+      c.commit_interval_ms > 600'000) {
+    return Status::InvalidArgument(
+        "key store.commit_interval_ms: must be between 0 and 600000, or -1 (automatic)");
   }
   if (c.rollup_write_frames < 0 || c.rollup_write_frames > 1'000'000) {
     return Status::InvalidArgument("key store.rollup_write_frames: must be between 0 and 1000000");

@@ -36,6 +36,12 @@ struct PushConfig {
   friend bool operator==(const PushConfig&, const PushConfig&) = default;
 };
 
+// store.commit_interval_ms: -1 (the default) chooses by whether a flight
+// recorder keeps the frames not yet committed (edgemond's main).
+inline constexpr int64_t kCommitIntervalAuto = -1;
+inline constexpr int64_t kCommitIntervalFlightMs = 60'000;
+inline constexpr int64_t kCommitIntervalBareMs = 5'000;
+
 struct Config {
   // [daemon]
   std::string root = "/";         // prefixes /sys, /proc, /etc, /var/lib
@@ -58,7 +64,10 @@ struct Config {
   int64_t max_db_bytes = 1LL << 30;  // whole file, honoured exactly
   int64_t rollup_period_s = 60;      // downsampled tier: min/avg/max per period
   int64_t rollup_retention_s = 60 * 86400;
-  int64_t commit_interval_ms = 5000;  // batched commits
+  // Batched commits; kCommitIntervalAuto (the default): kCommitIntervalFlightMs
+  // while a flight recorder keeps the uncommitted frames, else
+  // kCommitIntervalBareMs.
+  int64_t commit_interval_ms = kCommitIntervalAuto;
   // Closed rollup periods are written once they hold this many frames (or
   // hourly); 0: each period with the commit after it closes.
   int64_t rollup_write_frames = 900;

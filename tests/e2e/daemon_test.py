@@ -18,7 +18,7 @@ import tempfile
 import time
 import unittest
 
-from harness import faketime_lib
+from harness import faketime_lib, free_port
 
 ARGS = None
 
@@ -56,11 +56,11 @@ class Notify:
 
 class Daemon:
     def __init__(self, tmp, db, root=None, extra=(), config=None, env=None, notify=None,
-                 sock="api.sock"):
+                 sock="api.sock", listen=None):
         self.log_path = os.path.join(tmp, f"edgemond-{time.time_ns()}.log")
         cmd = [ARGS.edgemond, "--root",
                root if root is not None else os.path.join(ARGS.fixtures, "agx-orin"),
-               "--db", db, "--listen", "unix:" + os.path.join(tmp, sock), *extra]
+               "--db", db, "--listen", listen or "unix:" + os.path.join(tmp, sock), *extra]
         if config is not None:
             cmd += ["--config", config]
         e = dict(os.environ)
@@ -188,7 +188,9 @@ class DaemonTest(unittest.TestCase):
     def test_journal_lines_carry_syslog_priorities(self):
         # Under systemd (JOURNAL_STREAM set) stderr goes to journald, which
         # reads a leading "<N>" as the line's priority: no libsystemd needed.
-        d = Daemon(self.tmp, self.db, extra=["--interval-ms", "100"],
+        # Committed as they come: three stored frames say the daemon has run.
+        cfg = self.config("[store]\ncommit_interval_ms = 0\n")
+        d = Daemon(self.tmp, self.db, extra=["--interval-ms", "100"], config=cfg,
                    env={"JOURNAL_STREAM": "8:12345"})
         try:
             self.assertGreaterEqual(wait_frames(self.db, 3, 20), 3, d.output())
@@ -290,6 +292,29 @@ class DaemonTest(unittest.TestCase):
                             f"{d.output()}")
             self.assertIn("stored", d.output())
         notify.close()
+
+    def test_commits_once_a_minute_with_the_flight_recorder_and_every_5s_without(self):
+        # store.commit_interval_ms unset: a minute while the flight recorder
+        # (beside the unix socket) keeps what is not committed yet, 5 s
+        # with a TCP listener alone, where a crash would lose the interval.
+        d = Daemon(self.tmp, self.db, extra=["--interval-ms", "100"])
+        try:
+            self.assertGreaterEqual(wait_frames(self.db, 1, 20), 1, d.output())
+            time.sleep(8)  # 80 frames: past a 5 s commit, well inside a minute's
+            committed = frames(self.db)[0]
+        finally:
+            self.assertEqual(d.stop(), 0)
+        self.assertLess(committed, 10, d.output())  # the first frame, committed at start
+        self.assertGreater(frames(self.db)[0], 60)  # a clean stop commits the rest
+
+        db = os.path.join(self.tmp, "tcp.db")
+        d = Daemon(self.tmp, db, extra=["--interval-ms", "100"],
+                   listen=f"127.0.0.1:{free_port()}")
+        try:
+            committed = wait_frames(db, 20, 30)
+        finally:
+            self.assertEqual(d.stop(), 0)
+        self.assertGreaterEqual(committed, 20, d.output())
 
     def test_disk_full_keeps_sampling_and_resumes(self):
         mnt = os.path.join(self.tmp, "small")
@@ -472,7 +497,9 @@ class DaemonTest(unittest.TestCase):
 
     def test_one_daemon_per_store_and_per_socket(self):
         notify = Notify(self.tmp)
-        first = Daemon(self.tmp, self.db, notify=notify)
+        # Frames committed within 0.1 s: the first daemon is seen to go on storing.
+        cfg = self.config("[store]\ncommit_interval_ms = 100\n")
+        first = Daemon(self.tmp, self.db, notify=notify, config=cfg)
         try:
             self.assertTrue(notify.wait_for("READY=1", 20), first.output())
             # Same database, another socket: refused, naming the holder.

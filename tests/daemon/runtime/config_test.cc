@@ -102,6 +102,23 @@ TEST(Config, ErrorsNameTheKeyAndTheReason) {
   EXPECT_NE(runtime::Validate(bad).message().find("key daemon.listen"), std::string::npos);
 }
 
+TEST(Config, CommitIntervalIsAutomaticUnlessSetAndMinusOneMeansAutomatic) {
+  runtime::Config c;
+  EXPECT_EQ(c.commit_interval_ms, runtime::kCommitIntervalAuto);
+  EXPECT_TRUE(runtime::Validate(c).ok());
+  ASSERT_TRUE(runtime::ApplyToml("[store]\ncommit_interval_ms = 30000\n", "f.toml", c).ok());
+  EXPECT_EQ(c.commit_interval_ms, 30000);
+  ASSERT_TRUE(runtime::ApplyToml("[store]\ncommit_interval_ms = -1\n", "f.toml", c).ok());
+  EXPECT_EQ(c.commit_interval_ms, runtime::kCommitIntervalAuto);
+  EXPECT_TRUE(runtime::Validate(c).ok());
+  for (int64_t bad : {int64_t{-2}, int64_t{600'001}, INT64_MIN}) {
+    c.commit_interval_ms = bad;
+    EXPECT_EQ(runtime::Validate(c).message(),
+              "key store.commit_interval_ms: must be between 0 and 600000, or -1 (automatic)")
+        << bad;
+  }
+}
+
 TEST(Config, MetricsTokenFileNeedsTheHttpListener) {
   runtime::Config c;
   EXPECT_EQ(runtime::ApplyToml("[daemon]\nmetrics_token_file = \"/etc/edgemon/http.token\"\n",
