@@ -75,6 +75,11 @@ struct SummaryOptions {
   // The effective rail sampling rates that held over a range (the sampler's
   // rate log; empty: unknown).
   std::function<std::optional<RateRange>(int64_t from_ns, int64_t to_ns)> rates;
+  // Commit the frames still queued for the store's batched writer when the
+  // range ends after the newest committed frame. False: the caller has
+  // committed them, or chosen not to (the live page, which commits at most
+  // once every few seconds for every page).
+  bool commit_queued = true;
 };
 
 // A range wider than this past now is noted (requested_to_ns): a client's

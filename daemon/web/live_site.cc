@@ -195,7 +195,8 @@ class LiveSite::Handlers {
     ReadTurn turn(s_);
     if (!turn.ok()) return Busy(res);
     const auto deadline = ReadDeadline();
-    auto run = s_.summaries_->Start(from, to, now);
+    s_.CommitQueued();
+    auto run = s_.summaries_->Start(from, to, now, /*commit_queued=*/false);
     if (!run.ok()) return Fail(res, 500, "energy: " + run.status().message());
     while (!run->done()) {
       if (std::chrono::steady_clock::now() > deadline) return OverBudget(res, "energy");

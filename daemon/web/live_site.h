@@ -17,7 +17,8 @@
 //                      pages refreshing their history cannot make the store
 //                      commit (write flash) more often than that
 //   GET /api/energy    ?window=ID or ?from=&to=: the Summary (energy per
-//                      rail) of a window or a range; 400, 404 as above
+//                      rail) of a window or a range, the queued frames
+//                      committed as for /api/history; 400, 404 as above
 //
 // Budget: /api/history and /api/energy read the store; at most
 // `max_reads` of them run at once and `max_waiting` more wait, each up to

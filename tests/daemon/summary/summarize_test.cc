@@ -125,6 +125,35 @@ TEST_F(SummarizeTest, KnownRange) {
   EXPECT_EQ(s.bad_frames, 0u);
 }
 
+// A range ending at or before the newest committed frame cannot hold a
+// queued one: it commits nothing. One ending after it commits the queue
+// first, and counts those frames.
+TEST_F(SummarizeTest, TheQueueIsCommittedOnlyForARangeThatCanHoldIt) {
+  WriteKnownHistory();  // committed, the newest frame at t0_ + 99 s
+  store_->SetCommitInterval(3'600'000);
+  const uint64_t seq = store_->next_seq() - 100;
+  for (int i = 100; i < 105; ++i) {
+    Frame f = At(seq, t0_, i);
+    f.values[kPower] = 9000;
+    ASSERT_NE(store_->Append(std::move(f)), 0u);
+  }
+  auto queued = [&] {
+    auto st = store_->Stats();
+    EXPECT_TRUE(st.ok());
+    return st.ok() ? st->queued_frames : uint64_t{0};
+  };
+  Summary s = Run(t0_ + 10 * kSec, t0_ + 99 * kSec);
+  EXPECT_EQ(s.samples, 88u);  // 10..98 without 15
+  EXPECT_EQ(queued(), 5u);
+
+  s = Run(t0_ + 95 * kSec, t0_ + 105 * kSec);
+  EXPECT_EQ(queued(), 0u);
+  EXPECT_EQ(s.samples, 10u);
+  const RailSummary* vin = FindRail(s, "VIN");
+  ASSERT_NE(vin, nullptr);
+  EXPECT_EQ(vin->peak_power_mw, 9000);
+}
+
 // GPU and engine load: the mean and the peak over the samples that had a
 // reading; an engine with no reading in the range is not listed (not 0 %).
 TEST_F(SummarizeTest, LoadsAreMeanAndPeakOfThePresentSamples) {

@@ -439,7 +439,7 @@ TEST_F(LiveSiteTest, HistoryAnswersWithSeriesAndWindowsOrA400) {
   EXPECT_NEAR(e["duration_s"].get<double>(), 10.0, 1e-9);
 }
 
-TEST_F(LiveSiteTest, HistoryHoldsQueuedFramesCommittingAtMostOnceEveryFiveSeconds) {
+TEST_F(LiveSiteTest, HistoryAndEnergyHoldQueuedFramesCommittingAtMostOnceEveryFiveSeconds) {
   store_->SetCommitInterval(3'600'000);  // the store would wait an hour on its own
   const int64_t t0 = SystemClock().RealtimeNs() - 10 * kSec;
   for (uint64_t i = 0; i < 5; ++i) {
@@ -461,6 +461,10 @@ TEST_F(LiveSiteTest, HistoryHoldsQueuedFramesCommittingAtMostOnceEveryFiveSecond
   ASSERT_TRUE(r);
   ASSERT_EQ(r->status, 200) << r->body;
   EXPECT_EQ(json::parse(r->body)["series"][0]["max"].back(), 3004);
+  // The energy of a range up to now shares the same turn.
+  auto e = c.Get("/api/energy?from=-1m");
+  ASSERT_TRUE(e);
+  ASSERT_EQ(e->status, 200) << e->body;
   auto st = store_->Stats();
   ASSERT_TRUE(st.ok());
   EXPECT_EQ(st->queued_frames, 1u);
