@@ -177,12 +177,10 @@ class QueryReactor final : public grpc::ServerWriteReactor<v1::QueryChunk> {
     }
     if (!cancelled) {
       chunk_.Clear();
-      // A range that ends after the newest committed frame may hold frames
-      // still queued for the batched writer: commit them first, once per
-      // query.
-      if (!flushed_ && to_ > svc_.store().committed_newest_ns()) {
-        // A damaged store writes nothing more: what it holds is still read.
-        if (auto s = svc_.store().Flush(); !s.ok() && !svc_.store().damaged()) {
+      // Frames still queued for the batched writer may fall in the range:
+      // commit them first, once per query.
+      if (!flushed_) {
+        if (Status s = svc_.store().FlushFor(to_); !s.ok()) {
           error = Status::Internal("query: storing queued frames: " + s.message());
         }
       }

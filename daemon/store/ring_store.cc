@@ -436,6 +436,11 @@ uint64_t RingStore::committed_next_seq() const {
 int64_t RingStore::committed_newest_ns() const {
   return impl_->committed_newest_ns();
 }
+Status RingStore::FlushFor(int64_t to_ns) {
+  if (to_ns <= committed_newest_ns()) return Status::Ok();
+  Status s = Flush();
+  return s.ok() || damaged() ? Status::Ok() : s;
+}
 Result<int64_t> RingStore::BeginWindow(const std::string& label, int64_t start_ns,
                                        std::optional<int64_t> lease_ns, const std::string& owner) {
   return Guarded("BeginWindow",

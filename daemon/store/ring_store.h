@@ -513,6 +513,11 @@ class RingStore {
   // any): every frame still queued is stored at or after it (I11), so a
   // read ending at or before it needs no Flush. Lock-free, for any thread.
   int64_t committed_newest_ns() const;
+  // Flush() for a read of a range ending at `to_ns`: only when frames still
+  // queued may fall in it (to_ns > committed_newest_ns()). A damaged store's
+  // failure is not returned: it writes nothing more, and what it holds is
+  // still read.
+  Status FlushFor(int64_t to_ns);
 
   // ---- Windows (synchronous: committed when they return) ----
 

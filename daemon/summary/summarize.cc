@@ -58,11 +58,9 @@ RailSummary& Summarizer::Rail(const Channel& c) {
 
 Status Summarizer::Begin(int64_t from, int64_t to, int64_t now) {
   Summary& out = summary_;
-  // Frames still queued for the batched writer belong to a range that ends
-  // after the newest committed frame (they are stored at or after it).
-  // A damaged store writes nothing more: what it holds is still read.
-  if (options_.commit_queued && to > store_->committed_newest_ns()) {
-    if (auto flushed = store_->Flush(); !flushed.ok() && !store_->damaged()) {
+  // Frames still queued for the batched writer may fall in the range.
+  if (options_.commit_queued) {
+    if (Status flushed = store_->FlushFor(to); !flushed.ok()) {
       return Status::Internal("summarize: storing queued frames: " + flushed.message());
     }
   }
