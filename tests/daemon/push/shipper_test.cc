@@ -145,24 +145,28 @@ class ShipperTest : public ::testing::Test {
     store_.reset();
     std::filesystem::remove_all(dir_);
   }
+  // The store reads the shipper's clock unless `o` brings its own.
   void Open(store::RingStoreOptions o = {}) {
-    o.clock = &clock_;
+    if (o.clock == nullptr) o.clock = &clock_;
     auto s = store::RingStore::Open((dir_ / "e.db").string(), std::move(o));
     ASSERT_TRUE(s.ok()) << s.status().message();
     store_ = std::move(s).value();
     store_->SetInventory(inv_);
   }
-  // Frames seq 1.., one a second from kT0, power 1000 + i mW.
-  void Append(int n, int64_t step = kSec) {
+  // Frames seq 1.., one a second from kT0, power 1000 + i mW, committed
+  // (or left queued for the store's writer).
+  void Append(int n, int64_t step = kSec, bool commit = true) {
     for (int i = 0; i < n; ++i, ++appended_) {
       Frame f;
       f.seq = store_->next_seq();
       f.boottime_ns = 1000 * kSec + appended_ * step;
       f.realtime_ns = kT0 + appended_ * step;
       f.values = {1000 + appended_, 40000};
-      store_->Append(std::move(f));
+      ASSERT_NE(store_->Append(std::move(f)), 0u);
     }
-    ASSERT_TRUE(store_->Flush().ok());
+    if (commit) {
+      ASSERT_TRUE(store_->Flush().ok());
+    }
   }
   ShipperOptions Options() {
     ShipperOptions o;
@@ -188,6 +192,8 @@ class ShipperTest : public ::testing::Test {
   }
 
   testing::FakeClock clock_;
+  // A store's own clock that moves only when told (outlives store_).
+  testing::FakeClock paced_clock_{testing::FakeClock::Mode::kPaced};
   Receiver receiver_;
   std::filesystem::path dir_;
   Inventory inv_;
@@ -232,32 +238,19 @@ TEST_F(ShipperTest, SendsEveryFrameOldestFirstWithItsOwnTimeThenIdles) {
 TEST_F(ShipperTest, FramesStillQueuedForTheStoreGoOutAtMostOnceAnInterval) {
   // The store commits once an hour on its own (paced) clock: what the
   // shipper finds, it finds by committing the queue itself.
-  testing::FakeClock store_clock(testing::FakeClock::Mode::kPaced);
   store::RingStoreOptions o;
   o.commit_interval_ms = 3'600'000;
-  o.clock = &store_clock;
-  auto opened = store::RingStore::Open((dir_ / "e.db").string(), std::move(o));
-  ASSERT_TRUE(opened.ok()) << opened.status().message();
-  store_ = std::move(opened).value();
-  store_->SetInventory(inv_);
-  auto queue = [&](int n) {
-    for (int i = 0; i < n; ++i, ++appended_) {
-      Frame f;
-      f.seq = store_->next_seq();
-      f.boottime_ns = 1000 * kSec + appended_ * kSec;
-      f.realtime_ns = kT0 + appended_ * kSec;
-      f.values = {1000 + appended_, 40000};
-      ASSERT_NE(store_->Append(std::move(f)), 0u);
-    }
-  };
-  queue(5);
+  o.clock = &paced_clock_;
+  Open(o);
+  Append(5, kSec, /*commit=*/false);
   ShipperOptions so = Options();
   Shipper s(*store_, so);
   EXPECT_EQ(s.ShipOnce().step, Shipper::Step::kSent);
   EXPECT_EQ(receiver_.Samples("edgemon_rail_power_watts").size(), 5u);
   EXPECT_EQ(s.ShipOnce().step, Shipper::Step::kIdle);
 
-  queue(3);  // within the interval of that commit: they wait for the store or the next look
+  Append(3, kSec, /*commit=*/false);  // within the interval of that commit: they wait for the store
+                                      // or the next look
   EXPECT_EQ(s.ShipOnce().step, Shipper::Step::kIdle);
   auto st = store_->Stats();
   ASSERT_TRUE(st.ok());

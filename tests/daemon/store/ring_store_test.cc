@@ -2145,6 +2145,18 @@ TEST(RingStore, BadFileIsMovedAsideUnderTheInjectedWallClockTime) {
       << ::testing::PrintToString(names);
 }
 
+// The store's statistics once its writer has committed a frame on its own
+// (no Flush). The bound only turns a writer that never commits into a
+// failure rather than a hang.
+Result<StoreStats> StatsOnceCommitted(RingStore& s) {
+  auto st = s.Stats();
+  for (int i = 0; i < 60'000 && st.ok() && st->frames == 0; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    st = s.Stats();
+  }
+  return st;
+}
+
 TEST(RingStore, CommitIntervalIsMeasuredOnTheInjectedClock) {
   TempDir dir;
   FakeClock clock(FakeClock::Mode::kPaced);
@@ -2161,12 +2173,7 @@ TEST(RingStore, CommitIntervalIsMeasuredOnTheInjectedClock) {
   EXPECT_EQ(st->queued_frames, 1u);
 
   clock.Advance(3'600 * kSec);
-  // Committed by the writer unasked (no Flush). The bound only turns a
-  // writer that never commits into a failure rather than a hang.
-  for (int i = 0; i < 60'000 && st.ok() && st->frames == 0; ++i) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(1));
-    st = s->Stats();
-  }
+  st = StatsOnceCommitted(*s);  // by the writer unasked (no Flush)
   ASSERT_TRUE(st.ok());
   EXPECT_EQ(st->frames, 1);
   EXPECT_EQ(st->queued_frames, 0u);
@@ -2191,10 +2198,7 @@ TEST(RingStore, SetCommitIntervalTakesEffectForFramesAlreadyQueued) {
   EXPECT_EQ(st->queued_frames, 1u);
 
   s->SetCommitInterval(1'000);  // shorter: due already, for the frame that waits
-  for (int i = 0; i < 60'000 && st.ok() && st->frames == 0; ++i) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(1));
-    st = s->Stats();
-  }
+  st = StatsOnceCommitted(*s);
   ASSERT_TRUE(st.ok());
   EXPECT_EQ(st->frames, 1);
   EXPECT_EQ(st->queued_frames, 0u);
