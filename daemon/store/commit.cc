@@ -87,7 +87,7 @@ bool RingStore::Impl::RollupDue() const {
 
 int64_t RingStore::Impl::RollupDeleteStep() const {
   return options_.rollup_write_frames == 0 ? options_.rollup_period_ns
-                                           : SpanLength(options_.rollup_period_ns, 1);
+                                           : SpanLength(options_.rollup_period_ns, 2);
 }
 
 Status RingStore::Impl::Commit() {
@@ -328,10 +328,11 @@ Status RingStore::Impl::TryCommit(Deltas& d) {
     }
     // (I5) rollup and window retention, with every batch of frames. The
     // rollup pass (a few statements per channel) runs only when a row can be
-    // older than the cutoff: once a period (once a block when closed periods
+    // older than the cutoff: once a period (once a day when closed periods
     // are written in batches: a row outlives the retention by at most a
-    // block), or after a row from before the last cutoff was written (the
-    // wall clock went back).
+    // day, and the pass rewrites the head of each channel's rows once a day
+    // instead of every hour), or after a row from before the last cutoff
+    // was written (the wall clock went back).
     std::optional<int64_t> floor = rollup_floor_ns_;
     if (floor && d.written_from) floor = std::min(*floor, *d.written_from);
     if (!batch_.empty() || d.rollup_written) {

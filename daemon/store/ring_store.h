@@ -108,8 +108,8 @@
 //      unknown is kept rather than deleted (the size cap, I6, still bounds
 //      the file). The same commit deletes rollup rows with t_ns < newest
 //      realtime - rollup_retention (with rollup_write_frames, only once the
-//      cutoff passes a block boundary: a row outlives it by at most a
-//      block) and windows that ended before newest
+//      cutoff passes a day boundary, SpanLength(period, 2): a row outlives it
+//      by at most a day) and windows that ended before newest
 //      realtime - max(raw_retention, rollup_retention) (open windows are
 //      kept), and clock_jumps rows older than the same cutoff. (These
 //      still follow stored wall time: a forward step longer than

@@ -535,6 +535,63 @@ TEST(RingStore, RollupRetentionHoldsAcrossManySmallCommits) {
   EXPECT_GE(oldest_blocks.size(), 3u);
 }
 
+// (I5) With closed periods written in batches, the rollup retention pass
+// runs once a day: it rewrites the head of every channel's rows, so it waits
+// until the cutoff passes a day boundary. No row of any rollup, span or block
+// table outlives the retention by a day; between passes rows outlive it by
+// more than a block.
+TEST(RingStore, BatchedRollupRetentionDeletesWholeDays) {
+  TempDir dir;
+  const std::string path = dir.File("days.db");
+  auto o = Fast();
+  o.raw_retention_ns = 300 * kSec;
+  o.rollup_period_ns = kSec;            // blocks of 60 s, days of 1440 s
+  o.rollup_retention_ns = 2000 * kSec;  // longer than a day
+  o.rollup_write_frames = 30;
+  const int64_t day = SpanLength(o.rollup_period_ns, 2);
+  auto s = MustOpen(path, o);
+  ASSERT_TRUE(s);
+  Inventory inv = SmallInventory();
+  inv.channels.push_back(Ch(4, Kind::kGpu, "gpu", Field::kFreq));
+  s->SetInventory(inv);
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READONLY, nullptr), SQLITE_OK);
+  auto oldest = [db](const std::string& table) -> std::optional<int64_t> {
+    sqlite3_stmt* q = nullptr;
+    const std::string sql = "SELECT min(t_ns) FROM " + table;
+    EXPECT_EQ(sqlite3_prepare_v2(db, sql.c_str(), -1, &q, nullptr), SQLITE_OK) << sql;
+    std::optional<int64_t> t;
+    if (sqlite3_step(q) == SQLITE_ROW && sqlite3_column_type(q, 0) != SQLITE_NULL) {
+      t = sqlite3_column_int64(q, 0);
+    }
+    sqlite3_finalize(q);
+    return t;
+  };
+  int64_t longest = 0;  // the most a row outlived the retention after a commit
+  int passes = 0;       // commits after which the oldest row moved
+  std::optional<int64_t> last_oldest;
+  for (int i = 0; i < 8000; ++i) {  // the cutoff passes four or five day boundaries
+    const int64_t t = kT0 + i * kSec;
+    s->Append(MakeFrame(t, {i, 45000, 0, i, 306000 * (1 + i % 3)}));
+    if (i % 11 != 10) continue;
+    ASSERT_TRUE(s->Flush().ok());
+    const int64_t cutoff = t - o.rollup_retention_ns;
+    for (const char* table : {"rollup", "spans", "span_stats", "span_values"}) {
+      const auto held = oldest(table);
+      EXPECT_GT(held.value_or(cutoff), cutoff - day) << table << " after frame " << i;
+    }
+    const auto r = oldest("rollup");
+    if (!r) continue;  // no period written yet
+    longest = std::max(longest, cutoff - *r);
+    if (last_oldest && *r != *last_oldest) ++passes;
+    last_oldest = r;
+  }
+  sqlite3_close(db);
+  EXPECT_GT(longest, SpanLength(o.rollup_period_ns, 1)) << "the pass ran once a block";
+  EXPECT_GE(passes, 4) << "rows expired at each day boundary";
+  EXPECT_LE(passes, 5) << "rows expired between day boundaries";
+}
+
 // ------------------------------------------------------------- clock jumps
 
 Frame At(int64_t boottime_ns, int64_t realtime_ns, int64_t v) {
