@@ -129,9 +129,10 @@
 //      shrink in proportion. If the cap is lowered below the file's size,
 //      Open() trims and runs incremental_vacuum to shrink the file first.
 //      The WAL is a separate file: the writer checkpoints it (PASSIVE,
-//      automatically) every min(1000, cap/16 pages) pages and SQLite truncates
-//      it to that size (journal_size_limit) when it restarts, so it holds
-//      about one checkpoint interval plus the largest transaction. A
+//      automatically) every min(kMaxWalPages, cap/16 pages) pages and
+//      SQLite truncates it to that size (journal_size_limit) when it
+//      restarts, so it holds about one checkpoint interval plus the largest
+//      transaction. A
 //      transaction holds at most batch_frames frames (and at most cap/16
 //      bytes of them), however long the queue. Measured with a 2 MiB cap and
 //      200-frame batches of 144 channels: WAL <= 0.75 MiB. Stats() reports
@@ -281,6 +282,14 @@
 namespace edgemon::store {
 
 inline constexpr int kSchemaVersion = 8;
+// (I6) The most pages the WAL holds before the writer checkpoints it (32 MiB
+// of 4 KiB pages; a cap lowers it to cap/16). A checkpoint writes each page
+// changed since the last one once, however many commits changed it: the
+// pages that every commit or every write of held periods touches again (the
+// end of the frames table and its index, the rollup rows' last page of each
+// channel) go to the database file once per checkpoint, so a longer interval
+// writes less flash.
+inline constexpr int64_t kMaxWalPages = 8192;
 // Rollup periods per level-1 span (I15): an hour at the default period.
 inline constexpr int64_t kBlockPeriods = 60;
 // Level-1 spans per level-2 span (I15): a day at the default period.

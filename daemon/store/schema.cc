@@ -177,11 +177,11 @@ Status RingStore::Impl::Setup() {
   auto ps = w_->QueryInt("PRAGMA page_size");
   if (!ps.ok()) return ps.status();
   page_size_ = *ps;
-  // WAL bound (I6): checkpoint at min(1000, cap / 16) pages and truncate the
-  // WAL back to that size afterwards.
-  int64_t wal_pages = 1000;
+  // WAL bound (I6): checkpoint at min(kMaxWalPages, cap / 16) pages and
+  // truncate the WAL back to that size afterwards.
+  int64_t wal_pages = kMaxWalPages;
   if (options_.max_bytes > 0) {
-    wal_pages = std::clamp<int64_t>(options_.max_bytes / page_size_ / 16, 16, 1000);
+    wal_pages = std::clamp<int64_t>(options_.max_bytes / page_size_ / 16, 16, kMaxWalPages);
   }
   std::string pragmas = "PRAGMA wal_autocheckpoint=" + std::to_string(wal_pages) +
                         "; PRAGMA journal_size_limit=" + std::to_string(wal_pages * page_size_);

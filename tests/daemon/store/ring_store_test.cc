@@ -903,6 +903,40 @@ TEST(RingStore, SchemaOneStoreGetsItsBootSegmentsOnUpgrade) {
   EXPECT_EQ(st->expired_frames, 4u);
 }
 
+// (I6) Without a cap the WAL holds up to kMaxWalPages before the writer
+// checkpoints it: pages that many commits change again go to the database
+// file once per checkpoint. It never holds much more than that plus a batch.
+TEST(RingStore, WithoutACapTheWalHoldsUpToMaxWalPagesBetweenCheckpoints) {
+  TempDir dir;
+  const auto path = dir.File("wal.db");
+  auto o = Fast();
+  o.batch_frames = 200;
+  auto s = MustOpen(path, o);
+  ASSERT_TRUE(s);
+  Inventory inv = edgemon::testing::OrinLikeInventory();
+  s->SetInventory(inv);
+  std::mt19937_64 rng(1);
+  auto st = s->Stats();
+  ASSERT_TRUE(st.ok());
+  const int64_t page = st->page_size;
+  int64_t max_wal = 0;
+  bool restarted = false;  // the WAL was checkpointed and written from its start again
+  for (int i = 0; i < 200'000 && !restarted; ++i) {
+    s->Append(MakeFrame(kT0 + i * kSec, BigValues(inv, static_cast<uint64_t>(i), rng)));
+    if (i % 200 != 199) continue;
+    ASSERT_TRUE(s->Flush().ok());
+    const int64_t wal = FileBytes(path + "-wal");
+    if (wal < max_wal) restarted = true;  // truncated to journal_size_limit after it
+    max_wal = std::max(max_wal, wal);
+    auto now = s->Stats();
+    ASSERT_TRUE(now.ok());
+    if (max_wal > kMaxWalPages * page && now->wal_bytes < max_wal / 2) restarted = true;
+  }
+  EXPECT_TRUE(restarted) << "the writer never checkpointed";
+  EXPECT_GT(max_wal, (kMaxWalPages - 512) * page) << "checkpointed well before kMaxWalPages";
+  EXPECT_LT(max_wal, (kMaxWalPages + 512) * page);
+}
+
 TEST(RingStore, MaxSizeIsNeverExceededAndOldestFramesGo) {
   TempDir dir;
   const auto path = dir.File("cap.db");
