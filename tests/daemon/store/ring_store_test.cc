@@ -481,6 +481,20 @@ TEST(RingStore, RawRetentionDeletesInSteps) {
   EXPECT_GT(st->expired_frames, 400u);
 }
 
+// The oldest t_ns of `table` (a table name, or one with a WHERE clause), read
+// through a connection of the test's own.
+std::optional<int64_t> OldestT(sqlite3* db, const std::string& table) {
+  sqlite3_stmt* q = nullptr;
+  const std::string sql = "SELECT min(t_ns) FROM " + table;
+  EXPECT_EQ(sqlite3_prepare_v2(db, sql.c_str(), -1, &q, nullptr), SQLITE_OK) << sql;
+  std::optional<int64_t> t;
+  if (sqlite3_step(q) == SQLITE_ROW && sqlite3_column_type(q, 0) != SQLITE_NULL) {
+    t = sqlite3_column_int64(q, 0);
+  }
+  sqlite3_finalize(q);
+  return t;
+}
+
 // (I5) The rollup retention pass runs only when a row can be older than the
 // cutoff (once a period, or after a block row from before it). Over many
 // small commits every rollup, span and block table still holds exactly the
@@ -499,17 +513,7 @@ TEST(RingStore, RollupRetentionHoldsAcrossManySmallCommits) {
   s->SetInventory(inv);
   sqlite3* db = nullptr;
   ASSERT_EQ(sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READONLY, nullptr), SQLITE_OK);
-  auto oldest = [db](const std::string& table) -> std::optional<int64_t> {
-    sqlite3_stmt* q = nullptr;
-    const std::string sql = "SELECT min(t_ns) FROM " + table;
-    EXPECT_EQ(sqlite3_prepare_v2(db, sql.c_str(), -1, &q, nullptr), SQLITE_OK) << sql;
-    std::optional<int64_t> t;
-    if (sqlite3_step(q) == SQLITE_ROW && sqlite3_column_type(q, 0) != SQLITE_NULL) {
-      t = sqlite3_column_int64(q, 0);
-    }
-    sqlite3_finalize(q);
-    return t;
-  };
+  auto oldest = [db](const std::string& table) { return OldestT(db, table); };
   int checked = 0;
   std::set<int64_t> oldest_blocks;
   for (int i = 0; i < 3000; ++i) {
@@ -556,17 +560,7 @@ TEST(RingStore, BatchedRollupRetentionDeletesWholeDays) {
   s->SetInventory(inv);
   sqlite3* db = nullptr;
   ASSERT_EQ(sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READONLY, nullptr), SQLITE_OK);
-  auto oldest = [db](const std::string& table) -> std::optional<int64_t> {
-    sqlite3_stmt* q = nullptr;
-    const std::string sql = "SELECT min(t_ns) FROM " + table;
-    EXPECT_EQ(sqlite3_prepare_v2(db, sql.c_str(), -1, &q, nullptr), SQLITE_OK) << sql;
-    std::optional<int64_t> t;
-    if (sqlite3_step(q) == SQLITE_ROW && sqlite3_column_type(q, 0) != SQLITE_NULL) {
-      t = sqlite3_column_int64(q, 0);
-    }
-    sqlite3_finalize(q);
-    return t;
-  };
+  auto oldest = [db](const std::string& table) { return OldestT(db, table); };
   int64_t longest = 0;  // the most a row outlived the retention after a commit
   int passes = 0;       // commits after which the oldest row moved
   std::optional<int64_t> last_oldest;
