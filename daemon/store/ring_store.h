@@ -132,11 +132,10 @@
 //      automatically) every min(kMaxWalPages, cap/16 pages) pages and
 //      SQLite truncates it to that size (journal_size_limit) when it
 //      restarts, so it holds about one checkpoint interval plus the largest
-//      transaction. A
-//      transaction holds at most batch_frames frames (and at most cap/16
-//      bytes of them), however long the queue. Measured with a 2 MiB cap and
-//      200-frame batches of 144 channels: WAL <= 0.75 MiB. Stats() reports
-//      db_bytes and wal_bytes.
+//      transaction. A transaction holds at most batch_frames frames (and at
+//      most cap/16 bytes of them), however long the queue. Measured with a
+//      2 MiB cap and 200-frame batches of 144 channels: WAL <= 0.75 MiB.
+//      Stats() reports db_bytes and wal_bytes.
 //   7. The rollup tier holds, for every closed period and channel, the exact
 //      min, max, sum and count of the values of the frames with seq <=
 //      meta.rollup_seq. The open period lives in the writer's memory, and so

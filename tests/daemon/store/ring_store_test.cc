@@ -495,6 +495,26 @@ std::optional<int64_t> OldestT(sqlite3* db, const std::string& table) {
   return t;
 }
 
+// A store at `path` with SmallInventory() and a GPU clock, and a read-only
+// connection of the test's own to its file, closed with it.
+struct RetentionStore {
+  std::unique_ptr<RingStore> store;
+  sqlite3* db = nullptr;
+  RetentionStore(const std::string& path, const RingStoreOptions& o) : store(MustOpen(path, o)) {
+    if (!store) return;
+    Inventory inv = SmallInventory();
+    inv.channels.push_back(Ch(4, Kind::kGpu, "gpu", Field::kFreq));
+    store->SetInventory(inv);
+    if (sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READONLY, nullptr) != SQLITE_OK) {
+      sqlite3_close(db);
+      db = nullptr;
+    }
+  }
+  ~RetentionStore() { sqlite3_close(db); }
+  RetentionStore(const RetentionStore&) = delete;
+  RetentionStore& operator=(const RetentionStore&) = delete;
+};
+
 // (I5) The rollup retention pass runs only when a row can be older than the
 // cutoff (once a period, or after a block row from before it). Over many
 // small commits every rollup, span and block table still holds exactly the
@@ -506,14 +526,10 @@ TEST(RingStore, RollupRetentionHoldsAcrossManySmallCommits) {
   o.raw_retention_ns = 100 * kSec;
   o.rollup_period_ns = 10 * kSec;      // blocks of 600 s
   o.rollup_retention_ns = 900 * kSec;  // longer than a block: blocks are kept, then expire
-  auto s = MustOpen(path, o);
-  ASSERT_TRUE(s);
-  Inventory inv = SmallInventory();
-  inv.channels.push_back(Ch(4, Kind::kGpu, "gpu", Field::kFreq));
-  s->SetInventory(inv);
-  sqlite3* db = nullptr;
-  ASSERT_EQ(sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READONLY, nullptr), SQLITE_OK);
-  auto oldest = [db](const std::string& table) { return OldestT(db, table); };
+  RetentionStore rs(path, o);
+  ASSERT_TRUE(rs.store && rs.db);
+  auto& s = rs.store;
+  auto oldest = [&rs](const std::string& table) { return OldestT(rs.db, table); };
   int checked = 0;
   std::set<int64_t> oldest_blocks;
   for (int i = 0; i < 3000; ++i) {
@@ -532,7 +548,6 @@ TEST(RingStore, RollupRetentionHoldsAcrossManySmallCommits) {
       ++checked;
     }
   }
-  sqlite3_close(db);
   EXPECT_GT(checked, 200);
   // Blocks were written, and expired one after another (each was the oldest
   // for a while).
@@ -553,14 +568,10 @@ TEST(RingStore, BatchedRollupRetentionDeletesWholeDays) {
   o.rollup_retention_ns = 2000 * kSec;  // longer than a day
   o.rollup_write_frames = 30;
   const int64_t day = SpanLength(o.rollup_period_ns, 2);
-  auto s = MustOpen(path, o);
-  ASSERT_TRUE(s);
-  Inventory inv = SmallInventory();
-  inv.channels.push_back(Ch(4, Kind::kGpu, "gpu", Field::kFreq));
-  s->SetInventory(inv);
-  sqlite3* db = nullptr;
-  ASSERT_EQ(sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READONLY, nullptr), SQLITE_OK);
-  auto oldest = [db](const std::string& table) { return OldestT(db, table); };
+  RetentionStore rs(path, o);
+  ASSERT_TRUE(rs.store && rs.db);
+  auto& s = rs.store;
+  auto oldest = [&rs](const std::string& table) { return OldestT(rs.db, table); };
   int64_t longest = 0;  // the most a row outlived the retention after a commit
   int passes = 0;       // commits after which the oldest row moved
   std::optional<int64_t> last_oldest;
@@ -580,7 +591,6 @@ TEST(RingStore, BatchedRollupRetentionDeletesWholeDays) {
     if (last_oldest && *r != *last_oldest) ++passes;
     last_oldest = r;
   }
-  sqlite3_close(db);
   EXPECT_GT(longest, SpanLength(o.rollup_period_ns, 1)) << "the pass ran once a block";
   EXPECT_GE(passes, 4) << "rows expired at each day boundary";
   EXPECT_LE(passes, 5) << "rows expired between day boundaries";
