@@ -92,11 +92,24 @@ class Daemon {
     for (auto& a : args) argv.push_back(a.data());
     argv.push_back(nullptr);
     if (posix_spawn(&pid_, argv[0], nullptr, nullptr, argv.data(), environ) != 0) return false;
-    for (int i = 0; i < 1500; ++i) {  // up to 15 s
-      if (std::filesystem::exists(socket_)) return true;
+    // Up to 15 s for a listening socket: the file appears at bind(), a
+    // moment before listen() accepts connections.
+    for (int i = 0; i < 1500; ++i) {
+      if (Accepts()) return true;
       std::this_thread::sleep_for(10ms);
     }
     return false;
+  }
+
+  bool Accepts() const {
+    const int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0) return false;
+    sockaddr_un a{};
+    a.sun_family = AF_UNIX;
+    std::snprintf(a.sun_path, sizeof a.sun_path, "%s", socket_.c_str());
+    const bool ok = ::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0;
+    ::close(fd);
+    return ok;
   }
 
   void Stop() {
