@@ -389,12 +389,9 @@ Result<bool> RingStore::Impl::TrimOnce(int64_t excess_pages, Deltas& d) {
     if (s.failed()) return s.status();
   }
   if (rollup_rows > 0) {
-    for (size_t id = 1; id < chans_.size(); ++id) {
-      sql::Stmt s(*w_, "SELECT t_ns FROM rollup WHERE channel = ?1 ORDER BY t_ns LIMIT 1");
-      s.Bind(1, static_cast<int64_t>(id));
-      if (s.Step()) oldest_rollup = std::min(oldest_rollup.value_or(INT64_MAX), s.Int(0));
-      if (s.failed()) return s.status();
-    }
+    auto o = internal::OldestRollupNs(*w_);
+    if (!o.ok()) return o.status();
+    oldest_rollup = *o;
   }
   if (!oldest_raw && !oldest_rollup) return false;
   int64_t newest = newest_rt_.value_or(0);
@@ -409,6 +406,9 @@ Result<bool> RingStore::Impl::TrimOnce(int64_t excess_pages, Deltas& d) {
   if (oldest_raw && raw_f >= rollup_f) {
     double want = static_cast<double>(excess_pages * page_size_) / avg_row_bytes_;
     int64_t n = std::clamp<int64_t>(static_cast<int64_t>(std::ceil(want * 1.1)) + 1, 1, frames);
+    // With rollup rows to share the trim, at most half the frames a step:
+    // the fractions are weighed again before the rest go.
+    if (oldest_rollup) n = std::min(n, std::max<int64_t>(1, frames / 2));
     int64_t through = 0;  // the last seq deleted
     {
       sql::Stmt last(*w_, "SELECT seq FROM frames ORDER BY seq LIMIT 1 OFFSET ?1");
@@ -443,20 +443,21 @@ namespace edgemon::store {
 // rows a clock step may have revisited, their spans (I15) and rollup_seq.
 Status RingStore::Impl::WriteRollup(Deltas& d) {
   for (const auto& r : pending_rollup_) {
-    // Both statements take the period's key and aggregate as ?1..?6.
+    // Both statements take the period's key and aggregate as ?1..?7.
     auto run = [&r](sql::Stmt& s) {
       s.Bind(1, int64_t{r.channel}).Bind(2, r.t_ns).Bind(3, r.agg.count);
       s.Bind(4, r.agg.min).Bind(5, r.agg.max).Bind(6, r.agg.sum);
+      s.Bind(7, internal::RollupChunk(r.t_ns));
       return s.Run();
     };
     sql::Stmt u(*w_,
                 "UPDATE rollup SET count = count + ?3, min = min(min, ?4), max = max(max, ?5), "
-                "sum = sum + ?6 WHERE channel = ?1 AND t_ns = ?2");
+                "sum = sum + ?6 WHERE chunk = ?7 AND channel = ?1 AND t_ns = ?2");
     if (Status e = run(u); !e.ok()) return e;
     if (sqlite3_changes(w_->db()) > 0) continue;
     sql::Stmt i(*w_,
-                "INSERT INTO rollup(channel, t_ns, count, min, max, sum) "
-                "VALUES(?1, ?2, ?3, ?4, ?5, ?6)");
+                "INSERT INTO rollup(chunk, channel, t_ns, count, min, max, sum) "
+                "VALUES(?7, ?1, ?2, ?3, ?4, ?5, ?6)");
     if (Status e = run(i); !e.ok()) return e;
     ++d.rollup_inserted;
   }
@@ -471,11 +472,18 @@ Status RingStore::Impl::WriteRollup(Deltas& d) {
 // and the span rows of those periods and of the blocks and days starting
 // before it.
 Status RingStore::Impl::DeleteRollup(int64_t cutoff_ns, int64_t& deleted) {
+  // The chunks before the cutoff's, then its rows before the cutoff (I7).
+  const int64_t chunk = internal::RollupChunk(cutoff_ns);
+  {
+    sql::Stmt s(*w_, "DELETE FROM rollup WHERE chunk < ?1");
+    if (Status e = s.Bind(1, chunk).Run(); !e.ok()) return e;
+    deleted += sqlite3_changes(w_->db());
+    sql::Stmt p(*w_, "DELETE FROM rollup WHERE chunk = ?1 AND t_ns < ?2");
+    if (Status e = p.Bind(1, chunk).Bind(2, cutoff_ns).Run(); !e.ok()) return e;
+    deleted += sqlite3_changes(w_->db());
+  }
   for (size_t id = 1; id < chans_.size(); ++id) {
     const auto ch = static_cast<int64_t>(id);
-    sql::Stmt s(*w_, "DELETE FROM rollup WHERE channel = ?1 AND t_ns < ?2");
-    if (Status e = s.Bind(1, ch).Bind(2, cutoff_ns).Run(); !e.ok()) return e;
-    deleted += sqlite3_changes(w_->db());
     for (int64_t level = 1; level <= kTopSpanLevel; ++level) {
       sql::Stmt b(*w_, "DELETE FROM span_stats WHERE level = ?1 AND channel = ?2 AND t_ns < ?3");
       if (Status e = b.Bind(1, level).Bind(2, ch).Bind(3, cutoff_ns).Run(); !e.ok()) return e;
@@ -598,14 +606,19 @@ Status RingStore::Impl::WriteLevelSpan(int level, int64_t block_ns) {
   s.Bind(6, static_cast<int64_t>(agg.last_seq)).Bind(7, agg.last_ns);
   s.Bind(8, static_cast<int64_t>(agg.holes)).Bind(9, agg.max_step_ns);
   if (Status e = s.Bind(10, static_cast<int64_t>(agg.bad)).Run(); !e.ok()) return e;
-  for (size_t id = 1; id < chans_.size(); ++id) {
-    const auto ch = static_cast<int64_t>(id);
+  {
+    // Every channel's rows of the block's chunks (I7), in one pass.
     sql::Stmt t(*w_,
                 "INSERT OR REPLACE INTO span_stats(level, channel, t_ns, count, min, max, sum) "
-                "SELECT ?4, ?1, ?2, sum(count), min(min), max(max), total(sum) FROM rollup "
-                "WHERE channel = ?1 AND t_ns >= ?2 AND t_ns < ?3 HAVING count(*) > 0");
-    t.Bind(4, int64_t{level});
-    if (Status e = t.Bind(1, ch).Bind(2, block_ns).Bind(3, end).Run(); !e.ok()) return e;
+                "SELECT ?4, channel, ?2, sum(count), min(min), max(max), total(sum) FROM rollup "
+                "WHERE chunk >= ?5 AND chunk <= ?6 AND t_ns >= ?2 AND t_ns < ?3 "
+                "AND channel >= 1 AND channel < ?7 GROUP BY channel");
+    t.Bind(4, int64_t{level}).Bind(5, internal::RollupChunk(block_ns));
+    t.Bind(6, internal::RollupChunk(end - 1)).Bind(7, static_cast<int64_t>(chans_.size()));
+    if (Status e = t.Bind(2, block_ns).Bind(3, end).Run(); !e.ok()) return e;
+  }
+  for (size_t id = 1; id < chans_.size(); ++id) {
+    const auto ch = static_cast<int64_t>(id);
     if (!IsClock(chans_[id].desc) || agg.bad > 0) continue;
     sql::Stmt v(*w_,
                 "INSERT OR REPLACE INTO span_values(level, channel, t_ns, value, count) "

@@ -505,6 +505,8 @@ Result<std::vector<Bucket>> RingStore::Impl::DownsampleIn(sql::Conn& c, uint32_t
       auto& a = acc[static_cast<size_t>(BucketIndex(g.t_ns, from_ns, step_ns))];
       a.Merge(g.t_ns, g.count, g.min, g.max, g.sum);
     }
+    auto chunks = internal::RollupChunks(c);
+    if (!chunks.ok()) return chunks.status();
     // The stretches before, between and after them: [gap_from, gap_to).
     int64_t next_from = from_ns;
     for (size_t gi = 0; gi <= aggs.size(); ++gi) {
@@ -512,9 +514,11 @@ Result<std::vector<Bucket>> RingStore::Impl::DownsampleIn(sql::Conn& c, uint32_t
       const int64_t gap_to = gi < aggs.size() ? aggs[gi].t_ns : to_ns;
       if (gi < aggs.size()) next_from = aggs[gi].end_ns;
       if (gap_to <= gap_from) continue;
-      sql::Stmt s(c,
-                  "SELECT t_ns, count, min, max, sum FROM rollup "
-                  "WHERE channel = ?1 AND t_ns >= ?2 AND t_ns < ?3 ORDER BY t_ns");
+      sql::Stmt s(c, EDGEMON_ROLLUP_CHUNKS
+                  "SELECT r.t_ns, r.count, r.min, r.max, r.sum FROM g JOIN rollup r "
+                  "ON r.chunk = g.k AND r.channel = ?1 AND r.t_ns >= ?2 AND r.t_ns < ?3 "
+                  "ORDER BY r.t_ns");
+      if (!internal::BindRollupChunks(s, *chunks, gap_from, gap_to)) continue;
       s.Bind(1, int64_t{id}).Bind(2, gap_from).Bind(3, gap_to);
       while (s.Step()) {
         const int64_t t = s.Int(0);
@@ -528,10 +532,9 @@ Result<std::vector<Bucket>> RingStore::Impl::DownsampleIn(sql::Conn& c, uint32_t
           // The period the raw tier starts in: its first value is the oldest
           // frame where no row before it says frames were retired (a daemon
           // started mid-period).
-          sql::Stmt e(c, "SELECT 1 FROM rollup WHERE channel = ?1 AND t_ns < ?2 LIMIT 1");
-          e.Bind(1, int64_t{id}).Bind(2, t);
-          if (!e.Step()) first = *oldest;
-          if (e.failed()) return e.status();
+          auto before = internal::RollupNeighbour(c, id, t, internal::RollupSide::kBefore);
+          if (!before.ok()) return before.status();
+          if (!*before) first = *oldest;
         }
         acc[static_cast<size_t>(BucketIndex(t, from_ns, step_ns))].Merge(
             first, s.Int(1), s.Int(2), s.Int(3), static_cast<double>(s.Int(4)));
@@ -543,11 +546,9 @@ Result<std::vector<Bucket>> RingStore::Impl::DownsampleIn(sql::Conn& c, uint32_t
     for (const Aggregate& g : aggs) {
       auto& a = acc[static_cast<size_t>(BucketIndex(g.t_ns, from_ns, step_ns))];
       if (a.first_ns != g.t_ns) continue;
-      sql::Stmt f(c,
-                  "SELECT min(t_ns) FROM rollup WHERE channel = ?1 AND t_ns >= ?2 AND t_ns < ?3");
-      f.Bind(1, int64_t{id}).Bind(2, g.t_ns).Bind(3, g.end_ns);
-      if (f.Step() && !f.IsNull(0)) a.first_ns = f.Int(0);
-      if (f.failed()) return f.status();
+      auto f = internal::RollupNeighbour(c, id, g.t_ns, internal::RollupSide::kAtOrAfter);
+      if (!f.ok()) return f.status();
+      if (*f && (*f)->t_ns < g.end_ns) a.first_ns = (*f)->t_ns;
     }
     if (coarse) {
       // Frames not yet in the rollup tier (the open period, and the closed
@@ -612,28 +613,22 @@ Result<std::optional<double>> RingStore::Impl::CounterAtIn(sql::Conn& c, uint32_
     // Older than the raw tier: the rollup tier, where a period's row is the
     // counter going from `min` at its start to `max` at its end.
     const int64_t period = options_.rollup_period_ns;
-    sql::Stmt p(c,
-                "SELECT t_ns, min, max FROM rollup WHERE channel = ?1 AND t_ns <= ?2 "
-                "ORDER BY t_ns DESC LIMIT 1");
-    p.Bind(1, int64_t{id}).Bind(2, t);
-    if (p.Step()) {
-      const int64_t tb = p.Int(0);
+    auto p = internal::RollupNeighbour(c, id, t, internal::RollupSide::kAtOrBefore);
+    if (!p.ok()) return p.status();
+    if (*p) {
+      const int64_t tb = (*p)->t_ns;
       const int64_t te = AddSaturating(tb, period);  // the period's end
       if (t < te) {
-        prev = Point{tb, static_cast<double>(p.Int(1))};
-        if (!next || next->t > te) next = Point{te, static_cast<double>(p.Int(2))};
+        prev = Point{tb, static_cast<double>((*p)->min)};
+        if (!next || next->t > te) next = Point{te, static_cast<double>((*p)->max)};
       } else {
-        prev = Point{te, static_cast<double>(p.Int(2))};
+        prev = Point{te, static_cast<double>((*p)->max)};
       }
     }
-    if (p.failed()) return p.status();
     if (prev && !next) {
-      sql::Stmt n(c,
-                  "SELECT t_ns, min FROM rollup WHERE channel = ?1 AND t_ns > ?2 "
-                  "ORDER BY t_ns LIMIT 1");
-      n.Bind(1, int64_t{id}).Bind(2, t);
-      if (n.Step()) next = Point{n.Int(0), static_cast<double>(n.Int(1))};
-      if (n.failed()) return n.status();
+      auto n = internal::RollupNeighbour(c, id, t, internal::RollupSide::kAfter);
+      if (!n.ok()) return n.status();
+      if (*n) next = Point{(*n)->t_ns, static_cast<double>((*n)->min)};
       if (!next) {
         auto r = RawNeighbour(c, id, t, Side::kAfter);
         if (!r.ok()) return r.status();
@@ -700,10 +695,9 @@ Result<std::map<std::string, int64_t>> RingStore::Impl::LastCounters() {
   }
   if (s.failed()) return s.status();
   for (const auto& [id, c] : wanted) {
-    sql::Stmt r(l.conn(), "SELECT max FROM rollup WHERE channel = ?1 ORDER BY t_ns DESC LIMIT 1");
-    r.Bind(1, id);
-    if (r.Step()) out.emplace(c->key, r.Int(0));
-    if (r.failed()) return r.status();
+    auto r = internal::RollupNeighbour(l.conn(), id, INT64_MAX, internal::RollupSide::kAtOrBefore);
+    if (!r.ok()) return r.status();
+    if (*r) out.emplace(c->key, (*r)->max);
   }
   return out;
 }
@@ -724,16 +718,11 @@ Result<std::vector<ClockJump>> RingStore::Impl::ClockJumps(int64_t from_ns, int6
 Result<std::optional<int64_t>> RingStore::Impl::OldestNs() {
   Lease l(*this);
   if (!l.ok()) return l.status();
-  // One primary-key probe per channel for the rollup tier (no t_ns index).
-  sql::Stmt s(l.conn(),
-              "SELECT (SELECT min(realtime_ns) FROM frames), "
-              "(SELECT min((SELECT min(t_ns) FROM rollup WHERE channel = c.id)) FROM channels c)");
-  std::optional<int64_t> raw, rollup;
-  if (s.Step()) {
-    raw = s.OptInt(0);
-    rollup = s.OptInt(1);
-  }
-  if (s.failed()) return s.status();
+  auto oldest_raw = OldestFrameNs(l.conn());
+  if (!oldest_raw.ok()) return oldest_raw.status();
+  auto oldest_rollup = internal::OldestRollupNs(l.conn());
+  if (!oldest_rollup.ok()) return oldest_rollup.status();
+  const std::optional<int64_t> raw = *oldest_raw, rollup = *oldest_rollup;
   // A rollup row is stamped with its period's start, before the first frame
   // folded into it: it only reaches further back than the raw tier when it
   // is from an earlier period.
@@ -924,23 +913,28 @@ Result<std::vector<std::optional<SpanTotal>>> RingStore::Impl::SpanTotals(
     }
   }
   std::vector<std::map<int64_t, uint64_t>> values(keys.size());
+  auto chunks = internal::RollupChunks(c);
+  if (!chunks.ok()) return chunks.status();
   // Stretches of one level, in time order.
   for (size_t a = 0; a < spans.size();) {
     size_t b = a + 1;
     while (b < spans.size() && spans[b].level == spans[a].level) ++b;
     const int level = spans[a].level;
     const int64_t from = spans[a].t_ns, to = spans[b - 1].end_ns;
+    // Periods: each of their chunks probed for the channels asked (I7).
     const std::string stats =
-        level == 0 ? "SELECT channel, sum(count), min(min), max(max), total(sum), min(t_ns) "
-                     "FROM rollup WHERE channel IN (" +
-                         ids + ") AND t_ns >= ?1 AND t_ns < ?2 GROUP BY channel"
+        level == 0 ? EDGEMON_ROLLUP_CHUNKS
+                         "SELECT r.channel, sum(r.count), min(r.min), max(r.max), total(r.sum), "
+                         "min(r.t_ns) FROM g JOIN rollup r ON r.chunk = g.k AND r.channel IN (" +
+                         ids + ") AND r.t_ns >= ?1 AND r.t_ns < ?2 GROUP BY r.channel"
                    : "SELECT channel, sum(count), min(min), max(max), total(sum), min(t_ns) "
                      "FROM span_stats WHERE level = ?3 AND channel IN (" +
                          ids + ") AND t_ns >= ?1 AND t_ns < ?2 GROUP BY channel";
     sql::Stmt s(c, stats.c_str());
     s.Bind(1, from).Bind(2, to);
+    const bool rows = level > 0 || internal::BindRollupChunks(s, *chunks, from, to);
     if (level > 0) s.Bind(3, int64_t{level});
-    while (s.Step()) {
+    while (rows && s.Step()) {
       auto it = index.find(s.Int(0));
       if (it == index.end() || s.Int(1) <= 0) continue;
       auto& t = out[it->second];
@@ -953,12 +947,10 @@ Result<std::vector<std::optional<SpanTotal>>> RingStore::Impl::SpanTotals(
         t->first_period_ns = s.Int(5);
         if (level > 0) {
           // The first period of the block or day with a value.
-          sql::Stmt f(c,
-                      "SELECT min(t_ns) FROM rollup WHERE channel = ?1 AND t_ns >= ?2 "
-                      "AND t_ns < ?3");
-          f.Bind(1, s.Int(0)).Bind(2, s.Int(5)).Bind(3, to);
-          if (f.Step() && !f.IsNull(0)) t->first_period_ns = f.Int(0);
-          if (f.failed()) return f.status();
+          auto f = internal::RollupNeighbour(c, static_cast<uint32_t>(s.Int(0)), s.Int(5),
+                                             internal::RollupSide::kAtOrAfter);
+          if (!f.ok()) return f.status();
+          if (*f && (*f)->t_ns < to) t->first_period_ns = (*f)->t_ns;
         }
       } else {
         t->count += s.Int(1);

@@ -271,10 +271,10 @@ Status RingStore::Impl::LoadState() {
     for (size_t id = 1; id < chans_.size() && missing > 0; ++id) {
       auto& c = chans_[id];
       if (!c.desc.Has(kFlagCounter) || c.last_counter) continue;
-      sql::Stmt r(*w_, "SELECT max FROM rollup WHERE channel = ?1 ORDER BY t_ns DESC LIMIT 1");
-      r.Bind(1, static_cast<int64_t>(id));
-      if (r.Step()) c.last_counter = r.Int(0);
-      if (r.failed()) return r.status();
+      auto r = internal::RollupNeighbour(*w_, static_cast<uint32_t>(id), INT64_MAX,
+                                         internal::RollupSide::kAtOrBefore);
+      if (!r.ok()) return r.status();
+      if (*r) c.last_counter = (*r)->max;
     }
   }
   // Rebuild the open rollup period from the frames it lacks (I7).

@@ -23,9 +23,11 @@
 //     realtime_ns, data)             compact blob of (id, value) pairs with
 //                                    absent values left out (frame_codec.h);
 //                                    index frames_by_time(realtime_ns)
-//   rollup(channel, t_ns, count,     rollup tier: per channel and period
-//     min, max, sum) WITHOUT ROWID   (default 60 s) min/max/sum/count of the
-//                                    present values; avg = sum / count
+//   rollup(chunk, channel, t_ns,     rollup tier: per channel and period
+//     count, min, max, sum)          (default 60 s) min/max/sum/count of the
+//     WITHOUT ROWID                  present values; avg = sum / count;
+//                                    chunk = floor(t_ns / 15 min) leads the
+//                                    key (I7)
 //   windows(id, label, start_ns,     named windows; end_ns NULL while open;
 //     end_ns, abandoned, lease_ns,   lease_ns NULL when unleased; abandoned 1
 //     owner, items, exit_status,     when closed because the lease ran out;
@@ -146,7 +148,13 @@
 //      the raw frames with seq > rollup_seq (all of them while raw retention
 //      is at least one period, or two blocks when periods are held back).
 //      Close() writes the open period and the held ones (later frames of the
-//      same period merge into the row).
+//      same period merge into the row). The rows are kept by (chunk,
+//      channel, t_ns), chunk = floor(t_ns / 15 min): a write of held periods
+//      appends at the end of the table (tens of pages) instead of into every
+//      channel's rows (a page or more per channel); one channel's rows are
+//      read a chunk at a time, and a neighbour row is found by walking the
+//      chunks from t's own. Schema 9 moved an older store's rows a day at a
+//      time, so the file grows by about a day of rows, not a second table.
 //   8. Energy counters (kFlagCounter) are stored non-decreasing: if a value
 //      is lower than the last stored one (the daemon restarted without
 //      seeding its integrator from LastCounters()), the store adds an offset
@@ -280,7 +288,7 @@
 
 namespace edgemon::store {
 
-inline constexpr int kSchemaVersion = 8;
+inline constexpr int kSchemaVersion = 9;
 // (I6) The most pages the WAL holds before the writer checkpoints it (32 MiB
 // of 4 KiB pages; a cap lowers it to cap/16). A checkpoint writes each page
 // changed since the last one once, however many commits changed it: the

@@ -13,6 +13,7 @@
 //                  the size cap (I6)
 //   reader.cc      read connections and every read: frames, downsampling,
 //                  counters, stats
+//   rollup_rows.cc the rollup rows' key (I7): chunks, neighbours, the oldest
 //   windows.cc     the windows table
 //   push_cursors.cc  push destinations' cursors (I16)
 //   rail_samples.cc  rail samples kept at a boosted rate (rail_samples.h)
@@ -92,6 +93,45 @@ StoredChannel ChannelFromRow(const sql::Stmt& s);
 // The time of the oldest frame (where the raw tier starts); nullopt when there
 // is no frame.
 Result<std::optional<int64_t>> OldestFrameNs(sql::Conn& c);
+
+// (I7) Rollup rows are kept by (chunk, channel, t_ns) with chunk =
+// RollupChunk(t_ns), the 15-minute stretch holding the period's start
+// (rollup_rows.cc).
+inline constexpr int64_t kRollupChunkNs = 900'000'000'000;
+constexpr int64_t RollupChunk(int64_t t_ns) {
+  return FloorDiv(t_ns, kRollupChunkNs);
+}
+// The chunks of the oldest and the newest rows.
+struct ChunkRange {
+  int64_t first = 0;
+  int64_t last = 0;
+};
+// nullopt when the table is empty.
+Result<std::optional<ChunkRange>> RollupChunks(sql::Conn& c);
+// One channel's rows over a range are read a chunk at a time: a statement
+// that starts with EDGEMON_ROLLUP_CHUNKS joins g(k), the chunks
+// ?kRollupChunkFrom..?kRollupChunkTo, to rollup ON chunk = g.k.
+// BindRollupChunks binds them to the chunks of [from_ns, to_ns) that hold
+// rows; false (nothing bound) when none does, and the statement must not run.
+#define EDGEMON_ROLLUP_CHUNKS \
+  "WITH RECURSIVE g(k) AS (SELECT ?8 UNION ALL SELECT k + 1 FROM g WHERE k < ?9) "
+inline constexpr int kRollupChunkFrom = 8;
+inline constexpr int kRollupChunkTo = 9;
+bool BindRollupChunks(sql::Stmt& s, const std::optional<ChunkRange>& rows, int64_t from_ns,
+                      int64_t to_ns);
+struct RollupRow {
+  int64_t t_ns = 0;
+  int64_t count = 0;
+  int64_t min = 0;
+  int64_t max = 0;
+  int64_t sum = 0;
+};
+// Channel `id`'s nearest row before, at or before, at or after, or after t.
+enum class RollupSide { kBefore, kAtOrBefore, kAtOrAfter, kAfter };
+Result<std::optional<RollupRow>> RollupNeighbour(sql::Conn& c, uint32_t id, int64_t t,
+                                                 RollupSide side);
+// The start of the oldest period with a rollup row, of any channel.
+Result<std::optional<int64_t>> OldestRollupNs(sql::Conn& c);
 
 // Running min/max/sum/count of one channel over one period.
 struct Agg {

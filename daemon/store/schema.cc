@@ -152,8 +152,64 @@ const char* const kMigrations[] = {
     "  id INTEGER PRIMARY KEY, t_ns INTEGER NOT NULL, end_ns INTEGER NOT NULL,"
     "  count INTEGER NOT NULL, data BLOB NOT NULL);"
     "CREATE INDEX rail_chunks_by_time ON rail_chunks(t_ns);",
+    // 8 -> 9: rollup rows kept by (chunk, channel, t_ns) (I7). The rows move
+    // into it a day per transaction (MoveRollupDay), then it replaces rollup.
+    "CREATE TABLE IF NOT EXISTS rollup_by_chunk("
+    "  chunk INTEGER NOT NULL, channel INTEGER NOT NULL, t_ns INTEGER NOT NULL,"
+    "  count INTEGER NOT NULL, min INTEGER NOT NULL, max INTEGER NOT NULL, sum INTEGER NOT NULL,"
+    "  PRIMARY KEY(chunk, channel, t_ns)) WITHOUT ROWID;",
 };
 static_assert(std::size(kMigrations) == kSchemaVersion);
+// After the migration to 9 has moved the rows.
+const char* const kRollupByChunkDone =
+    "DROP TABLE rollup; ALTER TABLE rollup_by_chunk RENAME TO rollup;";
+
+// floor(t_ns / kRollupChunkNs) in SQL (its / truncates toward zero), for
+// every int64 t_ns.
+#define EDGEMON_CHUNK_OF_T                             \
+  "(CASE WHEN r.t_ns >= 0 THEN r.t_ns / 900000000000 " \
+  "ELSE -((-(r.t_ns + 1)) / 900000000000) - 1 END)"
+static_assert(internal::kRollupChunkNs == 900'000'000'000);
+
+// (8 -> 9) Moves the oldest day of the old rollup table's rows into
+// rollup_by_chunk, in the new key's order, and deletes them from the old
+// table; false when none was left (after moving the rows of channels
+// without a channels row, if any). The file grows by about a day of rows,
+// not by a second copy of the table, so a store at its size cap (I6) can
+// migrate; each day is a transaction of its own, so the WAL stays within
+// its checkpoint interval.
+Result<bool> MoveRollupDay(sql::Conn& w) {
+  constexpr int64_t kDayNs = 86'400'000'000'000;
+  std::optional<int64_t> first;
+  {
+    sql::Stmt s(w,
+                "SELECT min((SELECT min(t_ns) FROM rollup WHERE channel = c.id)) "
+                "FROM channels c");
+    if (s.Step() && !s.IsNull(0)) first = s.Int(0);
+    if (s.failed()) return s.status();
+  }
+  if (!first) {
+    if (Status e = w.Exec("INSERT INTO rollup_by_chunk(chunk, channel, t_ns, count, min, max, sum) "
+                          "SELECT " EDGEMON_CHUNK_OF_T
+                          ", r.channel, r.t_ns, r.count, r.min, r.max, r.sum FROM rollup r");
+        !e.ok()) {
+      return e;
+    }
+    return false;
+  }
+  const int64_t last = AddSaturating(*first, kDayNs - 1);
+  sql::Stmt m(w,
+              "INSERT INTO rollup_by_chunk(chunk, channel, t_ns, count, min, max, sum) "
+              "SELECT " EDGEMON_CHUNK_OF_T
+              ", r.channel, r.t_ns, r.count, r.min, r.max, r.sum "
+              "FROM channels c JOIN rollup r ON r.channel = c.id AND r.t_ns <= ?1 "
+              "ORDER BY 1, 2, 3");
+  if (Status e = m.Bind(1, last).Run(); !e.ok()) return e;
+  sql::Stmt d(w, "DELETE FROM rollup WHERE channel IN (SELECT id FROM channels) AND t_ns <= ?1");
+  if (Status e = d.Bind(1, last).Run(); !e.ok()) return e;
+  return true;
+}
+#undef EDGEMON_CHUNK_OF_T
 
 }  // namespace
 
@@ -187,7 +243,8 @@ Status RingStore::Impl::Setup() {
                         "; PRAGMA journal_size_limit=" + std::to_string(wal_pages * page_size_);
   if (Status s = w_->Exec(pragmas.c_str()); !s.ok()) return s;
 
-  // Migrations, each with its user_version bump in one transaction.
+  // Migrations, each with its user_version bump in one transaction (8 -> 9:
+  // in several, MoveRollupDay).
   for (;;) {
     auto v = w_->QueryInt("PRAGMA user_version");
     if (!v.ok()) return v.status();
@@ -197,6 +254,14 @@ Status RingStore::Impl::Setup() {
       if (!again.ok()) return again.status();
       if (*again != *v) return Status::Ok();
       if (Status e = w_->Exec(kMigrations[*v]); !e.ok()) return e;
+      if (*v == 8) {
+        // A day of rollup rows per transaction; the one that finds none
+        // left replaces the table and bumps the version.
+        auto moved = MoveRollupDay(*w_);
+        if (!moved.ok()) return moved.status();
+        if (*moved) return Status::Ok();
+        if (Status e = w_->Exec(kRollupByChunkDone); !e.ok()) return e;
+      }
       std::string bump = "PRAGMA application_id=" + std::to_string(kApplicationId) +
                          "; PRAGMA user_version=" + std::to_string(*v + 1);
       return w_->Exec(bump.c_str());

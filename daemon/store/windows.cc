@@ -191,12 +191,9 @@ Status RingStore::Impl::TrimWindowsToData() {
   auto raw = OldestFrameNs(*w_);
   if (!raw.ok()) return raw.status();
   std::optional<int64_t> oldest = *raw;
-  for (size_t id = 1; id < chans_.size(); ++id) {
-    sql::Stmt r(*w_, "SELECT min(t_ns) FROM rollup WHERE channel = ?1");
-    r.Bind(1, static_cast<int64_t>(id));
-    if (r.Step() && !r.IsNull(0)) oldest = std::min(oldest.value_or(r.Int(0)), r.Int(0));
-    if (r.failed()) return r.status();
-  }
+  auto rollup = internal::OldestRollupNs(*w_);
+  if (!rollup.ok()) return rollup.status();
+  if (*rollup) oldest = std::min(oldest.value_or(**rollup), **rollup);
   if (!oldest) return Status::Ok();
   sql::Stmt w(*w_, "DELETE FROM windows WHERE end_ns IS NOT NULL AND end_ns < ?1");
   return w.Bind(1, *oldest).Run();

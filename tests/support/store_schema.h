@@ -4,6 +4,14 @@
 
 namespace edgemon::testing {
 
+// 9 -> 8: rollup rows kept by (channel, t_ns) again, every row kept.
+inline constexpr const char* kUndoSchema9 =
+    "CREATE TABLE rollup8(channel INTEGER NOT NULL, t_ns INTEGER NOT NULL, "
+    "count INTEGER NOT NULL, min INTEGER NOT NULL, max INTEGER NOT NULL, sum INTEGER NOT NULL, "
+    "PRIMARY KEY(channel, t_ns)) WITHOUT ROWID; "
+    "INSERT INTO rollup8 SELECT channel, t_ns, count, min, max, sum FROM rollup; "
+    "DROP TABLE rollup; ALTER TABLE rollup8 RENAME TO rollup; ";
+
 // 8 -> 7: the rail samples kept at a boosted rate.
 inline constexpr const char* kUndoSchema8 = "DROP TABLE rail_chunks; ";
 

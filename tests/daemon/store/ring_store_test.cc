@@ -879,18 +879,18 @@ TEST(RingStore, SchemaOneStoreGetsItsBootSegmentsOnUpgrade) {
   {  // Back to schema 1, as written before boot segments were kept.
     sqlite3* db = nullptr;
     ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
-    ASSERT_EQ(
-        sqlite3_exec(db,
-                     (std::string(edgemon::testing::kUndoSchema8) + edgemon::testing::kUndoSchema7 +
-                      "DROP TABLE push_cursors; DROP TABLE spans; DROP TABLE span_stats; "
-                      "DROP TABLE span_values; "
-                      "DELETE FROM meta WHERE key IN ('spans_from_ns', 'blocks_through_ns'); "
-                      "DROP TABLE boots; DROP TABLE clock_jumps; ALTER TABLE windows DROP "
-                      "COLUMN abandoned; ALTER TABLE windows DROP COLUMN lease_ns; ALTER "
-                      "TABLE windows DROP COLUMN owner; PRAGMA user_version=1")
-                         .c_str(),
-                     nullptr, nullptr, nullptr),
-        SQLITE_OK);
+    ASSERT_EQ(sqlite3_exec(db,
+                           (std::string(edgemon::testing::kUndoSchema9) +
+                            edgemon::testing::kUndoSchema8 + edgemon::testing::kUndoSchema7 +
+                            "DROP TABLE push_cursors; DROP TABLE spans; DROP TABLE span_stats; "
+                            "DROP TABLE span_values; "
+                            "DELETE FROM meta WHERE key IN ('spans_from_ns', 'blocks_through_ns'); "
+                            "DROP TABLE boots; DROP TABLE clock_jumps; ALTER TABLE windows DROP "
+                            "COLUMN abandoned; ALTER TABLE windows DROP COLUMN lease_ns; ALTER "
+                            "TABLE windows DROP COLUMN owner; PRAGMA user_version=1")
+                               .c_str(),
+                           nullptr, nullptr, nullptr),
+              SQLITE_OK);
     sqlite3_close(db);
   }
   o.raw_retention_ns = 100 * kSec;
@@ -1181,6 +1181,128 @@ TEST(RingStore, RollupHoldsExactMinAvgMaxPerPeriod) {
   sqlite3_finalize(st);
   sqlite3_close(db);
   EXPECT_EQ(rows, 3);
+}
+
+// (I7) A store of schema 8 kept its rollup rows by (channel, t_ns). Opening
+// it moves them to (chunk, channel, t_ns) a day at a time, also after a
+// migration that stopped part way: every row stays,
+// each in the chunk that RollupChunk gives (the SQL floor division agrees
+// with the C++ one for negative times too), and reads answer as before.
+TEST(RingStore, ASchema8StoreKeepsEveryRollupRowUnderTheChunkedKey) {
+  TempDir dir;
+  const auto path = dir.File("v8.db");
+  Inventory inv;
+  inv.channels = {Ch(0, Kind::kThermal, "tj-thermal", Field::kTemp),
+                  Ch(1, Kind::kCpu, "cpu", Field::kLoad)};
+  const std::vector<std::string> keys = {"thermal/tj-thermal/temp", "cpu/cpu/load"};
+  const int64_t span = 2 * 86400 * kSec + 5 * 3600 * kSec;  // 2 days 5 hours: three moves
+  std::vector<std::vector<Bucket>> rolled;
+  {
+    auto s = MustOpen(path);
+    ASSERT_TRUE(s);
+    s->SetInventory(inv);
+    for (int64_t t = 0; t < span; t += 30 * kSec) {
+      const int64_t i = t / kSec;
+      s->Append(MakeFrame(kT0 + t, {(i * 37) % 101 - 50, (i * 11) % 1000}));
+    }
+    ASSERT_TRUE(s->Close().ok());
+  }
+  using Row = std::tuple<int64_t, int64_t, int64_t, int64_t, int64_t, int64_t>;
+  auto rows_of = [](sqlite3* db) {
+    std::vector<Row> out;
+    sqlite3_stmt* st = nullptr;
+    EXPECT_EQ(sqlite3_prepare_v2(db,
+                                 "SELECT channel, t_ns, count, min, max, sum FROM rollup "
+                                 "ORDER BY channel, t_ns",
+                                 -1, &st, nullptr),
+              SQLITE_OK);
+    while (sqlite3_step(st) == SQLITE_ROW) {
+      out.emplace_back(sqlite3_column_int64(st, 0), sqlite3_column_int64(st, 1),
+                       sqlite3_column_int64(st, 2), sqlite3_column_int64(st, 3),
+                       sqlite3_column_int64(st, 4), sqlite3_column_int64(st, 5));
+    }
+    sqlite3_finalize(st);
+    return out;
+  };
+  // Back to schema 8's table, with two rows of a channel no channels row
+  // names, before 1970 and at the start of int64.
+  std::vector<Row> rows;
+  {
+    sqlite3* db = nullptr;
+    ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+    ASSERT_EQ(sqlite3_exec(db,
+                           (std::string("BEGIN; ") + edgemon::testing::kUndoSchema9 +
+                            "INSERT INTO rollup VALUES(99, -1, 1, 5, 5, 5), "
+                            "(99, -9223372036854775807 - 1, 1, 6, 6, 6); "
+                            "PRAGMA user_version = 8; COMMIT;")
+                               .c_str(),
+                           nullptr, nullptr, nullptr),
+              SQLITE_OK)
+        << sqlite3_errmsg(db);
+    rows = rows_of(db);
+    // As a migration stopped after its first day leaves it.
+    ASSERT_EQ(sqlite3_exec(db,
+                           (std::string("BEGIN; CREATE TABLE rollup_by_chunk(chunk INTEGER NOT "
+                                        "NULL, channel INTEGER NOT NULL, t_ns INTEGER NOT NULL, "
+                                        "count INTEGER NOT NULL, min INTEGER NOT NULL, max "
+                                        "INTEGER NOT NULL, sum INTEGER NOT NULL, PRIMARY "
+                                        "KEY(chunk, channel, t_ns)) WITHOUT ROWID; "
+                                        "INSERT INTO rollup_by_chunk SELECT t_ns / 900000000000, "
+                                        "channel, t_ns, count, min, max, sum FROM rollup WHERE "
+                                        "t_ns >= 0 AND t_ns < ") +
+                            std::to_string(kT0 + 86400 * kSec) +
+                            "; DELETE FROM rollup WHERE t_ns >= 0 AND t_ns < " +
+                            std::to_string(kT0 + 86400 * kSec) + "; COMMIT;")
+                               .c_str(),
+                           nullptr, nullptr, nullptr),
+              SQLITE_OK)
+        << sqlite3_errmsg(db);
+    sqlite3_close(db);
+  }
+  ASSERT_GT(rows.size(), 2u * 3000u);
+  {
+    auto s = MustOpen(path);
+    ASSERT_TRUE(s);
+    for (const auto& key : keys) {
+      auto b = s->Downsample(key, kT0, kT0 + span, 3600 * kSec, Tier::kRollup);
+      ASSERT_TRUE(b.ok()) << b.status().message();
+      rolled.push_back(*b);
+    }
+    EXPECT_TRUE(s->IntegrityCheck().ok());
+    ASSERT_TRUE(s->Close().ok());
+  }
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READONLY, nullptr), SQLITE_OK);
+  EXPECT_EQ(rows_of(db), rows);
+  sqlite3_stmt* st = nullptr;
+  ASSERT_EQ(sqlite3_prepare_v2(db, "SELECT chunk, t_ns FROM rollup", -1, &st, nullptr), SQLITE_OK);
+  size_t chunked = 0;
+  while (sqlite3_step(st) == SQLITE_ROW) {
+    EXPECT_EQ(sqlite3_column_int64(st, 0), FloorDiv(sqlite3_column_int64(st, 1), 900 * kSec));
+    ++chunked;
+  }
+  sqlite3_finalize(st);
+  EXPECT_EQ(chunked, rows.size());
+  ASSERT_EQ(sqlite3_prepare_v2(db, "PRAGMA user_version", -1, &st, nullptr), SQLITE_OK);
+  ASSERT_EQ(sqlite3_step(st), SQLITE_ROW);
+  EXPECT_EQ(sqlite3_column_int64(st, 0), kSchemaVersion);
+  sqlite3_finalize(st);
+  sqlite3_close(db);
+  // The hourly figures from the rollup tier, against the frames' own.
+  auto s = MustOpen(path);
+  ASSERT_TRUE(s);
+  for (size_t k = 0; k < keys.size(); ++k) {
+    auto raw = s->Downsample(keys[k], kT0, kT0 + span, 3600 * kSec, Tier::kRaw);
+    ASSERT_TRUE(raw.ok()) << raw.status().message();
+    ASSERT_EQ(rolled[k].size(), raw->size()) << keys[k];
+    for (size_t i = 0; i < raw->size(); ++i) {
+      EXPECT_EQ(rolled[k][i].t_ns, (*raw)[i].t_ns) << keys[k] << " " << i;
+      EXPECT_EQ(rolled[k][i].count, (*raw)[i].count) << keys[k] << " " << i;
+      EXPECT_EQ(rolled[k][i].min, (*raw)[i].min) << keys[k] << " " << i;
+      EXPECT_EQ(rolled[k][i].max, (*raw)[i].max) << keys[k] << " " << i;
+      EXPECT_DOUBLE_EQ(rolled[k][i].avg, (*raw)[i].avg) << keys[k] << " " << i;
+    }
+  }
 }
 
 TEST(RingStore, RollupRebuildsTheOpenPeriodAfterACrash) {
@@ -2454,13 +2576,13 @@ TEST(RingStore, PushCursorsPersistAndUpgradeFromSchemaFive) {
   {  // Back to schema 5, as written before push cursors.
     sqlite3* db = nullptr;
     ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
-    ASSERT_EQ(
-        sqlite3_exec(db,
-                     (std::string(edgemon::testing::kUndoSchema8) + edgemon::testing::kUndoSchema7 +
-                      "DROP TABLE push_cursors; PRAGMA user_version=5")
-                         .c_str(),
-                     nullptr, nullptr, nullptr),
-        SQLITE_OK);
+    ASSERT_EQ(sqlite3_exec(db,
+                           (std::string(edgemon::testing::kUndoSchema9) +
+                            edgemon::testing::kUndoSchema8 + edgemon::testing::kUndoSchema7 +
+                            "DROP TABLE push_cursors; PRAGMA user_version=5")
+                               .c_str(),
+                           nullptr, nullptr, nullptr),
+              SQLITE_OK);
     sqlite3_close(db);
   }
   {

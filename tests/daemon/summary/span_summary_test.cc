@@ -225,16 +225,16 @@ TEST(SpanSummary, SchemaFourStoreUpgradesAndOlderPeriodsAreReadAsFrames) {
   {  // Back to schema 4, as written before span aggregates.
     sqlite3* db = nullptr;
     ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
-    ASSERT_EQ(
-        sqlite3_exec(db,
-                     (std::string(edgemon::testing::kUndoSchema8) + edgemon::testing::kUndoSchema7 +
-                      "DROP TABLE push_cursors; DROP TABLE spans; DROP TABLE span_stats; "
-                      "DROP TABLE span_values; "
-                      "DELETE FROM meta WHERE key IN ('spans_from_ns', "
-                      "'blocks_through_ns'); PRAGMA user_version=4")
-                         .c_str(),
-                     nullptr, nullptr, nullptr),
-        SQLITE_OK);
+    ASSERT_EQ(sqlite3_exec(db,
+                           (std::string(edgemon::testing::kUndoSchema9) +
+                            edgemon::testing::kUndoSchema8 + edgemon::testing::kUndoSchema7 +
+                            "DROP TABLE push_cursors; DROP TABLE spans; DROP TABLE span_stats; "
+                            "DROP TABLE span_values; "
+                            "DELETE FROM meta WHERE key IN ('spans_from_ns', "
+                            "'blocks_through_ns'); PRAGMA user_version=4")
+                               .c_str(),
+                           nullptr, nullptr, nullptr),
+              SQLITE_OK);
     sqlite3_close(db);
   }
   auto s = Open(path);
