@@ -12,6 +12,10 @@ empty store.
 
   bench/flash_writes.py BUILD_DIR [OTHER_BUILD_DIR ...] [--seconds 60]
                         [--commit-interval-ms 5000,60000] [--aged-days 14]
+                        [--store-key rollup_write_frames=3600 ...]
+
+--store-key KEY=VALUE adds a [store] key (TOML value) to every daemon's
+configuration.
 """
 import argparse
 import os
@@ -54,7 +58,7 @@ def aged_store(build, days, into):
                    check=True, stdout=subprocess.DEVNULL)
 
 
-def measure(build, seconds, commit_interval_ms=None, seed=None):
+def measure(build, seconds, commit_interval_ms=None, seed=None, keys=()):
     """(bytes written per day, store bytes grown per day)"""
     disk = tempfile.mkdtemp(prefix="edgemon-flash-", dir="/var/tmp")
     run = tempfile.mkdtemp(prefix="edgemon-flash-", dir="/dev/shm")
@@ -66,6 +70,7 @@ def measure(build, seconds, commit_interval_ms=None, seed=None):
             # As api_bench --year keeps it: rollups past the default retention.
             shutil.copyfile(seed, os.path.join(disk, "edgemon.db"))
             lines += ['retention = "1d"', 'rollup_retention = "400d"', 'max_size = "8GiB"']
+        lines += keys
         config = []
         if lines:
             path = os.path.join(disk, "edgemond.toml")
@@ -102,7 +107,15 @@ def main():
                     help="comma-separated store.commit_interval_ms values (default: the daemon's)")
     ap.add_argument("--aged-days", type=int, default=0,
                     help="start on a store holding this many days (default: an empty store)")
+    ap.add_argument("--store-key", action="append", default=[], metavar="KEY=VALUE",
+                    help="a [store] key for every daemon, its value in TOML (repeatable)")
     a = ap.parse_args()
+    keys = []
+    for kv in a.store_key:
+        key, eq, value = kv.partition("=")
+        if not eq or not key.strip() or not value.strip():
+            ap.error(f"--store-key {kv!r}: expected KEY=VALUE")
+        keys.append(f"{key.strip()} = {value.strip()}")
     intervals = [int(v) for v in a.commit_interval_ms.split(",") if v] or [None]
     seed = None
     if a.aged_days > 0:
@@ -110,11 +123,13 @@ def main():
         seed = os.path.join(seed_dir, "aged.db")
         aged_store(a.builds[0], a.aged_days, seed)
         print(f"store aged {a.aged_days} days: {os.path.getsize(seed) / (1 << 20):.0f} MiB")
+    if keys:
+        print("[store] " + ", ".join(keys))
     print(f"{'build':<32} {'commit every':>12} {'MiB written per day':>20} "
           f"{'store MiB per day':>18}")
     for b in a.builds:
         for ms in intervals:
-            written, grown = measure(b, a.seconds, ms, seed)
+            written, grown = measure(b, a.seconds, ms, seed, keys)
             every = "default" if ms is None else f"{ms / 1000:g} s"
             print(f"{b:<32} {every:>12} {written / (1 << 20):>20.1f} {grown / (1 << 20):>18.1f}",
                   flush=True)

@@ -2,19 +2,20 @@
 """What the key of the rollup rows costs in flash and in reads: for each
 candidate layout, a SQLite file set up as the store sets up its own (4 KiB
 pages, WAL, incremental auto-vacuum, a 512 KiB cache) holding DAYS of
-one-minute rows for CHANNELS channels, written as edgemond writes them (15
-held periods at a time), then
+one-minute rows for CHANNELS channels, written as edgemond writes them (HELD
+held periods at a time: 15 at the default rollup_write_frames), then
 
-  - the WAL pages one more write of 15 held periods adds (what a write of
+  - the WAL pages one more write of HELD held periods adds (what a write of
     held periods costs in flash before its checkpoint), and
   - the time to read one channel's rows over one day and over the whole
-    history (what a Query or a Summary's edge reads).
+    history (what a Query or a Summary's edge reads), and
+  - the table's size in bytes per row (pages in use, after the writes).
 
 Layouts: (channel, t) as the store keeps them today; (chunk, channel, t)
 with chunks of 15 minutes and of an hour, read one chunk at a time; and
 (t, channel), kept by time alone.
 
-  bench/rollup_layouts.py [--channels 157] [--days 14] [--writes 8]
+  bench/rollup_layouts.py [--channels 157] [--days 14] [--writes 8] [--held 15]
 """
 import argparse
 import os
@@ -99,15 +100,16 @@ def main():
     ap.add_argument("--channels", type=int, default=157)  # the AGX Orin fixture's
     ap.add_argument("--days", type=int, default=14)
     ap.add_argument("--writes", type=int, default=8)
+    ap.add_argument("--held", type=int, default=15)  # periods per write
     a = ap.parse_args()
-    if a.channels < 1 or a.days < 2 or a.writes < 1:
-        ap.error("--channels >= 1, --days >= 2 and --writes >= 1")
+    if a.channels < 1 or a.days < 2 or a.writes < 1 or not 1 <= a.held <= 1440:
+        ap.error("--channels >= 1, --days >= 2, --writes >= 1 and 1 <= --held <= 1440")
     t0 = 1_700_000_000 * 10**9 // PERIOD * PERIOD
     periods = a.days * 1440
     day = 86400 * 10**9
-    print(f"{a.channels} channels, {a.days} days of one-minute rows, writes of 15 held periods")
+    print(f"{a.channels} channels, {a.days} days of one-minute rows, writes of {a.held} held periods")
     print(f"{'key':<22} {'WAL pages per write':>20} {'read 1 d':>11} "
-          f"{'read ' + str(a.days - 1) + ' d':>12}")
+          f"{'read ' + str(a.days - 1) + ' d':>12} {'bytes per row':>14}")
     work = tempfile.mkdtemp(prefix="edgemon-layouts-", dir="/var/tmp")
     try:
         for name, layout in LAYOUTS.items():
@@ -118,22 +120,26 @@ def main():
             rng = random.Random(1)
             db = open_db(path)
             db.execute(layout["ddl"])
-            for first in range(0, periods, 15):
-                write_periods(db, layout, a.channels, first, min(15, periods - first), rng, t0)
+            for first in range(0, periods, a.held):
+                write_periods(db, layout, a.channels, first, min(a.held, periods - first), rng,
+                              t0)
             db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
             pages = []
             for w in range(a.writes):
                 before = os.path.getsize(path + "-wal")
-                write_periods(db, layout, a.channels, periods + 15 * w, 15, rng, t0)
+                write_periods(db, layout, a.channels, periods + a.held * w, a.held, rng, t0)
                 pages.append((os.path.getsize(path + "-wal") - before) // WAL_FRAME)
             channels = sorted({1, (a.channels + 1) // 2, a.channels})
             one = statistics.median(read_ms(db, layout, ch, t0 + day, t0 + 2 * day)[0]
                                     for ch in channels)
             whole = statistics.median(read_ms(db, layout, ch, t0 + day, t0 + a.days * day)[0]
                                       for ch in channels)
+            used = db.execute("PRAGMA page_count").fetchone()[0] - \
+                db.execute("PRAGMA freelist_count").fetchone()[0]
+            rows = (periods + a.held * a.writes) * a.channels
             db.close()
-            print(f"{name:<22} {statistics.mean(pages):>20.0f} {one:>8.2f} ms {whole:>9.2f} ms",
-                  flush=True)
+            print(f"{name:<22} {statistics.mean(pages):>20.0f} {one:>8.2f} ms {whole:>9.2f} ms "
+                  f"{used * 4096 / rows:>14.1f}", flush=True)
     finally:
         shutil.rmtree(work, ignore_errors=True)
 
