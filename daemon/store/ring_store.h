@@ -118,7 +118,8 @@
 //      rollup_retention minus the rollup tier's span drops rollup rows.)
 //      A commit that trims for size (I6) also deletes the closed windows that
 //      ended before the oldest data left (raw frame or rollup row).
-//   6. Size: with max_bytes > 0 the database file never exceeds max_bytes.
+//   6. Size: with max_bytes > 0 the database file never exceeds max_bytes
+//      once Open() returns (while it migrates a schema-8 store, see I7).
 //      PRAGMA max_page_count = max_bytes / page_size makes SQLite refuse to
 //      grow the file past it (a write that would fails with SQLITE_FULL and
 //      rolls back; nothing is half-written). Before each batch the writer
@@ -153,8 +154,11 @@
 //      appends at the end of the table (tens of pages) instead of into every
 //      channel's rows (a page or more per channel); one channel's rows are
 //      read a chunk at a time, and a neighbour row is found by walking the
-//      chunks from t's own. Schema 9 moved an older store's rows a day at a
-//      time, so the file grows by about a day of rows, not a second table.
+//      chunks from t's own. Schema 9 moved an older store's rows a day per
+//      transaction, so the file grows by about a day of rows, not a second
+//      table, plus the chunk column (9% of the rows' size); it may pass
+//      max_bytes while they move, and Open() trims it back under (I6)
+//      before it returns.
 //   8. Energy counters (kFlagCounter) are stored non-decreasing: if a value
 //      is lower than the last stored one (the daemon restarted without
 //      seeding its integrator from LastCounters()), the store adds an offset

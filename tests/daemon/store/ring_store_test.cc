@@ -1305,6 +1305,53 @@ TEST(RingStore, ASchema8StoreKeepsEveryRollupRowUnderTheChunkedKey) {
   }
 }
 
+// (I6, I7) A schema-8 store at its size cap migrates too: the moved rows
+// are larger (the chunk column) and the file may pass the cap while they
+// move, but Open() trims the oldest data back under it before it returns.
+TEST(RingStore, ASchema8StoreAtItsCapMigratesAndEndsUnderIt) {
+  TempDir dir;
+  const auto path = dir.File("cap8.db");
+  const int64_t cap = 2 << 20;
+  auto o = Fast();
+  o.max_bytes = cap;
+  o.batch_frames = 200;
+  o.rollup_period_ns = kSec;  // many rollup rows for the frames written
+  {
+    auto s = MustOpen(path, o);
+    ASSERT_TRUE(s);
+    Inventory inv = edgemon::testing::OrinLikeInventory();
+    s->SetInventory(inv);
+    std::mt19937_64 rng(1);
+    for (int i = 0; i < 6000; ++i) {
+      s->Append(MakeFrame(kT0 + i * kSec, BigValues(inv, static_cast<uint64_t>(i), rng)));
+    }
+    ASSERT_TRUE(s->Close().ok());
+  }
+  {
+    sqlite3* db = nullptr;
+    ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+    ASSERT_EQ(sqlite3_exec(db,
+                           (std::string("BEGIN; ") + edgemon::testing::kUndoSchema9 +
+                            "PRAGMA user_version = 8; COMMIT; VACUUM;")
+                               .c_str(),
+                           nullptr, nullptr, nullptr),
+              SQLITE_OK)
+        << sqlite3_errmsg(db);
+    sqlite3_close(db);
+  }
+  ASSERT_LE(FileBytes(path), cap);
+  auto s = MustOpen(path, o);
+  ASSERT_TRUE(s);
+  EXPECT_LE(FileBytes(path), cap);
+  auto st = s->Stats();
+  ASSERT_TRUE(st.ok());
+  EXPECT_GT(st->rollup_rows, 0);
+  EXPECT_EQ(st->last_seq, 6000u);
+  EXPECT_TRUE(s->IntegrityCheck().ok());
+  ASSERT_TRUE(s->Close().ok());
+  EXPECT_LE(FileBytes(path), cap);
+}
+
 TEST(RingStore, RollupRebuildsTheOpenPeriodAfterACrash) {
   // Frames committed but the process gone before the period closed: the
   // rows must still count every frame exactly once.
