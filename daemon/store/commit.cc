@@ -461,6 +461,21 @@ Status RingStore::Impl::WriteRollup(Deltas& d) {
     if (Status e = run(i); !e.ok()) return e;
     ++d.rollup_inserted;
   }
+  // The hours each channel's rows span (rollup_channels, I7).
+  std::map<uint32_t, std::pair<int64_t, int64_t>> spans;
+  for (const auto& r : pending_rollup_) {
+    auto [it, fresh] = spans.try_emplace(r.channel, r.t_ns, r.t_ns);
+    it->second.first = std::min(it->second.first, r.t_ns);
+    it->second.second = std::max(it->second.second, r.t_ns);
+  }
+  for (const auto& [channel, span] : spans) {
+    sql::Stmt s(*w_,
+                "INSERT INTO rollup_channels(channel, first_ns, last_ns) VALUES(?1, ?2, ?3) "
+                "ON CONFLICT(channel) DO UPDATE SET first_ns = min(first_ns, excluded.first_ns), "
+                "last_ns = max(last_ns, excluded.last_ns)");
+    s.Bind(1, int64_t{channel}).Bind(2, span.first).Bind(3, span.second);
+    if (Status e = s.Run(); !e.ok()) return e;
+  }
   for (const auto& r : pending_rollup_) d.Wrote(r.t_ns);
   for (const auto& r : pending_spans_) d.Wrote(r.t_ns);
   if (Status e = WriteSpans(d); !e.ok()) return e;
@@ -481,6 +496,10 @@ Status RingStore::Impl::DeleteRollup(int64_t cutoff_ns, int64_t& deleted) {
     sql::Stmt p(*w_, "DELETE FROM rollup WHERE chunk = ?1 AND t_ns < ?2");
     if (Status e = p.Bind(1, chunk).Bind(2, cutoff_ns).Run(); !e.ok()) return e;
     deleted += sqlite3_changes(w_->db());
+    sql::Stmt gone(*w_, "DELETE FROM rollup_channels WHERE last_ns < ?1");
+    if (Status e = gone.Bind(1, cutoff_ns).Run(); !e.ok()) return e;
+    sql::Stmt later(*w_, "UPDATE rollup_channels SET first_ns = ?1 WHERE first_ns < ?1");
+    if (Status e = later.Bind(1, cutoff_ns).Run(); !e.ok()) return e;
   }
   for (size_t id = 1; id < chans_.size(); ++id) {
     const auto ch = static_cast<int64_t>(id);

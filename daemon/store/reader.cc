@@ -505,7 +505,7 @@ Result<std::vector<Bucket>> RingStore::Impl::DownsampleIn(sql::Conn& c, uint32_t
       auto& a = acc[static_cast<size_t>(BucketIndex(g.t_ns, from_ns, step_ns))];
       a.Merge(g.t_ns, g.count, g.min, g.max, g.sum);
     }
-    auto chunks = internal::RollupChunks(c);
+    auto chunks = internal::RollupChunks(c, id);
     if (!chunks.ok()) return chunks.status();
     // The stretches before, between and after them: [gap_from, gap_to).
     int64_t next_from = from_ns;
@@ -514,32 +514,32 @@ Result<std::vector<Bucket>> RingStore::Impl::DownsampleIn(sql::Conn& c, uint32_t
       const int64_t gap_to = gi < aggs.size() ? aggs[gi].t_ns : to_ns;
       if (gi < aggs.size()) next_from = aggs[gi].end_ns;
       if (gap_to <= gap_from) continue;
-      sql::Stmt s(c, EDGEMON_ROLLUP_CHUNKS
-                  "SELECT r.t_ns, r.count, r.min, r.max, r.sum FROM g JOIN rollup r "
-                  "ON r.chunk = g.k AND r.channel = ?1 AND r.t_ns >= ?2 AND r.t_ns < ?3 "
-                  "ORDER BY r.t_ns");
-      if (!internal::BindRollupChunks(s, *chunks, gap_from, gap_to)) continue;
-      s.Bind(1, int64_t{id}).Bind(2, gap_from).Bind(3, gap_to);
-      while (s.Step()) {
-        const int64_t t = s.Int(0);
-        if (t < from_ns || t >= to_ns) continue;  // what SQL selected, checked before indexing
-        int64_t first = t;                        // the row's first value: its period's start
-        const int64_t end = AddSaturating(t, period);
-        if (!coarse) {
-          if (oldest && end > *oldest) continue;  // not retired: the raw frames answer
-          used.emplace_back(t, end);
-        } else if (oldest && t < *oldest && *oldest < end) {
-          // The period the raw tier starts in: its first value is the oldest
-          // frame where no row before it says frames were retired (a daemon
-          // started mid-period).
-          auto before = internal::RollupNeighbour(c, id, t, internal::RollupSide::kBefore);
-          if (!before.ok()) return before.status();
-          if (!*before) first = *oldest;
-        }
-        acc[static_cast<size_t>(BucketIndex(t, from_ns, step_ns))].Merge(
-            first, s.Int(1), s.Int(2), s.Int(3), static_cast<double>(s.Int(4)));
-      }
-      if (s.failed()) return s.status();
+      Status failed;
+      Status read = internal::ForEachRollupRow(
+          c, *chunks, id, gap_from, gap_to, [&](uint32_t, const internal::RollupRow& r) {
+            const int64_t t = r.t_ns;
+            if (!failed.ok() || t < from_ns || t >= to_ns) return;  // checked before indexing
+            int64_t first = t;  // the row's first value: its period's start
+            const int64_t end = AddSaturating(t, period);
+            if (!coarse) {
+              if (oldest && end > *oldest) return;  // not retired: the raw frames answer
+              used.emplace_back(t, end);
+            } else if (oldest && t < *oldest && *oldest < end) {
+              // The period the raw tier starts in: its first value is the
+              // oldest frame where no row before it says frames were
+              // retired (a daemon started mid-period).
+              auto before = internal::RollupNeighbour(c, id, t, internal::RollupSide::kBefore);
+              if (!before.ok()) {
+                failed = before.status();
+                return;
+              }
+              if (!*before) first = *oldest;
+            }
+            acc[static_cast<size_t>(BucketIndex(t, from_ns, step_ns))].Merge(
+                first, r.count, r.min, r.max, static_cast<double>(r.sum));
+          });
+      if (!read.ok()) return read;
+      if (!failed.ok()) return failed;
     }
     // A step whose first value lies in a day or block: the first of its
     // periods with a row for this channel.
@@ -913,7 +913,7 @@ Result<std::vector<std::optional<SpanTotal>>> RingStore::Impl::SpanTotals(
     }
   }
   std::vector<std::map<int64_t, uint64_t>> values(keys.size());
-  auto chunks = internal::RollupChunks(c);
+  auto chunks = internal::RollupChunks(c, 0);
   if (!chunks.ok()) return chunks.status();
   // Stretches of one level, in time order.
   for (size_t a = 0; a < spans.size();) {
@@ -921,45 +921,77 @@ Result<std::vector<std::optional<SpanTotal>>> RingStore::Impl::SpanTotals(
     while (b < spans.size() && spans[b].level == spans[a].level) ++b;
     const int level = spans[a].level;
     const int64_t from = spans[a].t_ns, to = spans[b - 1].end_ns;
-    // Periods: each of their chunks probed for the channels asked (I7).
-    const std::string stats =
-        level == 0 ? EDGEMON_ROLLUP_CHUNKS
-                         "SELECT r.channel, sum(r.count), min(r.min), max(r.max), total(r.sum), "
-                         "min(r.t_ns) FROM g JOIN rollup r ON r.chunk = g.k AND r.channel IN (" +
-                         ids + ") AND r.t_ns >= ?1 AND r.t_ns < ?2 GROUP BY r.channel"
-                   : "SELECT channel, sum(count), min(min), max(max), total(sum), min(t_ns) "
-                     "FROM span_stats WHERE level = ?3 AND channel IN (" +
-                         ids + ") AND t_ns >= ?1 AND t_ns < ?2 GROUP BY channel";
-    sql::Stmt s(c, stats.c_str());
-    s.Bind(1, from).Bind(2, to);
-    const bool rows = level > 0 || internal::BindRollupChunks(s, *chunks, from, to);
-    if (level > 0) s.Bind(3, int64_t{level});
-    while (rows && s.Step()) {
-      auto it = index.find(s.Int(0));
-      if (it == index.end() || s.Int(1) <= 0) continue;
+    // One channel's count, min, max, sum and first period over the stretch.
+    struct Total {
+      int64_t channel = 0, count = 0, min = 0, max = 0;
+      double sum = 0;
+      int64_t first_ns = 0;
+    };
+    std::vector<Total> totals;
+    if (level == 0) {
+      // Periods (I7): every channel's rows of the chunks when most channels
+      // are asked, else a probe per chunk and channel asked.
+      std::map<int64_t, Total> by_channel;
+      auto add = [&](uint32_t ch, const internal::RollupRow& r) {
+        if (!index.contains(ch)) return;
+        auto [it, fresh] = by_channel.try_emplace(
+            ch, Total{ch, r.count, r.min, r.max, static_cast<double>(r.sum), r.t_ns});
+        if (fresh) return;
+        Total& t = it->second;
+        t.count += r.count;
+        t.min = std::min(t.min, r.min);
+        t.max = std::max(t.max, r.max);
+        t.sum += static_cast<double>(r.sum);
+        t.first_ns = std::min(t.first_ns, r.t_ns);
+      };
+      if (index.size() * 4 >= all->size()) {
+        if (Status e = internal::ForEachRollupRow(c, *chunks, 0, from, to, add); !e.ok()) return e;
+      } else {
+        for (const auto& [id, i] : index) {
+          const auto ch = static_cast<uint32_t>(id);
+          auto own = internal::RollupChunks(c, ch);
+          if (!own.ok()) return own.status();
+          if (Status e = internal::ForEachRollupRow(c, *own, ch, from, to, add); !e.ok()) return e;
+        }
+      }
+      for (const auto& [ch, t] : by_channel) totals.push_back(t);
+    } else {
+      const std::string stats =
+          "SELECT channel, sum(count), min(min), max(max), total(sum), min(t_ns) "
+          "FROM span_stats WHERE level = ?3 AND channel IN (" +
+          ids + ") AND t_ns >= ?1 AND t_ns < ?2 GROUP BY channel";
+      sql::Stmt s(c, stats.c_str());
+      s.Bind(1, from).Bind(2, to).Bind(3, int64_t{level});
+      while (s.Step()) {
+        totals.push_back(Total{s.Int(0), s.Int(1), s.Int(2), s.Int(3), s.Double(4), s.Int(5)});
+      }
+      if (s.failed()) return s.status();
+    }
+    for (const Total& row : totals) {
+      auto it = index.find(row.channel);
+      if (it == index.end() || row.count <= 0) continue;
       auto& t = out[it->second];
       if (!t) {
         t = SpanTotal{};
-        t->count = s.Int(1);
-        t->min = s.Int(2);
-        t->max = s.Int(3);
-        t->sum = s.Double(4);
-        t->first_period_ns = s.Int(5);
+        t->count = row.count;
+        t->min = row.min;
+        t->max = row.max;
+        t->sum = row.sum;
+        t->first_period_ns = row.first_ns;
         if (level > 0) {
           // The first period of the block or day with a value.
-          auto f = internal::RollupNeighbour(c, static_cast<uint32_t>(s.Int(0)), s.Int(5),
+          auto f = internal::RollupNeighbour(c, static_cast<uint32_t>(row.channel), row.first_ns,
                                              internal::RollupSide::kAtOrAfter);
           if (!f.ok()) return f.status();
           if (*f && (*f)->t_ns < to) t->first_period_ns = (*f)->t_ns;
         }
       } else {
-        t->count += s.Int(1);
-        t->min = std::min(t->min, s.Int(2));
-        t->max = std::max(t->max, s.Int(3));
-        t->sum += s.Double(4);
+        t->count += row.count;
+        t->min = std::min(t->min, row.min);
+        t->max = std::max(t->max, row.max);
+        t->sum += row.sum;
       }
     }
-    if (s.failed()) return s.status();
     if (!clock_ids.empty()) {
       // Summed here, not by GROUP BY: its sort of every row cost more than
       // reading them (a partial hour of periods: 0.8 ms against 0.3).

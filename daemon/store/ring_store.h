@@ -26,8 +26,11 @@
 //   rollup(chunk, channel, t_ns,     rollup tier: per channel and period
 //     count, min, max, sum)          (default 60 s) min/max/sum/count of the
 //     WITHOUT ROWID                  present values; avg = sum / count;
-//                                    chunk = floor(t_ns / 15 min) leads the
+//                                    chunk = floor(t_ns / 1 h) leads the
 //                                    key (I7)
+//   rollup_channels(channel,         (I7) the first and last period of each
+//     first_ns, last_ns)             channel's rollup rows: may reach past
+//                                    them after deletions, never short
 //   windows(id, label, start_ns,     named windows; end_ns NULL while open;
 //     end_ns, abandoned, lease_ns,   lease_ns NULL when unleased; abandoned 1
 //     owner, items, exit_status,     when closed because the lease ran out;
@@ -150,11 +153,13 @@
 //      is at least one period, or two blocks when periods are held back).
 //      Close() writes the open period and the held ones (later frames of the
 //      same period merge into the row). The rows are kept by (chunk,
-//      channel, t_ns), chunk = floor(t_ns / 15 min): a write of held periods
-//      appends at the end of the table (tens of pages) instead of into every
+//      channel, t_ns), chunk = floor(t_ns / 1 h): a write of held periods
+//      goes into the table's newest hour (tens of pages) instead of into every
 //      channel's rows (a page or more per channel); one channel's rows are
-//      read a chunk at a time, and a neighbour row is found by walking the
-//      chunks from t's own. Schema 9 moved an older store's rows a day per
+//      read a chunk at a time, within the hours rollup_channels gives it,
+//      and a neighbour row is found by walking the chunks from t's own; a
+//      walk that finds nothing in a chunk jumps to the next chunk that
+//      holds any row. Schema 9 moved an older store's rows a day per
 //      transaction, so the file grows by about a day of rows, not a second
 //      table, plus the chunk column (9% of the rows' size); it may pass
 //      max_bytes while they move, and Open() trims it back under (I6)

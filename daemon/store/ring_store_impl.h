@@ -95,9 +95,9 @@ StoredChannel ChannelFromRow(const sql::Stmt& s);
 Result<std::optional<int64_t>> OldestFrameNs(sql::Conn& c);
 
 // (I7) Rollup rows are kept by (chunk, channel, t_ns) with chunk =
-// RollupChunk(t_ns), the 15-minute stretch holding the period's start
+// RollupChunk(t_ns), the hour (of the epoch) holding the period's start
 // (rollup_rows.cc).
-inline constexpr int64_t kRollupChunkNs = 900'000'000'000;
+inline constexpr int64_t kRollupChunkNs = 3'600'000'000'000;
 constexpr int64_t RollupChunk(int64_t t_ns) {
   return FloorDiv(t_ns, kRollupChunkNs);
 }
@@ -106,19 +106,10 @@ struct ChunkRange {
   int64_t first = 0;
   int64_t last = 0;
 };
-// nullopt when the table is empty.
-Result<std::optional<ChunkRange>> RollupChunks(sql::Conn& c);
-// One channel's rows over a range are read a chunk at a time: a statement
-// that starts with EDGEMON_ROLLUP_CHUNKS joins g(k), the chunks
-// ?kRollupChunkFrom..?kRollupChunkTo, to rollup ON chunk = g.k.
-// BindRollupChunks binds them to the chunks of [from_ns, to_ns) that hold
-// rows; false (nothing bound) when none does, and the statement must not run.
-#define EDGEMON_ROLLUP_CHUNKS \
-  "WITH RECURSIVE g(k) AS (SELECT ?8 UNION ALL SELECT k + 1 FROM g WHERE k < ?9) "
-inline constexpr int kRollupChunkFrom = 8;
-inline constexpr int kRollupChunkTo = 9;
-bool BindRollupChunks(sql::Stmt& s, const std::optional<ChunkRange>& rows, int64_t from_ns,
-                      int64_t to_ns);
+// Of channel `id` (from rollup_channels: they may reach past its rows, never
+// fall short of them), or of the whole table when `id` is 0; nullopt when
+// there is none.
+Result<std::optional<ChunkRange>> RollupChunks(sql::Conn& c, uint32_t id);
 struct RollupRow {
   int64_t t_ns = 0;
   int64_t count = 0;
@@ -126,6 +117,15 @@ struct RollupRow {
   int64_t max = 0;
   int64_t sum = 0;
 };
+// The nearest chunk after (up) or before k holding a row of any channel.
+Result<std::optional<int64_t>> NextChunk(sql::Conn& c, int64_t k, bool up);
+// Calls fn(channel, row) for the rows of [from_ns, to_ns), a chunk at a
+// time (one probe per chunk of `rows`, RollupChunks(c, id)), in time order within each
+// channel: of channel `id` alone, or of every channel when `id` is 0 (each
+// chunk read whole: cheaper than a probe per channel when most are wanted).
+Status ForEachRollupRow(sql::Conn& c, const std::optional<ChunkRange>& rows, uint32_t id,
+                        int64_t from_ns, int64_t to_ns,
+                        const std::function<void(uint32_t, const RollupRow&)>& fn);
 // Channel `id`'s nearest row before, at or before, at or after, or after t.
 enum class RollupSide { kBefore, kAtOrBefore, kAtOrAfter, kAfter };
 Result<std::optional<RollupRow>> RollupNeighbour(sql::Conn& c, uint32_t id, int64_t t,

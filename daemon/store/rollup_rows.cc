@@ -1,32 +1,78 @@
-// The rollup rows' key (I7): (chunk, channel, t_ns), chunk = the
-// 15-minute stretch of t_ns. One write of held periods appends its rows
-// at the end of the table instead of into every channel's own stretch of
-// it, and one channel's rows are read a chunk at a time.
+// The rollup rows' key (I7): (chunk, channel, t_ns), chunk = the hour of
+// t_ns. One write of held periods goes into the table's newest hour instead
+// of into every channel's own stretch of it, and one channel's rows are
+// read a chunk at a time.
 #include "daemon/store/ring_store_impl.h"
 
 namespace edgemon::store::internal {
 
-Result<std::optional<ChunkRange>> RollupChunks(sql::Conn& c) {
-  sql::Stmt s(c, "SELECT (SELECT min(chunk) FROM rollup), (SELECT max(chunk) FROM rollup)");
+Result<std::optional<ChunkRange>> RollupChunks(sql::Conn& c, uint32_t id) {
   std::optional<ChunkRange> r;
-  if (s.Step() && !s.IsNull(0) && !s.IsNull(1)) r = ChunkRange{s.Int(0), s.Int(1)};
+  if (id == 0) {
+    sql::Stmt s(c, "SELECT (SELECT min(chunk) FROM rollup), (SELECT max(chunk) FROM rollup)");
+    if (s.Step() && !s.IsNull(0) && !s.IsNull(1)) r = ChunkRange{s.Int(0), s.Int(1)};
+    if (s.failed()) return s.status();
+    return r;
+  }
+  sql::Stmt s(c, "SELECT first_ns, last_ns FROM rollup_channels WHERE channel = ?1");
+  s.Bind(1, int64_t{id});
+  if (s.Step()) r = ChunkRange{RollupChunk(s.Int(0)), RollupChunk(s.Int(1))};
   if (s.failed()) return s.status();
   return r;
 }
 
-bool BindRollupChunks(sql::Stmt& s, const std::optional<ChunkRange>& rows, int64_t from_ns,
-                      int64_t to_ns) {
-  if (!rows || to_ns <= from_ns) return false;
+// The chunk after (or before) k that holds a row of any channel; nullopt
+// when none does. A walk that found nothing in k jumps there, so it never
+// steps through hours that no row falls in (a clock set from 1970 leaves
+// decades between two rows).
+Result<std::optional<int64_t>> NextChunk(sql::Conn& c, int64_t k, bool up) {
+  sql::Stmt s(c, up ? "SELECT min(chunk) FROM rollup WHERE chunk > ?1"
+                    : "SELECT max(chunk) FROM rollup WHERE chunk < ?1");
+  s.Bind(1, k);
+  std::optional<int64_t> next;
+  if (s.Step() && !s.IsNull(0)) next = s.Int(0);
+  if (s.failed()) return s.status();
+  return next;
+}
+
+Status ForEachRollupRow(sql::Conn& c, const std::optional<ChunkRange>& rows, uint32_t id,
+                        int64_t from_ns, int64_t to_ns,
+                        const std::function<void(uint32_t, const RollupRow&)>& fn) {
+  if (!rows || to_ns <= from_ns) return Status::Ok();
   const int64_t lo = std::max(RollupChunk(from_ns), rows->first);
   const int64_t hi = std::min(RollupChunk(to_ns - 1), rows->last);
-  if (hi < lo) return false;
-  s.Bind(kRollupChunkFrom, lo).Bind(kRollupChunkTo, hi);
-  return true;
+  const char* sql = id == 0 ? "SELECT channel, t_ns, count, min, max, sum FROM rollup "
+                              "WHERE chunk = ?1 AND t_ns >= ?3 AND t_ns < ?4"
+                            : "SELECT channel, t_ns, count, min, max, sum FROM rollup "
+                              "WHERE chunk = ?1 AND channel = ?2 AND t_ns >= ?3 AND t_ns < ?4";
+  for (int64_t k = lo; k <= hi;) {
+    bool any = false;
+    {
+      sql::Stmt s(c, sql);
+      s.Bind(1, k).Bind(3, from_ns).Bind(4, to_ns);
+      if (id != 0) s.Bind(2, int64_t{id});
+      while (s.Step()) {
+        any = true;
+        fn(static_cast<uint32_t>(s.Int(0)),
+           RollupRow{s.Int(1), s.Int(2), s.Int(3), s.Int(4), s.Int(5)});
+      }
+      if (s.failed()) return s.status();
+    }
+    if (any) {
+      ++k;
+      continue;
+    }
+    auto next = NextChunk(c, k, true);
+    if (!next.ok()) return next.status();
+    if (!*next) break;
+    k = **next;
+  }
+  return Status::Ok();
 }
 
 Result<std::optional<RollupRow>> RollupNeighbour(sql::Conn& c, uint32_t id, int64_t t,
                                                  RollupSide side) {
-  auto rows = RollupChunks(c);
+  auto rows = RollupChunks(c, id);
   if (!rows.ok()) return rows.status();
   std::optional<RollupRow> found;
   if (!*rows) return found;
@@ -67,7 +113,10 @@ Result<std::optional<RollupRow>> RollupNeighbour(sql::Conn& c, uint32_t id, int6
     }
     if (s.failed()) return s.status();
     if (back ? k <= (*rows)->first : k >= (*rows)->last) return found;
-    k += back ? -1 : 1;
+    auto next = NextChunk(c, k, !back);
+    if (!next.ok()) return next.status();
+    if (!*next) return found;
+    k = **next;
   }
 }
 

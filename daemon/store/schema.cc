@@ -157,7 +157,11 @@ const char* const kMigrations[] = {
     "CREATE TABLE IF NOT EXISTS rollup_by_chunk("
     "  chunk INTEGER NOT NULL, channel INTEGER NOT NULL, t_ns INTEGER NOT NULL,"
     "  count INTEGER NOT NULL, min INTEGER NOT NULL, max INTEGER NOT NULL, sum INTEGER NOT NULL,"
-    "  PRIMARY KEY(chunk, channel, t_ns)) WITHOUT ROWID;",
+    "  PRIMARY KEY(chunk, channel, t_ns)) WITHOUT ROWID;"
+    // The hours each channel's rows span, so that a channel's chunks are
+    // walked only where it can have rows (filled once the rows have moved).
+    "CREATE TABLE IF NOT EXISTS rollup_channels("
+    "  channel INTEGER PRIMARY KEY, first_ns INTEGER NOT NULL, last_ns INTEGER NOT NULL);",
 };
 static_assert(std::size(kMigrations) == kSchemaVersion);
 // After the migration to 9 has moved the rows.
@@ -166,10 +170,10 @@ const char* const kRollupByChunkDone =
 
 // floor(t_ns / kRollupChunkNs) in SQL (its / truncates toward zero), for
 // every int64 t_ns.
-#define EDGEMON_CHUNK_OF_T                             \
-  "(CASE WHEN r.t_ns >= 0 THEN r.t_ns / 900000000000 " \
-  "ELSE -((-(r.t_ns + 1)) / 900000000000) - 1 END)"
-static_assert(internal::kRollupChunkNs == 900'000'000'000);
+#define EDGEMON_CHUNK_OF_T                              \
+  "(CASE WHEN r.t_ns >= 0 THEN r.t_ns / 3600000000000 " \
+  "ELSE -((-(r.t_ns + 1)) / 3600000000000) - 1 END)"
+static_assert(internal::kRollupChunkNs == 3'600'000'000'000);
 
 // (8 -> 9) Moves the oldest day of the old rollup table's rows into
 // rollup_by_chunk, in the new key's order, and deletes them from the old
@@ -210,6 +214,53 @@ Result<bool> MoveRollupDay(sql::Conn& w) {
   return true;
 }
 #undef EDGEMON_CHUNK_OF_T
+
+// (8 -> 9) Once every row has moved: each channel's first and last row,
+// found by walking the chunks from each end of the table.
+Status FillRollupChannels(sql::Conn& w) {
+  std::optional<internal::ChunkRange> all;
+  {
+    sql::Stmt s(w, "SELECT (SELECT min(chunk) FROM rollup), (SELECT max(chunk) FROM rollup)");
+    if (s.Step() && !s.IsNull(0) && !s.IsNull(1)) all = internal::ChunkRange{s.Int(0), s.Int(1)};
+    if (s.failed()) return s.status();
+  }
+  if (Status e = w.Exec("DELETE FROM rollup_channels"); !e.ok()) return e;
+  if (!all) return Status::Ok();
+  std::vector<int64_t> ids;
+  {
+    sql::Stmt s(w, "SELECT id FROM channels");
+    while (s.Step()) ids.push_back(s.Int(0));
+    if (s.failed()) return s.status();
+  }
+  // The first (up) or last row of channel `id`: walks the chunks that hold
+  // rows from one end of the table.
+  auto edge = [&w, &all](int64_t id, bool up) -> Result<std::optional<int64_t>> {
+    std::optional<int64_t> k = up ? all->first : all->last;
+    while (k) {
+      sql::Stmt s(w, up ? "SELECT min(t_ns) FROM rollup WHERE chunk = ?1 AND channel = ?2"
+                        : "SELECT max(t_ns) FROM rollup WHERE chunk = ?1 AND channel = ?2");
+      s.Bind(1, *k).Bind(2, id);
+      if (s.Step() && !s.IsNull(0)) return std::optional<int64_t>(s.Int(0));
+      if (s.failed()) return s.status();
+      auto next = internal::NextChunk(w, *k, up);
+      if (!next.ok()) return next.status();
+      k = *next;
+    }
+    return std::optional<int64_t>();
+  };
+  for (int64_t id : ids) {
+    auto first = edge(id, true);
+    if (!first.ok()) return first.status();
+    if (!*first) continue;
+    auto last = edge(id, false);
+    if (!last.ok()) return last.status();
+    sql::Stmt s(w, "INSERT INTO rollup_channels(channel, first_ns, last_ns) VALUES(?1, ?2, ?3)");
+    if (Status e = s.Bind(1, id).Bind(2, **first).Bind(3, last->value_or(**first)).Run(); !e.ok()) {
+      return e;
+    }
+  }
+  return Status::Ok();
+}
 
 }  // namespace
 
@@ -261,6 +312,7 @@ Status RingStore::Impl::Setup() {
         if (!moved.ok()) return moved.status();
         if (*moved) return Status::Ok();
         if (Status e = w_->Exec(kRollupByChunkDone); !e.ok()) return e;
+        if (Status e = FillRollupChannels(*w_); !e.ok()) return e;
       }
       std::string bump = "PRAGMA application_id=" + std::to_string(kApplicationId) +
                          "; PRAGMA user_version=" + std::to_string(*v + 1);

@@ -10,7 +10,7 @@ inline constexpr const char* kUndoSchema9 =
     "count INTEGER NOT NULL, min INTEGER NOT NULL, max INTEGER NOT NULL, sum INTEGER NOT NULL, "
     "PRIMARY KEY(channel, t_ns)) WITHOUT ROWID; "
     "INSERT INTO rollup8 SELECT channel, t_ns, count, min, max, sum FROM rollup; "
-    "DROP TABLE rollup; ALTER TABLE rollup8 RENAME TO rollup; ";
+    "DROP TABLE rollup; ALTER TABLE rollup8 RENAME TO rollup; DROP TABLE rollup_channels; ";
 
 // 8 -> 7: the rail samples kept at a boosted rate.
 inline constexpr const char* kUndoSchema8 = "DROP TABLE rail_chunks; ";

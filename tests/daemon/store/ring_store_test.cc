@@ -1247,7 +1247,7 @@ TEST(RingStore, ASchema8StoreKeepsEveryRollupRowUnderTheChunkedKey) {
                                         "count INTEGER NOT NULL, min INTEGER NOT NULL, max "
                                         "INTEGER NOT NULL, sum INTEGER NOT NULL, PRIMARY "
                                         "KEY(chunk, channel, t_ns)) WITHOUT ROWID; "
-                                        "INSERT INTO rollup_by_chunk SELECT t_ns / 900000000000, "
+                                        "INSERT INTO rollup_by_chunk SELECT t_ns / 3600000000000, "
                                         "channel, t_ns, count, min, max, sum FROM rollup WHERE "
                                         "t_ns >= 0 AND t_ns < ") +
                             std::to_string(kT0 + 86400 * kSec) +
@@ -1278,11 +1278,23 @@ TEST(RingStore, ASchema8StoreKeepsEveryRollupRowUnderTheChunkedKey) {
   ASSERT_EQ(sqlite3_prepare_v2(db, "SELECT chunk, t_ns FROM rollup", -1, &st, nullptr), SQLITE_OK);
   size_t chunked = 0;
   while (sqlite3_step(st) == SQLITE_ROW) {
-    EXPECT_EQ(sqlite3_column_int64(st, 0), FloorDiv(sqlite3_column_int64(st, 1), 900 * kSec));
+    EXPECT_EQ(sqlite3_column_int64(st, 0), FloorDiv(sqlite3_column_int64(st, 1), 3600 * kSec));
     ++chunked;
   }
   sqlite3_finalize(st);
   EXPECT_EQ(chunked, rows.size());
+  // Each channel's span of hours covers its rows exactly after the move.
+  ASSERT_EQ(sqlite3_prepare_v2(db,
+                               "SELECT count(*) FROM channels c WHERE "
+                               "(SELECT min(t_ns) FROM rollup WHERE channel = c.id) IS NOT "
+                               "(SELECT first_ns FROM rollup_channels WHERE channel = c.id) OR "
+                               "(SELECT max(t_ns) FROM rollup WHERE channel = c.id) IS NOT "
+                               "(SELECT last_ns FROM rollup_channels WHERE channel = c.id)",
+                               -1, &st, nullptr),
+            SQLITE_OK);
+  ASSERT_EQ(sqlite3_step(st), SQLITE_ROW);
+  EXPECT_EQ(sqlite3_column_int64(st, 0), 0);
+  sqlite3_finalize(st);
   ASSERT_EQ(sqlite3_prepare_v2(db, "PRAGMA user_version", -1, &st, nullptr), SQLITE_OK);
   ASSERT_EQ(sqlite3_step(st), SQLITE_ROW);
   EXPECT_EQ(sqlite3_column_int64(st, 0), kSchemaVersion);
