@@ -161,7 +161,7 @@
 //      walk that finds nothing in a chunk jumps to the next chunk that
 //      holds any row. Schema 9 moved an older store's rows a day per
 //      transaction, so the file grows by about a day of rows, not a second
-//      table, plus the chunk column (9% of the rows' size); it may pass
+//      table, plus the chunk column (8% of the rows' size); it may pass
 //      max_bytes while they move, and Open() trims it back under (I6)
 //      before it returns.
 //   8. Energy counters (kFlagCounter) are stored non-decreasing: if a value
