@@ -322,16 +322,22 @@ class DaemonTest(unittest.TestCase):
         subprocess.run(["mount", "-t", "tmpfs", "-o", "size=3m", "tmpfs", mnt], check=True)
         try:
             db = os.path.join(mnt, "edgemon.db")
+            # A MiB set aside first: the store's own WAL (up to 32 MiB at the
+            # default cap) may fill the 3 MiB before the filler below does, and
+            # removing the filler must still give space back.
+            filler = os.path.join(mnt, "filler")
+            with open(filler, "wb") as f:
+                f.write(b"\0" * (1 << 20))
             cfg = self.config("[store]\ncommit_interval_ms = 50\n")
             d = Daemon(self.tmp, db, config=cfg, extra=["--interval-ms", "20", "--print"])
             try:
                 wait_frames(db, 5, 20)
-                filler = os.path.join(mnt, "filler")
-                with open(filler, "wb") as f:
+                # Unbuffered: a write cut short by the full disk leaves nothing
+                # for close() to flush again (which raised ENOSPC).
+                with open(filler, "ab", buffering=0) as f:
                     try:
                         while True:
                             f.write(b"\0" * 65536)
-                            f.flush()
                     except OSError:
                         pass
                 time.sleep(2)
