@@ -218,12 +218,9 @@ Result<bool> MoveRollupDay(sql::Conn& w) {
 // (8 -> 9) Once every row has moved: each channel's first and last row,
 // found by walking the chunks from each end of the table.
 Status FillRollupChannels(sql::Conn& w) {
-  std::optional<internal::ChunkRange> all;
-  {
-    sql::Stmt s(w, "SELECT (SELECT min(chunk) FROM rollup), (SELECT max(chunk) FROM rollup)");
-    if (s.Step() && !s.IsNull(0) && !s.IsNull(1)) all = internal::ChunkRange{s.Int(0), s.Int(1)};
-    if (s.failed()) return s.status();
-  }
+  auto table = internal::RollupChunks(w, 0);
+  if (!table.ok()) return table.status();
+  const std::optional<internal::ChunkRange> all = *table;
   if (Status e = w.Exec("DELETE FROM rollup_channels"); !e.ok()) return e;
   if (!all) return Status::Ok();
   std::vector<int64_t> ids;
