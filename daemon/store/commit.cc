@@ -173,11 +173,10 @@ Status RingStore::Impl::Commit() {
   // Committed: apply what the transaction did.
   frames_ += d.inserted - d.expired - d.trimmed;
   rollup_rows_ += d.rollup_inserted - d.rollup_deleted - d.rollup_trimmed;
+  if (d.base) base_ = std::move(d.base);
   if (!batch_.empty()) {
-    int64_t bytes = 0;
-    for (const auto& r : batch_) bytes += static_cast<int64_t>(r.blob.size());
-    double avg =
-        static_cast<double>(bytes) / static_cast<double>(batch_.size()) + kRowOverheadBytes;
+    double avg = static_cast<double>(d.stored_bytes) / static_cast<double>(batch_.size()) +
+                 kRowOverheadBytes;
     avg_row_bytes_ = 0.7 * avg_row_bytes_ + 0.3 * avg;
     newest_rt_ = batch_.back().realtime_ns;
     committed_newest_.store(batch_.back().realtime_ns, std::memory_order_release);
@@ -263,15 +262,8 @@ Status RingStore::Impl::TryCommit(Deltas& d) {
       if (Status e = WriteMeta("channels_version", channels_version_ + 1); !e.ok()) return e;
       d.channels_version = channels_version_ + 1;
     }
-    // Frames (I2: in seq order, as carried).
-    for (const auto& r : batch_) {
-      sql::Stmt s(*w_,
-                  "INSERT INTO frames(seq, boottime_ns, realtime_ns, data) VALUES(?1, ?2, ?3, ?4)");
-      s.Bind(1, static_cast<int64_t>(r.seq)).Bind(2, r.boottime_ns).Bind(3, r.realtime_ns);
-      s.BindBlob(4, r.blob);
-      if (Status e = s.Run(); !e.ok()) return e;
-      ++d.inserted;
-    }
+    // Frames (I2: in seq order, as carried; I17: against their base).
+    if (Status e = InsertFrames(d); !e.ok()) return e;
     std::optional<int64_t> newest = batch_.empty() ? newest_rt_ : batch_.back().realtime_ns;
     for (const auto& j : pending_jumps_) {
       sql::Stmt s(*w_,
@@ -352,6 +344,9 @@ Status RingStore::Impl::TryCommit(Deltas& d) {
     // (I5) A size trim also takes the windows that ended before what is left.
     if (d.trimmed > 0 || d.rollup_trimmed > 0) {
       if (Status e = TrimWindowsToData(); !e.ok()) return e;
+    }
+    if (d.trimmed > 0 || d.expired > 0) {
+      if (Status e = DropUnusedBases(); !e.ok()) return e;
     }
     d.rollup_floor = floor;
     if (Status e = WriteMeta("frames", frames_ + d.inserted - d.expired - d.trimmed); !e.ok()) {
@@ -501,17 +496,12 @@ Status RingStore::Impl::DeleteRollup(int64_t cutoff_ns, int64_t& deleted) {
     sql::Stmt later(*w_, "UPDATE rollup_channels SET first_ns = ?1 WHERE first_ns < ?1");
     if (Status e = later.Bind(1, cutoff_ns).Run(); !e.ok()) return e;
   }
-  for (size_t id = 1; id < chans_.size(); ++id) {
-    const auto ch = static_cast<int64_t>(id);
-    for (int64_t level = 1; level <= kTopSpanLevel; ++level) {
-      sql::Stmt b(*w_, "DELETE FROM span_stats WHERE level = ?1 AND channel = ?2 AND t_ns < ?3");
-      if (Status e = b.Bind(1, level).Bind(2, ch).Bind(3, cutoff_ns).Run(); !e.ok()) return e;
-    }
-    if (!IsClock(chans_[id].desc)) continue;
-    for (int64_t level = 0; level <= kTopSpanLevel; ++level) {
-      sql::Stmt v(*w_, "DELETE FROM span_values WHERE level = ?1 AND channel = ?2 AND t_ns < ?3");
-      if (Status e = v.Bind(1, level).Bind(2, ch).Bind(3, cutoff_ns).Run(); !e.ok()) return e;
-    }
+  // Span rows lead with (level, t_ns) (I15): one range per level.
+  for (int64_t level = 0; level <= kTopSpanLevel; ++level) {
+    sql::Stmt b(*w_, "DELETE FROM span_stats WHERE level = ?1 AND t_ns < ?2");
+    if (Status e = b.Bind(1, level).Bind(2, cutoff_ns).Run(); !e.ok()) return e;
+    sql::Stmt v(*w_, "DELETE FROM span_values WHERE level = ?1 AND t_ns < ?2");
+    if (Status e = v.Bind(1, level).Bind(2, cutoff_ns).Run(); !e.ok()) return e;
   }
   for (int64_t level = 0; level <= kTopSpanLevel; ++level) {
     sql::Stmt s(*w_, "DELETE FROM spans WHERE level = ?1 AND t_ns < ?2");
@@ -543,7 +533,7 @@ Status RingStore::Impl::WriteSpans(Deltas& d) {
     for (const auto& [ch, v, n] : r.values) {
       sql::Stmt u(*w_,
                   "INSERT INTO span_values(level, channel, t_ns, value, count) "
-                  "VALUES(0, ?1, ?2, ?3, ?4) ON CONFLICT(level, channel, t_ns, value) "
+                  "VALUES(0, ?1, ?2, ?3, ?4) ON CONFLICT(level, t_ns, channel, value) "
                   "DO UPDATE SET count = count + excluded.count");
       u.Bind(1, int64_t{ch}).Bind(2, r.t_ns).Bind(3, v);
       if (Status e = u.Bind(4, static_cast<int64_t>(n)).Run(); !e.ok()) return e;
@@ -606,12 +596,13 @@ Status RingStore::Impl::WriteLevelSpan(int level, int64_t block_ns) {
   }
   if (agg.frames == 0) return Status::Ok();
   // Clock values: a block with too many distinct ones is not described.
-  for (size_t id = 1; id < chans_.size() && agg.bad == 0; ++id) {
-    if (!IsClock(chans_[id].desc)) continue;
+  // (Only clock channels have period values; one pass over the block's.)
+  if (agg.bad == 0) {
     sql::Stmt n(*w_,
-                "SELECT count(DISTINCT value) FROM span_values "
-                "WHERE level = 0 AND channel = ?1 AND t_ns >= ?2 AND t_ns < ?3");
-    n.Bind(1, static_cast<int64_t>(id)).Bind(2, block_ns).Bind(3, end);
+                "SELECT count(DISTINCT value) AS n FROM span_values "
+                "WHERE level = 0 AND t_ns >= ?1 AND t_ns < ?2 GROUP BY channel ORDER BY n DESC "
+                "LIMIT 1");
+    n.Bind(1, block_ns).Bind(2, end);
     if (n.Step() && n.Int(0) > static_cast<int64_t>(internal::kMaxBlockValues)) ++agg.bad;
     if (n.failed()) return n.status();
   }
@@ -636,15 +627,13 @@ Status RingStore::Impl::WriteLevelSpan(int level, int64_t block_ns) {
     t.Bind(6, internal::RollupChunk(end - 1)).Bind(7, static_cast<int64_t>(chans_.size()));
     if (Status e = t.Bind(2, block_ns).Bind(3, end).Run(); !e.ok()) return e;
   }
-  for (size_t id = 1; id < chans_.size(); ++id) {
-    const auto ch = static_cast<int64_t>(id);
-    if (!IsClock(chans_[id].desc) || agg.bad > 0) continue;
+  if (agg.bad == 0) {
     sql::Stmt v(*w_,
                 "INSERT OR REPLACE INTO span_values(level, channel, t_ns, value, count) "
-                "SELECT ?4, ?1, ?2, value, sum(count) FROM span_values "
-                "WHERE level = 0 AND channel = ?1 AND t_ns >= ?2 AND t_ns < ?3 GROUP BY value");
-    v.Bind(4, int64_t{level});
-    if (Status e = v.Bind(1, ch).Bind(2, block_ns).Bind(3, end).Run(); !e.ok()) return e;
+                "SELECT ?3, channel, ?1, value, sum(count) FROM span_values "
+                "WHERE level = 0 AND t_ns >= ?1 AND t_ns < ?2 GROUP BY channel, value");
+    v.Bind(3, int64_t{level});
+    if (Status e = v.Bind(1, block_ns).Bind(2, end).Run(); !e.ok()) return e;
   }
   return Status::Ok();
 }

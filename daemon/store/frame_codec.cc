@@ -1,5 +1,6 @@
 #include "daemon/store/frame_codec.h"
 
+#include <algorithm>
 #include <cstring>
 
 namespace edgemon::store {
@@ -25,6 +26,24 @@ bool SkipVarints(const uint8_t*& p, const uint8_t* end, uint64_t n) {
     if (p == end) return false;
     if ((*p++ & 0x80) == 0) --n;
   }
+  return true;
+}
+
+bool OpenDelta(std::string_view blob, size_t n, const uint8_t*& bitmap, const uint8_t*& p,
+               const uint8_t*& end, uint64_t& changed) {
+  p = reinterpret_cast<const uint8_t*>(blob.data());
+  end = p + blob.size();
+  uint64_t id = 0;
+  if (p == end || *p++ != kFrameFormatV2 || !ReadVarint(p, end, id)) return false;
+  const size_t bytes = (n + 7) / 8;
+  if (static_cast<size_t>(end - p) < bytes) return false;
+  bitmap = p;
+  p += bytes;
+  // No bit past the n-th: the base must be the one the frame was made on.
+  if (n % 8 != 0 && (bitmap[bytes - 1] >> (n % 8)) != 0) return false;
+  changed = 0;
+  for (size_t i = 0; i < bytes; ++i)
+    changed += static_cast<uint64_t>(__builtin_popcount(bitmap[i]));
   return true;
 }
 
@@ -87,6 +106,63 @@ bool FindValue(std::string_view blob, uint32_t id, std::optional<int64_t>& out) 
     }
     if (!SkipVarints(r.p, r.end, n)) return false;
   }
+  return true;
+}
+
+bool EncodeFrameDelta(const FrameValues& values, uint64_t base_id, const FrameValues& base,
+                      std::string& out) {
+  using codec_internal::ZigZag;
+  if (values.size() != base.size()) return false;
+  for (size_t i = 0; i < values.size(); ++i) {
+    if (values[i].first != base[i].first) return false;
+  }
+  char head[11];
+  head[0] = static_cast<char>(kFrameFormatV2);
+  out.append(head, static_cast<size_t>(PutVarint(base_id, head + 1) - head));
+  const size_t bitmap = out.size();
+  out.append((values.size() + 7) / 8, '\0');
+  char v[10];
+  for (size_t i = 0; i < values.size(); ++i) {
+    const uint64_t d =
+        static_cast<uint64_t>(values[i].second) - static_cast<uint64_t>(base[i].second);
+    if (d == 0) continue;
+    out[bitmap + i / 8] = static_cast<char>(out[bitmap + i / 8] | (1 << (i % 8)));
+    out.append(v, static_cast<size_t>(PutVarint(ZigZag(static_cast<int64_t>(d)), v) - v));
+  }
+  return true;
+}
+
+bool FrameBaseId(std::string_view blob, uint64_t& base_id) {
+  auto p = reinterpret_cast<const uint8_t*>(blob.data());
+  const uint8_t* end = p + blob.size();
+  return p != end && *p++ == kFrameFormatV2 && codec_internal::ReadVarint(p, end, base_id);
+}
+
+bool FindValue(std::string_view blob, const FrameValues* base, uint32_t id,
+               std::optional<int64_t>& out) {
+  using namespace codec_internal;
+  uint64_t base_id = 0;
+  if (!FrameBaseId(blob, base_id)) return FindValue(blob, id, out);
+  out.reset();
+  if (base == nullptr) return false;
+  const uint8_t *bitmap = nullptr, *p = nullptr, *end = nullptr;
+  uint64_t changed = 0;
+  if (!OpenDelta(blob, base->size(), bitmap, p, end, changed)) return false;
+  auto it = std::lower_bound(base->begin(), base->end(), id,
+                             [](const auto& a, uint32_t k) { return a.first < k; });
+  if (it == base->end() || it->first != id) return true;  // absent
+  const auto i = static_cast<size_t>(it - base->begin());
+  if (!Changed(bitmap, i)) {
+    out = it->second;
+    return true;
+  }
+  uint64_t before = 0;  // differences before the i-th value
+  for (size_t k = 0; k < i / 8; ++k) before += static_cast<uint64_t>(__builtin_popcount(bitmap[k]));
+  before += static_cast<uint64_t>(__builtin_popcount(bitmap[i / 8] & ((1u << (i % 8)) - 1)));
+  uint64_t u = 0;
+  if (!SkipVarints(p, end, before) || !ReadVarint(p, end, u)) return false;
+  out =
+      static_cast<int64_t>(static_cast<uint64_t>(it->second) + static_cast<uint64_t>(UnZigZag(u)));
   return true;
 }
 

@@ -12,6 +12,22 @@
 // one varint per value (1 byte for |v| < 64, 3 bytes for a temperature in
 // m°C, 4 for a frequency in kHz).
 //
+// Layout, version 2: a frame against a base, the values of an earlier frame
+// of the same ids (the store keeps bases in its frame_bases table):
+//
+//   byte 0          0x02
+//   varint          the base's id
+//   bitmap          ceil(n / 8) bytes, n the base's value count: bit i
+//                   (least significant first) set when the i-th value
+//                   differs from the base's
+//   then            for each set bit in order, a zigzag varint of
+//                   value - base value (wrapping, so every int64 pair fits)
+//
+// A version-2 frame holds exactly the ids its base holds: one whose ids
+// differ is written as version 1 (missing stays missing). A value the board
+// did not change costs one bit; a rail's power, a temperature or a counter a
+// byte or two of difference.
+//
 // Decoding is defensive: a truncated or malformed blob makes the decoder
 // return false, never read out of bounds.
 //
@@ -28,6 +44,10 @@
 namespace edgemon::store {
 
 inline constexpr uint8_t kFrameFormatV1 = 1;
+inline constexpr uint8_t kFrameFormatV2 = 2;
+
+// A frame's values, ids strictly increasing.
+using FrameValues = std::vector<std::pair<uint32_t, int64_t>>;
 
 // Appends the encoding of `values` (ids strictly increasing) to `out`.
 // Returns false (and leaves `out` as it was) if the ids are not strictly
@@ -143,5 +163,56 @@ bool ForEachValue(std::string_view blob, F&& f) {
 // Looks up one id without decoding the values before it. Returns false if
 // the blob is malformed; otherwise `out` is the value or nullopt (absent).
 bool FindValue(std::string_view blob, uint32_t id, std::optional<int64_t>& out);
+
+// Appends the version-2 encoding of `values` against `base` (whose id is
+// `base_id`) to `out`. Returns false, leaving `out` as it was, when the ids
+// of `values` are not those of `base`.
+bool EncodeFrameDelta(const FrameValues& values, uint64_t base_id, const FrameValues& base,
+                      std::string& out);
+
+// True for a version-2 blob, with the id of its base in `base_id` (false
+// for version 1, an empty blob or a truncated header).
+bool FrameBaseId(std::string_view blob, uint64_t& base_id);
+
+namespace codec_internal {
+
+// The header of a version-2 blob against a base of `n` values: `bitmap`
+// points at its ceil(n / 8) bytes, `p` at the first difference and
+// `changed` is how many there are. False when truncated, when a bit past
+// the n-th is set, or when the blob is not version 2.
+bool OpenDelta(std::string_view blob, size_t n, const uint8_t*& bitmap, const uint8_t*& p,
+               const uint8_t*& end, uint64_t& changed);
+inline bool Changed(const uint8_t* bitmap, size_t i) {
+  return (bitmap[i / 8] >> (i % 8)) & 1;
+}
+
+}  // namespace codec_internal
+
+// ForEachValue and FindValue for a blob of either version: `base` holds the
+// values of the base a version-2 blob names (see FrameBaseId), and may be
+// null for a version-1 blob. False when the blob is malformed or is version
+// 2 without a base.
+template <typename F>
+bool ForEachValue(std::string_view blob, const FrameValues* base, F&& f) {
+  using namespace codec_internal;
+  uint64_t id = 0;
+  if (!FrameBaseId(blob, id)) return ForEachValue(blob, std::forward<F>(f));
+  if (base == nullptr) return false;
+  const uint8_t *bitmap = nullptr, *p = nullptr, *end = nullptr;
+  uint64_t changed = 0;
+  if (!OpenDelta(blob, base->size(), bitmap, p, end, changed)) return false;
+  // Checked whole before f sees a value: the differences end the blob.
+  const uint8_t* q = p;
+  if (!SkipVarints(q, end, changed) || q != end) return false;
+  for (size_t i = 0; i < base->size(); ++i) {
+    const auto& [k, b] = (*base)[i];
+    uint64_t u = 0;
+    if (Changed(bitmap, i)) ReadVarint(p, end, u);
+    f(k, static_cast<int64_t>(static_cast<uint64_t>(b) + static_cast<uint64_t>(UnZigZag(u))));
+  }
+  return true;
+}
+bool FindValue(std::string_view blob, const FrameValues* base, uint32_t id,
+               std::optional<int64_t>& out);
 
 }  // namespace edgemon::store

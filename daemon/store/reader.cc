@@ -65,8 +65,9 @@ Result<std::optional<Point>> RawNeighbour(sql::Conn& c, uint32_t id, int64_t t, 
                        "ORDER BY realtime_ns DESC, seq DESC");
   s.Bind(1, t);
   std::optional<int64_t> v;
+  internal::FrameReader frames(c);
   while (s.Step()) {
-    if (!FindValue(s.Blob(1), id, v)) continue;
+    if (!frames.Find(s.Blob(1), id, v)) continue;
     if (v) return std::optional<Point>(Point{s.Int(0), static_cast<double>(*v)});
   }
   if (s.failed()) return s.status();
@@ -214,13 +215,14 @@ Result<FrameSet> RingStore::Impl::ReadFrames(FrameQuery query, int64_t from_ns, 
     if (column.size() <= id) column.resize(id + 1, -1);
     column[id] = static_cast<int32_t>(i);
   }
+  internal::FrameReader frames(l.conn());
   auto read_row = [&](sql::Stmt& s) -> Status {
     Frame f;
     f.seq = static_cast<uint64_t>(s.Int(0));
     f.boottime_ns = s.Int(1);
     f.realtime_ns = s.Int(2);
     f.values.resize(out.channels.size());
-    bool ok = ForEachValue(s.Blob(3), [&](uint32_t id, int64_t v) {
+    bool ok = frames.ForEach(s.Blob(3), [&](uint32_t id, int64_t v) {
       if (id < column.size() && column[id] >= 0) f.values[static_cast<size_t>(column[id])] = v;
     });
     if (ok) {
@@ -318,10 +320,11 @@ Status RingStore::Impl::FoldRaw(sql::Conn& c, uint32_t id, int64_t from_ns, int6
   sql::Stmt s(c, "SELECT realtime_ns, data FROM frames WHERE seq BETWEEN ?1 AND ?2");
   s.Bind(1, lo).Bind(2, hi);
   std::optional<int64_t> v;
+  internal::FrameReader frames(c);
   while (s.Step()) {
     int64_t t = s.Int(0);
     if (t < lo_ns || t >= hi_ns || t < from_ns) continue;
-    if (!FindValue(s.Blob(1), id, v)) {
+    if (!frames.Find(s.Blob(1), id, v)) {
       ++bad_frames;  // (I14)
       continue;
     }
@@ -351,6 +354,7 @@ Status RingStore::Impl::FoldTail(sql::Conn& c, uint32_t id, int64_t from_ns, int
   {
     sql::Stmt s(c, "SELECT seq, realtime_ns, data FROM frames WHERE seq > ?1 ORDER BY seq");
     s.Bind(1, tail_.through_seq);
+    internal::FrameReader frames(c);
     while (s.Step()) {
       if (tail_.frames.size() >= kMaxTailFrames) {
         tail_.frames.clear();
@@ -362,7 +366,7 @@ Status RingStore::Impl::FoldTail(sql::Conn& c, uint32_t id, int64_t from_ns, int
       tail_.through_seq = s.Int(0);
       f.t_ns = s.Int(1);
       f.bad =
-          !ForEachValue(s.Blob(2), [&f](uint32_t k, int64_t v) { f.values.emplace_back(k, v); });
+          !frames.ForEach(s.Blob(2), [&f](uint32_t k, int64_t v) { f.values.emplace_back(k, v); });
       if (f.bad) f.values.clear();
     }
     if (s.failed()) {
@@ -400,11 +404,14 @@ Result<std::vector<RingStore::Impl::Aggregate>> RingStore::Impl::StepAggregates(
   auto find = [&](int level, int64_t a, int64_t b) -> Result<std::vector<Aggregate>> {
     const int64_t len = SpanLength(period, level);
     std::vector<Aggregate> found;
+    // The level's spans in the range, each with its row for the channel
+    // (span rows are keyed by level and time, I15).
     sql::Stmt s(c,
-                "SELECT st.t_ns, st.count, st.min, st.max, st.sum FROM span_stats st "
-                "JOIN spans sp ON sp.level = st.level AND sp.t_ns = st.t_ns "
-                "WHERE st.level = ?1 AND st.channel = ?2 AND st.t_ns >= ?3 AND st.t_ns < ?4 "
-                "AND sp.span_ns = ?5 ORDER BY st.t_ns");
+                "SELECT st.t_ns, st.count, st.min, st.max, st.sum FROM spans sp "
+                "CROSS JOIN span_stats st ON st.level = sp.level AND st.t_ns = sp.t_ns "
+                "AND st.channel = ?2 "
+                "WHERE sp.level = ?1 AND sp.t_ns >= ?3 AND sp.t_ns < ?4 AND sp.span_ns = ?5 "
+                "ORDER BY sp.t_ns");
     s.Bind(1, int64_t{level}).Bind(2, int64_t{id}).Bind(3, a).Bind(4, b).Bind(5, len);
     while (s.Step()) {
       Aggregate g{s.Int(0),   AddSaturating(s.Int(0), len), s.Int(1), s.Int(2), s.Int(3),
@@ -680,10 +687,11 @@ Result<std::map<std::string, int64_t>> RingStore::Impl::LastCounters() {
   std::map<std::string, int64_t> out;
   sql::Stmt s(l.conn(), "SELECT data FROM frames ORDER BY seq DESC LIMIT 100000");
   std::vector<std::pair<uint32_t, int64_t>> values;
+  internal::FrameReader frames(l.conn());
   while (!wanted.empty() && s.Step()) {
     values.clear();
     // (I14) a blob that does not decode gives nothing, not its first values
-    if (!ForEachValue(s.Blob(0), [&](uint32_t id, int64_t v) { values.emplace_back(id, v); })) {
+    if (!frames.ForEach(s.Blob(0), [&](uint32_t id, int64_t v) { values.emplace_back(id, v); })) {
       continue;
     }
     for (const auto& [id, v] : values) {
@@ -901,13 +909,12 @@ Result<std::vector<std::optional<SpanTotal>>> RingStore::Impl::SpanTotals(
   std::unordered_map<std::string_view, const StoredChannel*> by_key;
   for (const auto& sc : *all) by_key.emplace(sc.key, &sc);
   std::unordered_map<int64_t, size_t> index;  // store id -> key index
-  std::string ids, clock_ids;
+  std::string clock_ids;
   for (size_t i = 0; i < keys.size(); ++i) {
     auto it = by_key.find(keys[i]);
     if (it == by_key.end()) return Status::NotFound("unknown channel \"" + keys[i] + "\"");
     const int64_t id = it->second->store_id;
     index[id] = i;
-    (ids.empty() ? ids : ids += ",") += std::to_string(id);
     if (IsClock(it->second->channel)) {
       (clock_ids.empty() ? clock_ids : clock_ids += ",") += std::to_string(id);
     }
@@ -928,21 +935,23 @@ Result<std::vector<std::optional<SpanTotal>>> RingStore::Impl::SpanTotals(
       int64_t first_ns = 0;
     };
     std::vector<Total> totals;
+    std::map<int64_t, Total> by_channel;
+    auto fold = [&](int64_t ch, int64_t count, int64_t min, int64_t max, double sum, int64_t t) {
+      if (!index.contains(ch)) return;
+      auto [it, fresh] = by_channel.try_emplace(ch, Total{ch, count, min, max, sum, t});
+      if (fresh) return;
+      Total& g = it->second;
+      g.count += count;
+      g.min = std::min(g.min, min);
+      g.max = std::max(g.max, max);
+      g.sum += sum;
+      g.first_ns = std::min(g.first_ns, t);
+    };
     if (level == 0) {
       // Periods (I7): every channel's rows of the chunks when most channels
       // are asked, else a probe per chunk and channel asked.
-      std::map<int64_t, Total> by_channel;
       auto add = [&](uint32_t ch, const internal::RollupRow& r) {
-        if (!index.contains(ch)) return;
-        auto [it, fresh] = by_channel.try_emplace(
-            ch, Total{ch, r.count, r.min, r.max, static_cast<double>(r.sum), r.t_ns});
-        if (fresh) return;
-        Total& t = it->second;
-        t.count += r.count;
-        t.min = std::min(t.min, r.min);
-        t.max = std::max(t.max, r.max);
-        t.sum += static_cast<double>(r.sum);
-        t.first_ns = std::min(t.first_ns, r.t_ns);
+        fold(ch, r.count, r.min, r.max, static_cast<double>(r.sum), r.t_ns);
       };
       if (index.size() * 4 >= all->size()) {
         if (Status e = internal::ForEachRollupRow(c, *chunks, 0, from, to, add); !e.ok()) return e;
@@ -954,19 +963,29 @@ Result<std::vector<std::optional<SpanTotal>>> RingStore::Impl::SpanTotals(
           if (Status e = internal::ForEachRollupRow(c, *own, ch, from, to, add); !e.ok()) return e;
         }
       }
-      for (const auto& [ch, t] : by_channel) totals.push_back(t);
-    } else {
-      const std::string stats =
-          "SELECT channel, sum(count), min(min), max(max), total(sum), min(t_ns) "
-          "FROM span_stats WHERE level = ?3 AND channel IN (" +
-          ids + ") AND t_ns >= ?1 AND t_ns < ?2 GROUP BY channel";
-      sql::Stmt s(c, stats.c_str());
+    } else if (index.size() * 8 >= all->size()) {
+      // Blocks or days (I15: keyed by level and time): every channel's rows
+      // of the stretch, summed here (a GROUP BY would sort them first).
+      sql::Stmt s(c,
+                  "SELECT channel, count, min, max, sum, t_ns FROM span_stats "
+                  "WHERE level = ?3 AND t_ns >= ?1 AND t_ns < ?2");
       s.Bind(1, from).Bind(2, to).Bind(3, int64_t{level});
-      while (s.Step()) {
-        totals.push_back(Total{s.Int(0), s.Int(1), s.Int(2), s.Int(3), s.Double(4), s.Int(5)});
-      }
+      while (s.Step()) fold(s.Int(0), s.Int(1), s.Int(2), s.Int(3), s.Double(4), s.Int(5));
       if (s.failed()) return s.status();
+    } else {
+      // A few channels: a probe per span and channel asked.
+      for (size_t k = a; k < b; ++k) {
+        for (const auto& [id, i] : index) {
+          sql::Stmt s(c,
+                      "SELECT count, min, max, sum FROM span_stats "
+                      "WHERE level = ?1 AND t_ns = ?2 AND channel = ?3");
+          s.Bind(1, int64_t{level}).Bind(2, spans[k].t_ns).Bind(3, id);
+          if (s.Step()) fold(id, s.Int(0), s.Int(1), s.Int(2), s.Double(3), spans[k].t_ns);
+          if (s.failed()) return s.status();
+        }
+      }
     }
+    for (const auto& [ch, t] : by_channel) totals.push_back(t);
     for (const Total& row : totals) {
       auto it = index.find(row.channel);
       if (it == index.end() || row.count <= 0) continue;

@@ -254,10 +254,11 @@ Status RingStore::Impl::LoadState() {
       if (chans_[id].desc.Has(kFlagCounter)) ++missing;
     }
     sql::Stmt s(*w_, "SELECT data FROM frames ORDER BY seq DESC LIMIT 100000");
+    internal::FrameReader frames(*w_);
     while (missing > 0 && s.Step()) {
       pairs_.clear();
       // (I14) a blob that does not decode gives nothing
-      if (!ForEachValue(s.Blob(0), [&](uint32_t id, int64_t v) { pairs_.emplace_back(id, v); })) {
+      if (!frames.ForEach(s.Blob(0), [&](uint32_t id, int64_t v) { pairs_.emplace_back(id, v); })) {
         continue;
       }
       for (const auto& [id, v] : pairs_) {
@@ -281,10 +282,11 @@ Status RingStore::Impl::LoadState() {
   {
     sql::Stmt s(*w_, "SELECT seq, realtime_ns, data FROM frames WHERE seq > ?1 ORDER BY seq");
     s.Bind(1, static_cast<int64_t>(rollup_seq_));
+    internal::FrameReader frames(*w_);
     while (s.Step()) {
       pairs_.clear();
       bool decoded =
-          ForEachValue(s.Blob(2), [&](uint32_t id, int64_t v) { pairs_.emplace_back(id, v); });
+          frames.ForEach(s.Blob(2), [&](uint32_t id, int64_t v) { pairs_.emplace_back(id, v); });
       // (I14) the frame counts for its seq, with no values; (I15) its span
       // is marked.
       if (!decoded) pairs_.clear();

@@ -21,8 +21,11 @@
 //     attrs, first_seen_ns)          place, rows are never deleted
 //   frames(seq, boottime_ns,         raw tier: one row per frame; `data` is a
 //     realtime_ns, data)             compact blob of (id, value) pairs with
-//                                    absent values left out (frame_codec.h);
-//                                    index frames_by_time(realtime_ns)
+//                                    absent values left out, or of the
+//                                    differences from a base (frame_codec.h,
+//                                    I17); index frames_by_time(realtime_ns)
+//   frame_bases(id, data)            (I17) the frames that later frames are
+//                                    written against (version 1 blobs)
 //   rollup(chunk, channel, t_ns,     rollup tier: per channel and period
 //     count, min, max, sum)          (default 60 s) min/max/sum/count of the
 //     WITHOUT ROWID                  present values; avg = sum / count;
@@ -53,10 +56,12 @@
 //                                    values or lost after folding
 //   span_stats(level, channel,       (I15) a block's or day's min/max/sum/
 //     t_ns, count, min, max, sum)    count per channel, from its rollup rows
-//                                    (a period's are its rollup rows)
+//                                    (a period's are its rollup rows); keyed
+//                                    (level, t_ns, channel)
 //   span_values(level, channel,      (I15) per clock channel (IsClock) and
 //     t_ns, value, count)            period or block: how many frames held
-//                                    each value (frequency residency)
+//                                    each value (frequency residency); keyed
+//                                    (level, t_ns, channel, value)
 //   rail_chunks(id, t_ns, end_ns,    rail samples taken at a boosted rate,
 //     count, data)                   a chunk per row (rail_samples.h); they
 //                                    go with the raw frames of their time
@@ -66,8 +71,9 @@
 //     window_id, updated_ns)         receiver acknowledged
 //
 // Why one row per frame: a frame of ~145 channels costs ~475 bytes on disk
-// (blob ~430 B of varints, row header, seq/time columns, time index entry),
-// against ~25-40 B per value for a row per (time, channel). A rollup row is
+// written whole (blob ~430 B of varints, row header, seq/time columns, time
+// index entry), ~150 to 200 B against its base (I17), against ~25-40 B per
+// value for a row per (time, channel). A rollup row is
 // ~32 B: one per channel and period keeps one channel's history a primary-key
 // range scan.
 //
@@ -223,8 +229,13 @@
 //      rows in it while it is held. Rows are deleted with the rollup rows of
 //      their period (I5 retention, I6 trimming): every row starting before
 //      the cutoff, so a block or day row is held only while all of its
-//      periods' rows are. Downsample answers a step holding whole blocks or
-//      days from their span_stats, and Summarize whole spans from Spans(). A span describes exactly
+//      periods' rows are. The span rows lead with (level, t_ns), so a
+//      period's or block's rows for every channel are written into one or
+//      two pages, and deleted as one range per level. Downsample answers a
+//      step holding whole blocks or days from their span_stats (a probe per
+//      block or day of the channel), and Summarize whole spans from Spans()
+//      (every channel's rows of a stretch of spans read once, or a probe per
+//      span and channel when few are asked). A span describes exactly
 //      the frames held in [t_ns, t_ns + span_ns) when: span_ns is the current period (or block)
 //      length, t_ns >= meta.spans_from_ns (periods before the schema upgrade are not described),
 //      bad = 0 (a batch dropped after its frames were folded, or a frame that did not decode when
@@ -244,6 +255,22 @@
 //      configured, a few dozen bytes each); frames are deleted whatever
 //      the cursors say: a cursor older than the oldest frame held is the
 //      shipper's to notice (FramesAfter returns frames after a hole).
+//  17. Frames against bases. The writer writes each frame as its
+//      differences from a base (frame_codec.h, version 2): a frame of the
+//      same ids, stored in frame_bases in the same transaction as the first
+//      frame written against it. A new base is made for the first frame
+//      after Open(), when the ids present change, and every 64 frames; a
+//      frame whose differences would take more than its own encoding is
+//      written as version 1. Bases are made in seq order, so a frame's base
+//      is never older than an older frame's: after a commit that deleted
+//      frames (I5, I6), the bases older than the one the oldest
+//      version-2 frame needs are deleted (none while no version-2 frame is
+//      among the oldest 128). Frame rows are still never rewritten, and
+//      frames written before schema 10 stay version 1. A reader decodes
+//      through FrameReader (ring_store_impl.h); a frame whose base is
+//      missing is a frame that does not decode (I14). The writer keeps the
+//      current base in memory and takes a new one into it only once its
+//      transaction commits.
 //  10. Files are never deleted. A file that is not an edgemon store (not
 //      SQLite, fails quick_check, foreign application_id or schema) is an
 //      error from Open(); with recreate_bad it is renamed (with its -wal and
@@ -297,7 +324,7 @@
 
 namespace edgemon::store {
 
-inline constexpr int kSchemaVersion = 9;
+inline constexpr int kSchemaVersion = 11;
 // (I6) The most pages the WAL holds before the writer checkpoints it (32 MiB
 // of 4 KiB pages; a cap lowers it to cap/16). A checkpoint writes each page
 // changed since the last one once, however many commits changed it: the

@@ -1,6 +1,6 @@
 // RingStore::Impl: the store's machinery, declared once for the files that
 // implement it (private to daemon/store). The design (files, tables, the
-// invariants I1..I16, writer states, threads) is ring_store.h's design note;
+// invariants I1..I17, writer states, threads) is ring_store.h's design note;
 // (In) below refers to its invariants.
 //
 //   ring_store.cc  opening (validation, moving a bad file aside, loading the
@@ -14,6 +14,8 @@
 //   reader.cc      read connections and every read: frames, downsampling,
 //                  counters, stats
 //   rollup_rows.cc the rollup rows' key (I7): chunks, neighbours, the oldest
+//   frame_bases.cc frames against their bases (I17): the writer's encoding,
+//                  FrameReader, dropping bases no frame needs
 //   windows.cc     the windows table
 //   push_cursors.cc  push destinations' cursors (I16)
 //   rail_samples.cc  rail samples kept at a boosted rate (rail_samples.h)
@@ -41,6 +43,7 @@
 #include <sys/stat.h>
 
 #include "daemon/runtime/thread_name.h"
+#include "daemon/store/frame_codec.h"
 #include "daemon/store/ring_store.h"
 #include "daemon/store/sql.h"
 #include "edgemon/checked.h"
@@ -89,6 +92,32 @@ inline bool IsDamageCode(int extended_code) {
 std::string TripsJson(const std::vector<TripPoint>& trips);
 std::string AttrsJson(const std::vector<std::pair<std::string, std::string>>& attrs);
 StoredChannel ChannelFromRow(const sql::Stmt& s);
+
+// (I17) Decodes frames.data blobs of either format on one connection,
+// fetching a version-2 frame's base from frame_bases (the last one read is
+// kept: consecutive frames share theirs). A blob that does not decode, or
+// whose base cannot be read, is a bad frame (I14): the calls return false.
+class FrameReader {
+ public:
+  explicit FrameReader(sql::Conn& c) : c_(c) {}
+  template <typename F>
+  bool ForEach(std::string_view blob, F&& f) {
+    const FrameValues* base = nullptr;
+    return BaseOf(blob, base) && ForEachValue(blob, base, std::forward<F>(f));
+  }
+  bool Find(std::string_view blob, uint32_t id, std::optional<int64_t>& out) {
+    const FrameValues* base = nullptr;
+    out.reset();
+    return BaseOf(blob, base) && FindValue(blob, base, id, out);
+  }
+
+ private:
+  // `base` stays null for a version-1 blob.
+  bool BaseOf(std::string_view blob, const FrameValues*& base);
+  sql::Conn& c_;
+  std::optional<uint64_t> id_;
+  FrameValues values_;
+};
 
 // The time of the oldest frame (where the raw tier starts); nullopt when there
 // is no frame.
@@ -404,6 +433,13 @@ class RingStore::Impl {
   bool RollupDue() const;
   // Rollup retention deletes rows in steps of this length (I5).
   int64_t RollupDeleteStep() const;
+  // (I17) The base the writer encodes frames against: its id in
+  // frame_bases, the seq of the first frame written against it, its values.
+  struct FrameBase {
+    uint64_t id = 0;
+    uint64_t first_seq = 0;
+    FrameValues values;
+  };
   struct Deltas {
     int64_t inserted = 0;
     int64_t expired = 0;
@@ -419,9 +455,15 @@ class RingStore::Impl {
     std::optional<int64_t> rollup_floor;    // rollup_floor_ns_ once committed
     bool rollup_written = false;            // the closed periods went in (I7)
     std::optional<int64_t> expired_at_bt;   // raw retention ran at this boottime (I5)
+    std::optional<FrameBase> base;          // (I17) base_ once committed
+    int64_t stored_bytes = 0;               // the frames' blobs as written
     void Wrote(int64_t t_ns) { written_from = std::min(written_from.value_or(t_ns), t_ns); }
   };
   Status TryCommit(Deltas& d);
+  // (I17) The batch's frame rows, each against the base (a new one when
+  // due), and the bases no frame left needs any more (frame_bases.cc).
+  Status InsertFrames(Deltas& d);
+  Status DropUnusedBases();
   Status EnsureRoom(int64_t need_pages, int64_t target_pages, Deltas& d);
   Result<bool> TrimOnce(int64_t excess_pages, Deltas& d);
   Status WriteMeta(const char* key, int64_t value);
@@ -565,6 +607,8 @@ class RingStore::Impl {
   std::vector<uint32_t> inv_map_;                    // inventory ChannelId -> store id (0 = none)
   std::vector<std::pair<uint32_t, int64_t>> pairs_;  // scratch
   std::vector<char> encoded_;                        // scratch: EncodeFrame's room
+  std::optional<FrameBase> base_;                    // (I17) as committed
+  std::string stored_;                               // scratch: a frame as written
   struct Row {
     uint64_t seq;
     int64_t boottime_ns;

@@ -180,3 +180,47 @@ def varint(b, i):
         if c < 0x80:
             return v, i
         shift += 7
+
+
+def _signed(u):
+    """A zigzag varint's value; differences wrap as int64."""
+    return (u >> 1) ^ -(u & 1)
+
+
+def frame_values(con, blob, bases=None):
+    """{store channel id: value} of a frames.data blob (daemon/store/frame_codec.h):
+    version 1 (runs of values), or version 2 (differences from a base in
+    frame_bases, read through `con` and kept in the dict `bases`)."""
+    if not blob:
+        return {}
+    if blob[0] == 1:
+        out, i, nxt = {}, 1, 0
+        while i < len(blob):
+            gap, i = varint(blob, i)
+            n, i = varint(blob, i)
+            first = nxt + gap
+            for k in range(n):
+                z, i = varint(blob, i)
+                out[first + k] = _signed(z)
+            nxt = first + n
+        return out
+    if blob[0] != 2:
+        raise ValueError(f"frame blob version {blob[0]}")
+    base_id, i = varint(blob, 1)
+    bases = {} if bases is None else bases
+    if base_id not in bases:
+        row = con.execute("SELECT data FROM frame_bases WHERE id = ?", (base_id,)).fetchone()
+        if row is None:
+            raise ValueError(f"frame base {base_id} missing")
+        bases[base_id] = frame_values(con, row[0])
+    base = bases[base_id]
+    bitmap, i = blob[i:i + (len(base) + 7) // 8], i + (len(base) + 7) // 8
+    out = {}
+    for k, (cid, v) in enumerate(sorted(base.items())):
+        if bitmap[k // 8] >> (k % 8) & 1:
+            z, i = varint(blob, i)
+            v = (v + _signed(z) + 2**63) % 2**64 - 2**63
+        out[cid] = v
+    if i != len(blob):
+        raise ValueError("frame blob longer than its differences")
+    return out

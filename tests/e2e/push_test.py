@@ -44,8 +44,8 @@ import urllib.parse
 import urllib.request
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from harness import (Checks, expect, frame_count, free_port, rss_kib, serve_http,  # noqa: E402
-                     start_sim, stop_process, varint)
+from harness import (Checks, expect, frame_count, frame_values, free_port, rss_kib,  # noqa: E402
+                     serve_http, start_sim, stop_process, varint)
 
 ARGS = None
 INTERVAL_MS = 100
@@ -309,29 +309,13 @@ def stored(db, rail="VDD_GPU_SOC"):
     try:
         cid = con.execute("SELECT id FROM channels WHERE kind='rail' AND name=? AND field='power'",
                           (rail,)).fetchone()[0]
-        frames = {}
+        frames, bases = {}, {}
         for seq, rt, data in con.execute("SELECT seq, realtime_ns, data FROM frames ORDER BY seq"):
-            frames[seq] = (rt // 1_000_000, frame_value(data, cid))
+            frames[seq] = (rt // 1_000_000, frame_values(con, data, bases).get(cid))
         cursors = dict(con.execute("SELECT destination, seq FROM push_cursors"))
         return frames, cursors
     finally:
         con.close()
-
-
-def frame_value(blob, cid):
-    """The value of store channel `cid` in a frames.data blob (frame_codec.h)."""
-    expect(blob[0] == 1, "frame blob version")
-    i, nxt = 1, 0
-    while i < len(blob):
-        gap, i = varint(blob, i)
-        n, i = varint(blob, i)
-        first = nxt + gap
-        for k in range(n):
-            z, i = varint(blob, i)
-            if first + k == cid:
-                return (z >> 1) ^ -(z & 1)
-        nxt = first + n
-    return None
 
 
 def caught_up(daemon, url):

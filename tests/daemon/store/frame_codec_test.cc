@@ -131,5 +131,111 @@ TEST(FrameCodec, BothDecodersRejectARunPastTheLastId) {
   EXPECT_FALSE(v);
 }
 
+// ---------------------------------------------------------------- version 2
+
+// Every value of `blob` read through both decoders against `base`.
+FrameValues DecodedAgainst(const std::string& blob, const FrameValues* base) {
+  FrameValues out;
+  EXPECT_TRUE(ForEachValue(blob, base, [&](uint32_t id, int64_t v) { out.emplace_back(id, v); }));
+  for (const auto& [id, v] : out) {
+    std::optional<int64_t> one;
+    EXPECT_TRUE(FindValue(blob, base, id, one));
+    EXPECT_EQ(one, v) << id;
+  }
+  return out;
+}
+
+TEST(FrameCodec, AFrameAgainstItsBaseRoundTripsAndAnUnchangedValueCostsABit) {
+  const FrameValues base = {{1, 0},     {2, -1}, {3, INT64_MIN}, {7, INT64_MAX}, {8, 45000},
+                            {9, 45000}, {10, 7}, {300, 2201600}, {301, -256000}, {302, 1000}};
+  // Differences at both ends of int64 wrap and come back exactly.
+  FrameValues now = base;
+  now[2].second = INT64_MAX;  // INT64_MIN -> INT64_MAX
+  now[3].second = INT64_MIN;  // INT64_MAX -> INT64_MIN
+  now[4].second = 45125;      // a temperature moved
+  now[9].second = 999;        // a counter went down by one
+  std::string blob = "kept";
+  ASSERT_TRUE(EncodeFrameDelta(now, 77, base, blob));
+  EXPECT_EQ(blob.substr(0, 4), "kept");
+  blob.erase(0, 4);
+  uint64_t id = 0;
+  ASSERT_TRUE(FrameBaseId(blob, id));
+  EXPECT_EQ(id, 77u);
+  EXPECT_EQ(DecodedAgainst(blob, &base), now);
+  for (uint32_t k = 0; k < 310; ++k) {  // ids the base lacks are absent
+    std::optional<int64_t> v;
+    ASSERT_TRUE(FindValue(blob, &base, k, v));
+    auto it = std::find_if(now.begin(), now.end(), [&](const auto& p) { return p.first == k; });
+    EXPECT_EQ(v, it == now.end() ? std::nullopt : std::optional<int64_t>(it->second)) << k;
+  }
+  // 100 values of which 3 moved by a little: the header, 13 bytes of bits
+  // and a byte a difference, against a byte or more a value in version 1.
+  FrameValues many, moved;
+  for (uint32_t k = 1; k <= 100; ++k) many.emplace_back(k, 40000 + k);
+  moved = many;
+  for (size_t i : {0, 50, 99}) moved[i].second += 3;
+  std::string small;
+  ASSERT_TRUE(EncodeFrameDelta(moved, 5, many, small));
+  EXPECT_EQ(small.size(), 1u + 1u + 13u + 3u);
+  EXPECT_EQ(DecodedAgainst(small, &many), moved);
+  // A frame identical to its base: header and bits alone.
+  std::string same;
+  ASSERT_TRUE(EncodeFrameDelta(many, 5, many, same));
+  EXPECT_EQ(same.size(), 1u + 1u + 13u);
+  EXPECT_EQ(DecodedAgainst(same, &many), many);
+  // Version-1 blobs decode with or without a base.
+  std::string v1;
+  ASSERT_TRUE(EncodeFrame(now, v1));
+  EXPECT_FALSE(FrameBaseId(v1, id));
+  EXPECT_EQ(DecodedAgainst(v1, nullptr), now);
+  EXPECT_EQ(DecodedAgainst(v1, &many), now);
+}
+
+TEST(FrameCodec, AFrameWhoseIdsAreNotItsBasesIsRefusedAndOutStaysAsItWas) {
+  const FrameValues base = {{1, 10}, {2, 20}, {4, 40}};
+  std::string out = "x";
+  EXPECT_FALSE(EncodeFrameDelta({{1, 10}, {2, 20}}, 1, base, out));                   // one went
+  EXPECT_FALSE(EncodeFrameDelta({{1, 10}, {2, 20}, {3, 30}}, 1, base, out));          // another id
+  EXPECT_FALSE(EncodeFrameDelta({{1, 10}, {2, 20}, {4, 40}, {5, 1}}, 1, base, out));  // one came
+  EXPECT_EQ(out, "x");
+}
+
+TEST(FrameCodec, AVersion2BlobWithoutItsBaseOrMalformedIsRejectedWithoutOverrun) {
+  FrameValues base;
+  for (uint32_t k = 1; k <= 20; ++k) base.emplace_back(k, int64_t{k} * 1000);
+  FrameValues now = base;
+  for (size_t i = 0; i < now.size(); i += 3) now[i].second += 70000;  // 3-byte differences
+  std::string blob;
+  ASSERT_TRUE(EncodeFrameDelta(now, 300, base, blob));
+  auto nothing = [](uint32_t, int64_t) {};
+  std::optional<int64_t> v;
+  EXPECT_FALSE(ForEachValue(blob, nullptr, nothing));
+  EXPECT_FALSE(ForEachValue(blob, nothing));  // the version-1 decoder
+  EXPECT_FALSE(FindValue(blob, nullptr, 1, v));
+  EXPECT_FALSE(v);
+  // Every truncation is rejected by the whole decoder, and the decoders
+  // never read past the end (an empty blob is a version-1 frame of no values).
+  for (size_t n = 1; n < blob.size(); ++n) {
+    const std::string cut = blob.substr(0, n);
+    size_t seen = 0;
+    EXPECT_FALSE(ForEachValue(cut, &base, [&](uint32_t, int64_t) { ++seen; })) << n;
+    EXPECT_EQ(seen, 0u) << n;  // nothing passed from a blob cut short
+    for (uint32_t k = 1; k <= 20; ++k) (void)FindValue(cut, &base, k, v);
+  }
+  // A trailing byte, or a base of another length (a bit past its last
+  // value, or bits left over), is not the frame that was written.
+  EXPECT_FALSE(ForEachValue(blob + '\x01', &base, nothing));
+  FrameValues shorter(base.begin(), base.begin() + 17);  // bits 17..19 set past it
+  EXPECT_FALSE(ForEachValue(blob, &shorter, nothing));
+  std::mt19937 rng(11);
+  for (int i = 0; i < 2000; ++i) {
+    std::string junk(1 + rng() % 40, '\0');
+    for (auto& c : junk) c = static_cast<char>(rng());
+    junk[0] = static_cast<char>(kFrameFormatV2);
+    (void)ForEachValue(junk, &base, nothing);
+    (void)FindValue(junk, &base, 1 + rng() % 20, v);
+  }
+}
+
 }  // namespace
 }  // namespace edgemon::store

@@ -880,7 +880,8 @@ TEST(RingStore, SchemaOneStoreGetsItsBootSegmentsOnUpgrade) {
     sqlite3* db = nullptr;
     ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
     ASSERT_EQ(sqlite3_exec(db,
-                           (std::string(edgemon::testing::kUndoSchema9) +
+                           (std::string(edgemon::testing::kUndoSchema11) +
+                            edgemon::testing::kUndoSchema10 + edgemon::testing::kUndoSchema9 +
                             edgemon::testing::kUndoSchema8 + edgemon::testing::kUndoSchema7 +
                             "DROP TABLE push_cursors; DROP TABLE spans; DROP TABLE span_stats; "
                             "DROP TABLE span_values; "
@@ -1231,7 +1232,8 @@ TEST(RingStore, ASchema8StoreKeepsEveryRollupRowUnderTheChunkedKey) {
     sqlite3* db = nullptr;
     ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
     ASSERT_EQ(sqlite3_exec(db,
-                           (std::string("BEGIN; ") + edgemon::testing::kUndoSchema9 +
+                           (std::string("BEGIN; ") + edgemon::testing::kUndoSchema11 +
+                            edgemon::testing::kUndoSchema10 + edgemon::testing::kUndoSchema9 +
                             "INSERT INTO rollup VALUES(99, -1, 1, 5, 5, 5), "
                             "(99, -9223372036854775807 - 1, 1, 6, 6, 6); "
                             "PRAGMA user_version = 8; COMMIT;")
@@ -1343,7 +1345,8 @@ TEST(RingStore, ASchema8StoreAtItsCapMigratesAndEndsUnderIt) {
     sqlite3* db = nullptr;
     ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
     ASSERT_EQ(sqlite3_exec(db,
-                           (std::string("BEGIN; ") + edgemon::testing::kUndoSchema9 +
+                           (std::string("BEGIN; ") + edgemon::testing::kUndoSchema11 +
+                            edgemon::testing::kUndoSchema10 + edgemon::testing::kUndoSchema9 +
                             "PRAGMA user_version = 8; COMMIT; VACUUM;")
                                .c_str(),
                            nullptr, nullptr, nullptr),
@@ -1362,6 +1365,123 @@ TEST(RingStore, ASchema8StoreAtItsCapMigratesAndEndsUnderIt) {
   EXPECT_TRUE(s->IntegrityCheck().ok());
   ASSERT_TRUE(s->Close().ok());
   EXPECT_LE(FileBytes(path), cap);
+}
+
+std::string RollupTables(const std::string& path);  // every rollup and span row, below
+
+// Schema 11 keys the span rows by level and time first, so that a block's
+// rows for every channel are written together: a schema-10 store (rows
+// keyed by channel first), here one whose migration stopped after its first
+// day, keeps every row, and its spans' totals read the same, whether
+// every channel is asked (one pass over the rows) or one (a probe a span).
+TEST(RingStore, ASchema10StoreKeepsEverySpanRowUnderTheTimeKey) {
+  TempDir dir;
+  const auto path = dir.File("v10.db");
+  Inventory inv;
+  std::vector<std::string> keys;
+  for (ChannelId id = 0; id < 20; ++id) {
+    inv.channels.push_back(id == 3
+                               ? Ch(id, Kind::kCpu, "cpu0", Field::kFreq)
+                               : Ch(id, Kind::kThermal, "t" + std::to_string(id), Field::kTemp));
+    keys.push_back(inv.channels.back().Key());
+  }
+  const int64_t span = 2 * 86400 * kSec + 5 * 3600 * kSec;  // a whole day, blocks, periods
+  auto totals = [&](RingStore& s, const std::vector<std::string>& asked) {
+    auto spans = s.Spans(kT0, kT0 + span, INT64_MAX);
+    EXPECT_TRUE(spans.ok());
+    std::vector<std::string> out;
+    if (!spans.ok()) return out;
+    auto t = s.SpanTotals(asked, *spans);
+    EXPECT_TRUE(t.ok()) << t.status().message();
+    if (!t.ok()) return out;
+    for (const auto& x : *t) {
+      std::string line = "none";
+      if (x) {
+        line = std::to_string(x->count) + " " + std::to_string(x->min) + " " +
+               std::to_string(x->max) + " " + std::to_string(x->sum) + " " +
+               std::to_string(x->first_period_ns);
+        for (const auto& [v, n] : x->values)
+          line += " " + std::to_string(v) + "x" + std::to_string(n);
+      }
+      out.push_back(line);
+    }
+    return out;
+  };
+  std::vector<std::string> all_before, one_before;
+  {
+    auto s = MustOpen(path);
+    ASSERT_TRUE(s);
+    s->SetInventory(inv);
+    for (int64_t t = 0; t < span; t += 30 * kSec) {
+      const int64_t i = t / kSec;
+      std::vector<Value> v(inv.channels.size());
+      for (size_t k = 0; k < v.size(); ++k) v[k] = (i * 37 + static_cast<int64_t>(k)) % 101;
+      v[3] = 115200 * (1 + (i / 600) % 4);  // a clock at four frequencies
+      s->Append(MakeFrame(kT0 + t, v));
+    }
+    ASSERT_TRUE(s->Close().ok());
+  }
+  {  // As closed (the open period written).
+    auto s = MustOpen(path);
+    ASSERT_TRUE(s);
+    all_before = totals(*s, keys);
+    one_before = totals(*s, {keys[3]});
+    ASSERT_TRUE(s->Close().ok());
+  }
+  ASSERT_EQ(all_before.size(), keys.size());
+  ASSERT_EQ(one_before, std::vector<std::string>{all_before[3]});
+  const std::string tables = RollupTables(path);
+  ASSERT_GT(std::count(tables.begin(), tables.end(), '\n'), 1000);
+  {
+    sqlite3* db = nullptr;
+    ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+    // Back to schema 10's tables, then as a migration stopped after its
+    // first day leaves them.
+    const std::string day = std::to_string(kT0 + 86400 * kSec);
+    ASSERT_EQ(
+        sqlite3_exec(db,
+                     (std::string("BEGIN; ") + edgemon::testing::kUndoSchema11 +
+                      "PRAGMA user_version = 10; COMMIT; BEGIN; "
+                      "CREATE TABLE span_stats_by_time(level INTEGER NOT NULL, channel "
+                      "INTEGER NOT NULL, t_ns INTEGER NOT NULL, count INTEGER NOT NULL, min "
+                      "INTEGER NOT NULL, max INTEGER NOT NULL, sum REAL NOT NULL, PRIMARY "
+                      "KEY(level, t_ns, channel)) WITHOUT ROWID; "
+                      "CREATE TABLE span_values_by_time(level INTEGER NOT NULL, channel "
+                      "INTEGER NOT NULL, t_ns INTEGER NOT NULL, value INTEGER NOT NULL, "
+                      "count INTEGER NOT NULL, PRIMARY KEY(level, t_ns, channel, value)) "
+                      "WITHOUT ROWID; "
+                      "INSERT INTO span_stats_by_time SELECT * FROM span_stats WHERE t_ns < " +
+                      day + "; DELETE FROM span_stats WHERE t_ns < " + day +
+                      "; INSERT INTO span_values_by_time SELECT * FROM span_values WHERE "
+                      "t_ns < " +
+                      day + "; DELETE FROM span_values WHERE t_ns < " + day + "; COMMIT;")
+                         .c_str(),
+                     nullptr, nullptr, nullptr),
+        SQLITE_OK)
+        << sqlite3_errmsg(db);
+    sqlite3_close(db);
+  }
+  {
+    auto s = MustOpen(path);
+    ASSERT_TRUE(s);
+    EXPECT_EQ(totals(*s, keys), all_before);
+    EXPECT_EQ(totals(*s, {keys[3]}), one_before);
+    EXPECT_TRUE(s->IntegrityCheck().ok());
+    ASSERT_TRUE(s->Close().ok());
+  }
+  EXPECT_EQ(RollupTables(path), tables);
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READONLY, nullptr), SQLITE_OK);
+  sqlite3_stmt* st = nullptr;
+  ASSERT_EQ(sqlite3_prepare_v2(db,
+                               "SELECT count(*) FROM sqlite_schema WHERE name IN ('span_stats', "
+                               "'span_values') AND sql LIKE '%PRIMARY KEY(level, t_ns, channel%'",
+                               -1, &st, nullptr),
+            SQLITE_OK);
+  ASSERT_EQ(sqlite3_step(st), SQLITE_ROW);
+  EXPECT_EQ(sqlite3_column_int64(st, 0), 2);
+  sqlite3_finalize(st);
+  sqlite3_close(db);
 }
 
 TEST(RingStore, RollupRebuildsTheOpenPeriodAfterACrash) {
@@ -2636,7 +2756,8 @@ TEST(RingStore, PushCursorsPersistAndUpgradeFromSchemaFive) {
     sqlite3* db = nullptr;
     ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
     ASSERT_EQ(sqlite3_exec(db,
-                           (std::string(edgemon::testing::kUndoSchema9) +
+                           (std::string(edgemon::testing::kUndoSchema11) +
+                            edgemon::testing::kUndoSchema10 + edgemon::testing::kUndoSchema9 +
                             edgemon::testing::kUndoSchema8 + edgemon::testing::kUndoSchema7 +
                             "DROP TABLE push_cursors; PRAGMA user_version=5")
                                .c_str(),

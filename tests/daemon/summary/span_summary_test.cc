@@ -226,7 +226,8 @@ TEST(SpanSummary, SchemaFourStoreUpgradesAndOlderPeriodsAreReadAsFrames) {
     sqlite3* db = nullptr;
     ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
     ASSERT_EQ(sqlite3_exec(db,
-                           (std::string(edgemon::testing::kUndoSchema9) +
+                           (std::string(edgemon::testing::kUndoSchema11) +
+                            edgemon::testing::kUndoSchema10 + edgemon::testing::kUndoSchema9 +
                             edgemon::testing::kUndoSchema8 + edgemon::testing::kUndoSchema7 +
                             "DROP TABLE push_cursors; DROP TABLE spans; DROP TABLE span_stats; "
                             "DROP TABLE span_values; "

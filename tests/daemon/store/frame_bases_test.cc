@@ -1,0 +1,237 @@
+// Frames written against their bases (ring_store.h, I17), on real SQLite
+// files: read back value for value whatever their format, smaller than
+// their own encoding, bases dropped as the frames that need them go, and a
+// frame whose base is gone read as a bad frame, not a wrong one.
+#include <sqlite3.h>
+
+#include <cstdint>
+#include <random>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "daemon/store/frame_codec.h"
+#include "daemon/store/ring_store.h"
+#include "tests/support/temp_tree.h"
+
+namespace edgemon::store::bases_test {
+namespace {
+
+using edgemon::testing::TempTree;
+
+constexpr int64_t kSec = 1'000'000'000;
+constexpr int64_t kT0 = 28'333'333 * 60 * kSec;
+
+// Channels of a board: clocks and limits that hold still, temperatures and
+// rails that wander, an energy counter that grows, a load that jumps.
+Inventory Board(size_t n) {
+  Inventory inv;
+  for (size_t i = 0; i < n; ++i) {
+    Channel c;
+    c.id = static_cast<ChannelId>(i);
+    c.kind = Kind::kRail;
+    c.name = "r" + std::to_string(i);
+    c.field = i % 4 == 3 ? Field::kEnergy : Field::kPower;
+    c.unit = UnitOf(c.field);
+    if (c.field == Field::kEnergy) c.flags = kFlagCounter;
+    inv.channels.push_back(c);
+  }
+  return inv;
+}
+
+std::vector<Value> Sample(size_t n, uint64_t i, std::mt19937_64& rng) {
+  std::vector<Value> v(n);
+  for (size_t k = 0; k < n; ++k) {
+    switch (k % 4) {
+      case 0:  // holds still
+        v[k] = 2'201'600;
+        break;
+      case 1:  // wanders a little
+        v[k] = 45'000 + static_cast<int64_t>(rng() % 200);
+        break;
+      case 2:  // jumps anywhere
+        v[k] = static_cast<int64_t>(rng() % 60'000'000);
+        break;
+      default:  // a counter
+        v[k] = 1'000'000 + static_cast<int64_t>(i) * 5'000;
+        break;
+    }
+  }
+  return v;
+}
+
+Frame MakeFrame(int64_t t, std::vector<Value> values) {
+  Frame f;
+  f.realtime_ns = t;
+  f.boottime_ns = t - kT0 + 42 * kSec;
+  f.values = std::move(values);
+  return f;
+}
+
+RingStoreOptions Options() {
+  RingStoreOptions o;
+  o.batch_frames = 50;
+  o.commit_interval_ms = 5;
+  return o;
+}
+
+// One integer from a query on the test's own read-only connection.
+int64_t Query(const std::string& path, const std::string& sql) {
+  sqlite3* db = nullptr;
+  int64_t out = -1;
+  if (sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READONLY, nullptr) == SQLITE_OK) {
+    sqlite3_stmt* st = nullptr;
+    if (sqlite3_prepare_v2(db, sql.c_str(), -1, &st, nullptr) == SQLITE_OK &&
+        sqlite3_step(st) == SQLITE_ROW) {
+      out = sqlite3_column_int64(st, 0);
+    }
+    sqlite3_finalize(st);
+  }
+  sqlite3_close(db);
+  return out;
+}
+
+void Exec(const std::string& path, const std::string& sql) {
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+  char* err = nullptr;
+  EXPECT_EQ(sqlite3_exec(db, sql.c_str(), nullptr, nullptr, &err), SQLITE_OK) << (err ? err : "");
+  sqlite3_free(err);
+  sqlite3_close(db);
+}
+
+// The bytes the frames would take in version 1 (frame_codec.h).
+size_t Version1Bytes(const std::vector<std::vector<Value>>& frames) {
+  size_t bytes = 0;
+  for (const auto& values : frames) {
+    FrameValues pairs;
+    for (size_t k = 0; k < values.size(); ++k) {
+      if (values[k]) pairs.emplace_back(static_cast<uint32_t>(k + 1), *values[k]);
+    }
+    std::string blob;
+    EXPECT_TRUE(EncodeFrame(pairs, blob));
+    bytes += blob.size();
+  }
+  return bytes;
+}
+
+TEST(FrameBases, FramesReadBackValueForValueAndTakeLessThanTheirOwnEncoding) {
+  TempTree dir;
+  const auto path = dir.Real("/bases.db");
+  constexpr size_t kChannels = 40;
+  std::mt19937_64 rng(3);
+  std::vector<std::vector<Value>> written;
+  {
+    auto r = RingStore::Open(path, Options());
+    ASSERT_TRUE(r.ok()) << r.status().message();
+    auto& s = **r;
+    s.SetInventory(Board(kChannels));
+    for (uint64_t i = 0; i < 400; ++i) {
+      auto v = Sample(kChannels, i, rng);
+      if (i >= 150 && i < 160) v[5].reset();  // a channel gone for ten frames
+      if (i == 300) v.assign(kChannels, std::nullopt);  // a frame of nothing
+      written.push_back(v);
+      s.Append(MakeFrame(kT0 + static_cast<int64_t>(i) * kSec, v));
+    }
+    ASSERT_TRUE(s.Flush().ok());
+    // Read back through the store: every value, absent ones absent.
+    auto all = s.Range(kT0, kT0 + 1000 * kSec, {}, 0);
+    ASSERT_TRUE(all.ok()) << all.status().message();
+    ASSERT_EQ(all->frames.size(), written.size());
+    EXPECT_EQ(all->bad_frames, 0u);
+    for (size_t i = 0; i < written.size(); ++i) {
+      ASSERT_EQ(all->frames[i].values, written[i]) << "frame " << i;
+    }
+    // One value at a time (Downsample's raw path): the same values.
+    uint64_t bad = 0;
+    auto one = s.Downsample("rail/r5/power", kT0, kT0 + 400 * kSec, kSec, Tier::kRaw, &bad);
+    ASSERT_TRUE(one.ok()) << one.status().message();
+    size_t present = 0;
+    EXPECT_EQ(bad, 0u);
+    for (const auto& b : *one) {
+      if (b.count == 0) continue;
+      const auto i = static_cast<size_t>((b.t_ns - kT0) / kSec);
+      ASSERT_LT(i, written.size());
+      ASSERT_TRUE(written[i][5]);
+      EXPECT_EQ(b.min, *written[i][5]);
+      ++present;
+    }
+    EXPECT_EQ(present, 400u - 10u - 1u);  // the ten frames without it, the empty one
+  }
+  // In the file: most frames against a base, a base for every 64 frames
+  // and for each change of the channels present, and fewer bytes than the
+  // frames' own encoding.
+  EXPECT_GT(Query(path, "SELECT count(*) FROM frames WHERE substr(data, 1, 1) = x'02'"), 350);
+  const int64_t bases = Query(path, "SELECT count(*) FROM frame_bases");
+  EXPECT_GE(bases, 400 / 64);
+  EXPECT_LE(bases, 400 / 64 + 4);
+  const int64_t stored = Query(path, "SELECT sum(length(data)) FROM frames") +
+                         Query(path, "SELECT sum(length(data)) FROM frame_bases");
+  EXPECT_LT(static_cast<double>(stored), 0.8 * static_cast<double>(Version1Bytes(written)));
+}
+
+TEST(FrameBases, BasesGoWithTheFramesThatNeedThemAndARestartStartsANewOne) {
+  TempTree dir;
+  const auto path = dir.Real("/expire.db");
+  constexpr size_t kChannels = 12;
+  std::mt19937_64 rng(5);
+  RingStoreOptions o = Options();
+  o.raw_retention_ns = 100 * kSec;
+  uint64_t i = 0;
+  for (int run = 0; run < 2; ++run) {
+    auto r = RingStore::Open(path, o);
+    ASSERT_TRUE(r.ok()) << r.status().message();
+    auto& s = **r;
+    s.SetInventory(Board(kChannels));
+    for (const uint64_t end = i + 1000; i < end; ++i) {
+      s.Append(MakeFrame(kT0 + static_cast<int64_t>(i) * kSec, Sample(kChannels, i, rng)));
+    }
+    ASSERT_TRUE(s.Flush().ok());
+    auto all = s.Range(kT0, kT0 + 3000 * kSec, {}, 0);
+    ASSERT_TRUE(all.ok()) << all.status().message();
+    EXPECT_LE(all->frames.size(), 102u);
+    EXPECT_GE(all->frames.size(), 100u);
+    EXPECT_EQ(all->bad_frames, 0u);
+    // About 100 s of frames need two or three bases: the rest went.
+    EXPECT_LE(Query(path, "SELECT count(*) FROM frame_bases"), 4) << "run " << run;
+  }
+  // The oldest frame's base is still there, and the newest base was made
+  // after the restart (after the first run's newest).
+  EXPECT_EQ(Query(path,
+                  "SELECT count(*) FROM frame_bases WHERE id >= (SELECT min(id) FROM frame_bases)"),
+            Query(path, "SELECT count(*) FROM frame_bases"));
+}
+
+TEST(FrameBases, AFrameWhoseBaseIsGoneIsABadFrameAndTheOthersRead) {
+  TempTree dir;
+  const auto path = dir.Real("/gone.db");
+  constexpr size_t kChannels = 12;
+  std::mt19937_64 rng(9);
+  {
+    auto r = RingStore::Open(path, Options());
+    ASSERT_TRUE(r.ok());
+    (*r)->SetInventory(Board(kChannels));
+    for (uint64_t i = 0; i < 200; ++i) {
+      (*r)->Append(MakeFrame(kT0 + static_cast<int64_t>(i) * kSec, Sample(kChannels, i, rng)));
+    }
+    ASSERT_TRUE((*r)->Flush().ok());
+  }
+  // The second base goes, as a damaged or hand-edited file would lose it.
+  const int64_t second = Query(path, "SELECT id FROM frame_bases ORDER BY id LIMIT 1 OFFSET 1");
+  ASSERT_GT(second, 0);
+  const int64_t lost = Query(path, "SELECT count(*) FROM frames WHERE substr(data, 1, 1) = x'02' "
+                                   "AND hex(substr(data, 2, 1)) = printf('%02X', " +
+                                   std::to_string(second) + ")");
+  ASSERT_GT(lost, 0);
+  Exec(path, "DELETE FROM frame_bases WHERE id = " + std::to_string(second));
+  auto r = RingStore::Open(path, Options());
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  auto all = (*r)->Range(kT0, kT0 + 1000 * kSec, {}, 0);
+  ASSERT_TRUE(all.ok()) << all.status().message();
+  EXPECT_EQ(all->bad_frames, static_cast<uint64_t>(lost));
+  EXPECT_EQ(all->frames.size() + all->bad_frames, 200u);
+}
+
+}  // namespace
+}  // namespace edgemon::store::bases_test
