@@ -15,17 +15,24 @@ empty store.
                         [--store-key rollup_write_frames=3600 ...]
 
 --store-key KEY=VALUE adds a [store] key (TOML value) to every daemon's
-configuration.
+configuration. --sim runs the board under edgemon-sim (the first build's),
+its values moving as a loaded board's do, instead of the fixture's still
+files: frames are written against their bases (the store's I17), so how
+much they take depends on how the values move. The last column is the
+bytes a frame's row data took, as written in the run.
 """
 import argparse
+import contextlib
 import os
 import shutil
 import sqlite3
 import subprocess
+import sys
 import tempfile
 import time
 
-FIXTURES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "fixtures")
+HERE = os.path.dirname(os.path.abspath(__file__))
+FIXTURES = os.path.join(HERE, "..", "tests", "fixtures")
 
 
 def write_bytes(pid):
@@ -58,8 +65,26 @@ def aged_store(build, days, into):
                    check=True, stdout=subprocess.DEVNULL)
 
 
-def measure(build, seconds, commit_interval_ms=None, seed=None, keys=()):
-    """(bytes written per day, store bytes grown per day)"""
+def frame_bytes(disk, after_seq):
+    """The average length of the frames' data written after `after_seq`."""
+    db = sqlite3.connect(f"file:{os.path.join(disk, 'edgemon.db')}?mode=ro", uri=True)
+    try:
+        return db.execute("SELECT avg(length(data)) FROM frames WHERE seq > ?",
+                          (after_seq,)).fetchone()[0] or 0.0
+    finally:
+        db.close()
+
+
+def newest_seq(disk):
+    db = sqlite3.connect(f"file:{os.path.join(disk, 'edgemon.db')}?mode=ro", uri=True)
+    try:
+        return db.execute("SELECT coalesce(max(seq), 0) FROM frames").fetchone()[0]
+    finally:
+        db.close()
+
+
+def measure(build, seconds, commit_interval_ms=None, seed=None, keys=(), root=None):
+    """(bytes written per day, store bytes grown per day, bytes a frame)"""
     disk = tempfile.mkdtemp(prefix="edgemon-flash-", dir="/var/tmp")
     run = tempfile.mkdtemp(prefix="edgemon-flash-", dir="/dev/shm")
     try:
@@ -78,7 +103,7 @@ def measure(build, seconds, commit_interval_ms=None, seed=None, keys=()):
                 f.write("[store]\n" + "".join(line + "\n" for line in lines))
             config = ["--config", path]
         p = subprocess.Popen([os.path.join(build, "daemon", "edgemond")] + config + ["--root",
-                              os.path.join(FIXTURES, "agx-orin"), "--db",
+                              root or os.path.join(FIXTURES, "agx-orin"), "--db",
                               os.path.join(disk, "edgemon.db"), "--listen",
                               "unix:" + os.path.join(run, "edgemond.sock"), "--interval-ms",
                               "1000", "--log-level", "warn"],
@@ -89,11 +114,13 @@ def measure(build, seconds, commit_interval_ms=None, seed=None, keys=()):
             time.sleep(0.2)
         time.sleep(6)  # past start-up and the first commit
         w0, t0, s0 = write_bytes(p.pid), time.monotonic(), store_bytes(disk)
+        seq0 = newest_seq(disk)
         time.sleep(seconds)
         w1, t1, s1 = write_bytes(p.pid), time.monotonic(), store_bytes(disk)
         p.terminate()
         p.wait(timeout=30)
-        return (w1 - w0) / (t1 - t0) * 86400, (s1 - s0) / (t1 - t0) * 86400
+        return ((w1 - w0) / (t1 - t0) * 86400, (s1 - s0) / (t1 - t0) * 86400,
+                frame_bytes(disk, seq0))
     finally:
         shutil.rmtree(disk, ignore_errors=True)
         shutil.rmtree(run, ignore_errors=True)
@@ -109,12 +136,25 @@ def main():
                     help="start on a store holding this many days (default: an empty store)")
     ap.add_argument("--store-key", action="append", default=[], metavar="KEY=VALUE",
                     help="a [store] key for every daemon, its value in TOML (repeatable)")
+    ap.add_argument("--sim", action="store_true",
+                    help="the board under edgemon-sim, its values moving (default: still files)")
     a = ap.parse_args()
+    with contextlib.ExitStack() as stack:
+        root = None
+        if a.sim:
+            sys.path.insert(0, HERE)
+            from bench_common import simulated_board
+            tmp = stack.enter_context(tempfile.TemporaryDirectory(prefix="edgemon-flash-sim-"))
+            root = stack.enter_context(simulated_board(a.builds[0], "agx-orin", tmp))
+        run(a, root)
+
+
+def run(a, root):
     keys = []
     for kv in a.store_key:
         key, eq, value = kv.partition("=")
         if not eq or not key.strip() or not value.strip():
-            ap.error(f"--store-key {kv!r}: expected KEY=VALUE")
+            sys.exit(f"--store-key {kv!r}: expected KEY=VALUE")
         keys.append(f"{key.strip()} = {value.strip()}")
     intervals = [int(v) for v in a.commit_interval_ms.split(",") if v] or [None]
     seed = None
@@ -125,14 +165,15 @@ def main():
         print(f"store aged {a.aged_days} days: {os.path.getsize(seed) / (1 << 20):.0f} MiB")
     if keys:
         print("[store] " + ", ".join(keys))
+    print("board: " + ("agx-orin under edgemon-sim" if root else "agx-orin fixture (still)"))
     print(f"{'build':<32} {'commit every':>12} {'MiB written per day':>20} "
-          f"{'store MiB per day':>18}")
+          f"{'store MiB per day':>18} {'B a frame':>10}")
     for b in a.builds:
         for ms in intervals:
-            written, grown = measure(b, a.seconds, ms, seed, keys)
+            written, grown, per_frame = measure(b, a.seconds, ms, seed, keys, root)
             every = "default" if ms is None else f"{ms / 1000:g} s"
-            print(f"{b:<32} {every:>12} {written / (1 << 20):>20.1f} {grown / (1 << 20):>18.1f}",
-                  flush=True)
+            print(f"{b:<32} {every:>12} {written / (1 << 20):>20.1f} {grown / (1 << 20):>18.1f} "
+                  f"{per_frame:>10.0f}", flush=True)
     if seed:
         shutil.rmtree(os.path.dirname(seed), ignore_errors=True)
 
