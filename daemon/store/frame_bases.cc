@@ -10,7 +10,7 @@ namespace {
 // A new base after this many frames: it costs a version-1 frame once, and
 // the values drift from it (a counter grows, a temperature wanders), so a
 // difference takes more bytes the older the base.
-constexpr uint64_t kFramesPerBase = 64;
+constexpr uint64_t kFramesPerBase = 256;
 
 bool SameIds(const FrameValues& a, const FrameValues& b) {
   return std::equal(a.begin(), a.end(), b.begin(), b.end(),
