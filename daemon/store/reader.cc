@@ -12,11 +12,70 @@ namespace edgemon::store {
 namespace internal {
 
 Result<std::optional<int64_t>> OldestFrameNs(sql::Conn& c) {
-  sql::Stmt o(c, "SELECT min(realtime_ns) FROM frames");
+  // The first by seq is the oldest (I11).
+  sql::Stmt o(c, "SELECT realtime_ns FROM frames WHERE seq = (SELECT min(seq) FROM frames)");
   std::optional<int64_t> oldest;
   if (o.Step() && !o.IsNull(0)) oldest = o.Int(0);
   if (o.failed()) return o.status();
   return oldest;
+}
+
+Result<std::optional<std::pair<int64_t, int64_t>>> SeqsBetween(sql::Conn& c, int64_t from_ns,
+                                                               int64_t to_ns) {
+  using Seqs = std::optional<std::pair<int64_t, int64_t>>;
+  if (to_ns <= from_ns) return Seqs();
+  auto lo = FirstSeqAt(c, from_ns, /*after=*/false);
+  if (!lo.ok()) return lo.status();
+  if (!*lo) return Seqs();
+  auto hi = FirstSeqAt(c, to_ns, /*after=*/false);
+  if (!hi.ok()) return hi.status();
+  const int64_t end = hi->value_or(INT64_MAX);
+  if (end <= **lo) return Seqs();
+  return Seqs(std::pair{**lo, end});
+}
+
+Result<std::optional<int64_t>> FirstSeqAt(sql::Conn& c, int64_t t, bool after) {
+  // A probe: the first frame at or after seq k, as (seq, realtime_ns).
+  auto probe = [&c](const char* sql,
+                    int64_t k) -> Result<std::optional<std::pair<int64_t, int64_t>>> {
+    sql::Stmt s(c, sql);
+    s.Bind(1, k);
+    std::optional<std::pair<int64_t, int64_t>> row;
+    if (s.Step()) row.emplace(s.Int(0), s.Int(1));
+    if (s.failed()) return s.status();
+    return row;
+  };
+  auto newest = probe(
+      "SELECT seq, realtime_ns FROM frames WHERE seq <= ?1 ORDER BY seq DESC LIMIT 1", INT64_MAX);
+  if (!newest.ok()) return newest.status();
+  auto holds = [&](int64_t rt) { return after ? rt > t : rt >= t; };
+  if (!*newest || !holds((*newest)->second)) return std::optional<int64_t>();
+  auto oldest = probe("SELECT seq, realtime_ns FROM frames WHERE seq >= ?1 ORDER BY seq LIMIT 1",
+                      INT64_MIN);  // the same statement as the probes below
+  if (!oldest.ok()) return oldest.status();
+  if (!*oldest) return std::optional<int64_t>();
+  // The least k in [lo, hi] whose first frame at or after it holds (it
+  // holds at hi, the newest frame's seq, and holding only grows with k);
+  // that frame is the answer. A probe that does not hold at k's frame s
+  // does not at any k up to s either.
+  const char* const at_or_after =
+      "SELECT seq, realtime_ns FROM frames WHERE seq >= ?1 ORDER BY seq LIMIT 1";
+  int64_t lo = (*oldest)->first, hi = (*newest)->first;
+  while (lo < hi) {
+    const int64_t mid = lo + (hi - lo) / 2;
+    auto at = probe(at_or_after, mid);
+    if (!at.ok()) return at.status();
+    if (!*at) break;  // not while the snapshot holds the newest frame
+    if (holds((*at)->second)) {
+      hi = mid;
+    } else {
+      lo = (*at)->first + 1;
+    }
+  }
+  auto found = probe(at_or_after, lo);
+  if (!found.ok()) return found.status();
+  if (!*found) return std::optional<int64_t>();
+  return std::optional<int64_t>((*found)->first);
 }
 
 }  // namespace internal
@@ -58,12 +117,14 @@ struct Point {
 // frame that does not decode is passed over (I14: interpolate across it).
 enum class Side { kAtOrBefore, kAfter };
 Result<std::optional<Point>> RawNeighbour(sql::Conn& c, uint32_t id, int64_t t, Side side) {
+  // The frames after t start at the first seq past it (I11).
+  auto past = internal::FirstSeqAt(c, t, /*after=*/true);
+  if (!past.ok()) return past.status();
+  if (side == Side::kAfter && !*past) return std::optional<Point>();
   sql::Stmt s(c, side == Side::kAfter
-                     ? "SELECT realtime_ns, data FROM frames WHERE realtime_ns > ?1 "
-                       "ORDER BY realtime_ns, seq"
-                     : "SELECT realtime_ns, data FROM frames WHERE realtime_ns <= ?1 "
-                       "ORDER BY realtime_ns DESC, seq DESC");
-  s.Bind(1, t);
+                     ? "SELECT realtime_ns, data FROM frames WHERE seq >= ?1 ORDER BY seq"
+                     : "SELECT realtime_ns, data FROM frames WHERE seq < ?1 ORDER BY seq DESC");
+  s.Bind(1, past->value_or(INT64_MAX));
   std::optional<int64_t> v;
   internal::FrameReader frames(c);
   while (s.Step()) {
@@ -242,13 +303,19 @@ Result<FrameSet> RingStore::Impl::ReadFrames(FrameQuery query, int64_t from_ns, 
     return out;
   }
   if (query == FrameQuery::kTimeRange && to_ns <= from_ns) return out;
+  int64_t lo = from_ns, hi = 0;
+  if (query == FrameQuery::kTimeRange) {
+    auto seqs = internal::SeqsBetween(l.conn(), from_ns, to_ns);
+    if (!seqs.ok()) return seqs.status();
+    if (!*seqs) return out;
+    std::tie(lo, hi) = **seqs;
+  }
   sql::Stmt s(l.conn(), query == FrameQuery::kAfterSeq
                             ? "SELECT seq, boottime_ns, realtime_ns, data FROM frames "
                               "WHERE seq > ?1 ORDER BY seq LIMIT ?3"
                             : "SELECT seq, boottime_ns, realtime_ns, data FROM frames "
-                              "WHERE realtime_ns >= ?1 AND realtime_ns < ?2 "
-                              "ORDER BY realtime_ns, seq LIMIT ?3");
-  s.Bind(1, from_ns).Bind(2, to_ns);
+                              "WHERE seq >= ?1 AND seq < ?2 ORDER BY seq LIMIT ?3");
+  s.Bind(1, lo).Bind(2, hi);
   // No SQL limit: skipped bad frames (I14) must not end a page early; the
   // index scan stops when the loop does.
   s.Bind(3, int64_t{-1});
@@ -269,13 +336,14 @@ Result<std::vector<int64_t>> RingStore::Impl::FrameTimes(int64_t from_ns, int64_
   if (to_ns <= from_ns) return out;
   Lease l(*this);
   if (!l.ok()) return l.status();
-  // frames_by_time holds realtime_ns and seq (the rowid): the table's rows
-  // are not read.
+  auto seqs = internal::SeqsBetween(l.conn(), from_ns, to_ns);
+  if (!seqs.ok()) return seqs.status();
+  if (!*seqs) return out;
   sql::Stmt s(l.conn(),
-              "SELECT realtime_ns FROM frames WHERE realtime_ns >= ?1 AND realtime_ns < ?2 "
-              "ORDER BY realtime_ns, seq LIMIT ?3");
+              "SELECT realtime_ns FROM frames WHERE seq >= ?1 AND seq < ?2 ORDER BY seq LIMIT ?3");
   const bool all = limit == 0 || limit > static_cast<size_t>(INT64_MAX);
-  s.Bind(1, from_ns).Bind(2, to_ns).Bind(3, all ? int64_t{-1} : static_cast<int64_t>(limit));
+  s.Bind(1, (*seqs)->first).Bind(2, (*seqs)->second);
+  s.Bind(3, all ? int64_t{-1} : static_cast<int64_t>(limit));
   while (s.Step()) out.push_back(s.Int(0));
   if (s.failed()) return s.status();
   return out;
@@ -307,15 +375,13 @@ Status RingStore::Impl::FoldRaw(sql::Conn& c, uint32_t id, int64_t from_ns, int6
     lo = static_cast<int64_t>(*after_seq) + 1;
     hi = INT64_MAX;
   } else {
-    // The seq span of the time range (an index-only scan), then one pass over
-    // the table in rowid order: cheaper than a rowid lookup per index entry.
-    sql::Stmt b(
-        c, "SELECT min(seq), max(seq) FROM frames WHERE realtime_ns >= ?1 AND realtime_ns < ?2");
-    b.Bind(1, lo_ns).Bind(2, hi_ns);
-    if (!b.Step()) return b.failed() ? b.status() : Status::Ok();
-    if (b.IsNull(0)) return Status::Ok();
-    lo = b.Int(0);
-    hi = b.Int(1);
+    // The seq span of the time range (I11), then one pass over the table
+    // in rowid order.
+    auto seqs = internal::SeqsBetween(c, lo_ns, hi_ns);
+    if (!seqs.ok()) return seqs.status();
+    if (!*seqs) return Status::Ok();
+    lo = (*seqs)->first;
+    hi = (*seqs)->second - 1;
   }
   sql::Stmt s(c, "SELECT realtime_ns, data FROM frames WHERE seq BETWEEN ?1 AND ?2");
   s.Bind(1, lo).Bind(2, hi);
@@ -760,8 +826,10 @@ StoreStats RingStore::Impl::Counters() {
 // the end of an index, but several aggregates in one SELECT scan the whole
 // table (a week of 1 Hz frames: over 100 ms on the service's read worker,
 // which every Summarize began with).
+// Stored time follows seq (I11): the first and the last frame's.
 const char* const RingStore::kFrameBoundsSql =
-    "SELECT (SELECT min(realtime_ns) FROM frames), (SELECT max(realtime_ns) FROM frames), "
+    "SELECT (SELECT realtime_ns FROM frames WHERE seq = (SELECT min(seq) FROM frames)), "
+    "(SELECT realtime_ns FROM frames WHERE seq = (SELECT max(seq) FROM frames)), "
     "(SELECT min(seq) FROM frames), (SELECT max(seq) FROM frames)";
 
 Result<StoreStats> RingStore::Impl::Stats() {

@@ -23,7 +23,8 @@
 //     realtime_ns, data)             compact blob of (id, value) pairs with
 //                                    absent values left out, or of the
 //                                    differences from a base (frame_codec.h,
-//                                    I17); index frames_by_time(realtime_ns)
+//                                    I17); no index on time: a time is found
+//                                    by bisecting the seqs (I11)
 //   frame_bases(id, data)            (I17) the frames that later frames are
 //                                    written against (version 1 blobs)
 //   rollup(chunk, channel, t_ns,     rollup tier: per channel and period
@@ -77,13 +78,12 @@
 // ~32 B: one per channel and period keeps one channel's history a primary-key
 // range scan.
 //
-// Reads. Range/Latest decode the blobs of the frames found through
-// frames_by_time. Downsample at a step of at least one rollup period reads a
-// channel's rollup rows (each in the step holding its period's start) plus the
-// raw frames after meta.rollup_seq, taking a whole day's or block's rows that
-// fall in one step from its span_stats row (I15): a year to one step reads
-// about 365 + 2 x 23 + 2 x 59 rows; a finer step scans the raw frames wherever
-// the raw tier holds them, in seq order, decoding only the one value
+// Reads. Range/Latest decode the blobs of the frames of a seq range, found
+// by bisecting the seqs for the range's times (I11). Downsample at a step of at least one rollup
+// period reads a channel's rollup rows (each in the step holding its period's start) plus the raw
+// frames after meta.rollup_seq, taking a whole day's or block's rows that fall in one step from its
+// span_stats row (I15): a year to one step reads about 365 + 2 x 23 + 2 x 59 rows; a finer step
+// scans the raw frames wherever the raw tier holds them, in seq order, decoding only the one value
 // (FindValue), and rows only for retired periods. 24 h of 1 Hz frames to 1000
 // points: ~0.2 ms from the rollup tier, ~30 ms forced from raw (store_bench).
 //
@@ -196,7 +196,9 @@
 //      absorbed leaves the carried offset unchanged and nothing is recorded:
 //      stored time did not move (edgemond logs every step, either way, once,
 //      from the sampler's on_clock_step). Summarize notes the
-//      steps recorded inside its range.
+//      steps recorded inside its range. Reads rely on it: the frames of a
+//      time range are a range of seqs, found by bisecting the seqs with
+//      rowid probes (FirstSeqAt), with no index on time since schema 12.
 //  12. Windows never cost history: the windows table holds at most
 //      max_windows() rows (labels are short), a small fraction of max_bytes.
 //      Opening one beyond it deletes the oldest closed windows first; when
@@ -324,7 +326,7 @@
 
 namespace edgemon::store {
 
-inline constexpr int kSchemaVersion = 11;
+inline constexpr int kSchemaVersion = 12;
 // (I6) The most pages the WAL holds before the writer checkpoints it (32 MiB
 // of 4 KiB pages; a cap lowers it to cap/16). A checkpoint writes each page
 // changed since the last one once, however many commits changed it: the

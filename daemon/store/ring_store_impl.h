@@ -59,7 +59,7 @@ inline constexpr size_t kMaxSpanValues = 16;
 inline constexpr size_t kMaxBlockValues = 64;
 
 // Bytes a frame row costs beyond its blob: record header, seq, two
-// timestamps, and its entry in frames_by_time.
+// timestamps, and the b-tree's room (a round figure, on the safe side).
 inline constexpr int64_t kRowOverheadBytes = 40;
 
 inline std::optional<int64_t> FileSize(const std::string& path) {
@@ -118,6 +118,16 @@ class FrameReader {
   std::optional<uint64_t> id_;
   FrameValues values_;
 };
+
+// (I11) Stored time never goes back in seq order, so the frames of a time
+// range are a range of seqs, found by bisecting the seqs with rowid probes
+// (about log2 of the seqs held; there is no index on time): the first seq
+// whose realtime_ns is >= t (> t with `after`), nullopt when none is.
+Result<std::optional<int64_t>> FirstSeqAt(sql::Conn& c, int64_t t, bool after);
+// The seqs [first, second) of the frames in [from_ns, to_ns); nullopt when
+// none is.
+Result<std::optional<std::pair<int64_t, int64_t>>> SeqsBetween(sql::Conn& c, int64_t from_ns,
+                                                               int64_t to_ns);
 
 // The time of the oldest frame (where the raw tier starts); nullopt when there
 // is no frame.

@@ -4,6 +4,9 @@
 
 namespace edgemon::testing {
 
+// 12 -> 11: the index on the frames' time.
+inline constexpr const char* kUndoSchema12 = "CREATE INDEX frames_by_time ON frames(realtime_ns); ";
+
 // 11 -> 10: span rows keyed by (level, channel, t_ns) again, every row kept.
 inline constexpr const char* kUndoSchema11 =
     "CREATE TABLE span_stats10(level INTEGER NOT NULL, channel INTEGER NOT NULL, "

@@ -241,6 +241,59 @@ TEST(RingStore, RoundTripKeepsAbsentValuesAbsentAndZeroZero) {
   EXPECT_NE(bad.status().message().find("unknown channel"), std::string::npos);
 }
 
+// A time range is the seq range found by bisecting the seqs (I11; no index
+// on time): with holes in the seqs and runs of frames at one time, every
+// Range, FrameTimes-backed count and Downsample over a grid of bounds finds
+// exactly the frames a scan of every frame finds.
+TEST(RingStore, TimeRangesAreTheFramesAScanFindsWithHolesAndRepeatedTimes) {
+  TempDir dir;
+  auto s = MustOpen(dir.File("bisect.db"));
+  ASSERT_TRUE(s);
+  s->SetInventory(SmallInventory());
+  std::vector<std::pair<uint64_t, int64_t>> held;  // (seq, realtime)
+  uint64_t seq = 1;
+  int64_t t = kT0;
+  for (int i = 0; i < 300; ++i) {
+    if (i % 37 == 5) seq += 1000;                          // a hole in the seqs
+    if (i % 11 != 3) t += (i % 5 == 0) ? 7 * kSec : kSec;  // else a repeated time
+    held.emplace_back(s->Append(MakeFrame(t, {i, 45000, i % 7, 1}, seq)), t);
+    seq = held.back().first + 1;
+  }
+  ASSERT_TRUE(s->Flush().ok());
+  for (int64_t a = kT0 - 2 * kSec; a < t + 3 * kSec; a += 13 * kSec) {
+    for (int64_t b = a; b < t + 3 * kSec; b += 29 * kSec) {
+      std::vector<uint64_t> want;
+      for (const auto& [q, rt] : held) {
+        if (rt >= a && rt < b) want.push_back(q);
+      }
+      auto r = s->Range(a, b, {"cpu/cpu0/load"}, 0);
+      ASSERT_TRUE(r.ok()) << r.status().message();
+      std::vector<uint64_t> got;
+      for (const auto& f : r->frames) got.push_back(f.seq);
+      ASSERT_EQ(got, want) << a - kT0 << " .. " << b - kT0;
+      if (b == a) continue;  // a Downsample needs a step
+      auto d = s->Downsample("cpu/cpu0/load", a, b, b - a, Tier::kRaw);
+      ASSERT_TRUE(d.ok()) << d.status().message();
+      int64_t count = 0;
+      for (const auto& x : *d) count += x.count;
+      EXPECT_EQ(count, static_cast<int64_t>(want.size())) << a - kT0 << " .. " << b - kT0;
+    }
+  }
+  // Past either end: nothing, and the bounds of the store are its first
+  // and last frame's.
+  auto before = s->Range(kT0 - 100 * kSec, kT0, {}, 0);
+  ASSERT_TRUE(before.ok());
+  EXPECT_TRUE(before->frames.empty());
+  auto after = s->Range(t + 1, t + 100 * kSec, {}, 0);
+  ASSERT_TRUE(after.ok());
+  EXPECT_TRUE(after->frames.empty());
+  auto st = s->Stats();
+  ASSERT_TRUE(st.ok());
+  EXPECT_EQ(st->oldest_ns, held.front().second);
+  EXPECT_EQ(st->newest_ns, held.back().second);
+  EXPECT_EQ(st->last_seq, held.back().first);
+}
+
 TEST(RingStore, TheCommitPointFollowsCommitsNotAppends) {
   TempDir dir;
   const auto path = dir.File("commit_point.db");
@@ -399,7 +452,7 @@ TEST(RingStore, StatsReadsTheFrameBoundsWithoutAScan) {
   }
   sqlite3_finalize(plan);
   sqlite3_close(db);
-  EXPECT_EQ(searches, 4);
+  EXPECT_EQ(searches, 6);  // min and max seq, and the two frames they name
 }
 
 TEST(RingStore, DurationRetentionOfRawRollupAndWindows) {
@@ -1232,8 +1285,9 @@ TEST(RingStore, ASchema8StoreKeepsEveryRollupRowUnderTheChunkedKey) {
     sqlite3* db = nullptr;
     ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
     ASSERT_EQ(sqlite3_exec(db,
-                           (std::string("BEGIN; ") + edgemon::testing::kUndoSchema11 +
-                            edgemon::testing::kUndoSchema10 + edgemon::testing::kUndoSchema9 +
+                           (std::string("BEGIN; ") + edgemon::testing::kUndoSchema12 +
+                            edgemon::testing::kUndoSchema11 + edgemon::testing::kUndoSchema10 +
+                            edgemon::testing::kUndoSchema9 +
                             "INSERT INTO rollup VALUES(99, -1, 1, 5, 5, 5), "
                             "(99, -9223372036854775807 - 1, 1, 6, 6, 6); "
                             "PRAGMA user_version = 8; COMMIT;")
@@ -1344,13 +1398,14 @@ TEST(RingStore, ASchema8StoreAtItsCapMigratesAndEndsUnderIt) {
   {
     sqlite3* db = nullptr;
     ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
-    ASSERT_EQ(sqlite3_exec(db,
-                           (std::string("BEGIN; ") + edgemon::testing::kUndoSchema11 +
-                            edgemon::testing::kUndoSchema10 + edgemon::testing::kUndoSchema9 +
-                            "PRAGMA user_version = 8; COMMIT; VACUUM;")
-                               .c_str(),
-                           nullptr, nullptr, nullptr),
-              SQLITE_OK)
+    ASSERT_EQ(
+        sqlite3_exec(db,
+                     (std::string("BEGIN; ") + edgemon::testing::kUndoSchema12 +
+                      edgemon::testing::kUndoSchema11 + edgemon::testing::kUndoSchema10 +
+                      edgemon::testing::kUndoSchema9 + "PRAGMA user_version = 8; COMMIT; VACUUM;")
+                         .c_str(),
+                     nullptr, nullptr, nullptr),
+        SQLITE_OK)
         << sqlite3_errmsg(db);
     sqlite3_close(db);
   }
@@ -1440,7 +1495,8 @@ TEST(RingStore, ASchema10StoreKeepsEverySpanRowUnderTheTimeKey) {
     const std::string day = std::to_string(kT0 + 86400 * kSec);
     ASSERT_EQ(
         sqlite3_exec(db,
-                     (std::string("BEGIN; ") + edgemon::testing::kUndoSchema11 +
+                     (std::string("BEGIN; ") + edgemon::testing::kUndoSchema12 +
+                      edgemon::testing::kUndoSchema11 +
                       "PRAGMA user_version = 10; COMMIT; BEGIN; "
                       "CREATE TABLE span_stats_by_time(level INTEGER NOT NULL, channel "
                       "INTEGER NOT NULL, t_ns INTEGER NOT NULL, count INTEGER NOT NULL, min "
