@@ -496,10 +496,15 @@ Status RingStore::Impl::DeleteRollup(int64_t cutoff_ns, int64_t& deleted) {
     sql::Stmt later(*w_, "UPDATE rollup_channels SET first_ns = ?1 WHERE first_ns < ?1");
     if (Status e = later.Bind(1, cutoff_ns).Run(); !e.ok()) return e;
   }
-  // Span rows lead with (level, t_ns) (I15): one range per level.
+  for (size_t id = 1; id < chans_.size(); ++id) {
+    const auto ch = static_cast<int64_t>(id);
+    for (int64_t level = 1; level <= kTopSpanLevel; ++level) {
+      sql::Stmt b(*w_, "DELETE FROM span_stats WHERE level = ?1 AND channel = ?2 AND t_ns < ?3");
+      if (Status e = b.Bind(1, level).Bind(2, ch).Bind(3, cutoff_ns).Run(); !e.ok()) return e;
+    }
+  }
+  // Clock values lead with (level, t_ns) (I15): one range per level.
   for (int64_t level = 0; level <= kTopSpanLevel; ++level) {
-    sql::Stmt b(*w_, "DELETE FROM span_stats WHERE level = ?1 AND t_ns < ?2");
-    if (Status e = b.Bind(1, level).Bind(2, cutoff_ns).Run(); !e.ok()) return e;
     sql::Stmt v(*w_, "DELETE FROM span_values WHERE level = ?1 AND t_ns < ?2");
     if (Status e = v.Bind(1, level).Bind(2, cutoff_ns).Run(); !e.ok()) return e;
   }

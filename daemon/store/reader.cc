@@ -470,14 +470,11 @@ Result<std::vector<RingStore::Impl::Aggregate>> RingStore::Impl::StepAggregates(
   auto find = [&](int level, int64_t a, int64_t b) -> Result<std::vector<Aggregate>> {
     const int64_t len = SpanLength(period, level);
     std::vector<Aggregate> found;
-    // The level's spans in the range, each with its row for the channel
-    // (span rows are keyed by level and time, I15).
     sql::Stmt s(c,
-                "SELECT st.t_ns, st.count, st.min, st.max, st.sum FROM spans sp "
-                "CROSS JOIN span_stats st ON st.level = sp.level AND st.t_ns = sp.t_ns "
-                "AND st.channel = ?2 "
-                "WHERE sp.level = ?1 AND sp.t_ns >= ?3 AND sp.t_ns < ?4 AND sp.span_ns = ?5 "
-                "ORDER BY sp.t_ns");
+                "SELECT st.t_ns, st.count, st.min, st.max, st.sum FROM span_stats st "
+                "JOIN spans sp ON sp.level = st.level AND sp.t_ns = st.t_ns "
+                "WHERE st.level = ?1 AND st.channel = ?2 AND st.t_ns >= ?3 AND st.t_ns < ?4 "
+                "AND sp.span_ns = ?5 ORDER BY st.t_ns");
     s.Bind(1, int64_t{level}).Bind(2, int64_t{id}).Bind(3, a).Bind(4, b).Bind(5, len);
     while (s.Step()) {
       Aggregate g{s.Int(0),   AddSaturating(s.Int(0), len), s.Int(1), s.Int(2), s.Int(3),
@@ -977,12 +974,13 @@ Result<std::vector<std::optional<SpanTotal>>> RingStore::Impl::SpanTotals(
   std::unordered_map<std::string_view, const StoredChannel*> by_key;
   for (const auto& sc : *all) by_key.emplace(sc.key, &sc);
   std::unordered_map<int64_t, size_t> index;  // store id -> key index
-  std::string clock_ids;
+  std::string ids, clock_ids;
   for (size_t i = 0; i < keys.size(); ++i) {
     auto it = by_key.find(keys[i]);
     if (it == by_key.end()) return Status::NotFound("unknown channel \"" + keys[i] + "\"");
     const int64_t id = it->second->store_id;
     index[id] = i;
+    (ids.empty() ? ids : ids += ",") += std::to_string(id);
     if (IsClock(it->second->channel)) {
       (clock_ids.empty() ? clock_ids : clock_ids += ",") += std::to_string(id);
     }
@@ -1031,27 +1029,15 @@ Result<std::vector<std::optional<SpanTotal>>> RingStore::Impl::SpanTotals(
           if (Status e = internal::ForEachRollupRow(c, *own, ch, from, to, add); !e.ok()) return e;
         }
       }
-    } else if (index.size() * 8 >= all->size()) {
-      // Blocks or days (I15: keyed by level and time): every channel's rows
-      // of the stretch, summed here (a GROUP BY would sort them first).
-      sql::Stmt s(c,
-                  "SELECT channel, count, min, max, sum, t_ns FROM span_stats "
-                  "WHERE level = ?3 AND t_ns >= ?1 AND t_ns < ?2");
+    } else {
+      const std::string stats =
+          "SELECT channel, sum(count), min(min), max(max), total(sum), min(t_ns) "
+          "FROM span_stats WHERE level = ?3 AND channel IN (" +
+          ids + ") AND t_ns >= ?1 AND t_ns < ?2 GROUP BY channel";
+      sql::Stmt s(c, stats.c_str());
       s.Bind(1, from).Bind(2, to).Bind(3, int64_t{level});
       while (s.Step()) fold(s.Int(0), s.Int(1), s.Int(2), s.Int(3), s.Double(4), s.Int(5));
       if (s.failed()) return s.status();
-    } else {
-      // A few channels: a probe per span and channel asked.
-      for (size_t k = a; k < b; ++k) {
-        for (const auto& [id, i] : index) {
-          sql::Stmt s(c,
-                      "SELECT count, min, max, sum FROM span_stats "
-                      "WHERE level = ?1 AND t_ns = ?2 AND channel = ?3");
-          s.Bind(1, int64_t{level}).Bind(2, spans[k].t_ns).Bind(3, id);
-          if (s.Step()) fold(id, s.Int(0), s.Int(1), s.Int(2), s.Double(3), spans[k].t_ns);
-          if (s.failed()) return s.status();
-        }
-      }
     }
     for (const auto& [ch, t] : by_channel) totals.push_back(t);
     for (const Total& row : totals) {

@@ -57,8 +57,7 @@
 //                                    values or lost after folding
 //   span_stats(level, channel,       (I15) a block's or day's min/max/sum/
 //     t_ns, count, min, max, sum)    count per channel, from its rollup rows
-//                                    (a period's are its rollup rows); keyed
-//                                    (level, t_ns, channel)
+//                                    (a period's are its rollup rows)
 //   span_values(level, channel,      (I15) per clock channel (IsClock) and
 //     t_ns, value, count)            period or block: how many frames held
 //                                    each value (frequency residency); keyed
@@ -231,13 +230,11 @@
 //      rows in it while it is held. Rows are deleted with the rollup rows of
 //      their period (I5 retention, I6 trimming): every row starting before
 //      the cutoff, so a block or day row is held only while all of its
-//      periods' rows are. The span rows lead with (level, t_ns), so a
-//      period's or block's rows for every channel are written into one or
-//      two pages, and deleted as one range per level. Downsample answers a
-//      step holding whole blocks or days from their span_stats (a probe per
-//      block or day of the channel), and Summarize whole spans from Spans()
-//      (every channel's rows of a stretch of spans read once, or a probe per
-//      span and channel when few are asked). A span describes exactly
+//      periods' rows are. The clock values lead with (level, t_ns), so a
+//      period's values for every clock are written into a page or two, and
+//      deleted as one range per level. Downsample answers a step holding
+//      whole blocks or days from their span_stats, and Summarize whole spans
+//      from Spans(). A span describes exactly
 //      the frames held in [t_ns, t_ns + span_ns) when: span_ns is the current period (or block)
 //      length, t_ns >= meta.spans_from_ns (periods before the schema upgrade are not described),
 //      bad = 0 (a batch dropped after its frames were folded, or a frame that did not decode when

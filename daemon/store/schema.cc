@@ -165,13 +165,9 @@ const char* const kMigrations[] = {
     // 9 -> 10: the bases frames are written against (I17); frames written
     // before stay version 1.
     "CREATE TABLE IF NOT EXISTS frame_bases(id INTEGER PRIMARY KEY, data BLOB NOT NULL);",
-    // 10 -> 11: span rows keyed by level and time first (I15), so that the
-    // rows of a block or period are written together. The rows move a day
-    // per transaction (MoveSpanDay), then these replace the old tables.
-    "CREATE TABLE IF NOT EXISTS span_stats_by_time("
-    "  level INTEGER NOT NULL, channel INTEGER NOT NULL, t_ns INTEGER NOT NULL,"
-    "  count INTEGER NOT NULL, min INTEGER NOT NULL, max INTEGER NOT NULL, sum REAL NOT NULL,"
-    "  PRIMARY KEY(level, t_ns, channel)) WITHOUT ROWID;"
+    // 10 -> 11: clock values keyed by level and time first (I15), so that
+    // a period's values for every clock are written together. The rows
+    // move a day per transaction (MoveSpanDay), then replace the old table.
     "CREATE TABLE IF NOT EXISTS span_values_by_time("
     "  level INTEGER NOT NULL, channel INTEGER NOT NULL, t_ns INTEGER NOT NULL,"
     "  value INTEGER NOT NULL, count INTEGER NOT NULL,"
@@ -188,7 +184,6 @@ const char* const kRollupByChunkDone =
 
 // After the migration to 11 has moved the rows.
 const char* const kSpansByTimeDone =
-    "DROP TABLE span_stats; ALTER TABLE span_stats_by_time RENAME TO span_stats; "
     "DROP TABLE span_values; ALTER TABLE span_values_by_time RENAME TO span_values;";
 
 // floor(t_ns / kRollupChunkNs) in SQL (its / truncates toward zero), for
@@ -238,28 +233,23 @@ Result<bool> MoveRollupDay(sql::Conn& w) {
 }
 #undef EDGEMON_CHUNK_OF_T
 
-// (10 -> 11) Moves the oldest day of both span tables' rows (of the levels
-// and channels the store knows) into the tables keyed by time, and deletes
-// them from the old ones; false when none was left (after moving any other
-// rows), as MoveRollupDay.
+// (10 -> 11) Moves the oldest day of the clock values (of the levels and
+// channels the store knows) into the table keyed by time, and deletes them
+// from the old one; false when none was left (after moving any other rows),
+// as MoveRollupDay.
 Result<bool> MoveSpanDay(sql::Conn& w) {
   constexpr int64_t kDayNs = 86'400'000'000'000;
-  // One probe per level and channel: the old key leads with them.
-  static constexpr const char* kOldest[] = {
-      "SELECT min((SELECT min(t_ns) FROM span_stats WHERE level = l.v AND channel = c.id)) "
-      "FROM channels c, (SELECT 0 AS v UNION ALL SELECT 1 UNION ALL SELECT 2) l",
-      "SELECT min((SELECT min(t_ns) FROM span_values WHERE level = l.v AND channel = c.id)) "
-      "FROM channels c, (SELECT 0 AS v UNION ALL SELECT 1 UNION ALL SELECT 2) l"};
   std::optional<int64_t> first;
-  for (const char* q : kOldest) {
-    sql::Stmt s(w, q);
-    if (s.Step() && !s.IsNull(0)) first = std::min(first.value_or(s.Int(0)), s.Int(0));
+  {
+    // One probe per level and channel: the old key leads with them.
+    sql::Stmt s(w,
+                "SELECT min((SELECT min(t_ns) FROM span_values WHERE level = l.v AND channel = "
+                "c.id)) FROM channels c, (SELECT 0 AS v UNION ALL SELECT 1 UNION ALL SELECT 2) l");
+    if (s.Step() && !s.IsNull(0)) first = s.Int(0);
     if (s.failed()) return s.status();
   }
   if (!first) {
-    if (Status e = w.Exec("INSERT INTO span_stats_by_time(level, channel, t_ns, count, min, max, "
-                          "sum) SELECT level, channel, t_ns, count, min, max, sum FROM span_stats; "
-                          "INSERT INTO span_values_by_time(level, channel, t_ns, value, count) "
+    if (Status e = w.Exec("INSERT INTO span_values_by_time(level, channel, t_ns, value, count) "
                           "SELECT level, channel, t_ns, value, count FROM span_values");
         !e.ok()) {
       return e;
@@ -268,13 +258,6 @@ Result<bool> MoveSpanDay(sql::Conn& w) {
   }
   const int64_t last = AddSaturating(*first, kDayNs - 1);
   static constexpr const char* kMove[] = {
-      "INSERT INTO span_stats_by_time(level, channel, t_ns, count, min, max, sum) "
-      "SELECT s.level, s.channel, s.t_ns, s.count, s.min, s.max, s.sum "
-      "FROM (SELECT 0 AS v UNION ALL SELECT 1 UNION ALL SELECT 2) l, channels c "
-      "JOIN span_stats s ON s.level = l.v AND s.channel = c.id AND s.t_ns <= ?1 "
-      "ORDER BY s.level, s.t_ns, s.channel",
-      "DELETE FROM span_stats WHERE level IN (0, 1, 2) AND channel IN (SELECT id FROM channels) "
-      "AND t_ns <= ?1",
       "INSERT INTO span_values_by_time(level, channel, t_ns, value, count) "
       "SELECT s.level, s.channel, s.t_ns, s.value, s.count "
       "FROM (SELECT 0 AS v UNION ALL SELECT 1 UNION ALL SELECT 2) l, channels c "
@@ -385,7 +368,7 @@ Status RingStore::Impl::Setup() {
         if (Status e = w_->Exec(kRollupByChunkDone); !e.ok()) return e;
         if (Status e = FillRollupChannels(*w_); !e.ok()) return e;
       }
-      if (*v == 10) {  // the same, a day of span rows per transaction
+      if (*v == 10) {  // the same, a day of clock values per transaction
         auto moved = MoveSpanDay(*w_);
         if (!moved.ok()) return moved.status();
         if (*moved) return Status::Ok();

@@ -7,13 +7,8 @@ namespace edgemon::testing {
 // 12 -> 11: the index on the frames' time.
 inline constexpr const char* kUndoSchema12 = "CREATE INDEX frames_by_time ON frames(realtime_ns); ";
 
-// 11 -> 10: span rows keyed by (level, channel, t_ns) again, every row kept.
+// 11 -> 10: clock values keyed by (level, channel, t_ns, value) again.
 inline constexpr const char* kUndoSchema11 =
-    "CREATE TABLE span_stats10(level INTEGER NOT NULL, channel INTEGER NOT NULL, "
-    "t_ns INTEGER NOT NULL, count INTEGER NOT NULL, min INTEGER NOT NULL, max INTEGER NOT NULL, "
-    "sum REAL NOT NULL, PRIMARY KEY(level, channel, t_ns)) WITHOUT ROWID; "
-    "INSERT INTO span_stats10 SELECT level, channel, t_ns, count, min, max, sum FROM span_stats; "
-    "DROP TABLE span_stats; ALTER TABLE span_stats10 RENAME TO span_stats; "
     "CREATE TABLE span_values10(level INTEGER NOT NULL, channel INTEGER NOT NULL, "
     "t_ns INTEGER NOT NULL, value INTEGER NOT NULL, count INTEGER NOT NULL, "
     "PRIMARY KEY(level, channel, t_ns, value)) WITHOUT ROWID; "

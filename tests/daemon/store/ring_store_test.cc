@@ -1424,12 +1424,12 @@ TEST(RingStore, ASchema8StoreAtItsCapMigratesAndEndsUnderIt) {
 
 std::string RollupTables(const std::string& path);  // every rollup and span row, below
 
-// Schema 11 keys the span rows by level and time first, so that a block's
-// rows for every channel are written together: a schema-10 store (rows
-// keyed by channel first), here one whose migration stopped after its first
-// day, keeps every row, and its spans' totals read the same, whether
-// every channel is asked (one pass over the rows) or one (a probe a span).
-TEST(RingStore, ASchema10StoreKeepsEverySpanRowUnderTheTimeKey) {
+// Schema 11 keys the clock values by level and time first, so that a
+// period's values for every clock are written together: a schema-10 store
+// (values keyed by channel first), here one whose migration stopped after
+// its first day, keeps every row, and its spans' totals read the same,
+// whether every channel is asked or one.
+TEST(RingStore, ASchema10StoreKeepsEveryClockValueUnderTheTimeKey) {
   TempDir dir;
   const auto path = dir.File("v10.db");
   Inventory inv;
@@ -1493,27 +1493,20 @@ TEST(RingStore, ASchema10StoreKeepsEverySpanRowUnderTheTimeKey) {
     // Back to schema 10's tables, then as a migration stopped after its
     // first day leaves them.
     const std::string day = std::to_string(kT0 + 86400 * kSec);
-    ASSERT_EQ(
-        sqlite3_exec(db,
-                     (std::string("BEGIN; ") + edgemon::testing::kUndoSchema12 +
-                      edgemon::testing::kUndoSchema11 +
-                      "PRAGMA user_version = 10; COMMIT; BEGIN; "
-                      "CREATE TABLE span_stats_by_time(level INTEGER NOT NULL, channel "
-                      "INTEGER NOT NULL, t_ns INTEGER NOT NULL, count INTEGER NOT NULL, min "
-                      "INTEGER NOT NULL, max INTEGER NOT NULL, sum REAL NOT NULL, PRIMARY "
-                      "KEY(level, t_ns, channel)) WITHOUT ROWID; "
-                      "CREATE TABLE span_values_by_time(level INTEGER NOT NULL, channel "
-                      "INTEGER NOT NULL, t_ns INTEGER NOT NULL, value INTEGER NOT NULL, "
-                      "count INTEGER NOT NULL, PRIMARY KEY(level, t_ns, channel, value)) "
-                      "WITHOUT ROWID; "
-                      "INSERT INTO span_stats_by_time SELECT * FROM span_stats WHERE t_ns < " +
-                      day + "; DELETE FROM span_stats WHERE t_ns < " + day +
-                      "; INSERT INTO span_values_by_time SELECT * FROM span_values WHERE "
-                      "t_ns < " +
-                      day + "; DELETE FROM span_values WHERE t_ns < " + day + "; COMMIT;")
-                         .c_str(),
-                     nullptr, nullptr, nullptr),
-        SQLITE_OK)
+    ASSERT_EQ(sqlite3_exec(db,
+                           (std::string("BEGIN; ") + edgemon::testing::kUndoSchema12 +
+                            edgemon::testing::kUndoSchema11 +
+                            "PRAGMA user_version = 10; COMMIT; BEGIN; "
+                            "CREATE TABLE span_values_by_time(level INTEGER NOT NULL, channel "
+                            "INTEGER NOT NULL, t_ns INTEGER NOT NULL, value INTEGER NOT NULL, "
+                            "count INTEGER NOT NULL, PRIMARY KEY(level, t_ns, channel, value)) "
+                            "WITHOUT ROWID; "
+                            "INSERT INTO span_values_by_time SELECT * FROM span_values WHERE "
+                            "t_ns < " +
+                            day + "; DELETE FROM span_values WHERE t_ns < " + day + "; COMMIT;")
+                               .c_str(),
+                           nullptr, nullptr, nullptr),
+              SQLITE_OK)
         << sqlite3_errmsg(db);
     sqlite3_close(db);
   }
@@ -1530,12 +1523,12 @@ TEST(RingStore, ASchema10StoreKeepsEverySpanRowUnderTheTimeKey) {
   ASSERT_EQ(sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READONLY, nullptr), SQLITE_OK);
   sqlite3_stmt* st = nullptr;
   ASSERT_EQ(sqlite3_prepare_v2(db,
-                               "SELECT count(*) FROM sqlite_schema WHERE name IN ('span_stats', "
-                               "'span_values') AND sql LIKE '%PRIMARY KEY(level, t_ns, channel%'",
+                               "SELECT count(*) FROM sqlite_schema WHERE name = 'span_values' "
+                               "AND sql LIKE '%PRIMARY KEY(level, t_ns, channel, value)%'",
                                -1, &st, nullptr),
             SQLITE_OK);
   ASSERT_EQ(sqlite3_step(st), SQLITE_ROW);
-  EXPECT_EQ(sqlite3_column_int64(st, 0), 2);
+  EXPECT_EQ(sqlite3_column_int64(st, 0), 1);
   sqlite3_finalize(st);
   sqlite3_close(db);
 }
