@@ -50,26 +50,42 @@ Result<std::optional<int64_t>> FirstSeqAt(sql::Conn& c, int64_t t, bool after) {
   if (!newest.ok()) return newest.status();
   auto holds = [&](int64_t rt) { return after ? rt > t : rt >= t; };
   if (!*newest || !holds((*newest)->second)) return std::optional<int64_t>();
-  auto oldest = probe("SELECT seq, realtime_ns FROM frames WHERE seq >= ?1 ORDER BY seq LIMIT 1",
-                      INT64_MIN);  // the same statement as the probes below
-  if (!oldest.ok()) return oldest.status();
-  if (!*oldest) return std::optional<int64_t>();
-  // The least k in [lo, hi] whose first frame at or after it holds (it
-  // holds at hi, the newest frame's seq, and holding only grows with k);
-  // that frame is the answer. A probe that does not hold at k's frame s
-  // does not at any k up to s either.
   const char* const at_or_after =
       "SELECT seq, realtime_ns FROM frames WHERE seq >= ?1 ORDER BY seq LIMIT 1";
-  int64_t lo = (*oldest)->first, hi = (*newest)->first;
+  auto oldest = probe(at_or_after, INT64_MIN);
+  if (!oldest.ok()) return oldest.status();
+  if (!*oldest) return std::optional<int64_t>();
+  if (holds((*oldest)->second)) return std::optional<int64_t>((*oldest)->first);
+  // Frame a does not hold, frame b does: the answer is the first frame of
+  // the least k in [lo, hi] whose first frame at or after it holds (holding
+  // only grows with k). A probe that does not hold at k's frame s does not
+  // at any k up to s either. Frames come at a steady rate, so the guess
+  // interpolates a time between a and b, every other step (the others
+  // halve, so a store of uneven times costs at most twice the bisection).
+  std::pair<int64_t, int64_t> a = **oldest, b = **newest;
+  int64_t lo = a.first + 1, hi = b.first;
+  bool guess = true;
   while (lo < hi) {
-    const int64_t mid = lo + (hi - lo) / 2;
+    int64_t mid = lo + (hi - lo) / 2;
+    if (guess && b.second > a.second) {
+      const double f = (static_cast<double>(t) - static_cast<double>(a.second)) /
+                       (static_cast<double>(b.second) - static_cast<double>(a.second));
+      const double k = static_cast<double>(a.first) +
+                       f * (static_cast<double>(b.first) - static_cast<double>(a.first));
+      if (k >= static_cast<double>(lo) && k < static_cast<double>(hi)) {
+        mid = static_cast<int64_t>(k);
+      }
+    }
+    guess = !guess;
     auto at = probe(at_or_after, mid);
     if (!at.ok()) return at.status();
     if (!*at) break;  // not while the snapshot holds the newest frame
     if (holds((*at)->second)) {
       hi = mid;
+      b = **at;
     } else {
       lo = (*at)->first + 1;
+      a = **at;
     }
   }
   auto found = probe(at_or_after, lo);
@@ -116,15 +132,15 @@ struct Point {
 // The nearest frame holding a value of `id` at or before t, or after t. A
 // frame that does not decode is passed over (I14: interpolate across it).
 enum class Side { kAtOrBefore, kAfter };
-Result<std::optional<Point>> RawNeighbour(sql::Conn& c, uint32_t id, int64_t t, Side side) {
-  // The frames after t start at the first seq past it (I11).
-  auto past = internal::FirstSeqAt(c, t, /*after=*/true);
-  if (!past.ok()) return past.status();
-  if (side == Side::kAfter && !*past) return std::optional<Point>();
+// `past` is the first seq whose frame is after t (FirstSeqAt(c, t, true):
+// the frames after t start there, I11), nullopt when none is.
+Result<std::optional<Point>> RawNeighbour(sql::Conn& c, uint32_t id, std::optional<int64_t> past,
+                                          Side side) {
+  if (side == Side::kAfter && !past) return std::optional<Point>();
   sql::Stmt s(c, side == Side::kAfter
                      ? "SELECT realtime_ns, data FROM frames WHERE seq >= ?1 ORDER BY seq"
                      : "SELECT realtime_ns, data FROM frames WHERE seq < ?1 ORDER BY seq DESC");
-  s.Bind(1, past->value_or(INT64_MAX));
+  s.Bind(1, past.value_or(INT64_MAX));
   std::optional<int64_t> v;
   internal::FrameReader frames(c);
   while (s.Step()) {
@@ -670,12 +686,22 @@ Result<std::optional<double>> RingStore::Impl::CounterAtIn(sql::Conn& c, uint32_
   if (!oldest.ok()) return oldest.status();
   const std::optional<int64_t> oldest_raw = *oldest;
   std::optional<Point> prev, next;
+  // The first frame after t, for the raw neighbours on either side.
+  std::optional<std::optional<int64_t>> past;
+  auto first_past = [&]() -> Status {
+    if (past) return Status::Ok();
+    auto p = internal::FirstSeqAt(c, t, /*after=*/true);
+    if (!p.ok()) return p.status();
+    past = *p;
+    return Status::Ok();
+  };
   if (oldest_raw && t >= *oldest_raw) {
-    auto p = RawNeighbour(c, id, t, Side::kAtOrBefore);
+    if (Status e = first_past(); !e.ok()) return e;
+    auto p = RawNeighbour(c, id, *past, Side::kAtOrBefore);
     if (!p.ok()) return p.status();
     prev = *p;
     if (prev && prev->t == t) return std::optional<double>(prev->v);
-    auto n = RawNeighbour(c, id, t, Side::kAfter);
+    auto n = RawNeighbour(c, id, *past, Side::kAfter);
     if (!n.ok()) return n.status();
     next = *n;
   }
@@ -700,7 +726,8 @@ Result<std::optional<double>> RingStore::Impl::CounterAtIn(sql::Conn& c, uint32_
       if (!n.ok()) return n.status();
       if (*n) next = Point{(*n)->t_ns, static_cast<double>((*n)->min)};
       if (!next) {
-        auto r = RawNeighbour(c, id, t, Side::kAfter);
+        if (Status e = first_past(); !e.ok()) return e;
+        auto r = RawNeighbour(c, id, *past, Side::kAfter);
         if (!r.ok()) return r.status();
         next = *r;
       }
