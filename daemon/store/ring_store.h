@@ -70,10 +70,11 @@
 //     realtime_ns, window_end_ns,    frame and the last closed window its
 //     window_id, updated_ns)         receiver acknowledged
 //
-// Why one row per frame: a frame of ~145 channels costs ~475 bytes on disk
-// written whole (blob ~430 B of varints, row header, seq/time columns, time
-// index entry), ~150 to 200 B against its base (I17), against ~25-40 B per
-// value for a row per (time, channel). A rollup row is
+// Why one row per frame: a frame of ~145 channels cost ~475 bytes on disk
+// written whole with a time index (blob ~430 B of varints, row header,
+// seq/time columns, index entry); against its base (I17) and without the
+// index, 253 B for store_bench's random values and a blob of ~120 B on a
+// simulated board; against ~25-40 B per value for a row per (time, channel). A rollup row is
 // ~32 B: one per channel and period keeps one channel's history a primary-key
 // range scan.
 //
