@@ -1,7 +1,7 @@
 // FlightRecorder: the frames the store has not committed yet, kept where a
 // crash of the daemon cannot take them.
 //
-// The store commits in batches (store.commit_interval_ms, 256 frames) to
+// The store commits in batches (store.commit_interval_ms, 512 frames) to
 // spare the boot medium (eMMC, SD cards): a kill -9, an OOM kill or a
 // watchdog kill used to lose every frame since the last commit, seconds of
 // exactly the history that explains the failure. The recorder is a FrameSink

@@ -64,6 +64,9 @@ namespace {
 constexpr int64_t kNsPerMs = 1'000'000;
 constexpr int kExitConfig = 2;
 constexpr int kExitBadStore = 3;
+// Frames per store transaction at most: 5 minutes at 1 Hz fit in one (the
+// automatic interval with a flight recorder), and the recorder keeps four.
+constexpr size_t kBatchFrames = 512;
 
 // Where the store's damage (found on any thread) reaches the API's health
 // service; the server is attached once it listens and detached before it stops.
@@ -155,6 +158,7 @@ store::RingStoreOptions StoreOptions(const runtime::Config& c, bool recreate_bad
                              ? runtime::kCommitIntervalBareMs
                              : c.commit_interval_ms;
   o.rollup_write_frames = static_cast<size_t>(c.rollup_write_frames);
+  o.batch_frames = kBatchFrames;
   o.recreate_bad = recreate_bad;
   // A small resident set: queries are short and few, so a modest page cache
   // and no memory-mapped reads (mapped pages count as resident).
@@ -284,8 +288,8 @@ std::unique_ptr<FlightRecorder> OpenFlightRecorder(const runtime::Config& c,
     return nullptr;
   }
   const Inventory& inv = collection.inventory();
-  // Room for four store batches (256 frames each) of this inventory.
-  auto opened = FlightRecorder::Open(path, FlightRingBytes(inv.channels.size(), 4 * 256));
+  // Room for four store batches of this inventory.
+  auto opened = FlightRecorder::Open(path, FlightRingBytes(inv.channels.size(), 4 * kBatchFrames));
   if (!opened.ok()) {
     log.warn("{}: frames not yet committed are lost if the daemon is killed",
              opened.status().message());

@@ -39,7 +39,7 @@ struct PushConfig {
 // store.commit_interval_ms: -1 (the default) chooses by whether a flight
 // recorder keeps the frames not yet committed (edgemond's main).
 inline constexpr int64_t kCommitIntervalAuto = -1;
-inline constexpr int64_t kCommitIntervalFlightMs = 60'000;
+inline constexpr int64_t kCommitIntervalFlightMs = 300'000;
 inline constexpr int64_t kCommitIntervalBareMs = 5'000;
 
 struct Config {
@@ -70,7 +70,7 @@ struct Config {
   int64_t commit_interval_ms = kCommitIntervalAuto;
   // Closed rollup periods are written once they hold this many frames (or
   // hourly); 0: each period with the commit after it closes.
-  int64_t rollup_write_frames = 900;
+  int64_t rollup_write_frames = 3600;
   // [control]: the separate helper edgemon-control (edgemond ignores these)
   bool control_enable = false;  // the helper refuses to start unless true
   std::string control_listen = kDefaultControlTarget;

@@ -382,8 +382,10 @@ struct RingStoreOptions {
   int64_t rollup_retention_ns = 60 * 86400 * 1'000'000'000LL;
   // Hard cap on the database file in bytes (0 = none). At least 256 KiB.
   int64_t max_bytes = 0;
-  // Commit when this many frames are queued, or commit_interval_ms after the
-  // first queued frame, or on Flush().
+  // Commit when this many frames are waiting, or commit_interval_ms after
+  // the first of them was queued, or on Flush(). The writer takes waiting
+  // frames in (encodes them into the batch's rows) 64 at a time, so the
+  // queue holds few frames however long the interval.
   size_t batch_frames = 256;
   int64_t commit_interval_ms = 5000;
   // (I7) Closed rollup periods are held in memory and written together once

@@ -547,7 +547,10 @@ class RingStore::Impl {
   bool stop_ = false;
   uint64_t next_seq_ = 1;
   int64_t first_queued_ns_ = 0;  // monotonic
-  int64_t commit_interval_ns_;   // options_.commit_interval_ms, or SetCommitInterval's
+  // Frames taken in a few at a time (IngestFrames), so the queue holds few
+  // frames however long the commit interval.
+  size_t IngestFrames() const { return std::min<size_t>(options_.batch_frames, 64); }
+  int64_t commit_interval_ns_;  // options_.commit_interval_ms, or SetCommitInterval's
   std::thread thread_;
 
   // ---- Close: guarded by close_mu_ ----
@@ -627,6 +630,8 @@ class RingStore::Impl {
   };
   std::vector<Row> batch_;
   int64_t batch_bytes_ = 0;
+  int64_t batch_since_ns_ = 0;             // monotonic: when batch_'s first frame was queued
+  std::atomic<size_t> batched_frames_{0};  // batch_.size(), for Counters
   // Rollup (I7).
   std::optional<int64_t> bucket_;   // start of the open period
   std::vector<internal::Agg> agg_;  // by store id

@@ -63,7 +63,7 @@ uint64_t RingStore::Impl::Append(std::shared_ptr<const Frame> frame) {
     if (queued_frames_ == 0) first_queued_ns_ = clock_.MonotonicNs();
     queue_.emplace_back(QueuedFrame{std::move(frame), seq});
     ++queued_frames_;
-    wake = queued_frames_ == 1 || queued_frames_ == options_.batch_frames;
+    wake = queued_frames_ == 1 || queued_frames_ == IngestFrames();
   }
   if (wake) cv_.notify_one();
   return seq;
@@ -116,25 +116,46 @@ void RingStore::Impl::Run() {
   for (;;) {
     std::deque<Item> items;
     bool stopping = false;
+    int64_t interval_ns = 0;
     {
       std::unique_lock lk(mu_);
-      while (!stop_ && !sync_pending_ && queued_frames_ < options_.batch_frames) {
-        if (queue_.empty()) {
+      // Frames are taken in and encoded a few at a time (memory holds
+      // their rows, not the frames); the batch commits once it is
+      // commit_interval old or batch_frames long.
+      while (!stop_ && !sync_pending_ && queued_frames_ < IngestFrames()) {
+        if (queue_.empty() && batch_.empty()) {
           cv_.wait(lk);
-        } else if (const int64_t due = AddSaturating(first_queued_ns_, commit_interval_ns_);
+        } else if (const int64_t due = AddSaturating(
+                       batch_.empty() ? first_queued_ns_ : batch_since_ns_, commit_interval_ns_);
                    clock_.MonotonicNs() >= due) {
           break;
         } else {
           clock_.WaitUntil(due, lk, cv_);
         }
       }
+      if (batch_.empty()) batch_since_ns_ = first_queued_ns_;
       items.swap(queue_);
       queued_frames_ = 0;
       sync_pending_ = false;
       stopping = stop_;
+      interval_ns = commit_interval_ns_;
     }
     Process(items);
     if (stopping) break;  // Append refuses once stop_ is set: the queue is empty
+    // Rollup rows alone are not retried right after a failed commit; due
+    // with frames still batched, they go with them.
+    const bool due = clock_.MonotonicNs() >= AddSaturating(batch_since_ns_, interval_ns);
+    if ((!batch_.empty() && due) || (batch_.empty() && !failing_ && RollupDue())) {
+      try {
+        (void)Commit();
+      } catch (const std::exception& e) {
+        batch_.clear();
+        batch_bytes_ = 0;
+        std::lock_guard lk(stats_mu_);
+        counters_.last_error = std::string("writer: ") + e.what();
+      }
+    }
+    batched_frames_.store(batch_.size(), std::memory_order_relaxed);
   }
   // Close (I7): write the open period, and every closed one held back, so a
   // restart needs no replay.
@@ -169,17 +190,6 @@ void RingStore::Impl::Process(std::deque<Item>& items) {
       if (auto* op = std::get_if<std::shared_ptr<SyncOp>>(&item); op && !answered) {
         (*op)->done.set_value(Status::Internal(std::string("writer: ") + e.what()));
       }
-      std::lock_guard lk(stats_mu_);
-      counters_.last_error = std::string("writer: ") + e.what();
-    }
-  }
-  // Rollup rows alone are not retried right after a failed commit.
-  if (!batch_.empty() || (!failing_ && RollupDue())) {
-    try {
-      (void)Commit();
-    } catch (const std::exception& e) {
-      batch_.clear();
-      batch_bytes_ = 0;
       std::lock_guard lk(stats_mu_);
       counters_.last_error = std::string("writer: ") + e.what();
     }

@@ -2649,6 +2649,52 @@ TEST(RingStore, SetCommitIntervalTakesEffectForFramesAlreadyQueued) {
   EXPECT_EQ(st->queued_frames, 0u);
 }
 
+TEST(RingStore, FramesWaitingForTheIntervalAreTakenInSoTheQueueStaysShort) {
+  TempDir dir;
+  FakeClock clock(FakeClock::Mode::kPaced);
+  auto o = Fast();
+  o.commit_interval_ms = 3'600'000;  // the store's clock never gets there before the end
+  o.batch_frames = 256;
+  o.max_queued_frames = 80;  // fewer than a batch: the writer must take frames in before
+  o.clock = &clock;
+  auto s = MustOpen(dir.File("ingest.db"), o);
+  ASSERT_TRUE(s);
+  s->SetInventory(SmallInventory());
+  for (int i = 0; i < 300; ++i) {
+    // A full queue drops the frame: try again until the writer has taken
+    // the queue in (it never would while waiting for a batch or the hour).
+    uint64_t seq = 0;
+    for (int tries = 0; seq == 0 && tries < 20'000; ++tries) {
+      seq = s->Append(MakeFrame(kT0 + i * kSec, {i, 2, 3, 4}));
+      if (seq == 0) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+    ASSERT_NE(seq, 0u) << "frame " << i << " never fitted in the queue";
+  }
+  auto st = StatsOnceCommitted(*s);  // a full batch commits without the interval
+  ASSERT_TRUE(st.ok());
+  EXPECT_EQ(st->frames, 256);
+  for (int i = 0; i < 10'000 && st.ok() && st->queued_frames != 44; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    st = s->Stats();
+  }
+  ASSERT_TRUE(st.ok());
+  EXPECT_EQ(st->queued_frames, 44u);  // taken in, waiting for the interval
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  EXPECT_EQ(s->Stats()->frames, 256);
+
+  clock.Advance(3'600 * kSec);
+  for (int i = 0; i < 60'000 && st.ok() && st->frames != 300; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    st = s->Stats();
+  }
+  ASSERT_TRUE(st.ok());
+  EXPECT_EQ(st->frames, 300);
+  EXPECT_EQ(st->queued_frames, 0u);
+  auto back = s->Range(kT0, kT0 + 300 * kSec, {}, 1000);
+  ASSERT_TRUE(back.ok());
+  ASSERT_EQ(back->frames.size(), 300u);
+}
+
 TEST(RingStore, WriteFailuresAreReportedOncePerMinuteOfTheInjectedClock) {
   TempDir dir;
   FakeClock clock(FakeClock::Mode::kPaced);
