@@ -496,11 +496,18 @@ Status RingStore::Impl::DeleteRollup(int64_t cutoff_ns, int64_t& deleted) {
     sql::Stmt later(*w_, "UPDATE rollup_channels SET first_ns = ?1 WHERE first_ns < ?1");
     if (Status e = later.Bind(1, cutoff_ns).Run(); !e.ok()) return e;
   }
-  for (size_t id = 1; id < chans_.size(); ++id) {
-    const auto ch = static_cast<int64_t>(id);
-    for (int64_t level = 1; level <= kTopSpanLevel; ++level) {
-      sql::Stmt b(*w_, "DELETE FROM span_stats WHERE level = ?1 AND channel = ?2 AND t_ns < ?3");
-      if (Status e = b.Bind(1, level).Bind(2, ch).Bind(3, cutoff_ns).Run(); !e.ok()) return e;
+  // Block and day rows (I15): the chunks before the cutoff's, then each
+  // channel's rows of its chunk before the cutoff.
+  for (int level = 1; level <= kTopSpanLevel; ++level) {
+    const int64_t k = internal::SpanChunk(level, cutoff_ns);
+    sql::Stmt a(*w_, "DELETE FROM span_stats WHERE level = ?1 AND chunk < ?2");
+    if (Status e = a.Bind(1, int64_t{level}).Bind(2, k).Run(); !e.ok()) return e;
+    for (size_t id = 1; id < chans_.size(); ++id) {
+      sql::Stmt b(*w_,
+                  "DELETE FROM span_stats WHERE level = ?1 AND chunk = ?2 AND channel = ?3 "
+                  "AND t_ns < ?4");
+      b.Bind(1, int64_t{level}).Bind(2, k).Bind(3, static_cast<int64_t>(id));
+      if (Status e = b.Bind(4, cutoff_ns).Run(); !e.ok()) return e;
     }
   }
   // Clock values lead with (level, t_ns) (I15): one range per level.
@@ -624,11 +631,13 @@ Status RingStore::Impl::WriteLevelSpan(int level, int64_t block_ns) {
   {
     // Every channel's rows of the block's chunks (I7), in one pass.
     sql::Stmt t(*w_,
-                "INSERT OR REPLACE INTO span_stats(level, channel, t_ns, count, min, max, sum) "
-                "SELECT ?4, channel, ?2, sum(count), min(min), max(max), total(sum) FROM rollup "
+                "INSERT OR REPLACE INTO span_stats(level, chunk, channel, t_ns, count, min, max, "
+                "sum) SELECT ?4, ?8, channel, ?2, sum(count), min(min), max(max), total(sum) "
+                "FROM rollup "
                 "WHERE chunk >= ?5 AND chunk <= ?6 AND t_ns >= ?2 AND t_ns < ?3 "
                 "AND channel >= 1 AND channel < ?7 GROUP BY channel");
     t.Bind(4, int64_t{level}).Bind(5, internal::RollupChunk(block_ns));
+    t.Bind(8, internal::SpanChunk(level, block_ns));
     t.Bind(6, internal::RollupChunk(end - 1)).Bind(7, static_cast<int64_t>(chans_.size()));
     if (Status e = t.Bind(2, block_ns).Bind(3, end).Run(); !e.ok()) return e;
   }

@@ -486,22 +486,26 @@ Result<std::vector<RingStore::Impl::Aggregate>> RingStore::Impl::StepAggregates(
   auto find = [&](int level, int64_t a, int64_t b) -> Result<std::vector<Aggregate>> {
     const int64_t len = SpanLength(period, level);
     std::vector<Aggregate> found;
-    sql::Stmt s(c,
-                "SELECT st.t_ns, st.count, st.min, st.max, st.sum FROM span_stats st "
-                "JOIN spans sp ON sp.level = st.level AND sp.t_ns = st.t_ns "
-                "WHERE st.level = ?1 AND st.channel = ?2 AND st.t_ns >= ?3 AND st.t_ns < ?4 "
-                "AND sp.span_ns = ?5 ORDER BY st.t_ns");
-    s.Bind(1, int64_t{level}).Bind(2, int64_t{id}).Bind(3, a).Bind(4, b).Bind(5, len);
-    while (s.Step()) {
-      Aggregate g{s.Int(0),   AddSaturating(s.Int(0), len), s.Int(1), s.Int(2), s.Int(3),
-                  s.Double(4)};
-      const int64_t last = SubSaturating(g.end_ns, period);  // its last period's start
-      if (g.t_ns < a || g.end_ns > b || g.count <= 0 || last >= to_ns) continue;
-      if (oldest && g.t_ns < *oldest && *oldest < g.end_ns) continue;
-      if (BucketIndex(g.t_ns, from_ns, step_ns) != BucketIndex(last, from_ns, step_ns)) continue;
-      found.push_back(g);
-    }
-    if (s.failed()) return s.status();
+    Status e = internal::ForEachSpanChunk(c, level, a, b, [&](int64_t chunk) -> Status {
+      sql::Stmt s(c,
+                  "SELECT st.t_ns, st.count, st.min, st.max, st.sum FROM span_stats st "
+                  "JOIN spans sp ON sp.level = st.level AND sp.t_ns = st.t_ns "
+                  "WHERE st.level = ?1 AND st.chunk = ?6 AND st.channel = ?2 AND st.t_ns >= ?3 "
+                  "AND st.t_ns < ?4 AND sp.span_ns = ?5 ORDER BY st.t_ns");
+      s.Bind(1, int64_t{level}).Bind(2, int64_t{id}).Bind(3, a).Bind(4, b).Bind(5, len);
+      s.Bind(6, chunk);
+      while (s.Step()) {
+        Aggregate g{s.Int(0),   AddSaturating(s.Int(0), len), s.Int(1), s.Int(2), s.Int(3),
+                    s.Double(4)};
+        const int64_t last = SubSaturating(g.end_ns, period);  // its last period's start
+        if (g.t_ns < a || g.end_ns > b || g.count <= 0 || last >= to_ns) continue;
+        if (oldest && g.t_ns < *oldest && *oldest < g.end_ns) continue;
+        if (BucketIndex(g.t_ns, from_ns, step_ns) != BucketIndex(last, from_ns, step_ns)) continue;
+        found.push_back(g);
+      }
+      return s.failed() ? s.status() : Status::Ok();
+    });
+    if (!e.ok()) return e;
     return found;
   };
   // Up to the end of the last period starting before to_ns.
@@ -1059,12 +1063,15 @@ Result<std::vector<std::optional<SpanTotal>>> RingStore::Impl::SpanTotals(
     } else {
       const std::string stats =
           "SELECT channel, sum(count), min(min), max(max), total(sum), min(t_ns) "
-          "FROM span_stats WHERE level = ?3 AND channel IN (" +
+          "FROM span_stats WHERE level = ?3 AND chunk = ?4 AND channel IN (" +
           ids + ") AND t_ns >= ?1 AND t_ns < ?2 GROUP BY channel";
-      sql::Stmt s(c, stats.c_str());
-      s.Bind(1, from).Bind(2, to).Bind(3, int64_t{level});
-      while (s.Step()) fold(s.Int(0), s.Int(1), s.Int(2), s.Int(3), s.Double(4), s.Int(5));
-      if (s.failed()) return s.status();
+      Status e = internal::ForEachSpanChunk(c, level, from, to, [&](int64_t chunk) -> Status {
+        sql::Stmt s(c, stats.c_str());
+        s.Bind(1, from).Bind(2, to).Bind(3, int64_t{level}).Bind(4, chunk);
+        while (s.Step()) fold(s.Int(0), s.Int(1), s.Int(2), s.Int(3), s.Double(4), s.Int(5));
+        return s.failed() ? s.status() : Status::Ok();
+      });
+      if (!e.ok()) return e;
     }
     for (const auto& [ch, t] : by_channel) totals.push_back(t);
     for (const Total& row : totals) {

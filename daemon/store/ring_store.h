@@ -55,9 +55,12 @@
 //                                    two frames with consecutive seqs, and
 //                                    how many were folded without their
 //                                    values or lost after folding
-//   span_stats(level, channel,       (I15) a block's or day's min/max/sum/
-//     t_ns, count, min, max, sum)    count per channel, from its rollup rows
-//                                    (a period's are its rollup rows)
+//   span_stats(level, chunk,         (I15) a block's or day's min/max/sum/
+//     channel, t_ns, count, min,     count per channel, from its rollup rows
+//     max, sum)                      (a period's are its rollup rows); keyed
+//                                    (level, chunk, channel, t_ns) with
+//                                    chunk the day of a block's start
+//                                    (SpanChunk), 0 for a day's row
 //   span_values(level, channel,      (I15) per clock channel (IsClock) and
 //     t_ns, value, count)            period or block: how many frames held
 //                                    each value (frequency residency); keyed
@@ -324,7 +327,7 @@
 
 namespace edgemon::store {
 
-inline constexpr int kSchemaVersion = 12;
+inline constexpr int kSchemaVersion = 13;
 // (I6) The most pages the WAL holds before the writer checkpoints it (32 MiB
 // of 4 KiB pages; a cap lowers it to cap/16). A checkpoint writes each page
 // changed since the last one once, however many commits changed it: the

@@ -140,6 +140,19 @@ inline constexpr int64_t kRollupChunkNs = 3'600'000'000'000;
 constexpr int64_t RollupChunk(int64_t t_ns) {
   return FloorDiv(t_ns, kRollupChunkNs);
 }
+// (I15) Block rows (span_stats of level 1) are kept by (level, chunk,
+// channel, t_ns) with chunk = SpanChunk(1, t_ns), the day (of the epoch)
+// holding the block's start, so a block's rows of every channel go into the
+// day's few pages; days (level 2) have chunk 0, so they are kept by channel.
+inline constexpr int64_t kSpanChunkNs = 86'400'000'000'000;
+constexpr int64_t SpanChunk(int level, int64_t t_ns) {
+  return level == 1 ? FloorDiv(t_ns, kSpanChunkNs) : 0;
+}
+// Calls fn(chunk) for each chunk of `level`'s span_stats rows that holds a
+// row and may hold one starting in [from_ns, to_ns), in order (a probe for
+// each, rollup_rows.cc); fn's error ends the walk.
+Status ForEachSpanChunk(sql::Conn& c, int level, int64_t from_ns, int64_t to_ns,
+                        const std::function<Status(int64_t)>& fn);
 // The chunks of the oldest and the newest rows.
 struct ChunkRange {
   int64_t first = 0;

@@ -35,6 +35,28 @@ Result<std::optional<int64_t>> NextChunk(sql::Conn& c, int64_t k, bool up) {
   return next;
 }
 
+Status ForEachSpanChunk(sql::Conn& c, int level, int64_t from_ns, int64_t to_ns,
+                        const std::function<Status(int64_t)>& fn) {
+  if (to_ns <= from_ns) return Status::Ok();
+  const int64_t hi = SpanChunk(level, to_ns - 1);
+  if (level != 1) return fn(hi);  // one chunk
+  for (int64_t k = SpanChunk(level, from_ns);;) {
+    std::optional<int64_t> next;
+    {
+      sql::Stmt s(c,
+                  "SELECT chunk FROM span_stats WHERE level = ?1 AND chunk >= ?2 AND chunk <= ?3 "
+                  "ORDER BY level, chunk LIMIT 1");
+      s.Bind(1, int64_t{level}).Bind(2, k).Bind(3, hi);
+      if (s.Step()) next = s.Int(0);
+      if (s.failed()) return s.status();
+    }
+    if (!next) return Status::Ok();
+    if (Status e = fn(*next); !e.ok()) return e;
+    if (*next >= hi) return Status::Ok();
+    k = *next + 1;
+  }
+}
+
 Status ForEachRollupRow(sql::Conn& c, const std::optional<ChunkRange>& rows, uint32_t id,
                         int64_t from_ns, int64_t to_ns,
                         const std::function<void(uint32_t, const RollupRow&)>& fn) {

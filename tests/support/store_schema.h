@@ -4,6 +4,14 @@
 
 namespace edgemon::testing {
 
+// 13 -> 12: block and day rows keyed by (level, channel, t_ns) again.
+inline constexpr const char* kUndoSchema13 =
+    "CREATE TABLE span_stats12(level INTEGER NOT NULL, channel INTEGER NOT NULL, "
+    "t_ns INTEGER NOT NULL, count INTEGER NOT NULL, min INTEGER NOT NULL, max INTEGER NOT NULL, "
+    "sum REAL NOT NULL, PRIMARY KEY(level, channel, t_ns)) WITHOUT ROWID; "
+    "INSERT INTO span_stats12 SELECT level, channel, t_ns, count, min, max, sum FROM span_stats; "
+    "DROP TABLE span_stats; ALTER TABLE span_stats12 RENAME TO span_stats; ";
+
 // 12 -> 11: the index on the frames' time.
 inline constexpr const char* kUndoSchema12 = "CREATE INDEX frames_by_time ON frames(realtime_ns); ";
 

@@ -1285,9 +1285,9 @@ TEST(RingStore, ASchema8StoreKeepsEveryRollupRowUnderTheChunkedKey) {
     sqlite3* db = nullptr;
     ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
     ASSERT_EQ(sqlite3_exec(db,
-                           (std::string("BEGIN; ") + edgemon::testing::kUndoSchema12 +
-                            edgemon::testing::kUndoSchema11 + edgemon::testing::kUndoSchema10 +
-                            edgemon::testing::kUndoSchema9 +
+                           (std::string("BEGIN; ") + edgemon::testing::kUndoSchema13 +
+                            edgemon::testing::kUndoSchema12 + edgemon::testing::kUndoSchema11 +
+                            edgemon::testing::kUndoSchema10 + edgemon::testing::kUndoSchema9 +
                             "INSERT INTO rollup VALUES(99, -1, 1, 5, 5, 5), "
                             "(99, -9223372036854775807 - 1, 1, 6, 6, 6); "
                             "PRAGMA user_version = 8; COMMIT;")
@@ -1398,14 +1398,14 @@ TEST(RingStore, ASchema8StoreAtItsCapMigratesAndEndsUnderIt) {
   {
     sqlite3* db = nullptr;
     ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
-    ASSERT_EQ(
-        sqlite3_exec(db,
-                     (std::string("BEGIN; ") + edgemon::testing::kUndoSchema12 +
-                      edgemon::testing::kUndoSchema11 + edgemon::testing::kUndoSchema10 +
-                      edgemon::testing::kUndoSchema9 + "PRAGMA user_version = 8; COMMIT; VACUUM;")
-                         .c_str(),
-                     nullptr, nullptr, nullptr),
-        SQLITE_OK)
+    ASSERT_EQ(sqlite3_exec(db,
+                           (std::string("BEGIN; ") + edgemon::testing::kUndoSchema13 +
+                            edgemon::testing::kUndoSchema12 + edgemon::testing::kUndoSchema11 +
+                            edgemon::testing::kUndoSchema10 + edgemon::testing::kUndoSchema9 +
+                            "PRAGMA user_version = 8; COMMIT; VACUUM;")
+                               .c_str(),
+                           nullptr, nullptr, nullptr),
+              SQLITE_OK)
         << sqlite3_errmsg(db);
     sqlite3_close(db);
   }
@@ -1429,6 +1429,193 @@ std::string RollupTables(const std::string& path);  // every rollup and span row
 // (values keyed by channel first), here one whose migration stopped after
 // its first day, keeps every row, and its spans' totals read the same,
 // whether every channel is asked or one.
+// The pages of table `name` that frames of the WAL at `path` (those of its
+// current salt) write.
+std::set<uint32_t> WalPagesOf(const std::string& path, const char* name) {
+  std::set<uint32_t> pages, table;
+  sqlite3* db = nullptr;
+  if (sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READONLY, nullptr) != SQLITE_OK) {
+    ADD_FAILURE() << "open " << path;
+    sqlite3_close(db);
+    return pages;
+  }
+  sqlite3_stmt* st = nullptr;
+  if (sqlite3_prepare_v2(db, "SELECT pageno FROM dbstat WHERE name = ?1", -1, &st, nullptr) !=
+      SQLITE_OK) {
+    ADD_FAILURE() << sqlite3_errmsg(db);
+  } else {
+    sqlite3_bind_text(st, 1, name, -1, SQLITE_STATIC);
+    while (sqlite3_step(st) == SQLITE_ROW)
+      table.insert(static_cast<uint32_t>(sqlite3_column_int64(st, 0)));
+  }
+  sqlite3_finalize(st);
+  sqlite3_close(db);
+  std::ifstream in(path + "-wal", std::ios::binary);
+  std::string wal((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  auto be32 = [&](size_t at) {
+    uint32_t v = 0;
+    for (size_t i = 0; i < 4; ++i) v = v << 8 | static_cast<uint8_t>(wal[at + i]);
+    return v;
+  };
+  if (wal.size() < 32) return pages;
+  const size_t page = be32(8);
+  for (size_t at = 32; page > 0 && at + 24 + page <= wal.size(); at += 24 + page) {
+    if (wal.compare(at + 8, 8, wal, 16, 8) != 0) continue;  // an older salt
+    if (table.contains(be32(at))) pages.insert(be32(at));
+  }
+  return pages;
+}
+
+TEST(RingStore, AnHoursBlockRowsOfEveryChannelGoIntoAFewPages) {
+  TempDir dir;
+  const std::string path = dir.File("blocks.db");
+  auto s = MustOpen(path);
+  ASSERT_TRUE(s);
+  Inventory inv = edgemon::testing::OrinLikeInventory();
+  s->SetInventory(inv);
+  std::mt19937_64 rng(5);
+  // A frame a minute (a period each) for six days from midnight: each
+  // channel's block rows fill a page or more.
+  constexpr int64_t kMinute = 60 * kSec;
+  int64_t t = (kT0 / kDay + 1) * kDay;
+  // And the first minutes of the seventh, which write the sixth day's rows.
+  for (int i = 0; i < 6 * 1440 + 3; ++i, t += kMinute) {
+    ASSERT_NE(s->Append(MakeFrame(t, BigValues(inv, static_cast<uint64_t>(i), rng))), 0u);
+  }
+  ASSERT_TRUE(s->Flush().ok());
+  {
+    sqlite3* db = nullptr;
+    ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+    sqlite3_stmt* st = nullptr;
+    ASSERT_EQ(sqlite3_prepare_v2(db, "PRAGMA wal_checkpoint(TRUNCATE)", -1, &st, nullptr),
+              SQLITE_OK);
+    ASSERT_EQ(sqlite3_step(st), SQLITE_ROW);
+    EXPECT_EQ(sqlite3_column_int(st, 0), 0) << "the checkpoint was blocked";
+    sqlite3_finalize(st);
+    sqlite3_close(db);
+  }
+  // The rest of its first hour, and a frame after it: the block closes.
+  for (int i = 0; i <= 58; ++i, t += kMinute) {
+    ASSERT_NE(s->Append(MakeFrame(t, BigValues(inv, static_cast<uint64_t>(i), rng))), 0u);
+  }
+  ASSERT_TRUE(s->Flush().ok());
+  const std::set<uint32_t> pages = WalPagesOf(path, "span_stats");
+  EXPECT_GT(pages.size(), 0u) << "no block rows were written";
+  // Kept by channel, the block's rows took a page of each channel's (about
+  // one per channel here); kept by day first, the new day's few (the rows
+  // of a later hour go into the pages of the day's hours before it).
+  EXPECT_LE(pages.size() * 8, inv.channels.size())
+      << pages.size() << " span_stats pages for " << inv.channels.size() << " channels";
+}
+
+// What the block and day rows answer: Downsample at an hour's and a day's
+// step, and span totals over every span, for each channel.
+std::string BlockAnswers(RingStore& s, int64_t from, int64_t to) {
+  std::string out;
+  const std::vector<std::string> keys = {"cpu/cpu0/load", "thermal/cpu-thermal/temp",
+                                         "rail/VDD_IN/power", "memory/ram/used"};
+  for (const auto& key : keys) {
+    for (int64_t step : {3'600 * kSec, 86'400 * kSec, 7 * 3'600 * kSec}) {
+      auto b = s.Downsample(key, from, to, step, Tier::kRollup);
+      if (!b.ok()) return "downsample: " + b.status().message();
+      for (const Bucket& x : *b) {
+        out += key + " " + std::to_string(x.t_ns) + " " + std::to_string(x.count) + " " +
+               std::to_string(x.min) + " " + std::to_string(x.max) + " " + std::to_string(x.avg) +
+               "\n";
+      }
+    }
+  }
+  auto spans = s.Spans(from, to, INT64_MAX);
+  if (!spans.ok()) return "spans: " + spans.status().message();
+  auto totals = s.SpanTotals(keys, *spans);
+  if (!totals.ok()) return "totals: " + totals.status().message();
+  for (const auto& t : *totals) {
+    out += t ? std::to_string(t->count) + " " + std::to_string(t->min) + " " +
+                   std::to_string(t->max) + " " + std::to_string(t->sum) + "\n"
+             : "none\n";
+  }
+  return out + std::to_string(spans->size()) + " spans\n";
+}
+
+TEST(RingStore, ASchema12StoreKeepsItsBlockRowsUnderTheDayKey) {
+  TempDir dir;
+  const std::string path = dir.File("s12.db");
+  constexpr int64_t kMinute = 60 * kSec;
+  // Three days and a half at a frame a minute, from before 1970 (negative
+  // times take the day below them) and from now.
+  for (int64_t start : {-36 * 3'600 * kSec - 17 * kMinute, kT0}) {
+    SCOPED_TRACE(start);
+    std::filesystem::remove(path);
+    std::filesystem::remove(path + "-wal");
+    std::filesystem::remove(path + "-shm");
+    const int64_t end = start + 84 * 3'600 * kSec;
+    std::string before, tables;
+    {
+      auto o = Fast();
+      o.raw_retention_ns = 3'600 * kSec;  // the rollup tier answers the rest
+      auto s = MustOpen(path, o);
+      ASSERT_TRUE(s);
+      s->SetInventory(SmallInventory());
+      int i = 0;
+      for (int64_t t = start; t < end; t += kMinute, ++i) {
+        ASSERT_NE(s->Append(MakeFrame(t, {i % 97, 40'000 + i % 13, 5'000 + (i * 7) % 101, i})), 0u);
+      }
+      ASSERT_TRUE(s->Close().ok());  // writes the open period too
+      s = MustOpen(path, o);
+      ASSERT_TRUE(s);
+      before = BlockAnswers(*s, start, end);
+      ASSERT_TRUE(s->Close().ok());
+      tables = RollupTables(path);
+    }
+    ASSERT_NE(before.find("spans"), std::string::npos) << before;
+    {
+      sqlite3* db = nullptr;
+      ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+      ASSERT_EQ(sqlite3_exec(db,
+                             (std::string("BEGIN; ") + edgemon::testing::kUndoSchema13 +
+                              "PRAGMA user_version = 12; COMMIT;")
+                                 .c_str(),
+                             nullptr, nullptr, nullptr),
+                SQLITE_OK)
+          << sqlite3_errmsg(db);
+      sqlite3_close(db);
+    }
+    auto o = Fast();
+    o.raw_retention_ns = 3'600 * kSec;
+    auto s = MustOpen(path, o);
+    ASSERT_TRUE(s);
+    const std::string after = BlockAnswers(*s, start, end);
+    if (after != before) {  // the first line that differs
+      size_t at = 0;
+      while (at < after.size() && at < before.size() && after[at] == before[at]) ++at;
+      const size_t line =
+          before.rfind('\n', at) == std::string::npos ? 0 : before.rfind('\n', at) + 1;
+      ADD_FAILURE() << "before: " << before.substr(line, before.find('\n', at) - line)
+                    << "\nafter:  " << after.substr(line, after.find('\n', at) - line);
+    }
+    ASSERT_TRUE(s->Close().ok());
+    EXPECT_EQ(RollupTables(path), tables);
+    // Each block row under its day, each day row under chunk 0.
+    sqlite3* db = nullptr;
+    ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+    sqlite3_stmt* st = nullptr;
+    ASSERT_EQ(sqlite3_prepare_v2(db, "SELECT level, chunk, t_ns, count(*) OVER () FROM span_stats",
+                                 -1, &st, nullptr),
+              SQLITE_OK);
+    int rows = 0;
+    while (sqlite3_step(st) == SQLITE_ROW) {
+      ++rows;
+      const int level = sqlite3_column_int(st, 0);
+      const int64_t chunk = sqlite3_column_int64(st, 1), t = sqlite3_column_int64(st, 2);
+      const int64_t day = t >= 0 ? t / (86'400 * kSec) : -((-(t + 1)) / (86'400 * kSec)) - 1;
+      EXPECT_EQ(chunk, level == 1 ? day : 0) << level << " " << t;
+    }
+    sqlite3_finalize(st);
+    sqlite3_close(db);
+    EXPECT_GT(rows, 4 * 80);  // four channels' blocks and days
+  }
+}
+
 TEST(RingStore, ASchema10StoreKeepsEveryClockValueUnderTheTimeKey) {
   TempDir dir;
   const auto path = dir.File("v10.db");
@@ -1494,8 +1681,8 @@ TEST(RingStore, ASchema10StoreKeepsEveryClockValueUnderTheTimeKey) {
     // first day leaves them.
     const std::string day = std::to_string(kT0 + 86400 * kSec);
     ASSERT_EQ(sqlite3_exec(db,
-                           (std::string("BEGIN; ") + edgemon::testing::kUndoSchema12 +
-                            edgemon::testing::kUndoSchema11 +
+                           (std::string("BEGIN; ") + edgemon::testing::kUndoSchema13 +
+                            edgemon::testing::kUndoSchema12 + edgemon::testing::kUndoSchema11 +
                             "PRAGMA user_version = 10; COMMIT; BEGIN; "
                             "CREATE TABLE span_values_by_time(level INTEGER NOT NULL, channel "
                             "INTEGER NOT NULL, t_ns INTEGER NOT NULL, value INTEGER NOT NULL, "
