@@ -420,7 +420,7 @@ Status RingStore::Impl::FoldRaw(sql::Conn& c, uint32_t id, int64_t from_ns, int6
 Status RingStore::Impl::FoldTail(sql::Conn& c, uint32_t id, int64_t from_ns, int64_t hi_ns,
                                  int64_t step_ns, uint64_t after_seq, std::vector<ReadAgg>& acc,
                                  uint64_t& bad_frames) {
-  // The most frames kept (about 12 bytes a value): the tail at the default
+  // The most frames kept (about 8 bytes a value): the tail at the default
   // rollup_write_frames, with room for a faster frame rate.
   constexpr size_t kMaxTailFrames = 20'000;
   auto from_table = [&] {
@@ -429,7 +429,7 @@ Status RingStore::Impl::FoldTail(sql::Conn& c, uint32_t id, int64_t from_ns, int
   if (after_seq >= static_cast<uint64_t>(INT64_MAX)) return from_table();
   std::unique_lock lk(tail_.mu);
   if (tail_.after_seq != after_seq) {
-    tail_.frames.clear();
+    tail_.Reset();
     tail_.after_seq = after_seq;
     tail_.through_seq = static_cast<int64_t>(after_seq);
   }
@@ -437,36 +437,51 @@ Status RingStore::Impl::FoldTail(sql::Conn& c, uint32_t id, int64_t from_ns, int
     sql::Stmt s(c, "SELECT seq, realtime_ns, data FROM frames WHERE seq > ?1 ORDER BY seq");
     s.Bind(1, tail_.through_seq);
     internal::FrameReader frames(c);
+    std::vector<uint32_t> ids;
     while (s.Step()) {
-      if (tail_.frames.size() >= kMaxTailFrames) {
-        tail_.frames.clear();
-        tail_.after_seq.reset();
+      if (tail_.frames.size() >= kMaxTailFrames || tail_.values.size() >= UINT32_MAX / 2) {
+        tail_.Reset();
         lk.unlock();
         return from_table();
       }
       TailFrame& f = tail_.frames.emplace_back();
       tail_.through_seq = s.Int(0);
       f.t_ns = s.Int(1);
-      f.bad =
-          !frames.ForEach(s.Blob(2), [&f](uint32_t k, int64_t v) { f.values.emplace_back(k, v); });
-      if (f.bad) f.values.clear();
+      f.at = static_cast<uint32_t>(tail_.values.size());
+      ids.clear();
+      if (!frames.ForEach(s.Blob(2), [&](uint32_t k, int64_t v) {
+            ids.push_back(k);
+            tail_.values.push_back(v);
+          })) {
+        tail_.values.resize(f.at);  // (I14)
+        continue;
+      }
+      if (tail_.id_sets.empty() || tail_.id_sets.back() != ids) tail_.id_sets.push_back(ids);
+      f.ids = static_cast<uint32_t>(tail_.id_sets.size() - 1);
     }
     if (s.failed()) {
-      tail_.frames.clear();
-      tail_.after_seq.reset();
+      tail_.Reset();
       return s.status();
     }
   }
+  // Where `id` is in the frames' id list, found once per list.
+  uint32_t list = kBadTailFrame;
+  std::optional<size_t> pos;
   for (const TailFrame& f : tail_.frames) {
     if (f.t_ns >= hi_ns || f.t_ns < from_ns) continue;
-    if (f.bad) {
+    if (f.ids == kBadTailFrame) {
       ++bad_frames;  // (I14)
       continue;
     }
-    auto it = std::lower_bound(f.values.begin(), f.values.end(), id,
-                               [](const auto& p, uint32_t k) { return p.first < k; });
-    if (it == f.values.end() || it->first != id) continue;
-    const int64_t v = it->second;
+    if (f.ids != list) {
+      list = f.ids;
+      const auto& ids = tail_.id_sets[list];
+      auto it = std::lower_bound(ids.begin(), ids.end(), id);
+      pos.reset();
+      if (it != ids.end() && *it == id) pos = static_cast<size_t>(it - ids.begin());
+    }
+    if (!pos) continue;
+    const int64_t v = tail_.values[f.at + *pos];
     acc[static_cast<size_t>(BucketIndex(f.t_ns, from_ns, step_ns))].Merge(f.t_ns, 1, v, v,
                                                                           static_cast<double>(v));
   }

@@ -603,16 +603,28 @@ class RingStore::Impl {
   // ---- The decoded tail (reader.cc): guarded by tail_.mu ----
   // (I7) The frames after rollup_seq, decoded: committed frames are never
   // rewritten (I2), and a new rollup_seq starts it afresh.
+  // A frame's values are kept without their channel ids (8 bytes a value):
+  // frames of one inventory share one list of ids.
+  static constexpr uint32_t kBadTailFrame = UINT32_MAX;
   struct TailFrame {
     int64_t t_ns = 0;
-    bool bad = false;  // (I14) its blob did not decode
-    std::vector<std::pair<uint32_t, int64_t>> values;
+    uint32_t ids = kBadTailFrame;  // index in id_sets; kBadTailFrame: (I14) did not decode
+    uint32_t at = 0;               // its values start at values[at], in id order
   };
   struct TailCache {
     std::mutex mu;
     std::optional<uint64_t> after_seq;  // what `frames` follow
     int64_t through_seq = 0;            // the last seq read
     std::vector<TailFrame> frames;
+    std::vector<std::vector<uint32_t>> id_sets;  // ascending channel ids
+    std::vector<int64_t> values;
+    // Empties it and gives its memory back.
+    void Reset() {
+      frames = {};
+      id_sets = {};
+      values = {};
+      after_seq.reset();
+    }
   };
   TailCache tail_;
 

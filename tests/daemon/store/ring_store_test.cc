@@ -1966,6 +1966,51 @@ TEST(RingStore, ALongHeldTailIsReadFromTheTable) {
   }
 }
 
+// (I7) The decoded tail keeps a frame's values without their ids, one id
+// list for each run of frames of one inventory: across a channel that comes
+// and one that goes, and values absent now and then, every channel's
+// figures are those of a store that wrote each period as it closed.
+TEST(RingStore, AHeldTailAcrossAnInventoryChangeReadsEachChannel) {
+  TempDir dir;
+  auto held_options = Fast();
+  held_options.rollup_write_frames = 1'000'000;
+  auto h = MustOpen(dir.File("held.db"), held_options);
+  auto e = MustOpen(dir.File("each.db"), Fast());
+  ASSERT_TRUE(h && e);
+  Inventory before = SmallInventory(), after = SmallInventory();
+  after.channels.erase(after.channels.begin() + 1);  // the temperature goes
+  after.channels.push_back(Ch(3, Kind::kThermal, "gpu-thermal", Field::kTemp));
+  const int64_t hour = 3600 * kSec;
+  const int64_t h0 = (kT0 / hour + 1) * hour;
+  for (RingStore* s : {h.get(), e.get()}) s->SetInventory(before);
+  for (int i = 0; i < 1200; ++i) {
+    if (i == 700) {
+      for (RingStore* s : {h.get(), e.get()}) s->SetInventory(after);
+    }
+    std::vector<Value> v = {i % 7, 40'000 + i % 11, 5'000 + i % 13, 30'000 + i % 5};
+    if (i % 3 == 0) v[2] = std::nullopt;  // absent now and then
+    for (RingStore* s : {h.get(), e.get()}) s->Append(MakeFrame(h0 + i * kSec, v));
+  }
+  ASSERT_TRUE(h->Flush().ok() && e->Flush().ok());
+  for (const char* key : {"cpu/cpu0/load", "thermal/cpu-thermal/temp", "rail/VDD_IN/power",
+                          "memory/ram/used", "thermal/gpu-thermal/temp"}) {
+    for (int64_t step : {60 * kSec, 420 * kSec}) {
+      uint64_t bad_h = 0, bad_e = 0;
+      auto a = h->Downsample(key, h0, h0 + hour, step, Tier::kRollup, &bad_h);
+      auto b = e->Downsample(key, h0, h0 + hour, step, Tier::kRollup, &bad_e);
+      ASSERT_TRUE(a.ok() && b.ok()) << key;
+      ASSERT_EQ(a->size(), b->size()) << key << " step " << step;
+      for (size_t i = 0; i < a->size(); ++i) {  // (a step's time: its first frame's, or row's)
+        EXPECT_EQ((*a)[i].count, (*b)[i].count) << key << " step " << step << " #" << i;
+        EXPECT_EQ((*a)[i].min, (*b)[i].min) << key << " step " << step << " #" << i;
+        EXPECT_EQ((*a)[i].max, (*b)[i].max) << key << " step " << step << " #" << i;
+        EXPECT_DOUBLE_EQ((*a)[i].avg, (*b)[i].avg) << key << " step " << step << " #" << i;
+      }
+      EXPECT_EQ(bad_h, bad_e) << key;
+    }
+  }
+}
+
 // (I6, I7) Under a cap that holds less than the periods held back, the
 // frames trimmed for size take their periods into the rollup tier first:
 // every frame still counts once, in a row or as a frame.
