@@ -3,8 +3,9 @@
 /proc/PID/io, extrapolated), with the store on disk and the runtime
 directory (socket, flight recorder) on tmpfs as under systemd, and how
 much the store's pages in use grow per day over the same time. Give two builds to
-compare them side by side in one run, and commit intervals
-(store.commit_interval_ms) to compare those for each build. With
+compare them side by side in one run (every daemon at once, for the same
+window), and commit intervals (store.commit_interval_ms) to compare those
+for each build. With
 --aged-days N the daemon starts on a store that already holds N days (the
 newest day as 1 Hz frames, the rest as rollups: written by the first build's
 api_bench --year), as a daemon that has run for weeks does; without it, on an
@@ -22,6 +23,7 @@ much they take depends on how the values move. The last column is the
 bytes a frame's row data took, as written in the run.
 """
 import argparse
+import concurrent.futures
 import contextlib
 import os
 import shutil
@@ -168,12 +170,15 @@ def run(a, root):
     print("board: " + ("agx-orin under edgemon-sim" if root else "agx-orin fixture (still)"))
     print(f"{'build':<32} {'commit every':>12} {'MiB written per day':>20} "
           f"{'store MiB per day':>18} {'B a frame':>10}")
-    for b in a.builds:
-        for ms in intervals:
-            written, grown, per_frame = measure(b, a.seconds, ms, seed, keys, root)
-            every = "default" if ms is None else f"{ms / 1000:g} s"
-            print(f"{b:<32} {every:>12} {written / (1 << 20):>20.1f} {grown / (1 << 20):>18.1f} "
-                  f"{per_frame:>10.0f}", flush=True)
+    # Every daemon at once, for the same window: what a daemon writes
+    # depends on when it falls (the hourly writes, the kernel's writeback).
+    runs = [(b, ms) for b in a.builds for ms in intervals]
+    with concurrent.futures.ThreadPoolExecutor(max_workers=len(runs)) as pool:
+        results = list(pool.map(lambda r: measure(r[0], a.seconds, r[1], seed, keys, root), runs))
+    for (b, ms), (written, grown, per_frame) in zip(runs, results):
+        every = "default" if ms is None else f"{ms / 1000:g} s"
+        print(f"{b:<32} {every:>12} {written / (1 << 20):>20.1f} {grown / (1 << 20):>18.1f} "
+              f"{per_frame:>10.0f}", flush=True)
     if seed:
         shutil.rmtree(os.path.dirname(seed), ignore_errors=True)
 
