@@ -236,7 +236,10 @@
 //      the cutoff, so a block or day row is held only while all of its
 //      periods' rows are. The clock values lead with (level, t_ns), so a
 //      period's values for every clock are written into a page or two, and
-//      deleted as one range per level. Downsample answers a step holding
+//      deleted as one range per level. A block's span_stats rows lead with
+//      (level, SpanChunk: its day), so a block's rows of every channel go
+//      into that day's pages (a channel's blocks are read a day at a time);
+//      a day's rows have chunk 0, so they are kept by channel. Downsample answers a step holding
 //      whole blocks or days from their span_stats, and Summarize whole spans
 //      from Spans(). A span describes exactly
 //      the frames held in [t_ns, t_ns + span_ns) when: span_ns is the current period (or block)
