@@ -148,9 +148,10 @@ inline constexpr int64_t kSpanChunkNs = 86'400'000'000'000;
 constexpr int64_t SpanChunk(int level, int64_t t_ns) {
   return level == 1 ? FloorDiv(t_ns, kSpanChunkNs) : 0;
 }
-// Calls fn(chunk) for each chunk of `level`'s span_stats rows that holds a
-// row and may hold one starting in [from_ns, to_ns), in order (a probe for
-// each, rollup_rows.cc); fn's error ends the walk.
+// Calls fn(chunk) for the chunks of `level`'s span_stats rows that may hold
+// one starting in [from_ns, to_ns), in order: each of up to four, else each
+// that holds a row (a probe finds it, rollup_rows.cc); fn's error ends the
+// walk.
 Status ForEachSpanChunk(sql::Conn& c, int level, int64_t from_ns, int64_t to_ns,
                         const std::function<Status(int64_t)>& fn);
 // The chunks of the oldest and the newest rows.

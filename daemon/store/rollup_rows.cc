@@ -38,9 +38,14 @@ Result<std::optional<int64_t>> NextChunk(sql::Conn& c, int64_t k, bool up) {
 Status ForEachSpanChunk(sql::Conn& c, int level, int64_t from_ns, int64_t to_ns,
                         const std::function<Status(int64_t)>& fn) {
   if (to_ns <= from_ns) return Status::Ok();
-  const int64_t hi = SpanChunk(level, to_ns - 1);
-  if (level != 1) return fn(hi);  // one chunk
-  for (int64_t k = SpanChunk(level, from_ns);;) {
+  const int64_t lo = SpanChunk(level, from_ns), hi = SpanChunk(level, to_ns - 1);
+  if (hi - lo < 4) {  // a probe of each costs what finding the ones with rows would
+    for (int64_t k = lo;; ++k) {
+      if (Status e = fn(k); !e.ok()) return e;
+      if (k == hi) return Status::Ok();
+    }
+  }
+  for (int64_t k = lo;;) {
     std::optional<int64_t> next;
     {
       sql::Stmt s(c,
