@@ -97,6 +97,9 @@ Status RingStore::Impl::Commit() {
   if (batch_.empty() && !RollupDue() && !dirty_channels) {
     return Status::Ok();
   }
+  // The batch leaves the count before its frames show in the file, so
+  // Stats() never counts a frame both committed and waiting.
+  batched_frames_.store(0, std::memory_order_relaxed);
   Deltas d;
   Status s;
   uint64_t failed_attempts = 0;
