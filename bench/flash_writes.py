@@ -21,6 +21,12 @@ its values moving as a loaded board's do, instead of the fixture's still
 files: frames are written against their bases (the store's I17), so how
 much they take depends on how the values move. The last column is the
 bytes a frame's row data took, as written in the run.
+
+--start-minute M waits after start-up until the wall clock's next minute M
+before the window opens. edgemond writes its closed rollup periods with
+the first commit after each hour (five-minute commits): a window of 3600 s
+that opens at :07 holds one such write of a whole hour's periods, where a
+window that opens at start-up holds a write of only the periods since.
 """
 import argparse
 import concurrent.futures
@@ -105,7 +111,18 @@ def checkpoint_bytes(disk):
         return (resource.getrusage(resource.RUSAGE_CHILDREN).ru_oublock - before) * 512
 
 
-def measure(build, seconds, commit_interval_ms=None, seed=None, keys=(), root=None):
+def wait_for_minute(minute):
+    """Sleeps until the wall clock's next minute `minute` (0 to 59)."""
+    now = time.time()
+    hour = now - now % 3600
+    at = hour + minute * 60
+    if at <= now:
+        at += 3600
+    time.sleep(at - now)
+
+
+def measure(build, seconds, commit_interval_ms=None, seed=None, keys=(), root=None,
+            start_minute=None):
     """(bytes written per day, of them by checkpointing the window's WAL,
     store bytes grown per day, bytes a frame)"""
     disk = tempfile.mkdtemp(prefix="edgemon-flash-", dir="/var/tmp")
@@ -136,6 +153,8 @@ def measure(build, seconds, commit_interval_ms=None, seed=None, keys=(), root=No
         while not os.path.exists(sock) and time.monotonic() < deadline and p.poll() is None:
             time.sleep(0.2)
         time.sleep(6)  # past start-up and the first commit
+        if start_minute is not None:
+            wait_for_minute(start_minute)
         checkpoint_bytes(disk)  # what start-up left in the WAL is not the window's
         w0, t0, s0 = write_bytes(p.pid), time.monotonic(), store_bytes(disk)
         seq0 = newest_seq(disk)
@@ -164,6 +183,8 @@ def main():
                     help="start on a store holding this many days (default: an empty store)")
     ap.add_argument("--store-key", action="append", default=[], metavar="KEY=VALUE",
                     help="a [store] key for every daemon, its value in TOML (repeatable)")
+    ap.add_argument("--start-minute", type=int, choices=range(60), metavar="M",
+                    help="open the window at the wall clock's next minute M (default: at once)")
     ap.add_argument("--sim", action="store_true",
                     help="the board under edgemon-sim, its values moving (default: still files)")
     a = ap.parse_args()
@@ -200,7 +221,8 @@ def run(a, root):
     # depends on when it falls (the hourly writes, the kernel's writeback).
     runs = [(b, ms) for b in a.builds for ms in intervals]
     with concurrent.futures.ThreadPoolExecutor(max_workers=len(runs)) as pool:
-        results = list(pool.map(lambda r: measure(r[0], a.seconds, r[1], seed, keys, root), runs))
+        results = list(pool.map(lambda r: measure(r[0], a.seconds, r[1], seed, keys, root,
+                                                  a.start_minute), runs))
     for (b, ms), (written, checkpoint, grown, per_frame) in zip(runs, results):
         every = "default" if ms is None else f"{ms / 1000:g} s"
         print(f"{b:<32} {every:>12} {written / (1 << 20):>20.1f} "
