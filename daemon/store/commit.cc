@@ -440,24 +440,40 @@ namespace edgemon::store {
 // (I7) The closed periods held in memory: their rollup rows, merged into
 // rows a clock step may have revisited, their spans (I15) and rollup_seq.
 Status RingStore::Impl::WriteRollup(Deltas& d) {
+  // The periods by chunk and channel, merged where one repeats (a clock
+  // step revisited it), then into the chunk's row of each channel.
+  std::map<std::pair<int64_t, uint32_t>, std::map<int64_t, internal::Agg>> rows;
   for (const auto& r : pending_rollup_) {
-    // Both statements take the period's key and aggregate as ?1..?7.
-    auto run = [&r](sql::Stmt& s) {
-      s.Bind(1, int64_t{r.channel}).Bind(2, r.t_ns).Bind(3, r.agg.count);
-      s.Bind(4, r.agg.min).Bind(5, r.agg.max).Bind(6, r.agg.sum);
-      s.Bind(7, internal::RollupChunk(r.t_ns));
-      return s.Run();
-    };
-    sql::Stmt u(*w_,
-                "UPDATE rollup SET count = count + ?3, min = min(min, ?4), max = max(max, ?5), "
-                "sum = sum + ?6 WHERE chunk = ?7 AND channel = ?1 AND t_ns = ?2");
-    if (Status e = run(u); !e.ok()) return e;
-    if (sqlite3_changes(w_->db()) > 0) continue;
+    auto& periods = rows[{internal::RollupChunk(r.t_ns), r.channel}];
+    auto [it, fresh] = periods.try_emplace(r.t_ns, r.agg);
+    if (!fresh) it->second.Merge(r.agg);
+  }
+  std::vector<internal::RollupRow> held;
+  for (auto& [key, periods] : rows) {
+    const auto [chunk, channel] = key;
+    held.clear();
+    {
+      sql::Stmt s(*w_, "SELECT data FROM rollup WHERE chunk = ?1 AND channel = ?2");
+      s.Bind(1, chunk).Bind(2, int64_t{channel});
+      // A row that does not unpack (a damaged file) is replaced.
+      if (s.Step() && !internal::UnpackRollup(chunk, s.Blob(0), held)) held.clear();
+      if (s.failed()) return s.status();
+    }
+    d.rollup_inserted += static_cast<int64_t>(periods.size());
+    for (const auto& r : held) {
+      auto [it, fresh] = periods.try_emplace(r.t_ns, internal::Agg{r.count, r.min, r.max, r.sum});
+      if (fresh) continue;
+      it->second.Merge(internal::Agg{r.count, r.min, r.max, r.sum});
+      --d.rollup_inserted;
+    }
+    held.clear();
+    for (const auto& [t, a] : periods) held.push_back({t, a.count, a.min, a.max, a.sum});
     sql::Stmt i(*w_,
-                "INSERT INTO rollup(chunk, channel, t_ns, count, min, max, sum) "
-                "VALUES(?7, ?1, ?2, ?3, ?4, ?5, ?6)");
-    if (Status e = run(i); !e.ok()) return e;
-    ++d.rollup_inserted;
+                "INSERT OR REPLACE INTO rollup(chunk, channel, periods, first_ns, last_ns, data) "
+                "VALUES(?1, ?2, ?3, ?4, ?5, ?6)");
+    i.Bind(1, chunk).Bind(2, int64_t{channel}).Bind(3, static_cast<int64_t>(held.size()));
+    i.Bind(4, held.front().t_ns).Bind(5, held.back().t_ns);
+    if (Status e = i.BindBlob(6, internal::PackRollup(chunk, held)).Run(); !e.ok()) return e;
   }
   // The hours each channel's rows span (rollup_channels, I7).
   std::map<uint32_t, std::pair<int64_t, int64_t>> spans;
@@ -481,6 +497,40 @@ Status RingStore::Impl::WriteRollup(Deltas& d) {
   return Status::Ok();
 }
 
+// (I7) The periods before `cutoff_ns` of the rows of `chunk`: each row
+// keeps the rest, or goes when none is left.
+Status RingStore::Impl::TrimRollupChunk(int64_t chunk, int64_t cutoff_ns, int64_t& deleted) {
+  std::vector<std::tuple<int64_t, int64_t, std::string>> rows;  // (channel, periods, data)
+  {
+    sql::Stmt s(*w_,
+                "SELECT channel, periods, data FROM rollup WHERE chunk = ?1 AND first_ns < ?2");
+    s.Bind(1, chunk).Bind(2, cutoff_ns);
+    while (s.Step()) rows.emplace_back(s.Int(0), s.Int(1), std::string(s.Blob(2)));
+    if (s.failed()) return s.status();
+  }
+  std::vector<internal::RollupRow> periods;
+  for (const auto& [channel, count, data] : rows) {
+    periods.clear();
+    const bool read = internal::UnpackRollup(chunk, data, periods);
+    const auto kept = std::find_if(periods.begin(), periods.end(),
+                                   [cutoff_ns](const auto& r) { return r.t_ns >= cutoff_ns; });
+    deleted += read ? kept - periods.begin() : count;
+    if (!read || kept == periods.end()) {
+      sql::Stmt d(*w_, "DELETE FROM rollup WHERE chunk = ?1 AND channel = ?2");
+      if (Status e = d.Bind(1, chunk).Bind(2, channel).Run(); !e.ok()) return e;
+      continue;
+    }
+    periods.erase(periods.begin(), kept);
+    sql::Stmt u(*w_,
+                "UPDATE rollup SET periods = ?3, first_ns = ?4, data = ?5 "
+                "WHERE chunk = ?1 AND channel = ?2");
+    u.Bind(1, chunk).Bind(2, channel).Bind(3, static_cast<int64_t>(periods.size()));
+    u.Bind(4, periods.front().t_ns);
+    if (Status e = u.BindBlob(5, internal::PackRollup(chunk, periods)).Run(); !e.ok()) return e;
+  }
+  return Status::Ok();
+}
+
 // (I5, I6, I15) Deletes the rollup rows of the periods before `cutoff_ns`,
 // and the span rows of those periods and of the blocks and days starting
 // before it.
@@ -488,12 +538,13 @@ Status RingStore::Impl::DeleteRollup(int64_t cutoff_ns, int64_t& deleted) {
   // The chunks before the cutoff's, then its rows before the cutoff (I7).
   const int64_t chunk = internal::RollupChunk(cutoff_ns);
   {
+    sql::Stmt n(*w_, "SELECT coalesce(sum(periods), 0) FROM rollup WHERE chunk < ?1");
+    n.Bind(1, chunk);
+    if (n.Step()) deleted += n.Int(0);
+    if (n.failed()) return n.status();
     sql::Stmt s(*w_, "DELETE FROM rollup WHERE chunk < ?1");
     if (Status e = s.Bind(1, chunk).Run(); !e.ok()) return e;
-    deleted += sqlite3_changes(w_->db());
-    sql::Stmt p(*w_, "DELETE FROM rollup WHERE chunk = ?1 AND t_ns < ?2");
-    if (Status e = p.Bind(1, chunk).Bind(2, cutoff_ns).Run(); !e.ok()) return e;
-    deleted += sqlite3_changes(w_->db());
+    if (Status e = TrimRollupChunk(chunk, cutoff_ns, deleted); !e.ok()) return e;
     sql::Stmt gone(*w_, "DELETE FROM rollup_channels WHERE last_ns < ?1");
     if (Status e = gone.Bind(1, cutoff_ns).Run(); !e.ok()) return e;
     sql::Stmt later(*w_, "UPDATE rollup_channels SET first_ns = ?1 WHERE first_ns < ?1");
@@ -632,17 +683,28 @@ Status RingStore::Impl::WriteLevelSpan(int level, int64_t block_ns) {
   s.Bind(8, static_cast<int64_t>(agg.holes)).Bind(9, agg.max_step_ns);
   if (Status e = s.Bind(10, static_cast<int64_t>(agg.bad)).Run(); !e.ok()) return e;
   {
-    // Every channel's rows of the block's chunks (I7), in one pass.
-    sql::Stmt t(*w_,
-                "INSERT OR REPLACE INTO span_stats(level, chunk, channel, t_ns, count, min, max, "
-                "sum) SELECT ?4, ?8, channel, ?2, sum(count), min(min), max(max), total(sum) "
-                "FROM rollup "
-                "WHERE chunk >= ?5 AND chunk <= ?6 AND t_ns >= ?2 AND t_ns < ?3 "
-                "AND channel >= 1 AND channel < ?7 GROUP BY channel");
-    t.Bind(4, int64_t{level}).Bind(5, internal::RollupChunk(block_ns));
-    t.Bind(8, internal::SpanChunk(level, block_ns));
-    t.Bind(6, internal::RollupChunk(end - 1)).Bind(7, static_cast<int64_t>(chans_.size()));
-    if (Status e = t.Bind(2, block_ns).Bind(3, end).Run(); !e.ok()) return e;
+    // Every channel's periods of the block's chunks (I7), in one pass; sums
+    // in a long double, exact where an int64 sum would be.
+    std::map<uint32_t, std::pair<internal::Agg, long double>> by;
+    const auto ids = static_cast<uint32_t>(chans_.size());
+    internal::ChunkRange chunks{internal::RollupChunk(block_ns), internal::RollupChunk(end - 1)};
+    Status read = internal::ForEachRollupRow(*w_, chunks, 0, block_ns, end,
+                                             [&](uint32_t ch, const internal::RollupRow& r) {
+                                               if (ch < 1 || ch >= ids) return;
+                                               auto& [a, sum] = by[ch];
+                                               a.Merge(internal::Agg{r.count, r.min, r.max, 0});
+                                               sum += static_cast<long double>(r.sum);
+                                             });
+    if (!read.ok()) return read;
+    for (const auto& [ch, a] : by) {
+      sql::Stmt t(*w_,
+                  "INSERT OR REPLACE INTO span_stats(level, chunk, channel, t_ns, count, min, "
+                  "max, sum) VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)");
+      t.Bind(1, int64_t{level}).Bind(2, internal::SpanChunk(level, block_ns));
+      t.Bind(3, int64_t{ch}).Bind(4, block_ns).Bind(5, a.first.count);
+      t.Bind(6, a.first.min).Bind(7, a.first.max);
+      if (Status e = t.BindReal(8, static_cast<double>(a.second)).Run(); !e.ok()) return e;
+    }
   }
   if (agg.bad == 0) {
     sql::Stmt v(*w_,

@@ -27,11 +27,14 @@
 //                                    by bisecting the seqs (I11)
 //   frame_bases(id, data)            (I17) the frames that later frames are
 //                                    written against (version 1 blobs)
-//   rollup(chunk, channel, t_ns,     rollup tier: per channel and period
-//     count, min, max, sum)          (default 60 s) min/max/sum/count of the
-//     WITHOUT ROWID                  present values; avg = sum / count;
+//   rollup(chunk, channel,           rollup tier: per channel and period
+//     periods, first_ns, last_ns,    (default 60 s) min/max/sum/count of the
+//     data) WITHOUT ROWID            present values; avg = sum / count;
 //                                    chunk = floor(t_ns / 1 h) leads the
-//                                    key (I7)
+//                                    key (I7); one row holds a chunk's
+//                                    periods of one channel, packed in
+//                                    `data` (PackRollup), `periods` of them
+//                                    from first_ns to last_ns
 //   rollup_channels(channel,         (I7) the first and last period of each
 //     first_ns, last_ns)             channel's rollup rows: may reach past
 //                                    them after deletions, never short
@@ -172,7 +175,14 @@
 //      transaction, so the file grows by about a day of rows, not a second
 //      table, plus the chunk column (8% of the rows' size); it may pass
 //      max_bytes while they move, and Open() trims it back under (I6)
-//      before it returns.
+//      before it returns. Since schema 14 a row holds a chunk's periods of
+//      one channel, packed (PackRollup: a few bytes a period, where a row
+//      of its own took about 30); a write reads the chunk's row of each
+//      channel it adds to and merges (a period written twice folds into
+//      one), and retention rewrites the rows of the cutoff's chunk without
+//      their periods before it. A row that does not unpack reads as missing
+//      and is replaced by the next write to it. Schema 14 packs an older
+//      store's rows a day of chunks per transaction, as schema 9 did.
 //   8. Energy counters (kFlagCounter) are stored non-decreasing: if a value
 //      is lower than the last stored one (the daemon restarted without
 //      seeding its integrator from LastCounters()), the store adds an offset
@@ -330,7 +340,7 @@
 
 namespace edgemon::store {
 
-inline constexpr int kSchemaVersion = 13;
+inline constexpr int kSchemaVersion = 14;
 // (I6) The most pages the WAL holds before the writer checkpoints it (32 MiB
 // of 4 KiB pages; a cap lowers it to cap/16). A checkpoint writes each page
 // changed since the last one once, however many commits changed it: the

@@ -170,6 +170,14 @@ struct RollupRow {
   int64_t max = 0;
   int64_t sum = 0;
 };
+// (I7) A chunk's periods of one channel are one row of rollup: (chunk,
+// channel, periods, first_ns, last_ns, data), `data` the periods packed in
+// time order (rollup_rows.cc), a few bytes a period where a row each took
+// about 30. PackRollup takes rows of `chunk` in strictly increasing t_ns;
+// UnpackRollup appends them to `out`, false when `data` is not such a
+// packing (a damaged file: the row reads as missing).
+std::string PackRollup(int64_t chunk, const std::vector<RollupRow>& rows);
+bool UnpackRollup(int64_t chunk, std::string_view data, std::vector<RollupRow>& out);
 // The nearest chunk after (up) or before k holding a row of any channel.
 Result<std::optional<int64_t>> NextChunk(sql::Conn& c, int64_t k, bool up);
 // Calls fn(channel, row) for the rows of [from_ns, to_ns), a chunk at a
@@ -202,6 +210,18 @@ struct Agg {
     }
     sum = AddSaturating(sum, v);
     ++count;
+  }
+  // Folds in another aggregate of the same period (written twice).
+  void Merge(const Agg& o) {
+    if (o.count == 0) return;
+    if (count == 0) {
+      *this = o;
+      return;
+    }
+    min = std::min(min, o.min);
+    max = std::max(max, o.max);
+    sum = AddSaturating(sum, o.sum);
+    count = AddSaturating(count, o.count);
   }
 };
 
@@ -508,6 +528,7 @@ class RingStore::Impl {
   // (I15) The level-1 or level-2 span starting at t_ns, from its periods.
   Status WriteLevelSpan(int level, int64_t t_ns);
   Status DeleteRollup(int64_t cutoff_ns, int64_t& deleted);
+  Status TrimRollupChunk(int64_t chunk, int64_t cutoff_ns, int64_t& deleted);
   Status InWriteTxn(const std::function<Status()>& body);
   int64_t EstimatePages() const;
 

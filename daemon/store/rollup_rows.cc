@@ -1,10 +1,106 @@
-// The rollup rows' key (I7): (chunk, channel, t_ns), chunk = the hour of
-// t_ns. One write of held periods goes into the table's newest hour instead
-// of into every channel's own stretch of it, and one channel's rows are
+// The rollup rows' key (I7): (chunk, channel), chunk = the hour of the
+// periods' starts, each row a chunk's periods of one channel packed into a
+// blob. One write of held periods goes into the table's newest hour instead
+// of into every channel's own stretch of it, and one channel's periods are
 // read a chunk at a time.
+#include <numeric>
+
 #include "daemon/store/ring_store_impl.h"
 
 namespace edgemon::store::internal {
+
+namespace {
+
+using codec_internal::PutVarint;
+using codec_internal::ReadVarint;
+using codec_internal::UnZigZag;
+using codec_internal::ZigZag;
+
+constexpr uint8_t kPackVersion = 1;
+
+// The chunk's start as an unsigned offset base: t_ns - start is in
+// [0, kRollupChunkNs) for every t_ns of the chunk, and the arithmetic wraps
+// where chunk * kRollupChunkNs leaves int64 (the oldest chunk).
+uint64_t ChunkBase(int64_t chunk) {
+  return static_cast<uint64_t>(chunk) * static_cast<uint64_t>(kRollupChunkNs);
+}
+
+}  // namespace
+
+// Layout: a version byte, varint unit (every period's offset from the
+// chunk's start is a multiple of it), varint n, then n periods of: varint
+// offset step in units (from the chunk's start for the first), varint
+// count, zigzag min - the previous period's min (0 for the first), varint
+// max - min, zigzag sum - count * min. The differences wrap in uint64, so
+// every int64 value round-trips.
+std::string PackRollup(int64_t chunk, const std::vector<RollupRow>& rows) {
+  const uint64_t base = ChunkBase(chunk);
+  uint64_t unit = 0;
+  for (const auto& r : rows) unit = std::gcd(unit, static_cast<uint64_t>(r.t_ns) - base);
+  if (unit == 0) unit = 1;
+  std::string out(1 + 10 * (2 + 5 * rows.size()), '\0');
+  char* p = out.data();
+  *p++ = static_cast<char>(kPackVersion);
+  p = PutVarint(unit, p);
+  p = PutVarint(rows.size(), p);
+  uint64_t at = 0, min = 0;
+  for (const auto& r : rows) {
+    const uint64_t off = static_cast<uint64_t>(r.t_ns) - base;
+    const auto count = static_cast<uint64_t>(r.count), lo = static_cast<uint64_t>(r.min);
+    p = PutVarint((off - at) / unit, p);
+    p = PutVarint(count, p);
+    p = PutVarint(ZigZag(static_cast<int64_t>(lo - min)), p);
+    p = PutVarint(static_cast<uint64_t>(r.max) - lo, p);
+    p = PutVarint(ZigZag(static_cast<int64_t>(static_cast<uint64_t>(r.sum) - count * lo)), p);
+    at = off;
+    min = lo;
+  }
+  out.resize(static_cast<size_t>(p - out.data()));
+  return out;
+}
+
+bool UnpackRollup(int64_t chunk, std::string_view data, std::vector<RollupRow>& out) {
+  const auto* p = reinterpret_cast<const uint8_t*>(data.data());
+  const uint8_t* end = p + data.size();
+  uint64_t unit = 0, n = 0;
+  if (p == end || *p++ != kPackVersion || !ReadVarint(p, end, unit) || unit == 0 ||
+      !ReadVarint(p, end, n) || n == 0 || n > static_cast<uint64_t>(end - p) / 5) {
+    return false;
+  }
+  const uint64_t base = ChunkBase(chunk), span = static_cast<uint64_t>(kRollupChunkNs);
+  const size_t had = out.size();
+  uint64_t at = 0, min = 0;
+  for (uint64_t i = 0; i < n; ++i) {
+    uint64_t step = 0, count = 0, lo = 0, width = 0, extra = 0;
+    if (!ReadVarint(p, end, step) || !ReadVarint(p, end, count) || !ReadVarint(p, end, lo) ||
+        !ReadVarint(p, end, width) || !ReadVarint(p, end, extra)) {
+      out.resize(had);
+      return false;
+    }
+    // Offsets rise within the chunk; a count is a positive int64.
+    if ((i > 0 && step == 0) || step > (span - 1 - at) / unit || count == 0 ||
+        count > static_cast<uint64_t>(INT64_MAX)) {
+      out.resize(had);
+      return false;
+    }
+    at += step * unit;
+    const auto t = static_cast<int64_t>(base + at);
+    if (RollupChunk(t) != chunk) {  // past either end of int64
+      out.resize(had);
+      return false;
+    }
+    min += static_cast<uint64_t>(UnZigZag(lo));
+    out.push_back(
+        RollupRow{t, static_cast<int64_t>(count), static_cast<int64_t>(min),
+                  static_cast<int64_t>(min + width),
+                  static_cast<int64_t>(count * min + static_cast<uint64_t>(UnZigZag(extra)))});
+  }
+  if (p != end) {
+    out.resize(had);
+    return false;
+  }
+  return true;
+}
 
 Result<std::optional<ChunkRange>> RollupChunks(sql::Conn& c, uint32_t id) {
   std::optional<ChunkRange> r;
@@ -68,20 +164,26 @@ Status ForEachRollupRow(sql::Conn& c, const std::optional<ChunkRange>& rows, uin
   if (!rows || to_ns <= from_ns) return Status::Ok();
   const int64_t lo = std::max(RollupChunk(from_ns), rows->first);
   const int64_t hi = std::min(RollupChunk(to_ns - 1), rows->last);
-  const char* sql = id == 0 ? "SELECT channel, t_ns, count, min, max, sum FROM rollup "
-                              "WHERE chunk = ?1 AND t_ns >= ?3 AND t_ns < ?4"
-                            : "SELECT channel, t_ns, count, min, max, sum FROM rollup "
-                              "WHERE chunk = ?1 AND channel = ?2 AND t_ns >= ?3 AND t_ns < ?4";
+  const char* sql = id == 0 ? "SELECT channel, first_ns, last_ns, data FROM rollup "
+                              "WHERE chunk = ?1"
+                            : "SELECT channel, first_ns, last_ns, data FROM rollup "
+                              "WHERE chunk = ?1 AND channel = ?2";
+  std::vector<RollupRow> periods;
   for (int64_t k = lo; k <= hi;) {
     bool any = false;
     {
       sql::Stmt s(c, sql);
-      s.Bind(1, k).Bind(3, from_ns).Bind(4, to_ns);
+      s.Bind(1, k);
       if (id != 0) s.Bind(2, int64_t{id});
       while (s.Step()) {
         any = true;
-        fn(static_cast<uint32_t>(s.Int(0)),
-           RollupRow{s.Int(1), s.Int(2), s.Int(3), s.Int(4), s.Int(5)});
+        if (s.Int(2) < from_ns || s.Int(1) >= to_ns) continue;
+        periods.clear();
+        if (!UnpackRollup(k, s.Blob(3), periods)) continue;
+        const auto ch = static_cast<uint32_t>(s.Int(0));
+        for (const auto& r : periods) {
+          if (r.t_ns >= from_ns && r.t_ns < to_ns) fn(ch, r);
+        }
       }
       if (s.failed()) return s.status();
     }
@@ -103,42 +205,43 @@ Result<std::optional<RollupRow>> RollupNeighbour(sql::Conn& c, uint32_t id, int6
   if (!rows.ok()) return rows.status();
   std::optional<RollupRow> found;
   if (!*rows) return found;
-  const char* sql = nullptr;
-  switch (side) {
-    case RollupSide::kBefore:
-      sql =
-          "SELECT t_ns, count, min, max, sum FROM rollup WHERE chunk = ?1 AND channel = ?2 "
-          "AND t_ns < ?3 ORDER BY t_ns DESC LIMIT 1";
-      break;
-    case RollupSide::kAtOrBefore:
-      sql =
-          "SELECT t_ns, count, min, max, sum FROM rollup WHERE chunk = ?1 AND channel = ?2 "
-          "AND t_ns <= ?3 ORDER BY t_ns DESC LIMIT 1";
-      break;
-    case RollupSide::kAtOrAfter:
-      sql =
-          "SELECT t_ns, count, min, max, sum FROM rollup WHERE chunk = ?1 AND channel = ?2 "
-          "AND t_ns >= ?3 ORDER BY t_ns LIMIT 1";
-      break;
-    case RollupSide::kAfter:
-      sql =
-          "SELECT t_ns, count, min, max, sum FROM rollup WHERE chunk = ?1 AND channel = ?2 "
-          "AND t_ns > ?3 ORDER BY t_ns LIMIT 1";
-      break;
-  }
   const bool back = side == RollupSide::kBefore || side == RollupSide::kAtOrBefore;
+  // Whether a period starting at `at` is on the wanted side of t.
+  auto wanted = [side, t](int64_t at) {
+    switch (side) {
+      case RollupSide::kBefore:
+        return at < t;
+      case RollupSide::kAtOrBefore:
+        return at <= t;
+      case RollupSide::kAtOrAfter:
+        return at >= t;
+      case RollupSide::kAfter:
+        return at > t;
+    }
+    return false;
+  };
   // Chunks from t's own towards the end of the table in that direction.
   int64_t k = std::clamp(RollupChunk(t), (*rows)->first, (*rows)->last);
   if (back && RollupChunk(t) < (*rows)->first) return found;
   if (!back && RollupChunk(t) > (*rows)->last) return found;
+  std::vector<RollupRow> periods;
   for (;;) {
-    sql::Stmt s(c, sql);
-    s.Bind(1, k).Bind(2, int64_t{id}).Bind(3, t);
-    if (s.Step()) {
-      found = RollupRow{s.Int(0), s.Int(1), s.Int(2), s.Int(3), s.Int(4)};
-      return found;
+    {
+      sql::Stmt s(c, "SELECT data FROM rollup WHERE chunk = ?1 AND channel = ?2");
+      s.Bind(1, k).Bind(2, int64_t{id});
+      periods.clear();
+      if (s.Step() && !UnpackRollup(k, s.Blob(0), periods)) periods.clear();
+      if (s.failed()) return s.status();
     }
-    if (s.failed()) return s.status();
+    if (back) {
+      for (auto it = periods.rbegin(); it != periods.rend(); ++it) {
+        if (wanted(it->t_ns)) return std::optional<RollupRow>(*it);
+      }
+    } else {
+      for (const auto& r : periods) {
+        if (wanted(r.t_ns)) return std::optional<RollupRow>(r);
+      }
+    }
     if (back ? k <= (*rows)->first : k >= (*rows)->last) return found;
     auto next = NextChunk(c, k, !back);
     if (!next.ok()) return next.status();
@@ -148,7 +251,7 @@ Result<std::optional<RollupRow>> RollupNeighbour(sql::Conn& c, uint32_t id, int6
 }
 
 Result<std::optional<int64_t>> OldestRollupNs(sql::Conn& c) {
-  sql::Stmt s(c, "SELECT min(t_ns) FROM rollup WHERE chunk = (SELECT min(chunk) FROM rollup)");
+  sql::Stmt s(c, "SELECT min(first_ns) FROM rollup WHERE chunk = (SELECT min(chunk) FROM rollup)");
   std::optional<int64_t> oldest;
   if (s.Step() && !s.IsNull(0)) oldest = s.Int(0);
   if (s.failed()) return s.status();

@@ -191,6 +191,13 @@ const char* const kMigrations[] = {
     "  FROM span_stats ORDER BY 1, 2, 3, 4;"
     "DROP TABLE span_stats;"
     "ALTER TABLE span_stats_by_chunk RENAME TO span_stats;",
+    // 13 -> 14: a chunk's periods of one channel packed into one row (I7),
+    // a few bytes a period instead of a row of about 30. The rows move a
+    // day of chunks per transaction (PackRollupDay), then it replaces rollup.
+    "CREATE TABLE IF NOT EXISTS rollup_packed("
+    "  chunk INTEGER NOT NULL, channel INTEGER NOT NULL, periods INTEGER NOT NULL,"
+    "  first_ns INTEGER NOT NULL, last_ns INTEGER NOT NULL, data BLOB NOT NULL,"
+    "  PRIMARY KEY(chunk, channel)) WITHOUT ROWID;",
 };
 static_assert(internal::kSpanChunkNs == 86'400'000'000'000);
 static_assert(std::size(kMigrations) == kSchemaVersion);
@@ -201,6 +208,10 @@ const char* const kRollupByChunkDone =
 // After the migration to 11 has moved the rows.
 const char* const kSpansByTimeDone =
     "DROP TABLE span_values; ALTER TABLE span_values_by_time RENAME TO span_values;";
+
+// After the migration to 14 has packed the rows.
+const char* const kRollupPackedDone =
+    "DROP TABLE rollup; ALTER TABLE rollup_packed RENAME TO rollup;";
 
 // floor(t_ns / kRollupChunkNs) in SQL (its / truncates toward zero), for
 // every int64 t_ns.
@@ -288,6 +299,53 @@ Result<bool> MoveSpanDay(sql::Conn& w) {
   return true;
 }
 
+// (13 -> 14) Packs the oldest day of chunks of the rollup rows into
+// rollup_packed and deletes them from the old table; false when none was
+// left. As MoveRollupDay, the file grows by about a day of rows and each day
+// is a transaction of its own.
+Result<bool> PackRollupDay(sql::Conn& w) {
+  std::optional<int64_t> first;
+  {
+    sql::Stmt s(w, "SELECT min(chunk) FROM rollup");
+    if (s.Step() && !s.IsNull(0)) first = s.Int(0);
+    if (s.failed()) return s.status();
+  }
+  if (!first) return false;
+  const int64_t last = AddSaturating(*first, 23);
+  std::vector<internal::RollupRow> rows;
+  int64_t chunk = 0, channel = 0;
+  auto put = [&]() -> Status {
+    if (rows.empty()) return Status::Ok();
+    sql::Stmt i(w,
+                "INSERT INTO rollup_packed(chunk, channel, periods, first_ns, last_ns, data) "
+                "VALUES(?1, ?2, ?3, ?4, ?5, ?6)");
+    i.Bind(1, chunk).Bind(2, channel).Bind(3, static_cast<int64_t>(rows.size()));
+    i.Bind(4, rows.front().t_ns).Bind(5, rows.back().t_ns);
+    Status e = i.BindBlob(6, internal::PackRollup(chunk, rows)).Run();
+    rows.clear();
+    return e;
+  };
+  {
+    sql::Stmt s(w,
+                "SELECT chunk, channel, t_ns, count, min, max, sum FROM rollup "
+                "WHERE chunk >= ?1 AND chunk <= ?2 ORDER BY chunk, channel, t_ns");
+    s.Bind(1, *first).Bind(2, last);
+    while (s.Step()) {
+      if (!rows.empty() && (s.Int(0) != chunk || s.Int(1) != channel)) {
+        if (Status e = put(); !e.ok()) return e;
+      }
+      chunk = s.Int(0);
+      channel = s.Int(1);
+      rows.push_back(internal::RollupRow{s.Int(2), s.Int(3), s.Int(4), s.Int(5), s.Int(6)});
+    }
+    if (s.failed()) return s.status();
+  }
+  if (Status e = put(); !e.ok()) return e;
+  sql::Stmt d(w, "DELETE FROM rollup WHERE chunk >= ?1 AND chunk <= ?2");
+  if (Status e = d.Bind(1, *first).Bind(2, last).Run(); !e.ok()) return e;
+  return true;
+}
+
 // (8 -> 9) Once every row has moved: each channel's first and last row,
 // found by walking the chunks from each end of the table.
 Status FillRollupChannels(sql::Conn& w) {
@@ -364,8 +422,9 @@ Status RingStore::Impl::Setup() {
                         "; PRAGMA journal_size_limit=" + std::to_string(wal_pages * page_size_);
   if (Status s = w_->Exec(pragmas.c_str()); !s.ok()) return s;
 
-  // Migrations, each with its user_version bump in one transaction (8 -> 9
-  // and 10 -> 11: in several, MoveRollupDay and MoveSpanDay).
+  // Migrations, each with its user_version bump in one transaction (8 -> 9,
+  // 10 -> 11 and 13 -> 14: in several, MoveRollupDay, MoveSpanDay and
+  // PackRollupDay).
   for (;;) {
     auto v = w_->QueryInt("PRAGMA user_version");
     if (!v.ok()) return v.status();
@@ -389,6 +448,12 @@ Status RingStore::Impl::Setup() {
         if (!moved.ok()) return moved.status();
         if (*moved) return Status::Ok();
         if (Status e = w_->Exec(kSpansByTimeDone); !e.ok()) return e;
+      }
+      if (*v == 13) {  // a day of chunks of rollup rows per transaction
+        auto moved = PackRollupDay(*w_);
+        if (!moved.ok()) return moved.status();
+        if (*moved) return Status::Ok();
+        if (Status e = w_->Exec(kRollupPackedDone); !e.ok()) return e;
       }
       std::string bump = "PRAGMA application_id=" + std::to_string(kApplicationId) +
                          "; PRAGMA user_version=" + std::to_string(*v + 1);

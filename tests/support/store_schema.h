@@ -2,7 +2,82 @@
 // tests that upgrade a store written before a migration (schema.cc).
 #pragma once
 
+#include <sqlite3.h>
+
+#include <string>
+#include <vector>
+
+#include "daemon/store/ring_store_impl.h"
+
 namespace edgemon::testing {
+
+// Schema 14 packs a chunk's periods of one channel into one rollup row,
+// which SQL cannot read. Fills table `into` (created here, TEMP or not)
+// with a row per period as schema 13 kept them: (chunk, channel, t_ns,
+// count, min, max, sum). SQLITE_OK, or an error code (SQLITE_CORRUPT for a
+// row that does not unpack).
+inline int UnpackRollupInto(sqlite3* db, const std::string& into, bool temp) {
+  const std::string create = std::string("CREATE ") + (temp ? "TEMP " : "") + "TABLE " + into +
+                             "(chunk INTEGER NOT NULL, channel INTEGER NOT NULL, t_ns INTEGER NOT "
+                             "NULL, count INTEGER NOT NULL, min INTEGER NOT NULL, max INTEGER NOT "
+                             "NULL, sum INTEGER NOT NULL, PRIMARY KEY(chunk, channel, t_ns)) "
+                             "WITHOUT ROWID";
+  if (int rc = sqlite3_exec(db, create.c_str(), nullptr, nullptr, nullptr); rc != SQLITE_OK) {
+    return rc;
+  }
+  sqlite3_stmt* get = nullptr;
+  sqlite3_stmt* put = nullptr;
+  int rc = sqlite3_prepare_v2(db, "SELECT chunk, channel, data FROM rollup", -1, &get, nullptr);
+  const std::string insert = "INSERT INTO " + into + " VALUES(?, ?, ?, ?, ?, ?, ?)";
+  if (rc == SQLITE_OK) rc = sqlite3_prepare_v2(db, insert.c_str(), -1, &put, nullptr);
+  std::vector<store::internal::RollupRow> periods;
+  while (rc == SQLITE_OK && sqlite3_step(get) == SQLITE_ROW) {
+    const int64_t chunk = sqlite3_column_int64(get, 0), channel = sqlite3_column_int64(get, 1);
+    const auto* data = static_cast<const char*>(sqlite3_column_blob(get, 2));
+    periods.clear();
+    if (!store::internal::UnpackRollup(
+            chunk, std::string_view(data, static_cast<size_t>(sqlite3_column_bytes(get, 2))),
+            periods)) {
+      rc = SQLITE_CORRUPT;
+    }
+    for (const auto& r : periods) {
+      if (rc != SQLITE_OK) break;
+      sqlite3_bind_int64(put, 1, chunk);
+      sqlite3_bind_int64(put, 2, channel);
+      sqlite3_bind_int64(put, 3, r.t_ns);
+      sqlite3_bind_int64(put, 4, r.count);
+      sqlite3_bind_int64(put, 5, r.min);
+      sqlite3_bind_int64(put, 6, r.max);
+      sqlite3_bind_int64(put, 7, r.sum);
+      if (sqlite3_step(put) != SQLITE_DONE) rc = sqlite3_errcode(db);
+      sqlite3_reset(put);
+    }
+  }
+  sqlite3_finalize(get);
+  sqlite3_finalize(put);
+  return rc;
+}
+
+// The rollup periods as rows in TEMP table rollup_rows (for tests that read
+// them with SQL).
+inline int ExpandRollup(sqlite3* db) {
+  return UnpackRollupInto(db, "rollup_rows", true);
+}
+
+// 14 -> 13: a rollup row per period again. Not SQL: run it before the
+// SQL of the undo chain.
+inline int UndoSchema14(sqlite3* db) {
+  int rc = sqlite3_exec(db, "BEGIN", nullptr, nullptr, nullptr);
+  if (rc == SQLITE_OK) rc = UnpackRollupInto(db, "rollup13", false);
+  if (rc == SQLITE_OK) {
+    rc = sqlite3_exec(db,
+                      "DROP TABLE rollup; ALTER TABLE rollup13 RENAME TO rollup; "
+                      "PRAGMA user_version = 13; COMMIT",
+                      nullptr, nullptr, nullptr);
+  }
+  if (rc != SQLITE_OK) sqlite3_exec(db, "ROLLBACK", nullptr, nullptr, nullptr);
+  return rc;
+}
 
 // 13 -> 12: block and day rows keyed by (level, channel, t_ns) again.
 inline constexpr const char* kUndoSchema13 =

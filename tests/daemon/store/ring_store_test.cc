@@ -19,6 +19,7 @@
 #include <mutex>
 #include <random>
 #include <set>
+#include <sstream>
 #include <thread>
 
 #include <gtest/gtest.h>
@@ -535,10 +536,11 @@ TEST(RingStore, RawRetentionDeletesInSteps) {
 }
 
 // The oldest t_ns of `table` (a table name, or one with a WHERE clause), read
-// through a connection of the test's own.
+// through a connection of the test's own; of rollup, its rows' first period.
 std::optional<int64_t> OldestT(sqlite3* db, const std::string& table) {
   sqlite3_stmt* q = nullptr;
-  const std::string sql = "SELECT min(t_ns) FROM " + table;
+  const std::string sql =
+      (table == "rollup" ? "SELECT min(first_ns) FROM " : "SELECT min(t_ns) FROM ") + table;
   EXPECT_EQ(sqlite3_prepare_v2(db, sql.c_str(), -1, &q, nullptr), SQLITE_OK) << sql;
   std::optional<int64_t> t;
   if (sqlite3_step(q) == SQLITE_ROW && sqlite3_column_type(q, 0) != SQLITE_NULL) {
@@ -932,6 +934,7 @@ TEST(RingStore, SchemaOneStoreGetsItsBootSegmentsOnUpgrade) {
   {  // Back to schema 1, as written before boot segments were kept.
     sqlite3* db = nullptr;
     ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+    ASSERT_EQ(edgemon::testing::UndoSchema14(db), SQLITE_OK) << sqlite3_errmsg(db);
     ASSERT_EQ(sqlite3_exec(db,
                            (std::string(edgemon::testing::kUndoSchema11) +
                             edgemon::testing::kUndoSchema10 + edgemon::testing::kUndoSchema9 +
@@ -1219,10 +1222,12 @@ TEST(RingStore, RollupHoldsExactMinAvgMaxPerPeriod) {
   // Close wrote the open period: the table itself holds all three.
   sqlite3* db = nullptr;
   ASSERT_EQ(sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READONLY, nullptr), SQLITE_OK);
+  ASSERT_EQ(edgemon::testing::ExpandRollup(db), SQLITE_OK) << sqlite3_errmsg(db);
   sqlite3_stmt* st = nullptr;
-  ASSERT_EQ(sqlite3_prepare_v2(db, "SELECT t_ns, count, min, max, sum FROM rollup ORDER BY t_ns",
-                               -1, &st, nullptr),
-            SQLITE_OK);
+  ASSERT_EQ(
+      sqlite3_prepare_v2(db, "SELECT t_ns, count, min, max, sum FROM rollup_rows ORDER BY t_ns", -1,
+                         &st, nullptr),
+      SQLITE_OK);
   int rows = 0;
   while (sqlite3_step(st) == SQLITE_ROW) {
     const auto& e = expect.at(sqlite3_column_int64(st, 0));
@@ -1262,14 +1267,12 @@ TEST(RingStore, ASchema8StoreKeepsEveryRollupRowUnderTheChunkedKey) {
     ASSERT_TRUE(s->Close().ok());
   }
   using Row = std::tuple<int64_t, int64_t, int64_t, int64_t, int64_t, int64_t>;
-  auto rows_of = [](sqlite3* db) {
+  auto rows_of = [](sqlite3* db, const std::string& table) {
     std::vector<Row> out;
     sqlite3_stmt* st = nullptr;
-    EXPECT_EQ(sqlite3_prepare_v2(db,
-                                 "SELECT channel, t_ns, count, min, max, sum FROM rollup "
-                                 "ORDER BY channel, t_ns",
-                                 -1, &st, nullptr),
-              SQLITE_OK);
+    const std::string sql =
+        "SELECT channel, t_ns, count, min, max, sum FROM " + table + " ORDER BY channel, t_ns";
+    EXPECT_EQ(sqlite3_prepare_v2(db, sql.c_str(), -1, &st, nullptr), SQLITE_OK);
     while (sqlite3_step(st) == SQLITE_ROW) {
       out.emplace_back(sqlite3_column_int64(st, 0), sqlite3_column_int64(st, 1),
                        sqlite3_column_int64(st, 2), sqlite3_column_int64(st, 3),
@@ -1284,6 +1287,7 @@ TEST(RingStore, ASchema8StoreKeepsEveryRollupRowUnderTheChunkedKey) {
   {
     sqlite3* db = nullptr;
     ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+    ASSERT_EQ(edgemon::testing::UndoSchema14(db), SQLITE_OK) << sqlite3_errmsg(db);
     ASSERT_EQ(sqlite3_exec(db,
                            (std::string("BEGIN; ") + edgemon::testing::kUndoSchema13 +
                             edgemon::testing::kUndoSchema12 + edgemon::testing::kUndoSchema11 +
@@ -1295,7 +1299,7 @@ TEST(RingStore, ASchema8StoreKeepsEveryRollupRowUnderTheChunkedKey) {
                            nullptr, nullptr, nullptr),
               SQLITE_OK)
         << sqlite3_errmsg(db);
-    rows = rows_of(db);
+    rows = rows_of(db, "rollup");
     // As a migration stopped after its first day leaves it.
     ASSERT_EQ(sqlite3_exec(db,
                            (std::string("BEGIN; CREATE TABLE rollup_by_chunk(chunk INTEGER NOT "
@@ -1329,9 +1333,11 @@ TEST(RingStore, ASchema8StoreKeepsEveryRollupRowUnderTheChunkedKey) {
   }
   sqlite3* db = nullptr;
   ASSERT_EQ(sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READONLY, nullptr), SQLITE_OK);
-  EXPECT_EQ(rows_of(db), rows);
+  ASSERT_EQ(edgemon::testing::ExpandRollup(db), SQLITE_OK) << sqlite3_errmsg(db);
+  EXPECT_EQ(rows_of(db, "rollup_rows"), rows);
   sqlite3_stmt* st = nullptr;
-  ASSERT_EQ(sqlite3_prepare_v2(db, "SELECT chunk, t_ns FROM rollup", -1, &st, nullptr), SQLITE_OK);
+  ASSERT_EQ(sqlite3_prepare_v2(db, "SELECT chunk, t_ns FROM rollup_rows", -1, &st, nullptr),
+            SQLITE_OK);
   size_t chunked = 0;
   while (sqlite3_step(st) == SQLITE_ROW) {
     EXPECT_EQ(sqlite3_column_int64(st, 0), FloorDiv(sqlite3_column_int64(st, 1), 3600 * kSec));
@@ -1342,9 +1348,9 @@ TEST(RingStore, ASchema8StoreKeepsEveryRollupRowUnderTheChunkedKey) {
   // Each channel's span of hours covers its rows exactly after the move.
   ASSERT_EQ(sqlite3_prepare_v2(db,
                                "SELECT count(*) FROM channels c WHERE "
-                               "(SELECT min(t_ns) FROM rollup WHERE channel = c.id) IS NOT "
+                               "(SELECT min(t_ns) FROM rollup_rows WHERE channel = c.id) IS NOT "
                                "(SELECT first_ns FROM rollup_channels WHERE channel = c.id) OR "
-                               "(SELECT max(t_ns) FROM rollup WHERE channel = c.id) IS NOT "
+                               "(SELECT max(t_ns) FROM rollup_rows WHERE channel = c.id) IS NOT "
                                "(SELECT last_ns FROM rollup_channels WHERE channel = c.id)",
                                -1, &st, nullptr),
             SQLITE_OK);
@@ -1398,6 +1404,7 @@ TEST(RingStore, ASchema8StoreAtItsCapMigratesAndEndsUnderIt) {
   {
     sqlite3* db = nullptr;
     ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+    ASSERT_EQ(edgemon::testing::UndoSchema14(db), SQLITE_OK) << sqlite3_errmsg(db);
     ASSERT_EQ(sqlite3_exec(db,
                            (std::string("BEGIN; ") + edgemon::testing::kUndoSchema13 +
                             edgemon::testing::kUndoSchema12 + edgemon::testing::kUndoSchema11 +
@@ -1508,6 +1515,145 @@ TEST(RingStore, AnHoursBlockRowsOfEveryChannelGoIntoAFewPages) {
       << pages.size() << " span_stats pages for " << inv.channels.size() << " channels";
 }
 
+// (I7) A chunk's periods of one channel pack into one row and unpack as
+// they were, for every int64 value and the chunks at both ends of int64;
+// a packing cut short or with a byte changed never unpacks into periods
+// outside the chunk.
+TEST(RingStore, RollupPeriodsPackAndUnpackEveryInt64) {
+  using store::internal::kRollupChunkNs;
+  using store::internal::PackRollup;
+  using store::internal::RollupChunk;
+  using store::internal::RollupRow;
+  using store::internal::UnpackRollup;
+  std::mt19937_64 rng(11);
+  const int64_t extremes[] = {INT64_MIN, INT64_MIN + 1, -1, 0, 1, INT64_MAX - 1, INT64_MAX};
+  auto value = [&]() -> int64_t {
+    switch (rng() % 3) {
+      case 0:
+        return extremes[rng() % std::size(extremes)];
+      case 1:
+        return static_cast<int64_t>(rng());
+      default:
+        return static_cast<int64_t>(rng() % 20'000) - 1'000;
+    }
+  };
+  for (int64_t chunk : {RollupChunk(INT64_MIN), RollupChunk(-1), int64_t{0}, RollupChunk(kT0),
+                        RollupChunk(INT64_MAX)}) {
+    SCOPED_TRACE(chunk);
+    // The chunk's times within int64.
+    const uint64_t base = static_cast<uint64_t>(chunk) * static_cast<uint64_t>(kRollupChunkNs);
+    const int64_t lo = chunk == RollupChunk(INT64_MIN) ? INT64_MIN : static_cast<int64_t>(base);
+    const int64_t hi = chunk == RollupChunk(INT64_MAX)
+                           ? INT64_MAX
+                           : static_cast<int64_t>(base + static_cast<uint64_t>(kRollupChunkNs) - 1);
+    const auto width = static_cast<uint64_t>(hi) - static_cast<uint64_t>(lo);
+    for (int round = 0; round < 300; ++round) {
+      std::set<int64_t> times;
+      const size_t n = 1 + rng() % 60;
+      while (times.size() < n) {
+        // On the minute from the chunk's start, or anywhere in it.
+        const uint64_t off = round % 2
+                                 ? (rng() % 60) * 60 * static_cast<uint64_t>(kSec) % (width + 1)
+                                 : rng() % (width + 1);
+        times.insert(static_cast<int64_t>(static_cast<uint64_t>(lo) + off));
+      }
+      std::vector<RollupRow> rows;
+      for (int64_t t : times) {
+        const int64_t count = rng() % 4 ? 1 + static_cast<int64_t>(rng() % 100) : INT64_MAX;
+        rows.push_back(RollupRow{t, count, value(), value(), value()});
+      }
+      const std::string packed = PackRollup(chunk, rows);
+      std::vector<RollupRow> back = {RollupRow{1, 2, 3, 4, 5}};
+      ASSERT_TRUE(UnpackRollup(chunk, packed, back));
+      ASSERT_EQ(back.size(), rows.size() + 1);
+      for (size_t i = 0; i < rows.size(); ++i) {
+        const RollupRow &a = rows[i], &b = back[i + 1];
+        EXPECT_EQ(std::tie(a.t_ns, a.count, a.min, a.max, a.sum),
+                  std::tie(b.t_ns, b.count, b.min, b.max, b.sum))
+            << i;
+      }
+      if (round % 10 != 0) continue;
+      for (size_t cut = 0; cut < packed.size(); ++cut) {
+        back.clear();
+        EXPECT_FALSE(UnpackRollup(chunk, std::string_view(packed).substr(0, cut), back)) << cut;
+        EXPECT_TRUE(back.empty());
+      }
+      for (size_t at = 0; at < packed.size(); ++at) {
+        std::string bad = packed;
+        bad[at] = static_cast<char>(bad[at] ^ (1 << (rng() % 8)));
+        back.clear();
+        if (!UnpackRollup(chunk, bad, back)) {
+          EXPECT_TRUE(back.empty());
+          continue;
+        }
+        for (size_t i = 0; i < back.size(); ++i) {
+          EXPECT_EQ(RollupChunk(back[i].t_ns), chunk);
+          EXPECT_GT(back[i].count, 0);
+          if (i > 0) {
+            EXPECT_GT(back[i].t_ns, back[i - 1].t_ns);
+          }
+        }
+      }
+    }
+  }
+  // A still value's hour of minutes: five bytes a period, where a row of
+  // its own took about 30.
+  std::vector<RollupRow> still;
+  for (int64_t m = 0; m < 60; ++m) {
+    still.push_back(RollupRow{kT0 / kRollupChunkNs * kRollupChunkNs + m * 60 * kSec, 60, 4'523,
+                              4'523, 60 * 4'523});
+  }
+  EXPECT_LE(PackRollup(RollupChunk(kT0), still).size(), 16u + 5u * 60u);
+}
+
+// (I7) The rollup tier of a board's channels, its values moving, takes a
+// few bytes a period in the file: a row per period took about 33.
+TEST(RingStore, ABoardsRollupPeriodsTakeAFewBytesEachInTheFile) {
+  TempDir dir;
+  const std::string path = dir.File("packed.db");
+  Inventory inv = edgemon::testing::OrinLikeInventory();
+  uint64_t periods = 0;
+  {
+    auto o = Fast();
+    o.raw_retention_ns = 3'600 * kSec;
+    o.rollup_write_frames = 3'600;
+    auto s = MustOpen(path, o);
+    ASSERT_TRUE(s);
+    s->SetInventory(inv);
+    std::mt19937_64 rng(7);
+    // Six hours at a frame every 10 s: each value wanders a little around
+    // its channel's level, as a loaded board's do.
+    std::vector<Value> level = BigValues(inv, 0, rng);
+    for (int i = 0; i < 6 * 360; ++i) {
+      std::vector<Value> v = level;
+      for (auto& x : v) {
+        if (x) *x += static_cast<int64_t>(rng() % 41) - 20;
+      }
+      ASSERT_NE(s->Append(MakeFrame(kT0 + i * 10 * kSec, v)), 0u);
+    }
+    ASSERT_TRUE(s->Close().ok());
+    auto st = RingStore::Open(path, o);
+    ASSERT_TRUE(st.ok());
+    auto stats = (*st)->Stats();
+    ASSERT_TRUE(stats.ok());
+    periods = static_cast<uint64_t>(stats->rollup_rows);
+    ASSERT_TRUE((*st)->Close().ok());
+  }
+  ASSERT_GT(periods, inv.channels.size() * 300);
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READONLY, nullptr), SQLITE_OK);
+  sqlite3_stmt* st = nullptr;
+  ASSERT_EQ(sqlite3_prepare_v2(db, "SELECT sum(pgsize) FROM dbstat WHERE name = 'rollup'", -1, &st,
+                               nullptr),
+            SQLITE_OK);
+  ASSERT_EQ(sqlite3_step(st), SQLITE_ROW);
+  const int64_t bytes = sqlite3_column_int64(st, 0);
+  sqlite3_finalize(st);
+  sqlite3_close(db);
+  EXPECT_LE(bytes, static_cast<int64_t>(periods) * 12)
+      << bytes << " B for " << periods << " periods";
+}
+
 // What the block and day rows answer: Downsample at an hour's and a day's
 // step, and span totals over every span, for each channel.
 std::string BlockAnswers(RingStore& s, int64_t from, int64_t to) {
@@ -1571,6 +1717,7 @@ TEST(RingStore, ASchema12StoreKeepsItsBlockRowsUnderTheDayKey) {
     {
       sqlite3* db = nullptr;
       ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+      ASSERT_EQ(edgemon::testing::UndoSchema14(db), SQLITE_OK) << sqlite3_errmsg(db);
       ASSERT_EQ(sqlite3_exec(db,
                              (std::string("BEGIN; ") + edgemon::testing::kUndoSchema13 +
                               "PRAGMA user_version = 12; COMMIT;")
@@ -1614,6 +1761,195 @@ TEST(RingStore, ASchema12StoreKeepsItsBlockRowsUnderTheDayKey) {
     sqlite3_close(db);
     EXPECT_GT(rows, 4 * 80);  // four channels' blocks and days
   }
+}
+
+// The first row of `sql` on the store at `path`, as integers; empty when
+// it fails or has no row.
+std::vector<int64_t> ReadInts(const std::string& path, const char* sql) {
+  std::vector<int64_t> out;
+  sqlite3* db = nullptr;
+  sqlite3_stmt* st = nullptr;
+  if (sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READONLY, nullptr) == SQLITE_OK &&
+      sqlite3_prepare_v2(db, sql, -1, &st, nullptr) == SQLITE_OK &&
+      sqlite3_step(st) == SQLITE_ROW) {
+    for (int c = 0; c < sqlite3_column_count(st); ++c) out.push_back(sqlite3_column_int64(st, c));
+  }
+  sqlite3_finalize(st);
+  sqlite3_close(db);
+  return out;
+}
+
+// Every minute bucket of the rollup tier of `keys` over [from, to).
+std::string MinuteAnswers(RingStore& s, const std::vector<std::string>& keys, int64_t from,
+                          int64_t to) {
+  std::string out;
+  for (const auto& key : keys) {
+    auto b = s.Downsample(key, from, to, 60 * kSec, Tier::kRollup);
+    if (!b.ok()) return "downsample: " + b.status().message();
+    for (const Bucket& x : *b) {
+      out += key + " " + std::to_string(x.t_ns) + " " + std::to_string(x.count) + " " +
+             std::to_string(x.min) + " " + std::to_string(x.max) + " " + std::to_string(x.avg) +
+             "\n";
+    }
+  }
+  return out;
+}
+
+// (I7) A store of schema 13 kept a row per period. Opening it packs them a
+// day of chunks per transaction: a migration stopped after its first day
+// goes on from there, and every period, block, day and answer is as before.
+TEST(RingStore, ASchema13StorePacksItsRollupRowsAndGoesOnFromAStoppedMigration) {
+  TempDir dir;
+  const std::string path = dir.File("s13.db");
+  const std::vector<std::string> keys = {"cpu/cpu0/load", "thermal/cpu-thermal/temp",
+                                         "rail/VDD_IN/power", "memory/ram/used"};
+  auto o = Fast();
+  o.raw_retention_ns = 3'600 * kSec;  // the rollup tier answers the rest
+  const int64_t start = kT0 - 7 * 60 * kSec, end = start + 80 * 3'600 * kSec;
+  std::string before, minutes, tables;
+  {
+    auto s = MustOpen(path, o);
+    ASSERT_TRUE(s);
+    s->SetInventory(SmallInventory());
+    int i = 0;
+    for (int64_t t = start; t < end; t += 20 * kSec, ++i) {
+      ASSERT_NE(s->Append(MakeFrame(t, {i % 97, 40'000 + i % 13, 5'000 + (i * 7) % 101, i})), 0u);
+    }
+    ASSERT_TRUE(s->Close().ok());
+    s = MustOpen(path, o);
+    ASSERT_TRUE(s);
+    before = BlockAnswers(*s, start, end);
+    minutes = MinuteAnswers(*s, keys, start, end);
+    ASSERT_TRUE(s->Close().ok());
+    tables = RollupTables(path);
+  }
+  ASSERT_GT(std::count(minutes.begin(), minutes.end(), '\n'), 4 * 4'700);
+  {
+    sqlite3* db = nullptr;
+    ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+    ASSERT_EQ(edgemon::testing::UndoSchema14(db), SQLITE_OK) << sqlite3_errmsg(db);
+    // As a migration stopped after its first day leaves it: that day's
+    // chunks packed, the rest still a row per period.
+    ASSERT_EQ(sqlite3_exec(db,
+                           "BEGIN; CREATE TABLE rollup_packed(chunk INTEGER NOT NULL, channel "
+                           "INTEGER NOT NULL, periods INTEGER NOT NULL, first_ns INTEGER NOT NULL, "
+                           "last_ns INTEGER NOT NULL, data BLOB NOT NULL, PRIMARY KEY(chunk, "
+                           "channel)) WITHOUT ROWID",
+                           nullptr, nullptr, nullptr),
+              SQLITE_OK)
+        << sqlite3_errmsg(db);
+    const int64_t first = store::internal::RollupChunk(start);
+    std::map<std::pair<int64_t, int64_t>, std::vector<store::internal::RollupRow>> day;
+    sqlite3_stmt* st = nullptr;
+    ASSERT_EQ(sqlite3_prepare_v2(db,
+                                 "SELECT chunk, channel, t_ns, count, min, max, sum FROM rollup "
+                                 "WHERE chunk < ?1 ORDER BY chunk, channel, t_ns",
+                                 -1, &st, nullptr),
+              SQLITE_OK);
+    sqlite3_bind_int64(st, 1, first + 24);
+    while (sqlite3_step(st) == SQLITE_ROW) {
+      day[{sqlite3_column_int64(st, 0), sqlite3_column_int64(st, 1)}].push_back(
+          {sqlite3_column_int64(st, 2), sqlite3_column_int64(st, 3), sqlite3_column_int64(st, 4),
+           sqlite3_column_int64(st, 5), sqlite3_column_int64(st, 6)});
+    }
+    sqlite3_finalize(st);
+    ASSERT_EQ(day.size(), 24u * 4u);
+    ASSERT_EQ(sqlite3_prepare_v2(db, "INSERT INTO rollup_packed VALUES(?1, ?2, ?3, ?4, ?5, ?6)", -1,
+                                 &st, nullptr),
+              SQLITE_OK);
+    for (const auto& [key, rows] : day) {
+      const std::string data = store::internal::PackRollup(key.first, rows);
+      sqlite3_bind_int64(st, 1, key.first);
+      sqlite3_bind_int64(st, 2, key.second);
+      sqlite3_bind_int64(st, 3, static_cast<int64_t>(rows.size()));
+      sqlite3_bind_int64(st, 4, rows.front().t_ns);
+      sqlite3_bind_int64(st, 5, rows.back().t_ns);
+      sqlite3_bind_blob(st, 6, data.data(), static_cast<int>(data.size()), SQLITE_TRANSIENT);
+      ASSERT_EQ(sqlite3_step(st), SQLITE_DONE) << sqlite3_errmsg(db);
+      sqlite3_reset(st);
+    }
+    sqlite3_finalize(st);
+    const std::string cut =
+        "DELETE FROM rollup WHERE chunk < " + std::to_string(first + 24) + "; COMMIT";
+    ASSERT_EQ(sqlite3_exec(db, cut.c_str(), nullptr, nullptr, nullptr), SQLITE_OK)
+        << sqlite3_errmsg(db);
+    sqlite3_close(db);
+  }
+  auto s = MustOpen(path, o);
+  ASSERT_TRUE(s);
+  EXPECT_EQ(BlockAnswers(*s, start, end), before);
+  EXPECT_EQ(MinuteAnswers(*s, keys, start, end), minutes);
+  EXPECT_TRUE(s->IntegrityCheck().ok());
+  ASSERT_TRUE(s->Close().ok());
+  EXPECT_EQ(RollupTables(path), tables);
+  // Schema 14, the packing table renamed, each row under its periods' hour.
+  EXPECT_EQ(ReadInts(path,
+                     "SELECT (SELECT user_version FROM pragma_user_version), (SELECT count(*) "
+                     "FROM sqlite_schema WHERE name = 'rollup_packed'), (SELECT count(*) FROM "
+                     "rollup WHERE first_ns < chunk * 3600000000000 OR last_ns >= (chunk + 1) * "
+                     "3600000000000)"),
+            (std::vector<int64_t>{kSchemaVersion, 0, 0}));
+}
+
+// (I7) A rollup row that does not unpack (a damaged file) reads as missing:
+// its channel's periods of that hour are absent, never zero, and every
+// other row reads as before.
+TEST(RingStore, ARollupRowThatDoesNotUnpackReadsAsMissing) {
+  TempDir dir;
+  const std::string path = dir.File("bad.db");
+  const std::vector<std::string> keys = {"cpu/cpu0/load", "thermal/cpu-thermal/temp"};
+  auto o = Fast();
+  o.raw_retention_ns = 3'600 * kSec;
+  const int64_t start = (kT0 / (3'600 * kSec) + 1) * 3'600 * kSec, end = start + 3 * 3'600 * kSec;
+  std::string before;
+  {
+    auto s = MustOpen(path, o);
+    ASSERT_TRUE(s);
+    s->SetInventory(SmallInventory());
+    int i = 0;
+    for (int64_t t = start; t < end; t += 20 * kSec, ++i) {
+      ASSERT_NE(s->Append(MakeFrame(t, {i % 97, 40'000 + i % 13, 5'000, i})), 0u);
+    }
+    ASSERT_TRUE(s->Close().ok());
+    s = MustOpen(path, o);
+    ASSERT_TRUE(s);
+    before = MinuteAnswers(*s, keys, start, end);
+    ASSERT_TRUE(s->Close().ok());
+  }
+  {  // The load's row of the middle hour cut short.
+    sqlite3* db = nullptr;
+    ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+    const std::string sql =
+        "UPDATE rollup SET data = substr(data, 1, length(data) - 1) WHERE chunk = " +
+        std::to_string(start / (3'600 * kSec) + 1) +
+        " AND channel = (SELECT id FROM channels WHERE key = 'cpu/cpu0/load')";
+    ASSERT_EQ(sqlite3_exec(db, sql.c_str(), nullptr, nullptr, nullptr), SQLITE_OK);
+    EXPECT_EQ(sqlite3_changes(db), 1);
+    sqlite3_close(db);
+  }
+  auto s = MustOpen(path, o);
+  ASSERT_TRUE(s);
+  const std::string after = MinuteAnswers(*s, keys, start, end);
+  // The lines of the load's middle hour are gone; every other line stays.
+  std::string expect;
+  size_t gone = 0;
+  for (size_t at = 0; at < before.size();) {
+    const size_t eol = before.find('\n', at);
+    const std::string line = before.substr(at, eol + 1 - at);
+    at = eol + 1;
+    std::istringstream in(line);
+    std::string key;
+    int64_t t = 0;
+    in >> key >> t;
+    if (key == keys[0] && t >= start + 3'600 * kSec && t < start + 2 * 3'600 * kSec) {
+      ++gone;
+      continue;
+    }
+    expect += line;
+  }
+  EXPECT_EQ(gone, 60u);
+  EXPECT_EQ(after, expect);
+  ASSERT_TRUE(s->Close().ok());
 }
 
 TEST(RingStore, ASchema10StoreKeepsEveryClockValueUnderTheTimeKey) {
@@ -1680,6 +2016,7 @@ TEST(RingStore, ASchema10StoreKeepsEveryClockValueUnderTheTimeKey) {
     // Back to schema 10's tables, then as a migration stopped after its
     // first day leaves them.
     const std::string day = std::to_string(kT0 + 86400 * kSec);
+    ASSERT_EQ(edgemon::testing::UndoSchema14(db), SQLITE_OK) << sqlite3_errmsg(db);
     ASSERT_EQ(sqlite3_exec(db,
                            (std::string("BEGIN; ") + edgemon::testing::kUndoSchema13 +
                             edgemon::testing::kUndoSchema12 + edgemon::testing::kUndoSchema11 +
@@ -1706,18 +2043,10 @@ TEST(RingStore, ASchema10StoreKeepsEveryClockValueUnderTheTimeKey) {
     ASSERT_TRUE(s->Close().ok());
   }
   EXPECT_EQ(RollupTables(path), tables);
-  sqlite3* db = nullptr;
-  ASSERT_EQ(sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READONLY, nullptr), SQLITE_OK);
-  sqlite3_stmt* st = nullptr;
-  ASSERT_EQ(sqlite3_prepare_v2(db,
-                               "SELECT count(*) FROM sqlite_schema WHERE name = 'span_values' "
-                               "AND sql LIKE '%PRIMARY KEY(level, t_ns, channel, value)%'",
-                               -1, &st, nullptr),
-            SQLITE_OK);
-  ASSERT_EQ(sqlite3_step(st), SQLITE_ROW);
-  EXPECT_EQ(sqlite3_column_int64(st, 0), 1);
-  sqlite3_finalize(st);
-  sqlite3_close(db);
+  EXPECT_EQ(ReadInts(path,
+                     "SELECT count(*) FROM sqlite_schema WHERE name = 'span_values' "
+                     "AND sql LIKE '%PRIMARY KEY(level, t_ns, channel, value)%'"),
+            std::vector<int64_t>{1});
 }
 
 TEST(RingStore, RollupRebuildsTheOpenPeriodAfterACrash) {
@@ -1767,8 +2096,12 @@ std::string RollupTables(const std::string& path) {
     sqlite3_close(db);
     return "cannot open";
   }
+  if (edgemon::testing::ExpandRollup(db) != SQLITE_OK) {
+    sqlite3_close(db);
+    return "cannot unpack the rollup rows";
+  }
   for (const char* sql :
-       {"SELECT 'rollup', channel, t_ns, count, min, max, sum FROM rollup ORDER BY 2, 3",
+       {"SELECT 'rollup', channel, t_ns, count, min, max, sum FROM rollup_rows ORDER BY 2, 3",
         "SELECT 'spans', level, t_ns, span_ns, frames, first_seq, last_seq, holes, bad FROM spans "
         "ORDER BY 2, 3",
         "SELECT 'stats', level, channel, t_ns, count, min, max, sum FROM span_stats ORDER BY 2, 3, "
@@ -1795,7 +2128,8 @@ int64_t RollupRows(const std::string& path) {
   int64_t n = -1;
   if (sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READONLY, nullptr) == SQLITE_OK) {
     sqlite3_stmt* st = nullptr;
-    if (sqlite3_prepare_v2(db, "SELECT count(*) FROM rollup", -1, &st, nullptr) == SQLITE_OK &&
+    if (sqlite3_prepare_v2(db, "SELECT coalesce(sum(periods), 0) FROM rollup", -1, &st, nullptr) ==
+            SQLITE_OK &&
         sqlite3_step(st) == SQLITE_ROW) {
       n = sqlite3_column_int64(st, 0);
     }
@@ -3083,6 +3417,7 @@ TEST(RingStore, PushCursorsPersistAndUpgradeFromSchemaFive) {
   {  // Back to schema 5, as written before push cursors.
     sqlite3* db = nullptr;
     ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+    ASSERT_EQ(edgemon::testing::UndoSchema14(db), SQLITE_OK) << sqlite3_errmsg(db);
     ASSERT_EQ(sqlite3_exec(db,
                            (std::string(edgemon::testing::kUndoSchema11) +
                             edgemon::testing::kUndoSchema10 + edgemon::testing::kUndoSchema9 +

@@ -225,6 +225,7 @@ TEST(SpanSummary, SchemaFourStoreUpgradesAndOlderPeriodsAreReadAsFrames) {
   {  // Back to schema 4, as written before span aggregates.
     sqlite3* db = nullptr;
     ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+    ASSERT_EQ(edgemon::testing::UndoSchema14(db), SQLITE_OK) << sqlite3_errmsg(db);
     ASSERT_EQ(sqlite3_exec(db,
                            (std::string(edgemon::testing::kUndoSchema11) +
                             edgemon::testing::kUndoSchema10 + edgemon::testing::kUndoSchema9 +
