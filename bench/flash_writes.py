@@ -100,9 +100,19 @@ def checkpoint_bytes(disk):
     """Bytes a checkpoint of the store's WAL writes into the database file
     now: the pages the WAL holds, each once, as edgemond's own checkpoint
     would copy them. Run in a child process (one at a time), so its
-    write_bytes are its own (ru_oublock of the children reaped)."""
-    code = ("import sqlite3, sys; c = sqlite3.connect(sys.argv[1]); "
-            "c.execute('PRAGMA wal_checkpoint(PASSIVE)').fetchall()")
+    write_bytes are its own (ru_oublock of the children reaped). A PASSIVE
+    checkpoint stops at the oldest snapshot a reader of the daemon's holds:
+    the child tries again until every frame of the WAL is in the database
+    file, else what the window's start left behind would be counted at its
+    end."""
+    code = ("import sqlite3, sys, time\n"
+            "c = sqlite3.connect(sys.argv[1])\n"
+            "for _ in range(300):\n"
+            "    busy, log, done = c.execute('PRAGMA wal_checkpoint(PASSIVE)').fetchone()\n"
+            "    if log == done:\n"
+            "        sys.exit(0)\n"
+            "    time.sleep(0.1)\n"
+            "sys.exit(f'the checkpoint stopped at frame {done} of {log}')\n")
     with CHECKPOINT_LOCK:
         before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_oublock
         subprocess.run([sys.executable, "-c", code, os.path.join(disk, "edgemon.db")],
