@@ -468,12 +468,7 @@ Status RingStore::Impl::WriteRollup(Deltas& d) {
     }
     held.clear();
     for (const auto& [t, a] : periods) held.push_back({t, a.count, a.min, a.max, a.sum});
-    sql::Stmt i(*w_,
-                "INSERT OR REPLACE INTO rollup(chunk, channel, periods, first_ns, last_ns, data) "
-                "VALUES(?1, ?2, ?3, ?4, ?5, ?6)");
-    i.Bind(1, chunk).Bind(2, int64_t{channel}).Bind(3, static_cast<int64_t>(held.size()));
-    i.Bind(4, held.front().t_ns).Bind(5, held.back().t_ns);
-    if (Status e = i.BindBlob(6, internal::PackRollup(chunk, held)).Run(); !e.ok()) return e;
+    if (Status e = internal::PutRollupRow(*w_, "rollup", chunk, channel, held); !e.ok()) return e;
   }
   // The hours each channel's rows span (rollup_channels, I7).
   std::map<uint32_t, std::pair<int64_t, int64_t>> spans;
@@ -521,12 +516,9 @@ Status RingStore::Impl::TrimRollupChunk(int64_t chunk, int64_t cutoff_ns, int64_
       continue;
     }
     periods.erase(periods.begin(), kept);
-    sql::Stmt u(*w_,
-                "UPDATE rollup SET periods = ?3, first_ns = ?4, data = ?5 "
-                "WHERE chunk = ?1 AND channel = ?2");
-    u.Bind(1, chunk).Bind(2, channel).Bind(3, static_cast<int64_t>(periods.size()));
-    u.Bind(4, periods.front().t_ns);
-    if (Status e = u.BindBlob(5, internal::PackRollup(chunk, periods)).Run(); !e.ok()) return e;
+    if (Status e = internal::PutRollupRow(*w_, "rollup", chunk, channel, periods); !e.ok()) {
+      return e;
+    }
   }
   return Status::Ok();
 }

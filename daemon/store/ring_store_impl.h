@@ -178,6 +178,11 @@ struct RollupRow {
 // packing (a damaged file: the row reads as missing).
 std::string PackRollup(int64_t chunk, const std::vector<RollupRow>& rows);
 bool UnpackRollup(int64_t chunk, std::string_view data, std::vector<RollupRow>& out);
+// Writes, or replaces, the row of `chunk` and `channel` in `table` (rollup,
+// or rollup_packed while schema 14 migrates): `periods` (not empty, of the
+// chunk, in time order) packed, their number, first and last.
+Status PutRollupRow(sql::Conn& c, const char* table, int64_t chunk, int64_t channel,
+                    const std::vector<RollupRow>& periods);
 // The nearest chunk after (up) or before k holding a row of any channel.
 Result<std::optional<int64_t>> NextChunk(sql::Conn& c, int64_t k, bool up);
 // Calls fn(channel, row) for the rows of [from_ns, to_ns), a chunk at a

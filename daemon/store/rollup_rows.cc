@@ -102,6 +102,17 @@ bool UnpackRollup(int64_t chunk, std::string_view data, std::vector<RollupRow>& 
   return true;
 }
 
+Status PutRollupRow(sql::Conn& c, const char* table, int64_t chunk, int64_t channel,
+                    const std::vector<RollupRow>& periods) {
+  const std::string sql = std::string("INSERT OR REPLACE INTO ") + table +
+                          "(chunk, channel, periods, first_ns, last_ns, data) "
+                          "VALUES(?1, ?2, ?3, ?4, ?5, ?6)";
+  sql::Stmt s(c, sql.c_str());
+  s.Bind(1, chunk).Bind(2, channel).Bind(3, static_cast<int64_t>(periods.size()));
+  s.Bind(4, periods.front().t_ns).Bind(5, periods.back().t_ns);
+  return s.BindBlob(6, PackRollup(chunk, periods)).Run();
+}
+
 Result<std::optional<ChunkRange>> RollupChunks(sql::Conn& c, uint32_t id) {
   std::optional<ChunkRange> r;
   if (id == 0) {

@@ -316,12 +316,7 @@ Result<bool> PackRollupDay(sql::Conn& w) {
   int64_t chunk = 0, channel = 0;
   auto put = [&]() -> Status {
     if (rows.empty()) return Status::Ok();
-    sql::Stmt i(w,
-                "INSERT INTO rollup_packed(chunk, channel, periods, first_ns, last_ns, data) "
-                "VALUES(?1, ?2, ?3, ?4, ?5, ?6)");
-    i.Bind(1, chunk).Bind(2, channel).Bind(3, static_cast<int64_t>(rows.size()));
-    i.Bind(4, rows.front().t_ns).Bind(5, rows.back().t_ns);
-    Status e = i.BindBlob(6, internal::PackRollup(chunk, rows)).Run();
+    Status e = internal::PutRollupRow(w, "rollup_packed", chunk, channel, rows);
     rows.clear();
     return e;
   };
