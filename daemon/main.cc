@@ -147,8 +147,9 @@ store::RingStoreOptions StoreOptions(const runtime::Config& c, bool recreate_bad
                                      std::shared_ptr<StoreHealthLink> health) {
   store::RingStoreOptions o;
   o.raw_retention_ns = c.retention_s * 1'000'000'000;
-  // Expired frames go once an hour, not with every commit: each deletion
-  // rewrites the head of the frames table and its index (flash writes).
+  // Expired frames go once an hour with short commits (each deletion
+  // rewrites the head of the frames table: flash writes), and with every
+  // commit whose rows fill a few pages (the store's own rule, I5).
   o.expire_step_ns = std::min<int64_t>(3600'000'000'000, o.raw_retention_ns / 8);
   o.rollup_period_ns = c.rollup_period_s * 1'000'000'000;
   o.rollup_retention_ns = c.rollup_retention_s * 1'000'000'000;

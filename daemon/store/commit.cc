@@ -12,6 +12,7 @@ namespace {
 
 using internal::AttrsJson;
 using internal::IsDamageCode;
+using internal::kExpireWithBatchPages;
 using internal::kRowOverheadBytes;
 using internal::TripsJson;
 
@@ -265,8 +266,20 @@ Status RingStore::Impl::TryCommit(Deltas& d) {
       if (Status e = WriteMeta("channels_version", channels_version_ + 1); !e.ok()) return e;
       d.channels_version = channels_version_ + 1;
     }
+    // (I5) Expired frames go before the batch's rows, so that the pages
+    // they free take those rows in this transaction: each is written once,
+    // with its new rows, instead of once emptied and again refilled.
+    const bool expire = ExpireDue();
+    if (expire) {
+      if (Status e = ExpireFrames(d); !e.ok()) return e;
+    }
     // Frames (I2: in seq order, as carried; I17: against their base).
     if (Status e = InsertFrames(d); !e.ok()) return e;
+    // A batch older than the retention itself (a short retention, a
+    // long batch): its own expired frames (nothing else is left to go).
+    if (expire) {
+      if (Status e = ExpireFrames(d); !e.ok()) return e;
+    }
     std::optional<int64_t> newest = batch_.empty() ? newest_rt_ : batch_.back().realtime_ns;
     for (const auto& j : pending_jumps_) {
       sql::Stmt s(*w_,
@@ -278,42 +291,6 @@ Status RingStore::Impl::TryCommit(Deltas& d) {
     for (uint64_t b : pending_boots_) {
       sql::Stmt s(*w_, "INSERT OR IGNORE INTO boots(first_seq) VALUES(?1)");
       if (Status e = s.Bind(1, static_cast<int64_t>(b)).Run(); !e.ok()) return e;
-    }
-    // (I5) raw retention by elapsed boottime. A frame's age is known within
-    // its boot; a frame of an earlier boot is at least as old as the boottime
-    // elapsed since that boot's last frame plus every later boot's last
-    // boottime. Within a segment boottime grows with seq.
-    // With expire_step_ns, only once the newest frame's boottime is that far
-    // past the last deletion (or went back: a new boot): each deletion
-    // rewrites the pages at the head of the frames table and its index.
-    const int64_t newest_bt = batch_.empty() ? 0 : batch_.back().boottime_ns;
-    if (newest && !batch_.empty() &&
-        (options_.expire_step_ns == 0 || !expired_at_bt_ || newest_bt < *expired_at_bt_ ||
-         SubSaturating(newest_bt, *expired_at_bt_) >= options_.expire_step_ns)) {
-      d.expired_at_bt = newest_bt;
-      int64_t later = 0;  // boottime known to have elapsed after this segment
-      for (size_t k = boots_.size(); k-- > 0;) {
-        const auto& b = boots_[k];
-        const uint64_t end = k + 1 < boots_.size() ? boots_[k + 1].first_seq : UINT64_MAX;
-        const int64_t cutoff =
-            SubSaturating(AddSaturating(b.last_bt, later), options_.raw_retention_ns);
-        later = AddSaturating(later, b.last_bt);
-        sql::Stmt s(*w_,
-                    "DELETE FROM frames WHERE seq >= ?1 AND seq < coalesce((SELECT seq FROM "
-                    "frames WHERE seq >= ?1 AND seq < ?2 AND boottime_ns >= ?3 ORDER BY seq "
-                    "LIMIT 1), ?2)");
-        s.Bind(1, static_cast<int64_t>(b.first_seq))
-            .Bind(2, static_cast<int64_t>(std::min<uint64_t>(end, INT64_MAX)))
-            .Bind(3, cutoff);
-        if (Status e = s.Run(); !e.ok()) return e;
-        d.expired += sqlite3_changes(w_->db());
-        if (k + 1 < boots_.size() && cutoff > b.last_bt) ++d.boots_emptied;
-      }
-      if (d.boots_emptied > 0) {
-        sql::Stmt s(*w_, "DELETE FROM boots WHERE first_seq < ?1");
-        s.Bind(1, static_cast<int64_t>(boots_[d.boots_emptied].first_seq));
-        if (Status e = s.Run(); !e.ok()) return e;
-      }
     }
     // (I7) closed rollup periods, merged into rows a clock step may have
     // revisited; once frames were trimmed for size (I6), whatever is held back.
@@ -358,6 +335,56 @@ Status RingStore::Impl::TryCommit(Deltas& d) {
     return WriteMeta("rollup_rows",
                      rollup_rows_ + d.rollup_inserted - d.rollup_deleted - d.rollup_trimmed);
   });
+}
+
+// (I5) Raw retention by elapsed boottime, due once the newest frame's
+// boottime is expire_step past the last deletion (or went back: a new
+// boot), or with every batch whose rows fill a few pages.
+bool RingStore::Impl::ExpireDue() const {
+  if (batch_.empty()) return false;
+  const int64_t newest_bt = batch_.back().boottime_ns;
+  if (options_.expire_step_ns == 0 || !expired_at_bt_ || newest_bt < *expired_at_bt_ ||
+      SubSaturating(newest_bt, *expired_at_bt_) >= options_.expire_step_ns) {
+    return true;
+  }
+  // What expires with such a batch frees about the pages its rows take;
+  // below a few pages, the deletion's own pages (the head of the table, its
+  // interior page) cost more than it saves.
+  return static_cast<double>(batch_.size()) * avg_row_bytes_ >=
+         static_cast<double>(kExpireWithBatchPages * page_size_);
+}
+
+// (I5) A frame's age is known within its boot; a frame of an earlier boot
+// is at least as old as the boottime elapsed since that boot's last frame
+// plus every later boot's last boottime. Within a segment boottime grows
+// with seq. Run again, it deletes only what is left to expire.
+Status RingStore::Impl::ExpireFrames(Deltas& d) {
+  d.expired_at_bt = batch_.back().boottime_ns;
+  d.boots_emptied = 0;
+  int64_t later = 0;  // boottime known to have elapsed after this segment
+  for (size_t k = boots_.size(); k-- > 0;) {
+    const auto& b = boots_[k];
+    const uint64_t end = k + 1 < boots_.size() ? boots_[k + 1].first_seq : UINT64_MAX;
+    const int64_t cutoff =
+        SubSaturating(AddSaturating(b.last_bt, later), options_.raw_retention_ns);
+    later = AddSaturating(later, b.last_bt);
+    sql::Stmt s(*w_,
+                "DELETE FROM frames WHERE seq >= ?1 AND seq < coalesce((SELECT seq FROM "
+                "frames WHERE seq >= ?1 AND seq < ?2 AND boottime_ns >= ?3 ORDER BY seq "
+                "LIMIT 1), ?2)");
+    s.Bind(1, static_cast<int64_t>(b.first_seq))
+        .Bind(2, static_cast<int64_t>(std::min<uint64_t>(end, INT64_MAX)))
+        .Bind(3, cutoff);
+    if (Status e = s.Run(); !e.ok()) return e;
+    d.expired += sqlite3_changes(w_->db());
+    if (k + 1 < boots_.size() && cutoff > b.last_bt) ++d.boots_emptied;
+  }
+  if (d.boots_emptied > 0) {
+    sql::Stmt s(*w_, "DELETE FROM boots WHERE first_seq < ?1");
+    s.Bind(1, static_cast<int64_t>(boots_[d.boots_emptied].first_seq));
+    if (Status e = s.Run(); !e.ok()) return e;
+  }
+  return Status::Ok();
 }
 
 // (I6) Deletes the oldest data until `need_pages` more fit under `target_pages`.

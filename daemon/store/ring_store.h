@@ -116,7 +116,12 @@
 //      the boots table, so Open() needs no scan). After every commit no
 //      frame of the newest segment has boottime_ns < newest.boottime_ns -
 //      raw_retention - expire_step (newest = the last frame written; with
-//      expire_step 0, exactly the retention). A frame of an earlier
+//      expire_step 0, exactly the retention). A commit whose batch's rows
+//      fill a few pages (kExpireWithBatchPages) expires frames whatever
+//      expire_step, and before it inserts the batch, so that the pages the
+//      expired frames free take its rows in the same transaction (each page
+//      written once, refilled, instead of emptied and then refilled by the
+//      next commit). A frame of an earlier
 //      segment is deleted only when a lower bound of its age exceeds
 //      raw_retention: (its segment's last boottime_ns - its boottime_ns) plus
 //      the last boottime_ns of every later segment (each boot lasted at least
@@ -388,10 +393,11 @@ struct RingStoreOptions {
   // newest frame written).
   int64_t raw_retention_ns = 7 * 86400 * 1'000'000'000LL;
   // (I5) Expired frames are deleted by the commit whose newest frame is at
-  // least this much boottime past the last deletion (0: by every commit).
-  // A frame then outlives raw_retention by up to this much; each deletion
-  // rewrites the pages at the head of the frames table and its index, so
-  // fewer deletions write less flash.
+  // least this much boottime past the last deletion (0: by every commit),
+  // and by every commit of a batch whose rows fill a few pages. A frame
+  // then outlives raw_retention by up to this much; each deletion rewrites
+  // the page at the head of the frames table, so for short batches fewer
+  // deletions write less flash.
   int64_t expire_step_ns = 0;
   // Rollup tier: per-period min/avg/max per channel, kept this long.
   int64_t rollup_period_ns = 60 * 1'000'000'000LL;

@@ -61,6 +61,9 @@ inline constexpr size_t kMaxBlockValues = 64;
 // Bytes a frame row costs beyond its blob: record header, seq, two
 // timestamps, and the b-tree's room (a round figure, on the safe side).
 inline constexpr int64_t kRowOverheadBytes = 40;
+// (I5) A batch whose rows are expected to fill this many pages expires
+// frames with it, whatever expire_step.
+inline constexpr int64_t kExpireWithBatchPages = 3;
 
 inline std::optional<int64_t> FileSize(const std::string& path) {
   struct stat st {};
@@ -513,6 +516,9 @@ class RingStore::Impl {
   // due), and the bases no frame left needs any more (frame_bases.cc).
   Status InsertFrames(Deltas& d);
   Status DropUnusedBases();
+  // (I5) Raw retention: whether this commit runs it, and the deletions.
+  bool ExpireDue() const;
+  Status ExpireFrames(Deltas& d);
   Status EnsureRoom(int64_t need_pages, int64_t target_pages, Deltas& d);
   Result<bool> TrimOnce(int64_t excess_pages, Deltas& d);
   Status WriteMeta(const char* key, int64_t value);
