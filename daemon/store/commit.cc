@@ -269,16 +269,16 @@ Status RingStore::Impl::TryCommit(Deltas& d) {
     // (I5) Expired frames go before the batch's rows, so that the pages
     // they free take those rows in this transaction: each is written once,
     // with its new rows, instead of once emptied and again refilled.
-    const bool expire = ExpireDue();
-    if (expire) {
-      if (Status e = ExpireFrames(d); !e.ok()) return e;
+    const ExpireRun expire = ExpireDue();
+    if (expire != ExpireRun::kNo) {
+      if (Status e = ExpireFrames(expire, d); !e.ok()) return e;
     }
     // Frames (I2: in seq order, as carried; I17: against their base).
     if (Status e = InsertFrames(d); !e.ok()) return e;
     // A batch older than the retention itself (a short retention, a
     // long batch): its own expired frames (nothing else is left to go).
-    if (expire) {
-      if (Status e = ExpireFrames(d); !e.ok()) return e;
+    if (expire != ExpireRun::kNo) {
+      if (Status e = ExpireFrames(expire, d); !e.ok()) return e;
     }
     std::optional<int64_t> newest = batch_.empty() ? newest_rt_ : batch_.back().realtime_ns;
     for (const auto& j : pending_jumps_) {
@@ -325,7 +325,9 @@ Status RingStore::Impl::TryCommit(Deltas& d) {
     if (d.trimmed > 0 || d.rollup_trimmed > 0) {
       if (Status e = TrimWindowsToData(); !e.ok()) return e;
     }
-    if (d.trimmed > 0 || d.expired > 0) {
+    // Bases with each expire_step, not with every batch's expiry: each
+    // drop rewrites the head of frame_bases for the few bytes of a base.
+    if (d.trimmed > 0 || d.expired_at_bt) {
       if (Status e = DropUnusedBases(); !e.ok()) return e;
     }
     d.rollup_floor = floor;
@@ -338,28 +340,30 @@ Status RingStore::Impl::TryCommit(Deltas& d) {
 }
 
 // (I5) Raw retention by elapsed boottime, due once the newest frame's
-// boottime is expire_step past the last deletion (or went back: a new
+// boottime is expire_step past the last such run (or went back: a new
 // boot), or with every batch whose rows fill a few pages.
-bool RingStore::Impl::ExpireDue() const {
-  if (batch_.empty()) return false;
+RingStore::Impl::ExpireRun RingStore::Impl::ExpireDue() const {
+  if (batch_.empty()) return ExpireRun::kNo;
   const int64_t newest_bt = batch_.back().boottime_ns;
   if (options_.expire_step_ns == 0 || !expired_at_bt_ || newest_bt < *expired_at_bt_ ||
       SubSaturating(newest_bt, *expired_at_bt_) >= options_.expire_step_ns) {
-    return true;
+    return ExpireRun::kByStep;
   }
   // What expires with such a batch frees about the pages its rows take;
   // below a few pages, the deletion's own pages (the head of the table, its
   // interior page) cost more than it saves.
   return static_cast<double>(batch_.size()) * avg_row_bytes_ >=
-         static_cast<double>(kExpireWithBatchPages * page_size_);
+                 static_cast<double>(kExpireWithBatchPages * page_size_)
+             ? ExpireRun::kWithBatch
+             : ExpireRun::kNo;
 }
 
 // (I5) A frame's age is known within its boot; a frame of an earlier boot
 // is at least as old as the boottime elapsed since that boot's last frame
 // plus every later boot's last boottime. Within a segment boottime grows
 // with seq. Run again, it deletes only what is left to expire.
-Status RingStore::Impl::ExpireFrames(Deltas& d) {
-  d.expired_at_bt = batch_.back().boottime_ns;
+Status RingStore::Impl::ExpireFrames(ExpireRun run, Deltas& d) {
+  if (run == ExpireRun::kByStep) d.expired_at_bt = batch_.back().boottime_ns;
   d.boots_emptied = 0;
   int64_t later = 0;  // boottime known to have elapsed after this segment
   for (size_t k = boots_.size(); k-- > 0;) {

@@ -506,7 +506,7 @@ class RingStore::Impl {
     std::optional<int64_t> written_from;    // the oldest rollup, span or block row written
     std::optional<int64_t> rollup_floor;    // rollup_floor_ns_ once committed
     bool rollup_written = false;            // the closed periods went in (I7)
-    std::optional<int64_t> expired_at_bt;   // raw retention ran at this boottime (I5)
+    std::optional<int64_t> expired_at_bt;   // raw retention ran by its step at this boottime (I5)
     std::optional<FrameBase> base;          // (I17) base_ once committed
     int64_t stored_bytes = 0;               // the frames' blobs as written
     void Wrote(int64_t t_ns) { written_from = std::min(written_from.value_or(t_ns), t_ns); }
@@ -516,9 +516,11 @@ class RingStore::Impl {
   // due), and the bases no frame left needs any more (frame_bases.cc).
   Status InsertFrames(Deltas& d);
   Status DropUnusedBases();
-  // (I5) Raw retention: whether this commit runs it, and the deletions.
-  bool ExpireDue() const;
-  Status ExpireFrames(Deltas& d);
+  // (I5) Raw retention: whether this commit runs it (by expire_step, or
+  // with a batch whose rows fill a few pages), and the deletions.
+  enum class ExpireRun { kNo, kWithBatch, kByStep };
+  ExpireRun ExpireDue() const;
+  Status ExpireFrames(ExpireRun run, Deltas& d);
   Status EnsureRoom(int64_t need_pages, int64_t target_pages, Deltas& d);
   Result<bool> TrimOnce(int64_t excess_pages, Deltas& d);
   Status WriteMeta(const char* key, int64_t value);
@@ -720,7 +722,7 @@ class RingStore::Impl {
   // the retention pass has nothing to delete until the cutoff passes it.
   // Unknown until the first commit, which runs the pass.
   std::optional<int64_t> rollup_floor_ns_;
-  std::optional<int64_t> expired_at_bt_;  // the newest boottime raw retention last ran at (I5)
+  std::optional<int64_t> expired_at_bt_;  // the boottime raw retention last ran at by its step (I5)
   uint64_t rollup_seq_ = 0;               // as stored
   int64_t frames_ = 0;                    // as stored (meta.frames)
   int64_t rollup_rows_ = 0;               // as stored (meta.rollup_rows)
