@@ -28,6 +28,7 @@
 //                         [--days N] | --year [--year-days N] [--raw-days N]
 //                         [--store-only DB | --summaries-only DB]
 #include <signal.h>
+#include <sqlite3.h>
 #include <stdlib.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -430,6 +431,35 @@ void SummaryRows(const std::string& db, int history_days, int raw_days) {
   (void)s.Close();
 }
 
+// The newest frame's seq in the store at `db` (0 for none or an error),
+// read beside whoever writes it.
+int64_t NewestSeq(const std::string& db) {
+  sqlite3* c = nullptr;
+  int64_t seq = 0;
+  if (sqlite3_open_v2(db.c_str(), &c, SQLITE_OPEN_READONLY, nullptr) == SQLITE_OK) {
+    sqlite3_stmt* st = nullptr;
+    if (sqlite3_prepare_v2(c, "SELECT coalesce(max(seq), 0) FROM frames", -1, &st, nullptr) ==
+            SQLITE_OK &&
+        sqlite3_step(st) == SQLITE_ROW) {
+      seq = sqlite3_column_int64(st, 0);
+    }
+    sqlite3_finalize(st);
+  }
+  sqlite3_close(c);
+  return seq;
+}
+
+// Waits (up to `wait`) until a daemon started on `db` has committed a frame
+// past `seq`: its first commit, which expires what the retention no longer
+// holds and writes what start-up found, is behind it, so the calls that
+// follow meet an idle daemon.
+void WaitForFirstCommit(const std::string& db, int64_t seq, std::chrono::seconds wait) {
+  const auto deadline = Clock::now() + wait;
+  while (NewestSeq(db) <= seq && Clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  std::this_thread::sleep_for(std::chrono::seconds(1));
+}
+
 // Starts edgemond with `args` and waits up to `wait` for its API on `sock`.
 // Null (the daemon stopped again) when it did not answer.
 std::unique_ptr<edgemon::client::Client> StartDaemon(const std::string& edgemond,
@@ -520,6 +550,7 @@ int main(int argc, char** argv) {
     // A year of rollups is about 2.3 GiB on this board: above the default cap.
     std::ofstream(config) << "[store]\nrollup_retention = \"400d\"\nmax_size = \"8GiB\"\n"
                           << "retention = \"" << raw_days << "d\"\n";
+    const int64_t seq = NewestSeq(store);
     pid_t pid = 0;
     // Opening a store of gigabytes (its quick_check) takes a while.
     auto client =
@@ -528,6 +559,7 @@ int main(int argc, char** argv) {
                      "--interval-ms", "1000", "--energy-rate-hz", "0", "--log-level", "warn"},
                     sock, std::chrono::minutes(3), pid);
     if (!client) return 1;
+    WaitForFirstCommit(store, seq, std::chrono::seconds(60));
     SummaryLatency(*client, 20, RangesHeld(year_days),
                    "Summarize through edgemond, one call at a time on an idle daemon");
     kill(pid, SIGTERM);
