@@ -283,10 +283,11 @@
 //      after Open(), when the ids present change, and every 256 frames; a
 //      frame whose differences would take more than its own encoding is
 //      written as version 1. Bases are made in seq order, so a frame's base
-//      is never older than an older frame's: after a commit that deleted
-//      frames (I5, I6), the bases older than the one the oldest
-//      version-2 frame needs are deleted (none while no version-2 frame is
-//      among the oldest 512). Frame rows are still never rewritten, and
+//      is never older than an older frame's: after a commit that trimmed
+//      frames (I6) or expired them by expire_step (I5; not with every long
+//      batch's expiry: each drop rewrites the head of frame_bases), the
+//      bases older than the one the oldest version-2 frame needs are
+//      deleted (none while no version-2 frame is among the oldest 512). Frame rows are still never rewritten, and
 //      frames written before schema 10 stay version 1. A reader decodes
 //      through FrameReader (ring_store_impl.h); a frame whose base is
 //      missing is a frame that does not decode (I14). The writer keeps the
