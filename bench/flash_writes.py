@@ -22,6 +22,12 @@ files: frames are written against their bases (the store's I17), so how
 much they take depends on how the values move. The last column is the
 bytes a frame's row data took, as written in the run.
 
+After the table, where each daemon's window went: the WAL frames it wrote
+in the window (those after the window's first checkpoint) by the table or index their page belongs to at the window's end (dbstat),
+each with how many distinct pages they were: what a checkpoint copies.
+"ptrmap" pages are the pointer map's (auto_vacuum), and "free" pages
+belong to no table at the end (on the free list: emptied in the window).
+
 --start-minute M waits after start-up until the wall clock's next minute M
 before the window opens. edgemond writes its closed rollup periods with
 the first commit after each hour (five-minute commits): a window of 3600 s
@@ -93,6 +99,49 @@ def newest_seq(disk):
         db.close()
 
 
+def wal_frames(disk):
+    """(the WAL's salt, the page size, the page numbers of its frames of that
+    salt in order: those since it last started afresh)."""
+    try:
+        with open(os.path.join(disk, "edgemon.db-wal"), "rb") as f:
+            wal = f.read()
+    except FileNotFoundError:
+        return b"", 0, []
+    if len(wal) < 32:
+        return b"", 0, []
+    page = int.from_bytes(wal[8:12], "big")
+    frames = []
+    at = 32
+    while page and at + 24 + page <= len(wal):
+        if wal[at + 8:at + 16] == wal[16:24]:
+            frames.append(int.from_bytes(wal[at:at + 4], "big"))
+        at += 24 + page
+    return wal[16:24], page, frames
+
+
+def wal_by_table(disk, start):
+    """{table: (WAL frames, distinct pages)} written since `start`, what
+    wal_frames returned then: the frames of a new salt (the WAL started
+    afresh), else those past the ones it had."""
+    path = os.path.join(disk, "edgemon.db")
+    salt, page, frames = wal_frames(disk)
+    if salt == start[0]:
+        frames = frames[len(start[2]):]
+    db = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    try:
+        owner = {p: n for n, p in db.execute("SELECT name, pageno FROM dbstat")}
+    finally:
+        db.close()
+    # With auto_vacuum, page 2 and every (page / 5 + 1)th page after it.
+    ptrmap_every = page // 5 + 1
+    writes, pages = {}, {}
+    for p in frames:
+        name = owner.get(p, "ptrmap" if p >= 2 and (p - 2) % ptrmap_every == 0 else "free")
+        writes[name] = writes.get(name, 0) + 1
+        pages.setdefault(name, set()).add(p)
+    return {n: (writes[n], len(pages[n])) for n in writes}
+
+
 CHECKPOINT_LOCK = threading.Lock()
 
 
@@ -134,7 +183,7 @@ def wait_for_minute(minute):
 def measure(build, seconds, commit_interval_ms=None, seed=None, keys=(), root=None,
             start_minute=None):
     """(bytes written per day, of them by checkpointing the window's WAL,
-    store bytes grown per day, bytes a frame)"""
+    store bytes grown per day, bytes a frame, the window's WAL by table)"""
     disk = tempfile.mkdtemp(prefix="edgemon-flash-", dir="/var/tmp")
     run = tempfile.mkdtemp(prefix="edgemon-flash-", dir="/dev/shm")
     try:
@@ -166,10 +215,12 @@ def measure(build, seconds, commit_interval_ms=None, seed=None, keys=(), root=No
         if start_minute is not None:
             wait_for_minute(start_minute)
         checkpoint_bytes(disk)  # what start-up left in the WAL is not the window's
+        wal0 = wal_frames(disk)
         w0, t0, s0 = write_bytes(p.pid), time.monotonic(), store_bytes(disk)
         seq0 = newest_seq(disk)
         time.sleep(seconds)
         w1, t1, s1 = write_bytes(p.pid), time.monotonic(), store_bytes(disk)
+        by_table = wal_by_table(disk, wal0)
         # The window's WAL pages go into the database file once, at the
         # daemon's next checkpoint (every 8192 pages): counted here, so a
         # window without one is not flattered.
@@ -177,7 +228,8 @@ def measure(build, seconds, commit_interval_ms=None, seed=None, keys=(), root=No
         p.terminate()
         p.wait(timeout=30)
         day = 86400 / (t1 - t0)
-        return ((w1 - w0 + ck) * day, ck * day, (s1 - s0) * day, frame_bytes(disk, seq0))
+        return ((w1 - w0 + ck) * day, ck * day, (s1 - s0) * day, frame_bytes(disk, seq0),
+                by_table)
     finally:
         shutil.rmtree(disk, ignore_errors=True)
         shutil.rmtree(run, ignore_errors=True)
@@ -233,11 +285,18 @@ def run(a, root):
     with concurrent.futures.ThreadPoolExecutor(max_workers=len(runs)) as pool:
         results = list(pool.map(lambda r: measure(r[0], a.seconds, r[1], seed, keys, root,
                                                   a.start_minute), runs))
-    for (b, ms), (written, checkpoint, grown, per_frame) in zip(runs, results):
+    for (b, ms), (written, checkpoint, grown, per_frame, _) in zip(runs, results):
         every = "default" if ms is None else f"{ms / 1000:g} s"
         print(f"{b:<32} {every:>12} {written / (1 << 20):>20.1f} "
               f"{checkpoint / (1 << 20):>17.1f} {grown / (1 << 20):>18.1f} "
               f"{per_frame:>10.0f}", flush=True)
+    print("\nthe window's WAL frames by table (distinct pages):")
+    for (b, ms), result in zip(runs, results):
+        every = "" if ms is None else f" at {ms / 1000:g} s"
+        parts = sorted(result[4].items(), key=lambda kv: -kv[1][0])
+        total = sum(w for w, _ in result[4].values())
+        print(f"  {b}{every}: {total} frames: " +
+              ", ".join(f"{n} {w} ({d})" for n, (w, d) in parts), flush=True)
     if seed:
         shutil.rmtree(os.path.dirname(seed), ignore_errors=True)
 
