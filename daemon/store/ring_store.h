@@ -287,11 +287,12 @@
 //      frames (I6) or expired them by expire_step (I5; not with every long
 //      batch's expiry: each drop rewrites the head of frame_bases), the
 //      bases older than the one the oldest version-2 frame needs are
-//      deleted (none while no version-2 frame is among the oldest 512). Frame rows are still never
-//      rewritten, and frames written before schema 10 stay version 1. A reader decodes through
-//      FrameReader (ring_store_impl.h); a frame whose base is missing is a frame that does not
-//      decode (I14). The writer keeps the current base in memory and takes a new one into it only
-//      once its transaction commits.
+//      deleted (none while no version-2 frame is among the oldest 512).
+//      Frame rows are still never rewritten, and frames written before
+//      schema 10 stay version 1. A reader decodes through FrameReader
+//      (ring_store_impl.h); a frame whose base is missing is a frame that
+//      does not decode (I14). The writer keeps the current base in memory
+//      and takes a new one into it only once its transaction commits.
 //  10. Files are never deleted. A file that is not an edgemon store (not
 //      SQLite, fails quick_check, foreign application_id or schema) is an
 //      error from Open(); with recreate_bad it is renamed (with its -wal and
