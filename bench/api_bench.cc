@@ -41,6 +41,7 @@
 #include <filesystem>
 #include <fstream>
 #include <mutex>
+#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -449,15 +450,36 @@ int64_t NewestSeq(const std::string& db) {
   return seq;
 }
 
+// The CPU time process `pid` has used, in clock ticks (-1 unreadable).
+long CpuTicks(pid_t pid) {
+  std::ifstream f("/proc/" + std::to_string(pid) + "/stat");
+  std::string stat((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+  const size_t name_end = stat.rfind(')');
+  if (name_end == std::string::npos) return -1;
+  std::istringstream fields(stat.substr(name_end + 1));
+  std::string field;
+  long ticks = 0;
+  for (int i = 3; i <= 15 && fields >> field; ++i) {
+    if (i >= 14) ticks += std::atol(field.c_str());  // utime, stime
+  }
+  return ticks;
+}
+
 // Waits (up to `wait`) until a daemon started on `db` has committed a frame
-// past `seq`: its first commit, which expires what the retention no longer
-// holds and writes what start-up found, is behind it, so the calls that
-// follow meet an idle daemon.
-void WaitForFirstCommit(const std::string& db, int64_t seq, std::chrono::seconds wait) {
+// past `seq` (its first commit, which expires what the retention no longer
+// holds and writes what start-up found) and then used at most a tick of CPU
+// in half a second (the checkpoint after such a commit is done), so the
+// calls that follow meet an idle daemon.
+void WaitUntilIdle(const std::string& db, int64_t seq, pid_t pid, std::chrono::seconds wait) {
   const auto deadline = Clock::now() + wait;
   while (NewestSeq(db) <= seq && Clock::now() < deadline)
     std::this_thread::sleep_for(std::chrono::milliseconds(200));
-  std::this_thread::sleep_for(std::chrono::seconds(1));
+  for (long before = CpuTicks(pid); Clock::now() < deadline;) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(500));
+    const long now = CpuTicks(pid);
+    if (now >= 0 && now - before <= 1) break;
+    before = now;
+  }
 }
 
 // Starts edgemond with `args` and waits up to `wait` for its API on `sock`.
@@ -559,7 +581,7 @@ int main(int argc, char** argv) {
                      "--interval-ms", "1000", "--energy-rate-hz", "0", "--log-level", "warn"},
                     sock, std::chrono::minutes(3), pid);
     if (!client) return 1;
-    WaitForFirstCommit(store, seq, std::chrono::seconds(60));
+    WaitUntilIdle(store, seq, pid, std::chrono::seconds(60));
     SummaryLatency(*client, 20, RangesHeld(year_days),
                    "Summarize through edgemond, one call at a time on an idle daemon");
     kill(pid, SIGTERM);
