@@ -41,7 +41,6 @@ import argparse
 import concurrent.futures
 import contextlib
 import os
-import resource
 import shutil
 import sqlite3
 import subprocess
@@ -151,8 +150,10 @@ CHECKPOINT_LOCK = threading.Lock()
 def checkpoint_bytes(disk):
     """Bytes a checkpoint of the store's WAL writes into the database file
     now: the pages the WAL holds, each once, as edgemond's own checkpoint
-    would copy them. Run in a child process (one at a time), so its
-    write_bytes are its own (ru_oublock of the children reaped). A PASSIVE
+    would copy them. Run in a child process, reaped with wait4 so that its
+    write_bytes are its own (ru_oublock of the children reaped so far would
+    also count a daemon another thread stops meanwhile: an hour's writes of
+    one daemon charged to another's checkpoint). A PASSIVE
     checkpoint stops at the oldest snapshot a reader of the daemon's holds:
     the child tries again until every frame of the WAL is in the database
     file, else what the window's start left behind would be counted at its
@@ -166,11 +167,12 @@ def checkpoint_bytes(disk):
             "    time.sleep(0.1)\n"
             "sys.exit(f'the checkpoint stopped at frame {done} of {log}')\n")
     with CHECKPOINT_LOCK:
-        before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_oublock
-        subprocess.run([sys.executable, "-c", code, os.path.join(disk, "edgemon.db")],
-                       check=True)
-        os.sync()  # what the child wrote reaches storage under its name
-        return (resource.getrusage(resource.RUSAGE_CHILDREN).ru_oublock - before) * 512
+        child = subprocess.Popen([sys.executable, "-c", code, os.path.join(disk, "edgemon.db")])
+        _, status, usage = os.wait4(child.pid, 0)
+        child.returncode = os.waitstatus_to_exitcode(status)
+        if child.returncode:
+            raise subprocess.CalledProcessError(child.returncode, child.args)
+        return usage.ru_oublock * 512
 
 
 def wait_for_minute(minute):
