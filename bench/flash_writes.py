@@ -26,13 +26,16 @@ the daemon's write_bytes. The last column is the
 bytes a frame's row data took, as written in the run.
 
 After the table, where each daemon's window went: the WAL frames it wrote
-in the window (those after the window's first checkpoint) by the table or index their page belongs to at the window's end (dbstat),
-each with how many distinct pages they were: what a checkpoint copies.
+in the window (those after the window's first checkpoint) by the table or
+index their page belongs to at the window's end (dbstat), each with how
+many distinct pages they were: what a checkpoint copies.
 "ptrmap" pages are the pointer map's (auto_vacuum), and "free" pages
 belong to no table at the end (on the free list: emptied in the window).
 
 --start-minute M waits after start-up until the wall clock's next minute M
-before the window opens. edgemond writes its closed rollup periods with
+at least six minutes on (past each daemon's first commit, so that an hourly
+expiry of a whole hour of frames falls inside an hour's window) before the
+window opens. edgemond writes its closed rollup periods with
 the first commit after each hour (five-minute commits): a window of 3600 s
 that opens at :07 holds one such write of a whole hour's periods, where a
 window that opens at start-up holds a write of only the periods since.
@@ -175,18 +178,24 @@ def checkpoint_bytes(disk):
         return usage.ru_oublock * 512
 
 
-def wait_for_minute(minute):
-    """Sleeps until the wall clock's next minute `minute` (0 to 59)."""
-    now = time.time()
-    hour = now - now % 3600
+# The window opens this long after the daemons start at the earliest: past
+# their first commit (five minutes at the automatic interval), with which a
+# daemon that expires frames once an hour runs its first expiry (of only
+# the frames the store's copy aged meanwhile); its next, of a whole hour of
+# frames, then falls inside an hour's window.
+FIRST_COMMIT_S = 360
+
+
+def next_minute(minute, not_before):
+    """The wall clock's first minute `minute` (0 to 59) at or after the
+    time `not_before`."""
+    hour = not_before - not_before % 3600
     at = hour + minute * 60
-    if at <= now:
-        at += 3600
-    time.sleep(at - now)
+    return at if at >= not_before else at + 3600
 
 
 def measure(build, seconds, commit_interval_ms=None, seed=None, keys=(), root=None,
-            start_minute=None):
+            opens_at=None):
     """(bytes written per day, of them by checkpointing the window's WAL,
     store bytes grown per day, bytes a frame, the window's WAL by table)"""
     disk = tempfile.mkdtemp(prefix="edgemon-flash-", dir="/var/tmp")
@@ -217,8 +226,8 @@ def measure(build, seconds, commit_interval_ms=None, seed=None, keys=(), root=No
         while not os.path.exists(sock) and time.monotonic() < deadline and p.poll() is None:
             time.sleep(0.2)
         time.sleep(6)  # past start-up and the first commit
-        if start_minute is not None:
-            wait_for_minute(start_minute)
+        if opens_at is not None:
+            time.sleep(max(0.0, opens_at - time.time()))
         checkpoint_bytes(disk)  # what start-up left in the WAL is not the window's
         wal0 = wal_frames(disk)
         w0, t0, s0 = write_bytes(p.pid), time.monotonic(), store_bytes(disk)
@@ -293,9 +302,13 @@ def run(a, root):
     # Every daemon at once, for the same window: what a daemon writes
     # depends on when it falls (the hourly writes, the kernel's writeback).
     runs = [(b, ms) for b in a.builds for ms in intervals]
+    opens_at = None
+    if a.start_minute is not None:
+        opens_at = next_minute(a.start_minute, time.time() + FIRST_COMMIT_S)
+        print("the window opens at " + time.strftime("%H:%M", time.localtime(opens_at)))
     with concurrent.futures.ThreadPoolExecutor(max_workers=len(runs)) as pool:
         results = list(pool.map(lambda r: measure(r[0], a.seconds, r[1], seed, keys, root,
-                                                  a.start_minute), runs))
+                                                  opens_at), runs))
     for (b, ms), (written, checkpoint, grown, per_frame, _) in zip(runs, results):
         every = "default" if ms is None else f"{ms / 1000:g} s"
         print(f"{b:<32} {every:>12} {written / (1 << 20):>20.1f} "
