@@ -275,11 +275,6 @@ Status RingStore::Impl::TryCommit(Deltas& d) {
     }
     // Frames (I2: in seq order, as carried; I17: against their base).
     if (Status e = InsertFrames(d); !e.ok()) return e;
-    // A batch older than the retention itself (a short retention, a
-    // long batch): its own expired frames (nothing else is left to go).
-    if (expire != ExpireRun::kNo) {
-      if (Status e = ExpireFrames(expire, d); !e.ok()) return e;
-    }
     std::optional<int64_t> newest = batch_.empty() ? newest_rt_ : batch_.back().realtime_ns;
     for (const auto& j : pending_jumps_) {
       sql::Stmt s(*w_,
@@ -291,6 +286,12 @@ Status RingStore::Impl::TryCommit(Deltas& d) {
     for (uint64_t b : pending_boots_) {
       sql::Stmt s(*w_, "INSERT OR IGNORE INTO boots(first_seq) VALUES(?1)");
       if (Status e = s.Bind(1, static_cast<int64_t>(b)).Run(); !e.ok()) return e;
+    }
+    // A batch older than the retention itself (a short retention, a long
+    // batch): its own expired frames, and the boot rows of segments it
+    // emptied (nothing else is left to go).
+    if (expire != ExpireRun::kNo) {
+      if (Status e = ExpireFrames(expire, d); !e.ok()) return e;
     }
     // (I7) closed rollup periods, merged into rows a clock step may have
     // revisited; once frames were trimmed for size (I6), whatever is held back.
