@@ -1437,6 +1437,18 @@ std::string RollupTables(const std::string& path);  // every rollup and span row
 // (values keyed by channel first), here one whose migration stopped after
 // its first day, keeps every row, and its spans' totals read the same,
 // whether every channel is asked or one.
+// Checkpoints the store at `path` whole, so that its WAL starts afresh.
+void CheckpointWhole(const std::string& path) {
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+  sqlite3_stmt* st = nullptr;
+  ASSERT_EQ(sqlite3_prepare_v2(db, "PRAGMA wal_checkpoint(TRUNCATE)", -1, &st, nullptr), SQLITE_OK);
+  ASSERT_EQ(sqlite3_step(st), SQLITE_ROW);
+  EXPECT_EQ(sqlite3_column_int(st, 0), 0) << "the checkpoint was blocked";
+  sqlite3_finalize(st);
+  sqlite3_close(db);
+}
+
 // The pages of table `name` (every page for null) that frames of the WAL
 // at `path` (those of its current salt) write.
 std::set<uint32_t> WalPagesOf(const std::string& path, const char* name) {
@@ -1491,17 +1503,7 @@ TEST(RingStore, AnHoursBlockRowsOfEveryChannelGoIntoAFewPages) {
     ASSERT_NE(s->Append(MakeFrame(t, BigValues(inv, static_cast<uint64_t>(i), rng))), 0u);
   }
   ASSERT_TRUE(s->Flush().ok());
-  {
-    sqlite3* db = nullptr;
-    ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
-    sqlite3_stmt* st = nullptr;
-    ASSERT_EQ(sqlite3_prepare_v2(db, "PRAGMA wal_checkpoint(TRUNCATE)", -1, &st, nullptr),
-              SQLITE_OK);
-    ASSERT_EQ(sqlite3_step(st), SQLITE_ROW);
-    EXPECT_EQ(sqlite3_column_int(st, 0), 0) << "the checkpoint was blocked";
-    sqlite3_finalize(st);
-    sqlite3_close(db);
-  }
+  CheckpointWhole(path);
   // The rest of its first hour, and a frame after it: the block closes.
   for (int i = 0; i <= 58; ++i, t += kMinute) {
     ASSERT_NE(s->Append(MakeFrame(t, BigValues(inv, static_cast<uint64_t>(i), rng))), 0u);
@@ -1517,18 +1519,6 @@ TEST(RingStore, AnHoursBlockRowsOfEveryChannelGoIntoAFewPages) {
 }
 
 std::vector<int64_t> ReadInts(const std::string& path, const char* sql);  // below
-
-// Checkpoints the store at `path` whole, so that its WAL starts afresh.
-void CheckpointWhole(const std::string& path) {
-  sqlite3* db = nullptr;
-  ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
-  sqlite3_stmt* st = nullptr;
-  ASSERT_EQ(sqlite3_prepare_v2(db, "PRAGMA wal_checkpoint(TRUNCATE)", -1, &st, nullptr), SQLITE_OK);
-  ASSERT_EQ(sqlite3_step(st), SQLITE_ROW);
-  EXPECT_EQ(sqlite3_column_int(st, 0), 0) << "the checkpoint was blocked";
-  sqlite3_finalize(st);
-  sqlite3_close(db);
-}
 
 // (I5) A long batch on a store past its raw retention: the frames that
 // expire go before its rows, which take the pages they free in the same
