@@ -1432,11 +1432,6 @@ TEST(RingStore, ASchema8StoreAtItsCapMigratesAndEndsUnderIt) {
 
 std::string RollupTables(const std::string& path);  // every rollup and span row, below
 
-// Schema 11 keys the clock values by level and time first, so that a
-// period's values for every clock are written together: a schema-10 store
-// (values keyed by channel first), here one whose migration stopped after
-// its first day, keeps every row, and its spans' totals read the same,
-// whether every channel is asked or one.
 // Checkpoints the store at `path` whole, so that its WAL starts afresh.
 void CheckpointWhole(const std::string& path) {
   sqlite3* db = nullptr;
@@ -2036,6 +2031,11 @@ TEST(RingStore, ARollupRowThatDoesNotUnpackReadsAsMissing) {
   ASSERT_TRUE(s->Close().ok());
 }
 
+// Schema 11 keys the clock values by level and time first, so that a
+// period's values for every clock are written together: a schema-10 store
+// (values keyed by channel first), here one whose migration stopped after
+// its first day, keeps every row, and its spans' totals read the same,
+// whether every channel is asked or one.
 TEST(RingStore, ASchema10StoreKeepsEveryClockValueUnderTheTimeKey) {
   TempDir dir;
   const auto path = dir.File("v10.db");
