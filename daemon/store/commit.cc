@@ -35,13 +35,14 @@ int64_t RingStore::Impl::EstimatePages() const {
       bytes += kRollupRowBytes * (2 + static_cast<int64_t>(r.values.size()));
     }
   }
-  // (I15) A block closed by them: a stats row per channel, clock values.
+  // (I15) A block, day and month closed by them: a stats row per channel,
+  // clock values.
   if (rollup && !pending_spans_.empty()) {
-    int64_t rows = 2 * static_cast<int64_t>(chans_.size());
+    int64_t rows = static_cast<int64_t>(chans_.size());
     for (const auto& c : chans_) {
       if (IsClock(c.desc)) rows += static_cast<int64_t>(internal::kMaxBlockValues);
     }
-    bytes += kRollupRowBytes * rows;
+    bytes += kRollupRowBytes * rows * kTopSpanLevel;
   }
   for (size_t id = 1; id < chans_.size(); ++id) {
     if (chans_[id].dirty) bytes += 400;
@@ -199,8 +200,9 @@ Status RingStore::Impl::Commit() {
     rollup_seq_ = pending_rollup_seq_;
   }
   if (d.expired_at_bt) expired_at_bt_ = d.expired_at_bt;
-  if (d.blocks_through) blocks_through_ns_ = *d.blocks_through;
-  if (d.days_through) days_through_ns_ = *d.days_through;
+  for (int level = 1; level <= kTopSpanLevel; ++level) {
+    if (d.spans_through[level]) spans_through_ns_[level] = *d.spans_through[level];
+  }
   rollup_floor_ns_ = d.rollup_floor;
   for (auto& c : chans_) c.dirty = false;
   if (d.channels_version) channels_version_ = *d.channels_version;
@@ -632,12 +634,12 @@ Status RingStore::Impl::WriteSpans(Deltas& d) {
   if (pending_spans_.empty()) return Status::Ok();
   // Blocks before the newest period's block are closed: no frame can fall
   // into them any more (stored time never goes back, I11); so are the days
-  // before its day.
+  // before its day and the months before its month (written after the days
+  // they are read from).
   for (int level = 1; level <= kTopSpanLevel; ++level) {
-    const bool blocks = level == 1;
     const int64_t len = SpanLength(options_.rollup_period_ns, level);
     const int64_t open = FloorToMultiple(pending_spans_.back().t_ns, len);
-    const int64_t through = blocks ? blocks_through_ns_ : days_through_ns_;
+    const int64_t through = spans_through_ns_[level];
     int64_t from = through;
     while (from < open) {
       sql::Stmt s(*w_,
@@ -654,45 +656,62 @@ Status RingStore::Impl::WriteSpans(Deltas& d) {
       from = AddSaturating(t, len);
     }
     if (open > through) {
-      if (Status e = WriteMeta(blocks ? "blocks_through_ns" : "days_through_ns", open); !e.ok()) {
-        return e;
-      }
-      (blocks ? d.blocks_through : d.days_through) = open;
+      if (Status e = WriteMeta(internal::SpanThroughKey(level), open); !e.ok()) return e;
+      d.spans_through[level] = open;
     }
   }
   return Status::Ok();
 }
 
 // (I15) One block's or day's rows from its periods' spans, rollup rows and
-// values.
+// values; one month's from its days' spans, span_stats and values, or none
+// (a month before meta.spans_from_ns, or with a period whose day has no
+// row, is read by day).
 Status RingStore::Impl::WriteLevelSpan(int level, int64_t block_ns) {
   const int64_t len = SpanLength(options_.rollup_period_ns, level);
   const int64_t end = AddSaturating(block_ns, len);
+  const bool month = level == 3;
+  const int64_t parts = month ? 2 : 0;  // the level it is written from
+  const int64_t part_len = SpanLength(options_.rollup_period_ns, static_cast<int>(parts));
+  if (month) {
+    sql::Stmt m(*w_, "SELECT value FROM meta WHERE key = 'spans_from_ns'");
+    if (m.Step() && block_ns < m.Int(0)) return Status::Ok();
+    if (m.failed()) return m.status();
+  }
   internal::SpanAgg agg;
   {
     sql::Stmt s(*w_,
                 "SELECT span_ns, frames, first_seq, first_ns, last_seq, last_ns, holes, "
-                "max_step_ns, bad FROM spans WHERE level = 0 AND t_ns >= ?1 AND t_ns < ?2 "
+                "max_step_ns, bad FROM spans WHERE level = ?3 AND t_ns >= ?1 AND t_ns < ?2 "
                 "ORDER BY t_ns");
-    s.Bind(1, block_ns).Bind(2, end);
+    s.Bind(1, block_ns).Bind(2, end).Bind(3, parts);
     while (s.Step()) {
       internal::SpanAgg p;
       internal::ReadSpanCounts(s, 1, p);
-      p.bad = static_cast<uint64_t>(s.Int(8)) + (s.Int(0) != options_.rollup_period_ns ? 1 : 0);
+      p.bad = static_cast<uint64_t>(s.Int(8)) + (s.Int(0) != part_len ? 1 : 0);
       if (agg.frames > 0 && p.frames > 0 && p.first_seq <= agg.last_seq) ++p.bad;
       agg.Merge(p);
     }
     if (s.failed()) return s.status();
   }
   if (agg.frames == 0) return Status::Ok();
+  if (month) {
+    // Every frame of its periods is in its days.
+    sql::Stmt n(*w_,
+                "SELECT coalesce(sum(frames), 0) FROM spans WHERE level = 0 AND t_ns >= ?1 "
+                "AND t_ns < ?2");
+    n.Bind(1, block_ns).Bind(2, end);
+    if (n.Step() && n.Int(0) != static_cast<int64_t>(agg.frames)) return Status::Ok();
+    if (n.failed()) return n.status();
+  }
   // Clock values: a block with too many distinct ones is not described.
   // (Only clock channels have period values; one pass over the block's.)
   if (agg.bad == 0) {
     sql::Stmt n(*w_,
                 "SELECT count(DISTINCT value) AS n FROM span_values "
-                "WHERE level = 0 AND t_ns >= ?1 AND t_ns < ?2 GROUP BY channel ORDER BY n DESC "
+                "WHERE level = ?3 AND t_ns >= ?1 AND t_ns < ?2 GROUP BY channel ORDER BY n DESC "
                 "LIMIT 1");
-    n.Bind(1, block_ns).Bind(2, end);
+    n.Bind(1, block_ns).Bind(2, end).Bind(3, parts);
     if (n.Step() && n.Int(0) > static_cast<int64_t>(internal::kMaxBlockValues)) ++agg.bad;
     if (n.failed()) return n.status();
   }
@@ -706,7 +725,15 @@ Status RingStore::Impl::WriteLevelSpan(int level, int64_t block_ns) {
   s.Bind(6, static_cast<int64_t>(agg.last_seq)).Bind(7, agg.last_ns);
   s.Bind(8, static_cast<int64_t>(agg.holes)).Bind(9, agg.max_step_ns);
   if (Status e = s.Bind(10, static_cast<int64_t>(agg.bad)).Run(); !e.ok()) return e;
-  {
+  if (month) {
+    // Its days' rows (chunk 0, I15), every channel's at once.
+    sql::Stmt t(*w_,
+                "INSERT OR REPLACE INTO span_stats(level, chunk, channel, t_ns, count, min, max, "
+                "sum) SELECT 3, 0, channel, ?1, sum(count), min(min), max(max), total(sum) "
+                "FROM span_stats WHERE level = 2 AND chunk = 0 AND t_ns >= ?1 AND t_ns < ?2 "
+                "GROUP BY channel");
+    if (Status e = t.Bind(1, block_ns).Bind(2, end).Run(); !e.ok()) return e;
+  } else {
     // Every channel's periods of the block's chunks (I7), in one pass; sums
     // in a long double, exact where an int64 sum would be.
     std::map<uint32_t, std::pair<internal::Agg, long double>> by;
@@ -734,8 +761,8 @@ Status RingStore::Impl::WriteLevelSpan(int level, int64_t block_ns) {
     sql::Stmt v(*w_,
                 "INSERT OR REPLACE INTO span_values(level, channel, t_ns, value, count) "
                 "SELECT ?3, channel, ?1, value, sum(count) FROM span_values "
-                "WHERE level = 0 AND t_ns >= ?1 AND t_ns < ?2 GROUP BY channel, value");
-    v.Bind(3, int64_t{level});
+                "WHERE level = ?4 AND t_ns >= ?1 AND t_ns < ?2 GROUP BY channel, value");
+    v.Bind(3, int64_t{level}).Bind(4, parts);
     if (Status e = v.Bind(1, block_ns).Bind(2, end).Run(); !e.ok()) return e;
   }
   return Status::Ok();

@@ -206,8 +206,9 @@ Status RingStore::Impl::LoadState() {
       if (k == "rollup_rows") rollup_rows_ = s.Int(1);
       if (k == "rollup_seq") rollup_seq_ = static_cast<uint64_t>(s.Int(1));
       if (k == "channels_version") channels_version_ = s.Int(1);
-      if (k == "blocks_through_ns") blocks_through_ns_ = s.Int(1);
-      if (k == "days_through_ns") days_through_ns_ = s.Int(1);
+      for (int level = 1; level <= kTopSpanLevel; ++level) {
+        if (k == internal::SpanThroughKey(level)) spans_through_ns_[level] = s.Int(1);
+      }
     }
     if (s.failed()) return s.status();
   }

@@ -50,23 +50,25 @@
 //   spans(level, t_ns, span_ns,      (I15) the frames of each closed rollup
 //     frames, first_seq, first_ns,   period (level 0), of each closed block
 //     last_seq, last_ns, holes,      of kBlockPeriods periods (level 1, an
-//     max_step_ns, bad) WITHOUT      hour by default) and of each closed day
-//     ROWID                          of kDayBlocks blocks (level 2): how
-//                                    many, the
+//     max_step_ns, bad) WITHOUT      hour by default), of each closed day
+//     ROWID                          of kDayBlocks blocks (level 2) and of
+//                                    each closed month of kMonthDays days
+//                                    (level 3): how many, the
 //                                    first and last, the seqs missing between
 //                                    them, the largest realtime step between
 //                                    two frames with consecutive seqs, and
 //                                    how many were folded without their
 //                                    values or lost after folding
-//   span_stats(level, chunk,         (I15) a block's or day's min/max/sum/
-//     channel, t_ns, count, min,     count per channel, from its rollup rows
-//     max, sum)                      (a period's are its rollup rows); keyed
+//   span_stats(level, chunk,         (I15) a block's, day's or month's
+//     channel, t_ns, count, min,     min/max/sum/count per channel (a
+//     max, sum)                      period's are its rollup rows); keyed
 //                                    (level, chunk, channel, t_ns) with
 //                                    chunk the day of a block's start
-//                                    (SpanChunk), 0 for a day's row
+//                                    (SpanChunk), 0 for a day's or month's
 //   span_values(level, channel,      (I15) per clock channel (IsClock) and
-//     t_ns, value, count)            period or block: how many frames held
-//                                    each value (frequency residency); keyed
+//     t_ns, value, count)            period, block, day or month: how many
+//                                    frames held each value (frequency
+//                                    residency); keyed
 //                                    (level, t_ns, channel, value)
 //   rail_chunks(id, t_ns, end_ns,    rail samples taken at a boosted rate,
 //     count, data)                   a chunk per row (rail_samples.h); they
@@ -87,8 +89,9 @@
 // Reads. Range/Latest decode the blobs of the frames of a seq range, found
 // by bisecting the seqs for the range's times (I11). Downsample at a step of at least one rollup
 // period reads a channel's rollup rows (each in the step holding its period's start) plus the raw
-// frames after meta.rollup_seq, taking a whole day's or block's rows that fall in one step from its
-// span_stats row (I15): a year to one step reads about 365 + 2 x 23 + 2 x 59 rows; a finer step
+// frames after meta.rollup_seq, taking a whole month's, day's or block's rows that fall in one step
+// from its span_stats row (I15): a year to one step reads about 12 + 2 x 29 + 2 x 23 + 2 x 59
+// rows (365 + 2 x 23 + 2 x 59 without months); a finer step
 // scans the raw frames wherever the raw tier holds them, in seq order, decoding only the one value
 // (FindValue), and rows only for retired periods. 24 h of 1 Hz frames to 1000
 // points: ~0.2 ms from the rollup tier, ~30 ms forced from raw (store_bench).
@@ -243,19 +246,26 @@
 //      Once a period of a later block is written, the closed blocks before
 //      it are written from their periods' rows (span_stats from the rollup
 //      rows); once a period of a later day is written, the closed days
-//      likewise (level 2, from the same period rows). A closed block's or
-//      day's rollup rows never change after that (stored time never goes
-//      back, I11), so its span_stats stay the exact totals of the rollup
-//      rows in it while it is held. Rows are deleted with the rollup rows of
-//      their period (I5 retention, I6 trimming): every row starting before
-//      the cutoff, so a block or day row is held only while all of its
-//      periods' rows are. The clock values lead with (level, t_ns), so a
-//      period's values for every clock are written into a page or two, and
+//      likewise (level 2, from the same period rows); once a period of a
+//      later month is written, the closed months (level 3) from their days'
+//      rows (span_stats from the days' span_stats), but only a month that
+//      starts at or after meta.spans_from_ns and whose days' spans hold
+//      every frame its periods' spans hold (no period of it without its
+//      day's row): another month has no level-3 rows and is read by day.
+//      A closed block's, day's or month's rollup rows never change after
+//      that (stored time never goes back, I11), so its span_stats stay the
+//      exact totals of the rollup rows in it while it is held. Rows are
+//      deleted with the rollup rows of their period (I5 retention, I6
+//      trimming): every row starting before the cutoff, so a block, day or
+//      month row is held only while all of its periods' rows are. The clock values lead with
+//      (level, t_ns), so a period's values for every clock are written into a page or two, and
 //      deleted as one range per level. A block's span_stats rows lead with
 //      (level, SpanChunk: its day), so a block's rows of every channel go
 //      into that day's pages (a channel's blocks are read a day at a time);
-//      a day's rows have chunk 0, so they are kept by channel. Downsample answers a step holding
-//      whole blocks or days from their span_stats, and Summarize whole spans
+//      a day's and a month's rows have chunk 0, so they are kept by
+//      channel. Downsample answers a step holding whole blocks, days or
+//      months from their span_stats (a year's peaks read about 12 months,
+//      2 x 29 days and 2 x 23 blocks per channel), and Summarize whole spans
 //      from Spans(). A span describes exactly
 //      the frames held in [t_ns, t_ns + span_ns) when: span_ns is the current period (or block)
 //      length, t_ns >= meta.spans_from_ns (periods before the schema upgrade are not described),
@@ -359,13 +369,17 @@ inline constexpr int64_t kMaxWalPages = 8192;
 inline constexpr int64_t kBlockPeriods = 60;
 // Level-1 spans per level-2 span (I15): a day at the default period.
 inline constexpr int64_t kDayBlocks = 24;
-// The coarsest span level: 0 a period, 1 a block, 2 a day.
-inline constexpr int kTopSpanLevel = 2;
+// Level-2 spans per level-3 span (I15): 30 days at the default period, on
+// the epoch's grid (not calendar months).
+inline constexpr int64_t kMonthDays = 30;
+// The coarsest span level: 0 a period, 1 a block, 2 a day, 3 a month.
+inline constexpr int kTopSpanLevel = 3;
 // The length of a span of `level` (I15) with rollup periods of `period_ns`.
 constexpr int64_t SpanLength(int64_t period_ns, int level) {
   return level <= 0   ? period_ns
          : level == 1 ? MulSaturating(period_ns, kBlockPeriods)
-                      : MulSaturating(period_ns, kBlockPeriods * kDayBlocks);
+         : level == 2 ? MulSaturating(period_ns, kBlockPeriods * kDayBlocks)
+                      : MulSaturating(period_ns, kBlockPeriods * kDayBlocks * kMonthDays);
 }
 
 // The channels whose per-span value counts the store keeps (I15): CPU, GPU
@@ -482,8 +496,8 @@ struct ClockJump {
 };
 
 // (I15) The frames of one closed rollup period (level 0), block of
-// kBlockPeriods periods (level 1) or day of kDayBlocks blocks (level 2), as
-// the writer folded them.
+// kBlockPeriods periods (level 1), day of kDayBlocks blocks (level 2) or
+// month of kMonthDays days (level 3), as the writer folded them.
 struct Span {
   int level = 0;
   int64_t t_ns = 0;    // start

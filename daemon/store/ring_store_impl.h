@@ -22,6 +22,7 @@
 #pragma once
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <condition_variable>
 #include <deque>
@@ -146,10 +147,16 @@ constexpr int64_t RollupChunk(int64_t t_ns) {
 // (I15) Block rows (span_stats of level 1) are kept by (level, chunk,
 // channel, t_ns) with chunk = SpanChunk(1, t_ns), the day (of the epoch)
 // holding the block's start, so a block's rows of every channel go into the
-// day's few pages; days (level 2) have chunk 0, so they are kept by channel.
+// day's few pages; days (level 2) and months (level 3) have chunk 0, so
+// they are kept by channel.
 inline constexpr int64_t kSpanChunkNs = 86'400'000'000'000;
 constexpr int64_t SpanChunk(int level, int64_t t_ns) {
   return level == 1 ? FloorDiv(t_ns, kSpanChunkNs) : 0;
+}
+// (I15) The meta key of the time before which `level`'s spans (1 to
+// kTopSpanLevel) are written.
+constexpr const char* SpanThroughKey(int level) {
+  return level == 1 ? "blocks_through_ns" : level == 2 ? "days_through_ns" : "months_through_ns";
 }
 // Calls fn(chunk) for the chunks of `level`'s span_stats rows that may hold
 // one starting in [from_ns, to_ns), in order: each of up to four, else each
@@ -500,15 +507,15 @@ class RingStore::Impl {
     int64_t rollup_deleted = 0;
     int64_t rollup_trimmed = 0;
     std::optional<int64_t> channels_version;
-    size_t boots_emptied = 0;               // oldest boot segments fully expired (I5)
-    std::optional<int64_t> blocks_through;  // (I15) meta.blocks_through_ns as written
-    std::optional<int64_t> days_through;    // (I15) meta.days_through_ns as written
-    std::optional<int64_t> written_from;    // the oldest rollup, span or block row written
-    std::optional<int64_t> rollup_floor;    // rollup_floor_ns_ once committed
-    bool rollup_written = false;            // the closed periods went in (I7)
-    std::optional<int64_t> expired_at_bt;   // raw retention ran by its step at this boottime (I5)
-    std::optional<FrameBase> base;          // (I17) base_ once committed
-    int64_t stored_bytes = 0;               // the frames' blobs as written
+    size_t boots_emptied = 0;  // oldest boot segments fully expired (I5)
+    // (I15) By level (1 blocks, 2 days, 3 months): meta's SpanThroughKey as written.
+    std::array<std::optional<int64_t>, kTopSpanLevel + 1> spans_through;
+    std::optional<int64_t> written_from;   // the oldest rollup, span or block row written
+    std::optional<int64_t> rollup_floor;   // rollup_floor_ns_ once committed
+    bool rollup_written = false;           // the closed periods went in (I7)
+    std::optional<int64_t> expired_at_bt;  // raw retention ran by its step at this boottime (I5)
+    std::optional<FrameBase> base;         // (I17) base_ once committed
+    int64_t stored_bytes = 0;              // the frames' blobs as written
     void Wrote(int64_t t_ns) { written_from = std::min(written_from.value_or(t_ns), t_ns); }
   };
   Status TryCommit(Deltas& d);
@@ -713,9 +720,14 @@ class RingStore::Impl {
     std::vector<std::tuple<uint32_t, int64_t, uint64_t>> values;  // (channel, value, count)
   };
   std::vector<SpanRow> pending_spans_;
-  int64_t blocks_through_ns_ = INT64_MIN;  // as stored (meta.blocks_through_ns)
-  int64_t days_through_ns_ = INT64_MIN;    // as stored (meta.days_through_ns)
-  uint64_t pending_rollup_seq_ = 0;        // rollup_seq once pending_rollup_ is written
+  // (I15) By level: the spans before it are written (meta's SpanThroughKey).
+  std::array<int64_t, kTopSpanLevel + 1> spans_through_ns_ = MinThrough();
+  static constexpr std::array<int64_t, kTopSpanLevel + 1> MinThrough() {
+    std::array<int64_t, kTopSpanLevel + 1> a{};
+    a.fill(INT64_MIN);
+    return a;
+  }
+  uint64_t pending_rollup_seq_ = 0;  // rollup_seq once pending_rollup_ is written
   bool rollup_dirty_ = false;
   // (I5) No rollup, span or block row is older than this (they sit on the
   // period grid, and DeleteRollup took every row before the last cutoff):

@@ -348,41 +348,26 @@ TEST(SpanSummary, DaysGiveTheFiguresOfEveryFrame) {
   CompareRanges(*s, kT0 - 600 * kSec, w.rt + 120 * kSec, w.rt + kSec, 80, kStep);
 }
 
-// Downsample at steps holding whole blocks and days (answered from their
-// span_stats rows) against the same history at the rollup period's step
+// Downsample at steps holding whole blocks, days and months (answered from
+// their span_stats rows) against the same history at a step of `fine`
 // (every row read), folded into the coarser steps: the same counts,
-// extremes, dates and averages; ranges that start and end anywhere, some
-// older than the raw tier.
-TEST(SpanSummary, CoarseDownsampleFromDaysAndBlocksMatchesEveryRow) {
-  testing::TempTree tmp;
-  const std::string path = tmp.root() + "/coarse.db";
-  store::RingStoreOptions o;
-  o.raw_retention_ns = 20 * 3600 * kSec;  // the first day and a half: rows only
-  auto st = store::RingStore::Open(path, o);
-  ASSERT_TRUE(st.ok());
-  auto& s = **st;
-  s.SetInventory(TestInventory());
-  Writer w;
-  w.Write(s, 14000, 10 * kSec);
-  w.rt += 7200 * kSec;
-  w.bt += 7200 * kSec;
-  w.Write(s, 9000, 10 * kSec);
-  ASSERT_TRUE(s.Flush().ok());
-  constexpr int64_t kPeriod = 60 * kSec;
+// extremes, dates and averages; `n` ranges in [lo, hi) that start and end
+// anywhere, at `steps` in turn (0: the whole range in one step).
+void CoarseDownsampleMatchesEveryRow(store::RingStore& s, int64_t lo, int64_t hi, int64_t fine,
+                                     const std::vector<int64_t>& steps, int n) {
+  const int64_t kPeriod = s.rollup_period_ns();
   const std::vector<std::string> keys = {"rail/VIN/power", "thermal/CPU-therm/temp",
                                          "gpu/gpu/load"};
   std::mt19937_64 rng(5);
-  const int64_t lo = kT0 - 3600 * kSec, hi = w.rt + 600 * kSec;
   int from_totals = 0;
-  for (int i = 0; i < 60; ++i) {
+  for (int i = 0; i < n; ++i) {
     int64_t a = lo + static_cast<int64_t>(rng() % static_cast<uint64_t>(hi - lo));
     int64_t b = lo + static_cast<int64_t>(rng() % static_cast<uint64_t>(hi - lo));
     if (a > b) std::swap(a, b);
     if (b - a < kPeriod) continue;
-    const int64_t steps[] = {3600 * kSec, 4 * 3600 * kSec, 86400 * kSec,
-                             (b - a) / kPeriod * kPeriod + kPeriod};
-    const int64_t step = steps[i % 4];
-    from_totals += step >= 3600 * kSec;
+    int64_t step = steps[static_cast<size_t>(i) % steps.size()];
+    if (step == 0) step = (b - a) / kPeriod * kPeriod + kPeriod;
+    from_totals += step >= store::SpanLength(kPeriod, 1);
     // Every key in one read: the buckets of one call per key.
     auto each = s.DownsampleEach(keys, a, b, step);
     ASSERT_TRUE(each.ok()) << each.status().message();
@@ -403,12 +388,12 @@ TEST(SpanSummary, CoarseDownsampleFromDaysAndBlocksMatchesEveryRow) {
       const std::string what = key + " " + std::to_string(a) + " .. " + std::to_string(b) +
                                " step " + std::to_string(step / kSec) + " s";
       auto coarse = s.Downsample(key, a, b, step);
-      auto fine = s.Downsample(key, a, b, kPeriod);
-      ASSERT_TRUE(coarse.ok() && fine.ok()) << what;
+      auto folded = s.Downsample(key, a, b, fine);
+      ASSERT_TRUE(coarse.ok() && folded.ok()) << what;
       // The fine buckets folded into the coarse steps.
       std::map<int64_t, Bucket> want;
       std::map<int64_t, double> sums;
-      for (const Bucket& f : *fine) {
+      for (const Bucket& f : *folded) {
         const int64_t k = (f.t_ns - a) / step;
         auto [it, added] = want.emplace(k, f);
         if (!added) {
@@ -432,7 +417,154 @@ TEST(SpanSummary, CoarseDownsampleFromDaysAndBlocksMatchesEveryRow) {
       }
     }
   }
-  EXPECT_GT(from_totals, 30);
+  EXPECT_GT(from_totals, n / 2);
+}
+
+TEST(SpanSummary, CoarseDownsampleFromDaysAndBlocksMatchesEveryRow) {
+  testing::TempTree tmp;
+  const std::string path = tmp.root() + "/coarse.db";
+  store::RingStoreOptions o;
+  o.raw_retention_ns = 20 * 3600 * kSec;  // the first day and a half: rows only
+  auto st = store::RingStore::Open(path, o);
+  ASSERT_TRUE(st.ok());
+  auto& s = **st;
+  s.SetInventory(TestInventory());
+  Writer w;
+  w.Write(s, 14000, 10 * kSec);
+  w.rt += 7200 * kSec;
+  w.bt += 7200 * kSec;
+  w.Write(s, 9000, 10 * kSec);
+  ASSERT_TRUE(s.Flush().ok());
+  CoarseDownsampleMatchesEveryRow(s, kT0 - 3600 * kSec, w.rt + 600 * kSec, 60 * kSec,
+                                  {3600 * kSec, 4 * 3600 * kSec, 86400 * kSec, 0}, 60);
+}
+
+// The rows of `level` in spans and in span_stats (one per channel).
+std::pair<int64_t, int64_t> LevelRows(const std::string& path, int level) {
+  sqlite3* db = nullptr;
+  EXPECT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+  std::pair<int64_t, int64_t> n{-1, -1};
+  for (int k = 0; k < 2; ++k) {
+    sqlite3_stmt* q = nullptr;
+    EXPECT_EQ(sqlite3_prepare_v2(db,
+                                 k == 0 ? "SELECT count(*) FROM spans WHERE level = ?1"
+                                        : "SELECT count(*) FROM span_stats WHERE level = ?1",
+                                 -1, &q, nullptr),
+              SQLITE_OK);
+    sqlite3_bind_int(q, 1, level);
+    if (sqlite3_step(q) == SQLITE_ROW) (k == 0 ? n.first : n.second) = sqlite3_column_int64(q, 0);
+    sqlite3_finalize(q);
+  }
+  sqlite3_close(db);
+  return n;
+}
+
+// Months (level 3), here of 12 h (1 s periods, days of 1440 s): frames 5 s
+// apart over two and a half months, with a gap, seq holes and a restart.
+// Summaries from months, days, blocks and periods give the figures of every
+// frame, and Downsample at steps holding whole months (some ranges older
+// than the raw tier) those of every row.
+TEST(SpanSummary, MonthsGiveTheFiguresOfEveryFrameAndRow) {
+  testing::TempTree tmp;
+  const std::string path = tmp.root() + "/months.db";
+  constexpr int64_t kStep = 5 * kSec;
+  store::RingStoreOptions o;
+  o.rollup_period_ns = kSec;
+  const int64_t month = store::SpanLength(o.rollup_period_ns, 3);
+  ASSERT_EQ(month, 43200 * kSec);
+  Writer w;
+  {
+    auto s = Open(path, o);
+    ASSERT_TRUE(s);
+    w.Write(*s, 9000, kStep);
+    w.rt += 3000 * kSec;  // the daemon stopped
+    w.bt += 3000 * kSec;
+    w.seq += 9;
+    w.Write(*s, 4000, kStep);
+    ASSERT_TRUE(s->Close().ok());
+  }
+  auto s = Open(path, o);
+  ASSERT_TRUE(s);
+  w.Write(*s, 9000, kStep);
+  ASSERT_TRUE(s->Flush().ok());
+  auto spans = s->Spans(kT0, w.rt, 3 * kStep / 2);
+  ASSERT_TRUE(spans.ok());
+  int months = 0;
+  for (const auto& sp : *spans) {
+    months += sp.level == 3;
+    if (sp.level == 3) {
+      EXPECT_EQ(sp.end_ns - sp.t_ns, month);
+    }
+  }
+  EXPECT_GE(months, 1);
+  const auto [spans3, stats3] = LevelRows(path, 3);
+  EXPECT_GE(spans3, 2);
+  EXPECT_EQ(stats3, spans3 * 8);  // a row per channel
+  CompareRanges(*s, kT0 - 600 * kSec, w.rt + 120 * kSec, w.rt + kSec, 80, kStep);
+  ASSERT_TRUE(s->Close().ok());
+  // The first 15 hours as rows only.
+  o.raw_retention_ns = 16 * 3600 * kSec;
+  auto r = Open(path, o);
+  ASSERT_TRUE(r);
+  w.Write(*r, 10, kStep);
+  ASSERT_TRUE(r->Flush().ok());
+  CoarseDownsampleMatchesEveryRow(*r, kT0 - 3600 * kSec, w.rt + 600 * kSec, kStep,
+                                  {month, 2 * month, 0}, 45);
+}
+
+// A month with a period whose day has no row (here deleted) is not written:
+// its days answer for it, and the same figures come out.
+TEST(SpanSummary, AMonthMissingADaysRowIsReadByDay) {
+  testing::TempTree tmp;
+  const std::string path = tmp.root() + "/gap.db";
+  constexpr int64_t kStep = 5 * kSec;
+  store::RingStoreOptions o;
+  o.rollup_period_ns = kSec;
+  o.raw_retention_ns = 8 * 3600 * kSec;
+  const int64_t month = store::SpanLength(o.rollup_period_ns, 3);
+  const int64_t day = store::SpanLength(o.rollup_period_ns, 2);
+  Writer w;
+  {
+    auto s = Open(path, o);
+    ASSERT_TRUE(s);
+    // 100 min: days closed in the first month, not the month (kT0 is 10 h
+    // 13 min into it).
+    w.Write(*s, 1200, kStep);
+    ASSERT_TRUE(s->Close().ok());
+  }
+  ASSERT_EQ(LevelRows(path, 3).first, 0);
+  // A whole closed day of the first month loses its row.
+  const int64_t gone = (kT0 / day + 2) * day;
+  ASSERT_EQ(gone / month, kT0 / month);
+  ASSERT_LT(gone + day, w.rt - day);
+  {
+    sqlite3* db = nullptr;
+    ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+    const std::string sql =
+        "DELETE FROM spans WHERE level = 2 AND t_ns = " + std::to_string(gone) +
+        "; DELETE FROM span_stats WHERE level = 2 AND t_ns = " + std::to_string(gone) + ";";
+    ASSERT_EQ(sqlite3_exec(db, sql.c_str(), nullptr, nullptr, nullptr), SQLITE_OK);
+    ASSERT_EQ(sqlite3_changes(db), 8);
+    sqlite3_close(db);
+  }
+  auto s = Open(path, o);
+  ASSERT_TRUE(s);
+  w.Write(*s, 14000, kStep);  // into the third month
+  ASSERT_TRUE(s->Flush().ok());
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+  sqlite3_stmt* q = nullptr;
+  ASSERT_EQ(sqlite3_prepare_v2(db, "SELECT t_ns FROM spans WHERE level = 3 ORDER BY t_ns", -1, &q,
+                               nullptr),
+            SQLITE_OK);
+  std::vector<int64_t> months;
+  while (sqlite3_step(q) == SQLITE_ROW) months.push_back(sqlite3_column_int64(q, 0));
+  sqlite3_finalize(q);
+  sqlite3_close(db);
+  // Not the first month; the second.
+  EXPECT_EQ(months, std::vector<int64_t>{(kT0 / month + 1) * month});
+  CoarseDownsampleMatchesEveryRow(*s, kT0 - 3600 * kSec, w.rt + 600 * kSec, kStep, {month, day, 0},
+                                  30);
 }
 
 }  // namespace
