@@ -488,45 +488,87 @@ Status RingStore::Impl::FoldTail(sql::Conn& c, uint32_t id, int64_t from_ns, int
   return Status::Ok();
 }
 
-// (I15) The days, then blocks between them, of channel `id` whose periods
-// all start inside [from_ns, to_ns) and in one step of a range starting at
-// from_ns: their span_stats rows, in time order, without overlap. None that
-// holds `oldest` (the raw tier's start) strictly inside it.
-Result<std::vector<RingStore::Impl::Aggregate>> RingStore::Impl::StepAggregates(
-    sql::Conn& c, uint32_t id, int64_t from_ns, int64_t to_ns, int64_t step_ns,
+// (I15) For each of `ids`: the months, then the days and blocks between
+// them, whose periods all start inside [from_ns, to_ns) and in one step of a
+// range starting at from_ns: their span_stats rows, in time order, without
+// overlap. None that holds `oldest` (the raw tier's start) strictly inside
+// it. The spans are chosen once for every channel (a span's rows are
+// written for each channel with rollup rows in it, with its spans row, and
+// deleted with it), and each run of spans of one level is read for every
+// channel in one query.
+Result<std::vector<std::vector<RingStore::Impl::Aggregate>>> RingStore::Impl::StepAggregates(
+    sql::Conn& c, const std::vector<uint32_t>& ids, int64_t from_ns, int64_t to_ns, int64_t step_ns,
     std::optional<int64_t> oldest) {
-  std::vector<Aggregate> out;
+  std::vector<std::vector<Aggregate>> out(ids.size());
   const int64_t period = options_.rollup_period_ns;
-  if (step_ns < SpanLength(period, 1)) return out;  // no block fits in a step
-  auto find = [&](int level, int64_t a, int64_t b) -> Result<std::vector<Aggregate>> {
+  if (ids.empty() || step_ns < SpanLength(period, 1)) return out;  // no block fits in a step
+  struct Chosen {
+    int level = 0;
+    int64_t t_ns = 0;
+    int64_t end_ns = 0;
+  };
+  auto find = [&](int level, int64_t a, int64_t b) -> Result<std::vector<Chosen>> {
     const int64_t len = SpanLength(period, level);
-    std::vector<Aggregate> found;
-    Status e = internal::ForEachSpanChunk(c, level, a, b, [&](int64_t chunk) -> Status {
-      sql::Stmt s(c,
-                  "SELECT st.t_ns, st.count, st.min, st.max, st.sum FROM span_stats st "
-                  "JOIN spans sp ON sp.level = st.level AND sp.t_ns = st.t_ns "
-                  "WHERE st.level = ?1 AND st.chunk = ?6 AND st.channel = ?2 AND st.t_ns >= ?3 "
-                  "AND st.t_ns < ?4 AND sp.span_ns = ?5 ORDER BY st.t_ns");
-      s.Bind(1, int64_t{level}).Bind(2, int64_t{id}).Bind(3, a).Bind(4, b).Bind(5, len);
-      s.Bind(6, chunk);
+    std::vector<Chosen> found;
+    sql::Stmt s(c,
+                "SELECT t_ns FROM spans WHERE level = ?1 AND t_ns >= ?2 AND t_ns < ?3 "
+                "AND span_ns = ?4 ORDER BY t_ns");
+    s.Bind(1, int64_t{level}).Bind(2, a).Bind(3, b).Bind(4, len);
+    while (s.Step()) {
+      const Chosen g{level, s.Int(0), AddSaturating(s.Int(0), len)};
+      const int64_t last = SubSaturating(g.end_ns, period);  // its last period's start
+      if (g.end_ns > b || last >= to_ns) continue;
+      if (oldest && g.t_ns < *oldest && *oldest < g.end_ns) continue;
+      if (BucketIndex(g.t_ns, from_ns, step_ns) != BucketIndex(last, from_ns, step_ns)) continue;
+      found.push_back(g);
+    }
+    if (s.failed()) return s.status();
+    return found;
+  };
+  // Up to the end of the last period starting before to_ns.
+  std::vector<Chosen> chosen;
+  if (Status e =
+          CoarsestFirst(kTopSpanLevel, 1, from_ns, AddSaturating(to_ns, period), find, chosen);
+      !e.ok()) {
+    return e;
+  }
+  if (chosen.empty()) return out;
+  std::unordered_map<int64_t, size_t> index;  // store id -> position in ids
+  std::string list;
+  for (size_t i = 0; i < ids.size(); ++i) {
+    index.emplace(int64_t{ids[i]}, i);
+    (list.empty() ? list : list += ",") += std::to_string(ids[i]);
+  }
+  const std::string sql =
+      "SELECT channel, t_ns, count, min, max, sum FROM span_stats WHERE level = ?1 AND chunk = ?2 "
+      "AND channel IN (" +
+      list + ") AND t_ns >= ?3 AND t_ns < ?4";
+  std::vector<int64_t> starts;
+  for (size_t a = 0; a < chosen.size();) {
+    size_t b = a + 1;
+    while (b < chosen.size() && chosen[b].level == chosen[a].level) ++b;
+    const int level = chosen[a].level;
+    const int64_t len = SpanLength(period, level), lo = chosen[a].t_ns, hi = chosen[b - 1].end_ns;
+    // The run's spans by start: a row of another start in [lo, hi) is not one of them.
+    starts.clear();
+    for (size_t k = a; k < b; ++k) starts.push_back(chosen[k].t_ns);
+    Status e = internal::ForEachSpanChunk(c, level, lo, hi, [&](int64_t chunk) -> Status {
+      sql::Stmt s(c, sql.c_str());
+      s.Bind(1, int64_t{level}).Bind(2, chunk).Bind(3, lo).Bind(4, hi);
       while (s.Step()) {
-        Aggregate g{s.Int(0),   AddSaturating(s.Int(0), len), s.Int(1), s.Int(2), s.Int(3),
-                    s.Double(4)};
-        const int64_t last = SubSaturating(g.end_ns, period);  // its last period's start
-        if (g.t_ns < a || g.end_ns > b || g.count <= 0 || last >= to_ns) continue;
-        if (oldest && g.t_ns < *oldest && *oldest < g.end_ns) continue;
-        if (BucketIndex(g.t_ns, from_ns, step_ns) != BucketIndex(last, from_ns, step_ns)) continue;
-        found.push_back(g);
+        const int64_t t = s.Int(1);
+        auto it = index.find(s.Int(0));
+        if (it == index.end() || s.Int(2) <= 0 ||
+            !std::binary_search(starts.begin(), starts.end(), t)) {
+          continue;
+        }
+        out[it->second].push_back(
+            Aggregate{t, AddSaturating(t, len), s.Int(2), s.Int(3), s.Int(4), s.Double(5)});
       }
       return s.failed() ? s.status() : Status::Ok();
     });
     if (!e.ok()) return e;
-    return found;
-  };
-  // Up to the end of the last period starting before to_ns.
-  if (Status e = CoarsestFirst(kTopSpanLevel, 1, from_ns, AddSaturating(to_ns, period), find, out);
-      !e.ok()) {
-    return e;
+    a = b;
   }
   return out;
 }
@@ -561,11 +603,23 @@ Result<std::vector<std::vector<Bucket>>> RingStore::Impl::DownsampleEach(
     if (m.failed()) return m.status();
   }
   uint64_t bad = 0;
-  for (size_t k = 0; k < keys.size(); ++k) {
-    auto ch = FindChannel(l.conn(), keys[k]);
+  std::vector<uint32_t> ids;
+  for (const auto& key : keys) {
+    auto ch = FindChannel(l.conn(), key);
     if (!ch.ok()) return ch.status();
-    auto b = DownsampleIn(l.conn(), static_cast<uint32_t>(ch->id), from_ns, to_ns, step_ns, tier,
-                          oldest, rollup_seq, bad);
+    ids.push_back(static_cast<uint32_t>(ch->id));
+  }
+  // (I15) Whole months, days and blocks whose periods all start in one
+  // step, for every channel at once.
+  std::vector<std::vector<Aggregate>> aggs(keys.size());
+  if (tier != Tier::kRaw && coarse) {
+    auto found = StepAggregates(l.conn(), ids, from_ns, to_ns, step_ns, oldest);
+    if (!found.ok()) return found.status();
+    aggs = std::move(*found);
+  }
+  for (size_t k = 0; k < keys.size(); ++k) {
+    auto b = DownsampleIn(l.conn(), ids[k], from_ns, to_ns, step_ns, tier, oldest, rollup_seq,
+                          std::move(aggs[k]), bad);
     if (!b.ok()) return b.status();
     out[k] = std::move(*b);
   }
@@ -573,11 +627,10 @@ Result<std::vector<std::vector<Bucket>>> RingStore::Impl::DownsampleEach(
   return out;
 }
 
-Result<std::vector<Bucket>> RingStore::Impl::DownsampleIn(sql::Conn& c, uint32_t id,
-                                                          int64_t from_ns, int64_t to_ns,
-                                                          int64_t step_ns, Tier tier,
-                                                          std::optional<int64_t> oldest,
-                                                          uint64_t rollup_seq, uint64_t& bad) {
+Result<std::vector<Bucket>> RingStore::Impl::DownsampleIn(
+    sql::Conn& c, uint32_t id, int64_t from_ns, int64_t to_ns, int64_t step_ns, Tier tier,
+    std::optional<int64_t> oldest, uint64_t rollup_seq, std::vector<Aggregate> aggs,
+    uint64_t& bad) {
   std::vector<ReadAgg> acc(static_cast<size_t>(BucketCount(from_ns, to_ns, step_ns)));
   const int64_t period = options_.rollup_period_ns;
 
@@ -596,16 +649,11 @@ Result<std::vector<Bucket>> RingStore::Impl::DownsampleIn(sql::Conn& c, uint32_t
     // tier's start (kAuto).
     const bool coarse = tier == Tier::kRollup || step_ns >= period;
     std::vector<std::pair<int64_t, int64_t>> used;
-    // (I15) Whole days and blocks whose periods all start in one step: their
-    // span_stats rows stand for their rollup rows, which are read only in
-    // the stretches between them. Not the one holding the raw tier's start
-    // (its first value is worked out below, from the rows).
-    std::vector<Aggregate> aggs;
-    if (coarse) {
-      auto found = StepAggregates(c, id, from_ns, to_ns, step_ns, oldest);
-      if (!found.ok()) return found.status();
-      aggs = std::move(*found);
-    }
+    // (I15) `aggs`, whole months, days and blocks whose periods all start in
+    // one step (StepAggregates; none at a finer step): their span_stats rows
+    // stand for their rollup rows, which are read only in the stretches
+    // between them. Not the one holding the raw tier's start (its first
+    // value is worked out below, from the rows).
     for (const Aggregate& g : aggs) {
       auto& a = acc[static_cast<size_t>(BucketIndex(g.t_ns, from_ns, step_ns))];
       a.Merge(g.t_ns, g.count, g.min, g.max, g.sum);

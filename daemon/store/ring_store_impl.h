@@ -533,7 +533,7 @@ class RingStore::Impl {
   Status WriteMeta(const char* key, int64_t value);
   Status WriteRollup(Deltas& d);
   Status WriteSpans(Deltas& d);
-  // (I15) A day's or block's span_stats row for one channel.
+  // (I15) A block's, day's or month's span_stats row for one channel.
   struct Aggregate {
     int64_t t_ns = 0;
     int64_t end_ns = 0;
@@ -542,10 +542,12 @@ class RingStore::Impl {
     int64_t max = 0;
     double sum = 0;
   };
-  Result<std::vector<Aggregate>> StepAggregates(sql::Conn& c, uint32_t id, int64_t from_ns,
-                                                int64_t to_ns, int64_t step_ns,
-                                                std::optional<int64_t> oldest);
-  // (I15) The level-1 or level-2 span starting at t_ns, from its periods.
+  Result<std::vector<std::vector<Aggregate>>> StepAggregates(sql::Conn& c,
+                                                             const std::vector<uint32_t>& ids,
+                                                             int64_t from_ns, int64_t to_ns,
+                                                             int64_t step_ns,
+                                                             std::optional<int64_t> oldest);
+  // (I15) The block, day or month span starting at t_ns.
   Status WriteLevelSpan(int level, int64_t t_ns);
   Status DeleteRollup(int64_t cutoff_ns, int64_t& deleted);
   Status TrimRollupChunk(int64_t chunk, int64_t cutoff_ns, int64_t& deleted);
@@ -574,11 +576,12 @@ class RingStore::Impl {
                  int64_t step_ns, std::optional<uint64_t> after_seq,
                  std::vector<internal::ReadAgg>& acc, uint64_t& bad_frames);
   // One channel's Downsample on a read already open: `oldest` is the raw
-  // tier's start (kAuto), `rollup_seq` the rollup tier's end (a coarse step).
+  // tier's start (kAuto), `rollup_seq` the rollup tier's end (a coarse step),
+  // `aggs` its StepAggregates (a coarse step).
   Result<std::vector<Bucket>> DownsampleIn(sql::Conn& c, uint32_t id, int64_t from_ns,
                                            int64_t to_ns, int64_t step_ns, Tier tier,
                                            std::optional<int64_t> oldest, uint64_t rollup_seq,
-                                           uint64_t& bad);
+                                           std::vector<Aggregate> aggs, uint64_t& bad);
   // FoldRaw of the frames after `after_seq` (rollup_seq: the open period
   // and the closed ones held back, I7) from tail_, which decodes each of
   // them once for every reader and channel; FoldRaw itself when they are
