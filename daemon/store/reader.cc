@@ -494,8 +494,9 @@ Status RingStore::Impl::FoldTail(sql::Conn& c, uint32_t id, int64_t from_ns, int
 // overlap. None that holds `oldest` (the raw tier's start) strictly inside
 // it. The spans are chosen once for every channel (a span's rows are
 // written for each channel with rollup rows in it, with its spans row, and
-// deleted with it), and each run of spans of one level is read for every
-// channel in one query.
+// deleted with it); each run of spans of one level is then one range of
+// each channel's rows, read by one cached statement (not a statement per
+// set of channels: a client's choice of channels never adds one).
 Result<std::vector<std::vector<RingStore::Impl::Aggregate>>> RingStore::Impl::StepAggregates(
     sql::Conn& c, const std::vector<uint32_t>& ids, int64_t from_ns, int64_t to_ns, int64_t step_ns,
     std::optional<int64_t> oldest) {
@@ -533,16 +534,11 @@ Result<std::vector<std::vector<RingStore::Impl::Aggregate>>> RingStore::Impl::St
     return e;
   }
   if (chosen.empty()) return out;
-  std::unordered_map<int64_t, size_t> index;  // store id -> position in ids
-  std::string list;
-  for (size_t i = 0; i < ids.size(); ++i) {
-    index.emplace(int64_t{ids[i]}, i);
-    (list.empty() ? list : list += ",") += std::to_string(ids[i]);
+  std::vector<size_t> first(ids.size());  // the first position of each id in ids
+  {
+    std::unordered_map<uint32_t, size_t> seen;
+    for (size_t i = 0; i < ids.size(); ++i) first[i] = seen.try_emplace(ids[i], i).first->second;
   }
-  const std::string sql =
-      "SELECT channel, t_ns, count, min, max, sum FROM span_stats WHERE level = ?1 AND chunk = ?2 "
-      "AND channel IN (" +
-      list + ") AND t_ns >= ?3 AND t_ns < ?4";
   std::vector<int64_t> starts;
   for (size_t a = 0; a < chosen.size();) {
     size_t b = a + 1;
@@ -553,22 +549,27 @@ Result<std::vector<std::vector<RingStore::Impl::Aggregate>>> RingStore::Impl::St
     starts.clear();
     for (size_t k = a; k < b; ++k) starts.push_back(chosen[k].t_ns);
     Status e = internal::ForEachSpanChunk(c, level, lo, hi, [&](int64_t chunk) -> Status {
-      sql::Stmt s(c, sql.c_str());
-      s.Bind(1, int64_t{level}).Bind(2, chunk).Bind(3, lo).Bind(4, hi);
-      while (s.Step()) {
-        const int64_t t = s.Int(1);
-        auto it = index.find(s.Int(0));
-        if (it == index.end() || s.Int(2) <= 0 ||
-            !std::binary_search(starts.begin(), starts.end(), t)) {
-          continue;
+      for (size_t i = 0; i < ids.size(); ++i) {
+        if (first[i] != i) continue;
+        sql::Stmt s(c,
+                    "SELECT t_ns, count, min, max, sum FROM span_stats WHERE level = ?1 "
+                    "AND chunk = ?2 AND channel = ?3 AND t_ns >= ?4 AND t_ns < ?5");
+        s.Bind(1, int64_t{level}).Bind(2, chunk).Bind(3, int64_t{ids[i]}).Bind(4, lo).Bind(5, hi);
+        while (s.Step()) {
+          const int64_t t = s.Int(0);
+          if (s.Int(1) <= 0 || !std::binary_search(starts.begin(), starts.end(), t)) continue;
+          out[i].push_back(
+              Aggregate{t, AddSaturating(t, len), s.Int(1), s.Int(2), s.Int(3), s.Double(4)});
         }
-        out[it->second].push_back(
-            Aggregate{t, AddSaturating(t, len), s.Int(2), s.Int(3), s.Int(4), s.Double(5)});
+        if (s.failed()) return s.status();
       }
-      return s.failed() ? s.status() : Status::Ok();
+      return Status::Ok();
     });
     if (!e.ok()) return e;
     a = b;
+  }
+  for (size_t i = 0; i < ids.size(); ++i) {
+    if (first[i] != i) out[i] = out[first[i]];
   }
   return out;
 }

@@ -352,12 +352,14 @@ TEST(SpanSummary, DaysGiveTheFiguresOfEveryFrame) {
 // their span_stats rows) against the same history at a step of `fine`
 // (every row read), folded into the coarser steps: the same counts,
 // extremes, dates and averages; `n` ranges in [lo, hi) that start and end
-// anywhere, at `steps` in turn (0: the whole range in one step).
+// anywhere, at `steps` in turn (0: the whole range in one step). Every key
+// in one DownsampleEach (one of them twice) gives the buckets of one call
+// per key.
 void CoarseDownsampleMatchesEveryRow(store::RingStore& s, int64_t lo, int64_t hi, int64_t fine,
                                      const std::vector<int64_t>& steps, int n) {
   const int64_t kPeriod = s.rollup_period_ns();
-  const std::vector<std::string> keys = {"rail/VIN/power", "thermal/CPU-therm/temp",
-                                         "gpu/gpu/load"};
+  const std::vector<std::string> keys = {"rail/VIN/power", "thermal/CPU-therm/temp", "gpu/gpu/load",
+                                         "rail/VIN/power"};
   std::mt19937_64 rng(5);
   int from_totals = 0;
   for (int i = 0; i < n; ++i) {
