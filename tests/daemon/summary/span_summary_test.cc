@@ -310,6 +310,35 @@ TEST(SpanSummary, RetentionDeletesSpansWithTheirPeriods) {
   CompareRanges(s, w.rt - 3500 * kSec, w.rt, w.rt + kSec, 40);
 }
 
+// 22,000 frames `step` apart into a new store at `path`: 9,000, a stop with
+// a gap and seq holes, 4,000, a restart, 9,000. Returns the store, open,
+// with every frame committed (null after a failure, reported).
+std::unique_ptr<store::RingStore> WriteWithARestart(const std::string& path, Writer& w,
+                                                    int64_t step,
+                                                    store::RingStoreOptions options = {}) {
+  {
+    auto s = Open(path, options);
+    if (!s) return nullptr;
+    w.Write(*s, 9000, step);
+    w.rt += 3000 * kSec;  // the daemon stopped
+    w.bt += 3000 * kSec;
+    w.seq += 9;
+    w.Write(*s, 4000, step);
+    if (Status e = s->Close(); !e.ok()) {
+      ADD_FAILURE() << e.message();
+      return nullptr;
+    }
+  }
+  auto s = Open(path, options);
+  if (!s) return nullptr;
+  w.Write(*s, 9000, step);
+  if (Status e = s->Flush(); !e.ok()) {
+    ADD_FAILURE() << e.message();
+    return nullptr;
+  }
+  return s;
+}
+
 // Days (level 2) where one qualifies: frames 10 s apart over two and a
 // half days, with a gap, seq holes and a restart. Days, the blocks and
 // periods between them and the frames at the edges give the figures every
@@ -319,20 +348,8 @@ TEST(SpanSummary, DaysGiveTheFiguresOfEveryFrame) {
   const std::string path = tmp.root() + "/days.db";
   constexpr int64_t kStep = 10 * kSec;
   Writer w;
-  {
-    auto s = Open(path);
-    ASSERT_TRUE(s);
-    w.Write(*s, 9000, kStep);
-    w.rt += 3000 * kSec;  // the daemon stopped
-    w.bt += 3000 * kSec;
-    w.seq += 9;
-    w.Write(*s, 4000, kStep);
-    ASSERT_TRUE(s->Close().ok());
-  }
-  auto s = Open(path);
+  auto s = WriteWithARestart(path, w, kStep);
   ASSERT_TRUE(s);
-  w.Write(*s, 9000, kStep);
-  ASSERT_TRUE(s->Flush().ok());
   auto spans = s->Spans(kT0, w.rt, 3 * kStep / 2);
   ASSERT_TRUE(spans.ok());
   int days = 0, blocks = 0;
@@ -475,20 +492,8 @@ TEST(SpanSummary, MonthsGiveTheFiguresOfEveryFrameAndRow) {
   const int64_t month = store::SpanLength(o.rollup_period_ns, 3);
   ASSERT_EQ(month, 43200 * kSec);
   Writer w;
-  {
-    auto s = Open(path, o);
-    ASSERT_TRUE(s);
-    w.Write(*s, 9000, kStep);
-    w.rt += 3000 * kSec;  // the daemon stopped
-    w.bt += 3000 * kSec;
-    w.seq += 9;
-    w.Write(*s, 4000, kStep);
-    ASSERT_TRUE(s->Close().ok());
-  }
-  auto s = Open(path, o);
+  auto s = WriteWithARestart(path, w, kStep, o);
   ASSERT_TRUE(s);
-  w.Write(*s, 9000, kStep);
-  ASSERT_TRUE(s->Flush().ok());
   auto spans = s->Spans(kT0, w.rt, 3 * kStep / 2);
   ASSERT_TRUE(spans.ok());
   int months = 0;
