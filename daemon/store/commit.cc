@@ -590,11 +590,13 @@ Status RingStore::Impl::DeleteRollup(int64_t cutoff_ns, int64_t& deleted) {
       if (Status e = b.Bind(4, cutoff_ns).Run(); !e.ok()) return e;
     }
   }
-  // Clock values lead with (level, t_ns) (I15): one range per level.
+  // Clock values lead with (level, t_ns) (I15): one range per level; the
+  // periods' packed rows by chunk.
   for (int64_t level = 0; level <= kTopSpanLevel; ++level) {
     sql::Stmt v(*w_, "DELETE FROM span_values WHERE level = ?1 AND t_ns < ?2");
     if (Status e = v.Bind(1, level).Bind(2, cutoff_ns).Run(); !e.ok()) return e;
   }
+  if (Status e = TrimPeriodValues(cutoff_ns); !e.ok()) return e;
   for (int64_t level = 0; level <= kTopSpanLevel; ++level) {
     sql::Stmt s(*w_, "DELETE FROM spans WHERE level = ?1 AND t_ns < ?2");
     if (Status e = s.Bind(1, level).Bind(2, cutoff_ns).Run(); !e.ok()) return e;
@@ -622,16 +624,9 @@ Status RingStore::Impl::WriteSpans(Deltas& d) {
     s.Bind(6, static_cast<int64_t>(a.last_seq)).Bind(7, a.last_ns);
     s.Bind(8, static_cast<int64_t>(a.holes)).Bind(9, a.max_step_ns);
     if (Status e = s.Bind(10, static_cast<int64_t>(a.bad)).Run(); !e.ok()) return e;
-    for (const auto& [ch, v, n] : r.values) {
-      sql::Stmt u(*w_,
-                  "INSERT INTO span_values(level, channel, t_ns, value, count) "
-                  "VALUES(0, ?1, ?2, ?3, ?4) ON CONFLICT(level, t_ns, channel, value) "
-                  "DO UPDATE SET count = count + excluded.count");
-      u.Bind(1, int64_t{ch}).Bind(2, r.t_ns).Bind(3, v);
-      if (Status e = u.Bind(4, static_cast<int64_t>(n)).Run(); !e.ok()) return e;
-    }
   }
   if (pending_spans_.empty()) return Status::Ok();
+  if (Status e = WritePeriodValues(); !e.ok()) return e;
   // Blocks before the newest period's block are closed: no frame can fall
   // into them any more (stored time never goes back, I11); so are the days
   // before its day and the months before its month (written after the days
@@ -659,6 +654,66 @@ Status RingStore::Impl::WriteSpans(Deltas& d) {
       if (Status e = WriteMeta(internal::SpanThroughKey(level), open); !e.ok()) return e;
       d.spans_through[level] = open;
     }
+  }
+  return Status::Ok();
+}
+
+// (I15) The periods' clock values before `cutoff_ns`: the chunks before
+// its own, and its own row's periods before it.
+Status RingStore::Impl::TrimPeriodValues(int64_t cutoff_ns) {
+  const int64_t chunk = internal::RollupChunk(cutoff_ns);
+  sql::Stmt d(*w_, "DELETE FROM period_values WHERE chunk < ?1");
+  if (Status e = d.Bind(1, chunk).Run(); !e.ok()) return e;
+  std::vector<internal::PeriodValue> values;
+  {
+    sql::Stmt s(*w_, "SELECT data FROM period_values WHERE chunk = ?1");
+    s.Bind(1, chunk);
+    if (!s.Step()) return s.failed() ? s.status() : Status::Ok();
+    // One that does not unpack goes (its values are read as missing anyway).
+    if (!internal::UnpackPeriodValues(chunk, s.Blob(0), values)) values.clear();
+  }
+  const auto kept = std::find_if(values.begin(), values.end(),
+                                 [cutoff_ns](const auto& v) { return v.t_ns >= cutoff_ns; });
+  if (kept == values.begin() && !values.empty()) return Status::Ok();
+  values.erase(values.begin(), kept);
+  return internal::PutPeriodValues(*w_, chunk, values);
+}
+
+// (I15) The closed periods' clock values into their chunks' rows of
+// period_values, merged with what a row holds (the periods written before,
+// or the part of a period written before a restart).
+Status RingStore::Impl::WritePeriodValues() {
+  // Counts stay within int64 (the packing's bound).
+  auto add = [](uint64_t& c, uint64_t n) {
+    constexpr auto kMax = static_cast<uint64_t>(INT64_MAX);
+    c = n > kMax - std::min(c, kMax) ? kMax : c + n;
+  };
+  std::map<int64_t, std::map<std::tuple<int64_t, uint32_t, int64_t>, uint64_t>> chunks;
+  for (const auto& r : pending_spans_) {
+    for (const auto& [ch, v, n] : r.values) {
+      if (ch == 0 || n == 0) continue;
+      add(chunks[internal::RollupChunk(r.t_ns)][{r.t_ns, ch, v}], n);
+    }
+  }
+  std::vector<internal::PeriodValue> values;
+  for (auto& [chunk, merged] : chunks) {
+    values.clear();
+    {
+      sql::Stmt s(*w_, "SELECT data FROM period_values WHERE chunk = ?1");
+      s.Bind(1, chunk);
+      // A row that does not unpack (a damaged file) is replaced.
+      if (s.Step() && !internal::UnpackPeriodValues(chunk, s.Blob(0), values)) values.clear();
+      if (s.failed()) return s.status();
+    }
+    for (const auto& v : values) {
+      add(merged[{v.t_ns, v.channel, v.value}], v.count);
+    }
+    values.clear();
+    for (const auto& [key, n] : merged) {
+      const auto& [t, ch, v] = key;
+      values.push_back(internal::PeriodValue{t, ch, v, n});
+    }
+    if (Status e = internal::PutPeriodValues(*w_, chunk, values); !e.ok()) return e;
   }
   return Status::Ok();
 }
@@ -706,7 +761,19 @@ Status RingStore::Impl::WriteLevelSpan(int level, int64_t block_ns) {
   }
   // Clock values: a block with too many distinct ones is not described.
   // (Only clock channels have period values; one pass over the block's.)
-  if (agg.bad == 0) {
+  // A block's are read from its periods' packed rows.
+  std::map<uint32_t, std::map<int64_t, uint64_t>> block_values;
+  if (agg.bad == 0 && parts == 0) {
+    Status read = internal::ForEachPeriodValue(
+        *w_, block_ns, end,
+        [&](const internal::PeriodValue& v) { block_values[v.channel][v.value] += v.count; });
+    if (!read.ok()) return read;
+    for (const auto& [ch, values] : block_values) {
+      if (values.size() <= internal::kMaxBlockValues) continue;
+      ++agg.bad;
+      break;
+    }
+  } else if (agg.bad == 0) {
     sql::Stmt n(*w_,
                 "SELECT count(DISTINCT value) AS n FROM span_values "
                 "WHERE level = ?3 AND t_ns >= ?1 AND t_ns < ?2 GROUP BY channel ORDER BY n DESC "
@@ -757,7 +824,18 @@ Status RingStore::Impl::WriteLevelSpan(int level, int64_t block_ns) {
       if (Status e = t.BindReal(8, static_cast<double>(a.second)).Run(); !e.ok()) return e;
     }
   }
-  if (agg.bad == 0) {
+  if (agg.bad == 0 && parts == 0) {
+    for (const auto& [ch, values] : block_values) {
+      for (const auto& [value, n] : values) {
+        sql::Stmt v(*w_,
+                    "INSERT OR REPLACE INTO span_values(level, channel, t_ns, value, count) "
+                    "VALUES(?1, ?2, ?3, ?4, ?5)");
+        v.Bind(1, int64_t{level}).Bind(2, int64_t{ch}).Bind(3, block_ns).Bind(4, value);
+        const auto count = static_cast<int64_t>(std::min<uint64_t>(n, INT64_MAX));
+        if (Status e = v.Bind(5, count).Run(); !e.ok()) return e;
+      }
+    }
+  } else if (agg.bad == 0) {
     sql::Stmt v(*w_,
                 "INSERT OR REPLACE INTO span_values(level, channel, t_ns, value, count) "
                 "SELECT ?3, channel, ?1, value, sum(count) FROM span_values "

@@ -1163,7 +1163,14 @@ Result<std::vector<std::optional<SpanTotal>>> RingStore::Impl::SpanTotals(
         t->sum += row.sum;
       }
     }
-    if (!clock_ids.empty()) {
+    if (!clock_ids.empty() && level == 0) {
+      // The periods' values, packed by hour (I15).
+      Status e = internal::ForEachPeriodValue(c, from, to, [&](const internal::PeriodValue& v) {
+        auto it = index.find(int64_t{v.channel});
+        if (it != index.end()) values[it->second][v.value] += v.count;
+      });
+      if (!e.ok()) return e;
+    } else if (!clock_ids.empty()) {
       // Summed here, not by GROUP BY: its sort of every row cost more than
       // reading them (a partial hour of periods: 0.8 ms against 0.3).
       const std::string v =

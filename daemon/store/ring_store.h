@@ -66,10 +66,18 @@
 //                                    chunk the day of a block's start
 //                                    (SpanChunk), 0 for a day's or month's
 //   span_values(level, channel,      (I15) per clock channel (IsClock) and
-//     t_ns, value, count)            period, block, day or month: how many
-//                                    frames held each value (frequency
+//     t_ns, value, count)            block, day or month: how many frames
+//                                    held each value (frequency
 //                                    residency); keyed
-//                                    (level, t_ns, channel, value)
+//                                    (level, t_ns, channel, value). Level 0
+//                                    (periods) only in a store written
+//                                    before schema 15, until retention
+//                                    deletes those rows
+//   period_values(chunk, data)       (I15) the same for the periods: every
+//                                    clock's values of the periods starting
+//                                    in one chunk (the hour, as rollup's),
+//                                    packed into one blob
+//                                    (period_values.cc)
 //   rail_chunks(id, t_ns, end_ns,    rail samples taken at a boosted rate,
 //     count, data)                   a chunk per row (rail_samples.h); they
 //                                    go with the raw frames of their time
@@ -240,9 +248,10 @@
 //      CounterAt interpolates across it. Such a blob passes quick_check
 //      (SQLite does not look inside it), so only reads can find it.
 //  15. Span aggregates. When a rollup period closes, the writer writes its
-//      spans row and span_values rows in the same transaction as its
-//      rollup rows, from the same frames (stored realtime, after I11); a
-//      later part of the same period (after a restart) merges into them.
+//      spans row and its clock values (into its chunk's period_values row)
+//      in the same transaction as its rollup rows, from the same frames
+//      (stored realtime, after I11); a later part of the same period (after
+//      a restart) merges into them.
 //      Once a period of a later block is written, the closed blocks before
 //      it are written from their periods' rows (span_stats from the rollup
 //      rows); once a period of a later day is written, the closed days
@@ -257,9 +266,12 @@
 //      exact totals of the rollup rows in it while it is held. Rows are
 //      deleted with the rollup rows of their period (I5 retention, I6
 //      trimming): every row starting before the cutoff, so a block, day or
-//      month row is held only while all of its periods' rows are. The clock values lead with
-//      (level, t_ns), so a period's values for every clock are written into a page or two, and
-//      deleted as one range per level. A block's span_stats rows lead with
+//      month row is held only while all of its periods' rows are. The periods' clock values of an
+//      hour are one packed row (period_values), so an hour's write of them fills a few
+//      overflow pages, and its retention deletes whole rows (the cutoff's hour's row
+//      rewritten without the periods before it); the blocks', days' and months' clock
+//      values lead with (level, t_ns), so a block's values for every clock are written
+//      into a page or two, and deleted as one range per level. A block's span_stats rows lead with
 //      (level, SpanChunk: its day), so a block's rows of every channel go
 //      into that day's pages (a channel's blocks are read a day at a time);
 //      a day's and a month's rows have chunk 0, so they are kept by
@@ -356,7 +368,7 @@
 
 namespace edgemon::store {
 
-inline constexpr int kSchemaVersion = 14;
+inline constexpr int kSchemaVersion = 15;
 // (I6) The most pages the WAL holds before the writer checkpoints it (32 MiB
 // of 4 KiB pages; a cap lowers it to cap/16). A checkpoint writes each page
 // changed since the last one once, however many commits changed it: the

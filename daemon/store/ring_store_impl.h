@@ -14,6 +14,7 @@
 //   reader.cc      read connections and every read: frames, downsampling,
 //                  counters, stats
 //   rollup_rows.cc the rollup rows' key (I7): chunks, neighbours, the oldest
+//   period_values.cc  the periods' clock values packed by hour (I15)
 //   frame_bases.cc frames against their bases (I17): the writer's encoding,
 //                  FrameReader, dropping bases no frame needs
 //   windows.cc     the windows table
@@ -141,6 +142,12 @@ Result<std::optional<int64_t>> OldestFrameNs(sql::Conn& c);
 // RollupChunk(t_ns), the hour (of the epoch) holding the period's start
 // (rollup_rows.cc).
 inline constexpr int64_t kRollupChunkNs = 3'600'000'000'000;
+// The chunk's start as an unsigned offset base: t_ns - start is in
+// [0, kRollupChunkNs) for every t_ns of the chunk, and the arithmetic wraps
+// where chunk * kRollupChunkNs leaves int64 (the oldest chunk).
+constexpr uint64_t RollupChunkBase(int64_t chunk) {
+  return static_cast<uint64_t>(chunk) * static_cast<uint64_t>(kRollupChunkNs);
+}
 constexpr int64_t RollupChunk(int64_t t_ns) {
   return FloorDiv(t_ns, kRollupChunkNs);
 }
@@ -208,6 +215,34 @@ Result<std::optional<RollupRow>> RollupNeighbour(sql::Conn& c, uint32_t id, int6
                                                  RollupSide side);
 // The start of the oldest period with a rollup row, of any channel.
 Result<std::optional<int64_t>> OldestRollupNs(sql::Conn& c);
+
+// (I15) A clock channel's value held by `count` frames of the period
+// starting at t_ns (level 0).
+struct PeriodValue {
+  int64_t t_ns = 0;
+  uint32_t channel = 0;
+  int64_t value = 0;
+  uint64_t count = 0;
+};
+// (I15) A chunk's periods' clock values are one row of period_values:
+// (chunk, data), `data` every clock's values packed in time order
+// (period_values.cc). PackPeriodValues takes values of `chunk` ordered by
+// (t_ns, channel, value), each triple once, channel >= 1, count in
+// [1, INT64_MAX]; UnpackPeriodValues appends them to `out` in that order,
+// false when `data` is not such a packing (a damaged file: the row reads
+// as missing).
+std::string PackPeriodValues(int64_t chunk, const std::vector<PeriodValue>& values);
+bool UnpackPeriodValues(int64_t chunk, std::string_view data, std::vector<PeriodValue>& out);
+// Writes, or replaces, the row of `chunk` (deletes it when `values` is
+// empty).
+Status PutPeriodValues(sql::Conn& c, int64_t chunk, const std::vector<PeriodValue>& values);
+// Calls fn for every level-0 value of a period starting in [from_ns,
+// to_ns): the rows span_values kept before schema 15 (a store from an
+// earlier edition, until retention takes them), then the packed rows. A
+// period written on both sides of the upgrade (a restart in it) has its
+// values in both: callers add counts.
+Status ForEachPeriodValue(sql::Conn& c, int64_t from_ns, int64_t to_ns,
+                          const std::function<void(const PeriodValue&)>& fn);
 
 // Running min/max/sum/count of one channel over one period.
 struct Agg {
@@ -533,6 +568,8 @@ class RingStore::Impl {
   Status WriteMeta(const char* key, int64_t value);
   Status WriteRollup(Deltas& d);
   Status WriteSpans(Deltas& d);
+  Status WritePeriodValues();
+  Status TrimPeriodValues(int64_t cutoff_ns);
   // (I15) A block's, day's or month's span_stats row for one channel.
   struct Aggregate {
     int64_t t_ns = 0;

@@ -18,13 +18,6 @@ using codec_internal::ZigZag;
 
 constexpr uint8_t kPackVersion = 1;
 
-// The chunk's start as an unsigned offset base: t_ns - start is in
-// [0, kRollupChunkNs) for every t_ns of the chunk, and the arithmetic wraps
-// where chunk * kRollupChunkNs leaves int64 (the oldest chunk).
-uint64_t ChunkBase(int64_t chunk) {
-  return static_cast<uint64_t>(chunk) * static_cast<uint64_t>(kRollupChunkNs);
-}
-
 }  // namespace
 
 // Layout: a version byte, varint unit (every period's offset from the
@@ -34,7 +27,7 @@ uint64_t ChunkBase(int64_t chunk) {
 // max - min, zigzag sum - count * min. The differences wrap in uint64, so
 // every int64 value round-trips.
 std::string PackRollup(int64_t chunk, const std::vector<RollupRow>& rows) {
-  const uint64_t base = ChunkBase(chunk);
+  const uint64_t base = RollupChunkBase(chunk);
   uint64_t unit = 0;
   for (const auto& r : rows) unit = std::gcd(unit, static_cast<uint64_t>(r.t_ns) - base);
   if (unit == 0) unit = 1;
@@ -67,7 +60,7 @@ bool UnpackRollup(int64_t chunk, std::string_view data, std::vector<RollupRow>& 
       !ReadVarint(p, end, n) || n == 0 || n > static_cast<uint64_t>(end - p) / 5) {
     return false;
   }
-  const uint64_t base = ChunkBase(chunk), span = static_cast<uint64_t>(kRollupChunkNs);
+  const uint64_t base = RollupChunkBase(chunk), span = static_cast<uint64_t>(kRollupChunkNs);
   const size_t had = out.size();
   uint64_t at = 0, min = 0;
   for (uint64_t i = 0; i < n; ++i) {

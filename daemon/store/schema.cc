@@ -198,6 +198,11 @@ const char* const kMigrations[] = {
     "  chunk INTEGER NOT NULL, channel INTEGER NOT NULL, periods INTEGER NOT NULL,"
     "  first_ns INTEGER NOT NULL, last_ns INTEGER NOT NULL, data BLOB NOT NULL,"
     "  PRIMARY KEY(chunk, channel)) WITHOUT ROWID;",
+    // 14 -> 15: the periods' clock values, an hour of every clock's in one
+    // packed row (I15), instead of a row per period, clock and value. The
+    // level-0 rows written before stay in span_values until retention
+    // deletes them; reads take both (ForEachPeriodValue).
+    "CREATE TABLE period_values(chunk INTEGER PRIMARY KEY, data BLOB NOT NULL);",
 };
 static_assert(internal::kSpanChunkNs == 86'400'000'000'000);
 static_assert(std::size(kMigrations) == kSchemaVersion);

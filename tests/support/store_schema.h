@@ -64,9 +64,80 @@ inline int ExpandRollup(sqlite3* db) {
   return UnpackRollupInto(db, "rollup_rows", true);
 }
 
-// 14 -> 13: a rollup row per period again. Not SQL: run it before the
-// SQL of the undo chain.
+// Schema 15 packs an hour of the periods' clock values into one row of
+// period_values. Appends every packed value to `out`: SQLITE_OK, or
+// SQLITE_CORRUPT for a row that does not unpack.
+inline int PeriodValueRows(sqlite3* db, std::vector<store::internal::PeriodValue>& out) {
+  sqlite3_stmt* get = nullptr;
+  int rc = sqlite3_prepare_v2(db, "SELECT chunk, data FROM period_values ORDER BY chunk", -1, &get,
+                              nullptr);
+  while (rc == SQLITE_OK && sqlite3_step(get) == SQLITE_ROW) {
+    const auto* data = static_cast<const char*>(sqlite3_column_blob(get, 1));
+    if (!store::internal::UnpackPeriodValues(
+            sqlite3_column_int64(get, 0),
+            std::string_view(data, static_cast<size_t>(sqlite3_column_bytes(get, 1))), out)) {
+      rc = SQLITE_CORRUPT;
+    }
+  }
+  sqlite3_finalize(get);
+  return rc;
+}
+
+// Adds the packed periods' values to table `into` (span_values' columns) as
+// level-0 rows, summed into a row already there.
+inline int InsertPeriodValues(sqlite3* db, const std::string& into) {
+  std::vector<store::internal::PeriodValue> values;
+  int rc = PeriodValueRows(db, values);
+  sqlite3_stmt* put = nullptr;
+  const std::string insert = "INSERT INTO " + into +
+                             "(level, channel, t_ns, value, count) VALUES(0, ?, ?, ?, ?) "
+                             "ON CONFLICT DO UPDATE SET count = count + excluded.count";
+  if (rc == SQLITE_OK) rc = sqlite3_prepare_v2(db, insert.c_str(), -1, &put, nullptr);
+  for (const auto& v : values) {
+    if (rc != SQLITE_OK) break;
+    sqlite3_bind_int64(put, 1, v.channel);
+    sqlite3_bind_int64(put, 2, v.t_ns);
+    sqlite3_bind_int64(put, 3, v.value);
+    sqlite3_bind_int64(put, 4, static_cast<int64_t>(v.count));
+    if (sqlite3_step(put) != SQLITE_DONE) rc = sqlite3_errcode(db);
+    sqlite3_reset(put);
+  }
+  sqlite3_finalize(put);
+  return rc;
+}
+
+// Every clock value as span_values kept them before schema 15, in TEMP
+// table value_rows (for tests that read them with SQL): its rows, and the
+// packed periods' as level 0.
+inline int ExpandValues(sqlite3* db) {
+  int rc = sqlite3_exec(db,
+                        "DROP TABLE IF EXISTS temp.value_rows; "
+                        "CREATE TEMP TABLE value_rows(level INTEGER NOT NULL, channel INTEGER NOT "
+                        "NULL, t_ns INTEGER NOT NULL, value INTEGER NOT NULL, count INTEGER NOT "
+                        "NULL, PRIMARY KEY(level, channel, t_ns, value)) WITHOUT ROWID; "
+                        "INSERT INTO value_rows SELECT level, channel, t_ns, value, count "
+                        "FROM span_values",
+                        nullptr, nullptr, nullptr);
+  return rc == SQLITE_OK ? InsertPeriodValues(db, "value_rows") : rc;
+}
+
+// 15 -> 14: the periods' clock values as level-0 rows of span_values
+// again. Not SQL; UndoSchema14 runs it first.
+inline int UndoSchema15(sqlite3* db) {
+  int rc = sqlite3_exec(db, "BEGIN", nullptr, nullptr, nullptr);
+  if (rc == SQLITE_OK) rc = InsertPeriodValues(db, "span_values");
+  if (rc == SQLITE_OK) {
+    rc = sqlite3_exec(db, "DROP TABLE period_values; PRAGMA user_version = 14; COMMIT", nullptr,
+                      nullptr, nullptr);
+  }
+  if (rc != SQLITE_OK) sqlite3_exec(db, "ROLLBACK", nullptr, nullptr, nullptr);
+  return rc;
+}
+
+// 14 -> 13 (from the current schema: 15 -> 14 first): a rollup row per
+// period again. Not SQL: run it before the SQL of the undo chain.
 inline int UndoSchema14(sqlite3* db) {
+  if (int rc = UndoSchema15(db); rc != SQLITE_OK) return rc;
   int rc = sqlite3_exec(db, "BEGIN", nullptr, nullptr, nullptr);
   if (rc == SQLITE_OK) rc = UnpackRollupInto(db, "rollup13", false);
   if (rc == SQLITE_OK) {

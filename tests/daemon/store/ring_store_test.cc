@@ -539,6 +539,13 @@ TEST(RingStore, RawRetentionDeletesInSteps) {
 // The oldest t_ns of `table` (a table name, or one with a WHERE clause), read
 // through a connection of the test's own; of rollup, its rows' first period.
 std::optional<int64_t> OldestT(sqlite3* db, const std::string& table) {
+  if (table == "period_values") {
+    std::vector<store::internal::PeriodValue> values;
+    EXPECT_EQ(edgemon::testing::PeriodValueRows(db, values), SQLITE_OK);
+    std::optional<int64_t> t;
+    for (const auto& v : values) t = std::min(t.value_or(v.t_ns), v.t_ns);
+    return t;
+  }
   sqlite3_stmt* q = nullptr;
   const std::string sql =
       (table == "rollup" ? "SELECT min(first_ns) FROM " : "SELECT min(t_ns) FROM ") + table;
@@ -593,7 +600,7 @@ TEST(RingStore, RollupRetentionHoldsAcrossManySmallCommits) {
     if (i % 7 != 6) continue;
     ASSERT_TRUE(s->Flush().ok());
     const int64_t cutoff = kT0 + i * kSec - o.rollup_retention_ns;
-    for (const char* table : {"rollup", "spans", "span_stats", "span_values"}) {
+    for (const char* table : {"rollup", "spans", "span_stats", "span_values", "period_values"}) {
       const auto t = oldest(table);
       EXPECT_GE(t.value_or(cutoff), cutoff) << table << " after frame " << i;
     }
@@ -601,6 +608,7 @@ TEST(RingStore, RollupRetentionHoldsAcrossManySmallCommits) {
     if (i >= 1000) {  // a full retention of closed periods behind the newest
       EXPECT_EQ(oldest("rollup"), CeilToMultiple(cutoff, o.rollup_period_ns)) << i;
       EXPECT_EQ(oldest("spans WHERE level = 0"), CeilToMultiple(cutoff, o.rollup_period_ns)) << i;
+      EXPECT_EQ(oldest("period_values"), CeilToMultiple(cutoff, o.rollup_period_ns)) << i;
       ++checked;
     }
   }
@@ -637,7 +645,7 @@ TEST(RingStore, BatchedRollupRetentionDeletesWholeDays) {
     if (i % 11 != 10) continue;
     ASSERT_TRUE(s->Flush().ok());
     const int64_t cutoff = t - o.rollup_retention_ns;
-    for (const char* table : {"rollup", "spans", "span_stats", "span_values"}) {
+    for (const char* table : {"rollup", "spans", "span_stats", "span_values", "period_values"}) {
       const auto held = oldest(table);
       EXPECT_GT(held.value_or(cutoff), cutoff - day) << table << " after frame " << i;
     }
@@ -1565,7 +1573,8 @@ TEST(RingStore, ALongBatchsRowsTakeThePagesItsExpiredFramesFreeInOneWrite) {
   // the pointer map, the new base. Expired after its rows went in, also the
   // pages the expired frames freed, about as many as the rows'.
   size_t others = WalPagesOf(path, nullptr).size() - rows;
-  for (const char* periods : {"rollup", "rollup_channels", "span_values", "spans", "span_stats"})
+  for (const char* periods :
+       {"rollup", "rollup_channels", "span_values", "period_values", "spans", "span_stats"})
     others -= WalPagesOf(path, periods).size();
   EXPECT_LE(others, 6u) << rows << " pages of frames";
   // The new base's page only: dropping unused bases rewrites the head.
@@ -1683,6 +1692,108 @@ TEST(RingStore, RollupPeriodsPackAndUnpackEveryInt64) {
                               4'523, 60 * 4'523});
   }
   EXPECT_LE(PackRollup(RollupChunk(kT0), still).size(), 16u + 5u * 60u);
+}
+
+// (I15) A chunk's clock values pack into one row and unpack as they were,
+// for every int64 value and count, channel ids up to the largest and the
+// chunks at both ends of int64; a packing cut short or with a byte changed
+// never unpacks into values outside the chunk or out of order.
+TEST(RingStore, PeriodValuesPackAndUnpackEveryInt64) {
+  using store::internal::kRollupChunkNs;
+  using store::internal::PackPeriodValues;
+  using store::internal::PeriodValue;
+  using store::internal::RollupChunk;
+  using store::internal::UnpackPeriodValues;
+  std::mt19937_64 rng(15);
+  const int64_t extremes[] = {INT64_MIN, INT64_MIN + 1, -1, 0, 1, INT64_MAX - 1, INT64_MAX};
+  auto value = [&]() -> int64_t {
+    switch (rng() % 3) {
+      case 0:
+        return extremes[rng() % std::size(extremes)];
+      case 1:
+        return static_cast<int64_t>(rng());
+      default:
+        return 1'000'000 * static_cast<int64_t>(rng() % 40);  // a clock's steps
+    }
+  };
+  auto key = [](const PeriodValue& v) { return std::tie(v.t_ns, v.channel, v.value); };
+  for (int64_t chunk : {RollupChunk(INT64_MIN), RollupChunk(-1), int64_t{0}, RollupChunk(kT0),
+                        RollupChunk(INT64_MAX)}) {
+    SCOPED_TRACE(chunk);
+    const uint64_t base = static_cast<uint64_t>(chunk) * static_cast<uint64_t>(kRollupChunkNs);
+    const int64_t lo = chunk == RollupChunk(INT64_MIN) ? INT64_MIN : static_cast<int64_t>(base);
+    const int64_t hi = chunk == RollupChunk(INT64_MAX)
+                           ? INT64_MAX
+                           : static_cast<int64_t>(base + static_cast<uint64_t>(kRollupChunkNs) - 1);
+    const auto width = static_cast<uint64_t>(hi) - static_cast<uint64_t>(lo);
+    for (int round = 0; round < 200; ++round) {
+      std::map<std::tuple<int64_t, uint32_t, int64_t>, uint64_t> unique;
+      const size_t periods = 1 + rng() % 30;
+      for (size_t p = 0; p < periods; ++p) {
+        const uint64_t off = round % 2
+                                 ? (rng() % 60) * 60 * static_cast<uint64_t>(kSec) % (width + 1)
+                                 : rng() % (width + 1);
+        const auto t = static_cast<int64_t>(static_cast<uint64_t>(lo) + off);
+        for (size_t c = 1 + rng() % 5; c > 0; --c) {
+          const uint32_t ch = rng() % 8 == 0 ? UINT32_MAX - static_cast<uint32_t>(rng() % 2)
+                                             : 1 + static_cast<uint32_t>(rng() % 20);
+          for (size_t n = 1 + rng() % 6; n > 0; --n) {
+            unique[{t, ch, value()}] = rng() % 4 ? 1 + rng() % 100 : uint64_t{INT64_MAX};
+          }
+        }
+      }
+      std::vector<PeriodValue> values;
+      for (const auto& [k, n] : unique) {
+        values.push_back(PeriodValue{std::get<0>(k), std::get<1>(k), std::get<2>(k), n});
+      }
+      const std::string packed = PackPeriodValues(chunk, values);
+      std::vector<PeriodValue> back = {PeriodValue{1, 2, 3, 4}};
+      ASSERT_TRUE(UnpackPeriodValues(chunk, packed, back));
+      ASSERT_EQ(back.size(), values.size() + 1);
+      for (size_t i = 0; i < values.size(); ++i) {
+        const PeriodValue &a = values[i], &b = back[i + 1];
+        EXPECT_EQ(std::tie(a.t_ns, a.channel, a.value, a.count),
+                  std::tie(b.t_ns, b.channel, b.value, b.count))
+            << i;
+      }
+      if (round % 10 != 0) continue;
+      for (size_t cut = 0; cut < packed.size(); ++cut) {
+        back.clear();
+        EXPECT_FALSE(UnpackPeriodValues(chunk, std::string_view(packed).substr(0, cut), back))
+            << cut;
+        EXPECT_TRUE(back.empty());
+      }
+      for (size_t at = 0; at < packed.size(); ++at) {
+        std::string bad = packed;
+        bad[at] = static_cast<char>(bad[at] ^ (1 << (rng() % 8)));
+        back.clear();
+        if (!UnpackPeriodValues(chunk, bad, back)) {
+          EXPECT_TRUE(back.empty());
+          continue;
+        }
+        for (size_t i = 0; i < back.size(); ++i) {
+          EXPECT_EQ(RollupChunk(back[i].t_ns), chunk);
+          EXPECT_GT(back[i].channel, 0u);
+          EXPECT_GT(back[i].count, 0u);
+          EXPECT_LE(back[i].count, uint64_t{INT64_MAX});
+          if (i > 0) {
+            EXPECT_LT(key(back[i - 1]), key(back[i]));
+          }
+        }
+      }
+    }
+  }
+  // An hour of minutes of 14 steady clocks (a value each) takes four bytes
+  // a clock and period past the first; a row of span_values took about 24.
+  std::vector<PeriodValue> steady;
+  for (int64_t m = 0; m < 60; ++m) {
+    for (uint32_t ch = 20; ch < 34; ++ch) {
+      steady.push_back(PeriodValue{RollupChunk(kT0) * kRollupChunkNs + m * 60 * kSec, ch,
+                                   1'420'800'000 + int64_t{ch}, 60});
+    }
+  }
+  EXPECT_LE(PackPeriodValues(RollupChunk(kT0), steady).size(),
+            16u + 14u * 8u + 60u * (2u + 14u * 4u));
 }
 
 // (I7) The rollup tier of a board's channels, its values moving, takes a
@@ -2180,9 +2291,10 @@ std::string RollupTables(const std::string& path) {
     sqlite3_close(db);
     return "cannot open";
   }
-  if (edgemon::testing::ExpandRollup(db) != SQLITE_OK) {
+  if (edgemon::testing::ExpandRollup(db) != SQLITE_OK ||
+      edgemon::testing::ExpandValues(db) != SQLITE_OK) {
     sqlite3_close(db);
-    return "cannot unpack the rollup rows";
+    return "cannot unpack the rollup rows or clock values";
   }
   for (const char* sql :
        {"SELECT 'rollup', channel, t_ns, count, min, max, sum FROM rollup_rows ORDER BY 2, 3",
@@ -2190,7 +2302,7 @@ std::string RollupTables(const std::string& path) {
         "ORDER BY 2, 3",
         "SELECT 'stats', level, channel, t_ns, count, min, max, sum FROM span_stats ORDER BY 2, 3, "
         "4",
-        "SELECT 'values', level, channel, t_ns, value, count FROM span_values "
+        "SELECT 'values', level, channel, t_ns, value, count FROM value_rows "
         "ORDER BY 2, 3, 4, 5"}) {
     sqlite3_stmt* st = nullptr;
     if (sqlite3_prepare_v2(db, sql, -1, &st, nullptr) != SQLITE_OK) return "bad query";

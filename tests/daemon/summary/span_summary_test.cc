@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 #include <sqlite3.h>
 
+#include <algorithm>
 #include <cmath>
 #include <map>
 #include <memory>
@@ -267,6 +268,64 @@ TEST(SpanSummary, SchemaFourStoreUpgradesAndOlderPeriodsAreReadAsFrames) {
   CompareRanges(*s, kT0, w.rt, w.rt + kSec, 60);
 }
 
+// (I15) A store written before schema 15 keeps its periods' clock values
+// as rows of span_values; the upgrade leaves them there and packs the
+// periods written after it by hour. A period closed mid-way before the
+// upgrade and finished after it has its values in both, a block across the
+// upgrade is written from both, and every summary still equals the frames'.
+TEST(SpanSummary, ClockValuesFromBeforeTheUpgradeAreReadWithThePackedOnes) {
+  testing::TempTree tmp;
+  const std::string path = tmp.root() + "/v14.db";
+  Writer w;
+  {
+    auto s = Open(path);
+    ASSERT_TRUE(s);
+    w.Write(*s, 2 * 3600 + 37);  // closed 37 s into a period
+    ASSERT_TRUE(s->Close().ok());
+  }
+  const int64_t upgraded_at = w.rt;
+  const int64_t split = upgraded_at / (60 * kSec) * (60 * kSec);  // that period
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+  ASSERT_EQ(edgemon::testing::UndoSchema15(db), SQLITE_OK) << sqlite3_errmsg(db);
+  auto rows = [&db](const std::string& sql) {
+    sqlite3_stmt* st = nullptr;
+    EXPECT_EQ(sqlite3_prepare_v2(db, sql.c_str(), -1, &st, nullptr), SQLITE_OK) << sql;
+    int64_t n = -1;
+    if (sqlite3_step(st) == SQLITE_ROW) n = sqlite3_column_int64(st, 0);
+    sqlite3_finalize(st);
+    return n;
+  };
+  EXPECT_GT(rows("SELECT count(*) FROM span_values WHERE level = 0"), 2 * 60 * 2);
+  EXPECT_GT(
+      rows("SELECT count(*) FROM span_values WHERE level = 0 AND t_ns = " + std::to_string(split)),
+      0);
+  auto s = Open(path);
+  ASSERT_TRUE(s);
+  w.Write(*s, 2 * 3600);
+  ASSERT_TRUE(s->Flush().ok());
+  EXPECT_EQ(rows("PRAGMA user_version"), store::kSchemaVersion);
+  // The rows from before stay; the periods after the upgrade are packed,
+  // the split one's later frames among them.
+  EXPECT_GT(rows("SELECT count(*) FROM span_values WHERE level = 0"), 2 * 60 * 2);
+  EXPECT_EQ(
+      rows("SELECT count(*) FROM span_values WHERE level = 0 AND t_ns > " + std::to_string(split)),
+      0);
+  std::vector<store::internal::PeriodValue> packed;
+  ASSERT_EQ(edgemon::testing::PeriodValueRows(db, packed), SQLITE_OK);
+  ASSERT_FALSE(packed.empty());
+  EXPECT_EQ(packed.front().t_ns, split);
+  sqlite3_close(db);
+  // A block and a day across the upgrade, from both.
+  auto spans = s->Spans(upgraded_at - 3600 * kSec, upgraded_at + 3600 * kSec, 3 * kSec / 2);
+  ASSERT_TRUE(spans.ok());
+  bool across = false;
+  for (const auto& sp : *spans) across |= sp.t_ns < upgraded_at && sp.end_ns > upgraded_at;
+  EXPECT_TRUE(across);
+  CompareRanges(*s, kT0, w.rt, w.rt + kSec, 120);
+  CompareRanges(*s, split - 600 * kSec, split + 600 * kSec, w.rt + kSec, 40);
+}
+
 TEST(SpanSummary, RetentionDeletesSpansWithTheirPeriods) {
   testing::TempTree tmp;
   const std::string path = tmp.root() + "/ret.db";
@@ -286,8 +345,7 @@ TEST(SpanSummary, RetentionDeletesSpansWithTheirPeriods) {
   for (const char* sql : {"SELECT count(*) FROM spans WHERE t_ns < ?1",
                           "SELECT count(*) FROM span_stats WHERE t_ns < ?1",
                           "SELECT count(*) FROM span_values WHERE t_ns < ?1",
-                          "SELECT count(*) FROM spans WHERE t_ns >= ?1",
-                          "SELECT count(*) FROM span_values WHERE t_ns >= ?1"}) {
+                          "SELECT count(*) FROM spans WHERE t_ns >= ?1"}) {
     sqlite3_stmt* q = nullptr;
     ASSERT_EQ(sqlite3_prepare_v2(db, sql, -1, &q, nullptr), SQLITE_OK);
     sqlite3_bind_int64(q, 1, cutoff);
@@ -299,6 +357,12 @@ TEST(SpanSummary, RetentionDeletesSpansWithTheirPeriods) {
     }
     sqlite3_finalize(q);
   }
+  // The periods' clock values, packed by hour, likewise.
+  std::vector<store::internal::PeriodValue> values;
+  ASSERT_EQ(edgemon::testing::PeriodValueRows(db, values), SQLITE_OK);
+  auto before = [cutoff](const store::internal::PeriodValue& v) { return v.t_ns < cutoff; };
+  EXPECT_EQ(std::count_if(values.begin(), values.end(), before), 0);
+  EXPECT_GT(values.size(), 30u);
   sqlite3_close(db);
   // Older than the raw tier's frames: spans whose frames are gone are not used.
   auto spans = s.Spans(w.rt - 3500 * kSec, w.rt, 3 * kSec / 2);
