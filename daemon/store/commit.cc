@@ -761,7 +761,7 @@ Status RingStore::Impl::WriteLevelSpan(int level, int64_t block_ns) {
   }
   // Clock values: a block with too many distinct ones is not described.
   // (Only clock channels have period values; one pass over the block's.)
-  // A block's are read from its periods' packed rows.
+  // A block's or a day's are read from its periods' packed rows.
   std::map<uint32_t, std::map<int64_t, uint64_t>> block_values;
   if (agg.bad == 0 && parts == 0) {
     Status read = internal::ForEachPeriodValue(
