@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs the python3-edgemon .deb on this machine (root; its dependencies
 # python3-grpcio and python3-protobuf already installed), checks that its
-# postinst byte-compiled every module and that purging it leaves nothing,
+# postinst byte-compiled every module and that purging it (its prerm
+# removing the compiled modules) leaves nothing,
 # and prints how long `import edgemon` takes a user who cannot write below
 # /usr: with the byte-compiled modules, and without them (each import
 # compiling them again, as before the postinst did it).
@@ -41,6 +42,9 @@ if find "$dir" -name '*.pyc' | grep -q .; then
   exit 1
 fi
 source_only=$(import_us)
+# Compiled again, so that the purge below finds them: its prerm must remove
+# them, else dpkg leaves the directories behind.
+py3compile -p "$pkg"
 dpkg -P "$pkg" >/dev/null
 trap - EXIT
 if [ -e "$dir" ]; then
