@@ -3,8 +3,6 @@
 // values of its periods, packed. An hour's write of closed periods fills a
 // few overflow pages instead of a row per (period, clock, value) spread
 // over the table's leaves, and a read of a partial hour takes one row.
-#include <numeric>
-
 #include "daemon/store/ring_store_impl.h"
 
 namespace edgemon::store::internal {
@@ -35,19 +33,14 @@ class FirstValues {
 
 }  // namespace
 
-// Layout: a version byte, varint unit (every period's offset from the
-// chunk's start is a multiple of it), varint number of periods, then per
-// period: varint offset step in units (from the chunk's start for the
-// first), varint number of channels, and per channel: varint id step (from
-// 0 for the period's first), varint number of values, and per value:
+// Layout: PackedStarts' opening, then per period: its start, varint
+// number of channels, and per channel: varint id step (from 0 for the
+// period's first), varint number of values, and per value:
 // zigzag difference from the channel's first value of its last period for
 // the first, varint rise over the previous value after it, then varint
 // count. Differences wrap in uint64, so every int64 value round-trips.
 std::string PackPeriodValues(int64_t chunk, const std::vector<PeriodValue>& values) {
-  const uint64_t base = RollupChunkBase(chunk);
-  uint64_t unit = 0;
-  for (const auto& v : values) unit = std::gcd(unit, static_cast<uint64_t>(v.t_ns) - base);
-  if (unit == 0) unit = 1;
+  PackedStarts starts(chunk, values);
   // Counts of periods and of channels, before the bytes.
   std::vector<uint64_t> groups;  // per period: channels; per channel: values
   uint64_t periods = 0;
@@ -62,19 +55,13 @@ std::string PackPeriodValues(int64_t chunk, const std::vector<PeriodValue>& valu
     }
   }
   std::string out(1 + 10 * (2 + 2 * periods + 4 * values.size()), '\0');
-  char* p = out.data();
-  *p++ = static_cast<char>(kValuesVersion);
-  p = PutVarint(unit, p);
-  p = PutVarint(periods, p);
+  char* p = starts.PutHeader(out.data(), kValuesVersion, periods);
   FirstValues firsts;
-  uint64_t at = 0;
   size_t period = 0;
   for (size_t i = 0; i < values.size();) {
     const int64_t t = values[i].t_ns;
-    const uint64_t off = static_cast<uint64_t>(t) - base;
-    p = PutVarint((off - at) / unit, p);
+    p = starts.PutStart(p, t);
     p = PutVarint(groups[period++], p);
-    at = off;
     uint32_t channel = 0;
     while (i < values.size() && values[i].t_ns == t) {
       const uint32_t ch = values[i].channel;
@@ -109,27 +96,17 @@ bool UnpackPeriodValues(int64_t chunk, std::string_view data, std::vector<Period
     out.resize(had);
     return false;
   };
-  uint64_t unit = 0, periods = 0;
+  PackedStarts starts(chunk);
+  uint64_t periods = 0;
   // Each period takes at least four bytes (step, channels, id, values...).
-  if (p == end || *p++ != kValuesVersion || !ReadVarint(p, end, unit) || unit == 0 ||
-      !ReadVarint(p, end, periods) || periods == 0 ||
-      periods > static_cast<uint64_t>(end - p) / 4) {
-    return fail();
-  }
-  const uint64_t base = RollupChunkBase(chunk), span = static_cast<uint64_t>(kRollupChunkNs);
+  if (!starts.ReadHeader(p, end, kValuesVersion, 4, periods)) return fail();
   FirstValues firsts;
-  uint64_t at = 0;
   for (uint64_t i = 0; i < periods; ++i) {
-    uint64_t step = 0, channels = 0;
-    if (!ReadVarint(p, end, step) || !ReadVarint(p, end, channels)) return fail();
-    // Offsets rise within the chunk; a period has a channel with a value.
-    if ((i > 0 && step == 0) || step > (span - 1 - at) / unit || channels == 0 ||
-        channels > static_cast<uint64_t>(end - p) / 3) {
-      return fail();
-    }
-    at += step * unit;
-    const auto t = static_cast<int64_t>(base + at);
-    if (RollupChunk(t) != chunk) return fail();  // past either end of int64
+    int64_t t = 0;
+    uint64_t channels = 0;
+    if (!starts.ReadStart(p, end, t) || !ReadVarint(p, end, channels)) return fail();
+    // A period has a channel with a value.
+    if (channels == 0 || channels > static_cast<uint64_t>(end - p) / 3) return fail();
     uint64_t channel = 0;
     for (uint64_t c = 0; c < channels; ++c) {
       uint64_t id_step = 0, n = 0;

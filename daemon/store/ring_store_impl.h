@@ -32,6 +32,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <numeric>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -151,6 +152,41 @@ constexpr uint64_t RollupChunkBase(int64_t chunk) {
 constexpr int64_t RollupChunk(int64_t t_ns) {
   return FloorDiv(t_ns, kRollupChunkNs);
 }
+// (I7, I15) The period starts of a chunk's packed row (rollup,
+// period_values): the row opens with a version byte, a varint unit that
+// divides every start's offset from the chunk's start and a varint number
+// of periods; each period then opens with its start as a varint step in
+// units from the one before (from the chunk's start for the first). One
+// object writes or reads one row's starts, in increasing order.
+class PackedStarts {
+ public:
+  // To read a row of `chunk` (ReadHeader, then ReadStart per period).
+  explicit PackedStarts(int64_t chunk) : chunk_(chunk), base_(RollupChunkBase(chunk)) {}
+  // To write `rows` (each with a t_ns in `chunk`).
+  template <typename Rows>
+  PackedStarts(int64_t chunk, const Rows& rows) : PackedStarts(chunk) {
+    for (const auto& r : rows) unit_ = std::gcd(unit_, static_cast<uint64_t>(r.t_ns) - base_);
+    if (unit_ == 0) unit_ = 1;
+  }
+  // Writes the opening at `p` (at most 21 bytes); returns the end.
+  char* PutHeader(char* p, uint8_t version, uint64_t periods) const;
+  // Writes the step to `t_ns`; returns the end.
+  char* PutStart(char* p, int64_t t_ns);
+  // Reads the opening: false unless it has `version`, a unit and from 1 to
+  // (bytes left / min_period_bytes) periods.
+  bool ReadHeader(const uint8_t*& p, const uint8_t* end, uint8_t version, uint64_t min_period_bytes,
+                  uint64_t& periods);
+  // Reads the next start: false when its step is 0 after the first, or it
+  // falls past the chunk or either end of int64.
+  bool ReadStart(const uint8_t*& p, const uint8_t* end, int64_t& t_ns);
+
+ private:
+  int64_t chunk_;
+  uint64_t base_;
+  uint64_t unit_ = 0;
+  uint64_t at_ = 0;  // the last start's offset
+  bool first_ = true;
+};
 // (I15) Block rows (span_stats of level 1) are kept by (level, chunk,
 // channel, t_ns) with chunk = SpanChunk(1, t_ns), the day (of the epoch)
 // holding the block's start, so a block's rows of every channel go into the

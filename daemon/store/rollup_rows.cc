@@ -3,8 +3,6 @@
 // blob. One write of held periods goes into the table's newest hour instead
 // of into every channel's own stretch of it, and one channel's periods are
 // read a chunk at a time.
-#include <numeric>
-
 #include "daemon/store/ring_store_impl.h"
 
 namespace edgemon::store::internal {
@@ -20,32 +18,55 @@ constexpr uint8_t kPackVersion = 1;
 
 }  // namespace
 
-// Layout: a version byte, varint unit (every period's offset from the
-// chunk's start is a multiple of it), varint n, then n periods of: varint
-// offset step in units (from the chunk's start for the first), varint
-// count, zigzag min - the previous period's min (0 for the first), varint
-// max - min, zigzag sum - count * min. The differences wrap in uint64, so
-// every int64 value round-trips.
+char* PackedStarts::PutHeader(char* p, uint8_t version, uint64_t periods) const {
+  *p++ = static_cast<char>(version);
+  p = PutVarint(unit_, p);
+  return PutVarint(periods, p);
+}
+
+char* PackedStarts::PutStart(char* p, int64_t t_ns) {
+  const uint64_t off = static_cast<uint64_t>(t_ns) - base_;
+  p = PutVarint((off - at_) / unit_, p);
+  at_ = off;
+  return p;
+}
+
+bool PackedStarts::ReadHeader(const uint8_t*& p, const uint8_t* end, uint8_t version,
+                              uint64_t min_period_bytes, uint64_t& periods) {
+  return p != end && *p++ == version && ReadVarint(p, end, unit_) && unit_ != 0 &&
+         ReadVarint(p, end, periods) && periods != 0 &&
+         periods <= static_cast<uint64_t>(end - p) / min_period_bytes;
+}
+
+bool PackedStarts::ReadStart(const uint8_t*& p, const uint8_t* end, int64_t& t_ns) {
+  uint64_t step = 0;
+  if (!ReadVarint(p, end, step)) return false;
+  // Starts rise within the chunk.
+  if ((!first_ && step == 0) || step > (static_cast<uint64_t>(kRollupChunkNs) - 1 - at_) / unit_) {
+    return false;
+  }
+  first_ = false;
+  at_ += step * unit_;
+  t_ns = static_cast<int64_t>(base_ + at_);
+  return RollupChunk(t_ns) == chunk_;  // else past either end of int64
+}
+
+// Layout: PackedStarts' opening, then per period: its start, varint count,
+// zigzag min - the previous period's min (0 for the first), varint max -
+// min, zigzag sum - count * min. The differences wrap in uint64, so every
+// int64 value round-trips.
 std::string PackRollup(int64_t chunk, const std::vector<RollupRow>& rows) {
-  const uint64_t base = RollupChunkBase(chunk);
-  uint64_t unit = 0;
-  for (const auto& r : rows) unit = std::gcd(unit, static_cast<uint64_t>(r.t_ns) - base);
-  if (unit == 0) unit = 1;
+  PackedStarts starts(chunk, rows);
   std::string out(1 + 10 * (2 + 5 * rows.size()), '\0');
-  char* p = out.data();
-  *p++ = static_cast<char>(kPackVersion);
-  p = PutVarint(unit, p);
-  p = PutVarint(rows.size(), p);
-  uint64_t at = 0, min = 0;
+  char* p = starts.PutHeader(out.data(), kPackVersion, rows.size());
+  uint64_t min = 0;
   for (const auto& r : rows) {
-    const uint64_t off = static_cast<uint64_t>(r.t_ns) - base;
     const auto count = static_cast<uint64_t>(r.count), lo = static_cast<uint64_t>(r.min);
-    p = PutVarint((off - at) / unit, p);
+    p = starts.PutStart(p, r.t_ns);
     p = PutVarint(count, p);
     p = PutVarint(ZigZag(static_cast<int64_t>(lo - min)), p);
     p = PutVarint(static_cast<uint64_t>(r.max) - lo, p);
     p = PutVarint(ZigZag(static_cast<int64_t>(static_cast<uint64_t>(r.sum) - count * lo)), p);
-    at = off;
     min = lo;
   }
   out.resize(static_cast<size_t>(p - out.data()));
@@ -55,30 +76,18 @@ std::string PackRollup(int64_t chunk, const std::vector<RollupRow>& rows) {
 bool UnpackRollup(int64_t chunk, std::string_view data, std::vector<RollupRow>& out) {
   const auto* p = reinterpret_cast<const uint8_t*>(data.data());
   const uint8_t* end = p + data.size();
-  uint64_t unit = 0, n = 0;
-  if (p == end || *p++ != kPackVersion || !ReadVarint(p, end, unit) || unit == 0 ||
-      !ReadVarint(p, end, n) || n == 0 || n > static_cast<uint64_t>(end - p) / 5) {
-    return false;
-  }
-  const uint64_t base = RollupChunkBase(chunk), span = static_cast<uint64_t>(kRollupChunkNs);
+  PackedStarts starts(chunk);
+  uint64_t n = 0;
+  if (!starts.ReadHeader(p, end, kPackVersion, 5, n)) return false;
   const size_t had = out.size();
-  uint64_t at = 0, min = 0;
+  uint64_t min = 0;
   for (uint64_t i = 0; i < n; ++i) {
-    uint64_t step = 0, count = 0, lo = 0, width = 0, extra = 0;
-    if (!ReadVarint(p, end, step) || !ReadVarint(p, end, count) || !ReadVarint(p, end, lo) ||
-        !ReadVarint(p, end, width) || !ReadVarint(p, end, extra)) {
-      out.resize(had);
-      return false;
-    }
-    // Offsets rise within the chunk; a count is a positive int64.
-    if ((i > 0 && step == 0) || step > (span - 1 - at) / unit || count == 0 ||
+    int64_t t = 0;
+    uint64_t count = 0, lo = 0, width = 0, extra = 0;
+    // A count is a positive int64.
+    if (!starts.ReadStart(p, end, t) || !ReadVarint(p, end, count) || !ReadVarint(p, end, lo) ||
+        !ReadVarint(p, end, width) || !ReadVarint(p, end, extra) || count == 0 ||
         count > static_cast<uint64_t>(INT64_MAX)) {
-      out.resize(had);
-      return false;
-    }
-    at += step * unit;
-    const auto t = static_cast<int64_t>(base + at);
-    if (RollupChunk(t) != chunk) {  // past either end of int64
       out.resize(had);
       return false;
     }
