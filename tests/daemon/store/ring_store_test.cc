@@ -1603,6 +1603,68 @@ TEST(RingStore, ALongBatchsRowsTakeThePagesItsExpiredFramesFreeInOneWrite) {
   EXPECT_EQ(oldest[0], static_cast<int64_t>(base));
 }
 
+// The chunks the packing tests try: both ends of int64, around 0 and now.
+std::vector<int64_t> PackingChunks() {
+  using store::internal::RollupChunk;
+  return {RollupChunk(INT64_MIN), RollupChunk(-1), 0, RollupChunk(kT0), RollupChunk(INT64_MAX)};
+}
+
+// A period start in `chunk` (its times within int64): on the minute from
+// its start, or anywhere in it.
+int64_t StartIn(int64_t chunk, bool on_minute, std::mt19937_64& rng) {
+  using store::internal::kRollupChunkNs;
+  using store::internal::RollupChunk;
+  const uint64_t base = static_cast<uint64_t>(chunk) * static_cast<uint64_t>(kRollupChunkNs);
+  const int64_t lo = chunk == RollupChunk(INT64_MIN) ? INT64_MIN : static_cast<int64_t>(base);
+  const int64_t hi = chunk == RollupChunk(INT64_MAX)
+                         ? INT64_MAX
+                         : static_cast<int64_t>(base + static_cast<uint64_t>(kRollupChunkNs) - 1);
+  const auto width = static_cast<uint64_t>(hi) - static_cast<uint64_t>(lo);
+  const uint64_t off = on_minute ? (rng() % 60) * 60 * static_cast<uint64_t>(kSec) % (width + 1)
+                                 : rng() % (width + 1);
+  return static_cast<int64_t>(static_cast<uint64_t>(lo) + off);
+}
+
+// An int64 at either end or near 0, any, or `ordinary()`, a third each.
+int64_t AnyInt64(std::mt19937_64& rng, const std::function<int64_t()>& ordinary) {
+  static constexpr int64_t kExtremes[] = {INT64_MIN, INT64_MIN + 1, -1,       0,
+                                          1,         INT64_MAX - 1, INT64_MAX};
+  switch (rng() % 3) {
+    case 0:
+      return kExtremes[rng() % std::size(kExtremes)];
+    case 1:
+      return static_cast<int64_t>(rng());
+    default:
+      return ordinary();
+  }
+}
+
+// A packing of `chunk` cut short never unpacks (and appends nothing); one
+// with a bit flipped either does not unpack (appending nothing) or unpacks
+// into rows that `check` is given.
+template <typename Row>
+void ExpectDamagedPackingsCaught(int64_t chunk, const std::string& packed,
+                                 bool (*unpack)(int64_t, std::string_view, std::vector<Row>&),
+                                 const std::function<void(const std::vector<Row>&)>& check,
+                                 std::mt19937_64& rng) {
+  std::vector<Row> back;
+  for (size_t cut = 0; cut < packed.size(); ++cut) {
+    back.clear();
+    EXPECT_FALSE(unpack(chunk, std::string_view(packed).substr(0, cut), back)) << cut;
+    EXPECT_TRUE(back.empty());
+  }
+  for (size_t at = 0; at < packed.size(); ++at) {
+    std::string bad = packed;
+    bad[at] = static_cast<char>(bad[at] ^ (1 << (rng() % 8)));
+    back.clear();
+    if (unpack(chunk, bad, back)) {
+      check(back);
+    } else {
+      EXPECT_TRUE(back.empty());
+    }
+  }
+}
+
 // (I7) A chunk's periods of one channel pack into one row and unpack as
 // they were, for every int64 value and the chunks at both ends of int64;
 // a packing cut short or with a byte changed never unpacks into periods
@@ -1614,37 +1676,15 @@ TEST(RingStore, RollupPeriodsPackAndUnpackEveryInt64) {
   using store::internal::RollupRow;
   using store::internal::UnpackRollup;
   std::mt19937_64 rng(11);
-  const int64_t extremes[] = {INT64_MIN, INT64_MIN + 1, -1, 0, 1, INT64_MAX - 1, INT64_MAX};
-  auto value = [&]() -> int64_t {
-    switch (rng() % 3) {
-      case 0:
-        return extremes[rng() % std::size(extremes)];
-      case 1:
-        return static_cast<int64_t>(rng());
-      default:
-        return static_cast<int64_t>(rng() % 20'000) - 1'000;
-    }
+  auto value = [&rng] {
+    return AnyInt64(rng, [&rng] { return static_cast<int64_t>(rng() % 20'000) - 1'000; });
   };
-  for (int64_t chunk : {RollupChunk(INT64_MIN), RollupChunk(-1), int64_t{0}, RollupChunk(kT0),
-                        RollupChunk(INT64_MAX)}) {
+  for (int64_t chunk : PackingChunks()) {
     SCOPED_TRACE(chunk);
-    // The chunk's times within int64.
-    const uint64_t base = static_cast<uint64_t>(chunk) * static_cast<uint64_t>(kRollupChunkNs);
-    const int64_t lo = chunk == RollupChunk(INT64_MIN) ? INT64_MIN : static_cast<int64_t>(base);
-    const int64_t hi = chunk == RollupChunk(INT64_MAX)
-                           ? INT64_MAX
-                           : static_cast<int64_t>(base + static_cast<uint64_t>(kRollupChunkNs) - 1);
-    const auto width = static_cast<uint64_t>(hi) - static_cast<uint64_t>(lo);
     for (int round = 0; round < 300; ++round) {
       std::set<int64_t> times;
       const size_t n = 1 + rng() % 60;
-      while (times.size() < n) {
-        // On the minute from the chunk's start, or anywhere in it.
-        const uint64_t off = round % 2
-                                 ? (rng() % 60) * 60 * static_cast<uint64_t>(kSec) % (width + 1)
-                                 : rng() % (width + 1);
-        times.insert(static_cast<int64_t>(static_cast<uint64_t>(lo) + off));
-      }
+      while (times.size() < n) times.insert(StartIn(chunk, round % 2, rng));
       std::vector<RollupRow> rows;
       for (int64_t t : times) {
         const int64_t count = rng() % 4 ? 1 + static_cast<int64_t>(rng() % 100) : INT64_MAX;
@@ -1660,28 +1700,19 @@ TEST(RingStore, RollupPeriodsPackAndUnpackEveryInt64) {
                   std::tie(b.t_ns, b.count, b.min, b.max, b.sum))
             << i;
       }
-      if (round % 10 != 0) continue;
-      for (size_t cut = 0; cut < packed.size(); ++cut) {
-        back.clear();
-        EXPECT_FALSE(UnpackRollup(chunk, std::string_view(packed).substr(0, cut), back)) << cut;
-        EXPECT_TRUE(back.empty());
-      }
-      for (size_t at = 0; at < packed.size(); ++at) {
-        std::string bad = packed;
-        bad[at] = static_cast<char>(bad[at] ^ (1 << (rng() % 8)));
-        back.clear();
-        if (!UnpackRollup(chunk, bad, back)) {
-          EXPECT_TRUE(back.empty());
-          continue;
-        }
-        for (size_t i = 0; i < back.size(); ++i) {
-          EXPECT_EQ(RollupChunk(back[i].t_ns), chunk);
-          EXPECT_GT(back[i].count, 0);
-          if (i > 0) {
-            EXPECT_GT(back[i].t_ns, back[i - 1].t_ns);
-          }
-        }
-      }
+      if (round % 10 > 1) continue;  // both kinds of starts
+      ExpectDamagedPackingsCaught<RollupRow>(
+          chunk, packed, &UnpackRollup,
+          [chunk](const std::vector<RollupRow>& read) {
+            for (size_t i = 0; i < read.size(); ++i) {
+              EXPECT_EQ(RollupChunk(read[i].t_ns), chunk);
+              EXPECT_GT(read[i].count, 0);
+              if (i > 0) {
+                EXPECT_GT(read[i].t_ns, read[i - 1].t_ns);
+              }
+            }
+          },
+          rng);
     }
   }
   // A still value's hour of minutes: five bytes a period, where a row of
@@ -1705,35 +1736,18 @@ TEST(RingStore, PeriodValuesPackAndUnpackEveryInt64) {
   using store::internal::RollupChunk;
   using store::internal::UnpackPeriodValues;
   std::mt19937_64 rng(15);
-  const int64_t extremes[] = {INT64_MIN, INT64_MIN + 1, -1, 0, 1, INT64_MAX - 1, INT64_MAX};
-  auto value = [&]() -> int64_t {
-    switch (rng() % 3) {
-      case 0:
-        return extremes[rng() % std::size(extremes)];
-      case 1:
-        return static_cast<int64_t>(rng());
-      default:
-        return 1'000'000 * static_cast<int64_t>(rng() % 40);  // a clock's steps
-    }
+  auto value = [&rng] {
+    // A clock's steps.
+    return AnyInt64(rng, [&rng] { return 1'000'000 * static_cast<int64_t>(rng() % 40); });
   };
   auto key = [](const PeriodValue& v) { return std::tie(v.t_ns, v.channel, v.value); };
-  for (int64_t chunk : {RollupChunk(INT64_MIN), RollupChunk(-1), int64_t{0}, RollupChunk(kT0),
-                        RollupChunk(INT64_MAX)}) {
+  for (int64_t chunk : PackingChunks()) {
     SCOPED_TRACE(chunk);
-    const uint64_t base = static_cast<uint64_t>(chunk) * static_cast<uint64_t>(kRollupChunkNs);
-    const int64_t lo = chunk == RollupChunk(INT64_MIN) ? INT64_MIN : static_cast<int64_t>(base);
-    const int64_t hi = chunk == RollupChunk(INT64_MAX)
-                           ? INT64_MAX
-                           : static_cast<int64_t>(base + static_cast<uint64_t>(kRollupChunkNs) - 1);
-    const auto width = static_cast<uint64_t>(hi) - static_cast<uint64_t>(lo);
     for (int round = 0; round < 200; ++round) {
       std::map<std::tuple<int64_t, uint32_t, int64_t>, uint64_t> unique;
       const size_t periods = 1 + rng() % 30;
       for (size_t p = 0; p < periods; ++p) {
-        const uint64_t off = round % 2
-                                 ? (rng() % 60) * 60 * static_cast<uint64_t>(kSec) % (width + 1)
-                                 : rng() % (width + 1);
-        const auto t = static_cast<int64_t>(static_cast<uint64_t>(lo) + off);
+        const int64_t t = StartIn(chunk, round % 2, rng);
         for (size_t c = 1 + rng() % 5; c > 0; --c) {
           const uint32_t ch = rng() % 8 == 0 ? UINT32_MAX - static_cast<uint32_t>(rng() % 2)
                                              : 1 + static_cast<uint32_t>(rng() % 20);
@@ -1756,31 +1770,21 @@ TEST(RingStore, PeriodValuesPackAndUnpackEveryInt64) {
                   std::tie(b.t_ns, b.channel, b.value, b.count))
             << i;
       }
-      if (round % 10 != 0) continue;
-      for (size_t cut = 0; cut < packed.size(); ++cut) {
-        back.clear();
-        EXPECT_FALSE(UnpackPeriodValues(chunk, std::string_view(packed).substr(0, cut), back))
-            << cut;
-        EXPECT_TRUE(back.empty());
-      }
-      for (size_t at = 0; at < packed.size(); ++at) {
-        std::string bad = packed;
-        bad[at] = static_cast<char>(bad[at] ^ (1 << (rng() % 8)));
-        back.clear();
-        if (!UnpackPeriodValues(chunk, bad, back)) {
-          EXPECT_TRUE(back.empty());
-          continue;
-        }
-        for (size_t i = 0; i < back.size(); ++i) {
-          EXPECT_EQ(RollupChunk(back[i].t_ns), chunk);
-          EXPECT_GT(back[i].channel, 0u);
-          EXPECT_GT(back[i].count, 0u);
-          EXPECT_LE(back[i].count, uint64_t{INT64_MAX});
-          if (i > 0) {
-            EXPECT_LT(key(back[i - 1]), key(back[i]));
-          }
-        }
-      }
+      if (round % 10 > 1) continue;  // both kinds of starts
+      ExpectDamagedPackingsCaught<PeriodValue>(
+          chunk, packed, &UnpackPeriodValues,
+          [chunk, &key](const std::vector<PeriodValue>& rows) {
+            for (size_t i = 0; i < rows.size(); ++i) {
+              EXPECT_EQ(RollupChunk(rows[i].t_ns), chunk);
+              EXPECT_GT(rows[i].channel, 0u);
+              EXPECT_GT(rows[i].count, 0u);
+              EXPECT_LE(rows[i].count, uint64_t{INT64_MAX});
+              if (i > 0) {
+                EXPECT_LT(key(rows[i - 1]), key(rows[i]));
+              }
+            }
+          },
+          rng);
     }
   }
   // An hour of minutes of 14 steady clocks (a value each) takes four bytes
