@@ -32,6 +32,19 @@ many distinct pages they were: what a checkpoint copies.
 "ptrmap" pages are the pointer map's (auto_vacuum), and "free" pages
 belong to no table at the end (on the free list: emptied in the window).
 
+The first column is what the block device under the store was sent:
+each daemon's store directory is an ext4 filesystem of its own, on a loop
+device (as root, where losetup and mkfs.ext4 work; else "-"), synced at the
+window's start and end, so the count holds the daemon's WAL, the window's
+checkpoint and the journal's metadata, each written block once: what the
+flash sees. write_bytes is what the kernel charges the daemon (and the
+checkpoint) for the page-cache pages it dirties, and on kernels whose ext4
+caches files in large folios (6.16 on) a 4 KiB write into a folio read in
+by readahead charges the whole folio (up to hundreds of KiB), while
+writeback sends only the dirty blocks: there write_bytes overstates the
+flash writes, most of all the checkpoint's, whose pages are scattered
+through a database file that reads have cached.
+
 --start-minute M waits after start-up until the wall clock's next minute M
 at least six minutes on (past each daemon's first commit, so that an hourly
 expiry of a whole hour of frames falls inside an hour's window) before the
@@ -80,9 +93,12 @@ def store_bytes(disk):
 
 def aged_store(build, days, into):
     """Writes a store holding `days` days (one of 1 Hz frames) to `into`."""
+    # The board named, not the fixtures' path built into api_bench: a
+    # build's tree may have moved since.
     subprocess.run([os.path.join(build, "bench", "api_bench"),
                     os.path.join(build, "daemon", "edgemond"), "--year", "--year-days",
-                    str(days), "--raw-days", "1", "--store-only", into],
+                    str(days), "--raw-days", "1", "--store-only", into,
+                    os.path.join(FIXTURES, "agx-orin")],
                    check=True, stdout=subprocess.DEVNULL)
 
 
@@ -147,6 +163,56 @@ def wal_by_table(disk, start):
     return {n: (writes[n], len(pages[n])) for n in writes}
 
 
+@contextlib.contextmanager
+def store_filesystem(parent, size_mib):
+    """A directory for one daemon's store, and the stat file of the block
+    device under it (None where there is none of its own): an ext4
+    filesystem made in a sparse image of `size_mib` MiB under `parent`,
+    mounted through a loop device. Without root, losetup or mkfs.ext4, a
+    plain directory under `parent`."""
+    top = tempfile.mkdtemp(prefix="edgemon-flash-", dir=parent)
+    image, disk = os.path.join(top, "fs.img"), os.path.join(top, "mnt")
+    os.mkdir(disk)
+    device = None
+    try:
+        if os.geteuid() == 0 and shutil.which("losetup") and shutil.which("mkfs.ext4"):
+            with open(image, "wb") as f:
+                f.truncate(size_mib << 20)
+            # Inode tables and journal zeroed now, not by the kernel's lazy
+            # init in the background of the window.
+            made = subprocess.run(["mkfs.ext4", "-q", "-F", "-E",
+                                   "lazy_itable_init=0,lazy_journal_init=0", image],
+                                  capture_output=True)
+            if made.returncode == 0:
+                loop = subprocess.run(["losetup", "--find", "--show", image],
+                                      capture_output=True, text=True)
+                if loop.returncode == 0:
+                    device = loop.stdout.strip()
+                    if subprocess.run(["mount", device, disk],
+                                      capture_output=True).returncode != 0:
+                        subprocess.run(["losetup", "-d", device], capture_output=True)
+                        device = None
+        if device is None:
+            print("note: no filesystem of its own for a store (root, losetup, mkfs.ext4): "
+                  "the device column is left out", file=sys.stderr, flush=True)
+        yield disk, device and f"/sys/block/{os.path.basename(device)}/stat"
+    finally:
+        if device:
+            subprocess.run(["umount", disk], capture_output=True)
+            subprocess.run(["losetup", "-d", device], capture_output=True)
+        shutil.rmtree(top, ignore_errors=True)
+
+
+def device_bytes(disk, stat):
+    """Bytes sent to the block device under `disk` so far, after writing back
+    what its filesystem holds dirty (syncfs); None without a device."""
+    if stat is None:
+        return None
+    subprocess.run(["sync", "-f", disk], check=True)
+    with open(stat) as f:
+        return int(f.read().split()[6]) * 512  # sectors written
+
+
 CHECKPOINT_LOCK = threading.Lock()
 
 
@@ -195,10 +261,34 @@ def next_minute(minute, not_before):
 
 
 def measure(build, seconds, commit_interval_ms=None, seed=None, keys=(), root=None,
-            opens_at=None):
-    """(bytes written per day, of them by checkpointing the window's WAL,
-    store bytes grown per day, bytes a frame, the window's WAL by table)"""
-    disk = tempfile.mkdtemp(prefix="edgemon-flash-", dir="/var/tmp")
+            opens_at=None, poll=None):
+    """((bytes sent to the store's device per day, of them by checkpointing
+    the window's WAL) or None without a device of its own, bytes written per
+    day (write_bytes), of them by checkpointing the window's WAL, store bytes
+    grown per day, bytes a frame, the window's WAL by table)"""
+    size_mib = 512 + 2 * (os.path.getsize(seed) >> 20 if seed else 0)
+    with store_filesystem("/var/tmp", size_mib) as (disk, stat):
+        return measure_in(disk, stat, build, seconds, commit_interval_ms, seed, keys, root,
+                          opens_at, poll)
+
+
+def wait_polling(seconds, sock, poll):
+    """Waits `seconds`; with `poll` (seconds, client), the client asks the
+    daemon for the last minute's frames every `poll` seconds meanwhile, as
+    a script or dashboard that polls does."""
+    end = time.monotonic() + seconds
+    if not poll:
+        time.sleep(seconds)
+        return
+    every, client = poll
+    while time.monotonic() < end:
+        subprocess.run([client, "--connect", "unix:" + sock, "query", "--last", "1m", "--format",
+                        "csv"], check=True, stdout=subprocess.DEVNULL)
+        time.sleep(max(0.0, min(every, end - time.monotonic())))
+
+
+def measure_in(disk, stat, build, seconds, commit_interval_ms, seed, keys, root, opens_at,
+               poll):
     run = tempfile.mkdtemp(prefix="edgemon-flash-", dir="/dev/shm")
     try:
         lines = []
@@ -230,22 +320,25 @@ def measure(build, seconds, commit_interval_ms=None, seed=None, keys=(), root=No
             time.sleep(max(0.0, opens_at - time.time()))
         checkpoint_bytes(disk)  # what start-up left in the WAL is not the window's
         wal0 = wal_frames(disk)
+        d0 = device_bytes(disk, stat)
         w0, t0, s0 = write_bytes(p.pid), time.monotonic(), store_bytes(disk)
         seq0 = newest_seq(disk)
-        time.sleep(seconds)
+        wait_polling(seconds, sock, poll)
         w1, t1, s1 = write_bytes(p.pid), time.monotonic(), store_bytes(disk)
         by_table = wal_by_table(disk, wal0)
         # The window's WAL pages go into the database file once, at the
         # daemon's next checkpoint (every 8192 pages): counted here, so a
         # window without one is not flattered.
+        d_wal = device_bytes(disk, stat)
         ck = checkpoint_bytes(disk)
+        d1 = device_bytes(disk, stat)
         p.terminate()
         p.wait(timeout=30)
         day = 86400 / (t1 - t0)
-        return ((w1 - w0 + ck) * day, ck * day, (s1 - s0) * day, frame_bytes(disk, seq0),
+        sent = None if d0 is None else ((d1 - d0) * day, (d1 - d_wal) * day)
+        return (sent, (w1 - w0 + ck) * day, ck * day, (s1 - s0) * day, frame_bytes(disk, seq0),
                 by_table)
     finally:
-        shutil.rmtree(disk, ignore_errors=True)
         shutil.rmtree(run, ignore_errors=True)
 
 
@@ -261,6 +354,9 @@ def main():
                     help="a [store] key for every daemon, its value in TOML (repeatable)")
     ap.add_argument("--start-minute", type=int, choices=range(60), metavar="M",
                     help="open the window at the wall clock's next minute M (default: at once)")
+    ap.add_argument("--poll-seconds", type=float, default=0,
+                    help="a client asks each daemon for the last minute's frames this often "
+                    "(default: no client)")
     ap.add_argument("--sim", action="store_true",
                     help="the board under edgemon-sim, its values moving (default: still files)")
     a = ap.parse_args()
@@ -288,6 +384,15 @@ def run(a, root):
             sys.exit(f"--store-key {kv!r}: expected KEY=VALUE")
         keys.append(f"{key.strip()} = {value.strip()}")
     intervals = [int(v) for v in a.commit_interval_ms.split(",") if v] or [None]
+    poll = None
+    if a.poll_seconds > 0:
+        # Any build's client speaks to every daemon: the first that has one.
+        clients = [os.path.join(b, "client", "cli", "edgemon") for b in a.builds]
+        client = next((c for c in clients if os.access(c, os.X_OK)), None)
+        if client is None:
+            sys.exit("--poll-seconds: no build has client/cli/edgemon")
+        poll = (a.poll_seconds, client)
+        print(f"a client asks each daemon for the last minute every {a.poll_seconds:g} s")
     seed = None
     if a.aged_days > 0:
         seed_dir = tempfile.mkdtemp(prefix="edgemon-flash-seed-", dir="/var/tmp")
@@ -297,7 +402,8 @@ def run(a, root):
     if keys:
         print("[store] " + ", ".join(keys))
     print("board: " + ("agx-orin under edgemon-sim" if root else "agx-orin fixture (still)"))
-    print(f"{'build':<32} {'commit every':>12} {'MiB written per day':>20} "
+    print(f"{'build':<32} {'commit every':>12} {'MiB to the device per day':>26} "
+          f"{'of it checkpoint':>17} {'write_bytes MiB per day':>24} "
           f"{'of it checkpoint':>17} {'store MiB per day':>18} {'B a frame':>10}")
     # Every daemon at once, for the same window: what a daemon writes
     # depends on when it falls (the hourly writes, the kernel's writeback).
@@ -308,17 +414,19 @@ def run(a, root):
         print("the window opens at " + time.strftime("%H:%M", time.localtime(opens_at)))
     with concurrent.futures.ThreadPoolExecutor(max_workers=len(runs)) as pool:
         results = list(pool.map(lambda r: measure(r[0], a.seconds, r[1], seed, keys, root,
-                                                  opens_at), runs))
-    for (b, ms), (written, checkpoint, grown, per_frame, _) in zip(runs, results):
+                                                  opens_at, poll), runs))
+    for (b, ms), (sent, written, checkpoint, grown, per_frame, _) in zip(runs, results):
         every = "default" if ms is None else f"{ms / 1000:g} s"
-        print(f"{b:<32} {every:>12} {written / (1 << 20):>20.1f} "
+        device = ("-", "-") if sent is None else tuple(f"{v / (1 << 20):.1f}" for v in sent)
+        print(f"{b:<32} {every:>12} {device[0]:>26} {device[1]:>17} "
+              f"{written / (1 << 20):>24.1f} "
               f"{checkpoint / (1 << 20):>17.1f} {grown / (1 << 20):>18.1f} "
               f"{per_frame:>10.0f}", flush=True)
     print("\nthe window's WAL frames by table (distinct pages):")
     for (b, ms), result in zip(runs, results):
         every = "" if ms is None else f" at {ms / 1000:g} s"
-        parts = sorted(result[4].items(), key=lambda kv: -kv[1][0])
-        total = sum(w for w, _ in result[4].values())
+        parts = sorted(result[5].items(), key=lambda kv: -kv[1][0])
+        total = sum(w for w, _ in result[5].values())
         print(f"  {b}{every}: {total} frames: " +
               ", ".join(f"{n} {w} ({d})" for n, (w, d) in parts), flush=True)
     if seed:
