@@ -178,8 +178,9 @@ class QueryReactor final : public grpc::ServerWriteReactor<v1::QueryChunk> {
     if (!cancelled) {
       chunk_.Clear();
       // Frames still queued for the batched writer may fall in the range:
-      // commit them first, once per query.
-      if (!flushed_) {
+      // a series commits them first, once per query; frames are read from
+      // the writer's memory (RangeWithQueued), without a commit.
+      if (!flushed_ && step_ > 0) {
         if (Status s = svc_.store().FlushFor(to_); !s.ok()) {
           error = Status::Internal("query: storing queued frames: " + s.message());
         }
@@ -207,7 +208,7 @@ class QueryReactor final : public grpc::ServerWriteReactor<v1::QueryChunk> {
 
   Status FetchFrames() {
     size_t page = std::min<size_t>(svc_.options().frames_per_chunk, rows_left_);
-    auto set = svc_.store().Range(next_from_, to_, keys_, page);
+    auto set = svc_.store().RangeWithQueued(next_from_, to_, keys_, page);
     if (!set.ok()) return StoreFailure(svc_.store(), "query: " + set.status().message());
     bad_frames_ += set->bad_frames;
     std::vector<ChannelId> col_ids;

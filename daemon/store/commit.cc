@@ -150,7 +150,10 @@ Status RingStore::Impl::Commit() {
       }
       if (bucket_) ++span_.bad;
     }
-    batch_.clear();  // dropped; rollup rows and channel rows stay pending
+    {
+      std::lock_guard lk(batch_mu_);
+      batch_.clear();  // dropped; rollup rows and channel rows stay pending
+    }
     batch_bytes_ = 0;
     failing_ = true;
     {
@@ -190,7 +193,12 @@ Status RingStore::Impl::Commit() {
   boots_.erase(boots_.begin(), boots_.begin() + static_cast<std::ptrdiff_t>(d.boots_emptied));
   pending_jumps_.clear();
   pending_boots_.clear();
-  batch_.clear();
+  {
+    // After committed_next_: a reader that finds batch_ empty reads the
+    // committed frames up to it.
+    std::lock_guard lk(batch_mu_);
+    batch_.clear();
+  }
   batch_bytes_ = 0;
   if (d.rollup_written) {
     pending_rollup_.clear();

@@ -265,7 +265,8 @@ Result<std::vector<StoredChannel>> RingStore::Impl::Channels() {
 }
 
 Result<FrameSet> RingStore::Impl::ReadFrames(FrameQuery query, int64_t from_ns, int64_t to_ns,
-                                             const std::vector<std::string>& keys, size_t limit) {
+                                             const std::vector<std::string>& keys, size_t limit,
+                                             int64_t seq_below, const std::vector<Row>* queued) {
   Lease l(*this);
   if (!l.ok()) return l.status();
   auto all = LoadChannels(l.conn());
@@ -293,13 +294,14 @@ Result<FrameSet> RingStore::Impl::ReadFrames(FrameQuery query, int64_t from_ns, 
     column[id] = static_cast<int32_t>(i);
   }
   internal::FrameReader frames(l.conn());
-  auto read_row = [&](sql::Stmt& s) -> Status {
+  auto add_frame = [&](uint64_t seq, int64_t boottime_ns, int64_t realtime_ns,
+                       std::string_view blob) {
     Frame f;
-    f.seq = static_cast<uint64_t>(s.Int(0));
-    f.boottime_ns = s.Int(1);
-    f.realtime_ns = s.Int(2);
+    f.seq = seq;
+    f.boottime_ns = boottime_ns;
+    f.realtime_ns = realtime_ns;
     f.values.resize(out.channels.size());
-    bool ok = frames.ForEach(s.Blob(3), [&](uint32_t id, int64_t v) {
+    bool ok = frames.ForEach(blob, [&](uint32_t id, int64_t v) {
       if (id < column.size() && column[id] >= 0) f.values[static_cast<size_t>(column[id])] = v;
     });
     if (ok) {
@@ -307,7 +309,22 @@ Result<FrameSet> RingStore::Impl::ReadFrames(FrameQuery query, int64_t from_ns, 
     } else {
       ++out.bad_frames;  // (I14) skipped, not the whole range
     }
+  };
+  auto read_row = [&](sql::Stmt& s) -> Status {
+    add_frame(static_cast<uint64_t>(s.Int(0)), s.Int(1), s.Int(2), s.Blob(3));
     return Status::Ok();
+  };
+  // The queued rows in the range after the committed ones, within `limit`.
+  auto add_queued = [&] {
+    if (!queued || out.truncated) return;
+    for (const Row& r : *queued) {
+      if (r.realtime_ns < from_ns || r.realtime_ns >= to_ns) continue;
+      if (limit != 0 && out.frames.size() == limit) {
+        out.truncated = true;
+        return;
+      }
+      add_frame(r.seq, r.boottime_ns, r.realtime_ns, r.blob);
+    }
   };
   if (query == FrameQuery::kLatest) {
     sql::Stmt s(l.conn(),
@@ -323,8 +340,12 @@ Result<FrameSet> RingStore::Impl::ReadFrames(FrameQuery query, int64_t from_ns, 
   if (query == FrameQuery::kTimeRange) {
     auto seqs = internal::SeqsBetween(l.conn(), from_ns, to_ns);
     if (!seqs.ok()) return seqs.status();
-    if (!*seqs) return out;
+    if (!*seqs || (*seqs)->first >= seq_below) {
+      add_queued();
+      return out;
+    }
     std::tie(lo, hi) = **seqs;
+    hi = std::min(hi, seq_below);
   }
   sql::Stmt s(l.conn(), query == FrameQuery::kAfterSeq
                             ? "SELECT seq, boottime_ns, realtime_ns, data FROM frames "
@@ -343,6 +364,7 @@ Result<FrameSet> RingStore::Impl::ReadFrames(FrameQuery query, int64_t from_ns, 
     if (Status e = read_row(s); !e.ok()) return e;
   }
   if (s.failed()) return s.status();
+  add_queued();
   return out;
 }
 
@@ -372,6 +394,37 @@ Result<FrameSet> RingStore::Impl::Latest(const std::vector<std::string>& keys) {
 Result<FrameSet> RingStore::Impl::Range(int64_t from_ns, int64_t to_ns,
                                         const std::vector<std::string>& keys, size_t limit) {
   return ReadFrames(FrameQuery::kTimeRange, from_ns, to_ns, keys, limit);
+}
+
+Result<FrameSet> RingStore::Impl::RangeWithQueued(int64_t from_ns, int64_t to_ns,
+                                                  const std::vector<std::string>& keys,
+                                                  size_t limit) {
+  // Queued frames are stamped no earlier than the newest committed one
+  // (I11): a range that ends by then holds none.
+  if (to_ns <= committed_newest_.load(std::memory_order_acquire)) {
+    return Range(from_ns, to_ns, keys, limit);
+  }
+  // The writer takes the queued frames in (it commits only when due), then
+  // the rows it holds are copied: those in the range, and the seq from which
+  // the committed frames are not read (what it held was committed at most
+  // after the copy, and is read from the copy alone).
+  auto ingested = Submit(SyncOp::Kind::kIngest, {}, 0, 0);
+  if (!ingested.ok()) return ingested.status();
+  std::vector<Row> queued;
+  int64_t seq_below;
+  {
+    std::lock_guard lk(batch_mu_);
+    seq_below = static_cast<int64_t>(std::min<uint64_t>(
+        batch_.empty() ? committed_next_.load(std::memory_order_acquire) : batch_.front().seq,
+        INT64_MAX));
+    for (const Row& r : batch_) {
+      if (r.realtime_ns < from_ns || r.realtime_ns >= to_ns) continue;
+      // One past the limit: ReadFrames marks the set truncated.
+      if (limit != 0 && queued.size() > limit) break;
+      queued.push_back(r);
+    }
+  }
+  return ReadFrames(FrameQuery::kTimeRange, from_ns, to_ns, keys, limit, seq_below, &queued);
 }
 
 Result<FrameSet> RingStore::Impl::FramesAfter(uint64_t after_seq, size_t limit) {

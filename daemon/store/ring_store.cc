@@ -503,6 +503,10 @@ Result<FrameSet> RingStore::Range(int64_t from_ns, int64_t to_ns,
                                   const std::vector<std::string>& keys, size_t limit) {
   return Guarded("Range", [&] { return impl_->Range(from_ns, to_ns, keys, limit); });
 }
+Result<FrameSet> RingStore::RangeWithQueued(int64_t from_ns, int64_t to_ns,
+                                            const std::vector<std::string>& keys, size_t limit) {
+  return Guarded("Range", [&] { return impl_->RangeWithQueued(from_ns, to_ns, keys, limit); });
+}
 Result<std::vector<int64_t>> RingStore::FrameTimes(int64_t from_ns, int64_t to_ns, size_t limit) {
   return Guarded("FrameTimes", [&] { return impl_->FrameTimes(from_ns, to_ns, limit); });
 }

@@ -652,7 +652,7 @@ class RingStore {
   // [64, 65536], 65536 without a size cap.
   size_t max_windows() const;
 
-  // ---- Reading (committed data only; call Flush() first to see queued frames) ----
+  // ---- Reading (committed data; Flush() first to see queued frames, but RangeWithQueued) ----
 
   Result<std::vector<StoredChannel>> Channels();
   // The newest frame (at most one), with all channels or the given keys.
@@ -663,6 +663,14 @@ class RingStore {
   // error.
   Result<FrameSet> Range(int64_t from_ns, int64_t to_ns, const std::vector<std::string>& keys,
                          size_t limit);
+  // Range, with the frames still queued for the batched writer that fall in
+  // it read from memory: what Flush() then Range would read, without the
+  // commit (a client that polls the newest frames costs no flash). The
+  // writer takes the queued frames in first, so the call waits for it as
+  // Flush() does, and commits first only when a channel's row is not
+  // committed yet (a new channel, a changed description).
+  Result<FrameSet> RangeWithQueued(int64_t from_ns, int64_t to_ns,
+                                   const std::vector<std::string>& keys, size_t limit);
   // The times of the frames Range(from_ns, to_ns, ..., limit) would read,
   // from the time index alone (no frame is decoded, so one that Range would
   // skip as undecodable, I14, is here too).

@@ -457,6 +457,8 @@ class RingStore::Impl {
   Result<FrameSet> Latest(const std::vector<std::string>& keys);
   Result<FrameSet> Range(int64_t from_ns, int64_t to_ns, const std::vector<std::string>& keys,
                          size_t limit);
+  Result<FrameSet> RangeWithQueued(int64_t from_ns, int64_t to_ns,
+                                   const std::vector<std::string>& keys, size_t limit);
   Result<std::vector<int64_t>> FrameTimes(int64_t from_ns, int64_t to_ns, size_t limit);
   Result<FrameSet> FramesAfter(uint64_t after_seq, size_t limit);
   Result<std::vector<std::vector<Bucket>>> DownsampleEach(const std::vector<std::string>& keys,
@@ -498,6 +500,7 @@ class RingStore::Impl {
       kSetMaxPages,
       kSetCursor,
       kRailChunk,  // rail_samples.cc: nobody waits for it
+      kIngest,     // takes the queued frames into batch_; commits only channel rows due
     } kind;
     std::string label;
     int64_t a = 0;
@@ -641,8 +644,14 @@ class RingStore::Impl {
   Result<uint32_t> FindCounter(sql::Conn& c, const std::string& key);
   enum class FrameQuery { kLatest, kTimeRange, kAfterSeq };
   // kAfterSeq: frames with seq > from_ns (a seq) in seq order.
+  // kTimeRange: only committed frames with seq < seq_below, then those of
+  // `queued` (rows of batch_, in seq order, each seq >= seq_below) in the
+  // range.
+  struct Row;
   Result<FrameSet> ReadFrames(FrameQuery query, int64_t from_ns, int64_t to_ns,
-                              const std::vector<std::string>& keys, size_t limit);
+                              const std::vector<std::string>& keys, size_t limit,
+                              int64_t seq_below = INT64_MAX,
+                              const std::vector<Row>* queued = nullptr);
   // Folds raw frames with a time in [lo_ns, hi_ns) into the steps of
   // [from_ns, ...) (all frames after `after_seq` where that is given).
   Status FoldRaw(sql::Conn& c, uint32_t id, int64_t from_ns, int64_t lo_ns, int64_t hi_ns,
@@ -771,7 +780,11 @@ class RingStore::Impl {
     int64_t realtime_ns;
     std::string blob;
   };
+  // The writer changes batch_ under batch_mu_ (appends and clears); readers
+  // copy rows of it under the lock (RangeWithQueued): those ingested and
+  // not yet committed, committed_next_ at its front when it is empty.
   std::vector<Row> batch_;
+  std::mutex batch_mu_;
   int64_t batch_bytes_ = 0;
   int64_t batch_since_ns_ = 0;             // monotonic: when batch_'s first frame was queued
   std::atomic<size_t> batched_frames_{0};  // batch_.size(), for Counters

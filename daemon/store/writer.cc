@@ -149,7 +149,10 @@ void RingStore::Impl::Run() {
       try {
         (void)Commit();
       } catch (const std::exception& e) {
-        batch_.clear();
+        {
+          std::lock_guard lk(batch_mu_);
+          batch_.clear();
+        }
         batch_bytes_ = 0;
         std::lock_guard lk(stats_mu_);
         counters_.last_error = std::string("writer: ") + e.what();
@@ -202,8 +205,14 @@ Status RingStore::Impl::HandleSyncOp(SyncOp& op, Result<int64_t>& result) {
   // Everything queued before the op, except for a push cursor: it depends
   // on no queued frame (a shipper reads committed frames only), and forcing
   // a batch out early would cost flash a second transaction (I16).
-  Status committed = op.kind == K::kSetCursor || op.kind == K::kRailChunk ? Status::Ok() : Commit();
-  if (op.kind != K::kFlush && damaged()) {
+  // A read of the queued frames (kIngest) maps their ids through the
+  // committed channel rows: new or changed ones are committed first.
+  const bool no_commit =
+      op.kind == K::kSetCursor || op.kind == K::kRailChunk ||
+      (op.kind == K::kIngest &&
+       std::none_of(chans_.begin(), chans_.end(), [](const ChanState& c) { return c.dirty; }));
+  Status committed = no_commit ? Status::Ok() : Commit();
+  if (op.kind != K::kFlush && op.kind != K::kIngest && damaged()) {
     return Status::Internal("the store is damaged (" + damage() + ")");
   }
   switch (op.kind) {
@@ -244,6 +253,9 @@ Status RingStore::Impl::HandleSyncOp(SyncOp& op, Result<int64_t>& result) {
       result = int64_t{0};
       return Status::Ok();
     }
+    case K::kIngest:
+      result = int64_t{0};
+      return Status::Ok();
   }
   return Status::Internal("unknown operation");
 }
@@ -317,6 +329,7 @@ void RingStore::Impl::Ingest(const Frame& frame, uint64_t seq) {
   EncodeFrame(pairs_, encoded_, row.blob);  // the row holds what the frame takes
   Fold(seq, realtime_ns, pairs_);
   batch_bytes_ += static_cast<int64_t>(row.blob.size()) + kRowOverheadBytes;
+  std::lock_guard lk(batch_mu_);
   batch_.push_back(std::move(row));
 }
 

@@ -3462,6 +3462,177 @@ TEST(RingStore, FramesWaitingForTheIntervalAreTakenInSoTheQueueStaysShort) {
   ASSERT_EQ(back->frames.size(), 300u);
 }
 
+// Reads every frame of [from_ns, to_ns) through RangeWithQueued in pages of
+// `limit`, each page starting after the previous page's last frame.
+std::vector<Frame> QueuedPages(RingStore& s, int64_t from_ns, int64_t to_ns, size_t limit) {
+  std::vector<Frame> out;
+  for (int pages = 0; pages < 1000; ++pages) {
+    auto r = s.RangeWithQueued(from_ns, to_ns, {}, limit);
+    EXPECT_TRUE(r.ok()) << r.status().message();
+    if (!r.ok()) break;
+    EXPECT_LE(r->frames.size(), limit);
+    out.insert(out.end(), r->frames.begin(), r->frames.end());
+    if (!r->truncated) break;
+    EXPECT_FALSE(r->frames.empty());
+    from_ns = r->frames.back().realtime_ns + 1;
+  }
+  return out;
+}
+
+void ExpectSameFrames(const std::vector<Frame>& a, const std::vector<Frame>& b) {
+  ASSERT_EQ(a.size(), b.size());
+  for (size_t i = 0; i < a.size(); ++i) {
+    EXPECT_EQ(a[i].seq, b[i].seq) << i;
+    EXPECT_EQ(a[i].realtime_ns, b[i].realtime_ns) << i;
+    EXPECT_EQ(a[i].boottime_ns, b[i].boottime_ns) << i;
+    EXPECT_EQ(a[i].values, b[i].values) << i;
+  }
+}
+
+TEST(RingStore, RangeWithQueuedReadsTheWritersFramesWithoutACommit) {
+  TempDir dir;
+  FakeClock clock(FakeClock::Mode::kPaced);
+  auto o = Fast();
+  o.commit_interval_ms = 3'600'000;  // commits at Flush only
+  o.batch_frames = 256;
+  o.clock = &clock;
+  auto s = MustOpen(dir.File("queued.db"), o);
+  ASSERT_TRUE(s);
+  s->SetInventory(SmallInventory());
+  for (int i = 0; i < 20; ++i) ASSERT_NE(s->Append(MakeFrame(kT0 + i * kSec, {i, 2, 3, 4})), 0u);
+  ASSERT_TRUE(s->Flush().ok());
+  for (int i = 20; i < 50; ++i) {
+    ASSERT_NE(s->Append(MakeFrame(kT0 + i * kSec,
+                                  {i, i % 3 == 0 ? Value{} : Value{-i}, 3, int64_t{1} << 40})),
+              0u);
+  }
+  const int64_t to = kT0 + 100 * kSec;
+  auto all = s->RangeWithQueued(kT0, to, {}, 0);
+  ASSERT_TRUE(all.ok()) << all.status().message();
+  EXPECT_FALSE(all->truncated);
+  ASSERT_EQ(all->frames.size(), 50u);
+  for (size_t i = 0; i < 50; ++i) {
+    const auto& f = all->frames[i];
+    EXPECT_EQ(f.seq, i + 1);
+    EXPECT_EQ(f.realtime_ns, kT0 + static_cast<int64_t>(i) * kSec);
+    EXPECT_EQ(f.values[0], static_cast<int64_t>(i));
+  }
+  EXPECT_EQ(all->frames[21].values, (std::vector<Value>{21, Value{}, 3, int64_t{1} << 40}));
+  EXPECT_EQ(all->frames[22].values, (std::vector<Value>{22, -22, 3, int64_t{1} << 40}));
+  // Nothing was committed for it.
+  auto st = s->Stats();
+  ASSERT_TRUE(st.ok());
+  EXPECT_EQ(st->frames, 20);
+  EXPECT_EQ(st->queued_frames, 30u);
+
+  // One channel; a range that starts among the queued frames; one that
+  // ends among the committed.
+  const std::string key = all->channels[1].key;
+  auto one = s->RangeWithQueued(kT0 + 10 * kSec, to, {key}, 0);
+  ASSERT_TRUE(one.ok());
+  ASSERT_EQ(one->channels.size(), 1u);
+  ASSERT_EQ(one->frames.size(), 40u);
+  EXPECT_EQ(one->frames[11].values, (std::vector<Value>{Value{}}));
+  EXPECT_EQ(one->frames[12].values, (std::vector<Value>{-22}));
+  auto late = s->RangeWithQueued(kT0 + 30 * kSec + 1, to, {}, 0);
+  ASSERT_TRUE(late.ok());
+  ASSERT_EQ(late->frames.size(), 19u);
+  EXPECT_EQ(late->frames.front().seq, 32u);
+  auto early = s->RangeWithQueued(kT0, kT0 + 5 * kSec, {}, 0);
+  ASSERT_TRUE(early.ok());
+  EXPECT_EQ(early->frames.size(), 5u);
+
+  // Pages of every size across the committed and queued frames.
+  for (size_t limit : {1, 7, 19, 20, 21, 29, 30, 31, 49, 50, 51}) {
+    SCOPED_TRACE(limit);
+    ExpectSameFrames(QueuedPages(*s, kT0, to, limit), all->frames);
+  }
+  st = s->Stats();
+  ASSERT_TRUE(st.ok());
+  EXPECT_EQ(st->frames, 20);
+
+  // What a Flush then Range reads.
+  ASSERT_TRUE(s->Flush().ok());
+  auto committed = s->Range(kT0, to, {}, 0);
+  ASSERT_TRUE(committed.ok());
+  ExpectSameFrames(committed->frames, all->frames);
+}
+
+TEST(RingStore, RangeWithQueuedCommitsNewChannelsFirst) {
+  // Queued frames are read through the committed channel rows: a store that
+  // has committed none (or a channel that came since) commits them first,
+  // else the frames would read without their values.
+  TempDir dir;
+  FakeClock clock(FakeClock::Mode::kPaced);
+  auto o = Fast();
+  o.commit_interval_ms = 3'600'000;
+  o.batch_frames = 256;
+  o.clock = &clock;
+  auto s = MustOpen(dir.File("new.db"), o);
+  ASSERT_TRUE(s);
+  s->SetInventory(SmallInventory());
+  for (int i = 0; i < 5; ++i) ASSERT_NE(s->Append(MakeFrame(kT0 + i * kSec, {i, 2, 3, 4})), 0u);
+  auto r = s->RangeWithQueued(kT0, kT0 + 10 * kSec, {}, 0);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  ASSERT_EQ(r->channels.size(), 4u);
+  ASSERT_EQ(r->frames.size(), 5u);
+  EXPECT_EQ(r->frames[4].values, (std::vector<Value>{4, 2, 3, 4}));
+
+  // The channel rows are committed now: the next frames are read from
+  // memory.
+  auto st = s->Stats();
+  ASSERT_TRUE(st.ok());
+  const int64_t committed = st->frames;
+  for (int i = 5; i < 9; ++i) ASSERT_NE(s->Append(MakeFrame(kT0 + i * kSec, {i, 2, 3, 4})), 0u);
+  r = s->RangeWithQueued(kT0, kT0 + 10 * kSec, {}, 0);
+  ASSERT_TRUE(r.ok());
+  ASSERT_EQ(r->frames.size(), 9u);
+  EXPECT_EQ(r->frames[8].values, (std::vector<Value>{8, 2, 3, 4}));
+  st = s->Stats();
+  ASSERT_TRUE(st.ok());
+  EXPECT_EQ(st->frames, committed);
+}
+
+TEST(RingStore, RangeWithQueuedSeesEachFrameOnceWhileTheWriterCommits) {
+  // Reads race the writer's commits (every few milliseconds): each read
+  // holds every frame from the first to its newest exactly once, and never
+  // fewer than the read before.
+  TempDir dir;
+  auto o = Fast();
+  o.commit_interval_ms = 3;
+  auto s = MustOpen(dir.File("race.db"), o);
+  ASSERT_TRUE(s);
+  s->SetInventory(SmallInventory());
+  constexpr int kFrames = 3000;
+  constexpr int64_t kMs = 1'000'000;
+  std::atomic<bool> done{false};
+  std::thread appender([&] {
+    for (int i = 0; i < kFrames; ++i) {
+      while (s->Append(MakeFrame(kT0 + i * kMs, {i, 2, 3, 4})) == 0) {
+        std::this_thread::sleep_for(std::chrono::microseconds(100));
+      }
+      if (i % 8 == 0) std::this_thread::sleep_for(std::chrono::microseconds(200));
+    }
+    done = true;
+  });
+  size_t before = 0;
+  int reads = 0;
+  for (bool last = false; !last; ++reads) {
+    last = done.load();
+    auto r = s->RangeWithQueued(kT0, kT0 + kFrames * kMs, {}, 0);
+    ASSERT_TRUE(r.ok()) << r.status().message();
+    ASSERT_GE(r->frames.size(), before) << "read " << reads;
+    for (size_t i = 0; i < r->frames.size(); ++i) {
+      ASSERT_EQ(r->frames[i].seq, i + 1) << "read " << reads;
+      ASSERT_EQ(r->frames[i].values[0], static_cast<int64_t>(i)) << "read " << reads;
+    }
+    before = r->frames.size();
+  }
+  appender.join();
+  EXPECT_EQ(before, static_cast<size_t>(kFrames));
+  EXPECT_GT(reads, 10);
+}
+
 TEST(RingStore, WriteFailuresAreReportedOncePerMinuteOfTheInjectedClock) {
   TempDir dir;
   FakeClock clock(FakeClock::Mode::kPaced);
