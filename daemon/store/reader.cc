@@ -424,6 +424,7 @@ Result<FrameSet> RingStore::Impl::RangeWithQueued(int64_t from_ns, int64_t to_ns
       queued.push_back(r);
     }
   }
+  if (options_.after_queued_copy) options_.after_queued_copy();
   return ReadFrames(FrameQuery::kTimeRange, from_ns, to_ns, keys, limit, seq_below, &queued);
 }
 

@@ -465,6 +465,9 @@ struct RingStoreOptions {
   // the monotonic clock for commit_interval_ms and the once-a-minute
   // kWriteFailed. Null: the system clock. Must outlive the store.
   Clock* clock = nullptr;
+  // For tests: run by RangeWithQueued between copying the writer's rows and
+  // reading the committed frames (where a commit may land). Null: nothing.
+  std::function<void()> after_queued_copy;
 };
 
 // A channel as the store knows it. channel.id is the column index in the

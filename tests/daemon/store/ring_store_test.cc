@@ -3593,6 +3593,38 @@ TEST(RingStore, RangeWithQueuedCommitsNewChannelsFirst) {
   EXPECT_EQ(st->frames, committed);
 }
 
+TEST(RingStore, RangeWithQueuedReadsFramesCommittedAfterItsCopyOnce) {
+  // A commit between the copy of the writer's rows and the read of the
+  // committed frames: the copied rows are in both, and read once.
+  TempDir dir;
+  FakeClock clock(FakeClock::Mode::kPaced);
+  auto o = Fast();
+  o.commit_interval_ms = 3'600'000;
+  o.batch_frames = 256;
+  o.clock = &clock;
+  RingStore* store = nullptr;
+  int commits = 0;
+  o.after_queued_copy = [&] {
+    ++commits;
+    ASSERT_TRUE(store->Flush().ok());
+  };
+  auto s = MustOpen(dir.File("between.db"), o);
+  ASSERT_TRUE(s);
+  store = s.get();
+  s->SetInventory(SmallInventory());
+  for (int i = 0; i < 10; ++i) ASSERT_NE(s->Append(MakeFrame(kT0 + i * kSec, {i, 2, 3, 4})), 0u);
+  ASSERT_TRUE(s->Flush().ok());
+  for (int i = 10; i < 25; ++i) ASSERT_NE(s->Append(MakeFrame(kT0 + i * kSec, {i, 2, 3, 4})), 0u);
+  auto r = s->RangeWithQueued(kT0, kT0 + 100 * kSec, {}, 0);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_EQ(commits, 1);
+  ASSERT_EQ(r->frames.size(), 25u);
+  for (size_t i = 0; i < r->frames.size(); ++i) EXPECT_EQ(r->frames[i].seq, i + 1);
+  auto st = s->Stats();
+  ASSERT_TRUE(st.ok());
+  EXPECT_EQ(st->frames, 25);
+}
+
 TEST(RingStore, RangeWithQueuedSeesEachFrameOnceWhileTheWriterCommits) {
   // Reads race the writer's commits (every few milliseconds): each read
   // holds every frame from the first to its newest exactly once, and never
