@@ -19,6 +19,7 @@ import json
 import os
 import re
 import signal
+import sqlite3
 import subprocess
 import sys
 import tempfile
@@ -487,6 +488,68 @@ def check_intervals_faster_than_frames(b):
             stop_process(daemon)
 
 
+def stored_frames(db):
+    """(frames in the store's committed state, the newest one's realtime_ns)."""
+    con = sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=10)
+    try:
+        return con.execute("SELECT count(*), max(realtime_ns) FROM frames").fetchone()
+    finally:
+        con.close()
+
+
+def check_query_reads_queued_frames_without_a_commit(b):
+    """A daemon at its default commit interval (five minutes beside the
+    flight recorder): `query` answers with the frames sampled since the last
+    commit, read from the writer's memory, and commits nothing for it (a
+    client polling every few seconds used to cost a commit each)."""
+    d = os.path.join(b.dir, "queued")
+    os.makedirs(d, exist_ok=True)
+    sock, db = os.path.join(d, "edgemond.sock"), os.path.join(d, "edgemon.db")
+    root = b.cmd[b.cmd.index("--root") + 1]
+    env = dict(os.environ)
+    env.pop("NOTIFY_SOCKET", None)
+    with open(os.path.join(d, "edgemond.log"), "w") as log:
+        daemon = subprocess.Popen([ARGS.edgemond, "--root", root, "--db", db, "--listen",
+                                   "unix:" + sock, "--interval-ms", "200"],
+                                  stdout=subprocess.DEVNULL, stderr=log, env=env)
+        try:
+            deadline = time.time() + 20
+            while not os.path.exists(sock) or not os.path.exists(db):
+                expect(daemon.poll() is None and time.time() < deadline, "edgemond did not start")
+                time.sleep(0.05)
+            while stored_frames(db)[0] == 0:  # the channels and first frame, at start
+                expect(time.time() < deadline, "no frame committed at start")
+                time.sleep(0.05)
+            for poll in range(3):
+                time.sleep(1.5)
+                before, newest = stored_frames(db)
+                r = subprocess.run([ARGS.edgemon, "--connect", "unix:" + sock, "query", "--last",
+                                    "1m", "--format", "csv"], capture_output=True, text=True,
+                                   timeout=30)
+                expect(r.returncode == 0, f"query: {r.stderr}")
+                rows = list(csv.DictReader(io.StringIO(r.stdout)))
+                after = stored_frames(db)[0]
+                expect(after == before, f"poll {poll}: the query committed "
+                       f"{after - before} frames")
+                times = [int(row["realtime_ns"]) for row in rows]
+                expect(times == sorted(set(times)), f"poll {poll}: times out of order or twice")
+                queued = [t for t in times if t > newest]
+                # 1.5 s at 200 ms frames since the last poll's check.
+                expect(len(queued) >= 5 * (poll + 1),
+                       f"poll {poll}: {len(queued)} frames newer than the committed "
+                       f"{newest} of {len(rows)}")
+                # The daemon is younger than the minute: every committed frame too.
+                expect(len(rows) == before + len(queued),
+                       f"poll {poll}: {len(rows)} rows for {before} committed frames and "
+                       f"{len(queued)} newer")
+                total = str(fixture_meminfo_kib(b.board, "MemTotal"))
+                expect(all(row.get("memory/ram/total (KiB)") == total for row in rows[-5:]),
+                       f"queued frames without their values: {rows[-1]}")
+        finally:
+            daemon.terminate()
+            daemon.wait(timeout=25)
+
+
 def check_errors(b):
     nowhere = os.path.join(b.dir, "nothing.sock")
     for cmd in (["now"], ["sensors"], ["watch", "--count", "1"], ["tegrastats", "--count", "1"],
@@ -652,6 +715,9 @@ def main():
                 checks.run(f"{board} intervals faster than frames",
                            check_intervals_faster_than_frames, b)
                 checks.run(f"{board} query", check_query_csv, b)
+                if board == "agx-orin":
+                    checks.run(f"{board} query reads queued frames without a commit",
+                               check_query_reads_queued_frames_without_a_commit, b)
                 checks.run(f"{board} errors and exit codes", check_errors, b)
                 checks.run(f"{board} bad flags", check_bad_flags, b)
                 checks.run(f"{board} query --step on a young daemon",
