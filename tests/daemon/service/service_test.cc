@@ -575,8 +575,12 @@ TEST_F(ServiceTest, AQueryEndingAfterTheNewestCommittedFrameHoldsTheQueuedOnes) 
   ASSERT_EQ(values.size(), 10u);
   EXPECT_EQ(values.front(), 7001);
   EXPECT_EQ(values.back(), 7010);
+  // Read from the writer's memory: nothing was committed for them.
+  auto st = store_->Stats();
+  ASSERT_TRUE(st.ok());
+  EXPECT_EQ(st->queued_frames, 10u);
 
-  // A range ending at the newest committed frame asks for no commit.
+  // A range ending at the newest committed frame asks for no commit either.
   store_->Append(Frame{store_->next_seq(), last.boottime_ns + 11 * kSec,
                        last.realtime_ns + 11 * kSec,
                        std::vector<Value>(collection_->inventory().channels.size())});
@@ -584,9 +588,9 @@ TEST_F(ServiceTest, AQueryEndingAfterTheNewestCommittedFrameHoldsTheQueuedOnes) 
   q.set_to_ns(last.realtime_ns + 10 * kSec);
   chunks.clear();
   ASSERT_TRUE(QueryAll(*stub_, q, &chunks).ok());
-  auto st = store_->Stats();
+  st = store_->Stats();
   ASSERT_TRUE(st.ok());
-  EXPECT_EQ(st->queued_frames, 1u);
+  EXPECT_EQ(st->queued_frames, 11u);
 }
 
 TEST_F(ServiceTest, QueryDownsampled) {
