@@ -387,8 +387,8 @@ class Client(object):
 
     def _stored_since(self, t_ns: int, channels: List[str]) -> bool:
         """Whether the store holds a frame at or after ``t_ns``: one Query for
-        one raw frame of one channel (the daemon stores its queued frames
-        before it reads)."""
+        one raw frame of one channel (the daemon reads the frames still
+        queued for its batched writer too)."""
         req = pb.QueryRequest(from_ns=t_ns, to_ns=_check.INT64_MAX, channels=channels, limit=1)
         try:
             chunks = self._stub.Query(req, timeout=self.timeout, metadata=self._metadata)
