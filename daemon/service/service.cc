@@ -177,16 +177,10 @@ class QueryReactor final : public grpc::ServerWriteReactor<v1::QueryChunk> {
     }
     if (!cancelled) {
       chunk_.Clear();
-      // Frames still queued for the batched writer may fall in the range:
-      // a series commits them first, once per query; frames are read from
-      // the writer's memory (RangeWithQueued), without a commit.
-      if (!flushed_ && step_ > 0) {
-        if (Status s = svc_.store().FlushFor(to_); !s.ok()) {
-          error = Status::Internal("query: storing queued frames: " + s.message());
-        }
-      }
-      flushed_ = true;
-      if (error.ok()) error = step_ > 0 ? FetchSeries() : FetchFrames();
+      // Frames still queued for the batched writer that fall in the range
+      // are read from its memory (RangeWithQueued, DownsampleWithQueued):
+      // a query commits nothing.
+      error = step_ > 0 ? FetchSeries() : FetchFrames();
     }
     bool self_delete = false;
     {
@@ -246,7 +240,8 @@ class QueryReactor final : public grpc::ServerWriteReactor<v1::QueryChunk> {
     }
     const std::string& key = keys_[key_index_++];
     uint64_t bad = 0;
-    auto buckets = svc_.store().Downsample(key, next_from_, to_, step_, store::Tier::kAuto, &bad);
+    auto buckets =
+        svc_.store().DownsampleWithQueued(key, next_from_, to_, step_, store::Tier::kAuto, &bad);
     if (!buckets.ok())
       return StoreFailure(svc_.store(), "query " + key + ": " + buckets.status().message());
     // Every series reads the same frames: a bad one counts once.
@@ -278,7 +273,6 @@ class QueryReactor final : public grpc::ServerWriteReactor<v1::QueryChunk> {
   const std::vector<std::string> keys_;
   const std::unordered_map<std::string, ChannelId> ids_;
   size_t rows_left_;
-  bool flushed_ = false;  // worker thread only
   size_t key_index_ = 0;
   bool truncated_ = false;
   uint64_t bad_frames_ = 0;  // frames skipped because their data did not decode

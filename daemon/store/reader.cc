@@ -396,6 +396,26 @@ Result<FrameSet> RingStore::Impl::Range(int64_t from_ns, int64_t to_ns,
   return ReadFrames(FrameQuery::kTimeRange, from_ns, to_ns, keys, limit);
 }
 
+Status RingStore::Impl::CopyQueued(int64_t from_ns, int64_t to_ns, size_t limit,
+                                   std::vector<Row>& rows, int64_t& seq_below) {
+  // The writer takes the queued frames in (it commits only when due).
+  auto ingested = Submit(SyncOp::Kind::kIngest, {}, 0, 0);
+  if (!ingested.ok()) return ingested.status();
+  {
+    std::lock_guard lk(batch_mu_);
+    seq_below = static_cast<int64_t>(std::min<uint64_t>(
+        batch_.empty() ? committed_next_.load(std::memory_order_acquire) : batch_.front().seq,
+        INT64_MAX));
+    for (const Row& r : batch_) {
+      if (r.realtime_ns < from_ns || r.realtime_ns >= to_ns) continue;
+      if (limit != 0 && rows.size() == limit) break;
+      rows.push_back(r);
+    }
+  }
+  if (options_.after_queued_copy) options_.after_queued_copy();
+  return Status::Ok();
+}
+
 Result<FrameSet> RingStore::Impl::RangeWithQueued(int64_t from_ns, int64_t to_ns,
                                                   const std::vector<std::string>& keys,
                                                   size_t limit) {
@@ -404,27 +424,15 @@ Result<FrameSet> RingStore::Impl::RangeWithQueued(int64_t from_ns, int64_t to_ns
   if (to_ns <= committed_newest_.load(std::memory_order_acquire)) {
     return Range(from_ns, to_ns, keys, limit);
   }
-  // The writer takes the queued frames in (it commits only when due), then
-  // the rows it holds are copied: those in the range, and the seq from which
-  // the committed frames are not read (what it held was committed at most
-  // after the copy, and is read from the copy alone).
-  auto ingested = Submit(SyncOp::Kind::kIngest, {}, 0, 0);
-  if (!ingested.ok()) return ingested.status();
+  // The committed frames are read below the copy's first seq: what the copy
+  // holds may be committed by then, and is read from the copy alone. One
+  // past the limit: ReadFrames marks the set truncated.
   std::vector<Row> queued;
-  int64_t seq_below;
-  {
-    std::lock_guard lk(batch_mu_);
-    seq_below = static_cast<int64_t>(std::min<uint64_t>(
-        batch_.empty() ? committed_next_.load(std::memory_order_acquire) : batch_.front().seq,
-        INT64_MAX));
-    for (const Row& r : batch_) {
-      if (r.realtime_ns < from_ns || r.realtime_ns >= to_ns) continue;
-      // One past the limit: ReadFrames marks the set truncated.
-      if (limit != 0 && queued.size() > limit) break;
-      queued.push_back(r);
-    }
+  int64_t seq_below = 0;
+  if (Status s = CopyQueued(from_ns, to_ns, limit == 0 ? 0 : limit + 1, queued, seq_below);
+      !s.ok()) {
+    return s;
   }
-  if (options_.after_queued_copy) options_.after_queued_copy();
   return ReadFrames(FrameQuery::kTimeRange, from_ns, to_ns, keys, limit, seq_below, &queued);
 }
 
@@ -630,7 +638,7 @@ Result<std::vector<std::vector<RingStore::Impl::Aggregate>>> RingStore::Impl::St
 
 Result<std::vector<std::vector<Bucket>>> RingStore::Impl::DownsampleEach(
     const std::vector<std::string>& keys, int64_t from_ns, int64_t to_ns, int64_t step_ns,
-    Tier tier, uint64_t* bad_frames) {
+    Tier tier, uint64_t* bad_frames, const std::vector<Row>* queued) {
   if (step_ns <= 0) return Status::InvalidArgument("step must be positive");
   std::vector<std::vector<Bucket>> out(keys.size());
   if (to_ns <= from_ns) return out;
@@ -650,6 +658,14 @@ Result<std::vector<std::vector<Bucket>>> RingStore::Impl::DownsampleEach(
     auto o = OldestFrameNs(l.conn());
     if (!o.ok()) return o.status();
     oldest = *o;
+  }
+  // The newest frame this read's snapshot holds: queued rows after it are
+  // folded in from their copy.
+  int64_t committed_seq = INT64_MAX;
+  if (queued && !queued->empty()) {
+    sql::Stmt m(l.conn(), "SELECT coalesce(max(seq), -1) FROM frames");
+    if (!m.Step()) return m.failed() ? m.status() : Status::Internal("no newest frame");
+    committed_seq = m.Int(0);
   }
   uint64_t rollup_seq = 0;
   if (tier != Tier::kRaw && coarse) {
@@ -674,7 +690,7 @@ Result<std::vector<std::vector<Bucket>>> RingStore::Impl::DownsampleEach(
   }
   for (size_t k = 0; k < keys.size(); ++k) {
     auto b = DownsampleIn(l.conn(), ids[k], from_ns, to_ns, step_ns, tier, oldest, rollup_seq,
-                          std::move(aggs[k]), bad);
+                          std::move(aggs[k]), bad, queued, committed_seq);
     if (!b.ok()) return b.status();
     out[k] = std::move(*b);
   }
@@ -684,8 +700,8 @@ Result<std::vector<std::vector<Bucket>>> RingStore::Impl::DownsampleEach(
 
 Result<std::vector<Bucket>> RingStore::Impl::DownsampleIn(
     sql::Conn& c, uint32_t id, int64_t from_ns, int64_t to_ns, int64_t step_ns, Tier tier,
-    std::optional<int64_t> oldest, uint64_t rollup_seq, std::vector<Aggregate> aggs,
-    uint64_t& bad) {
+    std::optional<int64_t> oldest, uint64_t rollup_seq, std::vector<Aggregate> aggs, uint64_t& bad,
+    const std::vector<Row>* queued, int64_t committed_seq) {
   std::vector<ReadAgg> acc(static_cast<size_t>(BucketCount(from_ns, to_ns, step_ns)));
   const int64_t period = options_.rollup_period_ns;
 
@@ -783,6 +799,26 @@ Result<std::vector<Bucket>> RingStore::Impl::DownsampleIn(
       }
     }
   }
+  // The queued frames after the snapshot's newest: raw frames, after every
+  // committed one (the rollup tier's tail, I7).
+  if (queued) {
+    std::optional<int64_t> v;
+    internal::FrameReader frames(c);
+    for (const Row& r : *queued) {
+      const int64_t t = r.realtime_ns;
+      if (r.seq > static_cast<uint64_t>(INT64_MAX) ||
+          static_cast<int64_t>(r.seq) <= committed_seq || t < from_ns || t >= to_ns) {
+        continue;
+      }
+      if (!frames.Find(r.blob, id, v)) {
+        ++bad;  // (I14)
+        continue;
+      }
+      if (!v) continue;
+      acc[static_cast<size_t>(BucketIndex(t, from_ns, step_ns))].Merge(t, 1, *v, *v,
+                                                                       static_cast<double>(*v));
+    }
+  }
   std::vector<Bucket> out;
   for (size_t k = 0; k < acc.size(); ++k) {
     const auto& a = acc[k];
@@ -799,6 +835,23 @@ Result<std::vector<Bucket>> RingStore::Impl::Downsample(const std::string& key, 
                                                         int64_t to_ns, int64_t step_ns, Tier tier,
                                                         uint64_t* bad_frames) {
   auto each = DownsampleEach({key}, from_ns, to_ns, step_ns, tier, bad_frames);
+  if (!each.ok()) return each.status();
+  return std::move(each->front());
+}
+
+Result<std::vector<Bucket>> RingStore::Impl::DownsampleWithQueued(const std::string& key,
+                                                                  int64_t from_ns, int64_t to_ns,
+                                                                  int64_t step_ns, Tier tier,
+                                                                  uint64_t* bad_frames) {
+  // Queued frames are stamped no earlier than the newest committed one
+  // (I11): a range that ends by then holds none.
+  if (to_ns <= committed_newest_.load(std::memory_order_acquire)) {
+    return Downsample(key, from_ns, to_ns, step_ns, tier, bad_frames);
+  }
+  std::vector<Row> queued;
+  int64_t seq_below = 0;
+  if (Status s = CopyQueued(from_ns, to_ns, 0, queued, seq_below); !s.ok()) return s;
+  auto each = DownsampleEach({key}, from_ns, to_ns, step_ns, tier, bad_frames, &queued);
   if (!each.ok()) return each.status();
   return std::move(each->front());
 }

@@ -513,6 +513,13 @@ Result<std::vector<int64_t>> RingStore::FrameTimes(int64_t from_ns, int64_t to_n
 Result<FrameSet> RingStore::FramesAfter(uint64_t after_seq, size_t limit) {
   return Guarded("FramesAfter", [&] { return impl_->FramesAfter(after_seq, limit); });
 }
+Result<std::vector<Bucket>> RingStore::DownsampleWithQueued(const std::string& key, int64_t from_ns,
+                                                            int64_t to_ns, int64_t step_ns,
+                                                            Tier tier, uint64_t* bad_frames) {
+  return Guarded("Downsample", [&] {
+    return impl_->DownsampleWithQueued(key, from_ns, to_ns, step_ns, tier, bad_frames);
+  });
+}
 Result<std::vector<Bucket>> RingStore::Downsample(const std::string& key, int64_t from_ns,
                                                   int64_t to_ns, int64_t step_ns, Tier tier,
                                                   uint64_t* bad_frames) {

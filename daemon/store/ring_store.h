@@ -715,6 +715,13 @@ class RingStore {
                                                           int64_t from_ns, int64_t to_ns,
                                                           int64_t step_ns, Tier tier = Tier::kAuto,
                                                           uint64_t* bad_frames = nullptr);
+  // Downsample with the frames still queued for the batched writer folded
+  // in from memory, as RangeWithQueued reads them: what Flush() then
+  // Downsample would answer, without the commit.
+  Result<std::vector<Bucket>> DownsampleWithQueued(const std::string& key, int64_t from_ns,
+                                                   int64_t to_ns, int64_t step_ns,
+                                                   Tier tier = Tier::kAuto,
+                                                   uint64_t* bad_frames = nullptr);
   // A counter channel's value at realtime t, interpolated linearly between
   // the stored values around t (raw tier; the rollup tier, at period
   // precision, for times older than the raw tier). nullopt outside the data.

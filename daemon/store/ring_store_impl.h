@@ -461,12 +461,25 @@ class RingStore::Impl {
                                    const std::vector<std::string>& keys, size_t limit);
   Result<std::vector<int64_t>> FrameTimes(int64_t from_ns, int64_t to_ns, size_t limit);
   Result<FrameSet> FramesAfter(uint64_t after_seq, size_t limit);
+  // A frame as the writer encoded it (batch_), not yet committed.
+  struct Row {
+    uint64_t seq;
+    int64_t boottime_ns;
+    int64_t realtime_ns;
+    std::string blob;
+  };
+  // `queued`: rows copied from batch_ (CopyQueued), folded in where the
+  // read's snapshot does not hold them.
   Result<std::vector<std::vector<Bucket>>> DownsampleEach(const std::vector<std::string>& keys,
                                                           int64_t from_ns, int64_t to_ns,
                                                           int64_t step_ns, Tier tier,
-                                                          uint64_t* bad_frames);
+                                                          uint64_t* bad_frames,
+                                                          const std::vector<Row>* queued = nullptr);
   Result<std::vector<Bucket>> Downsample(const std::string& key, int64_t from_ns, int64_t to_ns,
                                          int64_t step_ns, Tier tier, uint64_t* bad_frames);
+  Result<std::vector<Bucket>> DownsampleWithQueued(const std::string& key, int64_t from_ns,
+                                                   int64_t to_ns, int64_t step_ns, Tier tier,
+                                                   uint64_t* bad_frames);
   Result<std::optional<double>> CounterAt(const std::string& key, int64_t t_ns);
   Result<std::optional<double>> EnergyBetween(const std::string& key, int64_t t0, int64_t t1);
   Result<std::map<std::string, int64_t>> LastCounters();
@@ -644,10 +657,15 @@ class RingStore::Impl {
   Result<uint32_t> FindCounter(sql::Conn& c, const std::string& key);
   enum class FrameQuery { kLatest, kTimeRange, kAfterSeq };
   // kAfterSeq: frames with seq > from_ns (a seq) in seq order.
+  // Has the writer take the queued frames in (kIngest), then copies the
+  // rows it holds with a time in [from_ns, to_ns) into `rows` (at most
+  // limit + 1; 0: all), and sets `seq_below`: every frame before it is
+  // committed (what the copy holds may be committed by the time it is read).
+  Status CopyQueued(int64_t from_ns, int64_t to_ns, size_t limit, std::vector<Row>& rows,
+                    int64_t& seq_below);
   // kTimeRange: only committed frames with seq < seq_below, then those of
   // `queued` (rows of batch_, in seq order, each seq >= seq_below) in the
   // range.
-  struct Row;
   Result<FrameSet> ReadFrames(FrameQuery query, int64_t from_ns, int64_t to_ns,
                               const std::vector<std::string>& keys, size_t limit,
                               int64_t seq_below = INT64_MAX,
@@ -663,7 +681,9 @@ class RingStore::Impl {
   Result<std::vector<Bucket>> DownsampleIn(sql::Conn& c, uint32_t id, int64_t from_ns,
                                            int64_t to_ns, int64_t step_ns, Tier tier,
                                            std::optional<int64_t> oldest, uint64_t rollup_seq,
-                                           std::vector<Aggregate> aggs, uint64_t& bad);
+                                           std::vector<Aggregate> aggs, uint64_t& bad,
+                                           const std::vector<Row>* queued = nullptr,
+                                           int64_t committed_seq = INT64_MAX);
   // FoldRaw of the frames after `after_seq` (rollup_seq: the open period
   // and the closed ones held back, I7) from tail_, which decodes each of
   // them once for every reader and channel; FoldRaw itself when they are
@@ -774,12 +794,6 @@ class RingStore::Impl {
   std::vector<char> encoded_;                        // scratch: EncodeFrame's room
   std::optional<FrameBase> base_;                    // (I17) as committed
   std::string stored_;                               // scratch: a frame as written
-  struct Row {
-    uint64_t seq;
-    int64_t boottime_ns;
-    int64_t realtime_ns;
-    std::string blob;
-  };
   // The writer changes batch_ under batch_mu_ (appends and clears); readers
   // copy rows of it under the lock (RangeWithQueued): those ingested and
   // not yet committed, committed_next_ at its front when it is empty.

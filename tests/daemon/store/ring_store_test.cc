@@ -3625,6 +3625,86 @@ TEST(RingStore, RangeWithQueuedReadsFramesCommittedAfterItsCopyOnce) {
   EXPECT_EQ(st->frames, 25);
 }
 
+TEST(RingStore, DownsampleWithQueuedFoldsTheWritersFramesWithoutACommit) {
+  // Every tier and a step finer than, equal to and coarser than the rollup
+  // period (the rollup rows and their tail of frames, I7): the buckets a
+  // Flush then Downsample gives, before any commit, where the closed
+  // periods are held back as edgemond holds them (hourly writes: their
+  // frames answer). Then with a commit between the copy of the writer's rows
+  // and the read: counted once.
+  for (bool commit_between : {false, true}) {
+    SCOPED_TRACE(commit_between);
+    TempDir dir;
+    FakeClock clock(FakeClock::Mode::kPaced);
+    auto o = Fast();
+    o.commit_interval_ms = 3'600'000;
+    o.batch_frames = 1024;
+    o.rollup_period_ns = 10 * kSec;
+    o.rollup_write_frames = 1'000'000;
+    o.clock = &clock;
+    RingStore* store = nullptr;
+    if (commit_between) o.after_queued_copy = [&] { ASSERT_TRUE(store->Flush().ok()); };
+    auto s = MustOpen(dir.File("series.db"), o);
+    ASSERT_TRUE(s);
+    store = s.get();
+    s->SetInventory(SmallInventory());
+    int i = 0;
+    auto append = [&](int n) {
+      for (int end = i + n; i < end; ++i) {
+        ASSERT_NE(s->Append(MakeFrame(
+                      kT0 + i * kSec,
+                      {i * 7 % 23, i % 4 == 0 ? Value{} : Value{40000 + i}, 3, int64_t{1} << 40})),
+                  0u);
+      }
+    };
+    append(95);
+    ASSERT_TRUE(s->Flush().ok());
+    append(64);
+    auto chans = s->Channels();
+    ASSERT_TRUE(chans.ok());
+    ASSERT_EQ(chans->size(), 4u);
+    struct Ask {
+      std::string key;
+      int64_t from_ns, to_ns, step_ns;
+      Tier tier;
+    };
+    std::vector<Ask> asks;
+    for (const auto& c : {(*chans)[0].key, (*chans)[1].key}) {
+      for (int64_t step : {kSec, 3 * kSec, 10 * kSec, 25 * kSec, 3600 * kSec}) {
+        for (Tier tier : {Tier::kAuto, Tier::kRaw, Tier::kRollup}) {
+          asks.push_back({c, kT0, kT0 + 400 * kSec, step, tier});
+          asks.push_back({c, kT0 + 101 * kSec, kT0 + 150 * kSec, step, tier});
+        }
+      }
+    }
+    std::vector<std::vector<Bucket>> queued;
+    for (const auto& a : asks) {
+      auto b = s->DownsampleWithQueued(a.key, a.from_ns, a.to_ns, a.step_ns, a.tier);
+      ASSERT_TRUE(b.ok()) << b.status().message();
+      queued.push_back(std::move(*b));
+    }
+    auto st = s->Stats();
+    ASSERT_TRUE(st.ok());
+    if (!commit_between) {
+      EXPECT_EQ(st->frames, 95);
+      EXPECT_EQ(st->queued_frames, 64u);
+    }
+    ASSERT_TRUE(s->Flush().ok());
+    for (size_t k = 0; k < asks.size(); ++k) {
+      const auto& a = asks[k];
+      SCOPED_TRACE(a.key + " step " + std::to_string(a.step_ns) + " tier " +
+                   std::to_string(static_cast<int>(a.tier)) + " from " +
+                   std::to_string(a.from_ns - kT0));
+      auto b = s->Downsample(a.key, a.from_ns, a.to_ns, a.step_ns, a.tier);
+      ASSERT_TRUE(b.ok());
+      EXPECT_EQ(queued[k], *b);
+      if (a.tier != Tier::kRollup) {
+        EXPECT_FALSE(b->empty());
+      }
+    }
+  }
+}
+
 TEST(RingStore, RangeWithQueuedSeesEachFrameOnceWhileTheWriterCommits) {
   // Reads race the writer's commits (every few milliseconds): each read
   // holds every frame from the first to its newest exactly once, and never
