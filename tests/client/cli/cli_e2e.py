@@ -545,6 +545,17 @@ def check_query_reads_queued_frames_without_a_commit(b):
                 total = str(fixture_meminfo_kib(b.board, "MemTotal"))
                 expect(all(row.get("memory/ram/total (KiB)") == total for row in rows[-5:]),
                        f"queued frames without their values: {rows[-1]}")
+                # A series: its last second's step holds queued frames.
+                r = subprocess.run([ARGS.edgemon, "--connect", "unix:" + sock, "query", "--last",
+                                    "1m", "--step", "1s", "--channels", "memory/ram/total",
+                                    "--format", "json"], capture_output=True, text=True,
+                                   timeout=30)
+                expect(r.returncode == 0, f"query --step: {r.stderr}")
+                buckets = json.loads(r.stdout)["series"][0]["buckets"]
+                expect(stored_frames(db)[0] == before, f"poll {poll}: query --step committed")
+                steps = [int(bk["t_ns"]) for bk in buckets]
+                expect(steps and steps[-1] > newest,
+                       f"poll {poll}: no step after the committed {newest}: {steps[-3:]}")
         finally:
             daemon.terminate()
             daemon.wait(timeout=25)
