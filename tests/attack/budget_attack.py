@@ -249,10 +249,10 @@ def sampler_counts(port):
 
 def stored_share(d, stub, pb, r0, r1):
     """Frames stored with a time in [r0, r1), and the frames due then."""
-    # A Query ending after the newest committed frame commits the queued ones first.
-    for _ in stub.Query(pb.QueryRequest(from_ns=r1 - 10**9, to_ns=r1, channels=["rail/*"]),
-                        timeout=30):
-        pass
+    # A Summarize ending after the newest committed frame commits the queued
+    # ones first (a Query reads them from the writer's memory instead).
+    stub.Summarize(pb.SummarizeRequest(time=pb.TimeRange(from_ns=r1 - 10**9, to_ns=r1)),
+                   timeout=30)
     return frames_between(d.db, r0, r1), (r1 - r0) // (PERIOD_MS * 10**6)
 
 
