@@ -14,6 +14,7 @@ empty store.
   bench/flash_writes.py BUILD_DIR [OTHER_BUILD_DIR ...] [--seconds 60]
                         [--commit-interval-ms 5000,60000] [--aged-days 14]
                         [--store-key rollup_write_frames=3600 ...]
+                        [--start-minute M] [--sim] [--poll-seconds 5]
 
 --store-key KEY=VALUE adds a [store] key (TOML value) to every daemon's
 configuration. --sim runs the board under edgemon-sim (the first build's),
