@@ -206,7 +206,13 @@
 //      of any window is then CounterAt(t1) - CounterAt(t0).
 //   9. Readers never block the writer and never hold a long transaction:
 //      each read API call takes a pooled read connection, runs in one short
-//      read transaction (a consistent snapshot), and returns it.
+//      read transaction (a consistent snapshot), and returns it. The
+//      *WithQueued reads also see the frames not yet committed: the writer
+//      takes its queue in (no commit), they copy its encoded rows under
+//      batch_mu_ (which the writer holds only to append a row or clear
+//      them after a commit), then read the committed frames up to the
+//      copy's first seq (RangeWithQueued) or their snapshot's newest
+//      (DownsampleWithQueued): each frame once, whenever a commit lands.
 //  11. Wall-clock steps. Stored realtime_ns never decreases in seq order,
 //      across restarts and reboots. A frame whose realtime is behind the
 //      last frame ingested is stamped last.realtime + (its boottime -
@@ -465,8 +471,9 @@ struct RingStoreOptions {
   // the monotonic clock for commit_interval_ms and the once-a-minute
   // kWriteFailed. Null: the system clock. Must outlive the store.
   Clock* clock = nullptr;
-  // For tests: run by RangeWithQueued between copying the writer's rows and
-  // reading the committed frames (where a commit may land). Null: nothing.
+  // For tests: run by RangeWithQueued and DownsampleWithQueued between
+  // copying the writer's rows and reading the committed frames (where a
+  // commit may land). Null: nothing.
   std::function<void()> after_queued_copy;
 };
 
@@ -655,7 +662,8 @@ class RingStore {
   // [64, 65536], 65536 without a size cap.
   size_t max_windows() const;
 
-  // ---- Reading (committed data; Flush() first to see queued frames, but RangeWithQueued) ----
+  // ---- Reading (committed data: Flush() first to see queued frames; the *WithQueued
+  // reads see them without) ----
 
   Result<std::vector<StoredChannel>> Channels();
   // The newest frame (at most one), with all channels or the given keys.
