@@ -116,7 +116,6 @@ class LiveSite::Handlers {
     if (!turn.ok()) return Busy(res);
     const auto deadline = ReadDeadline();
     store::RingStore& store = s_.store_;
-    s_.CommitQueued();
     auto stored = store.Channels();
     if (!stored.ok()) return Fail(res, 500, "history: " + stored.status().message());
     std::set<std::string> known;
@@ -127,7 +126,9 @@ class LiveSite::Handlers {
     for (const auto& key : h->keys) {
       if (!known.count(key)) continue;  // discovered moments ago, not stored yet
       if (std::chrono::steady_clock::now() > deadline) return OverBudget(res, "history");
-      auto buckets = store.Downsample(key, h->range.from_ns, h->range.to_ns, h->step_ns);
+      // The frames still queued for the batched writer from its memory: a
+      // page refreshing its history makes the store write nothing.
+      auto buckets = store.DownsampleWithQueued(key, h->range.from_ns, h->range.to_ns, h->step_ns);
       if (!buckets.ok())
         return Fail(res, 500, "history " + key + ": " + buckets.status().message());
       json t = json::array(), lo = json::array(), avg = json::array(), hi = json::array();

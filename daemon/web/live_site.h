@@ -8,17 +8,19 @@
 //                      tree), then a "frame" per stored frame; at most
 //                      `max_streams` at once, further ones 503
 //   GET /api/history   ?from=&to=&step=&channels=: each channel downsampled
-//                      by the store (RingStore::Downsample, Tier::kAuto: the
-//                      rollup tier for long ranges), and the windows and
-//                      marks in the range; 400 with a one-line message for
-//                      bad parameters. Frames still queued for the store's
-//                      batched writer are committed first, at most once
-//                      every kHistoryCommitGapNs for every page together:
-//                      pages refreshing their history cannot make the store
-//                      commit (write flash) more often than that
+//                      by the store (RingStore::DownsampleWithQueued,
+//                      Tier::kAuto: the rollup tier for long ranges), and the
+//                      windows and marks in the range; 400 with a one-line
+//                      message for bad parameters. Frames still queued for
+//                      the store's batched writer are read from its memory:
+//                      pages refreshing their history make the store commit
+//                      (write flash) nothing
 //   GET /api/energy    ?window=ID or ?from=&to=: the Summary (energy per
-//                      rail) of a window or a range, the queued frames
-//                      committed as for /api/history; 400, 404 as above
+//                      rail) of a window or a range; the queued frames are
+//                      committed first, at most once every
+//                      kHistoryCommitGapNs for every page together, so pages
+//                      asking cannot make the store commit more often than
+//                      that; 400, 404 as above
 //
 // Budget: /api/history and /api/energy read the store; at most
 // `max_reads` of them run at once and `max_waiting` more wait, each up to
@@ -67,7 +69,7 @@ struct Latest {
   std::shared_ptr<const Frame> frame;
 };
 
-// The shortest time between two commits a history read asks for.
+// The shortest time between two commits an energy read asks for.
 inline constexpr int64_t kHistoryCommitGapNs = 5'000'000'000;
 
 class LiveSite final : public FrameSink {
@@ -111,7 +113,7 @@ class LiveSite final : public FrameSink {
  private:
   int64_t Now() const;
   int64_t PeriodNs() const;
-  // Commits the store's queued frames for a history read (see /api/history).
+  // Commits the store's queued frames for an energy read (see /api/energy).
   void CommitQueued();
 
   store::RingStore& store_;
@@ -122,7 +124,7 @@ class LiveSite final : public FrameSink {
   std::atomic<uint64_t> frames_sent_{0};
   std::atomic<uint64_t> refused_{0};
   std::atomic<uint64_t> reads_refused_{0};
-  // When a history read last committed the store's queue (steady clock).
+  // When an energy read last committed the store's queue (steady clock).
   std::atomic<int64_t> flushed_at_ns_{INT64_MIN / 2};
 
   // Turns for store reads (guarded by mu_).

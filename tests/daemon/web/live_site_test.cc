@@ -439,7 +439,7 @@ TEST_F(LiveSiteTest, HistoryAnswersWithSeriesAndWindowsOrA400) {
   EXPECT_NEAR(e["duration_s"].get<double>(), 10.0, 1e-9);
 }
 
-TEST_F(LiveSiteTest, HistoryAndEnergyHoldQueuedFramesCommittingAtMostOnceEveryFiveSeconds) {
+TEST_F(LiveSiteTest, HistoryHoldsQueuedFramesWithoutACommitEnergyCommitsAtMostEveryFiveSeconds) {
   store_->SetCommitInterval(3'600'000);  // the store would wait an hour on its own
   const int64_t t0 = SystemClock().RealtimeNs() - 10 * kSec;
   for (uint64_t i = 0; i < 5; ++i) {
@@ -448,26 +448,38 @@ TEST_F(LiveSiteTest, HistoryAndEnergyHoldQueuedFramesCommittingAtMostOnceEveryFi
   }
   Start();
   auto c = Client();
+  auto queued = [&] {
+    auto st = store_->Stats();
+    EXPECT_TRUE(st.ok());
+    return st.ok() ? st->queued_frames : 0;
+  };
   const char* q = "/api/history?from=-1m&step=1s&channels=rail/VDD_SOC/power";
   auto r = c.Get(q);
   ASSERT_TRUE(r);
   ASSERT_EQ(r->status, 200) << r->body;
   EXPECT_EQ(json::parse(r->body)["series"][0]["max"].back(), 3004);  // the newest queued frame
+  EXPECT_EQ(queued(), 5u);  // read from the writer's memory, not committed
 
-  // Another read right after (any page's): what the first one committed,
-  // no second commit.
+  // Another read right after (any page's): the frame sampled since too,
+  // still without a commit.
   Publish(MakeFrame(26, t0 + 5 * kSec, {3005, std::nullopt, 2000, 45000}));
   r = c.Get(q);
   ASSERT_TRUE(r);
   ASSERT_EQ(r->status, 200) << r->body;
-  EXPECT_EQ(json::parse(r->body)["series"][0]["max"].back(), 3004);
-  // The energy of a range up to now shares the same turn.
+  EXPECT_EQ(json::parse(r->body)["series"][0]["max"].back(), 3005);
+  EXPECT_EQ(queued(), 6u);
+
+  // The energy of a range up to now commits the queued frames first, and a
+  // second one right after does not commit again.
   auto e = c.Get("/api/energy?from=-1m");
   ASSERT_TRUE(e);
   ASSERT_EQ(e->status, 200) << e->body;
-  auto st = store_->Stats();
-  ASSERT_TRUE(st.ok());
-  EXPECT_EQ(st->queued_frames, 1u);
+  EXPECT_EQ(queued(), 0u);
+  Publish(MakeFrame(27, t0 + 6 * kSec, {3006, std::nullopt, 2000, 45000}));
+  e = c.Get("/api/energy?from=-1m");
+  ASSERT_TRUE(e);
+  ASSERT_EQ(e->status, 200) << e->body;
+  EXPECT_EQ(queued(), 1u);
 }
 
 TEST_F(LiveSiteTest, WithATokenEveryRouteRefusesARequestWithoutIt) {
