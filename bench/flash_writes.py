@@ -15,6 +15,7 @@ empty store.
                         [--commit-interval-ms 5000,60000] [--aged-days 14]
                         [--store-key rollup_write_frames=3600 ...]
                         [--start-minute M] [--sim] [--poll-seconds 5]
+                        [--poll-what query|page]
 
 --store-key KEY=VALUE adds a [store] key (TOML value) to every daemon's
 configuration. --sim runs the board under edgemon-sim (the first build's),
@@ -59,12 +60,14 @@ import concurrent.futures
 import contextlib
 import os
 import shutil
+import socket
 import sqlite3
 import subprocess
 import sys
 import tempfile
 import threading
 import time
+import urllib.request
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 FIXTURES = os.path.join(HERE, "..", "tests", "fixtures")
@@ -273,18 +276,32 @@ def measure(build, seconds, commit_interval_ms=None, seed=None, keys=(), root=No
                           opens_at, poll)
 
 
-def wait_polling(seconds, sock, poll):
-    """Waits `seconds`; with `poll` (seconds, client), the client asks the
-    daemon for the last minute's frames every `poll` seconds meanwhile, as
-    a script or dashboard that polls does."""
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def wait_polling(seconds, sock, poll, port):
+    """Waits `seconds`; with `poll` (seconds, client, what), a client asks
+    the daemon every `poll` seconds meanwhile, as a script or a dashboard
+    that polls does: for the last minute's frames (what "query": `edgemon
+    query --last 1m`), or for the live page's history of the last five
+    minutes (what "page": GET /api/history on `port`, as an open page
+    refreshes it)."""
     end = time.monotonic() + seconds
     if not poll:
         time.sleep(seconds)
         return
-    every, client = poll
+    every, client, what = poll
     while time.monotonic() < end:
-        subprocess.run([client, "--connect", "unix:" + sock, "query", "--last", "1m", "--format",
-                        "csv"], check=True, stdout=subprocess.DEVNULL)
+        if what == "page":
+            with urllib.request.urlopen(f"http://127.0.0.1:{port}/api/history?from=-5m&to=now",
+                                        timeout=30) as r:
+                r.read()
+        else:
+            subprocess.run([client, "--connect", "unix:" + sock, "query", "--last", "1m",
+                            "--format", "csv"], check=True, stdout=subprocess.DEVNULL)
         time.sleep(max(0.0, min(every, end - time.monotonic())))
 
 
@@ -301,9 +318,12 @@ def measure_in(disk, stat, build, seconds, commit_interval_ms, seed, keys, root,
             lines += ['retention = "1d"', 'rollup_retention = "400d"', 'max_size = "8GiB"']
         lines += keys
         config = []
-        if lines:
+        port = free_port() if poll and poll[2] == "page" else None
+        if lines or port:
             path = os.path.join(disk, "edgemond.toml")
             with open(path, "w") as f:
+                if port:
+                    f.write(f'[daemon]\nmetrics_listen = "127.0.0.1:{port}"\n')
                 f.write("[store]\n" + "".join(line + "\n" for line in lines))
             config = ["--config", path]
         p = subprocess.Popen([os.path.join(build, "daemon", "edgemond")] + config + ["--root",
@@ -324,7 +344,7 @@ def measure_in(disk, stat, build, seconds, commit_interval_ms, seed, keys, root,
         d0 = device_bytes(disk, stat)
         w0, t0, s0 = write_bytes(p.pid), time.monotonic(), store_bytes(disk)
         seq0 = newest_seq(disk)
-        wait_polling(seconds, sock, poll)
+        wait_polling(seconds, sock, poll, port)
         w1, t1, s1 = write_bytes(p.pid), time.monotonic(), store_bytes(disk)
         by_table = wal_by_table(disk, wal0)
         # The window's WAL pages go into the database file once, at the
@@ -358,6 +378,9 @@ def main():
     ap.add_argument("--poll-seconds", type=float, default=0,
                     help="a client asks each daemon for the last minute's frames this often "
                     "(default: no client)")
+    ap.add_argument("--poll-what", choices=("query", "page"), default="query",
+                    help="what the polling client asks for: the last minute's frames (query) "
+                    "or the live page's history (page)")
     ap.add_argument("--sim", action="store_true",
                     help="the board under edgemon-sim, its values moving (default: still files)")
     a = ap.parse_args()
@@ -392,8 +415,9 @@ def run(a, root):
         client = next((c for c in clients if os.access(c, os.X_OK)), None)
         if client is None:
             sys.exit("--poll-seconds: no build has client/cli/edgemon")
-        poll = (a.poll_seconds, client)
-        print(f"a client asks each daemon for the last minute every {a.poll_seconds:g} s")
+        poll = (a.poll_seconds, client, a.poll_what)
+        asks = "the last minute" if a.poll_what == "query" else "the live page's history"
+        print(f"a client asks each daemon for {asks} every {a.poll_seconds:g} s")
     seed = None
     if a.aged_days > 0:
         seed_dir = tempfile.mkdtemp(prefix="edgemon-flash-seed-", dir="/var/tmp")
