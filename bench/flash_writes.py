@@ -308,6 +308,7 @@ def wait_polling(seconds, sock, poll, port):
 def measure_in(disk, stat, build, seconds, commit_interval_ms, seed, keys, root, opens_at,
                poll):
     run = tempfile.mkdtemp(prefix="edgemon-flash-", dir="/dev/shm")
+    p = None
     try:
         lines = []
         if commit_interval_ms is not None:
@@ -360,6 +361,11 @@ def measure_in(disk, stat, build, seconds, commit_interval_ms, seed, keys, root,
         return (sent, (w1 - w0 + ck) * day, ck * day, (s1 - s0) * day, frame_bytes(disk, seq0),
                 by_table)
     finally:
+        # A daemon left running (the bench failed) would keep its
+        # filesystem from being unmounted.
+        if p is not None and p.poll() is None:
+            p.kill()
+            p.wait(timeout=30)
         shutil.rmtree(run, ignore_errors=True)
 
 
