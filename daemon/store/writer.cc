@@ -331,6 +331,9 @@ void RingStore::Impl::Ingest(const Frame& frame, uint64_t seq) {
   batch_bytes_ += static_cast<int64_t>(row.blob.size()) + kRowOverheadBytes;
   std::lock_guard lk(batch_mu_);
   batch_.push_back(std::move(row));
+  // Counted at once: a sync op answered after this frame (a read of the
+  // queued frames) finds it in Stats().
+  batched_frames_.store(batch_.size(), std::memory_order_relaxed);
 }
 
 // (I11) Wall-clock steps: detected, recorded, and never let stored time go back.
