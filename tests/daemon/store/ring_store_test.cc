@@ -3462,6 +3462,21 @@ TEST(RingStore, FramesWaitingForTheIntervalAreTakenInSoTheQueueStaysShort) {
   ASSERT_EQ(back->frames.size(), 300u);
 }
 
+// Options under which a store commits at Flush only (its paced clock never
+// reaches the hour), for the reads of queued frames.
+RingStoreOptions CommitAtFlushOnly(FakeClock& clock) {
+  auto o = Fast();
+  o.commit_interval_ms = 3'600'000;
+  o.batch_frames = 256;
+  o.clock = &clock;
+  return o;
+}
+
+// Appends frames i in [from, to), a second apart from kT0, each {i, 2, 3, 4}.
+void AppendSeconds(RingStore& s, int from, int to) {
+  for (int i = from; i < to; ++i) ASSERT_NE(s.Append(MakeFrame(kT0 + i * kSec, {i, 2, 3, 4})), 0u);
+}
+
 // Reads every frame of [from_ns, to_ns) through RangeWithQueued in pages of
 // `limit`, each page starting after the previous page's last frame.
 std::vector<Frame> QueuedPages(RingStore& s, int64_t from_ns, int64_t to_ns, size_t limit) {
@@ -3492,14 +3507,10 @@ void ExpectSameFrames(const std::vector<Frame>& a, const std::vector<Frame>& b) 
 TEST(RingStore, RangeWithQueuedReadsTheWritersFramesWithoutACommit) {
   TempDir dir;
   FakeClock clock(FakeClock::Mode::kPaced);
-  auto o = Fast();
-  o.commit_interval_ms = 3'600'000;  // commits at Flush only
-  o.batch_frames = 256;
-  o.clock = &clock;
-  auto s = MustOpen(dir.File("queued.db"), o);
+  auto s = MustOpen(dir.File("queued.db"), CommitAtFlushOnly(clock));
   ASSERT_TRUE(s);
   s->SetInventory(SmallInventory());
-  for (int i = 0; i < 20; ++i) ASSERT_NE(s->Append(MakeFrame(kT0 + i * kSec, {i, 2, 3, 4})), 0u);
+  AppendSeconds(*s, 0, 20);
   ASSERT_TRUE(s->Flush().ok());
   for (int i = 20; i < 50; ++i) {
     ASSERT_NE(s->Append(MakeFrame(kT0 + i * kSec,
@@ -3564,14 +3575,10 @@ TEST(RingStore, RangeWithQueuedCommitsNewChannelsFirst) {
   // else the frames would read without their values.
   TempDir dir;
   FakeClock clock(FakeClock::Mode::kPaced);
-  auto o = Fast();
-  o.commit_interval_ms = 3'600'000;
-  o.batch_frames = 256;
-  o.clock = &clock;
-  auto s = MustOpen(dir.File("new.db"), o);
+  auto s = MustOpen(dir.File("new.db"), CommitAtFlushOnly(clock));
   ASSERT_TRUE(s);
   s->SetInventory(SmallInventory());
-  for (int i = 0; i < 5; ++i) ASSERT_NE(s->Append(MakeFrame(kT0 + i * kSec, {i, 2, 3, 4})), 0u);
+  AppendSeconds(*s, 0, 5);
   auto r = s->RangeWithQueued(kT0, kT0 + 10 * kSec, {}, 0);
   ASSERT_TRUE(r.ok()) << r.status().message();
   ASSERT_EQ(r->channels.size(), 4u);
@@ -3583,7 +3590,7 @@ TEST(RingStore, RangeWithQueuedCommitsNewChannelsFirst) {
   auto st = s->Stats();
   ASSERT_TRUE(st.ok());
   const int64_t committed = st->frames;
-  for (int i = 5; i < 9; ++i) ASSERT_NE(s->Append(MakeFrame(kT0 + i * kSec, {i, 2, 3, 4})), 0u);
+  AppendSeconds(*s, 5, 9);
   r = s->RangeWithQueued(kT0, kT0 + 10 * kSec, {}, 0);
   ASSERT_TRUE(r.ok());
   ASSERT_EQ(r->frames.size(), 9u);
@@ -3598,10 +3605,7 @@ TEST(RingStore, RangeWithQueuedReadsFramesCommittedAfterItsCopyOnce) {
   // committed frames: the copied rows are in both, and read once.
   TempDir dir;
   FakeClock clock(FakeClock::Mode::kPaced);
-  auto o = Fast();
-  o.commit_interval_ms = 3'600'000;
-  o.batch_frames = 256;
-  o.clock = &clock;
+  auto o = CommitAtFlushOnly(clock);
   RingStore* store = nullptr;
   int commits = 0;
   o.after_queued_copy = [&] {
@@ -3612,9 +3616,9 @@ TEST(RingStore, RangeWithQueuedReadsFramesCommittedAfterItsCopyOnce) {
   ASSERT_TRUE(s);
   store = s.get();
   s->SetInventory(SmallInventory());
-  for (int i = 0; i < 10; ++i) ASSERT_NE(s->Append(MakeFrame(kT0 + i * kSec, {i, 2, 3, 4})), 0u);
+  AppendSeconds(*s, 0, 10);
   ASSERT_TRUE(s->Flush().ok());
-  for (int i = 10; i < 25; ++i) ASSERT_NE(s->Append(MakeFrame(kT0 + i * kSec, {i, 2, 3, 4})), 0u);
+  AppendSeconds(*s, 10, 25);
   auto r = s->RangeWithQueued(kT0, kT0 + 100 * kSec, {}, 0);
   ASSERT_TRUE(r.ok()) << r.status().message();
   EXPECT_EQ(commits, 1);
@@ -3636,12 +3640,10 @@ TEST(RingStore, DownsampleWithQueuedFoldsTheWritersFramesWithoutACommit) {
     SCOPED_TRACE(commit_between);
     TempDir dir;
     FakeClock clock(FakeClock::Mode::kPaced);
-    auto o = Fast();
-    o.commit_interval_ms = 3'600'000;
+    auto o = CommitAtFlushOnly(clock);
     o.batch_frames = 1024;
     o.rollup_period_ns = 10 * kSec;
     o.rollup_write_frames = 1'000'000;
-    o.clock = &clock;
     RingStore* store = nullptr;
     if (commit_between) o.after_queued_copy = [&] { ASSERT_TRUE(store->Flush().ok()); };
     auto s = MustOpen(dir.File("series.db"), o);
