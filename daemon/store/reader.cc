@@ -133,14 +133,17 @@ struct Point {
 // frame that does not decode is passed over (I14: interpolate across it).
 enum class Side { kAtOrBefore, kAfter };
 // `past` is the first seq whose frame is after t (FirstSeqAt(c, t, true):
-// the frames after t start there, I11), nullopt when none is.
+// the frames after t start there, I11), nullopt when none is. Frames from
+// seq `below` on are not read.
 Result<std::optional<Point>> RawNeighbour(sql::Conn& c, uint32_t id, std::optional<int64_t> past,
-                                          Side side) {
+                                          Side side, int64_t below) {
   if (side == Side::kAfter && !past) return std::optional<Point>();
   sql::Stmt s(c, side == Side::kAfter
-                     ? "SELECT realtime_ns, data FROM frames WHERE seq >= ?1 ORDER BY seq"
-                     : "SELECT realtime_ns, data FROM frames WHERE seq < ?1 ORDER BY seq DESC");
-  s.Bind(1, past.value_or(INT64_MAX));
+                     ? "SELECT realtime_ns, data FROM frames WHERE seq >= ?1 AND seq < ?2 "
+                       "ORDER BY seq"
+                     : "SELECT realtime_ns, data FROM frames WHERE seq < min(?1, ?2) "
+                       "ORDER BY seq DESC");
+  s.Bind(1, past.value_or(INT64_MAX)).Bind(2, below);
   std::optional<int64_t> v;
   internal::FrameReader frames(c);
   while (s.Step()) {
@@ -369,7 +372,7 @@ Result<FrameSet> RingStore::Impl::ReadFrames(FrameQuery query, int64_t from_ns, 
 }
 
 Result<std::vector<int64_t>> RingStore::Impl::FrameTimes(int64_t from_ns, int64_t to_ns,
-                                                         size_t limit) {
+                                                         size_t limit, int64_t seq_below) {
   std::vector<int64_t> out;
   if (to_ns <= from_ns) return out;
   Lease l(*this);
@@ -380,10 +383,29 @@ Result<std::vector<int64_t>> RingStore::Impl::FrameTimes(int64_t from_ns, int64_
   sql::Stmt s(l.conn(),
               "SELECT realtime_ns FROM frames WHERE seq >= ?1 AND seq < ?2 ORDER BY seq LIMIT ?3");
   const bool all = limit == 0 || limit > static_cast<size_t>(INT64_MAX);
-  s.Bind(1, (*seqs)->first).Bind(2, (*seqs)->second);
+  s.Bind(1, (*seqs)->first).Bind(2, std::min((*seqs)->second, seq_below));
   s.Bind(3, all ? int64_t{-1} : static_cast<int64_t>(limit));
   while (s.Step()) out.push_back(s.Int(0));
   if (s.failed()) return s.status();
+  return out;
+}
+
+Result<std::vector<int64_t>> RingStore::Impl::FrameTimesWithQueued(int64_t from_ns, int64_t to_ns,
+                                                                   size_t limit) {
+  // As RangeWithQueued: the committed times below the copy's first seq,
+  // then the copy's.
+  if (to_ns <= committed_newest_.load(std::memory_order_acquire)) {
+    return FrameTimes(from_ns, to_ns, limit);
+  }
+  std::vector<Row> queued;
+  int64_t seq_below = 0;
+  if (Status s = CopyQueued(from_ns, to_ns, limit, queued, seq_below); !s.ok()) return s;
+  auto out = FrameTimes(from_ns, to_ns, limit, seq_below);
+  if (!out.ok()) return out;
+  for (const Row& r : queued) {
+    if (limit != 0 && out->size() >= limit) break;
+    out->push_back(r.realtime_ns);
+  }
   return out;
 }
 
@@ -848,19 +870,46 @@ Result<std::vector<Bucket>> RingStore::Impl::DownsampleWithQueued(const std::str
   if (to_ns <= committed_newest_.load(std::memory_order_acquire)) {
     return Downsample(key, from_ns, to_ns, step_ns, tier, bad_frames);
   }
-  std::vector<Row> queued;
-  int64_t seq_below = 0;
-  if (Status s = CopyQueued(from_ns, to_ns, 0, queued, seq_below); !s.ok()) return s;
-  auto each = DownsampleEach({key}, from_ns, to_ns, step_ns, tier, bad_frames, &queued);
+  auto each = DownsampleEachWithQueued({key}, from_ns, to_ns, step_ns, tier, bad_frames);
   if (!each.ok()) return each.status();
   return std::move(each->front());
 }
 
-Result<std::optional<double>> RingStore::Impl::CounterAtIn(sql::Conn& c, uint32_t id, int64_t t) {
-  auto oldest = OldestFrameNs(c);
+Result<std::vector<std::vector<Bucket>>> RingStore::Impl::DownsampleEachWithQueued(
+    const std::vector<std::string>& keys, int64_t from_ns, int64_t to_ns, int64_t step_ns,
+    Tier tier, uint64_t* bad_frames) {
+  if (to_ns <= committed_newest_.load(std::memory_order_acquire)) {
+    return DownsampleEach(keys, from_ns, to_ns, step_ns, tier, bad_frames);
+  }
+  std::vector<Row> queued;
+  int64_t seq_below = 0;
+  if (Status s = CopyQueued(from_ns, to_ns, 0, queued, seq_below); !s.ok()) return s;
+  return DownsampleEach(keys, from_ns, to_ns, step_ns, tier, bad_frames, &queued);
+}
+
+namespace {
+
+// A counter's value at t between its readings around it: `prev` at or
+// before t, `next` after it. nullopt without both (but for a reading at t).
+std::optional<double> Interpolate(const std::optional<Point>& prev,
+                                  const std::optional<Point>& next, int64_t t) {
+  if (prev && prev->t == t) return prev->v;
+  if (!prev || !next) return std::nullopt;
+  if (next->t <= prev->t) return next->v;
+  // Spans in uint64: the points may be further apart than int64 reaches.
+  double f =
+      static_cast<double>(SpanNs(prev->t, t)) / static_cast<double>(SpanNs(prev->t, next->t));
+  return prev->v + (next->v - prev->v) * f;
+}
+
+// The readings of counter `id` around t in the committed frames below seq
+// `below` (the raw tier; the rollup tier, at period precision, older than
+// it): `prev` at or before t, `next` after t.
+Status CounterNeighbours(sql::Conn& c, int64_t period, uint32_t id, int64_t t, int64_t below,
+                         std::optional<Point>& prev, std::optional<Point>& next) {
+  auto oldest = internal::OldestFrameNs(c);
   if (!oldest.ok()) return oldest.status();
   const std::optional<int64_t> oldest_raw = *oldest;
-  std::optional<Point> prev, next;
   // The first frame after t, for the raw neighbours on either side.
   std::optional<std::optional<int64_t>> past;
   auto first_past = [&]() -> Status {
@@ -872,18 +921,17 @@ Result<std::optional<double>> RingStore::Impl::CounterAtIn(sql::Conn& c, uint32_
   };
   if (oldest_raw && t >= *oldest_raw) {
     if (Status e = first_past(); !e.ok()) return e;
-    auto p = RawNeighbour(c, id, *past, Side::kAtOrBefore);
+    auto p = RawNeighbour(c, id, *past, Side::kAtOrBefore, below);
     if (!p.ok()) return p.status();
     prev = *p;
-    if (prev && prev->t == t) return std::optional<double>(prev->v);
-    auto n = RawNeighbour(c, id, *past, Side::kAfter);
+    if (prev && prev->t == t) return Status::Ok();
+    auto n = RawNeighbour(c, id, *past, Side::kAfter, below);
     if (!n.ok()) return n.status();
     next = *n;
   }
   if (!prev) {
     // Older than the raw tier: the rollup tier, where a period's row is the
     // counter going from `min` at its start to `max` at its end.
-    const int64_t period = options_.rollup_period_ns;
     auto p = internal::RollupNeighbour(c, id, t, internal::RollupSide::kAtOrBefore);
     if (!p.ok()) return p.status();
     if (*p) {
@@ -902,19 +950,81 @@ Result<std::optional<double>> RingStore::Impl::CounterAtIn(sql::Conn& c, uint32_
       if (*n) next = Point{(*n)->t_ns, static_cast<double>((*n)->min)};
       if (!next) {
         if (Status e = first_past(); !e.ok()) return e;
-        auto r = RawNeighbour(c, id, *past, Side::kAfter);
+        auto r = RawNeighbour(c, id, *past, Side::kAfter, below);
         if (!r.ok()) return r.status();
         next = *r;
       }
     }
   }
-  if (!prev || !next) return std::optional<double>();
-  if (prev->t == t) return std::optional<double>(prev->v);
-  if (next->t <= prev->t) return std::optional<double>(next->v);
-  // Spans in uint64: the points may be further apart than int64 reaches.
-  double f =
-      static_cast<double>(SpanNs(prev->t, t)) / static_cast<double>(SpanNs(prev->t, next->t));
-  return std::optional<double>(prev->v + (next->v - prev->v) * f);
+  return Status::Ok();
+}
+
+}  // namespace
+
+Result<std::optional<double>> RingStore::Impl::CounterAtIn(sql::Conn& c, uint32_t id, int64_t t) {
+  std::optional<Point> prev, next;
+  if (Status s = CounterNeighbours(c, options_.rollup_period_ns, id, t, INT64_MAX, prev, next);
+      !s.ok()) {
+    return s;
+  }
+  return Interpolate(prev, next, t);
+}
+
+Result<std::optional<double>> RingStore::Impl::CounterAtWithQueued(const std::string& key,
+                                                                   int64_t t_ns) {
+  // Nothing queued, or readings on both sides of t committed: the store alone.
+  if (next_seq() <= committed_next_seq()) return CounterAt(key, t_ns);
+  if (t_ns < committed_newest_.load(std::memory_order_acquire)) {
+    auto v = CounterAt(key, t_ns);
+    if (!v.ok() || *v) return v;
+  }
+  // The writer takes its queue in (committing a new channel's row first),
+  // then its rows' readings around t are found under the lock; the
+  // committed frames are read afterwards, in a snapshot of its own, below
+  // the first queued seq (a row committed meanwhile is read from the queue
+  // alone).
+  auto ingested = Submit(SyncOp::Kind::kIngest, {}, 0, 0);
+  if (!ingested.ok()) return ingested.status();
+  uint32_t id = 0;
+  {
+    Lease l(*this);
+    if (!l.ok()) return l.status();
+    auto found = FindCounter(l.conn(), key);
+    if (!found.ok()) return found.status();
+    id = *found;
+  }
+  std::optional<Point> qprev, qnext;
+  int64_t seq_below = 0;
+  {
+    std::lock_guard lk(batch_mu_);
+    seq_below = static_cast<int64_t>(std::min<uint64_t>(
+        batch_.empty() ? committed_next_.load(std::memory_order_acquire) : batch_.front().seq,
+        INT64_MAX));
+    std::optional<int64_t> v;
+    for (const Row& r : batch_) {
+      // (I14) a row that does not decode is passed over, as a stored one is
+      if (!FindValue(r.blob, id, v) || !v) continue;
+      const Point p{r.realtime_ns, static_cast<double>(*v)};
+      if (r.realtime_ns > t_ns) {
+        qnext = p;
+        break;
+      }
+      qprev = p;
+    }
+  }
+  if (options_.after_queued_copy) options_.after_queued_copy();
+  Lease l(*this);
+  if (!l.ok()) return l.status();
+  std::optional<Point> prev, next;
+  if (Status s =
+          CounterNeighbours(l.conn(), options_.rollup_period_ns, id, t_ns, seq_below, prev, next);
+      !s.ok()) {
+    return s;
+  }
+  // Queued rows come after every committed frame read (I11).
+  if (qprev) prev = qprev;
+  if (!next) next = qnext;
+  return Interpolate(prev, next, t_ns);
 }
 
 Result<std::optional<double>> RingStore::Impl::CounterAt(const std::string& key, int64_t t_ns) {

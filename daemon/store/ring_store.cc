@@ -439,11 +439,6 @@ uint64_t RingStore::committed_next_seq() const {
 int64_t RingStore::committed_newest_ns() const {
   return impl_->committed_newest_ns();
 }
-Status RingStore::FlushFor(int64_t to_ns) {
-  if (to_ns <= committed_newest_ns()) return Status::Ok();
-  Status s = Flush();
-  return s.ok() || damaged() ? Status::Ok() : s;
-}
 Result<int64_t> RingStore::BeginWindow(const std::string& label, int64_t start_ns,
                                        std::optional<int64_t> lease_ns, const std::string& owner) {
   return Guarded("BeginWindow",
@@ -510,6 +505,10 @@ Result<FrameSet> RingStore::RangeWithQueued(int64_t from_ns, int64_t to_ns,
 Result<std::vector<int64_t>> RingStore::FrameTimes(int64_t from_ns, int64_t to_ns, size_t limit) {
   return Guarded("FrameTimes", [&] { return impl_->FrameTimes(from_ns, to_ns, limit); });
 }
+Result<std::vector<int64_t>> RingStore::FrameTimesWithQueued(int64_t from_ns, int64_t to_ns,
+                                                             size_t limit) {
+  return Guarded("FrameTimes", [&] { return impl_->FrameTimesWithQueued(from_ns, to_ns, limit); });
+}
 Result<FrameSet> RingStore::FramesAfter(uint64_t after_seq, size_t limit) {
   return Guarded("FramesAfter", [&] { return impl_->FramesAfter(after_seq, limit); });
 }
@@ -535,6 +534,17 @@ Result<std::vector<std::vector<Bucket>>> RingStore::DownsampleEach(
 }
 Result<std::optional<double>> RingStore::CounterAt(const std::string& key, int64_t realtime_ns) {
   return Guarded("CounterAt", [&] { return impl_->CounterAt(key, realtime_ns); });
+}
+Result<std::optional<double>> RingStore::CounterAtWithQueued(const std::string& key,
+                                                             int64_t realtime_ns) {
+  return Guarded("CounterAt", [&] { return impl_->CounterAtWithQueued(key, realtime_ns); });
+}
+Result<std::vector<std::vector<Bucket>>> RingStore::DownsampleEachWithQueued(
+    const std::vector<std::string>& keys, int64_t from_ns, int64_t to_ns, int64_t step_ns,
+    Tier tier, uint64_t* bad_frames) {
+  return Guarded("Downsample", [&] {
+    return impl_->DownsampleEachWithQueued(keys, from_ns, to_ns, step_ns, tier, bad_frames);
+  });
 }
 Result<std::optional<double>> RingStore::EnergyBetween(const std::string& key, int64_t t0_ns,
                                                        int64_t t1_ns) {

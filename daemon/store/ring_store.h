@@ -626,11 +626,6 @@ class RingStore {
   // any): every frame still queued is stored at or after it (I11), so a
   // read ending at or before it needs no Flush. Lock-free, for any thread.
   int64_t committed_newest_ns() const;
-  // Flush() for a read of a range ending at `to_ns`: only when frames still
-  // queued may fall in it (to_ns > committed_newest_ns()). A damaged store's
-  // failure is not returned: it writes nothing more, and what it holds is
-  // still read.
-  Status FlushFor(int64_t to_ns);
 
   // ---- Windows (synchronous: committed when they return) ----
 
@@ -686,6 +681,9 @@ class RingStore {
   // from the time index alone (no frame is decoded, so one that Range would
   // skip as undecodable, I14, is here too).
   Result<std::vector<int64_t>> FrameTimes(int64_t from_ns, int64_t to_ns, size_t limit);
+  // FrameTimes with the times of the frames still queued for the batched
+  // writer, as RangeWithQueued reads them.
+  Result<std::vector<int64_t>> FrameTimesWithQueued(int64_t from_ns, int64_t to_ns, size_t limit);
   // Frames with seq > after_seq in seq order, at most `limit` (0 = no
   // limit), every channel: a push destination's next batch.
   Result<FrameSet> FramesAfter(uint64_t after_seq, size_t limit);
@@ -730,10 +728,17 @@ class RingStore {
                                                    int64_t to_ns, int64_t step_ns,
                                                    Tier tier = Tier::kAuto,
                                                    uint64_t* bad_frames = nullptr);
+  Result<std::vector<std::vector<Bucket>>> DownsampleEachWithQueued(
+      const std::vector<std::string>& keys, int64_t from_ns, int64_t to_ns, int64_t step_ns,
+      Tier tier = Tier::kAuto, uint64_t* bad_frames = nullptr);
   // A counter channel's value at realtime t, interpolated linearly between
   // the stored values around t (raw tier; the rollup tier, at period
   // precision, for times older than the raw tier). nullopt outside the data.
   Result<std::optional<double>> CounterAt(const std::string& key, int64_t realtime_ns);
+  // CounterAt with the readings of the frames still queued for the batched
+  // writer, as RangeWithQueued reads them: what Flush() then CounterAt would
+  // answer, without the commit.
+  Result<std::optional<double>> CounterAtWithQueued(const std::string& key, int64_t realtime_ns);
   // CounterAt(t1) - CounterAt(t0): energy in mJ for an energy channel.
   Result<std::optional<double>> EnergyBetween(const std::string& key, int64_t t0_ns, int64_t t1_ns);
   // The last stored value of every counter channel, to seed the energy

@@ -459,7 +459,10 @@ class RingStore::Impl {
                          size_t limit);
   Result<FrameSet> RangeWithQueued(int64_t from_ns, int64_t to_ns,
                                    const std::vector<std::string>& keys, size_t limit);
-  Result<std::vector<int64_t>> FrameTimes(int64_t from_ns, int64_t to_ns, size_t limit);
+  // Frames from seq `seq_below` on are not read.
+  Result<std::vector<int64_t>> FrameTimes(int64_t from_ns, int64_t to_ns, size_t limit,
+                                          int64_t seq_below = INT64_MAX);
+  Result<std::vector<int64_t>> FrameTimesWithQueued(int64_t from_ns, int64_t to_ns, size_t limit);
   Result<FrameSet> FramesAfter(uint64_t after_seq, size_t limit);
   // A frame as the writer encoded it (batch_), not yet committed.
   struct Row {
@@ -480,7 +483,11 @@ class RingStore::Impl {
   Result<std::vector<Bucket>> DownsampleWithQueued(const std::string& key, int64_t from_ns,
                                                    int64_t to_ns, int64_t step_ns, Tier tier,
                                                    uint64_t* bad_frames);
+  Result<std::vector<std::vector<Bucket>>> DownsampleEachWithQueued(
+      const std::vector<std::string>& keys, int64_t from_ns, int64_t to_ns, int64_t step_ns,
+      Tier tier, uint64_t* bad_frames);
   Result<std::optional<double>> CounterAt(const std::string& key, int64_t t_ns);
+  Result<std::optional<double>> CounterAtWithQueued(const std::string& key, int64_t t_ns);
   Result<std::optional<double>> EnergyBetween(const std::string& key, int64_t t0, int64_t t1);
   Result<std::map<std::string, int64_t>> LastCounters();
   Result<StoreStats> Stats();

@@ -206,10 +206,12 @@ Status RingStore::Impl::HandleSyncOp(SyncOp& op, Result<int64_t>& result) {
   // on no queued frame (a shipper reads committed frames only), and forcing
   // a batch out early would cost flash a second transaction (I16).
   // A read of the queued frames (kIngest) maps their ids through the
-  // committed channel rows: new or changed ones are committed first.
+  // committed channel rows: new or changed ones are committed first, and so
+  // is a wall-clock step among the frames (a summary's note reads the steps
+  // from their committed rows).
   const bool no_commit =
       op.kind == K::kSetCursor || op.kind == K::kRailChunk ||
-      (op.kind == K::kIngest &&
+      (op.kind == K::kIngest && pending_jumps_.empty() &&
        std::none_of(chans_.begin(), chans_.end(), [](const ChanState& c) { return c.dirty; }));
   Status committed = no_commit ? Status::Ok() : Commit();
   if (op.kind != K::kFlush && op.kind != K::kIngest && damaged()) {

@@ -3629,6 +3629,92 @@ TEST(RingStore, RangeWithQueuedReadsFramesCommittedAfterItsCopyOnce) {
   EXPECT_EQ(st->frames, 25);
 }
 
+TEST(RingStore, CounterAtWithQueuedReadsTheWritersReadingsWithoutACommit) {
+  // A counter whose readings straddle the commit point (1 W, the counter
+  // missing at 5, at 23 and at 24, which is the last committed frame): every
+  // time from before the data to after it reads what Flush then CounterAt
+  // reads, and nothing is committed; then with a commit between the scan of
+  // the writer's rows and the read of the committed ones.
+  for (bool commit_between : {false, true}) {
+    SCOPED_TRACE(commit_between);
+    TempDir dir;
+    FakeClock clock(FakeClock::Mode::kPaced);
+    auto o = CommitAtFlushOnly(clock);
+    RingStore* store = nullptr;
+    int commits = 0;
+    if (commit_between) {
+      o.after_queued_copy = [&] {
+        if (commits++ == 0) {
+          ASSERT_TRUE(store->Flush().ok());
+        }
+      };
+    }
+    auto s = MustOpen(dir.File("counter.db"), o);
+    ASSERT_TRUE(s);
+    store = s.get();
+    Inventory inv;
+    inv.channels = {Ch(0, Kind::kRail, "VDD_IN", Field::kEnergy, kFlagCounter),
+                    Ch(1, Kind::kRail, "VDD_IN", Field::kPower)};
+    s->SetInventory(inv);
+    auto append = [&](int from, int to) {
+      for (int i = from; i < to; ++i) {
+        Value e = i == 5 || i == 23 || i == 24 ? std::nullopt : Value(1000 * i);
+        ASSERT_NE(s->Append(MakeFrame(kT0 + i * kSec, {e, 1000})), 0u);
+      }
+    };
+    append(0, 25);
+    ASSERT_TRUE(s->Flush().ok());
+    append(25, 40);
+    const std::string key = "rail/VDD_IN/energy";
+    std::vector<int64_t> times;
+    for (int64_t ms = -1500; ms <= 41'000; ms += 250) times.push_back(kT0 + ms * 1'000'000);
+    times.push_back(kT0 + 39 * kSec + 1);
+    std::vector<std::optional<double>> queued;
+    for (int64_t t : times) {
+      auto r = s->CounterAtWithQueued(key, t);
+      ASSERT_TRUE(r.ok()) << r.status().message();
+      queued.push_back(*r);
+    }
+    auto st = s->Stats();
+    ASSERT_TRUE(st.ok());
+    EXPECT_EQ(st->frames, commit_between ? 40 : 25);
+    EXPECT_FALSE(s->CounterAtWithQueued("rail/VDD_IN/power", kT0).ok());  // not a counter
+    ASSERT_TRUE(s->Flush().ok());
+    for (size_t i = 0; i < times.size(); ++i) {
+      auto r = s->CounterAt(key, times[i]);
+      ASSERT_TRUE(r.ok());
+      EXPECT_EQ(queued[i], *r) << (times[i] - kT0) / 1'000'000 << " ms";
+    }
+    EXPECT_EQ(queued[(30 * 1000 + 1500) / 250], 30000.0);  // a queued reading
+    EXPECT_EQ(queued[(23 * 1000 + 1500) / 250], 23000.0);  // between committed and queued
+    EXPECT_FALSE(queued.back());                           // after the newest reading
+  }
+}
+
+TEST(RingStore, FrameTimesWithQueuedHoldsTheWritersFrames) {
+  TempDir dir;
+  FakeClock clock(FakeClock::Mode::kPaced);
+  auto s = MustOpen(dir.File("times.db"), CommitAtFlushOnly(clock));
+  ASSERT_TRUE(s);
+  s->SetInventory(SmallInventory());
+  AppendSeconds(*s, 0, 10);
+  ASSERT_TRUE(s->Flush().ok());
+  AppendSeconds(*s, 10, 25);
+  for (size_t limit : {size_t{0}, size_t{5}, size_t{12}, size_t{30}}) {
+    SCOPED_TRACE(limit);
+    auto q = s->FrameTimesWithQueued(kT0 + 3 * kSec, kT0 + 21 * kSec, limit);
+    ASSERT_TRUE(q.ok()) << q.status().message();
+    std::vector<int64_t> want;
+    for (int i = 3; i < 21 && (limit == 0 || want.size() < limit); ++i) {
+      want.push_back(kT0 + i * kSec);
+    }
+    EXPECT_EQ(*q, want);
+  }
+  auto st = s->Stats();
+  ASSERT_TRUE(st.ok());
+  EXPECT_EQ(st->frames, 10);
+}
+
 TEST(RingStore, DownsampleWithQueuedFoldsTheWritersFramesWithoutACommit) {
   // Every tier and a step finer than, equal to and coarser than the rollup
   // period (the rollup rows and their tail of frames, I7): the buckets a
