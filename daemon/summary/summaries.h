@@ -50,12 +50,8 @@ class Summaries {
   // caller paces the pages (the API's worker yields between them, the live
   // page checks its deadline). The caller has refused from >= to and a range
   // starting after now.
-  // `commit_queued`: SummaryOptions::commit_queued.
-  Result<Summarizer> Start(int64_t from_ns, int64_t to_ns, int64_t now_ns,
-                           bool commit_queued = true) const {
-    SummaryOptions o = MakeOptions();
-    o.commit_queued = commit_queued;
-    return Summarizer::Start(store_, o, from_ns, to_ns, now_ns);
+  Result<Summarizer> Start(int64_t from_ns, int64_t to_ns, int64_t now_ns) const {
+    return Summarizer::Start(store_, MakeOptions(), from_ns, to_ns, now_ns);
   }
   Result<Summarizer> StartWindow(const Window& w, int64_t now_ns) const {
     auto [from, to] = WindowRange(w, now_ns);

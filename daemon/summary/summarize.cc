@@ -36,7 +36,7 @@ std::optional<double> EnergyCounterAt(store::RingStore& store, const LiveEnergy*
   if (live) {
     if (auto v = live->CounterAt(key, t_ns)) return v;
   }
-  auto v = store.CounterAt(key, t_ns);
+  auto v = store.CounterAtWithQueued(key, t_ns);
   return v.ok() ? *v : std::nullopt;
 }
 
@@ -58,9 +58,15 @@ RailSummary& Summarizer::Rail(const Channel& c) {
 
 Status Summarizer::Begin(int64_t from, int64_t to, int64_t now) {
   Summary& out = summary_;
-  // Frames still queued for the batched writer may fall in the range.
-  if (options_.commit_queued) {
-    if (Status flushed = store_->FlushFor(to); !flushed.ok()) {
+  // Frames still queued for the batched writer are read from its memory
+  // where the range reaches them (the *WithQueued reads): a summary commits
+  // nothing, so a client polling "energy so far" costs no flash. Only a
+  // store that has never committed a frame (the tiers' bounds below read
+  // the file) commits its queue first; edgemond commits its first frame at
+  // start.
+  if (store_->committed_newest_ns() == INT64_MIN &&
+      store_->next_seq() > store_->committed_next_seq()) {
+    if (Status flushed = store_->Flush(); !flushed.ok() && !store_->damaged()) {
       return Status::Internal("summarize: storing queued frames: " + flushed.message());
     }
   }
@@ -115,7 +121,8 @@ Status Summarizer::Begin(int64_t from, int64_t to, int64_t now) {
       if (power || IsZoneTemp(c) || IsUnitLoad(c)) keys.push_back(sc.key);
       if (IsZoneTemp(c)) zones.push_back(sc.key);
     }
-    auto each = store_->DownsampleEach(keys, from, to, SubSaturating(to, from), store::Tier::kAuto);
+    auto each = store_->DownsampleEachWithQueued(keys, from, to, SubSaturating(to, from),
+                                                 store::Tier::kAuto);
     for (size_t i = 0; each.ok() && i < keys.size(); ++i) {
       if (!(*each)[i].empty()) wholes.emplace(keys[i], (*each)[i].front());
     }
@@ -288,7 +295,7 @@ Status Summarizer::ReadPage() {
         return StoreFailure(*store_, "summarize: " + s.message());
       }
     } else {
-      auto page = store_->Range(next_from_, p.to_ns, keys_, options_.page_frames);
+      auto page = store_->RangeWithQueued(next_from_, p.to_ns, keys_, options_.page_frames);
       if (!page.ok()) {
         done_ = true;
         return StoreFailure(*store_, "summarize: " + page.status().message());
@@ -309,7 +316,8 @@ Status Summarizer::ReadPage() {
     // A step that may be a gap: the period is the median step of the
     // range's first page of stored frames, read from the time index alone
     // (decoding a page of frames cost more than the rest of a week).
-    auto times = store_->FrameTimes(summary_.from_ns, summary_.to_ns, options_.page_frames);
+    auto times =
+        store_->FrameTimesWithQueued(summary_.from_ns, summary_.to_ns, options_.page_frames);
     if (!times.ok()) {
       done_ = true;
       return StoreFailure(*store_, "summarize: " + times.status().message());

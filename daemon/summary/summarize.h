@@ -6,11 +6,10 @@
 //
 // A summary is computed in steps, so a long range never holds the caller's
 // thread for long:
-//   Start     commits the frames still queued for the store's writer, clips
-//             the range (up to now at the end, from the oldest data held at
-//             the start), reads each rail's energy counter at the edges and,
-//             for a range older than the raw tier, the rollup tier's peaks
-//             and temperatures;
+//   Start     clips the range (up to now at the end, from the oldest data
+//             held at the start), reads each rail's energy counter at the
+//             edges and, for a range older than the raw tier, the rollup
+//             tier's peaks and temperatures;
 //   ReadPage  (until done()) folds the range's frames in pages of
 //             page_frames (FrameSummary): peaks and temperatures in the raw
 //             tier, clock residency, samples and gaps; after the last page
@@ -22,7 +21,9 @@
 //             rows for a week; only the partial periods at the edges, and
 //             periods the aggregates do not describe exactly, are read as
 //             frames.
-// Summarize() runs every step at once.
+// Summarize() runs every step at once. The frames still queued for the
+// store's batched writer are read from its memory where the range reaches
+// them (RingStore's *WithQueued reads): a summary commits nothing.
 //
 // Figures:
 //   energy_mj     counter at `to` - counter at `from` (live counters where
@@ -75,11 +76,6 @@ struct SummaryOptions {
   // The effective rail sampling rates that held over a range (the sampler's
   // rate log; empty: unknown).
   std::function<std::optional<RateRange>(int64_t from_ns, int64_t to_ns)> rates;
-  // Commit the frames still queued for the store's batched writer when the
-  // range ends after the newest committed frame. False: the caller has
-  // committed them, or chosen not to (the live page, which commits at most
-  // once every few seconds for every page).
-  bool commit_queued = true;
 };
 
 // A range wider than this past now is noted (requested_to_ns): a client's
@@ -90,8 +86,8 @@ class Summarizer {
  public:
   // Begins a summary of [from_ns, to_ns) as of `now_ns` (the daemon's now,
   // on the frames' timeline). The caller has refused from_ns >= to_ns and a
-  // range starting after now. Errors: the store could not commit its queue
-  // or list its channels (StoreFailure).
+  // range starting after now. Errors: the store could not list its channels
+  // (StoreFailure).
   static Result<Summarizer> Start(store::RingStore& store, const SummaryOptions& options,
                                   int64_t from_ns, int64_t to_ns, int64_t now_ns);
 

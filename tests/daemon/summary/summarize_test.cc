@@ -125,33 +125,53 @@ TEST_F(SummarizeTest, KnownRange) {
   EXPECT_EQ(s.bad_frames, 0u);
 }
 
-// A range ending at or before the newest committed frame cannot hold a
-// queued one: it commits nothing. One ending after it commits the queue
-// first, and counts those frames.
-TEST_F(SummarizeTest, TheQueueIsCommittedOnlyForARangeThatCanHoldIt) {
+// A range reaching past the newest committed frame reads the frames still
+// queued for the batched writer from its memory: nothing is committed, and
+// each summary (energy from the store's counters, peaks, temperatures,
+// residency, samples and gaps, a short range's period) is the one the same
+// range gets once they are committed.
+TEST_F(SummarizeTest, ARangeReachingTheQueueReadsItWithoutACommit) {
   WriteKnownHistory();  // committed, the newest frame at t0_ + 99 s
   store_->SetCommitInterval(3'600'000);
   const uint64_t seq = store_->next_seq() - 100;
-  for (int i = 100; i < 105; ++i) {
+  for (int i = 100; i < 130; ++i) {
+    if (i == 117) continue;  // a gap among the queued frames
     Frame f = At(seq, t0_, i);
-    f.values[kPower] = 9000;
+    f.values[kEnergy] = 5000LL * 99 + 9000LL * (i - 99);  // 9 W
+    f.values[kPower] = 9000 + 100 * (i % 7);
+    f.values[kTemp] = 49000 - 50 * (i - 100);
+    f.values[kGpu] = i % 4 == 0 ? 1300500 : 624750;
+    f.values[kFixedTemp] = 20000;
+    f.values[kFanPower] = 300 + i;
+    f.values[kGpuLoad] = 10 * i;
     ASSERT_NE(store_->Append(std::move(f)), 0u);
   }
-  auto queued = [&] {
+  auto stored = [&] {
     auto st = store_->Stats();
     EXPECT_TRUE(st.ok());
-    return st.ok() ? st->queued_frames : uint64_t{0};
+    return st.ok() ? st->frames : int64_t{-1};
   };
-  Summary s = Run(t0_ + 10 * kSec, t0_ + 99 * kSec);
-  EXPECT_EQ(s.samples, 88u);  // 10..98 without 15
-  EXPECT_EQ(queued(), 5u);
-
-  s = Run(t0_ + 95 * kSec, t0_ + 105 * kSec);
-  EXPECT_EQ(queued(), 0u);
-  EXPECT_EQ(s.samples, 10u);
-  const RailSummary* vin = FindRail(s, "VIN");
+  const int64_t committed = stored();
+  const std::vector<std::pair<int64_t, int64_t>> ranges = {
+      {95 * kSec, 105 * kSec},         {10 * kSec, 130 * kSec},  {100 * kSec, 129 * kSec},
+      {110 * kSec, 111 * kSec},        {120 * kSec, 200 * kSec}, {99500'000'000, 99600'000'000},
+      {101500'000'000, 128250'000'000}};
+  std::vector<Summary> before;
+  for (const auto& [a, b] : ranges) before.push_back(Run(t0_ + a, t0_ + b));
+  EXPECT_EQ(stored(), committed);
+  const RailSummary* vin = FindRail(before[2], "VIN");
   ASSERT_NE(vin, nullptr);
-  EXPECT_EQ(vin->peak_power_mw, 9000);
+  ASSERT_TRUE(vin->energy_mj);
+  EXPECT_NEAR(*vin->energy_mj, 9000.0 * 29, 1e-6);  // 100 to 129: the queued frames' counters
+  EXPECT_EQ(vin->peak_power_mw, 9600);
+  EXPECT_EQ(before[2].samples, 28u);  // 100 to 128 without 117
+  EXPECT_EQ(before[2].gaps, 1u);
+  ASSERT_TRUE(store_->Flush().ok());
+  EXPECT_EQ(stored(), committed + 29);
+  for (size_t i = 0; i < ranges.size(); ++i) {
+    SCOPED_TRACE(i);
+    EXPECT_EQ(Run(t0_ + ranges[i].first, t0_ + ranges[i].second), before[i]);
+  }
 }
 
 // GPU and engine load: the mean and the peak over the samples that had a
