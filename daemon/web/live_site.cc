@@ -196,8 +196,7 @@ class LiveSite::Handlers {
     ReadTurn turn(s_);
     if (!turn.ok()) return Busy(res);
     const auto deadline = ReadDeadline();
-    s_.CommitQueued();
-    auto run = s_.summaries_->Start(from, to, now, /*commit_queued=*/false);
+    auto run = s_.summaries_->Start(from, to, now);
     if (!run.ok()) return Fail(res, 500, "energy: " + run.status().message());
     while (!run->done()) {
       if (std::chrono::steady_clock::now() > deadline) return OverBudget(res, "energy");
@@ -351,18 +350,6 @@ void LiveSite::Stop() {
 
 int64_t LiveSite::Now() const {
   return options_.sampler ? options_.sampler->TimelineNs() : SystemClock().RealtimeNs();
-}
-
-void LiveSite::CommitQueued() {
-  if (store_.next_seq() <= store_.committed_next_seq()) return;  // nothing queued
-  const int64_t now = std::chrono::duration_cast<std::chrono::nanoseconds>(
-                          std::chrono::steady_clock::now().time_since_epoch())
-                          .count();
-  int64_t last = flushed_at_ns_.load();
-  if (now - last < kHistoryCommitGapNs) return;
-  // One page's read commits for all: the others read what it committed.
-  if (!flushed_at_ns_.compare_exchange_strong(last, now)) return;
-  (void)store_.Flush();  // a failed commit is the writer's to report; the read goes on
 }
 
 int64_t LiveSite::PeriodNs() const {

@@ -16,11 +16,9 @@
 //                      pages refreshing their history make the store commit
 //                      (write flash) nothing
 //   GET /api/energy    ?window=ID or ?from=&to=: the Summary (energy per
-//                      rail) of a window or a range; the queued frames are
-//                      committed first, at most once every
-//                      kHistoryCommitGapNs for every page together, so pages
-//                      asking cannot make the store commit more often than
-//                      that; 400, 404 as above
+//                      rail) of a window or a range, the queued frames read
+//                      from the writer's memory as for the history (no
+//                      commit); 400, 404 as above
 //
 // Budget: /api/history and /api/energy read the store; at most
 // `max_reads` of them run at once and `max_waiting` more wait, each up to
@@ -69,9 +67,6 @@ struct Latest {
   std::shared_ptr<const Frame> frame;
 };
 
-// The shortest time between two commits an energy read asks for.
-inline constexpr int64_t kHistoryCommitGapNs = 5'000'000'000;
-
 class LiveSite final : public FrameSink {
  public:
   struct Options {
@@ -113,8 +108,6 @@ class LiveSite final : public FrameSink {
  private:
   int64_t Now() const;
   int64_t PeriodNs() const;
-  // Commits the store's queued frames for an energy read (see /api/energy).
-  void CommitQueued();
 
   store::RingStore& store_;
   const Options options_;
@@ -124,8 +117,6 @@ class LiveSite final : public FrameSink {
   std::atomic<uint64_t> frames_sent_{0};
   std::atomic<uint64_t> refused_{0};
   std::atomic<uint64_t> reads_refused_{0};
-  // When an energy read last committed the store's queue (steady clock).
-  std::atomic<int64_t> flushed_at_ns_{INT64_MIN / 2};
 
   // Turns for store reads (guarded by mu_).
   size_t reads_running_ = 0;
