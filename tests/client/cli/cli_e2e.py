@@ -499,9 +499,10 @@ def stored_frames(db):
 
 def check_query_reads_queued_frames_without_a_commit(b):
     """A daemon at its default commit interval (five minutes beside the
-    flight recorder): `query` answers with the frames sampled since the last
-    commit, read from the writer's memory, and commits nothing for it (a
-    client polling every few seconds used to cost a commit each)."""
+    flight recorder): `query` and a summary (`attach`) answer with the frames
+    sampled since the last commit, read from the writer's memory, and commit
+    nothing for it (a client polling every few seconds used to cost a commit
+    each)."""
     d = os.path.join(b.dir, "queued")
     os.makedirs(d, exist_ok=True)
     sock, db = os.path.join(d, "edgemond.sock"), os.path.join(d, "edgemon.db")
@@ -556,6 +557,17 @@ def check_query_reads_queued_frames_without_a_commit(b):
                 steps = [int(bk["t_ns"]) for bk in buckets]
                 expect(steps and steps[-1] > newest,
                        f"poll {poll}: no step after the committed {newest}: {steps[-3:]}")
+                # A summary ("energy so far"): every frame of the minute counted
+                # (the committed ones and those since), nothing committed.
+                r = subprocess.run([ARGS.edgemon, "--connect", "unix:" + sock, "attach",
+                                    "--last", "1m", "--json"], capture_output=True, text=True,
+                                   timeout=30)
+                expect(r.returncode == 0, f"attach: {r.stderr}")
+                samples = json.loads(r.stdout)["samples"]
+                expect(stored_frames(db)[0] == before, f"poll {poll}: attach committed")
+                expect(samples >= len(rows),
+                       f"poll {poll}: the summary counted {samples} frames, the query "
+                       f"read {len(rows)}")
         finally:
             daemon.terminate()
             daemon.wait(timeout=25)
@@ -727,7 +739,7 @@ def main():
                            check_intervals_faster_than_frames, b)
                 checks.run(f"{board} query", check_query_csv, b)
                 if board == "agx-orin":
-                    checks.run(f"{board} query reads queued frames without a commit",
+                    checks.run(f"{board} query and summary read queued frames without a commit",
                                check_query_reads_queued_frames_without_a_commit, b)
                 checks.run(f"{board} errors and exit codes", check_errors, b)
                 checks.run(f"{board} bad flags", check_bad_flags, b)
