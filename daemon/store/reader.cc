@@ -133,17 +133,14 @@ struct Point {
 // frame that does not decode is passed over (I14: interpolate across it).
 enum class Side { kAtOrBefore, kAfter };
 // `past` is the first seq whose frame is after t (FirstSeqAt(c, t, true):
-// the frames after t start there, I11), nullopt when none is. Frames from
-// seq `below` on are not read.
+// the frames after t start there, I11), nullopt when none is.
 Result<std::optional<Point>> RawNeighbour(sql::Conn& c, uint32_t id, std::optional<int64_t> past,
-                                          Side side, int64_t below) {
+                                          Side side) {
   if (side == Side::kAfter && !past) return std::optional<Point>();
   sql::Stmt s(c, side == Side::kAfter
-                     ? "SELECT realtime_ns, data FROM frames WHERE seq >= ?1 AND seq < ?2 "
-                       "ORDER BY seq"
-                     : "SELECT realtime_ns, data FROM frames WHERE seq < min(?1, ?2) "
-                       "ORDER BY seq DESC");
-  s.Bind(1, past.value_or(INT64_MAX)).Bind(2, below);
+                     ? "SELECT realtime_ns, data FROM frames WHERE seq >= ?1 ORDER BY seq"
+                     : "SELECT realtime_ns, data FROM frames WHERE seq < ?1 ORDER BY seq DESC");
+  s.Bind(1, past.value_or(INT64_MAX));
   std::optional<int64_t> v;
   internal::FrameReader frames(c);
   while (s.Step()) {
@@ -902,10 +899,10 @@ std::optional<double> Interpolate(const std::optional<Point>& prev,
   return prev->v + (next->v - prev->v) * f;
 }
 
-// The readings of counter `id` around t in the committed frames below seq
-// `below` (the raw tier; the rollup tier, at period precision, older than
-// it): `prev` at or before t, `next` after t.
-Status CounterNeighbours(sql::Conn& c, int64_t period, uint32_t id, int64_t t, int64_t below,
+// The readings of counter `id` around t in the committed frames (the raw
+// tier; the rollup tier, at period precision, older than it): `prev` at or
+// before t, `next` after t.
+Status CounterNeighbours(sql::Conn& c, int64_t period, uint32_t id, int64_t t,
                          std::optional<Point>& prev, std::optional<Point>& next) {
   auto oldest = internal::OldestFrameNs(c);
   if (!oldest.ok()) return oldest.status();
@@ -921,11 +918,11 @@ Status CounterNeighbours(sql::Conn& c, int64_t period, uint32_t id, int64_t t, i
   };
   if (oldest_raw && t >= *oldest_raw) {
     if (Status e = first_past(); !e.ok()) return e;
-    auto p = RawNeighbour(c, id, *past, Side::kAtOrBefore, below);
+    auto p = RawNeighbour(c, id, *past, Side::kAtOrBefore);
     if (!p.ok()) return p.status();
     prev = *p;
     if (prev && prev->t == t) return Status::Ok();
-    auto n = RawNeighbour(c, id, *past, Side::kAfter, below);
+    auto n = RawNeighbour(c, id, *past, Side::kAfter);
     if (!n.ok()) return n.status();
     next = *n;
   }
@@ -950,7 +947,7 @@ Status CounterNeighbours(sql::Conn& c, int64_t period, uint32_t id, int64_t t, i
       if (*n) next = Point{(*n)->t_ns, static_cast<double>((*n)->min)};
       if (!next) {
         if (Status e = first_past(); !e.ok()) return e;
-        auto r = RawNeighbour(c, id, *past, Side::kAfter, below);
+        auto r = RawNeighbour(c, id, *past, Side::kAfter);
         if (!r.ok()) return r.status();
         next = *r;
       }
@@ -963,8 +960,7 @@ Status CounterNeighbours(sql::Conn& c, int64_t period, uint32_t id, int64_t t, i
 
 Result<std::optional<double>> RingStore::Impl::CounterAtIn(sql::Conn& c, uint32_t id, int64_t t) {
   std::optional<Point> prev, next;
-  if (Status s = CounterNeighbours(c, options_.rollup_period_ns, id, t, INT64_MAX, prev, next);
-      !s.ok()) {
+  if (Status s = CounterNeighbours(c, options_.rollup_period_ns, id, t, prev, next); !s.ok()) {
     return s;
   }
   return Interpolate(prev, next, t);
@@ -979,10 +975,11 @@ Result<std::optional<double>> RingStore::Impl::CounterAtWithQueued(const std::st
     if (!v.ok() || *v) return v;
   }
   // The writer takes its queue in (committing a new channel's row first),
-  // then its rows' readings around t are found under the lock; the
-  // committed frames are read afterwards, in a snapshot of its own, below
-  // the first queued seq (a row committed meanwhile is read from the queue
-  // alone).
+  // then its rows' readings around t are found under the lock, and the
+  // committed frames' are read afterwards, in a snapshot of their own. A row
+  // committed meanwhile is read on both sides, as the same reading: the
+  // queue's `prev` is the latest at or before t, and a committed `next` is
+  // the earliest after t, so either side gives the same points.
   auto ingested = Submit(SyncOp::Kind::kIngest, {}, 0, 0);
   if (!ingested.ok()) return ingested.status();
   uint32_t id = 0;
@@ -994,12 +991,8 @@ Result<std::optional<double>> RingStore::Impl::CounterAtWithQueued(const std::st
     id = *found;
   }
   std::optional<Point> qprev, qnext;
-  int64_t seq_below = 0;
   {
     std::lock_guard lk(batch_mu_);
-    seq_below = static_cast<int64_t>(std::min<uint64_t>(
-        batch_.empty() ? committed_next_.load(std::memory_order_acquire) : batch_.front().seq,
-        INT64_MAX));
     std::optional<int64_t> v;
     for (const Row& r : batch_) {
       // (I14) a row that does not decode is passed over, as a stored one is
@@ -1016,14 +1009,13 @@ Result<std::optional<double>> RingStore::Impl::CounterAtWithQueued(const std::st
   Lease l(*this);
   if (!l.ok()) return l.status();
   std::optional<Point> prev, next;
-  if (Status s =
-          CounterNeighbours(l.conn(), options_.rollup_period_ns, id, t_ns, seq_below, prev, next);
+  if (Status s = CounterNeighbours(l.conn(), options_.rollup_period_ns, id, t_ns, prev, next);
       !s.ok()) {
     return s;
   }
-  // Queued rows come after every committed frame read (I11).
-  if (qprev) prev = qprev;
-  if (!next) next = qnext;
+  // The nearest reading on either side, from the queue or the file.
+  if (qprev && (!prev || qprev->t >= prev->t)) prev = qprev;
+  if (qnext && (!next || qnext->t < next->t)) next = qnext;
   return Interpolate(prev, next, t_ns);
 }
 

@@ -3692,27 +3692,38 @@ TEST(RingStore, CounterAtWithQueuedReadsTheWritersReadingsWithoutACommit) {
 }
 
 TEST(RingStore, FrameTimesWithQueuedHoldsTheWritersFrames) {
-  TempDir dir;
-  FakeClock clock(FakeClock::Mode::kPaced);
-  auto s = MustOpen(dir.File("times.db"), CommitAtFlushOnly(clock));
-  ASSERT_TRUE(s);
-  s->SetInventory(SmallInventory());
-  AppendSeconds(*s, 0, 10);
-  ASSERT_TRUE(s->Flush().ok());
-  AppendSeconds(*s, 10, 25);
-  for (size_t limit : {size_t{0}, size_t{5}, size_t{12}, size_t{30}}) {
-    SCOPED_TRACE(limit);
-    auto q = s->FrameTimesWithQueued(kT0 + 3 * kSec, kT0 + 21 * kSec, limit);
-    ASSERT_TRUE(q.ok()) << q.status().message();
-    std::vector<int64_t> want;
-    for (int i = 3; i < 21 && (limit == 0 || want.size() < limit); ++i) {
-      want.push_back(kT0 + i * kSec);
+  // Then with a commit between the copy of the writer's rows and the read
+  // of the committed times: each time once.
+  for (bool commit_between : {false, true}) {
+    SCOPED_TRACE(commit_between);
+    TempDir dir;
+    FakeClock clock(FakeClock::Mode::kPaced);
+    auto o = CommitAtFlushOnly(clock);
+    RingStore* store = nullptr;
+    if (commit_between) o.after_queued_copy = [&] { ASSERT_TRUE(store->Flush().ok()); };
+    auto s = MustOpen(dir.File("times.db"), o);
+    ASSERT_TRUE(s);
+    store = s.get();
+    s->SetInventory(SmallInventory());
+    AppendSeconds(*s, 0, 10);
+    ASSERT_TRUE(s->Flush().ok());
+    int from = 10;
+    for (size_t limit : {size_t{0}, size_t{5}, size_t{12}, size_t{30}}) {
+      SCOPED_TRACE(limit);
+      AppendSeconds(*s, from, from + 4);  // queued again after each commit
+      from += 4;
+      auto q = s->FrameTimesWithQueued(kT0 + 3 * kSec, kT0 + 21 * kSec, limit);
+      ASSERT_TRUE(q.ok()) << q.status().message();
+      std::vector<int64_t> want;
+      for (int i = 3; i < std::min(from, 21) && (limit == 0 || want.size() < limit); ++i) {
+        want.push_back(kT0 + i * kSec);
+      }
+      EXPECT_EQ(*q, want);
     }
-    EXPECT_EQ(*q, want);
+    auto st = s->Stats();
+    ASSERT_TRUE(st.ok());
+    EXPECT_EQ(st->frames, commit_between ? 22 : 10);  // the last read ends by the newest committed
   }
-  auto st = s->Stats();
-  ASSERT_TRUE(st.ok());
-  EXPECT_EQ(st->frames, 10);
 }
 
 TEST(RingStore, DownsampleWithQueuedFoldsTheWritersFramesWithoutACommit) {
