@@ -194,6 +194,10 @@ Status RingStore::Impl::Commit() {
   pending_jumps_.clear();
   pending_boots_.clear();
   {
+    std::lock_guard lk(cursor_mu_);
+    held_cursors_.clear();
+  }
+  {
     // After committed_next_: a reader that finds batch_ empty reads the
     // committed frames up to it.
     std::lock_guard lk(batch_mu_);
@@ -297,6 +301,8 @@ Status RingStore::Impl::TryCommit(Deltas& d) {
       sql::Stmt s(*w_, "INSERT OR IGNORE INTO boots(first_seq) VALUES(?1)");
       if (Status e = s.Bind(1, static_cast<int64_t>(b)).Run(); !e.ok()) return e;
     }
+    // (I16) the cursors at frames of this batch, with them.
+    if (Status e = InsertHeldCursors(); !e.ok()) return e;
     // A batch older than the retention itself (a short retention, a long
     // batch): its own expired frames, and the boot rows of segments it
     // emptied (nothing else is left to go).

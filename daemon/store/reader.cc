@@ -314,11 +314,15 @@ Result<FrameSet> RingStore::Impl::ReadFrames(FrameQuery query, int64_t from_ns, 
     add_frame(static_cast<uint64_t>(s.Int(0)), s.Int(1), s.Int(2), s.Blob(3));
     return Status::Ok();
   };
-  // The queued rows in the range after the committed ones, within `limit`.
+  // The queued rows in the range (after the seq) after the committed ones,
+  // within `limit`.
   auto add_queued = [&] {
     if (!queued || out.truncated) return;
     for (const Row& r : *queued) {
-      if (r.realtime_ns < from_ns || r.realtime_ns >= to_ns) continue;
+      if (query == FrameQuery::kAfterSeq ? r.seq <= static_cast<uint64_t>(from_ns)
+                                         : r.realtime_ns < from_ns || r.realtime_ns >= to_ns) {
+        continue;
+      }
       if (limit != 0 && out.frames.size() == limit) {
         out.truncated = true;
         return;
@@ -336,7 +340,7 @@ Result<FrameSet> RingStore::Impl::ReadFrames(FrameQuery query, int64_t from_ns, 
     return out;
   }
   if (query == FrameQuery::kTimeRange && to_ns <= from_ns) return out;
-  int64_t lo = from_ns, hi = 0;
+  int64_t lo = from_ns, hi = seq_below;
   if (query == FrameQuery::kTimeRange) {
     auto seqs = internal::SeqsBetween(l.conn(), from_ns, to_ns);
     if (!seqs.ok()) return seqs.status();
@@ -349,7 +353,7 @@ Result<FrameSet> RingStore::Impl::ReadFrames(FrameQuery query, int64_t from_ns, 
   }
   sql::Stmt s(l.conn(), query == FrameQuery::kAfterSeq
                             ? "SELECT seq, boottime_ns, realtime_ns, data FROM frames "
-                              "WHERE seq > ?1 ORDER BY seq LIMIT ?3"
+                              "WHERE seq > ?1 AND seq < ?2 ORDER BY seq LIMIT ?3"
                             : "SELECT seq, boottime_ns, realtime_ns, data FROM frames "
                               "WHERE seq >= ?1 AND seq < ?2 ORDER BY seq LIMIT ?3");
   s.Bind(1, lo).Bind(2, hi);
@@ -458,6 +462,17 @@ Result<FrameSet> RingStore::Impl::RangeWithQueued(int64_t from_ns, int64_t to_ns
 Result<FrameSet> RingStore::Impl::FramesAfter(uint64_t after_seq, size_t limit) {
   if (after_seq > static_cast<uint64_t>(INT64_MAX)) return FrameSet{};
   return ReadFrames(FrameQuery::kAfterSeq, static_cast<int64_t>(after_seq), 0, {}, limit);
+}
+
+Result<FrameSet> RingStore::Impl::FramesAfterWithQueued(uint64_t after_seq, size_t limit) {
+  if (after_seq > static_cast<uint64_t>(INT64_MAX)) return FrameSet{};
+  // Every queued row (at most a batch): those after the seq are read from
+  // the copy, the committed frames below its first seq, as RangeWithQueued.
+  std::vector<Row> queued;
+  int64_t seq_below = 0;
+  if (Status s = CopyQueued(INT64_MIN, INT64_MAX, 0, queued, seq_below); !s.ok()) return s;
+  return ReadFrames(FrameQuery::kAfterSeq, static_cast<int64_t>(after_seq), 0, {}, limit, seq_below,
+                    &queued);
 }
 
 // Folds raw frames' values of channel `id` with a time in [lo_ns, hi_ns)

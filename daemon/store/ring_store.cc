@@ -512,6 +512,9 @@ Result<std::vector<int64_t>> RingStore::FrameTimesWithQueued(int64_t from_ns, in
 Result<FrameSet> RingStore::FramesAfter(uint64_t after_seq, size_t limit) {
   return Guarded("FramesAfter", [&] { return impl_->FramesAfter(after_seq, limit); });
 }
+Result<FrameSet> RingStore::FramesAfterWithQueued(uint64_t after_seq, size_t limit) {
+  return Guarded("FramesAfter", [&] { return impl_->FramesAfterWithQueued(after_seq, limit); });
+}
 Result<std::vector<Bucket>> RingStore::DownsampleWithQueued(const std::string& key, int64_t from_ns,
                                                             int64_t to_ns, int64_t step_ns,
                                                             Tier tier, uint64_t* bad_frames) {

@@ -296,10 +296,17 @@
 //  16. Push cursors. A push_cursors row holds what one destination's
 //      receiver acknowledged (a 2xx): the seq and stored time of the last
 //      frame, and (end_ns, id) of the last closed window. The shipper
-//      (daemon/push) writes it through the writer (I1), in its own small
+//      (daemon/push) writes it through the writer (I1) only after the
+//      receiver's answer: a cursor at a committed frame in its own small
 //      transaction (one page of WAL; it does not commit the queued frames
-//      early), only after the receiver's answer, so a process killed at any
-//      instant resends at most the batch in flight. Rows are never
+//      early), one at a frame still queued (FramesAfterWithQueued) held by
+//      the writer and written in the transaction that stores that frame
+//      (GetPushCursor answers with it meanwhile), so that the file never
+//      holds a cursor past its own frames: after a power cut the next
+//      boot's frames take those seqs again. A process killed at any instant
+//      resends at most the batch in flight and the frames acknowledged since
+//      the last commit (a receiver takes a sample it already has as the
+//      same sample). Rows are never
 //      deleted by retention or trimming (one row per destination ever
 //      configured, a few dozen bytes each); frames are deleted whatever
 //      the cursors say: a cursor older than the oldest frame held is the
@@ -687,6 +694,10 @@ class RingStore {
   // Frames with seq > after_seq in seq order, at most `limit` (0 = no
   // limit), every channel: a push destination's next batch.
   Result<FrameSet> FramesAfter(uint64_t after_seq, size_t limit);
+  // FramesAfter with the frames still queued for the batched writer read
+  // from memory, as RangeWithQueued reads them (a push destination that
+  // caught up with the committed frames).
+  Result<FrameSet> FramesAfterWithQueued(uint64_t after_seq, size_t limit);
 
   // ---- Push cursors (I16) ----
 

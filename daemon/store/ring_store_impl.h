@@ -464,6 +464,7 @@ class RingStore::Impl {
                                           int64_t seq_below = INT64_MAX);
   Result<std::vector<int64_t>> FrameTimesWithQueued(int64_t from_ns, int64_t to_ns, size_t limit);
   Result<FrameSet> FramesAfter(uint64_t after_seq, size_t limit);
+  Result<FrameSet> FramesAfterWithQueued(uint64_t after_seq, size_t limit);
   // A frame as the writer encoded it (batch_), not yet committed.
   struct Row {
     uint64_t seq;
@@ -560,7 +561,13 @@ class RingStore::Impl {
   Status HandleSyncOp(SyncOp& op, Result<int64_t>& result);
   Result<int64_t> InsertWindow(const SyncOp& op);
   Status WriteWindowEnd(const SyncOp& op);
-  Status WriteCursor(const SyncOp& op);     // push_cursors.cc
+  // kSetCursor: a cursor at a committed frame in its own transaction, one
+  // at a frame still queued held for the commit that stores that frame.
+  Status WriteCursor(const SyncOp& op);  // push_cursors.cc
+  // The push_cursors row of `destination` (in the open transaction).
+  Status InsertCursorRow(const std::string& destination, const PushCursor& cursor);
+  // Writes the held cursors (in the batch's transaction).
+  Status InsertHeldCursors();
   Status WriteRailChunk(const SyncOp& op);  // rail_samples.cc
   void ApplyInventory(const std::vector<Channel>& channels);
   void Ingest(const Frame& frame, uint64_t seq);
@@ -864,6 +871,11 @@ class RingStore::Impl {
     int64_t boottime_ns, realtime_ns, old_offset_ns, new_offset_ns;
   };
   std::vector<Jump> pending_jumps_;
+  // (I16) Cursors at frames not committed yet, by destination: written with
+  // the commit that stores their frames (the writer changes them; a reader
+  // of GetPushCursor reads them under cursor_mu_).
+  mutable std::mutex cursor_mu_;
+  std::map<std::string, PushCursor> held_cursors_;
   double avg_row_bytes_ = 600;
   std::optional<int64_t> last_failure_report_ns_;  // monotonic
   uint64_t unreported_failures_ = 0;

@@ -3691,6 +3691,50 @@ TEST(RingStore, CounterAtWithQueuedReadsTheWritersReadingsWithoutACommit) {
   }
 }
 
+TEST(RingStore, FramesAfterWithQueuedReadsTheWritersFramesOnce) {
+  // A push destination's look past the committed frames: for cursors on
+  // both sides of the commit point and limits across it, the frames Flush
+  // then FramesAfter reads, nothing committed; then with a commit between
+  // the copy and the read.
+  for (bool commit_between : {false, true}) {
+    SCOPED_TRACE(commit_between);
+    TempDir dir;
+    FakeClock clock(FakeClock::Mode::kPaced);
+    auto o = CommitAtFlushOnly(clock);
+    RingStore* store = nullptr;
+    if (commit_between) o.after_queued_copy = [&] { ASSERT_TRUE(store->Flush().ok()); };
+    auto s = MustOpen(dir.File("after.db"), o);
+    ASSERT_TRUE(s);
+    store = s.get();
+    s->SetInventory(SmallInventory());
+    AppendSeconds(*s, 0, 10);
+    ASSERT_TRUE(s->Flush().ok());
+    int next = 10;
+    for (uint64_t after : {0u, 7u, 10u, 12u}) {
+      for (size_t limit : {size_t{0}, size_t{1}, size_t{4}}) {
+        SCOPED_TRACE(::testing::Message() << "after " << after << ", limit " << limit);
+        AppendSeconds(*s, next, next + 2);  // frames queued again
+        next += 2;
+        auto r = s->FramesAfterWithQueued(after, limit);
+        ASSERT_TRUE(r.ok()) << r.status().message();
+        std::vector<uint64_t> seqs;
+        for (const Frame& f : r->frames) seqs.push_back(f.seq);
+        std::vector<uint64_t> want;
+        for (uint64_t q = after + 1; q <= static_cast<uint64_t>(next); ++q) {
+          if (limit == 0 || want.size() < limit) want.push_back(q);
+        }
+        EXPECT_EQ(seqs, want);
+        EXPECT_EQ(r->truncated, limit != 0 && static_cast<uint64_t>(next) - after > limit);
+        ASSERT_FALSE(r->frames.empty());
+        EXPECT_EQ(r->frames[0].values[0], static_cast<int64_t>(after));  // {i, 2, 3, 4}
+      }
+    }
+    auto st = s->Stats();
+    ASSERT_TRUE(st.ok());
+    EXPECT_EQ(st->frames, commit_between ? next : 10);
+  }
+}
+
 TEST(RingStore, FrameTimesWithQueuedHoldsTheWritersFrames) {
   // Then with a commit between the copy of the writer's rows and the read
   // of the committed times: each time once.
