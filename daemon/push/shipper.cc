@@ -307,10 +307,10 @@ Shipper::StepResult Shipper::ShipFrames() {
       (!flushed_at_ns_ || now - *flushed_at_ns_ >= options_.interval_ns)) {
     // Caught up with what is committed: the frames still queued for the
     // batched writer (up to store.commit_interval_ms of them) go out now,
-    // not a commit interval later. A failed commit is the writer's to
-    // report; this look then finds nothing.
+    // read from its memory, not a commit interval later; nothing is
+    // committed for it, and the cursor goes into the file with them (I16).
     flushed_at_ns_ = now;
-    if (store_.Flush().ok()) set = store_.FramesAfter(cursor_ ? cursor_->seq : 0, limit);
+    set = store_.FramesAfterWithQueued(cursor_ ? cursor_->seq : 0, limit);
   }
   if (!set.ok()) {
     Log(2, "reading frames: " + set.status().message());

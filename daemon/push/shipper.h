@@ -38,10 +38,12 @@
 // Pace: batches of at most batch_samples samples, at most rate_limit samples
 // a second on average (a backlog drains without a stampede when a fleet
 // reconnects); once caught up the shipper looks for new frames every
-// `interval`. A look that finds nothing committed commits the frames still
-// queued for the store's batched writer (RingStore::Flush), at most once an
-// `interval`: a receiver is at most about an interval behind, whatever
-// store.commit_interval_ms is.
+// `interval`. A look that finds nothing committed reads the frames still
+// queued for the store's batched writer from its memory
+// (RingStore::FramesAfterWithQueued), at most once an `interval`, and
+// commits nothing: a receiver is at most about an interval behind, whatever
+// store.commit_interval_ms is, and the cursor at such a frame goes into the
+// file with the frame (store invariant 16).
 //
 // Falling behind: when the cursor is older than the oldest raw frame held
 // (retention or the size cap deleted frames never sent), the span between
@@ -174,7 +176,7 @@ class Shipper {
   bool cursor_loaded_ = false;
   bool in_gap_ = false;
   int attempt_ = 0;
-  // When ShipFrames last committed the store's queued frames (monotonic).
+  // When ShipFrames last read the store's queued frames (monotonic).
   std::optional<int64_t> flushed_at_ns_;
   std::mt19937_64 rng_;
   std::vector<store::StoredChannel> plan_channels_;

@@ -16,6 +16,7 @@
 #include <utility>
 #include <vector>
 
+#include "daemon/store/sql.h"
 #include "opentelemetry/proto/collector/metrics/v1/metrics_service.pb.h"
 #include "remote_write.pb.h"
 #include "tests/support/fake_clock.h"
@@ -237,7 +238,9 @@ TEST_F(ShipperTest, SendsEveryFrameOldestFirstWithItsOwnTimeThenIdles) {
 
 TEST_F(ShipperTest, FramesStillQueuedForTheStoreGoOutAtMostOnceAnInterval) {
   // The store commits once an hour on its own (paced) clock: what the
-  // shipper finds, it finds by committing the queue itself.
+  // shipper finds past the committed frames, it reads from the writer's
+  // memory, committing nothing; the cursor at such a frame reaches the file
+  // only with the frame (store invariant 16).
   store::RingStoreOptions o;
   o.commit_interval_ms = 3'600'000;
   o.clock = &paced_clock_;
@@ -262,6 +265,30 @@ TEST_F(ShipperTest, FramesStillQueuedForTheStoreGoOutAtMostOnceAnInterval) {
   auto power = receiver_.Samples("edgemon_rail_power_watts");
   ASSERT_EQ(power.size(), 8u);
   EXPECT_EQ(power.back().first, (kT0 + 7 * kSec) / 1'000'000);
+  st = store_->Stats();
+  ASSERT_TRUE(st.ok());
+  EXPECT_EQ(st->frames,
+            5);  // the first look committed the channels' rows, and the frames with them
+  EXPECT_EQ(st->queued_frames, 3u);
+  // The cursor: at frame 8 for the shipper, at 5 in the file until frame 8 is.
+  auto cursor = store_->GetPushCursor(CursorName(so));
+  ASSERT_TRUE(cursor.ok() && cursor->has_value());
+  EXPECT_EQ((*cursor)->seq, 8u);
+  auto in_file = [&] {
+    auto db = store::sql::Conn::Open((dir_ / "e.db").string(), SQLITE_OPEN_READONLY);
+    EXPECT_TRUE(db.ok());
+    if (!db.ok()) return int64_t{-1};
+    auto seq = (*db)->QueryInt("SELECT seq FROM push_cursors");
+    EXPECT_TRUE(seq.ok());
+    return seq.ok() ? *seq : int64_t{-1};
+  };
+  EXPECT_EQ(in_file(), 5);
+  ASSERT_TRUE(store_->Flush().ok());
+  EXPECT_EQ(in_file(), 8);
+  cursor = store_->GetPushCursor(CursorName(so));
+  ASSERT_TRUE(cursor.ok() && cursor->has_value());
+  EXPECT_EQ((*cursor)->seq, 8u);
+  EXPECT_EQ((*cursor)->realtime_ns, kT0 + 7 * kSec);
 }
 
 TEST_F(ShipperTest, RetriesAfter500And429HonouringRetryAfterThenMovesOn) {
