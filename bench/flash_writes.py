@@ -15,7 +15,7 @@ empty store.
                         [--commit-interval-ms 5000,60000] [--aged-days 14]
                         [--store-key rollup_write_frames=3600 ...]
                         [--start-minute M] [--sim] [--poll-seconds 5]
-                        [--poll-what query|page]
+                        [--poll-what query|page|summary] [--push]
 
 --store-key KEY=VALUE adds a [store] key (TOML value) to every daemon's
 configuration. --sim runs the board under edgemon-sim (the first build's),
@@ -25,7 +25,9 @@ much they take depends on how the values move. The simulated tree is on
 tmpfs (/dev/shm), as sysfs is not on the disk: on a disk filesystem, the
 atime updates of its files, rewritten many times a second, are charged to
 the daemon's write_bytes. The last column is the
-bytes a frame's row data took, as written in the run.
+bytes a frame's row data took, as written in the run. --push gives every
+daemon a remote-write destination (its default interval, 30 s) on a
+receiver of the bench's that takes every request, as a fleet's board has.
 
 After the table, where each daemon's window went: the WAL frames it wrote
 in the window (those after the window's first checkpoint) by the table or
@@ -265,7 +267,7 @@ def next_minute(minute, not_before):
 
 
 def measure(build, seconds, commit_interval_ms=None, seed=None, keys=(), root=None,
-            opens_at=None, poll=None):
+            opens_at=None, poll=None, push_url=None):
     """((bytes sent to the store's device per day, of them by checkpointing
     the window's WAL) or None without a device of its own, bytes written per
     day (write_bytes), of them by checkpointing the window's WAL, store bytes
@@ -273,7 +275,28 @@ def measure(build, seconds, commit_interval_ms=None, seed=None, keys=(), root=No
     size_mib = 512 + 2 * (os.path.getsize(seed) >> 20 if seed else 0)
     with store_filesystem("/var/tmp", size_mib) as (disk, stat):
         return measure_in(disk, stat, build, seconds, commit_interval_ms, seed, keys, root,
-                          opens_at, poll)
+                          opens_at, poll, push_url)
+
+
+def push_receiver():
+    """A remote-write receiver on a free port that takes every request
+    (204), counting them; serves on a thread of its own until shutdown()."""
+    import http.server
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        def do_POST(self):  # noqa: N802 (the library's name)
+            self.rfile.read(int(self.headers.get("Content-Length", 0)))
+            self.server.requests += 1
+            self.send_response(204)
+            self.end_headers()
+
+        def log_message(self, *args):
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    server.requests = 0
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    return server
 
 
 def free_port():
@@ -286,9 +309,10 @@ def wait_polling(seconds, sock, poll, port):
     """Waits `seconds`; with `poll` (seconds, client, what), a client asks
     the daemon every `poll` seconds meanwhile, as a script or a dashboard
     that polls does: for the last minute's frames (what "query": `edgemon
-    query --last 1m`), or for the live page's history of the last five
+    query --last 1m`), for the live page's history of the last five
     minutes (what "page": GET /api/history on `port`, as an open page
-    refreshes it)."""
+    refreshes it), or for the last minute's summary (what "summary":
+    `edgemon attach --last 1m --json`, a script's "energy so far")."""
     end = time.monotonic() + seconds
     if not poll:
         time.sleep(seconds)
@@ -299,6 +323,9 @@ def wait_polling(seconds, sock, poll, port):
             with urllib.request.urlopen(f"http://127.0.0.1:{port}/api/history?from=-5m&to=now",
                                         timeout=30) as r:
                 r.read()
+        elif what == "summary":
+            subprocess.run([client, "--connect", "unix:" + sock, "attach", "--last", "1m",
+                            "--json"], check=True, stdout=subprocess.DEVNULL)
         else:
             subprocess.run([client, "--connect", "unix:" + sock, "query", "--last", "1m",
                             "--format", "csv"], check=True, stdout=subprocess.DEVNULL)
@@ -306,7 +333,7 @@ def wait_polling(seconds, sock, poll, port):
 
 
 def measure_in(disk, stat, build, seconds, commit_interval_ms, seed, keys, root, opens_at,
-               poll):
+               poll, push_url):
     run = tempfile.mkdtemp(prefix="edgemon-flash-", dir="/dev/shm")
     p = None
     try:
@@ -320,12 +347,14 @@ def measure_in(disk, stat, build, seconds, commit_interval_ms, seed, keys, root,
         lines += keys
         config = []
         port = free_port() if poll and poll[2] == "page" else None
-        if lines or port:
+        if lines or port or push_url:
             path = os.path.join(disk, "edgemond.toml")
             with open(path, "w") as f:
                 if port:
                     f.write(f'[daemon]\nmetrics_listen = "127.0.0.1:{port}"\n')
                 f.write("[store]\n" + "".join(line + "\n" for line in lines))
+                if push_url:
+                    f.write(f'[[push]]\nurl = "{push_url}"\n')
             config = ["--config", path]
         p = subprocess.Popen([os.path.join(build, "daemon", "edgemond")] + config + ["--root",
                               root or os.path.join(FIXTURES, "agx-orin"), "--db",
@@ -384,9 +413,12 @@ def main():
     ap.add_argument("--poll-seconds", type=float, default=0,
                     help="a client asks each daemon for the last minute's frames this often "
                     "(default: no client)")
-    ap.add_argument("--poll-what", choices=("query", "page"), default="query",
-                    help="what the polling client asks for: the last minute's frames (query) "
-                    "or the live page's history (page)")
+    ap.add_argument("--poll-what", choices=("query", "page", "summary"), default="query",
+                    help="what the polling client asks for: the last minute's frames (query), "
+                    "the live page's history (page) or the last minute's summary (summary)")
+    ap.add_argument("--push", action="store_true",
+                    help="every daemon pushes its frames (remote-write, the default interval) "
+                    "to a receiver of the bench's that answers 204")
     ap.add_argument("--sim", action="store_true",
                     help="the board under edgemon-sim, its values moving (default: still files)")
     a = ap.parse_args()
@@ -422,7 +454,8 @@ def run(a, root):
         if client is None:
             sys.exit("--poll-seconds: no build has client/cli/edgemon")
         poll = (a.poll_seconds, client, a.poll_what)
-        asks = "the last minute" if a.poll_what == "query" else "the live page's history"
+        asks = {"query": "the last minute", "page": "the live page's history",
+                "summary": "the last minute's summary"}[a.poll_what]
         print(f"a client asks each daemon for {asks} every {a.poll_seconds:g} s")
     seed = None
     if a.aged_days > 0:
@@ -443,9 +476,17 @@ def run(a, root):
     if a.start_minute is not None:
         opens_at = next_minute(a.start_minute, time.time() + FIRST_COMMIT_S)
         print("the window opens at " + time.strftime("%H:%M", time.localtime(opens_at)))
+    push_url = None
+    if a.push:
+        receiver = push_receiver()
+        push_url = f"http://127.0.0.1:{receiver.server_address[1]}/api/v1/write"
+        print("every daemon pushes to a receiver on " + push_url)
     with concurrent.futures.ThreadPoolExecutor(max_workers=len(runs)) as pool:
         results = list(pool.map(lambda r: measure(r[0], a.seconds, r[1], seed, keys, root,
-                                                  opens_at, poll), runs))
+                                                  opens_at, poll, push_url), runs))
+    if a.push:
+        print(f"the receiver took {receiver.requests} requests")
+        receiver.shutdown()
     for (b, ms), (sent, written, checkpoint, grown, per_frame, _) in zip(runs, results):
         every = "default" if ms is None else f"{ms / 1000:g} s"
         device = ("-", "-") if sent is None else tuple(f"{v / (1 << 20):.1f}" for v in sent)
