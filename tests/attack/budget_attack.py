@@ -27,7 +27,6 @@ import json
 import os
 import shutil
 import socket
-import sqlite3
 import subprocess
 import sys
 import tempfile
@@ -248,21 +247,13 @@ def sampler_counts(port):
 
 
 def stored_share(d, stub, pb, r0, r1):
-    """Frames stored with a time in [r0, r1), and the frames due then."""
-    # A Summarize ending after the newest committed frame commits the queued
-    # ones first (a Query reads them from the writer's memory instead).
-    stub.Summarize(pb.SummarizeRequest(time=pb.TimeRange(from_ns=r1 - 10**9, to_ns=r1)),
-                   timeout=30)
-    return frames_between(d.db, r0, r1), (r1 - r0) // (PERIOD_MS * 10**6)
-
-
-def frames_between(db, r0, r1):
-    con = sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=30)
-    try:
-        return con.execute("SELECT count(*) FROM frames WHERE realtime_ns >= ? AND realtime_ns < ?",
-                           (r0, r1)).fetchone()[0]
-    finally:
-        con.close()
+    """Frames the store holds with a time in [r0, r1) (committed, or queued
+    for its batched writer: a Query reads both, and no read commits), and
+    the frames due then."""
+    key = stub.GetDeviceInfo(pb.GetDeviceInfoRequest(), timeout=10).channels[0].key
+    held = sum(len(chunk.frames) for chunk in stub.Query(
+        pb.QueryRequest(from_ns=r0, to_ns=r1, channels=[key]), timeout=60))
+    return held, (r1 - r0) // (PERIOD_MS * 10**6)
 
 
 def flood(d, m, stubs):
