@@ -3472,6 +3472,22 @@ RingStoreOptions CommitAtFlushOnly(FakeClock& clock) {
   return o;
 }
 
+// A store of SmallInventory() opened with `o` (CommitAtFlushOnly and what
+// the test adds); with `commit_between`, every read of the queued frames
+// commits between its copy of the writer's rows and its read of the
+// committed ones (after_queued_copy).
+std::unique_ptr<RingStore> OpenForQueuedReads(const std::string& path, RingStoreOptions o,
+                                              bool commit_between) {
+  auto opened = std::make_shared<RingStore*>(nullptr);
+  if (commit_between) o.after_queued_copy = [opened] { ASSERT_TRUE((*opened)->Flush().ok()); };
+  auto s = MustOpen(path, std::move(o));
+  if (s) {
+    *opened = s.get();
+    s->SetInventory(SmallInventory());
+  }
+  return s;
+}
+
 // Appends frames i in [from, to), a second apart from kT0, each {i, 2, 3, 4}.
 void AppendSeconds(RingStore& s, int from, int to) {
   for (int i = from; i < to; ++i) ASSERT_NE(s.Append(MakeFrame(kT0 + i * kSec, {i, 2, 3, 4})), 0u);
@@ -3700,13 +3716,8 @@ TEST(RingStore, FramesAfterWithQueuedReadsTheWritersFramesOnce) {
     SCOPED_TRACE(commit_between);
     TempDir dir;
     FakeClock clock(FakeClock::Mode::kPaced);
-    auto o = CommitAtFlushOnly(clock);
-    RingStore* store = nullptr;
-    if (commit_between) o.after_queued_copy = [&] { ASSERT_TRUE(store->Flush().ok()); };
-    auto s = MustOpen(dir.File("after.db"), o);
+    auto s = OpenForQueuedReads(dir.File("after.db"), CommitAtFlushOnly(clock), commit_between);
     ASSERT_TRUE(s);
-    store = s.get();
-    s->SetInventory(SmallInventory());
     AppendSeconds(*s, 0, 10);
     ASSERT_TRUE(s->Flush().ok());
     int next = 10;
@@ -3742,13 +3753,8 @@ TEST(RingStore, FrameTimesWithQueuedHoldsTheWritersFrames) {
     SCOPED_TRACE(commit_between);
     TempDir dir;
     FakeClock clock(FakeClock::Mode::kPaced);
-    auto o = CommitAtFlushOnly(clock);
-    RingStore* store = nullptr;
-    if (commit_between) o.after_queued_copy = [&] { ASSERT_TRUE(store->Flush().ok()); };
-    auto s = MustOpen(dir.File("times.db"), o);
+    auto s = OpenForQueuedReads(dir.File("times.db"), CommitAtFlushOnly(clock), commit_between);
     ASSERT_TRUE(s);
-    store = s.get();
-    s->SetInventory(SmallInventory());
     AppendSeconds(*s, 0, 10);
     ASSERT_TRUE(s->Flush().ok());
     int from = 10;
@@ -3785,12 +3791,8 @@ TEST(RingStore, DownsampleWithQueuedFoldsTheWritersFramesWithoutACommit) {
     o.batch_frames = 1024;
     o.rollup_period_ns = 10 * kSec;
     o.rollup_write_frames = 1'000'000;
-    RingStore* store = nullptr;
-    if (commit_between) o.after_queued_copy = [&] { ASSERT_TRUE(store->Flush().ok()); };
-    auto s = MustOpen(dir.File("series.db"), o);
+    auto s = OpenForQueuedReads(dir.File("series.db"), o, commit_between);
     ASSERT_TRUE(s);
-    store = s.get();
-    s->SetInventory(SmallInventory());
     int i = 0;
     auto append = [&](int n) {
       for (int end = i + n; i < end; ++i) {
