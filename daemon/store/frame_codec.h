@@ -28,6 +28,27 @@
 // did not change costs one bit; a rail's power, a temperature or a counter a
 // byte or two of difference.
 //
+// Layout, version 3: a block head, the first frame of a run of frames the
+// store compressed together (ring_store.h, I18):
+//
+//   byte 0          0x03
+//   varint          the head's own seq
+//   varint          n, the frames in the block (2 to kMaxBlockFrames)
+//   varint          the length of the block once inflated
+//   then            a zlib stream (RFC 1950) of the n frames in seq order,
+//                   the head's first: for each a varint length, then that
+//                   many bytes of a version-1 or version-2 blob
+//
+// Layout, version 4: a frame in a block, after its head:
+//
+//   byte 0          0x04
+//   varint          the head's seq
+//   varint          i, the frame's place in the block (1 to n - 1)
+//
+// A frame of a block costs its share of the compressed block (a run of
+// frames repeats itself: about a third of their own encodings on a
+// simulated board) and a few bytes of its own.
+//
 // Decoding is defensive: a truncated or malformed blob makes the decoder
 // return false, never read out of bounds.
 //
@@ -45,6 +66,17 @@ namespace edgemon::store {
 
 inline constexpr uint8_t kFrameFormatV1 = 1;
 inline constexpr uint8_t kFrameFormatV2 = 2;
+inline constexpr uint8_t kFrameFormatBlock = 3;
+inline constexpr uint8_t kFrameFormatInBlock = 4;
+// The most frames a block holds: a read of one frame inflates its block.
+inline constexpr size_t kMaxBlockFrames = 256;
+// The writer ends a block before its frames' own blobs pass this many bytes,
+// which bounds what a read of one frame inflates (about 16 KiB: 130 frames
+// of a simulated AGX Orin, a few dozen of random values).
+inline constexpr size_t kBlockTargetBytes = 16 * 1024;
+// The most bytes a block inflates to: a damaged length is refused before
+// any memory is taken for it.
+inline constexpr uint64_t kMaxBlockRawBytes = uint64_t{64} << 20;
 
 // A frame's values, ids strictly increasing.
 using FrameValues = std::vector<std::pair<uint32_t, int64_t>>;
@@ -214,5 +246,23 @@ bool ForEachValue(std::string_view blob, const FrameValues* base, F&& f) {
 }
 bool FindValue(std::string_view blob, const FrameValues* base, uint32_t id,
                std::optional<int64_t>& out);
+
+// Appends the version-3 blob of the block of `frames` (version-1 or -2
+// blobs, 2 to kMaxBlockFrames of them) headed by the frame whose seq is
+// `head_seq`. False, leaving `out` as it was, for a count out of range or a
+// compression error.
+bool EncodeFrameBlock(uint64_t head_seq, const std::vector<std::string_view>& frames,
+                      std::string& out);
+// Appends the version-4 blob of the frame at place `index` of the block
+// headed by `head_seq`.
+void EncodeInBlock(uint64_t head_seq, uint64_t index, std::string& out);
+// True for a version-3 or -4 blob, with its head's seq and the frame's place
+// in the block (0 for the head).
+bool FrameBlockRef(std::string_view blob, uint64_t& head_seq, uint64_t& index);
+// Inflates a version-3 blob into `raw` and points `frames` at its frames'
+// blobs in it. False when the blob is malformed, does not inflate to its
+// length, or holds a frame that is not version 1 or 2.
+bool DecodeFrameBlock(std::string_view blob, std::string& raw,
+                      std::vector<std::string_view>& frames);
 
 }  // namespace edgemon::store

@@ -237,5 +237,105 @@ TEST(FrameCodec, AVersion2BlobWithoutItsBaseOrMalformedIsRejectedWithoutOverrun)
   }
 }
 
+// (I18) A block of frames: each frame's blob back as it went in, the
+// references of the frames after the head, and every damaged block refused
+// without reading past its end or taking memory for a length it claims.
+TEST(FrameCodec, ABlockOfFramesRoundTripsAndADamagedOneIsRefused) {
+  std::mt19937_64 rng(21);
+  FrameValues base;
+  for (uint32_t k = 0; k < 60; ++k) base.emplace_back(k, static_cast<int64_t>(rng() % 100000));
+  std::string base_blob;
+  ASSERT_TRUE(EncodeFrame(base, base_blob));
+  std::vector<std::string> blobs;
+  for (int i = 0; i < 200; ++i) {
+    FrameValues now = base;
+    // A board's values come back: a few states, and a counter that climbs.
+    for (auto& [k, v] : now) {
+      v += k == 0 ? i * 17 : static_cast<int64_t>((static_cast<uint32_t>(i) + k) % 5) - 2;
+    }
+    std::string b;
+    if (i % 50 == 7) {
+      ASSERT_TRUE(EncodeFrame(now, b));  // a frame of its own now and then
+    } else if (i != 9) {                 // and one of no values
+      ASSERT_TRUE(EncodeFrameDelta(now, 42, base, b));
+    }
+    blobs.push_back(std::move(b));
+  }
+  std::vector<std::string_view> views(blobs.begin(), blobs.end());
+  std::string block = "kept";
+  ASSERT_TRUE(EncodeFrameBlock(1'000'000'007, views, block));
+  ASSERT_EQ(block.substr(0, 4), "kept");  // appended
+  block.erase(0, 4);
+  size_t alone = 0;
+  for (const auto& b : blobs) alone += b.size();
+  EXPECT_LT(block.size(), alone / 2) << "frames that repeat themselves compress";
+  uint64_t head = 0, index = 9;
+  ASSERT_TRUE(FrameBlockRef(block, head, index));
+  EXPECT_EQ(head, 1'000'000'007u);
+  EXPECT_EQ(index, 0u);
+  std::string raw;
+  std::vector<std::string_view> back;
+  ASSERT_TRUE(DecodeFrameBlock(block, raw, back));
+  ASSERT_EQ(back.size(), blobs.size());
+  for (size_t i = 0; i < blobs.size(); ++i) EXPECT_EQ(back[i], blobs[i]) << i;
+  for (uint64_t i : {uint64_t{1}, uint64_t{127}, uint64_t{128}, uint64_t{255}}) {
+    std::string ref;
+    EncodeInBlock(1'000'000'007, i, ref);
+    ASSERT_TRUE(FrameBlockRef(ref, head, index)) << i;
+    EXPECT_EQ(head, 1'000'000'007u);
+    EXPECT_EQ(index, i);
+    EXPECT_FALSE(DecodeFrameBlock(ref, raw, back));  // not a head
+    for (size_t n = 0; n < ref.size(); ++n)
+      EXPECT_FALSE(FrameBlockRef(ref.substr(0, n), head, index));
+    EXPECT_FALSE(FrameBlockRef(ref + '\x00', head, index));
+  }
+  std::string ref;
+  EncodeInBlock(5, 0, ref);  // the head is no reference
+  EXPECT_FALSE(FrameBlockRef(ref, head, index));
+  ref.clear();
+  EncodeInBlock(5, kMaxBlockFrames, ref);
+  EXPECT_FALSE(FrameBlockRef(ref, head, index));
+  // A block of one frame, or of more than kMaxBlockFrames, is not made.
+  std::string none;
+  EXPECT_FALSE(EncodeFrameBlock(1, {views[0]}, none));
+  std::vector<std::string_view> many(kMaxBlockFrames + 1, views[0]);
+  EXPECT_FALSE(EncodeFrameBlock(1, many, none));
+  EXPECT_TRUE(none.empty());
+  // Every truncation, a byte changed anywhere, and random bytes after a
+  // block header are refused, never read past.
+  for (size_t n = 0; n < block.size(); ++n) {
+    EXPECT_FALSE(DecodeFrameBlock(block.substr(0, n), raw, back)) << n;
+  }
+  for (size_t at = 1; at < block.size(); at += 3) {
+    std::string bad = block;
+    bad[at] = static_cast<char>(bad[at] ^ 0x5a);
+    if (DecodeFrameBlock(bad, raw, back)) {
+      // Only a changed head seq (not part of what the check covers) reads.
+      EXPECT_LT(at, 6u) << at;
+    }
+  }
+  // A claimed length past the bound is refused before any is allocated.
+  std::string huge(1, static_cast<char>(kFrameFormatBlock));
+  for (uint64_t v : {uint64_t{1}, uint64_t{2}, kMaxBlockRawBytes + 1}) {
+    char buf[10];
+    huge.append(buf, codec_internal::PutVarint(v, buf));
+  }
+  huge.append(block.substr(block.size() - 20));
+  EXPECT_FALSE(DecodeFrameBlock(huge, raw, back));
+  // A frame inside that is itself a block is refused.
+  std::string nested_block;
+  std::vector<std::string_view> nested{block, views[1]};
+  ASSERT_TRUE(EncodeFrameBlock(3, nested, nested_block));
+  EXPECT_FALSE(DecodeFrameBlock(nested_block, raw, back));
+  for (int i = 0; i < 2000; ++i) {
+    std::string junk(1 + rng() % 60, '\0');
+    for (auto& c : junk) c = static_cast<char>(rng());
+    junk[0] = static_cast<char>(kFrameFormatBlock);
+    (void)DecodeFrameBlock(junk, raw, back);
+    junk[0] = static_cast<char>(kFrameFormatInBlock);
+    (void)FrameBlockRef(junk, head, index);
+  }
+}
+
 }  // namespace
 }  // namespace edgemon::store
