@@ -389,14 +389,22 @@ Status RingStore::Impl::ExpireFrames(ExpireRun run, Deltas& d) {
     const int64_t cutoff =
         SubSaturating(AddSaturating(b.last_bt, later), options_.raw_retention_ns);
     later = AddSaturating(later, b.last_bt);
-    sql::Stmt s(*w_,
-                "DELETE FROM frames WHERE seq >= ?1 AND seq < coalesce((SELECT seq FROM "
-                "frames WHERE seq >= ?1 AND seq < ?2 AND boottime_ns >= ?3 ORDER BY seq "
-                "LIMIT 1), ?2)");
-    s.Bind(1, static_cast<int64_t>(b.first_seq))
-        .Bind(2, static_cast<int64_t>(std::min<uint64_t>(end, INT64_MAX)))
-        .Bind(3, cutoff);
-    if (Status e = s.Run(); !e.ok()) return e;
+    const auto first = static_cast<int64_t>(b.first_seq);
+    const auto stop = static_cast<int64_t>(std::min<uint64_t>(end, INT64_MAX));
+    int64_t below = stop;  // the first frame kept
+    {
+      sql::Stmt kept_at(*w_,
+                        "SELECT seq FROM frames WHERE seq >= ?1 AND seq < ?2 AND boottime_ns >= ?3 "
+                        "ORDER BY seq LIMIT 1");
+      kept_at.Bind(1, first).Bind(2, stop).Bind(3, cutoff);
+      if (kept_at.Step()) below = kept_at.Int(0);
+      if (kept_at.failed()) return kept_at.status();
+    }
+    // A block goes whole (I18): the frames of the first one kept stay.
+    auto kept = BlockStart(below);
+    if (!kept.ok()) return kept.status();
+    sql::Stmt s(*w_, "DELETE FROM frames WHERE seq >= ?1 AND seq < ?2");
+    if (Status e = s.Bind(1, first).Bind(2, std::max(first, *kept)).Run(); !e.ok()) return e;
     d.expired += sqlite3_changes(w_->db());
     if (k + 1 < boots_.size() && cutoff > b.last_bt) ++d.boots_emptied;
   }
@@ -406,6 +414,20 @@ Status RingStore::Impl::ExpireFrames(ExpireRun run, Deltas& d) {
     if (Status e = s.Run(); !e.ok()) return e;
   }
   return Status::Ok();
+}
+
+// (I18) The seq of the first frame of the block holding the frame at seq
+// `at` (`at` itself for a frame in no block, or none there).
+Result<int64_t> RingStore::Impl::BlockStart(int64_t at) {
+  sql::Stmt s(*w_, "SELECT data FROM frames WHERE seq = ?1");
+  s.Bind(1, at);
+  uint64_t head = 0, index = 0;
+  if (s.Step() && FrameBlockRef(s.Blob(0), head, index) && index > 0 &&
+      head < static_cast<uint64_t>(at)) {
+    return static_cast<int64_t>(head);
+  }
+  if (s.failed()) return s.status();
+  return at;
 }
 
 // (I6) Deletes the oldest data until `need_pages` more fit under `target_pages`.
@@ -461,6 +483,20 @@ Result<bool> RingStore::Impl::TrimOnce(int64_t excess_pages, Deltas& d) {
       last.Bind(1, n - 1);
       if (!last.Step()) return last.failed() ? Result<bool>(last.status()) : false;
       through = last.Int(0);
+    }
+    // A block goes whole (I18): through its last frame.
+    {
+      sql::Stmt next(*w_,
+                     "SELECT seq FROM frames WHERE seq > ?1 AND substr(data, 1, 1) <> x'04' "
+                     "ORDER BY seq LIMIT 1");
+      next.Bind(1, through);
+      if (next.Step()) {
+        through = next.Int(0) - 1;
+      } else if (next.failed()) {
+        return next.status();
+      } else {
+        through = INT64_MAX;
+      }
     }
     sql::Stmt s(*w_, "DELETE FROM frames WHERE seq <= ?1");
     if (Status e = s.Bind(1, through).Run(); !e.ok()) return e;

@@ -43,12 +43,44 @@ bool FrameReader::BaseOf(std::string_view blob, const FrameValues*& base) {
   return true;
 }
 
+bool FrameReader::Resolve(std::string_view& blob) {
+  uint64_t head = 0, index = 0;
+  if (!FrameBlockRef(blob, head, index)) {
+    // Versions 1 and 2 stand alone; a malformed block header is bad.
+    return blob.empty() || (blob[0] != static_cast<char>(kFrameFormatBlock) &&
+                            blob[0] != static_cast<char>(kFrameFormatInBlock));
+  }
+  if (block_ != head) {
+    block_.reset();
+    bool decoded = false;
+    if (index == 0) {
+      decoded = DecodeFrameBlock(blob, block_raw_, block_frames_);
+    } else {
+      sql::Stmt s(c_, "SELECT data FROM frames WHERE seq = ?1");
+      s.Bind(1, static_cast<int64_t>(std::min<uint64_t>(head, INT64_MAX)));
+      uint64_t own = 0, at = 0;
+      decoded = s.Step() && FrameBlockRef(s.Blob(0), own, at) && own == head && at == 0 &&
+                DecodeFrameBlock(s.Blob(0), block_raw_, block_frames_);
+    }
+    if (!decoded) return false;
+    block_ = head;
+  }
+  if (index >= block_frames_.size()) return false;
+  blob = block_frames_[index];
+  return true;
+}
+
 }  // namespace internal
 
 Status RingStore::Impl::InsertFrames(Deltas& d) {
   // The base as committed; this transaction's new one goes to base_ only
   // once it commits (a rolled-back base row is gone).
   std::optional<FrameBase> base = base_;
+  // Each frame's stored blob, then the frames in blocks (I18): a block ends
+  // at kMaxBlockFrames frames or kBlockTargetBytes of their blobs, at a new
+  // boot segment and with the batch.
+  std::vector<std::string> blobs;
+  blobs.reserve(batch_.size());
   for (const auto& r : batch_) {
     pairs_.clear();
     stored_.clear();
@@ -69,7 +101,55 @@ Status RingStore::Impl::InsertFrames(Deltas& d) {
       delta = EncodeFrameDelta(pairs_, base->id, base->values, stored_) &&
               stored_.size() < r.blob.size();
     }
-    const std::string& blob = delta ? stored_ : r.blob;
+    blobs.push_back(delta ? stored_ : r.blob);
+  }
+  for (size_t first = 0; first < batch_.size();) {
+    size_t end = first + 1;
+    size_t bytes = blobs[first].size();
+    while (end < batch_.size() && end - first < kMaxBlockFrames &&
+           bytes + blobs[end].size() <= kBlockTargetBytes &&
+           batch_[end].boottime_ns >= batch_[end - 1].boottime_ns) {
+      bytes += blobs[end].size();
+      ++end;
+    }
+    if (Status e = InsertBlock(first, end, blobs, d); !e.ok()) return e;
+    first = end;
+  }
+  d.base = std::move(base);
+  return Status::Ok();
+}
+
+// (I18) The frames batch_[first, end) with their stored blobs: as a block
+// when that takes fewer bytes than the frames alone.
+Status RingStore::Impl::InsertBlock(size_t first, size_t end, const std::vector<std::string>& blobs,
+                                    Deltas& d) {
+  const uint64_t head = batch_[first].seq;
+  std::string block;
+  size_t alone = 0;
+  for (size_t i = first; i < end; ++i) alone += blobs[i].size();
+  if (end - first >= 2) {
+    std::vector<std::string_view> frames(blobs.begin() + static_cast<ptrdiff_t>(first),
+                                         blobs.begin() + static_cast<ptrdiff_t>(end));
+    std::string ref;
+    EncodeInBlock(head, end - first - 1, ref);
+    if (!EncodeFrameBlock(head, frames, block) ||
+        block.size() + (end - first - 1) * ref.size() >= alone) {
+      block.clear();
+    }
+  }
+  std::string ref;
+  for (size_t i = first; i < end; ++i) {
+    const auto& r = batch_[i];
+    std::string_view blob = blobs[i];
+    if (!block.empty()) {
+      ref.clear();
+      if (i == first) {
+        blob = block;
+      } else {
+        EncodeInBlock(head, i - first, ref);
+        blob = ref;
+      }
+    }
     sql::Stmt s(*w_,
                 "INSERT INTO frames(seq, boottime_ns, realtime_ns, data) VALUES(?1, ?2, ?3, ?4)");
     s.Bind(1, static_cast<int64_t>(r.seq)).Bind(2, r.boottime_ns).Bind(3, r.realtime_ns);
@@ -78,7 +158,6 @@ Status RingStore::Impl::InsertFrames(Deltas& d) {
     ++d.inserted;
     d.stored_bytes += static_cast<int64_t>(blob.size());
   }
-  d.base = std::move(base);
   return Status::Ok();
 }
 
@@ -92,9 +171,12 @@ Status RingStore::Impl::DropUnusedBases() {
   {
     sql::Stmt s(*w_, "SELECT data FROM frames ORDER BY seq LIMIT ?1");
     s.Bind(1, static_cast<int64_t>(2 * kFramesPerBase));
+    internal::FrameReader frames(*w_);
     uint64_t id = 0;
     while (!oldest && s.Step()) {
-      if (FrameBaseId(s.Blob(0), id)) oldest = id;
+      // A block's frames are read through its head (I18).
+      std::string_view blob = s.Blob(0);
+      if (frames.Resolve(blob) && FrameBaseId(blob, id)) oldest = id;
     }
     if (s.failed()) return s.status();
   }

@@ -23,8 +23,11 @@
 //     realtime_ns, data)             compact blob of (id, value) pairs with
 //                                    absent values left out, or of the
 //                                    differences from a base (frame_codec.h,
-//                                    I17); no index on time: a time is found
-//                                    by bisecting the seqs (I11)
+//                                    I17), and since schema 16 the frames of
+//                                    a commit compressed into their first
+//                                    row, the others referring to it (I18);
+//                                    no index on time: a time is found by
+//                                    bisecting the seqs (I11)
 //   frame_bases(id, data)            (I17) the frames that later frames are
 //                                    written against (version 1 blobs)
 //   rollup(chunk, channel,           rollup tier: per channel and period
@@ -86,7 +89,7 @@
 //     realtime_ns, window_end_ns,    frame and the last closed window its
 //     window_id, updated_ns)         receiver acknowledged
 //
-// Why one row per frame: a frame of ~145 channels cost ~475 bytes on disk
+// Why one row per frame, in blocks (I18): a frame of ~145 channels cost ~475 bytes on disk
 // written whole with a time index (blob ~430 B of varints, row header,
 // seq/time columns, index entry); against its base (I17) and without the
 // index, 253 B for store_bench's random values and a blob of ~120 B on a
@@ -328,6 +331,21 @@
 //      (ring_store_impl.h); a frame whose base is missing is a frame that
 //      does not decode (I14). The writer keeps the current base in memory
 //      and takes a new one into it only once its transaction commits.
+//  18. Frames in blocks. The writer writes a commit's frames in blocks of
+//      up to kMaxBlockFrames frames and kBlockTargetBytes of their own
+//      blobs (frame_codec.h, versions 3 and 4): the first
+//      frame's row holds every frame's blob of the block, compressed
+//      (zlib), and each later frame's row refers to it by its seq and place.
+//      A block never spans two commits or two boot segments, and is
+//      written only when it takes fewer bytes than its frames alone. The
+//      rows keep their seq and times, so every seq and time query is
+//      unchanged; FrameReader reads a block's frames through its head (the
+//      last block read is kept). Blocks go whole: expiry (I5) keeps the
+//      block of the first frame it keeps, so up to a block more than the
+//      retention stays, and a trim (I6) deletes through the end of the
+//      block of its last frame. A frame whose head is gone is a frame that
+//      does not decode (I14). Frames written before schema 16 stay as they
+//      are.
 //  10. Files are never deleted. A file that is not an edgemon store (not
 //      SQLite, fails quick_check, foreign application_id or schema) is an
 //      error from Open(); with recreate_bad it is renamed (with its -wal and
@@ -381,7 +399,7 @@
 
 namespace edgemon::store {
 
-inline constexpr int kSchemaVersion = 15;
+inline constexpr int kSchemaVersion = 16;
 // (I6) The most pages the WAL holds before the writer checkpoints it (32 MiB
 // of 4 KiB pages; a cap lowers it to cap/16). A checkpoint writes each page
 // changed since the last one once, however many commits changed it: the

@@ -99,23 +99,28 @@ std::string TripsJson(const std::vector<TripPoint>& trips);
 std::string AttrsJson(const std::vector<std::pair<std::string, std::string>>& attrs);
 StoredChannel ChannelFromRow(const sql::Stmt& s);
 
-// (I17) Decodes frames.data blobs of either format on one connection,
-// fetching a version-2 frame's base from frame_bases (the last one read is
-// kept: consecutive frames share theirs). A blob that does not decode, or
-// whose base cannot be read, is a bad frame (I14): the calls return false.
+// (I17, I18) Decodes frames.data blobs of any format on one connection,
+// fetching a version-2 frame's base from frame_bases and a block's frames
+// from its head's row (the last base and the last block read are kept:
+// consecutive frames share theirs). A blob that does not decode, or whose
+// base or block cannot be read, is a bad frame (I14): the calls return
+// false.
 class FrameReader {
  public:
   explicit FrameReader(sql::Conn& c) : c_(c) {}
   template <typename F>
   bool ForEach(std::string_view blob, F&& f) {
     const FrameValues* base = nullptr;
-    return BaseOf(blob, base) && ForEachValue(blob, base, std::forward<F>(f));
+    return Resolve(blob) && BaseOf(blob, base) && ForEachValue(blob, base, std::forward<F>(f));
   }
   bool Find(std::string_view blob, uint32_t id, std::optional<int64_t>& out) {
     const FrameValues* base = nullptr;
     out.reset();
-    return BaseOf(blob, base) && FindValue(blob, base, id, out);
+    return Resolve(blob) && BaseOf(blob, base) && FindValue(blob, base, id, out);
   }
+  // A block's blob (version 3 or 4) replaced by its frame's own; any other
+  // left as it is. False when the block cannot be read.
+  bool Resolve(std::string_view& blob);
 
  private:
   // `base` stays null for a version-1 blob.
@@ -123,6 +128,9 @@ class FrameReader {
   sql::Conn& c_;
   std::optional<uint64_t> id_;
   FrameValues values_;
+  std::optional<uint64_t> block_;  // the head seq of the block held
+  std::string block_raw_;
+  std::vector<std::string_view> block_frames_;
 };
 
 // (I11) Stored time never goes back in seq order, so the frames of a time
@@ -623,6 +631,8 @@ class RingStore::Impl {
   // (I17) The batch's frame rows, each against the base (a new one when
   // due), and the bases no frame left needs any more (frame_bases.cc).
   Status InsertFrames(Deltas& d);
+  Result<int64_t> BlockStart(int64_t at);
+  Status InsertBlock(size_t first, size_t end, const std::vector<std::string>& blobs, Deltas& d);
   Status DropUnusedBases();
   // (I5) Raw retention: whether this commit runs it (by expire_step, or
   // with a batch whose rows fill a few pages), and the deletions.

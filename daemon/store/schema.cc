@@ -203,6 +203,10 @@ const char* const kMigrations[] = {
     // level-0 rows written before stay in span_values until retention
     // deletes them; reads take both (ForEachPeriodValue).
     "CREATE TABLE period_values(chunk INTEGER PRIMARY KEY, data BLOB NOT NULL);",
+    // 15 -> 16: frames written in blocks (I18, frame_codec.h versions 3 and
+    // 4). The tables do not change; the version keeps an older edgemond,
+    // which would read a block's frames as bad ones, from opening the store.
+    "SELECT 1;",
 };
 static_assert(internal::kSpanChunkNs == 86'400'000'000'000);
 static_assert(std::size(kMigrations) == kSchemaVersion);

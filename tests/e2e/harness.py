@@ -3,6 +3,7 @@ every failure and goes on, `expect`, a free loopback port, a process's RSS,
 libfaketime's path, and the simulator's start and stop."""
 import socket
 import traceback
+import zlib
 
 
 class Checks:
@@ -187,12 +188,51 @@ def _signed(u):
     return (u >> 1) ^ -(u & 1)
 
 
+def _block_frame(con, blob, cache):
+    """The version-1 or -2 blob a block's frame (version 3 or 4) stands for:
+    its place in the block its head's row holds, inflated once into `cache`."""
+    head, i = varint(blob, 1)
+    index = 0
+    if blob[0] == 4:
+        index, i = varint(blob, i)
+    key = ("block", head)
+    if key not in cache:
+        if blob[0] == 3:
+            data = blob
+        else:
+            row = con.execute("SELECT data FROM frames WHERE seq = ?", (head,)).fetchone()
+            if row is None or not row[0] or row[0][0] != 3:
+                raise ValueError(f"frame block {head} missing")
+            data = row[0]
+        own, j = varint(data, 1)
+        n, j = varint(data, j)
+        length, j = varint(data, j)
+        raw = zlib.decompress(data[j:])
+        if own != head or len(raw) != length:
+            raise ValueError(f"frame block {head} damaged")
+        frames, k = [], 0
+        for _ in range(n):
+            size, k = varint(raw, k)
+            frames.append(raw[k:k + size])
+            k += size
+        cache[key] = frames
+    frames = cache[key]
+    if index >= len(frames):
+        raise ValueError(f"frame {index} past block {head}")
+    return frames[index]
+
+
 def frame_values(con, blob, bases=None):
     """{store channel id: value} of a frames.data blob (daemon/store/frame_codec.h):
-    version 1 (runs of values), or version 2 (differences from a base in
-    frame_bases, read through `con` and kept in the dict `bases`)."""
+    version 1 (runs of values), version 2 (differences from a base in
+    frame_bases, read through `con` and kept in the dict `bases`), or a
+    frame of a block (versions 3 and 4: the block read from its head's row
+    and kept in `bases` too)."""
     if not blob:
         return {}
+    bases = {} if bases is None else bases
+    if blob[0] in (3, 4):
+        return frame_values(con, _block_frame(con, blob, bases), bases)
     if blob[0] == 1:
         out, i, nxt = {}, 1, 0
         while i < len(blob):
@@ -207,7 +247,6 @@ def frame_values(con, blob, bases=None):
     if blob[0] != 2:
         raise ValueError(f"frame blob version {blob[0]}")
     base_id, i = varint(blob, 1)
-    bases = {} if bases is None else bases
     if base_id not in bases:
         row = con.execute("SELECT data FROM frame_bases WHERE id = ?", (base_id,)).fetchone()
         if row is None:

@@ -5,11 +5,49 @@
 #include <sqlite3.h>
 
 #include <string>
+#include <string_view>
+#include <utility>
 #include <vector>
 
 #include "daemon/store/ring_store_impl.h"
 
 namespace edgemon::testing {
+
+// Every stored frame's own blob (version 1 or 2) by seq, in seq order: a
+// block's frames (I18) read from its head's row. A frame whose block does
+// not decode is left out.
+inline std::vector<std::pair<int64_t, std::string>> StoredFrameBlobs(const std::string& path) {
+  std::vector<std::pair<int64_t, std::string>> out;
+  sqlite3* db = nullptr;
+  if (sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READONLY, nullptr) != SQLITE_OK) {
+    sqlite3_close(db);
+    return out;
+  }
+  sqlite3_stmt* q = nullptr;
+  sqlite3_prepare_v2(db, "SELECT seq, data FROM frames ORDER BY seq", -1, &q, nullptr);
+  std::string raw;
+  std::vector<std::string_view> block;
+  bool holding = false;  // a decoded block, headed by `held`
+  uint64_t held = 0;
+  while (q != nullptr && sqlite3_step(q) == SQLITE_ROW) {
+    const auto* data = static_cast<const char*>(sqlite3_column_blob(q, 1));
+    std::string_view blob(data == nullptr ? "" : data,
+                          static_cast<size_t>(sqlite3_column_bytes(q, 1)));
+    uint64_t head = 0, index = 0;
+    if (store::FrameBlockRef(blob, head, index)) {
+      if (index == 0) {
+        holding = store::DecodeFrameBlock(blob, raw, block);
+        held = head;
+      }
+      if (!holding || held != head || index >= block.size()) continue;
+      blob = block[index];
+    }
+    out.emplace_back(sqlite3_column_int64(q, 0), std::string(blob));
+  }
+  sqlite3_finalize(q);
+  sqlite3_close(db);
+  return out;
+}
 
 // Schema 14 packs a chunk's periods of one channel into one rollup row,
 // which SQL cannot read. Fills table `into` (created here, TEMP or not)

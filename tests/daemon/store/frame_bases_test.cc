@@ -13,6 +13,7 @@
 
 #include "daemon/store/frame_codec.h"
 #include "daemon/store/ring_store.h"
+#include "tests/support/store_schema.h"
 #include "tests/support/temp_tree.h"
 
 namespace edgemon::store::bases_test {
@@ -162,7 +163,15 @@ TEST(FrameBases, FramesReadBackValueForValueAndTakeLessThanTheirOwnEncoding) {
   // In the file: most frames against a base, a base for each change of
   // the channels present (and every few hundred frames), and fewer bytes
   // than the frames' own encoding.
-  EXPECT_GT(Query(path, "SELECT count(*) FROM frames WHERE substr(data, 1, 1) = x'02'"), 350);
+  int64_t against_base = 0;
+  uint64_t base_id = 0;
+  for (const auto& [seq, blob] : edgemon::testing::StoredFrameBlobs(path)) {
+    against_base += store::FrameBaseId(blob, base_id) ? 1 : 0;
+  }
+  EXPECT_GT(against_base, 350);
+  // (I18) In blocks: a head and its frames' references.
+  EXPECT_GT(Query(path, "SELECT count(*) FROM frames WHERE substr(data, 1, 1) IN (x'03', x'04')"),
+            350);
   const int64_t bases = Query(path, "SELECT count(*) FROM frame_bases");
   EXPECT_GE(bases, 3);  // the first frame, one channel gone, back
   EXPECT_LE(bases, 3 + 400 / 64);
@@ -190,8 +199,14 @@ TEST(FrameBases, BasesGoWithTheFramesThatNeedThemAndARestartStartsANewOne) {
     ASSERT_TRUE(s.Flush().ok());
     auto all = s.Range(kT0, kT0 + 3000 * kSec, {}, 0);
     ASSERT_TRUE(all.ok()) << all.status().message();
-    EXPECT_LE(all->frames.size(), 102u);
+    // Whole blocks go (I18): the oldest kept may be up to a block older.
+    EXPECT_LE(all->frames.size(), 101u + store::kMaxBlockFrames);
     EXPECT_GE(all->frames.size(), 100u);
+    EXPECT_EQ(Query(path,
+                    "SELECT count(*) FROM frames WHERE seq = (SELECT min(seq) FROM frames) "
+                    "AND substr(data, 1, 1) = x'04'"),
+              0)
+        << "a block lost its head";
     EXPECT_EQ(all->bad_frames, 0u);
     // About 100 s of frames need two or three bases: the rest went.
     EXPECT_LE(Query(path, "SELECT count(*) FROM frame_bases"), 4) << "run " << run;
@@ -223,10 +238,11 @@ TEST(FrameBases, AFrameWhoseBaseIsGoneIsABadFrameAndTheOthersRead) {
   // hand-edited file would lose it.
   const int64_t second = Query(path, "SELECT id FROM frame_bases ORDER BY id LIMIT 1 OFFSET 1");
   ASSERT_GT(second, 0);
-  const int64_t lost = Query(path,
-                             "SELECT count(*) FROM frames WHERE substr(data, 1, 1) = x'02' "
-                             "AND hex(substr(data, 2, 1)) = printf('%02X', " +
-                                 std::to_string(second) + ")");
+  int64_t lost = 0;
+  for (const auto& [seq, blob] : edgemon::testing::StoredFrameBlobs(path)) {
+    uint64_t id = 0;
+    lost += store::FrameBaseId(blob, id) && id == static_cast<uint64_t>(second) ? 1 : 0;
+  }
   ASSERT_EQ(lost, 10);
   Exec(path, "DELETE FROM frame_bases WHERE id = " + std::to_string(second));
   auto r = RingStore::Open(path, Options());
@@ -238,4 +254,97 @@ TEST(FrameBases, AFrameWhoseBaseIsGoneIsABadFrameAndTheOthersRead) {
 }
 
 }  // namespace
+// (I18) Frames go in blocks of up to kMaxBlockFrames, the head's row holding
+// them all: a block whose head is gone (a damaged or hand-edited file) is
+// that many bad frames, and the other blocks read.
+TEST(FrameBases, ABlockWhoseHeadIsGoneIsBadFramesAndTheOthersRead) {
+  TempTree dir;
+  const auto path = dir.Real("/blocks.db");
+  constexpr size_t kChannels = 12;
+  std::mt19937_64 rng(13);
+  std::vector<std::vector<Value>> written;
+  {
+    RingStoreOptions o = Options();
+    o.batch_frames = 1000;  // one batch, committed by Flush
+    o.commit_interval_ms = 600'000;
+    auto r = RingStore::Open(path, o);
+    ASSERT_TRUE(r.ok());
+    (*r)->SetInventory(Board(kChannels));
+    for (uint64_t i = 0; i < 600; ++i) {
+      written.push_back(Sample(kChannels, i, rng));
+      (*r)->Append(MakeFrame(kT0 + static_cast<int64_t>(i) * kSec, written.back()));
+    }
+    ASSERT_TRUE((*r)->Flush().ok());
+  }
+  // Three blocks: every row a head or a frame of one, the heads where the
+  // blocks start.
+  const int64_t heads = Query(path, "SELECT count(*) FROM frames WHERE substr(data, 1, 1) = x'03'");
+  EXPECT_EQ(heads, 3);
+  EXPECT_EQ(Query(path, "SELECT count(*) FROM frames WHERE substr(data, 1, 1) = x'04'"),
+            600 - heads);
+  const int64_t second = Query(
+      path,
+      "SELECT seq FROM frames WHERE substr(data, 1, 1) = x'03' ORDER BY seq LIMIT 1 OFFSET 1");
+  const int64_t first = Query(path, "SELECT min(seq) FROM frames");
+  ASSERT_EQ(second - first, static_cast<int64_t>(store::kMaxBlockFrames));
+  Exec(path, "DELETE FROM frames WHERE seq = " + std::to_string(second));
+  auto r = RingStore::Open(path, Options());
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  auto all = (*r)->Range(kT0, kT0 + 1000 * kSec, {}, 0);
+  ASSERT_TRUE(all.ok()) << all.status().message();
+  EXPECT_EQ(all->bad_frames, store::kMaxBlockFrames - 1);
+  ASSERT_EQ(all->frames.size(), 600 - store::kMaxBlockFrames);
+  // The frames read are the ones written, before and after the lost block.
+  for (size_t i = 0; i < all->frames.size(); ++i) {
+    const size_t w = i < store::kMaxBlockFrames ? i : i + store::kMaxBlockFrames;
+    ASSERT_EQ(all->frames[i].values, written[w]) << "frame " << i;
+  }
+  // One value at a time (Downsample's raw path) passes over them too.
+  uint64_t bad = 0;
+  auto one = (*r)->Downsample("rail/r2/power", kT0, kT0 + 600 * kSec, kSec, Tier::kRaw, &bad);
+  ASSERT_TRUE(one.ok()) << one.status().message();
+  EXPECT_EQ(bad, store::kMaxBlockFrames - 1);
+}
+
+// (I18) A block ends before its frames' own blobs pass kBlockTargetBytes, so
+// a read of one frame inflates a bounded block whatever the frames weigh.
+TEST(FrameBases, ABlockEndsBeforeItsFramesPassTheTargetBytes) {
+  TempTree dir;
+  const auto path = dir.Real("/heavy.db");
+  constexpr size_t kChannels = 160;  // frames of several hundred bytes
+  std::mt19937_64 rng(17);
+  {
+    RingStoreOptions o = Options();
+    o.batch_frames = 1000;
+    o.commit_interval_ms = 600'000;
+    auto r = RingStore::Open(path, o);
+    ASSERT_TRUE(r.ok());
+    (*r)->SetInventory(Board(kChannels));
+    for (uint64_t i = 0; i < 600; ++i) {
+      (*r)->Append(MakeFrame(kT0 + static_cast<int64_t>(i) * kSec, Sample(kChannels, i, rng)));
+    }
+    ASSERT_TRUE((*r)->Flush().ok());
+  }
+  const auto stored = edgemon::testing::StoredFrameBlobs(path);
+  ASSERT_EQ(stored.size(), 600u);
+  size_t own = 0;
+  for (const auto& [seq, blob] : stored) own += blob.size();
+  const int64_t heads = Query(path, "SELECT count(*) FROM frames WHERE substr(data, 1, 1) = x'03'");
+  EXPECT_GE(static_cast<size_t>(heads), own / store::kBlockTargetBytes);
+  EXPECT_LE(static_cast<size_t>(heads), own / store::kBlockTargetBytes + 2);
+  // Each block's frames, head first, hold at most the target.
+  size_t in_block = 0;
+  int64_t rows = 0;
+  for (const auto& [seq, blob] : stored) {
+    if (Query(path, "SELECT substr(data, 1, 1) = x'03' FROM frames WHERE seq = " +
+                        std::to_string(seq)) == 1) {
+      in_block = 0;
+    }
+    in_block += blob.size();
+    EXPECT_LE(in_block, store::kBlockTargetBytes) << "frame " << seq;
+    ++rows;
+  }
+  EXPECT_EQ(rows, 600);
+}
+
 }  // namespace edgemon::store::bases_test
