@@ -134,15 +134,15 @@ struct Point {
 enum class Side { kAtOrBefore, kAfter };
 // `past` is the first seq whose frame is after t (FirstSeqAt(c, t, true):
 // the frames after t start there, I11), nullopt when none is.
-Result<std::optional<Point>> RawNeighbour(sql::Conn& c, uint32_t id, std::optional<int64_t> past,
-                                          Side side) {
+// `frames` is the caller's, so that both sides read a block once (I18).
+Result<std::optional<Point>> RawNeighbour(sql::Conn& c, internal::FrameReader& frames, uint32_t id,
+                                          std::optional<int64_t> past, Side side) {
   if (side == Side::kAfter && !past) return std::optional<Point>();
   sql::Stmt s(c, side == Side::kAfter
                      ? "SELECT realtime_ns, data FROM frames WHERE seq >= ?1 ORDER BY seq"
                      : "SELECT realtime_ns, data FROM frames WHERE seq < ?1 ORDER BY seq DESC");
   s.Bind(1, past.value_or(INT64_MAX));
   std::optional<int64_t> v;
-  internal::FrameReader frames(c);
   while (s.Step()) {
     if (!frames.Find(s.Blob(1), id, v)) continue;
     if (v) return std::optional<Point>(Point{s.Int(0), static_cast<double>(*v)});
@@ -922,6 +922,7 @@ Status CounterNeighbours(sql::Conn& c, int64_t period, uint32_t id, int64_t t,
   auto oldest = internal::OldestFrameNs(c);
   if (!oldest.ok()) return oldest.status();
   const std::optional<int64_t> oldest_raw = *oldest;
+  internal::FrameReader frames(c);
   // The first frame after t, for the raw neighbours on either side.
   std::optional<std::optional<int64_t>> past;
   auto first_past = [&]() -> Status {
@@ -933,11 +934,11 @@ Status CounterNeighbours(sql::Conn& c, int64_t period, uint32_t id, int64_t t,
   };
   if (oldest_raw && t >= *oldest_raw) {
     if (Status e = first_past(); !e.ok()) return e;
-    auto p = RawNeighbour(c, id, *past, Side::kAtOrBefore);
+    auto p = RawNeighbour(c, frames, id, *past, Side::kAtOrBefore);
     if (!p.ok()) return p.status();
     prev = *p;
     if (prev && prev->t == t) return Status::Ok();
-    auto n = RawNeighbour(c, id, *past, Side::kAfter);
+    auto n = RawNeighbour(c, frames, id, *past, Side::kAfter);
     if (!n.ok()) return n.status();
     next = *n;
   }
@@ -962,7 +963,7 @@ Status CounterNeighbours(sql::Conn& c, int64_t period, uint32_t id, int64_t t,
       if (*n) next = Point{(*n)->t_ns, static_cast<double>((*n)->min)};
       if (!next) {
         if (Status e = first_past(); !e.ok()) return e;
-        auto r = RawNeighbour(c, id, *past, Side::kAfter);
+        auto r = RawNeighbour(c, frames, id, *past, Side::kAfter);
         if (!r.ok()) return r.status();
         next = *r;
       }
