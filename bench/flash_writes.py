@@ -488,7 +488,7 @@ def run(a, root):
         print(f"the receiver took {receiver.requests} requests")
         receiver.shutdown()
     for (b, ms), (sent, written, checkpoint, grown, per_frame, _) in zip(runs, results):
-        every = "default" if ms is None else f"{ms / 1000:g} s"
+        every = "default" if ms is None or ms < 0 else f"{ms / 1000:g} s"
         device = ("-", "-") if sent is None else tuple(f"{v / (1 << 20):.1f}" for v in sent)
         print(f"{b:<32} {every:>12} {device[0]:>26} {device[1]:>17} "
               f"{written / (1 << 20):>24.1f} "
@@ -496,7 +496,7 @@ def run(a, root):
               f"{per_frame:>10.0f}", flush=True)
     print("\nthe window's WAL frames by table (distinct pages):")
     for (b, ms), result in zip(runs, results):
-        every = "" if ms is None else f" at {ms / 1000:g} s"
+        every = "" if ms is None else " at the default" if ms < 0 else f" at {ms / 1000:g} s"
         parts = sorted(result[5].items(), key=lambda kv: -kv[1][0])
         total = sum(w for w, _ in result[5].values())
         print(f"  {b}{every}: {total} frames: " +
