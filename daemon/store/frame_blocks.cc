@@ -84,8 +84,8 @@ bool DecodeFrameBlock(std::string_view blob, std::string& raw,
   if (n < 2 || n > kMaxBlockFrames || length > kMaxBlockRawBytes) return false;
   raw.resize(length);
   uLongf got = static_cast<uLongf>(length);
-  if (uncompress(reinterpret_cast<Bytef*>(raw.data()), &got, p,
-                 static_cast<uLong>(end - p)) != Z_OK ||
+  if (uncompress(reinterpret_cast<Bytef*>(raw.data()), &got, p, static_cast<uLong>(end - p)) !=
+          Z_OK ||
       got != length) {
     return false;
   }
