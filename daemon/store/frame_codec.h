@@ -46,7 +46,7 @@
 //   varint          i, the frame's place in the block (1 to n - 1)
 //
 // A frame of a block costs its share of the compressed block (a run of
-// frames repeats itself: about a third of their own encodings on a
+// frames repeats itself: about 40 % of their own encodings on a
 // simulated board) and a few bytes of its own.
 //
 // Decoding is defensive: a truncated or malformed blob makes the decoder
