@@ -487,9 +487,10 @@ Result<bool> RingStore::Impl::TrimOnce(int64_t excess_pages, Deltas& d) {
     // A block goes whole (I18): through its last frame.
     {
       sql::Stmt next(*w_,
-                     "SELECT seq FROM frames WHERE seq > ?1 AND substr(data, 1, 1) <> x'04' "
+                     "SELECT seq FROM frames WHERE seq > ?1 AND substr(data, 1, 1) <> ?2 "
                      "ORDER BY seq LIMIT 1");
-      next.Bind(1, through);
+      const char in_block = static_cast<char>(kFrameFormatInBlock);
+      next.Bind(1, through).BindBlob(2, std::string_view(&in_block, 1));
       if (next.Step()) {
         through = next.Int(0) - 1;
       } else if (next.failed()) {

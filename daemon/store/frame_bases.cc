@@ -125,31 +125,25 @@ Status RingStore::Impl::InsertBlock(size_t first, size_t end, const std::vector<
                                     Deltas& d) {
   const uint64_t head = batch_[first].seq;
   std::string block;
+  std::vector<std::string> refs(end - first - 1);  // the later frames' references
   size_t alone = 0;
   for (size_t i = first; i < end; ++i) alone += blobs[i].size();
   if (end - first >= 2) {
     std::vector<std::string_view> frames(blobs.begin() + static_cast<ptrdiff_t>(first),
                                          blobs.begin() + static_cast<ptrdiff_t>(end));
-    std::string ref;
-    EncodeInBlock(head, end - first - 1, ref);
-    if (!EncodeFrameBlock(head, frames, block) ||
-        block.size() + (end - first - 1) * ref.size() >= alone) {
+    size_t refs_bytes = 0;
+    for (size_t i = first + 1; i < end; ++i) {
+      EncodeInBlock(head, i - first, refs[i - first - 1]);
+      refs_bytes += refs[i - first - 1].size();
+    }
+    if (!EncodeFrameBlock(head, frames, block) || block.size() + refs_bytes >= alone) {
       block.clear();
     }
   }
-  std::string ref;
   for (size_t i = first; i < end; ++i) {
     const auto& r = batch_[i];
     std::string_view blob = blobs[i];
-    if (!block.empty()) {
-      ref.clear();
-      if (i == first) {
-        blob = block;
-      } else {
-        EncodeInBlock(head, i - first, ref);
-        blob = ref;
-      }
-    }
+    if (!block.empty()) blob = i == first ? std::string_view(block) : refs[i - first - 1];
     sql::Stmt s(*w_,
                 "INSERT INTO frames(seq, boottime_ns, realtime_ns, data) VALUES(?1, ?2, ?3, ?4)");
     s.Bind(1, static_cast<int64_t>(r.seq)).Bind(2, r.boottime_ns).Bind(3, r.realtime_ns);
