@@ -346,6 +346,11 @@
 //      block of its last frame. A frame whose head is gone is a frame that
 //      does not decode (I14). Frames written before schema 16 stay as they
 //      are.
+//  19. Reads write nothing. Open() sets the no-atime inode flag (chattr +A)
+//      on the database, its -wal and its -shm where the file system has
+//      inode flags, so that a read after a commit does not update an atime
+//      (under relatime, a journal commit of the inode each time). Where the
+//      flag cannot be set the store works the same.
 //  10. Files are never deleted. A file that is not an edgemon store (not
 //      SQLite, fails quick_check, foreign application_id or schema) is an
 //      error from Open(); with recreate_bad it is renamed (with its -wal and

@@ -2,8 +2,10 @@
 // seq continuity, inventory changes, both retentions, the rollup tier,
 // counters, windows, bad files, a full disk and kill -9.
 #include <fcntl.h>
+#include <linux/fs.h>
 #include <signal.h>
 #include <sqlite3.h>
+#include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -311,6 +313,39 @@ TEST(RingStore, TheCommitPointFollowsCommitsNotAppends) {
   auto s = MustOpen(path);
   ASSERT_TRUE(s);
   EXPECT_EQ(s->committed_next_seq(), 6u);  // what the file holds
+}
+
+// The inode flags of `path` (chattr), or -1 where the file system has none.
+int InodeFlags(const std::string& path) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return -1;
+  int flags = 0;
+  const bool ok = ::ioctl(fd, FS_IOC_GETFLAGS, &flags) == 0;
+  ::close(fd);
+  return ok ? flags : -1;
+}
+
+// (I19) The store's three files carry the no-atime flag, so a read after a
+// commit does not write the inode; the directory's other files do not.
+TEST(RingStore, ItsFilesTakeNoAccessTimes) {
+  TempDir dir;
+  const auto path = dir.File("atime.db");
+  const auto other = dir.File("other");
+  WriteAll(other, "x");
+  ASSERT_GE(InodeFlags(other), 0)
+      << dir.path() << ": this test needs a file system with inode flags (ext4, xfs, btrfs)";
+  EXPECT_EQ(InodeFlags(other) & FS_NOATIME_FL, 0);
+  auto s = MustOpen(path);
+  ASSERT_TRUE(s);
+  s->SetInventory(SmallInventory());
+  for (int i = 0; i < 5; ++i) s->Append(MakeFrame(kT0 + i * kSec, {i, 1, 2, 3}));
+  ASSERT_TRUE(s->Flush().ok());
+  for (const char* suffix : {"", "-wal", "-shm"}) {
+    const int flags = InodeFlags(path + suffix);
+    ASSERT_GE(flags, 0) << path << suffix;
+    EXPECT_NE(flags & FS_NOATIME_FL, 0) << path << suffix;
+  }
+  EXPECT_EQ(InodeFlags(other) & FS_NOATIME_FL, 0);  // the directory's other files keep theirs
 }
 
 TEST(RingStore, SeqContinuesAfterReopen) {
