@@ -33,7 +33,8 @@ After the table, where each daemon's window went: the WAL frames it wrote
 in the window (those after the window's first checkpoint) by the table or
 index their page belongs to at the window's end (dbstat), each with how
 many distinct pages they were: what a checkpoint copies.
-"ptrmap" pages are the pointer map's (auto_vacuum), and "free" pages
+"ptrmap" pages are the pointer map's (auto_vacuum, in stores made before
+the store went without one), and "free" pages
 belong to no table at the end (on the free list: emptied in the window).
 
 The first column is what the block device under the store was sent:
@@ -157,13 +158,15 @@ def wal_by_table(disk, start):
     db = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
     try:
         owner = {p: n for n, p in db.execute("SELECT name, pageno FROM dbstat")}
+        pointer_map = db.execute("PRAGMA auto_vacuum").fetchone()[0] != 0
     finally:
         db.close()
     # With auto_vacuum, page 2 and every (page / 5 + 1)th page after it.
     ptrmap_every = page // 5 + 1
     writes, pages = {}, {}
     for p in frames:
-        name = owner.get(p, "ptrmap" if p >= 2 and (p - 2) % ptrmap_every == 0 else "free")
+        in_map = pointer_map and p >= 2 and (p - 2) % ptrmap_every == 0
+        name = owner.get(p, "ptrmap" if in_map else "free")
         writes[name] = writes.get(name, 0) + 1
         pages.setdefault(name, set()).add(p)
     return {n: (writes[n], len(pages[n])) for n in writes}
@@ -406,6 +409,10 @@ def main():
                     help="comma-separated store.commit_interval_ms values (default: the daemon's)")
     ap.add_argument("--aged-days", type=int, default=0,
                     help="start on a store holding this many days (default: an empty store)")
+    ap.add_argument("--seed-each", action="store_true",
+                    help="with --aged-days, each build's own api_bench writes its aged store "
+                    "(default: the first build's, copied for every daemon), for builds that "
+                    "make their stores differently")
     ap.add_argument("--store-key", action="append", default=[], metavar="KEY=VALUE",
                     help="a [store] key for every daemon, its value in TOML (repeatable)")
     ap.add_argument("--start-minute", type=int, choices=range(60), metavar="M",
@@ -457,12 +464,16 @@ def run(a, root):
         asks = {"query": "the last minute", "page": "the live page's history",
                 "summary": "the last minute's summary"}[a.poll_what]
         print(f"a client asks each daemon for {asks} every {a.poll_seconds:g} s")
-    seed = None
+    seeds = {}  # build -> its aged store
+    seed_dir = None
     if a.aged_days > 0:
         seed_dir = tempfile.mkdtemp(prefix="edgemon-flash-seed-", dir="/var/tmp")
-        seed = os.path.join(seed_dir, "aged.db")
-        aged_store(a.builds[0], a.aged_days, seed)
-        print(f"store aged {a.aged_days} days: {os.path.getsize(seed) / (1 << 20):.0f} MiB")
+        for i, b in enumerate(a.builds if a.seed_each else a.builds[:1]):
+            seed = os.path.join(seed_dir, f"aged{i}.db")
+            aged_store(b, a.aged_days, seed)
+            print(f"store aged {a.aged_days} days" + (f", written by {b}" if a.seed_each else "") +
+                  f": {os.path.getsize(seed) / (1 << 20):.0f} MiB")
+            seeds[b] = seed
     if keys:
         print("[store] " + ", ".join(keys))
     print("board: " + ("agx-orin under edgemon-sim" if root else "agx-orin fixture (still)"))
@@ -482,7 +493,9 @@ def run(a, root):
         push_url = f"http://127.0.0.1:{receiver.server_address[1]}/api/v1/write"
         print("every daemon pushes to a receiver on " + push_url)
     with concurrent.futures.ThreadPoolExecutor(max_workers=len(runs)) as pool:
-        results = list(pool.map(lambda r: measure(r[0], a.seconds, r[1], seed, keys, root,
+        results = list(pool.map(lambda r: measure(r[0], a.seconds, r[1],
+                                                  seeds.get(r[0], seeds.get(a.builds[0])),
+                                                  keys, root,
                                                   opens_at, poll, push_url), runs))
     if a.push:
         print(f"the receiver took {receiver.requests} requests")
@@ -501,8 +514,8 @@ def run(a, root):
         total = sum(w for w, _ in result[5].values())
         print(f"  {b}{every}: {total} frames: " +
               ", ".join(f"{n} {w} ({d})" for n, (w, d) in parts), flush=True)
-    if seed:
-        shutil.rmtree(os.path.dirname(seed), ignore_errors=True)
+    if seed_dir:
+        shutil.rmtree(seed_dir, ignore_errors=True)
 
 
 if __name__ == "__main__":

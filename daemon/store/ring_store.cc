@@ -203,6 +203,21 @@ Status RingStore::Impl::Init() {
   return Status::Ok();
 }
 
+// (I6) The free pages go back to the file system. A store made before
+// auto_vacuum=NONE (with a pointer map, auto_vacuum=INCREMENTAL) moves them
+// to its end and truncates; one made since is rebuilt by VACUUM, which
+// copies it through a temporary file (not memory: it can be as large as
+// the cap) and then through the WAL.
+Status RingStore::Impl::GiveBackFreePages() {
+  auto mode = w_->QueryInt("PRAGMA auto_vacuum");
+  if (!mode.ok()) return mode.status();
+  if (*mode == 2) return w_->Exec("PRAGMA incremental_vacuum");
+  if (Status e = w_->Exec("PRAGMA temp_store=FILE"); !e.ok()) return e;
+  Status vacuumed = w_->Exec("VACUUM");
+  if (Status e = w_->Exec("PRAGMA temp_store=MEMORY"); !e.ok()) return e;
+  return vacuumed;
+}
+
 Status RingStore::Impl::LoadState() {
   // Channels (I4).
   {
@@ -340,7 +355,7 @@ Status RingStore::Impl::LoadState() {
       if (!s.ok()) return s.Context("shrinking to max_bytes");
       frames_ -= d.trimmed;
       rollup_rows_ -= d.rollup_trimmed;
-      if (Status e = w_->Exec("PRAGMA incremental_vacuum"); !e.ok()) return e;
+      if (Status e = GiveBackFreePages(); !e.ok()) return e.Context("shrinking to max_bytes");
       if (Status e = w_->Exec("PRAGMA wal_checkpoint(TRUNCATE)"); !e.ok()) return e;
       std::lock_guard lk(stats_mu_);
       counters_.trimmed_frames += static_cast<uint64_t>(d.trimmed);

@@ -7,7 +7,8 @@
 //
 // Files. One SQLite database in WAL mode (`<path>`, `<path>-wal`,
 // `<path>-shm`), synchronous=NORMAL (Debian's build defaults to FULL), page
-// size 4096, auto_vacuum=INCREMENTAL, application_id 'EDGM', schema version
+// size 4096, auto_vacuum=NONE (INCREMENTAL in stores made before it),
+// application_id 'EDGM', schema version
 // in PRAGMA user_version (see kSchemaVersion and the migrations in
 // schema.cc). Tables:
 //
@@ -164,7 +165,10 @@
 //      taken from whichever tier holds the larger fraction of its own
 //      retention (raw frames by seq, or rollup periods), so both tiers
 //      shrink in proportion. If the cap is lowered below the file's size,
-//      Open() trims and runs incremental_vacuum to shrink the file first.
+//      Open() trims, then shrinks the file first: VACUUM (through a
+//      temporary file, then the WAL, which for that one transaction holds
+//      the whole store), or incremental_vacuum in a store made with
+//      auto_vacuum=INCREMENTAL.
 //      The WAL is a separate file: the writer checkpoints it (PASSIVE,
 //      automatically) every min(kMaxWalPages, cap/16 pages) pages and
 //      SQLite truncates it to that size (journal_size_limit) when it

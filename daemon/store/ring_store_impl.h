@@ -634,6 +634,7 @@ class RingStore::Impl {
   Result<int64_t> BlockStart(int64_t at);
   Status InsertBlock(size_t first, size_t end, const std::vector<std::string>& blobs, Deltas& d);
   Status DropUnusedBases();
+  Status GiveBackFreePages();
   // (I5) Raw retention: whether this commit runs it (by expire_step, or
   // with a batch whose rows fill a few pages), and the deletions.
   enum class ExpireRun { kNo, kWithBatch, kByStep };

@@ -1101,6 +1101,79 @@ TEST(RingStore, MaxSizeIsNeverExceededAndOldestFramesGo) {
   EXPECT_TRUE(small->IntegrityCheck().ok());
 }
 
+// PRAGMA `name` of the file at `path`, read by a connection of its own.
+int64_t PragmaOf(const std::string& path, const std::string& name) {
+  sqlite3* db = nullptr;
+  int64_t v = -1;
+  if (sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READONLY, nullptr) == SQLITE_OK) {
+    sqlite3_stmt* st = nullptr;
+    if (sqlite3_prepare_v2(db, ("PRAGMA " + name).c_str(), -1, &st, nullptr) == SQLITE_OK &&
+        sqlite3_step(st) == SQLITE_ROW) {
+      v = sqlite3_column_int64(st, 0);
+    }
+    sqlite3_finalize(st);
+  }
+  sqlite3_close(db);
+  return v;
+}
+
+// (I6) A store is made without a pointer map (auto_vacuum=NONE), so a
+// lowered cap is met by VACUUM; a store made with one (as they were before)
+// still shrinks by incremental_vacuum, and keeps its mode.
+TEST(RingStore, ALoweredCapShrinksStoresMadeWithAndWithoutAPointerMap) {
+  for (const bool pointer_map : {false, true}) {
+    SCOPED_TRACE(pointer_map ? "auto_vacuum=INCREMENTAL" : "auto_vacuum=NONE");
+    TempDir dir;
+    const auto path = dir.File("lowered.db");
+    auto o = Fast();
+    o.max_bytes = 2 << 20;
+    o.batch_frames = 200;
+    Inventory inv = edgemon::testing::OrinLikeInventory();
+    {
+      auto s = MustOpen(path, o);
+      ASSERT_TRUE(s);
+      s->SetInventory(inv);
+      std::mt19937_64 rng(2);
+      for (int i = 0; i < 6000; ++i) {
+        s->Append(MakeFrame(kT0 + i * kSec, BigValues(inv, static_cast<uint64_t>(i), rng)));
+      }
+      ASSERT_TRUE(s->Close().ok());
+    }
+    EXPECT_EQ(PragmaOf(path, "auto_vacuum"), 0);  // a new store's
+    if (pointer_map) {
+      sqlite3* db = nullptr;
+      ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+      ASSERT_EQ(
+          sqlite3_exec(db, "PRAGMA auto_vacuum=INCREMENTAL; VACUUM;", nullptr, nullptr, nullptr),
+          SQLITE_OK)
+          << sqlite3_errmsg(db);
+      sqlite3_close(db);
+      ASSERT_EQ(PragmaOf(path, "auto_vacuum"), 2);
+    }
+    const int64_t before = FileBytes(path);
+    ASSERT_GT(before, 1 << 20);
+    o.max_bytes = 1 << 20;
+    {
+      auto s = MustOpen(path, o);
+      ASSERT_TRUE(s);
+      EXPECT_LE(FileBytes(path), 1 << 20);
+      auto st = s->Stats();
+      ASSERT_TRUE(st.ok());
+      EXPECT_EQ(st->last_seq, 6000u);
+      EXPECT_GT(st->frames, 100);
+      EXPECT_TRUE(s->IntegrityCheck().ok());
+      // It goes on under the new cap.
+      std::mt19937_64 rng(3);
+      for (int i = 6000; i < 7000; ++i) {
+        s->Append(MakeFrame(kT0 + i * kSec, BigValues(inv, static_cast<uint64_t>(i), rng)));
+      }
+      ASSERT_TRUE(s->Close().ok());
+    }
+    EXPECT_LE(FileBytes(path), 1 << 20);
+    EXPECT_EQ(PragmaOf(path, "auto_vacuum"), pointer_map ? 2 : 0);
+  }
+}
+
 // Windows are capped as a table of their own: a flood of long-labelled
 // windows under a small cap never evicts a frame (it used to take all of them).
 TEST(RingStore, WindowsNeverEvictFrameHistory) {
