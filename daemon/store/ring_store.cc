@@ -4,13 +4,16 @@
 // (In) refers to its invariants; ring_store_impl.h maps the other files.
 #include "daemon/store/ring_store.h"
 
-#include <fcntl.h>
+#include <dirent.h>
 #include <linux/fs.h>
 #include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <climits>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <ctime>
 
@@ -25,19 +28,41 @@ namespace {
 // the first read of the WAL after each commit dirties its inode, and ext4
 // commits that to its journal (three blocks, 12 KiB), once a commit. The
 // no-atime inode flag (chattr +A, which the file's owner may set) stops it.
-// A file system without inode flags (tmpfs, vfat) keeps updating atimes:
-// the store works the same on it.
-void KeepAccessTime(const std::string& path) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
-  if (fd < 0) return;
-  struct stat st {};
-  int flags = 0;
-  if (::fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && ::ioctl(fd, FS_IOC_GETFLAGS, &flags) == 0 &&
-      (flags & FS_NOATIME_FL) == 0) {
-    flags |= FS_NOATIME_FL;
-    (void)::ioctl(fd, FS_IOC_SETFLAGS, &flags);
+// It is set through the descriptors SQLite holds: closing a descriptor of
+// our own on one of these files would drop every POSIX lock this process
+// holds on it, SQLite's among them, and another process could then take the
+// database for unused and delete its WAL. A file system without inode flags
+// (tmpfs, vfat) keeps updating atimes: the store works the same on it.
+void KeepAccessTimes(const std::string& path) {
+  char resolved[PATH_MAX];
+  if (::realpath(path.c_str(), resolved) == nullptr) return;  // as SQLite names its WAL
+  std::vector<std::pair<dev_t, ino_t>> files;
+  for (const char* suffix : {"", "-wal", "-shm"}) {
+    struct stat st {};
+    if (::stat((std::string(resolved) + suffix).c_str(), &st) == 0 && S_ISREG(st.st_mode)) {
+      files.emplace_back(st.st_dev, st.st_ino);
+    }
   }
-  ::close(fd);
+  DIR* dir = ::opendir("/proc/self/fd");
+  if (dir == nullptr) return;
+  const int own = ::dirfd(dir);
+  while (const dirent* e = ::readdir(dir)) {
+    char* end = nullptr;
+    const long fd = std::strtol(e->d_name, &end, 10);
+    if (end == e->d_name || *end != '\0' || fd == own || fd < 0 || fd > INT_MAX) continue;
+    struct stat st {};
+    if (::fstat(static_cast<int>(fd), &st) != 0 || !S_ISREG(st.st_mode) ||
+        std::find(files.begin(), files.end(), std::pair(st.st_dev, st.st_ino)) == files.end()) {
+      continue;
+    }
+    int flags = 0;
+    if (::ioctl(static_cast<int>(fd), FS_IOC_GETFLAGS, &flags) == 0 &&
+        (flags & FS_NOATIME_FL) == 0) {
+      flags |= FS_NOATIME_FL;
+      (void)::ioctl(static_cast<int>(fd), FS_IOC_SETFLAGS, &flags);
+    }
+  }
+  ::closedir(dir);
 }
 
 using internal::ChannelFromRow;
@@ -199,7 +224,7 @@ Status RingStore::Impl::Init() {
     }
   }
   // Setup read and wrote through the WAL, so its two files exist now.
-  for (const char* suffix : {"", "-wal", "-shm"}) KeepAccessTime(path_ + suffix);
+  KeepAccessTimes(path_);
   return Status::Ok();
 }
 

@@ -348,6 +348,54 @@ TEST(RingStore, ItsFilesTakeNoAccessTimes) {
   EXPECT_EQ(InodeFlags(other) & FS_NOATIME_FL, 0);  // the directory's other files keep theirs
 }
 
+// (I19) Setting the flag keeps SQLite's locks: another process that
+// checkpoints and closes the store while edgemond holds it must find it in
+// use, and leave its WAL and -shm in place (a descriptor of the store's
+// own, opened and closed beside SQLite's, dropped them, and the other
+// process deleted the WAL under the writer).
+TEST(RingStore, AnotherProcessClosingTheStoreLeavesItsWal) {
+  TempDir dir;
+  const auto path = dir.File("shared.db");
+  int go[2];
+  ASSERT_EQ(::pipe(go), 0);
+  // The child is forked before the store opens: no thread and no SQLite
+  // state of the parent's comes with it.
+  const pid_t child = ::fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    ::close(go[1]);
+    char c = 0;
+    if (::read(go[0], &c, 1) != 1) ::_exit(2);
+    sqlite3* db = nullptr;
+    int rc = sqlite3_open(path.c_str(), &db);
+    if (rc == SQLITE_OK)
+      rc = sqlite3_exec(db, "PRAGMA wal_checkpoint(PASSIVE)", nullptr, nullptr, nullptr);
+    sqlite3_close(db);
+    ::_exit(rc == SQLITE_OK ? 0 : 3);
+  }
+  ::close(go[0]);
+  auto s = MustOpen(path);
+  ASSERT_TRUE(s);
+  s->SetInventory(SmallInventory());
+  for (int i = 0; i < 5; ++i) s->Append(MakeFrame(kT0 + i * kSec, {i, 1, 2, 3}));
+  ASSERT_TRUE(s->Flush().ok());
+  ASSERT_EQ(::write(go[1], "g", 1), 1);
+  ::close(go[1]);
+  int status = 0;
+  ASSERT_EQ(::waitpid(child, &status, 0), child);
+  ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << status;
+  EXPECT_GE(FileBytes(path + "-wal"), 0) << "the WAL was deleted under the writer";
+  EXPECT_GE(FileBytes(path + "-shm"), 0) << "the -shm was deleted under the writer";
+  for (int i = 5; i < 10; ++i) s->Append(MakeFrame(kT0 + i * kSec, {i, 1, 2, 3}));
+  ASSERT_TRUE(s->Flush().ok());
+  s.reset();
+  auto again = MustOpen(path);
+  ASSERT_TRUE(again);
+  auto all = again->Range(kT0, kT0 + 100 * kSec, {}, 0);
+  ASSERT_TRUE(all.ok());
+  EXPECT_EQ(all->frames.size(), 10u);  // what went in after the other process closed is there
+}
+
 TEST(RingStore, SeqContinuesAfterReopen) {
   TempDir dir;
   const auto path = dir.File("seq.db");
