@@ -350,10 +350,12 @@
 //      block of its last frame. A frame whose head is gone is a frame that
 //      does not decode (I14). Frames written before schema 16 stay as they
 //      are.
-//  19. Reads write nothing. Open() sets the no-atime inode flag (chattr +A)
-//      on the database, its -wal and its -shm where the file system has
-//      inode flags, so that a read after a commit does not update an atime
-//      (under relatime, a journal commit of the inode each time). Where the
+//  19. No access times. Open() sets the no-atime inode flag (chattr +A) on
+//      the database, its -wal and its -shm where the file system has inode
+//      flags, so that a read after a commit does not update an atime (under
+//      relatime, a journal commit of the inode each time). It sets it through
+//      the descriptors SQLite holds (/proc/self/fd), never one of its own:
+//      closing that would drop SQLite's POSIX locks on the file. Where the
 //      flag cannot be set the store works the same.
 //  10. Files are never deleted. A file that is not an edgemon store (not
 //      SQLite, fails quick_check, foreign application_id or schema) is an
