@@ -19,6 +19,7 @@
 
 #include "daemon/store/frame_codec.h"
 #include "daemon/store/ring_store_impl.h"
+#include "edgemon/paths.h"
 
 namespace edgemon::store {
 namespace {
@@ -43,7 +44,7 @@ void KeepAccessTimes(const std::string& path) {
       files.emplace_back(st.st_dev, st.st_ino);
     }
   }
-  DIR* dir = ::opendir("/proc/self/fd");
+  DIR* dir = ::opendir(HostProcPath("self/fd").c_str());
   if (dir == nullptr) return;
   const int own = ::dirfd(dir);
   while (const dirent* e = ::readdir(dir)) {

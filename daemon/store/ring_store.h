@@ -353,10 +353,10 @@
 //  19. No access times. Open() sets the no-atime inode flag (chattr +A) on
 //      the database, its -wal and its -shm where the file system has inode
 //      flags, so that a read after a commit does not update an atime (under
-//      relatime, a journal commit of the inode each time). It sets it through
-//      the descriptors SQLite holds (/proc/self/fd), never one of its own:
-//      closing that would drop SQLite's POSIX locks on the file. Where the
-//      flag cannot be set the store works the same.
+//      relatime, a journal commit of the inode each time). It sets it
+//      through the descriptors SQLite holds (the process's fd directory),
+//      never one of its own: closing that would drop SQLite's POSIX locks on
+//      the file. Where the flag cannot be set the store works the same.
 //  10. Files are never deleted. A file that is not an edgemon store (not
 //      SQLite, fails quick_check, foreign application_id or schema) is an
 //      error from Open(); with recreate_bad it is renamed (with its -wal and
