@@ -13,6 +13,23 @@
 
 namespace edgemon::testing {
 
+// One integer from a query on a read-only connection of the caller's own
+// (-1 when the file, the query or its row is not there).
+inline int64_t QueryInt(const std::string& path, const std::string& sql) {
+  sqlite3* db = nullptr;
+  int64_t out = -1;
+  if (sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READONLY, nullptr) == SQLITE_OK) {
+    sqlite3_stmt* st = nullptr;
+    if (sqlite3_prepare_v2(db, sql.c_str(), -1, &st, nullptr) == SQLITE_OK &&
+        sqlite3_step(st) == SQLITE_ROW) {
+      out = sqlite3_column_int64(st, 0);
+    }
+    sqlite3_finalize(st);
+  }
+  sqlite3_close(db);
+  return out;
+}
+
 // Every stored frame's own blob (version 1 or 2) by seq, in seq order: a
 // block's frames (I18) read from its head's row. A frame whose block does
 // not decode is left out.

@@ -19,6 +19,7 @@
 namespace edgemon::store::bases_test {
 namespace {
 
+using edgemon::testing::QueryInt;
 using edgemon::testing::TempTree;
 
 constexpr int64_t kSec = 1'000'000'000;
@@ -75,22 +76,6 @@ RingStoreOptions Options() {
   o.batch_frames = 50;
   o.commit_interval_ms = 5;
   return o;
-}
-
-// One integer from a query on the test's own read-only connection.
-int64_t Query(const std::string& path, const std::string& sql) {
-  sqlite3* db = nullptr;
-  int64_t out = -1;
-  if (sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READONLY, nullptr) == SQLITE_OK) {
-    sqlite3_stmt* st = nullptr;
-    if (sqlite3_prepare_v2(db, sql.c_str(), -1, &st, nullptr) == SQLITE_OK &&
-        sqlite3_step(st) == SQLITE_ROW) {
-      out = sqlite3_column_int64(st, 0);
-    }
-    sqlite3_finalize(st);
-  }
-  sqlite3_close(db);
-  return out;
 }
 
 void Exec(const std::string& path, const std::string& sql) {
@@ -170,13 +155,14 @@ TEST(FrameBases, FramesReadBackValueForValueAndTakeLessThanTheirOwnEncoding) {
   }
   EXPECT_GT(against_base, 350);
   // (I18) In blocks: a head and its frames' references.
-  EXPECT_GT(Query(path, "SELECT count(*) FROM frames WHERE substr(data, 1, 1) IN (x'03', x'04')"),
-            350);
-  const int64_t bases = Query(path, "SELECT count(*) FROM frame_bases");
+  EXPECT_GT(
+      QueryInt(path, "SELECT count(*) FROM frames WHERE substr(data, 1, 1) IN (x'03', x'04')"),
+      350);
+  const int64_t bases = QueryInt(path, "SELECT count(*) FROM frame_bases");
   EXPECT_GE(bases, 3);  // the first frame, one channel gone, back
   EXPECT_LE(bases, 3 + 400 / 64);
-  const int64_t stored = Query(path, "SELECT sum(length(data)) FROM frames") +
-                         Query(path, "SELECT sum(length(data)) FROM frame_bases");
+  const int64_t stored = QueryInt(path, "SELECT sum(length(data)) FROM frames") +
+                         QueryInt(path, "SELECT sum(length(data)) FROM frame_bases");
   EXPECT_LT(static_cast<double>(stored), 0.8 * static_cast<double>(Version1Bytes(written)));
 }
 
@@ -202,20 +188,21 @@ TEST(FrameBases, BasesGoWithTheFramesThatNeedThemAndARestartStartsANewOne) {
     // Whole blocks go (I18): the oldest kept may be up to a block older.
     EXPECT_LE(all->frames.size(), 101u + store::kMaxBlockFrames);
     EXPECT_GE(all->frames.size(), 100u);
-    EXPECT_EQ(Query(path,
-                    "SELECT count(*) FROM frames WHERE seq = (SELECT min(seq) FROM frames) "
-                    "AND substr(data, 1, 1) = x'04'"),
+    EXPECT_EQ(QueryInt(path,
+                       "SELECT count(*) FROM frames WHERE seq = (SELECT min(seq) FROM frames) "
+                       "AND substr(data, 1, 1) = x'04'"),
               0)
         << "a block lost its head";
     EXPECT_EQ(all->bad_frames, 0u);
     // About 100 s of frames need two or three bases: the rest went.
-    EXPECT_LE(Query(path, "SELECT count(*) FROM frame_bases"), 4) << "run " << run;
+    EXPECT_LE(QueryInt(path, "SELECT count(*) FROM frame_bases"), 4) << "run " << run;
   }
   // The oldest frame's base is still there, and the newest base was made
   // after the restart (after the first run's newest).
   EXPECT_EQ(
-      Query(path, "SELECT count(*) FROM frame_bases WHERE id >= (SELECT min(id) FROM frame_bases)"),
-      Query(path, "SELECT count(*) FROM frame_bases"));
+      QueryInt(path,
+               "SELECT count(*) FROM frame_bases WHERE id >= (SELECT min(id) FROM frame_bases)"),
+      QueryInt(path, "SELECT count(*) FROM frame_bases"));
 }
 
 TEST(FrameBases, AFrameWhoseBaseIsGoneIsABadFrameAndTheOthersRead) {
@@ -236,7 +223,7 @@ TEST(FrameBases, AFrameWhoseBaseIsGoneIsABadFrameAndTheOthersRead) {
   }
   // The second base (of those ten frames) goes, as a damaged or
   // hand-edited file would lose it.
-  const int64_t second = Query(path, "SELECT id FROM frame_bases ORDER BY id LIMIT 1 OFFSET 1");
+  const int64_t second = QueryInt(path, "SELECT id FROM frame_bases ORDER BY id LIMIT 1 OFFSET 1");
   ASSERT_GT(second, 0);
   int64_t lost = 0;
   for (const auto& [seq, blob] : edgemon::testing::StoredFrameBlobs(path)) {
@@ -278,14 +265,15 @@ TEST(FrameBases, ABlockWhoseHeadIsGoneIsBadFramesAndTheOthersRead) {
   }
   // Three blocks: every row a head or a frame of one, the heads where the
   // blocks start.
-  const int64_t heads = Query(path, "SELECT count(*) FROM frames WHERE substr(data, 1, 1) = x'03'");
+  const int64_t heads =
+      QueryInt(path, "SELECT count(*) FROM frames WHERE substr(data, 1, 1) = x'03'");
   EXPECT_EQ(heads, 3);
-  EXPECT_EQ(Query(path, "SELECT count(*) FROM frames WHERE substr(data, 1, 1) = x'04'"),
+  EXPECT_EQ(QueryInt(path, "SELECT count(*) FROM frames WHERE substr(data, 1, 1) = x'04'"),
             600 - heads);
-  const int64_t second = Query(
+  const int64_t second = QueryInt(
       path,
       "SELECT seq FROM frames WHERE substr(data, 1, 1) = x'03' ORDER BY seq LIMIT 1 OFFSET 1");
-  const int64_t first = Query(path, "SELECT min(seq) FROM frames");
+  const int64_t first = QueryInt(path, "SELECT min(seq) FROM frames");
   ASSERT_EQ(second - first, static_cast<int64_t>(store::kMaxBlockFrames));
   Exec(path, "DELETE FROM frames WHERE seq = " + std::to_string(second));
   auto r = RingStore::Open(path, Options());
@@ -329,15 +317,16 @@ TEST(FrameBases, ABlockEndsBeforeItsFramesPassTheTargetBytes) {
   ASSERT_EQ(stored.size(), 600u);
   size_t own = 0;
   for (const auto& [seq, blob] : stored) own += blob.size();
-  const int64_t heads = Query(path, "SELECT count(*) FROM frames WHERE substr(data, 1, 1) = x'03'");
+  const int64_t heads =
+      QueryInt(path, "SELECT count(*) FROM frames WHERE substr(data, 1, 1) = x'03'");
   EXPECT_GE(static_cast<size_t>(heads), own / store::kBlockTargetBytes);
   EXPECT_LE(static_cast<size_t>(heads), own / store::kBlockTargetBytes + 2);
   // Each block's frames, head first, hold at most the target.
   size_t in_block = 0;
   int64_t rows = 0;
   for (const auto& [seq, blob] : stored) {
-    if (Query(path, "SELECT substr(data, 1, 1) = x'03' FROM frames WHERE seq = " +
-                        std::to_string(seq)) == 1) {
+    if (QueryInt(path, "SELECT substr(data, 1, 1) = x'03' FROM frames WHERE seq = " +
+                           std::to_string(seq)) == 1) {
       in_block = 0;
     }
     in_block += blob.size();

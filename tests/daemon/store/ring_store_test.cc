@@ -1149,22 +1149,6 @@ TEST(RingStore, MaxSizeIsNeverExceededAndOldestFramesGo) {
   EXPECT_TRUE(small->IntegrityCheck().ok());
 }
 
-// PRAGMA `name` of the file at `path`, read by a connection of its own.
-int64_t PragmaOf(const std::string& path, const std::string& name) {
-  sqlite3* db = nullptr;
-  int64_t v = -1;
-  if (sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READONLY, nullptr) == SQLITE_OK) {
-    sqlite3_stmt* st = nullptr;
-    if (sqlite3_prepare_v2(db, ("PRAGMA " + name).c_str(), -1, &st, nullptr) == SQLITE_OK &&
-        sqlite3_step(st) == SQLITE_ROW) {
-      v = sqlite3_column_int64(st, 0);
-    }
-    sqlite3_finalize(st);
-  }
-  sqlite3_close(db);
-  return v;
-}
-
 // (I6) A store is made without a pointer map (auto_vacuum=NONE), so a
 // lowered cap is met by VACUUM; a store made with one (as they were before)
 // still shrinks by incremental_vacuum, and keeps its mode.
@@ -1187,7 +1171,7 @@ TEST(RingStore, ALoweredCapShrinksStoresMadeWithAndWithoutAPointerMap) {
       }
       ASSERT_TRUE(s->Close().ok());
     }
-    EXPECT_EQ(PragmaOf(path, "auto_vacuum"), 0);  // a new store's
+    EXPECT_EQ(edgemon::testing::QueryInt(path, "PRAGMA auto_vacuum"), 0);  // a new store's
     if (pointer_map) {
       sqlite3* db = nullptr;
       ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
@@ -1196,7 +1180,7 @@ TEST(RingStore, ALoweredCapShrinksStoresMadeWithAndWithoutAPointerMap) {
           SQLITE_OK)
           << sqlite3_errmsg(db);
       sqlite3_close(db);
-      ASSERT_EQ(PragmaOf(path, "auto_vacuum"), 2);
+      ASSERT_EQ(edgemon::testing::QueryInt(path, "PRAGMA auto_vacuum"), 2);
     }
     const int64_t before = FileBytes(path);
     ASSERT_GT(before, 1 << 20);
@@ -1218,7 +1202,7 @@ TEST(RingStore, ALoweredCapShrinksStoresMadeWithAndWithoutAPointerMap) {
       ASSERT_TRUE(s->Close().ok());
     }
     EXPECT_LE(FileBytes(path), 1 << 20);
-    EXPECT_EQ(PragmaOf(path, "auto_vacuum"), pointer_map ? 2 : 0);
+    EXPECT_EQ(edgemon::testing::QueryInt(path, "PRAGMA auto_vacuum"), pointer_map ? 2 : 0);
   }
 }
 
@@ -2472,19 +2456,7 @@ std::string RollupTables(const std::string& path) {
 }
 
 int64_t RollupRows(const std::string& path) {
-  sqlite3* db = nullptr;
-  int64_t n = -1;
-  if (sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READONLY, nullptr) == SQLITE_OK) {
-    sqlite3_stmt* st = nullptr;
-    if (sqlite3_prepare_v2(db, "SELECT coalesce(sum(periods), 0) FROM rollup", -1, &st, nullptr) ==
-            SQLITE_OK &&
-        sqlite3_step(st) == SQLITE_ROW) {
-      n = sqlite3_column_int64(st, 0);
-    }
-    sqlite3_finalize(st);
-  }
-  sqlite3_close(db);
-  return n;
+  return edgemon::testing::QueryInt(path, "SELECT coalesce(sum(periods), 0) FROM rollup");
 }
 
 // (I7) Closed periods held back by rollup_write_frames: none in the table
