@@ -3,9 +3,11 @@
 // counters, windows, bad files, a full disk and kill -9.
 #include <fcntl.h>
 #include <linux/fs.h>
+#include <sched.h>
 #include <signal.h>
 #include <sqlite3.h>
 #include <sys/ioctl.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -1204,6 +1206,137 @@ TEST(RingStore, ALoweredCapShrinksStoresMadeWithAndWithoutAPointerMap) {
     EXPECT_LE(FileBytes(path), 1 << 20);
     EXPECT_EQ(edgemon::testing::QueryInt(path, "PRAGMA auto_vacuum"), pointer_map ? 2 : 0);
   }
+}
+
+// A mount namespace of this process's own (a user namespace first when not
+// root), with `dir` a tmpfs of `bytes`: "" or why it could not be made.
+std::string SmallFileSystem(const std::string& dir, int64_t bytes) {
+  const uid_t uid = ::geteuid();
+  const gid_t gid = ::getegid();
+  if (::unshare(uid == 0 ? CLONE_NEWNS : CLONE_NEWUSER | CLONE_NEWNS) != 0) {
+    return std::string("unshare: ") + std::strerror(errno);
+  }
+  if (uid != 0) {
+    auto put = [](const char* file, const std::string& text) {
+      std::ofstream f(file);
+      f << text;
+      return static_cast<bool>(f.flush());
+    };
+    if (!put("/proc/self/setgroups", "deny") ||
+        !put("/proc/self/uid_map", "0 " + std::to_string(uid) + " 1\n") ||
+        !put("/proc/self/gid_map", "0 " + std::to_string(gid) + " 1\n")) {
+      return "cannot map the user namespace's ids";
+    }
+  }
+  if (::mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0) {
+    return std::string("mount --make-rprivate /: ") + std::strerror(errno);
+  }
+  std::filesystem::create_directories(dir);
+  const std::string size = "size=" + std::to_string(bytes);
+  if (::mount("tmpfs", dir.c_str(), "tmpfs", 0, size.c_str()) != 0) {
+    return std::string("mount tmpfs: ") + std::strerror(errno);
+  }
+  return "";
+}
+
+// A lowered cap rebuilds the store (VACUUM) through the WAL: on a file
+// system without room for that, the start fails with the reason, keeps
+// every frame the trim left and is not taken for damage; once there is room,
+// the next start shrinks the store.
+TEST(RingStore, ALoweredCapOnAFullFileSystemFailsClearlyAndLosesNothing) {
+  TempDir dir;
+  const auto made = dir.File("full.db");
+  auto o = Fast();
+  o.max_bytes = 2 << 20;
+  o.batch_frames = 200;
+  Inventory inv = edgemon::testing::OrinLikeInventory();
+  {
+    auto s = MustOpen(made, o);
+    ASSERT_TRUE(s);
+    s->SetInventory(inv);
+    std::mt19937_64 rng(2);
+    for (int i = 0; i < 6000; ++i) {
+      s->Append(MakeFrame(kT0 + i * kSec, BigValues(inv, static_cast<uint64_t>(i), rng)));
+    }
+    ASSERT_TRUE(s->Close().ok());
+  }
+  const int64_t bytes = FileBytes(made);
+  ASSERT_GT(bytes, 1 << 20);
+  ASSERT_EQ(FileBytes(made + "-wal"), -1);  // checkpointed and gone at close
+  int out[2];
+  ASSERT_EQ(::pipe(out), 0);
+  const pid_t child = ::fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    ::close(out[0]);
+    std::ostringstream report;
+    auto send = [&] {
+      const std::string text = report.str();
+      (void)!::write(out[1], text.data(), text.size());
+      ::_exit(0);
+    };
+    const std::string small = dir.File("small"), path = small + "/full.db";
+    // Room for the store and 256 KiB: not for the VACUUM's copy in the WAL.
+    if (std::string why = SmallFileSystem(small, bytes + (256 << 10)); !why.empty()) {
+      report << "setup " << why << "\n";
+      send();
+    }
+    std::filesystem::copy_file(made, path);
+    auto lowered = o;
+    lowered.max_bytes = 1 << 20;
+    auto first = RingStore::Open(path, lowered);
+    report << "first " << (first.ok() ? "opened" : first.status().message()) << "\n";
+    first = Status::Internal("closed");
+    for (const auto& e : std::filesystem::directory_iterator(small)) {
+      report << "file " << e.path().filename().string() << "\n";
+    }
+    if (::mount("tmpfs", small.c_str(), "tmpfs", MS_REMOUNT, "size=16m") != 0) {
+      report << "setup remount: " << std::strerror(errno) << "\n";
+      send();
+    }
+    auto second = RingStore::Open(path, lowered);
+    if (!second.ok()) {
+      report << "second " << second.status().message() << "\n";
+      send();
+    }
+    auto st = (*second)->Stats();
+    report << "second opened\n"
+           << "last_seq " << (st.ok() && st->last_seq ? *st->last_seq : 0) << "\n"
+           << "frames " << (st.ok() ? st->frames : 0) << "\n"
+           << "integrity " << ((*second)->IntegrityCheck().ok() ? "ok" : "failed") << "\n"
+           << "close " << ((*second)->Close().ok() ? "ok" : "failed") << "\n"
+           << "bytes " << FileBytes(path) << "\n";
+    send();
+  }
+  ::close(out[1]);
+  std::string text;
+  char buf[512];
+  for (ssize_t n; (n = ::read(out[0], buf, sizeof buf)) > 0;)
+    text.append(buf, static_cast<size_t>(n));
+  ::close(out[0]);
+  int status = 0;
+  ASSERT_EQ(::waitpid(child, &status, 0), child);
+  ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << status << "\n" << text;
+  std::map<std::string, std::string> r;
+  std::istringstream lines(text);
+  for (std::string line; std::getline(lines, line);) {
+    const auto space = line.find(' ');
+    if (line.rfind("file ", 0) == 0) {
+      r["files"] += line.substr(5) + " ";
+    } else {
+      r[line.substr(0, space)] = space == std::string::npos ? "" : line.substr(space + 1);
+    }
+  }
+  ASSERT_EQ(r.count("setup"), 0u) << r["setup"];
+  EXPECT_NE(r["first"].find("shrinking to max_bytes"), std::string::npos) << r["first"];
+  EXPECT_NE(r["first"].find("full"), std::string::npos) << r["first"];
+  EXPECT_EQ(r["files"].find(".bad"), std::string::npos) << r["files"];  // not taken for damage
+  ASSERT_EQ(r["second"], "opened") << text;
+  EXPECT_EQ(r["last_seq"], "6000");  // the newest frames are all there
+  EXPECT_GT(std::stoll(r["frames"]), 100);
+  EXPECT_EQ(r["integrity"], "ok");
+  EXPECT_EQ(r["close"], "ok");
+  EXPECT_LE(std::stoll(r["bytes"]), 1 << 20);
 }
 
 // Windows are capped as a table of their own: a flood of long-labelled
