@@ -1,6 +1,7 @@
 // How long one full sample of a board takes, next to the floor: the same
 // value files read with bare pread and no parsing, and next to reopening
-// every file per read (what node_exporter does on each scrape).
+// every file per read (what node_exporter does on each scrape); and what
+// the flight recorder adds to each frame on the sampler's thread.
 //
 //   build/bench/collect_bench [--benchmark_filter=agx-orin]
 #include <benchmark/benchmark.h>
@@ -12,6 +13,7 @@
 
 #include "daemon/collect/collection.h"
 #include "daemon/collect/collectors.h"
+#include "daemon/flight_recorder.h"
 
 #ifndef EDGEMON_FIXTURES_DIR
 #error "EDGEMON_FIXTURES_DIR must name tests/fixtures"
@@ -82,11 +84,41 @@ void ReopenEach(benchmark::State& state, const char* name) {
   state.counters["files"] = static_cast<double>(paths.size());
 }
 
+// One frame into the flight recorder, as the sampler hands it each frame:
+// the ring on tmpfs (/dev/shm, as the unit's /run) where there is one, the
+// store committing 64 frames behind.
+void FlightRecord(benchmark::State& state, const char* name) {
+  Board b(name);
+  edgemon::Frame frame;
+  b.collection.Sample(1'000'000'000, frame);
+  const char* dir = ::access("/dev/shm", W_OK) == 0 ? "/dev/shm" : "/tmp";
+  const std::string path = std::string(dir) + "/edgemon-bench-" + std::to_string(::getpid());
+  const auto& inv = b.collection.inventory();
+  auto opened =
+      edgemon::FlightRecorder::Open(path, edgemon::FlightRingBytes(inv.channels.size(), 2048));
+  if (!opened.ok()) {
+    state.SkipWithError(opened.status().message().c_str());
+    return;
+  }
+  auto recorder = std::move(opened).value();
+  uint64_t seq = 1;
+  recorder->FollowCommits([&seq] { return seq > 64 ? seq - 64 : 0; });
+  for (auto _ : state) {
+    frame.seq = seq++;
+    recorder->OnFrame(inv, b.collection.generation(), frame);
+  }
+  recorder.reset();
+  ::unlink(path.c_str());
+  state.counters["channels"] = static_cast<double>(inv.channels.size());
+}
+
 int Register() {
   for (const char* board : kBoards) {
     benchmark::RegisterBenchmark((std::string("sample/") + board).c_str(), FullSample, board);
     benchmark::RegisterBenchmark((std::string("floor_pread/") + board).c_str(), PreadFloor, board);
     benchmark::RegisterBenchmark((std::string("reopen_each/") + board).c_str(), ReopenEach, board);
+    benchmark::RegisterBenchmark((std::string("flight_record/") + board).c_str(), FlightRecord,
+                                 board);
   }
   return 0;
 }
