@@ -254,11 +254,11 @@ def checkpoint_bytes(disk):
 
 
 # The window opens this long after the daemons start at the earliest: past
-# their first commit (five minutes at the automatic interval), with which a
-# daemon that expires frames once an hour runs its first expiry (of only
-# the frames the store's copy aged meanwhile); its next, of a whole hour of
-# frames, then falls inside an hour's window.
-FIRST_COMMIT_S = 360
+# their first commit (512 frames at 1 Hz, 8.5 minutes, at the automatic
+# interval), with which a daemon that expires frames once an hour runs its
+# first expiry (of only the frames the store's copy aged meanwhile); its
+# next, of a whole hour of frames, then falls inside an hour's window.
+FIRST_COMMIT_S = 560
 
 
 def next_minute(minute, not_before):

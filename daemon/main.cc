@@ -64,8 +64,9 @@ namespace {
 constexpr int64_t kNsPerMs = 1'000'000;
 constexpr int kExitConfig = 2;
 constexpr int kExitBadStore = 3;
-// Frames per store transaction at most: 5 minutes at 1 Hz fit in one (the
-// automatic interval with a flight recorder), and the recorder keeps four.
+// Frames per store transaction at most: with a flight recorder (the automatic
+// interval, 10 minutes) a commit every 8.5 minutes at 1 Hz; the recorder keeps
+// four.
 constexpr size_t kBatchFrames = 512;
 
 // Where the store's damage (found on any thread) reaches the API's health

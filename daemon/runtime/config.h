@@ -39,7 +39,7 @@ struct PushConfig {
 // store.commit_interval_ms: -1 (the default) chooses by whether a flight
 // recorder keeps the frames not yet committed (edgemond's main).
 inline constexpr int64_t kCommitIntervalAuto = -1;
-inline constexpr int64_t kCommitIntervalFlightMs = 300'000;
+inline constexpr int64_t kCommitIntervalFlightMs = 600'000;
 inline constexpr int64_t kCommitIntervalBareMs = 5'000;
 
 struct Config {

@@ -293,14 +293,15 @@ class DaemonTest(unittest.TestCase):
             self.assertIn("stored", d.output())
         notify.close()
 
-    def test_commits_every_5min_with_the_flight_recorder_and_every_5s_without(self):
-        # store.commit_interval_ms unset: 5 minutes while the flight recorder
-        # (beside the unix socket) keeps what is not committed yet, 5 s
-        # with a TCP listener alone, where a crash would lose the interval.
+    def test_commits_every_10min_with_the_flight_recorder_and_every_5s_without(self):
+        # store.commit_interval_ms unset: 10 minutes (or 512 frames) while the
+        # flight recorder (beside the unix socket) keeps what is not committed
+        # yet, 5 s with a TCP listener alone, where a crash would lose the
+        # interval.
         d = Daemon(self.tmp, self.db, extra=["--interval-ms", "100"])
         try:
             self.assertGreaterEqual(wait_frames(self.db, 1, 20), 1, d.output())
-            time.sleep(8)  # 80 frames: past a 5 s commit, inside 5 minutes and a batch
+            time.sleep(8)  # 80 frames: past a 5 s commit, inside 10 minutes and a batch
             committed = frames(self.db)[0]
         finally:
             self.assertEqual(d.stop(), 0)
