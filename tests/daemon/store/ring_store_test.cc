@@ -1153,6 +1153,27 @@ TEST(RingStore, MaxSizeIsNeverExceededAndOldestFramesGo) {
   EXPECT_TRUE(small->IntegrityCheck().ok());
 }
 
+// A store capped at 2 MiB and 6000 frames of the Orin-like inventory in it
+// (over 1 MiB of file, closed): a store to lower the cap of.
+RingStoreOptions TwoMiBCap() {
+  auto o = Fast();
+  o.max_bytes = 2 << 20;
+  o.batch_frames = 200;
+  return o;
+}
+
+void FillTwoMiBStore(const std::string& path) {
+  Inventory inv = edgemon::testing::OrinLikeInventory();
+  auto s = MustOpen(path, TwoMiBCap());
+  ASSERT_TRUE(s);
+  s->SetInventory(inv);
+  std::mt19937_64 rng(2);
+  for (int i = 0; i < 6000; ++i) {
+    s->Append(MakeFrame(kT0 + i * kSec, BigValues(inv, static_cast<uint64_t>(i), rng)));
+  }
+  ASSERT_TRUE(s->Close().ok());
+}
+
 // (I6) A store is made without a pointer map (auto_vacuum=NONE), so a
 // lowered cap is met by VACUUM; a store made with one (as they were before)
 // still shrinks by incremental_vacuum, and keeps its mode.
@@ -1161,20 +1182,9 @@ TEST(RingStore, ALoweredCapShrinksStoresMadeWithAndWithoutAPointerMap) {
     SCOPED_TRACE(pointer_map ? "auto_vacuum=INCREMENTAL" : "auto_vacuum=NONE");
     TempDir dir;
     const auto path = dir.File("lowered.db");
-    auto o = Fast();
-    o.max_bytes = 2 << 20;
-    o.batch_frames = 200;
+    auto o = TwoMiBCap();
     Inventory inv = edgemon::testing::OrinLikeInventory();
-    {
-      auto s = MustOpen(path, o);
-      ASSERT_TRUE(s);
-      s->SetInventory(inv);
-      std::mt19937_64 rng(2);
-      for (int i = 0; i < 6000; ++i) {
-        s->Append(MakeFrame(kT0 + i * kSec, BigValues(inv, static_cast<uint64_t>(i), rng)));
-      }
-      ASSERT_TRUE(s->Close().ok());
-    }
+    ASSERT_NO_FATAL_FAILURE(FillTwoMiBStore(path));
     EXPECT_EQ(edgemon::testing::QueryInt(path, "PRAGMA auto_vacuum"), 0);  // a new store's
     if (pointer_map) {
       sqlite3* db = nullptr;
@@ -1248,20 +1258,8 @@ std::string SmallFileSystem(const std::string& dir, int64_t bytes) {
 TEST(RingStore, ALoweredCapOnAFullFileSystemFailsClearlyAndLosesNothing) {
   TempDir dir;
   const auto made = dir.File("full.db");
-  auto o = Fast();
-  o.max_bytes = 2 << 20;
-  o.batch_frames = 200;
-  Inventory inv = edgemon::testing::OrinLikeInventory();
-  {
-    auto s = MustOpen(made, o);
-    ASSERT_TRUE(s);
-    s->SetInventory(inv);
-    std::mt19937_64 rng(2);
-    for (int i = 0; i < 6000; ++i) {
-      s->Append(MakeFrame(kT0 + i * kSec, BigValues(inv, static_cast<uint64_t>(i), rng)));
-    }
-    ASSERT_TRUE(s->Close().ok());
-  }
+  auto o = TwoMiBCap();
+  ASSERT_NO_FATAL_FAILURE(FillTwoMiBStore(made));
   const int64_t bytes = FileBytes(made);
   ASSERT_GT(bytes, 1 << 20);
   ASSERT_EQ(FileBytes(made + "-wal"), -1);  // checkpointed and gone at close
