@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -36,6 +37,19 @@ std::string RootedSysFs::Real(const std::string& path) const {
 }
 
 namespace {
+
+// pread(fd, buf, cap, 0) without glibc's cancellation point: in a process
+// with more than one thread, glibc's pread switches the thread to
+// asynchronous cancellation and back around the call (two atomic updates per
+// read, dozens of reads a frame), and the daemon never cancels a thread. On
+// 64-bit targets the offset is one register, so the raw call is portable.
+ssize_t PreadAtZero(int fd, char* buf, size_t cap) {
+#if defined(__LP64__) && defined(SYS_pread64)
+  return static_cast<ssize_t>(::syscall(SYS_pread64, fd, buf, cap, 0L));
+#else
+  return ::pread(fd, buf, cap, 0);
+#endif
+}
 
 // Kernel pseudo-filesystems: their value files are never replaced by rename.
 bool IsKernelTree(const std::string& path) {
@@ -101,7 +115,7 @@ ssize_t RootedSysFs::Read(FileId id, char* buf, size_t cap) {
   }
   ssize_t n;
   do {
-    n = ::pread(slots_[id].fd, buf, cap, 0);
+    n = PreadAtZero(slots_[id].fd, buf, cap);
   } while (n < 0 && errno == EINTR);
   return n < 0 ? -errno : n;
 }
