@@ -1,8 +1,10 @@
 #include "daemon/flight_recorder.h"
 
 #include <fcntl.h>
+#include <linux/magic.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/vfs.h>
 #include <unistd.h>
 #include <zlib.h>
 
@@ -170,6 +172,13 @@ Result<std::unique_ptr<FlightRecorder>> FlightRecorder::Open(const std::string& 
   }
   return std::unique_ptr<FlightRecorder>(
       new FlightRecorder(path, std::move(owner), fd, static_cast<uint8_t*>(base), capacity));
+}
+
+bool FlightRecorder::InMemory() const {
+  struct statfs fs {};
+  if (::fstatfs(fd_, &fs) != 0) return false;
+  return static_cast<uint64_t>(fs.f_type) == TMPFS_MAGIC ||
+         static_cast<uint64_t>(fs.f_type) == RAMFS_MAGIC;
 }
 
 FlightRecorder::~FlightRecorder() {

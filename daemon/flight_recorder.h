@@ -97,6 +97,10 @@ class FlightRecorder final : public FrameSink {
   }
   // Bytes of the ring file that hold memory (allocated blocks).
   size_t ResidentBytes() const;
+  // Whether the ring lives in memory (tmpfs, ramfs), as it should: on a
+  // disk file system every record dirties the file's pages, which the
+  // kernel then writes to the disk.
+  bool InMemory() const;
 
   void OnFrame(const Inventory& inventory, uint64_t generation, const Frame& frame) override;
 

@@ -298,6 +298,12 @@ std::unique_ptr<FlightRecorder> OpenFlightRecorder(const runtime::Config& c,
     return nullptr;
   }
   std::unique_ptr<FlightRecorder> flight = std::move(opened).value();
+  if (!flight->InMemory()) {
+    log.warn(
+        "flight recorder: {} is not on tmpfs: every frame is written to the disk under it; "
+        "give the socket a directory on tmpfs (/run, as the systemd unit does)",
+        path);
+  }
   flight->TieToStore(store_key);
   size_t other = 0;
   auto frames = flight->Recover(flight->RecordKey(inv), st.next_seq(), &other);

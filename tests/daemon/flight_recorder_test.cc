@@ -9,9 +9,11 @@
 #include <zlib.h>
 
 #include <algorithm>
+#include <climits>
 #include <cstring>
 #include <fstream>
 #include <iterator>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -208,6 +210,50 @@ struct ShmRing {
   ShmRing() { ::unlink(path.c_str()); }
   ~ShmRing() { ::unlink(path.c_str()); }
 };
+
+// The type of the file system holding `path`, as /proc/self/mountinfo names
+// it (the mount whose point is the longest prefix of the path).
+std::string FileSystemTypeOf(const std::string& path) {
+  char real[PATH_MAX];
+  if (::realpath(path.c_str(), real) == nullptr) return "";
+  const std::string file = real;
+  std::ifstream in("/proc/self/mountinfo");
+  std::string line, type;
+  size_t best = 0;
+  while (std::getline(in, line)) {
+    std::istringstream fields(line);
+    std::string id, parent, dev, root, point, field;
+    fields >> id >> parent >> dev >> root >> point;
+    while (fields >> field && field != "-") {
+    }
+    std::string fstype;
+    fields >> fstype;
+    const bool under = point == "/" || file == point || file.rfind(point + "/", 0) == 0;
+    if (under && point.size() >= best) {
+      best = point.size();
+      type = fstype;
+    }
+  }
+  return type;
+}
+
+TEST(FlightRecorder, KnowsWhetherItsRingIsInMemory) {
+  ShmRing shm;
+  auto opened = FlightRecorder::Open(shm.path, 64 << 10);
+  ASSERT_TRUE(opened.ok()) << opened.status().ToString();
+  ASSERT_EQ(FileSystemTypeOf(shm.path), "tmpfs");
+  EXPECT_TRUE(opened.value()->InMemory());
+
+  // The test's own directory: on a disk file system on CI and on most
+  // machines, on tmpfs where TMPDIR points there.
+  testing::TempTree t;
+  const std::string disk = t.root() + "/ring";
+  opened = FlightRecorder::Open(disk, 64 << 10);
+  ASSERT_TRUE(opened.ok()) << opened.status().ToString();
+  const std::string type = FileSystemTypeOf(disk);
+  ASSERT_FALSE(type.empty());
+  EXPECT_EQ(opened.value()->InMemory(), type == "tmpfs" || type == "ramfs") << type;
+}
 
 TEST(FlightRecorder, ResetGivesTheRingsMemoryBack) {
   ShmRing ring;

@@ -317,6 +317,29 @@ class DaemonTest(unittest.TestCase):
             self.assertEqual(d.stop(), 0)
         self.assertGreaterEqual(committed, 20, d.output())
 
+    def test_warns_when_the_flight_recorder_is_not_on_tmpfs(self):
+        # The ring beside the socket is meant for the runtime directory's
+        # tmpfs (/run/edgemon under systemd); on a disk file system every
+        # frame's record reaches the disk, and the daemon says so.
+        run = os.path.join(self.tmp, "run")
+        os.mkdir(run)
+        subprocess.run(["mount", "-t", "tmpfs", "-o", "size=8m", "tmpfs", run], check=True)
+        try:
+            for directory in (run, self.tmp):
+                sock = os.path.join(directory, "api.sock")
+                fs = subprocess.run(["stat", "-f", "-c", "%T", directory], check=True,
+                                    capture_output=True, text=True).stdout.strip()
+                db = os.path.join(self.tmp, f"{len(directory)}.db")
+                d = Daemon(self.tmp, db, listen="unix:" + sock)
+                try:
+                    self.assertGreaterEqual(wait_frames(db, 1, 20), 1, d.output())
+                finally:
+                    self.assertEqual(d.stop(), 0)
+                warned = f"flight recorder: {sock}.flight is not on tmpfs" in d.output()
+                self.assertEqual(warned, fs not in ("tmpfs", "ramfs"), f"{fs}: {d.output()}")
+        finally:
+            subprocess.run(["umount", run], check=True)
+
     def test_disk_full_keeps_sampling_and_resumes(self):
         mnt = os.path.join(self.tmp, "small")
         os.mkdir(mnt)
