@@ -144,7 +144,13 @@ def main():
     a = ap.parse_args()
     edgemond = a.edgemond or os.path.join(a.build, "daemon", "edgemond")
     load = os.getloadavg()
+    # The runtime directory (the API socket, the flight recorder's ring
+    # beside it) on tmpfs, as systemd's RuntimeDirectory (/run/edgemon) has
+    # it: on a disk file system every frame's record would dirty the disk's
+    # pages, a cost the installed daemon never pays.
+    shm = "/dev/shm" if os.path.isdir("/dev/shm") else None
     with tempfile.TemporaryDirectory(prefix="edgemon-floor-") as tmp, \
+            tempfile.TemporaryDirectory(prefix="edgemon-floor-run-", dir=shm) as run, \
             simulated_board(a.build, a.board, tmp) as root:
         cfg = os.path.join(tmp, "edgemond.toml")
         with open(cfg, "w") as f:
@@ -168,7 +174,7 @@ def main():
                 db = os.path.join(tmp, f"floor-{interval_ms}-{rnd}.db")
                 daemon_cmd = [edgemond, "--root", root,
                               "--db", db, "--config", cfg,
-                              "--listen", "unix:" + os.path.join(tmp, "e.sock"),
+                              "--listen", "unix:" + os.path.join(run, "e.sock"),
                               "--metrics-listen", f"127.0.0.1:{free_port()}",
                               "--interval-ms", str(interval_ms),
                               "--energy-rate-hz", str(energy_hz),
