@@ -177,8 +177,10 @@ Result<std::unique_ptr<FlightRecorder>> FlightRecorder::Open(const std::string& 
 bool FlightRecorder::InMemory() const {
   struct statfs fs {};
   if (::fstatfs(fd_, &fs) != 0) return false;
-  return static_cast<uint64_t>(fs.f_type) == TMPFS_MAGIC ||
-         static_cast<uint64_t>(fs.f_type) == RAMFS_MAGIC;
+  // The magic numbers are 32 bits; f_type is a signed word (32 bits wide on
+  // 32-bit targets, where RAMFS_MAGIC reads as negative).
+  const auto type = static_cast<uint32_t>(fs.f_type);
+  return type == TMPFS_MAGIC || type == RAMFS_MAGIC;
 }
 
 FlightRecorder::~FlightRecorder() {
