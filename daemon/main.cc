@@ -588,32 +588,37 @@ int Run(const Flags& flags) {
   std::promise<runtime::SamplerPriority> sampler_priority;
   std::thread sampling([&] {
     // Above the daemon's own priority where allowed (daemon/runtime/thread_priority.h).
-    const runtime::SamplerPriority got = runtime::RaiseSampler(runtime::kRequestThreadNiceSteps);
+    const runtime::SamplerPriority got =
+        runtime::RaiseSampler(runtime::kRequestThreadNiceSteps, config.realtime);
     sampler_priority.set_value(got);
     switch (got) {
       case runtime::SamplerPriority::kRealtime:
         log->info("sampler: real-time priority (SCHED_FIFO 1)");
         break;
       case runtime::SamplerPriority::kNice:
-        log->info("sampler: {} nice levels above the daemon", runtime::kRequestThreadNiceSteps);
+        log->info("sampler: {} nice levels above the daemon{}", runtime::kRequestThreadNiceSteps,
+                  config.realtime ? " (daemon.realtime: real-time refused)" : "");
         break;
       case runtime::SamplerPriority::kUnchanged:
-        log->info("sampler: at the daemon's priority (neither real-time nor a lower nice allowed)");
+        log->info("sampler: at the daemon's priority ({} a lower nice allowed)",
+                  config.realtime ? "neither real-time nor" : "no");
         break;
     }
     sampler.Run();
   });
   runtime::NameThread(sampling, "sampler");
   for (auto& shipper : shippers) shipper->Start();
-  // The sampler comes first. Real-time, it preempts every other thread
-  // anyway, and the request threads keep the daemon's priority: lowered, one
-  // of them holding a lock the C library's allocator shares with the sampler
-  // (its arenas' locks know no priority inheritance) waited behind every
-  // busy process of the machine while the sampler waited on it, and frames
-  // were lost under a flood of requests. Otherwise every thread that serves a
-  // request (gRPC's, the HTTP listener's, the feed's, the workers') and every
-  // thread they start later runs below the sampler and the store's writer.
-  if (sampler_priority.get_future().get() != runtime::SamplerPriority::kRealtime) {
+  // The sampler comes first. Real-time or lifted 10 nice levels, it runs
+  // ahead of them anyway, and the request threads keep the daemon's
+  // priority: lowered, one of them holding a lock the C library's allocator
+  // shares with the sampler (its arenas' locks know no priority
+  // inheritance) waited behind every busy process of the machine while the
+  // sampler waited on it, and frames were lost under a flood of requests.
+  // Only where the sampler could not be lifted at all does every thread that
+  // serves a request (gRPC's, the HTTP listener's, the feed's, the workers')
+  // and every thread they start later run below the sampler and the store's
+  // writer.
+  if (sampler_priority.get_future().get() == runtime::SamplerPriority::kUnchanged) {
     (void)runtime::LowerOtherThreads(runtime::kRequestThreadNiceSteps, {"sampler", "store-writer"});
   }
   for (const runtime::PushConfig& p : config.push) {
@@ -681,8 +686,9 @@ int Run(const Flags& flags) {
             next.metrics_listen != config.metrics_listen ||
             next.metrics_token_file != config.metrics_token_file ||
             next.max_streams != config.max_streams || next.max_db_bytes != config.max_db_bytes ||
-            next.retention_s != config.retention_s) {
-          log->warn("reload: root, store and listen settings take effect at the next restart");
+            next.retention_s != config.retention_s || next.realtime != config.realtime) {
+          log->warn(
+              "reload: root, store, listen and realtime settings take effect at the next restart");
         }
         if (next.push != config.push) {
           log->warn("reload: [[push]] destinations take effect at the next restart");

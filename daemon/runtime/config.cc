@@ -238,6 +238,7 @@ Status ApplyTomlLines(const std::string& text, const std::string& source, Config
       {"daemon", "metrics_listen", Key::kString, &c.metrics_listen},
       {"daemon", "metrics_token_file", Key::kString, &c.metrics_token_file},
       {"daemon", "max_streams", Key::kInt, &c.max_streams},
+      {"daemon", "realtime", Key::kBool, &c.realtime},
       {"daemon", "nvml", Key::kString, &c.nvml},
       {"daemon", "log_level", Key::kString, &c.log_level},
       {"store", "path", Key::kString, &c.db_path},

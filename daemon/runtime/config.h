@@ -56,6 +56,7 @@ struct Config {
   std::string metrics_listen;      // Prometheus /metrics: "host:port" or a port; "" = off
   std::string metrics_token_file;  // a token every request to metrics_listen must carry
   int64_t max_streams = 256;       // concurrent Watch + Query streams
+  bool realtime = false;           // the sampler SCHED_FIFO 1 where allowed
   std::string nvml = "auto";       // auto | on | off
   std::string log_level = "info";  // trace | debug | info | warn | error
   // [store]

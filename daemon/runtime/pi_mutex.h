@@ -1,8 +1,9 @@
 // PiMutex: a mutex with priority inheritance, for the locks the sampler
 // shares with the threads that serve requests (the latest frame, the live
 // energy counters, the sampler's timeline, leases and rate log). The sampler
-// runs real-time where allowed and those threads 10 nice levels below the
-// daemon (thread_priority.h): with a plain mutex, a request thread preempted
+// runs ahead of those threads (10 nice levels above them, real-time with
+// daemon.realtime, or they 10 levels below it: thread_priority.h): with a
+// plain mutex, a request thread preempted
 // while it holds the lock would keep the sampler waiting behind every
 // runnable process of normal priority (priority inversion). With
 // PTHREAD_PRIO_INHERIT the kernel runs the holder at the waiting sampler's

@@ -7,10 +7,11 @@
 // that serves a request. Raising a nice value needs no privilege. Best
 // effort: where a system-call filter refuses setpriority (the packaged
 // unit keeps @resources out) nothing changes. Returns the threads lowered.
-// RaiseSampler (below) lifts the sampler further where that is allowed; the
-// daemon lowers the other threads only when the sampler is not real-time
-// (a real-time sampler preempts them anyway, and one of them lowered while
-// holding an allocator lock the sampler waits on would keep it waiting).
+// RaiseSampler (below) lifts the sampler where that is allowed; the daemon
+// lowers the other threads only when the sampler could not be lifted at all
+// (a lifted or real-time sampler runs ahead of them anyway, and one of them
+// lowered while holding an allocator lock the sampler waits on would keep
+// it waiting).
 #pragma once
 
 #include <dirent.h>
@@ -62,21 +63,24 @@ inline size_t LowerOtherThreads(int steps, std::initializer_list<std::string_vie
 enum class SamplerPriority { kRealtime, kNice, kUnchanged };
 
 // The sampler's priority, the best the daemon may take:
-//   - SCHED_FIFO at priority 1, where allowed (CAP_SYS_NICE, as root
-//     outside the packaged unit, or an RLIMIT_RTPRIO of at least 1; the
-//     packaged unit's RestrictRealtime= refuses it): no thread of normal
-//     priority, in this process or any other, then delays a frame. The
-//     sampler sleeps on absolute deadlines and does a bounded read and parse
-//     per frame, and the kernel's real-time throttling keeps 5 % of each CPU
-//     for the rest in any case. SCHED_RESET_ON_FORK: a thread it starts
-//     (a library's) runs at normal priority.
-//   - else `steps` nice levels above the daemon (at least -20), where
-//     allowed (CAP_SYS_NICE; the unit's Nice= otherwise sets the daemon's
-//     priority, and its filter refuses setpriority).
-inline SamplerPriority RaiseSampler(int steps) {
+//   - with `realtime` (the key daemon.realtime), SCHED_FIFO at priority 1,
+//     where allowed (CAP_SYS_NICE, as root outside the packaged unit, or an
+//     RLIMIT_RTPRIO of at least 1; the packaged unit's RestrictRealtime=
+//     refuses it): no thread of normal priority, in this process or any
+//     other, then delays a frame. The sampler sleeps on absolute deadlines
+//     and does a bounded read and parse per frame, and the kernel's
+//     real-time throttling keeps 5 % of each CPU for the rest in any case.
+//     SCHED_RESET_ON_FORK: a thread it starts (a library's) runs at normal
+//     priority. It is not the default: the real-time class's bookkeeping
+//     costs every tick 5-8 % more CPU (docs/performance.md).
+//   - else (or where real-time is refused) `steps` nice levels above the
+//     daemon (at least -20), where allowed (CAP_SYS_NICE; the unit's Nice=
+//     otherwise sets the daemon's priority, and its filter refuses
+//     setpriority).
+inline SamplerPriority RaiseSampler(int steps, bool realtime) {
   sched_param rt{};
   rt.sched_priority = 1;
-  if (::sched_setscheduler(0, SCHED_FIFO | SCHED_RESET_ON_FORK, &rt) == 0) {
+  if (realtime && ::sched_setscheduler(0, SCHED_FIFO | SCHED_RESET_ON_FORK, &rt) == 0) {
     return SamplerPriority::kRealtime;
   }
   const auto self = static_cast<id_t>(::syscall(SYS_gettid));

@@ -185,6 +185,56 @@ class DaemonTest(unittest.TestCase):
         finally:
             self.assertEqual(d.stop(), 0, d.output())
 
+    def test_the_sampler_is_real_time_only_when_asked(self):
+        # By default the sampler is lifted 10 nice levels where that is
+        # allowed, and the threads that serve requests keep the daemon's
+        # priority; SCHED_FIFO costs every tick more CPU and is taken only
+        # with daemon.realtime = true (and where the kernel allows it).
+        may_raise = os.geteuid() == 0
+        probe = subprocess.run(["chrt", "-f", "1", "true"], capture_output=True)
+        may_realtime = probe.returncode == 0
+        for realtime in (False, True):
+            cfg = self.config(f"[daemon]\nrealtime = {'true' if realtime else 'false'}\n")
+            d = Daemon(self.tmp, self.db, extra=["--interval-ms", "100"], config=cfg)
+            try:
+                tids = {}
+                deadline = time.monotonic() + 20
+                while time.monotonic() < deadline and not {"sampler", "api-worker"} <= set(tids):
+                    for tid in os.listdir(f"/proc/{d.proc.pid}/task"):
+                        try:
+                            with open(f"/proc/{d.proc.pid}/task/{tid}/comm") as f:
+                                tids.setdefault(f.read().strip(), int(tid))
+                        except OSError:
+                            pass
+                    time.sleep(0.05)
+                self.assertIn("sampler", tids, d.output())
+                self.assertIn("api-worker", tids, d.output())
+                # The log line comes after the sampler set its priority.
+                deadline = time.monotonic() + 20
+                while "sampler: " not in d.output() and time.monotonic() < deadline:
+                    time.sleep(0.05)
+                policy = os.sched_getscheduler(tids["sampler"])
+                daemon_nice = os.getpriority(os.PRIO_PROCESS, d.proc.pid)
+                sampler_nice = os.getpriority(os.PRIO_PROCESS, tids["sampler"])
+                worker_nice = os.getpriority(os.PRIO_PROCESS, tids["api-worker"])
+                if realtime and may_realtime:
+                    # Threads it starts run at normal priority.
+                    self.assertEqual(policy, os.SCHED_FIFO | os.SCHED_RESET_ON_FORK, d.output())
+                    self.assertIn("sampler: real-time priority (SCHED_FIFO 1)", d.output())
+                else:
+                    self.assertEqual(policy, os.SCHED_OTHER, d.output())
+                    if may_raise:
+                        self.assertEqual(sampler_nice, max(-20, daemon_nice - 10), d.output())
+                        self.assertIn("sampler: 10 nice levels above the daemon" +
+                                      (" (daemon.realtime: real-time refused)" if realtime
+                                       else ""), d.output())
+                if may_raise:
+                    # Lifted or real-time, the sampler runs ahead of the
+                    # request threads, which are not lowered.
+                    self.assertEqual(worker_nice, daemon_nice, d.output())
+            finally:
+                self.assertEqual(d.stop(), 0, d.output())
+
     def test_journal_lines_carry_syslog_priorities(self):
         # Under systemd (JOURNAL_STREAM set) stderr goes to journald, which
         # reads a leading "<N>" as the line's priority: no libsystemd needed.

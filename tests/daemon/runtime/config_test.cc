@@ -176,6 +176,16 @@ TEST(Config, ApiKeys) {
             std::string::npos);
 }
 
+TEST(Config, RealtimeIsOptIn) {
+  runtime::Config c;
+  EXPECT_FALSE(c.realtime);
+  EXPECT_EQ(runtime::ApplyToml("[daemon]\nrealtime = true\n", "f.toml", c).message(), "");
+  EXPECT_TRUE(c.realtime);
+  EXPECT_EQ(runtime::ApplyToml("[daemon]\nrealtime = 1\n", "f.toml", c).message(),
+            "f.toml: key daemon.realtime: expected true or false");
+  EXPECT_TRUE(c.realtime);
+}
+
 TEST(Config, ErrorsStayOneLineWhateverTheFileHolds) {
   // The parser quotes the offending bytes; a newline or control byte there
   // must not split the error (found by config_fuzz).
