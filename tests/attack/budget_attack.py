@@ -19,7 +19,8 @@ Under a sanitizer (--sanitizer, as the build was configured) the daemon runs
 several times slower: the stored-frame floor is then 70 % and the RSS bound
 256 MiB (ASan's shadow and quarantine); every other assertion is the same.
 The daemon runs at the packaged unit's Nice (-5); as root outside the unit
-its sampler runs SCHED_FIFO (daemon/runtime/thread_priority.h).
+its sampler runs 10 nice levels above it (real-time only with
+daemon.realtime = true; daemon/runtime/thread_priority.h).
 
 Runs as root (setpriv to nobody and daemon with group edgemon); prints
 PASS/FAIL per check and "N passed, N failed"."""
@@ -36,7 +37,8 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "e2e"))
 from daemon_attack import parse_args, prepare  # noqa: E402
-from harness import Checks, expect, free_port, rss_kib, stop_process  # noqa: E402
+from harness import (Checks, expect, free_port, rss_kib, sampler_counts,  # noqa: E402
+                     stop_process)
 
 ARGS = None
 SKIP = 77
@@ -230,20 +232,6 @@ def strict_http(d, m):
         name = path.split("?")[1].split("&")[-1].split("=")[0].encode()
         expect(got.startswith(b"HTTP/1.1 400") and b"more than once: " + name in got,
                f"{path}: {got[:300]!r}")
-
-
-def sampler_counts(port):
-    """The sampler's frames and missed frame deadlines since it started
-    (/metrics)."""
-    import urllib.request
-    out = {}
-    with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=30) as r:
-        for line in r.read().decode().splitlines():
-            for name in ("edgemon_samples_total", "edgemon_deadline_misses_total"):
-                if line.startswith(name + " "):
-                    out[name] = int(float(line.split()[1]))
-    expect(len(out) == 2, f"/metrics lacks the sampler's counters: {out}")
-    return out["edgemon_samples_total"], out["edgemon_deadline_misses_total"]
 
 
 def stored_share(d, stub, pb, r0, r1):

@@ -89,6 +89,20 @@ def frame_count(db):
         con.close()
 
 
+def sampler_counts(port):
+    """The sampler's frames and missed frame deadlines since it started, from
+    the daemon's /metrics on 127.0.0.1:port."""
+    import urllib.request
+    out = {}
+    with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=30) as r:
+        for line in r.read().decode().splitlines():
+            for name in ("edgemon_samples_total", "edgemon_deadline_misses_total"):
+                if line.startswith(name + " "):
+                    out[name] = int(float(line.split()[1]))
+    expect(len(out) == 2, f"/metrics lacks the sampler's counters: {out}")
+    return out["edgemon_samples_total"], out["edgemon_deadline_misses_total"]
+
+
 def rss_kib(pid):
     """A process's resident set (VmRSS) in KiB, 0 when it has none."""
     with open(f"/proc/{pid}/status") as f:
