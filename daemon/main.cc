@@ -600,8 +600,9 @@ int Run(const Flags& flags) {
                   config.realtime ? " (daemon.realtime: real-time refused)" : "");
         break;
       case runtime::SamplerPriority::kUnchanged:
-        log->info("sampler: at the daemon's priority ({} a lower nice allowed)",
-                  config.realtime ? "neither real-time nor" : "no");
+        log->info("sampler: at the daemon's priority ({})",
+                  config.realtime ? "neither real-time nor a lower nice allowed"
+                                  : "a lower nice not allowed");
         break;
     }
     sampler.Run();
