@@ -72,7 +72,7 @@ enum class SamplerPriority { kRealtime, kNice, kUnchanged };
 //     real-time throttling keeps 5 % of each CPU for the rest in any case.
 //     SCHED_RESET_ON_FORK: a thread it starts (a library's) runs at normal
 //     priority. It is not the default: the real-time class's bookkeeping
-//     costs every tick 5-8 % more CPU (docs/performance.md).
+//     costs every tick 4-8 % more CPU (docs/performance.md).
 //   - else (or where real-time is refused) `steps` nice levels above the
 //     daemon (at least -20), where allowed (CAP_SYS_NICE; the unit's Nice=
 //     otherwise sets the daemon's priority, and its filter refuses
