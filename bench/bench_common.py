@@ -40,16 +40,18 @@ def simulated_board(build, board, tmp, log=subprocess.DEVNULL, rate_hz=20):
 
 
 @contextlib.contextmanager
-def edgemond_on(edgemond, edgemon, root, tmp, target, log, interval_ms=1000, energy_rate_hz=100):
+def edgemond_on(edgemond, edgemon, root, tmp, target, log, interval_ms=1000, energy_rate_hz=100,
+                extra=(), log_level="warn", prefix=()):
     """edgemond on the board under `root` (its store tmp/e.db, listening on
-    `target`, warnings to `log`); yields the process once `edgemon now`
-    answers, stops it on the way out."""
+    `target`, `extra` flags more, its log at `log_level` to `log`, run under
+    `prefix`, such as nice); yields the process once `edgemon now` answers,
+    stops it on the way out."""
     env = dict(os.environ)
     env.pop("NOTIFY_SOCKET", None)
     daemon = subprocess.Popen(
-        [edgemond, "--root", root, "--db", os.path.join(tmp, "e.db"), "--listen", target,
+        [*prefix, edgemond, "--root", root, "--db", os.path.join(tmp, "e.db"), "--listen", target,
          "--interval-ms", str(interval_ms), "--energy-rate-hz", str(energy_rate_hz),
-         "--log-level", "warn"], stdout=log, stderr=log, env=env)
+         "--log-level", log_level, *extra], stdout=log, stderr=log, env=env)
     try:
         deadline = time.time() + 20
         while subprocess.run([edgemon, "--connect", target, "now"],

@@ -24,8 +24,8 @@ import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from bench_common import board_args, simulated_board  # noqa: E402
-from harness import free_port, sampler_counts, stop_process  # noqa: E402
+from bench_common import board_args, edgemond_on, simulated_board  # noqa: E402
+from harness import free_port, sampler_counts  # noqa: E402
 
 PERIOD_MS = 10
 
@@ -43,38 +43,35 @@ def frame_stamps(edgemon, target, seconds):
 def one_run(a, root, tmp, realtime, hogs):
     run_dir = tempfile.mkdtemp(prefix="edgemon-late-", dir="/dev/shm" if os.path.isdir(
         "/dev/shm") else None)
-    cfg = os.path.join(tmp, "edgemond.toml")
+    store_dir = tempfile.mkdtemp(dir=tmp)
+    cfg = os.path.join(store_dir, "edgemond.toml")
     with open(cfg, "w") as f:
         f.write(f"[daemon]\nrealtime = {'true' if realtime else 'false'}\n"
                 "[store]\ncommit_interval_ms = 1000\n")
     port, target = free_port(), "unix:" + os.path.join(run_dir, "e.sock")
-    log = os.path.join(tmp, "edgemond.log")
-    nice = ["nice", "-n", "-5"] if os.geteuid() == 0 else []
-    with open(log, "w") as lf:
-        d = subprocess.Popen([*nice, os.path.join(a.build, "daemon", "edgemond"), "--root", root,
-                              "--db", os.path.join(tmp, f"late-{time.time_ns()}.db"),
-                              "--config", cfg, "--listen", target,
-                              "--metrics-listen", f"127.0.0.1:{port}",
-                              "--interval-ms", str(PERIOD_MS), "--log-level", "info"],
-                             stdout=subprocess.DEVNULL, stderr=lf)
+    edgemon = os.path.join(a.build, "client", "cli", "edgemon")
+    log = os.path.join(store_dir, "edgemond.log")
     busy = []
     try:
-        time.sleep(3)
-        s0, m0 = sampler_counts(port)
-        busy = [subprocess.Popen(["sh", "-c", "while :; do :; done"]) for _ in range(hogs)]
-        time.sleep(a.seconds)
-        s1, m1 = sampler_counts(port)
-        for b in busy:
-            b.kill()
-            b.wait()
-        busy = []
-        stamps = frame_stamps(os.path.join(a.build, "client", "cli", "edgemon"), target,
-                              int(a.seconds))
+        with open(log, "w") as lf, edgemond_on(
+                os.path.join(a.build, "daemon", "edgemond"), edgemon, root, store_dir, target, lf,
+                interval_ms=PERIOD_MS, log_level="info",
+                extra=["--config", cfg, "--metrics-listen", f"127.0.0.1:{port}"],
+                prefix=["nice", "-n", "-5"] if os.geteuid() == 0 else []):
+            time.sleep(1)
+            s0, m0 = sampler_counts(port)
+            busy = [subprocess.Popen(["sh", "-c", "while :; do :; done"]) for _ in range(hogs)]
+            time.sleep(a.seconds)
+            s1, m1 = sampler_counts(port)
+            for b in busy:
+                b.kill()
+                b.wait()
+            busy = []
+            stamps = frame_stamps(edgemon, target, int(a.seconds))
     finally:
         for b in busy:
             b.kill()
             b.wait()
-        stop_process(d)
         shutil.rmtree(run_dir, ignore_errors=True)
     with open(log) as f:
         how = [line.split("sampler: ", 1)[1].strip() for line in f if "sampler: " in line]

@@ -104,6 +104,18 @@ def integrity(db):
         con.close()
 
 
+def threads_by_name(pid):
+    """{name: thread id} of a process's threads (one id for a name shared)."""
+    out = {}
+    for tid in os.listdir(f"/proc/{pid}/task"):
+        try:
+            with open(f"/proc/{pid}/task/{tid}/comm") as f:
+                out.setdefault(f.read().strip(), int(tid))
+        except OSError:  # the thread ended
+            pass
+    return out
+
+
 def wait_frames(db, at_least, timeout):
     deadline = time.time() + timeout
     while time.time() < deadline:
@@ -171,13 +183,7 @@ class DaemonTest(unittest.TestCase):
             # has started.
             deadline = time.monotonic() + 20
             while True:
-                names = []
-                for tid in os.listdir(f"/proc/{d.proc.pid}/task"):
-                    try:
-                        with open(f"/proc/{d.proc.pid}/task/{tid}/comm") as f:
-                            names.append(f.read().strip())
-                    except OSError:
-                        pass
+                names = threads_by_name(d.proc.pid)
                 if wanted <= set(names) or time.monotonic() > deadline:
                     break
                 time.sleep(0.05)
@@ -200,12 +206,7 @@ class DaemonTest(unittest.TestCase):
                 tids = {}
                 deadline = time.monotonic() + 20
                 while time.monotonic() < deadline and not {"sampler", "api-worker"} <= set(tids):
-                    for tid in os.listdir(f"/proc/{d.proc.pid}/task"):
-                        try:
-                            with open(f"/proc/{d.proc.pid}/task/{tid}/comm") as f:
-                                tids.setdefault(f.read().strip(), int(tid))
-                        except OSError:
-                            pass
+                    tids = threads_by_name(d.proc.pid)
                     time.sleep(0.05)
                 self.assertIn("sampler", tids, d.output())
                 self.assertIn("api-worker", tids, d.output())
