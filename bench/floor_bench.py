@@ -23,7 +23,10 @@ what two identical processes differ by, the bench's own noise.
 which starts first); --one-at-a-time, each in turn over a whole window.
 --with-collectors adds a third reference, the daemon's own collectors on the
 same bare loop (floor_sampler --collect): what sampling alone costs, apart
-from storing, publishing and the daemon's threads. --edgemond measures
+from storing, publishing and the daemon's threads. The target: the daemon
+within 1.3x the pread-and-parse floor measured alone (interleaved or one at
+a time), 1.5x measured at once; each round's ratio is printed against it,
+and over rounds, how many held. --edgemond measures
 another build of the daemon (an older one, side by side) against the same
 floors.
 
@@ -161,6 +164,10 @@ def main():
         print(f"board {a.board} (simulated), {a.seconds:.0f} s each, {how}, CPU from schedstat, "
               f"load average {load[0]:.2f} at the start")
         print(f"edgemond: {edgemond}")
+        # The target: 1.3x the pread-and-parse floor measured alone (interleaved,
+        # or each in turn), 1.5x measured at once, where the processes share the
+        # machine's two cores and slow each other.
+        bound = 1.5 if a.together else 1.3
         settings = (("100 Hz frames", 1000 // RATE_HZ, 0, 1),
                     ("1 Hz frames, rails at 100 Hz", 1000, RATE_HZ, RATE_HZ))
         refs = ("pread only", "pread and parse") + (("collectors",) if a.with_collectors else ())
@@ -212,7 +219,8 @@ def main():
                           f"(absolute deadline)")
                 for what, floor in floors:
                     ratios[(label, what)].append(daemon / floor)
-                    goal = "for reference" if what == "collectors" else "target: within 1.5x"
+                    goal = (f"target: within {bound}x" if what == "pread and parse" else
+                            "for reference")
                     print(f"  ratio to {what:13} {daemon / floor:8.2f}x ({goal})")
                 parse = dict(floors)["pread and parse"]
                 ratios[(label, CONTROL)].append(control / parse)
@@ -221,8 +229,8 @@ def main():
         if a.rounds > 1:
             print(f"over {a.rounds} rounds:")
             for (label, what), rs in ratios.items():
-                within = ("" if what in ("collectors", CONTROL) else
-                          f"; within 1.5x in {sum(r <= 1.5 for r in rs)} of {len(rs)}")
+                within = ("" if what != "pread and parse" else
+                          f"; within {bound}x in {sum(r <= bound for r in rs)} of {len(rs)}")
                 whose = ("the control floor to pread and parse" if what == CONTROL else
                          f"to {what}")
                 print(f"  {label}, {whose}: median {statistics.median(rs):.2f}x "
