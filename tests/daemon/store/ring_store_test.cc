@@ -3141,6 +3141,34 @@ TEST(RingStore, CounterAtInterpolatesAndEnergyIsASubtraction) {
   EXPECT_EQ(*last, (std::map<std::string, int64_t>{{key, 102000}}));
 }
 
+// (I8) A channel declared again as a counter (the same key, the flag added)
+// is kept non-decreasing from its first frame as one, like a channel that
+// was a counter from the start.
+TEST(RingStore, AChannelDeclaredAgainAsACounterIsKeptNonDecreasing) {
+  TempDir dir;
+  auto s = MustOpen(dir.File("redeclared.db"));
+  ASSERT_TRUE(s);
+  Inventory inv;
+  inv.channels = {Ch(0, Kind::kRail, "VDD_IN", Field::kEnergy)};
+  s->SetInventory(inv);
+  s->Append(MakeFrame(kT0, {300}));
+  s->Append(MakeFrame(kT0 + kSec, {100}));  // not a counter yet: stored as read
+  inv.channels[0].flags = kFlagCounter;
+  s->SetInventory(inv);
+  for (int i = 2; i <= 4; ++i) s->Append(MakeFrame(kT0 + i * kSec, {i == 2 ? 500 : 10 * i}));
+  ASSERT_TRUE(s->Flush().ok());
+  auto r = s->Range(kT0, kT0 + 5 * kSec, {"rail/VDD_IN/energy"}, 10);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  ASSERT_EQ(r->channels.size(), 1u);
+  std::vector<int64_t> stored;
+  for (const auto& f : r->frames) stored.push_back(f.values.at(0).value_or(-1));
+  // 30 after 500 is a reset: the counter goes on from 500.
+  EXPECT_EQ(stored, (std::vector<int64_t>{300, 100, 500, 500, 510}));
+  auto st = s->Stats();
+  ASSERT_TRUE(st.ok());
+  EXPECT_EQ(st->counter_resets, 1u);
+}
+
 TEST(RingStore, CounterAtFallsBackToTheRollupTier) {
   TempDir dir;
   auto o = Fast();
