@@ -27,11 +27,15 @@ from storing, publishing and the daemon's threads. The target: the daemon
 within 1.3x the pread-and-parse floor measured alone (interleaved or one at
 a time), 1.5x measured at once; each round's ratio is printed against it,
 and over rounds, how many held. --edgemond measures
-another build of the daemon (an older one, side by side) against the same
-floors.
+another build of the daemon (an older one) against the same floors;
+--baseline measures a second build in the same run, interleaved with the
+rest, and prints the first daemon's cost to the second's: a change to the
+daemon compared with the build before it, slice by slice on the same
+machine, which separate runs cannot resolve below the VM's drift.
 
   bench/floor_bench.py BUILD_DIR [--seconds 30] [--board agx-orin] [--edgemond PATH]
-                       [--rounds N] [--together | --one-at-a-time] [--with-collectors]
+                       [--baseline PATH] [--rounds N] [--together | --one-at-a-time]
+                       [--with-collectors]
 """
 import math
 import os
@@ -56,6 +60,7 @@ WARMUP_S = 2
 SLICE_S = 1
 SETTLE_S = 0.3
 CONTROL = "the control floor"
+BASELINE = "the baseline"
 
 
 def measure(cmd, seconds):
@@ -132,6 +137,9 @@ def measure_interleaved(cmds, seconds, by_thread):
 def main():
     ap = board_args()
     ap.add_argument("--edgemond", help="the daemon to measure (default: BUILD_DIR's)")
+    ap.add_argument("--baseline", metavar="PATH",
+                    help="a second edgemond (the build before a change) measured in the same "
+                         "run, interleaved with the rest: prints the daemon's cost to its")
     ap.add_argument("--rounds", type=int, default=1,
                     help="measure each setting this many times, alternating, and print the "
                          "median ratio (each round's figures too)")
@@ -171,21 +179,23 @@ def main():
         settings = (("100 Hz frames", 1000 // RATE_HZ, 0, 1),
                     ("1 Hz frames, rails at 100 Hz", 1000, RATE_HZ, RATE_HZ))
         refs = ("pread only", "pread and parse") + (("collectors",) if a.with_collectors else ())
-        ratios = {(label, what): [] for label, *_ in settings for what in refs + (CONTROL,)}
+        others = (CONTROL,) + ((BASELINE,) if a.baseline else ())
+        ratios = {(label, what): [] for label, *_ in settings for what in refs + others}
         # Long enough for every mode: interleaved, each process waits while
         # the others run their slices.
-        floor_seconds = (WARMUP_S + 5 + (len(refs) + 2) * math.ceil(a.seconds / SLICE_S) *
+        floor_seconds = (WARMUP_S + 5 + (len(refs) + 3) * math.ceil(a.seconds / SLICE_S) *
                          (SLICE_S + SETTLE_S + 0.5))
         for rnd in range(1, a.rounds + 1):
             for label, interval_ms, energy_hz, frame_every in settings:
-                db = os.path.join(tmp, f"floor-{interval_ms}-{rnd}.db")
-                daemon_cmd = [edgemond, "--root", root,
-                              "--db", db, "--config", cfg,
-                              "--listen", "unix:" + os.path.join(run, "e.sock"),
-                              "--metrics-listen", f"127.0.0.1:{free_port()}",
-                              "--interval-ms", str(interval_ms),
-                              "--energy-rate-hz", str(energy_hz),
-                              "--log-level", "warn"]
+                def daemon_cmd(path, name):
+                    return [path, "--root", root,
+                            "--db", os.path.join(tmp, f"{name}-{interval_ms}-{rnd}.db"),
+                            "--config", cfg,
+                            "--listen", "unix:" + os.path.join(run, f"{name}.sock"),
+                            "--metrics-listen", f"127.0.0.1:{free_port()}",
+                            "--interval-ms", str(interval_ms),
+                            "--energy-rate-hz", str(energy_hz),
+                            "--log-level", "warn"]
                 floor_cmds = [(what, [os.path.join(a.build, "bench", "floor_sampler"),
                                       "--root", root, "--rate-hz", str(RATE_HZ),
                                       "--frame-every", str(frame_every),
@@ -195,18 +205,21 @@ def main():
                                                   ("collectors", ["--collect"]),
                                                   (CONTROL, ["--parse"]))
                               if what != "collectors" or a.with_collectors]
+                if a.baseline:
+                    floor_cmds.append((BASELINE, daemon_cmd(a.baseline, "baseline")))
                 by_thread = {}
                 if a.one_at_a_time:
-                    daemon = measure(daemon_cmd, a.seconds)
+                    daemon = measure(daemon_cmd(edgemond, "floor"), a.seconds)
                     floors = [(what, measure(cmd, a.seconds)) for what, cmd in floor_cmds]
                 else:
-                    cmds = [daemon_cmd] + [cmd for _, cmd in floor_cmds]
+                    cmds = [daemon_cmd(edgemond, "floor")] + [cmd for _, cmd in floor_cmds]
                     daemon, *costs = (measure_together(cmds, a.seconds, reverse=rnd % 2 == 0)
                                       if a.together else
                                       measure_interleaved(cmds, a.seconds, by_thread))
                     floors = [(what, cost) for (what, _), cost in zip(floor_cmds, costs)]
                 control = dict(floors).pop(CONTROL)
-                floors = [(what, cost) for what, cost in floors if what != CONTROL]
+                baseline = dict(floors).get(BASELINE)
+                floors = [(what, cost) for what, cost in floors if what not in others]
                 print(f"{label}" + (f" (round {rnd}, load {os.getloadavg()[0]:.2f})"
                                     if a.rounds > 1 else "") + ":")
                 print(f"  edgemond              {daemon / 1e3:8.1f} us CPU per 10 ms tick")
@@ -226,13 +239,18 @@ def main():
                 ratios[(label, CONTROL)].append(control / parse)
                 print(f"  control: a second pread-and-parse floor, {control / 1e3:.1f} us, "
                       f"{control / parse:.2f}x the first (what identical processes differ by)")
+                if baseline:
+                    ratios[(label, BASELINE)].append(daemon / baseline)
+                    print(f"  the baseline ({a.baseline}): {baseline / 1e3:.1f} us, "
+                          f"{baseline / parse:.2f}x the floor; edgemond is "
+                          f"{daemon / baseline:.3f}x its cost")
         if a.rounds > 1:
             print(f"over {a.rounds} rounds:")
             for (label, what), rs in ratios.items():
                 within = ("" if what != "pread and parse" else
                           f"; within {bound}x in {sum(r <= bound for r in rs)} of {len(rs)}")
                 whose = ("the control floor to pread and parse" if what == CONTROL else
-                         f"to {what}")
+                         "edgemond to the baseline" if what == BASELINE else f"to {what}")
                 print(f"  {label}, {whose}: median {statistics.median(rs):.2f}x "
                       f"({min(rs):.2f}-{max(rs):.2f}x{within})")
         print(f"load average {os.getloadavg()[0]:.2f} at the end")
