@@ -60,7 +60,17 @@ WARMUP_S = 2
 SLICE_S = 1
 SETTLE_S = 0.3
 CONTROL = "the control floor"
+
 BASELINE = "the baseline"
+
+
+def still_running(procs, cmds):
+    """Stops the bench when a process measured has exited: its CPU would
+    read as nothing, and a dead daemon as one within any bound."""
+    for p, cmd in zip(procs, cmds):
+        if p.poll() is not None:
+            sys.exit(f"floor_bench: {cmd[0]} exited (status {p.returncode}) while it was "
+                     f"measured: {' '.join(cmd)}")
 
 
 def measure(cmd, seconds):
@@ -68,6 +78,7 @@ def measure(cmd, seconds):
     p = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
         cpu, wall = cpu_over(p.pid, WARMUP_S, seconds)
+        still_running([p], [cmd])
     finally:
         p.terminate()
         p.wait(timeout=30)
@@ -88,6 +99,7 @@ def measure_together(cmds, seconds, reverse=False):
         c0, t0 = [cpu_ns(p.pid) for p in procs], time.monotonic()
         time.sleep(seconds)
         c1, wall = [cpu_ns(p.pid) for p in procs], time.monotonic() - t0
+        still_running(procs, cmds)
     finally:
         for p in procs:
             p.terminate()
@@ -119,6 +131,7 @@ def measure_interleaved(cmds, seconds, by_thread):
                 after = thread_cpu_ns(pid)
                 wall[i] += time.monotonic() - t0
                 os.kill(pid, signal.SIGSTOP)
+                still_running([procs[i]], [cmds[i]])
                 for tid, (name, ns) in after.items():
                     ran = ns - before.get(tid, (name, 0))[1]
                     cpu[i] += ran
@@ -126,8 +139,9 @@ def measure_interleaved(cmds, seconds, by_thread):
                         threads[name] = threads.get(name, 0) + ran
     finally:
         for p in procs:
-            os.kill(p.pid, signal.SIGCONT)
-            p.terminate()
+            if p.poll() is None:
+                os.kill(p.pid, signal.SIGCONT)
+                p.terminate()
         for p in procs:
             p.wait(timeout=30)
     by_thread.update({name: ns / (wall[0] * RATE_HZ) for name, ns in threads.items()})

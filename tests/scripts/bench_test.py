@@ -1,0 +1,48 @@
+#!/usr/bin/python3
+"""bench/floor_bench.py stops with an error when a process it measures exits
+while measured, instead of reading its CPU as none: a daemon that died at
+start would otherwise come out as costing nothing, within any bound.
+
+  bench_test.py --source-dir REPO --build-dir BUILD
+
+Each mode is run with a program in the daemon's place (or the baseline's)
+that exits at once (/bin/false): interleaved, at once and one at a time.
+"""
+import argparse
+import subprocess
+import sys
+
+FAILURES = []
+
+
+def expect(cond, what):
+    if not cond:
+        FAILURES.append(what)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--source-dir", required=True)
+    ap.add_argument("--build-dir", required=True)
+    a = ap.parse_args()
+    bench = f"{a.source_dir}/bench/floor_bench.py"
+    runs = (("interleaved, the daemon dead", ["--edgemond", "/bin/false"]),
+            ("at once, the baseline dead", ["--together", "--baseline", "/bin/false"]),
+            ("one at a time, the daemon dead", ["--one-at-a-time", "--edgemond", "/bin/false"]))
+    for what, extra in runs:
+        r = subprocess.run([sys.executable, bench, a.build_dir, "--seconds", "1", *extra],
+                           capture_output=True, text=True, timeout=120)
+        expect(r.returncode != 0, f"{what}: exit status {r.returncode}, expected a failure")
+        expect("/bin/false exited (status 1) while it was measured" in r.stderr,
+               f"{what}: stderr does not name the process that exited: {r.stderr[-400:]!r}")
+        expect("within 1.3x" not in r.stdout and "within 1.5x" not in r.stdout,
+               f"{what}: a ratio was printed for a process that was not running: "
+               f"{r.stdout[-400:]!r}")
+    for f in FAILURES:
+        print("FAIL:", f)
+    print(f"bench_test: {len(runs)} runs, {len(FAILURES)} failures")
+    return 1 if FAILURES else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
