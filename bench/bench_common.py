@@ -83,10 +83,24 @@ def cpu_ns(pid):
     return sum(ns for _, ns in thread_cpu_ns(pid).values())
 
 
+def running(pid):
+    """Whether the process runs: not gone, not a zombie waiting to be reaped
+    (whose CPU would read as a frozen figure, as if it cost nothing)."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] not in ("Z", "X")
+    except OSError:
+        return False
+
+
 def cpu_over(pid, warmup, seconds):
     """Waits `warmup` seconds (start-up is not steady state), then returns the
-    process's CPU ns over the next `seconds` and the wall seconds they took."""
+    process's CPU ns over the next `seconds` and the wall seconds they took.
+    Raises when the process exited before the end: no figure for it."""
     time.sleep(warmup)
     c0, t0 = cpu_ns(pid), time.monotonic()
     time.sleep(seconds)
-    return cpu_ns(pid) - c0, time.monotonic() - t0
+    c1, wall = cpu_ns(pid), time.monotonic() - t0
+    if not running(pid):
+        raise RuntimeError(f"process {pid} exited while it was measured")
+    return c1 - c0, wall

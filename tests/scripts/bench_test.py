@@ -1,5 +1,6 @@
 #!/usr/bin/python3
-"""bench/floor_bench.py stops with an error when a process it measures exits
+"""bench/floor_bench.py (and bench_common.cpu_over, which the other benches
+measure a daemon with) stop with an error when a process they measure exits
 while measured, instead of reading its CPU as none: a daemon that died at
 start would otherwise come out as costing nothing, within any bound.
 
@@ -33,8 +34,8 @@ def main():
         r = subprocess.run([sys.executable, bench, a.build_dir, "--seconds", "1", *extra],
                            capture_output=True, text=True, timeout=120)
         expect(r.returncode != 0, f"{what}: exit status {r.returncode}, expected a failure")
-        expect("/bin/false exited (status 1) while it was measured" in r.stderr,
-               f"{what}: stderr does not name the process that exited: {r.stderr[-400:]!r}")
+        expect("exited" in r.stderr and "while it was measured" in r.stderr,
+               f"{what}: stderr does not say a process exited: {r.stderr[-400:]!r}")
         expect("within 1.3x" not in r.stdout and "within 1.5x" not in r.stdout,
                f"{what}: a ratio was printed for a process that was not running: "
                f"{r.stdout[-400:]!r}")
