@@ -26,12 +26,13 @@ same bare loop (floor_sampler --collect): what sampling alone costs, apart
 from storing, publishing and the daemon's threads. The target: the daemon
 within 1.3x the pread-and-parse floor measured alone (interleaved or one at
 a time), 1.5x measured at once; each round's ratio is printed against it,
-and over rounds, how many held. --edgemond measures
-another build of the daemon (an older one) against the same floors;
---baseline measures a second build in the same run, interleaved with the
-rest, and prints the first daemon's cost to the second's: a change to the
-daemon compared with the build before it, slice by slice on the same
-machine, which separate runs cannot resolve below the VM's drift.
+and over rounds, how many held. --edgemond measures another build of the
+daemon (an older one) against the same floors; --baseline measures a second
+build in the same run, interleaved with the rest, and prints the first
+daemon's cost over the second's: a change to the daemon against the build
+before it, slice by slice on the same machine, which separate runs cannot
+resolve below the VM's drift. A process that exits while measured stops the
+bench with an error (its CPU would read as none).
 
   bench/floor_bench.py BUILD_DIR [--seconds 30] [--board agx-orin] [--edgemond PATH]
                        [--baseline PATH] [--rounds N] [--together | --one-at-a-time]
@@ -153,7 +154,8 @@ def main():
     ap.add_argument("--edgemond", help="the daemon to measure (default: BUILD_DIR's)")
     ap.add_argument("--baseline", metavar="PATH",
                     help="a second edgemond (the build before a change) measured in the same "
-                         "run, interleaved with the rest: prints the daemon's cost to its")
+                         "run, interleaved with the rest: prints the daemon's cost over the "
+                         "baseline's")
     ap.add_argument("--rounds", type=int, default=1,
                     help="measure each setting this many times, alternating, and print the "
                          "median ratio (each round's figures too)")
