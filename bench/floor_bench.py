@@ -78,8 +78,7 @@ def measure(cmd, seconds):
     """CPU ns per 1/RATE_HZ tick of a process over `seconds` after a warm-up."""
     p = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
-        cpu, wall = cpu_over(p.pid, WARMUP_S, seconds)
-        still_running([p], [cmd])
+        cpu, wall = cpu_over(p.pid, WARMUP_S, seconds)  # raises if it exited
     finally:
         p.terminate()
         p.wait(timeout=30)
