@@ -32,11 +32,14 @@ build in the same run, interleaved with the rest, and prints the first
 daemon's cost over the second's: a change to the daemon against the build
 before it, slice by slice on the same machine, which separate runs cannot
 resolve below the VM's drift. A process that exits while measured stops the
-bench with an error (its CPU would read as none).
+bench with an error (its CPU would read as none). The daemons run at their
+own store settings, as installed (the automatic commit interval: beside the
+flight recorder, a commit every 512 frames at 100 Hz); --commit-interval-ms
+pins store.commit_interval_ms instead (1000: a commit in every slice).
 
   bench/floor_bench.py BUILD_DIR [--seconds 30] [--board agx-orin] [--edgemond PATH]
                        [--baseline PATH] [--rounds N] [--together | --one-at-a-time]
-                       [--with-collectors]
+                       [--with-collectors] [--commit-interval-ms MS]
 """
 import math
 import os
@@ -55,9 +58,9 @@ from harness import free_port  # noqa: E402
 RATE_HZ = 100
 WARMUP_S = 2
 # Interleaved: each slice of a process alone is measured for SLICE_S after
-# SETTLE_S (a stopped process's missed deadlines, the store's commit of
-# what was queued before the stop). Whole seconds: each slice holds one of
-# the store's once-a-second commits and one 1 Hz frame.
+# SETTLE_S (a stopped process's missed deadlines, the store's work on what
+# was queued before the stop). Whole seconds: each slice holds one 1 Hz
+# frame (and, under --commit-interval-ms 1000, one commit).
 SLICE_S = 1
 SETTLE_S = 0.3
 CONTROL = "the control floor"
@@ -161,6 +164,9 @@ def main():
     ap.add_argument("--with-collectors", action="store_true",
                     help="also run the daemon's own collectors on the bare loop "
                          "(floor_sampler --collect) and print the daemon's ratio to them")
+    ap.add_argument("--commit-interval-ms", type=int, metavar="MS",
+                    help="the daemons' store.commit_interval_ms (default: the daemon's own, "
+                         "automatic); 1000 measures a commit in every 1 s slice")
     how = ap.add_mutually_exclusive_group()
     how.add_argument("--together", action="store_true",
                      help="run the daemon and the floors all at once over one window "
@@ -178,9 +184,13 @@ def main():
     with tempfile.TemporaryDirectory(prefix="edgemon-floor-") as tmp, \
             tempfile.TemporaryDirectory(prefix="edgemon-floor-run-", dir=shm) as run, \
             simulated_board(a.build, a.board, tmp) as root:
+        # The daemon as installed: its own store settings (the automatic
+        # commit interval: 512-frame batches beside the flight recorder),
+        # unless --commit-interval-ms pins one.
         cfg = os.path.join(tmp, "edgemond.toml")
         with open(cfg, "w") as f:
-            f.write("[store]\ncommit_interval_ms = 1000\n")
+            if a.commit_interval_ms is not None:
+                f.write(f"[store]\ncommit_interval_ms = {a.commit_interval_ms}\n")
         how = ("each in turn" if a.one_at_a_time else
                "the daemon and the floors at once" if a.together else
                f"interleaved ({SLICE_S} s slices of each alone, after {SETTLE_S} s to settle)")
