@@ -174,6 +174,9 @@ def main():
     how.add_argument("--one-at-a-time", action="store_true",
                      help="measure the daemon, then each floor, in turn over a whole window")
     a = ap.parse_args()
+    if a.commit_interval_ms is not None and not (a.commit_interval_ms == -1 or
+                                                 0 <= a.commit_interval_ms <= 600_000):
+        ap.error("--commit-interval-ms: between 0 and 600000, or -1 (automatic)")
     edgemond = a.edgemond or os.path.join(a.build, "daemon", "edgemond")
     load = os.getloadavg()
     # The runtime directory (the API socket, the flight recorder's ring
@@ -196,7 +199,9 @@ def main():
                f"interleaved ({SLICE_S} s slices of each alone, after {SETTLE_S} s to settle)")
         print(f"board {a.board} (simulated), {a.seconds:.0f} s each, {how}, CPU from schedstat, "
               f"load average {load[0]:.2f} at the start")
-        print(f"edgemond: {edgemond}")
+        print(f"edgemond: {edgemond}, store commits: " +
+              ("its own (automatic)" if a.commit_interval_ms is None
+               else f"store.commit_interval_ms = {a.commit_interval_ms}"))
         # The target: 1.3x the pread-and-parse floor measured alone (interleaved,
         # or each in turn), 1.5x measured at once, where the processes share the
         # machine's two cores and slow each other.

@@ -8,6 +8,7 @@ start would otherwise come out as costing nothing, within any bound.
 
 Each mode is run with a program in the daemon's place (or the baseline's)
 that exits at once (/bin/false): interleaved, at once and one at a time.
+And a --commit-interval-ms out of the daemon's range is refused at once.
 """
 import argparse
 import subprocess
@@ -39,9 +40,17 @@ def main():
         expect("within 1.3x" not in r.stdout and "within 1.5x" not in r.stdout,
                f"{what}: a ratio was printed for a process that was not running: "
                f"{r.stdout[-400:]!r}")
+    # A commit interval the daemon would refuse is refused before any
+    # process starts, with the key's range.
+    bad_intervals = ("-5", "600001")
+    for bad in bad_intervals:
+        r = subprocess.run([sys.executable, bench, a.build_dir, "--commit-interval-ms", bad],
+                           capture_output=True, text=True, timeout=60)
+        expect(r.returncode == 2 and "between 0 and 600000" in r.stderr and not r.stdout,
+               f"--commit-interval-ms {bad}: status {r.returncode}, stderr {r.stderr[-300:]!r}")
     for f in FAILURES:
         print("FAIL:", f)
-    print(f"bench_test: {len(runs)} runs, {len(FAILURES)} failures")
+    print(f"bench_test: {len(runs) + len(bad_intervals)} runs, {len(FAILURES)} failures")
     return 1 if FAILURES else 0
 
 

@@ -19,7 +19,8 @@ set_tests_properties(nonroot_quickstart PROPERTIES TIMEOUT 300)
 
 # floor_bench_dead_process: bench/floor_bench.py fails, naming the process,
 # when one it measures has exited, in each of its modes, instead of reading
-# its CPU as none (bench_test.py).
+# its CPU as none, and refuses a --commit-interval-ms out of the daemon's
+# range at once (bench_test.py).
 if(EDGEMON_BUILD_BENCH)
   add_test(NAME floor_bench_dead_process
            COMMAND ${EDGEMON_SYSTEM_PYTHON3} ${CMAKE_CURRENT_LIST_DIR}/bench_test.py
