@@ -1131,6 +1131,7 @@ StoreStats RingStore::Impl::Counters() {
   {
     std::lock_guard lk(mu_);
     st.queued_frames = queued_frames_ + batched_frames_.load(std::memory_order_relaxed);
+    st.writer_wakeups = writer_wakeups_;
     st.dropped_frames += queue_dropped_;
   }
   st.max_bytes = options_.max_bytes;

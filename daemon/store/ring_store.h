@@ -598,6 +598,7 @@ struct StoreStats {
   int64_t windows = 0;
   WriterState state = WriterState::kIdle;
   uint64_t queued_frames = 0;
+  uint64_t writer_wakeups = 0;  // times the writer thread woke to look at its queue
   uint64_t commits = 0;
   uint64_t failed_commits = 0;   // commit attempts that failed (incl. retried ones)
   uint64_t dropped_batches = 0;  // batches given up

@@ -729,6 +729,11 @@ class RingStore::Impl {
   std::deque<Item> queue_;
   size_t queued_frames_ = 0;
   bool sync_pending_ = false;
+  // The writer waits with no deadline (nothing queued, nothing batched): the
+  // next frame wakes it to start the commit interval. In a timed wait a
+  // frame does not: it is taken in at IngestFrames() or when the wait ends.
+  bool waiting_idle_ = false;
+  uint64_t writer_wakeups_ = 0;  // the writer's waits that returned (StoreStats)
   bool stop_ = false;
   uint64_t next_seq_ = 1;
   int64_t first_queued_ns_ = 0;  // monotonic

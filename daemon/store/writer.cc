@@ -63,7 +63,7 @@ uint64_t RingStore::Impl::Append(std::shared_ptr<const Frame> frame) {
     if (queued_frames_ == 0) first_queued_ns_ = clock_.MonotonicNs();
     queue_.emplace_back(QueuedFrame{std::move(frame), seq});
     ++queued_frames_;
-    wake = queued_frames_ == 1 || queued_frames_ == IngestFrames();
+    wake = (queued_frames_ == 1 && waiting_idle_) || queued_frames_ == IngestFrames();
   }
   if (wake) cv_.notify_one();
   return seq;
@@ -124,7 +124,9 @@ void RingStore::Impl::Run() {
       // commit_interval old or batch_frames long.
       while (!stop_ && !sync_pending_ && queued_frames_ < IngestFrames()) {
         if (queue_.empty() && batch_.empty()) {
+          waiting_idle_ = true;
           cv_.wait(lk);
+          waiting_idle_ = false;
         } else if (const int64_t due = AddSaturating(
                        batch_.empty() ? first_queued_ns_ : batch_since_ns_, commit_interval_ns_);
                    clock_.MonotonicNs() >= due) {
@@ -132,6 +134,7 @@ void RingStore::Impl::Run() {
         } else {
           clock_.WaitUntil(due, lk, cv_);
         }
+        ++writer_wakeups_;
       }
       if (batch_.empty()) batch_since_ns_ = first_queued_ns_;
       items.swap(queue_);
