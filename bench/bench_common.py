@@ -65,14 +65,18 @@ def edgemond_on(edgemond, edgemon, root, tmp, target, log, interval_ms=1000, ene
 
 
 def thread_cpu_ns(pid):
-    """{thread id: (its name, its ns on CPU)} for each thread of a process."""
+    """{thread id: (its name, its ns on CPU, the times it was put on a CPU)}
+    for each thread of a process (schedstat's first and third fields: a
+    thread that sleeps between runs is put on a CPU once a wake-up, or more
+    when it is preempted)."""
     out = {}
     for tid in os.listdir(f"/proc/{pid}/task"):
         try:
             with open(f"/proc/{pid}/task/{tid}/comm") as f:
                 name = f.read().strip()
             with open(f"/proc/{pid}/task/{tid}/schedstat") as f:
-                out[tid] = (name, int(f.read().split()[0]))
+                fields = f.read().split()
+            out[tid] = (name, int(fields[0]), int(fields[2]))
         except OSError:  # the thread ended
             pass
     return out
@@ -80,7 +84,7 @@ def thread_cpu_ns(pid):
 
 def cpu_ns(pid):
     # Every thread's time on CPU (the process's own schedstat is its main thread only).
-    return sum(ns for _, ns in thread_cpu_ns(pid).values())
+    return sum(ns for _, ns, _ in thread_cpu_ns(pid).values())
 
 
 def running(pid):

@@ -115,7 +115,7 @@ def measure_interleaved(cmds, seconds, by_thread):
     """CPU ns per 1/RATE_HZ tick of each of `cmds`: all start, then each in
     turn runs alone (the others stopped) for SLICE_S slices, rotating, until
     each has run `seconds`. `by_thread` gets the first command's CPU ns per
-    tick by thread name."""
+    tick and runs per second by thread name."""
     procs = [subprocess.Popen(c, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
              for c in cmds]
     cpu, wall = [0] * len(procs), [0.0] * len(procs)
@@ -135,11 +135,12 @@ def measure_interleaved(cmds, seconds, by_thread):
                 wall[i] += time.monotonic() - t0
                 os.kill(pid, signal.SIGSTOP)
                 still_running([procs[i]], [cmds[i]])
-                for tid, (name, ns) in after.items():
-                    ran = ns - before.get(tid, (name, 0))[1]
-                    cpu[i] += ran
+                for tid, (name, ns, runs) in after.items():
+                    _, ns0, runs0 = before.get(tid, (name, 0, 0))
+                    cpu[i] += ns - ns0
                     if i == 0:
-                        threads[name] = threads.get(name, 0) + ran
+                        ns_sum, runs_sum = threads.get(name, (0, 0))
+                        threads[name] = (ns_sum + ns - ns0, runs_sum + runs - runs0)
     finally:
         for p in procs:
             if p.poll() is None:
@@ -147,7 +148,8 @@ def measure_interleaved(cmds, seconds, by_thread):
                 p.terminate()
         for p in procs:
             p.wait(timeout=30)
-    by_thread.update({name: ns / (wall[0] * RATE_HZ) for name, ns in threads.items()})
+    by_thread.update({name: (ns / (wall[0] * RATE_HZ), runs / wall[0])
+                      for name, (ns, runs) in threads.items()})
     return [c / (w * RATE_HZ) for c, w in zip(cpu, wall)]
 
 
@@ -254,9 +256,9 @@ def main():
                                     if a.rounds > 1 else "") + ":")
                 print(f"  edgemond              {daemon / 1e3:8.1f} us CPU per 10 ms tick")
                 if by_thread:
-                    print("    by thread: " + ", ".join(
-                        f"{name} {ns / 1e3:.1f}" for name, ns in
-                        sorted(by_thread.items(), key=lambda kv: -kv[1]) if ns >= 50))
+                    print("    by thread (us a tick, times run a second): " + ", ".join(
+                        f"{name} {ns / 1e3:.1f} ({runs:.1f}/s)" for name, (ns, runs) in
+                        sorted(by_thread.items(), key=lambda kv: -kv[1][0]) if ns >= 50))
                 for what, floor in floors:
                     print(f"  floor, {what:15} {floor / 1e3:8.1f} us CPU per 10 ms tick "
                           f"(absolute deadline)")
