@@ -21,7 +21,10 @@ A second pread-and-parse floor runs as a control: its ratio to the first is
 what two identical processes differ by, the bench's own noise.
 --together runs them all at once over one window instead (rounds alternate
 which starts first); --one-at-a-time, each in turn over a whole window.
---with-collectors adds a third reference, the daemon's own collectors on the
+Interleaved, it also prints the pages each process touches in a tick or two
+(the accessed bits cleared, then counted; by where they lie: the program,
+the heap, the libraries, the rest), the working set each wake-up brings
+back into the caches. --with-collectors adds a third reference, the daemon's own collectors on the
 same bare loop (floor_sampler --collect): what sampling alone costs, apart
 from storing, publishing and the daemon's threads. The target: the daemon
 within 1.3x the pread-and-parse floor measured alone (interleaved or one at
@@ -51,8 +54,8 @@ import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from bench_common import (board_args, cpu_ns, cpu_over, simulated_board,  # noqa: E402
-                          thread_cpu_ns)
+from bench_common import (board_args, cpu_ns, cpu_over, pages_touched,  # noqa: E402
+                          simulated_board, thread_cpu_ns)
 from harness import free_port  # noqa: E402
 
 RATE_HZ = 100
@@ -111,15 +114,20 @@ def measure_together(cmds, seconds, reverse=False):
     return [(b - a) / (wall * RATE_HZ) for a, b in zip(c0, c1)]
 
 
-def measure_interleaved(cmds, seconds, by_thread):
+def measure_interleaved(cmds, seconds, by_thread, touched):
     """CPU ns per 1/RATE_HZ tick of each of `cmds`: all start, then each in
     turn runs alone (the others stopped) for SLICE_S slices, rotating, until
     each has run `seconds`. `by_thread` gets the first command's CPU ns per
-    tick and runs per second by thread name."""
+    tick and runs per second by thread name; `touched` each command's pages
+    touched in 1.5 ticks (at least one whole tick; the next touches the same
+    pages), by where they lie (bench_common's pages_touched; the median over
+    its slices), counted after each slice's CPU window (clearing the accessed
+    bits flushes the process's TLB)."""
     procs = [subprocess.Popen(c, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
              for c in cmds]
     cpu, wall = [0] * len(procs), [0.0] * len(procs)
     threads = {}
+    windows = [[] for _ in procs]
     try:
         time.sleep(WARMUP_S)
         for p in procs:
@@ -133,6 +141,10 @@ def measure_interleaved(cmds, seconds, by_thread):
                 time.sleep(SLICE_S)
                 after = thread_cpu_ns(pid)
                 wall[i] += time.monotonic() - t0
+                try:
+                    windows[i].append(pages_touched(pid, 1.5 / RATE_HZ))
+                except OSError:
+                    pass  # it exited: still_running below says so
                 os.kill(pid, signal.SIGSTOP)
                 still_running([procs[i]], [cmds[i]])
                 for tid, (name, ns, runs) in after.items():
@@ -150,6 +162,8 @@ def measure_interleaved(cmds, seconds, by_thread):
             p.wait(timeout=30)
     by_thread.update({name: (ns / (wall[0] * RATE_HZ), runs / wall[0])
                       for name, (ns, runs) in threads.items()})
+    touched.extend({where: statistics.median(w[where] for w in ws) for where in ws[0]}
+                   for ws in windows if ws)
     return [c / (w * RATE_HZ) for c, w in zip(cpu, wall)]
 
 
@@ -239,7 +253,7 @@ def main():
                               if what != "collectors" or a.with_collectors]
                 if a.baseline:
                     floor_cmds.append((BASELINE, daemon_cmd(a.baseline, "baseline")))
-                by_thread = {}
+                by_thread, touched = {}, []
                 if a.one_at_a_time:
                     daemon = measure(daemon_cmd(edgemond, "floor"), a.seconds)
                     floors = [(what, measure(cmd, a.seconds)) for what, cmd in floor_cmds]
@@ -247,7 +261,7 @@ def main():
                     cmds = [daemon_cmd(edgemond, "floor")] + [cmd for _, cmd in floor_cmds]
                     daemon, *costs = (measure_together(cmds, a.seconds, reverse=rnd % 2 == 0)
                                       if a.together else
-                                      measure_interleaved(cmds, a.seconds, by_thread))
+                                      measure_interleaved(cmds, a.seconds, by_thread, touched))
                     floors = [(what, cost) for (what, _), cost in zip(floor_cmds, costs)]
                 control = dict(floors).pop(CONTROL)
                 baseline = dict(floors).get(BASELINE)
@@ -271,6 +285,13 @@ def main():
                 ratios[(label, CONTROL)].append(control / parse)
                 print(f"  control: a second pread-and-parse floor, {control / 1e3:.1f} us, "
                       f"{control / parse:.2f}x the first (what identical processes differ by)")
+                if touched:
+                    print(f"  pages touched in {1.5e3 / RATE_HZ:.0f} ms, a tick or two (median of "
+                          "slices; program, heap, libraries, other): " + "; ".join(
+                              f"{what} {sum(t.values()):.0f} ({t['program']:.0f}, "
+                              f"{t['heap']:.0f}, {t['libraries']:.0f}, {t['other']:.0f})"
+                              for what, t in zip(["edgemond"] + [w for w, _ in floor_cmds],
+                                                 touched)))
                 if baseline:
                     ratios[(label, BASELINE)].append(daemon / baseline)
                     print(f"  the baseline ({a.baseline}): {baseline / 1e3:.1f} us, "

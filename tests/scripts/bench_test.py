@@ -9,8 +9,12 @@ start would otherwise come out as costing nothing, within any bound.
 Each mode is run with a program in the daemon's place (or the baseline's)
 that exits at once (/bin/false): interleaved, at once and one at a time.
 And a --commit-interval-ms out of the daemon's range is refused at once.
+And bench_common.pages_touched, which floor_bench prints for each process,
+counts the pages a process rewrites in a loop (an anonymous map as "other",
+the interpreter's own code as "program") and next to none for one asleep.
 """
 import argparse
+import os
 import subprocess
 import sys
 
@@ -20,6 +24,38 @@ FAILURES = []
 def expect(cond, what):
     if not cond:
         FAILURES.append(what)
+
+
+# Writes a byte into every page of an 8 MiB anonymous map, over and over.
+TOUCHER = """
+import mmap, sys
+m = mmap.mmap(-1, 8 << 20)
+step = mmap.PAGESIZE
+print("ready", flush=True)
+while True:
+    for i in range(0, len(m), step):
+        m[i] = 1
+"""
+
+
+def check_pages_touched(source_dir):
+    sys.path.insert(0, os.path.join(source_dir, "bench"))
+    from bench_common import pages_touched
+    toucher = subprocess.Popen([sys.executable, "-c", TOUCHER], stdout=subprocess.PIPE, text=True)
+    sleeper = subprocess.Popen(["sleep", "60"])
+    try:
+        expect(toucher.stdout.readline().strip() == "ready", "the toucher did not start")
+        busy = pages_touched(toucher.pid, 0.3)
+        idle = pages_touched(sleeper.pid, 0.3)
+    finally:
+        for p in (toucher, sleeper):
+            p.kill()
+            p.wait()
+    pages = (8 << 20) // os.sysconf("SC_PAGE_SIZE")
+    expect(busy["other"] >= pages,
+           f"pages_touched: {busy} for a process rewriting {pages} pages of an anonymous map")
+    expect(busy["program"] > 0, f"pages_touched: no program pages for a running Python: {busy}")
+    expect(sum(idle.values()) <= 16, f"pages_touched: {idle} for a process asleep")
 
 
 def main():
@@ -48,9 +84,10 @@ def main():
                            capture_output=True, text=True, timeout=60)
         expect(r.returncode == 2 and "between 0 and 600000" in r.stderr and not r.stdout,
                f"--commit-interval-ms {bad}: status {r.returncode}, stderr {r.stderr[-300:]!r}")
+    check_pages_touched(a.source_dir)
     for f in FAILURES:
         print("FAIL:", f)
-    print(f"bench_test: {len(runs) + len(bad_intervals)} runs, {len(FAILURES)} failures")
+    print(f"bench_test: {len(runs) + len(bad_intervals) + 2} runs, {len(FAILURES)} failures")
     return 1 if FAILURES else 0
 
 
