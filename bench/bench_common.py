@@ -94,17 +94,20 @@ def pages_touched(pid, seconds):
     with open(f"/proc/{pid}/clear_refs", "w") as f:
         f.write("1")
     time.sleep(seconds)
+    page_kib = os.sysconf("SC_PAGE_SIZE") // 1024
     pages = {"program": 0, "heap": 0, "libraries": 0, "other": 0}
     where = "other"
     with open(f"/proc/{pid}/smaps") as f:
         for line in f:
-            head = line.split()
-            if len(head) >= 5 and "-" in head[0] and ":" in head[3]:  # a mapping's first line
-                path = head[5] if len(head) > 5 else ""
+            # A mapping's first line: range, permissions, offset, device,
+            # inode, then the path (which may hold spaces), if any.
+            head = line.rstrip("\n").split(maxsplit=5)
+            if len(head) >= 5 and "-" in head[0] and ":" in head[3]:
+                path = head[5].strip() if len(head) > 5 else ""
                 where = ("program" if path == exe else "heap" if path == "[heap]" else
                          "libraries" if path.startswith("/") and ".so" in path else "other")
             elif head and head[0] == "Referenced:":
-                pages[where] += int(head[1]) * 1024 // os.sysconf("SC_PAGE_SIZE")
+                pages[where] += int(head[1]) // page_kib
     return pages
 
 

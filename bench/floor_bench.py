@@ -24,7 +24,8 @@ which starts first); --one-at-a-time, each in turn over a whole window.
 Interleaved, it also prints the pages each process touches in a tick or two
 (the accessed bits cleared, then counted; by where they lie: the program,
 the heap, the libraries, the rest), the working set each wake-up brings
-back into the caches. --with-collectors adds a third reference, the daemon's own collectors on the
+back into the caches.
+--with-collectors adds a third reference, the daemon's own collectors on the
 same bare loop (floor_sampler --collect): what sampling alone costs, apart
 from storing, publishing and the daemon's threads. The target: the daemon
 within 1.3x the pread-and-parse floor measured alone (interleaved or one at
