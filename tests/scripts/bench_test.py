@@ -17,6 +17,7 @@ import argparse
 import os
 import subprocess
 import sys
+import time
 
 FAILURES = []
 
@@ -38,6 +39,24 @@ while True:
 """
 
 
+def settled(pid, timeout=20):
+    """Waits until the process is asleep and stays so: not put on a CPU
+    (schedstat's third field) over 0.2 s. A process just started is still
+    loading its libraries, pages a broken clear would also show."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        with open(f"/proc/{pid}/schedstat") as f:
+            runs = f.read().split()[2]
+        time.sleep(0.2)
+        with open(f"/proc/{pid}/schedstat") as f:
+            again = f.read().split()[2]
+        with open(f"/proc/{pid}/stat") as f:
+            state = f.read().rsplit(")", 1)[1].split()[0]
+        if runs == again and state == "S":
+            return True
+    return False
+
+
 def check_pages_touched(source_dir):
     sys.path.insert(0, os.path.join(source_dir, "bench"))
     from bench_common import pages_touched
@@ -46,15 +65,19 @@ def check_pages_touched(source_dir):
     try:
         expect(toucher.stdout.readline().strip() == "ready", "the toucher did not start")
         busy = pages_touched(toucher.pid, 0.3)
+        expect(settled(sleeper.pid), "sleep 60 did not settle asleep")
         idle = pages_touched(sleeper.pid, 0.3)
     finally:
         for p in (toucher, sleeper):
             p.kill()
             p.wait()
     pages = (8 << 20) // os.sysconf("SC_PAGE_SIZE")
-    expect(busy["other"] >= pages,
+    # All of them but a few: the kernel's own page aging (reclaim under a
+    # loaded machine's memory pressure) clears accessed bits too.
+    expect(busy["other"] >= pages * 9 // 10,
            f"pages_touched: {busy} for a process rewriting {pages} pages of an anonymous map")
     expect(busy["program"] > 0, f"pages_touched: no program pages for a running Python: {busy}")
+    # Its libraries' pages, touched while it started, must have been cleared.
     expect(sum(idle.values()) <= 16, f"pages_touched: {idle} for a process asleep")
 
 
