@@ -39,17 +39,16 @@ while True:
 """
 
 
-def settled(pid, timeout=20):
-    """Waits until the process is asleep and stays so: not put on a CPU
-    (schedstat's third field) over 0.2 s. A process just started is still
-    loading its libraries, pages a broken clear would also show."""
+def settled(pid, thread_cpu_ns, timeout=20):
+    """Waits until the process is asleep and stays so: none of its threads
+    put on a CPU over 0.2 s (bench_common's thread_cpu_ns). A process just
+    started is still loading its libraries, pages a broken clear would also
+    show."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
-        with open(f"/proc/{pid}/schedstat") as f:
-            runs = f.read().split()[2]
+        runs = {tid: n for tid, (_, _, n) in thread_cpu_ns(pid).items()}
         time.sleep(0.2)
-        with open(f"/proc/{pid}/schedstat") as f:
-            again = f.read().split()[2]
+        again = {tid: n for tid, (_, _, n) in thread_cpu_ns(pid).items()}
         with open(f"/proc/{pid}/stat") as f:
             state = f.read().rsplit(")", 1)[1].split()[0]
         if runs == again and state == "S":
@@ -59,13 +58,13 @@ def settled(pid, timeout=20):
 
 def check_pages_touched(source_dir):
     sys.path.insert(0, os.path.join(source_dir, "bench"))
-    from bench_common import pages_touched
+    from bench_common import pages_touched, thread_cpu_ns
     toucher = subprocess.Popen([sys.executable, "-c", TOUCHER], stdout=subprocess.PIPE, text=True)
     sleeper = subprocess.Popen(["sleep", "60"])
     try:
         expect(toucher.stdout.readline().strip() == "ready", "the toucher did not start")
         busy = pages_touched(toucher.pid, 0.3)
-        expect(settled(sleeper.pid), "sleep 60 did not settle asleep")
+        expect(settled(sleeper.pid, thread_cpu_ns), "sleep 60 did not settle asleep")
         idle = pages_touched(sleeper.pid, 0.3)
     finally:
         for p in (toucher, sleeper):
