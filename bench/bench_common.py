@@ -89,7 +89,11 @@ def pages_touched(pid, seconds):
     maps, files it maps such as the flight ring)}. Clears the accessed bits
     of every page (/proc/PID/clear_refs), waits, then counts the pages
     marked since (smaps' Referenced): where a process's working set lies,
-    which a CPU's caches and TLB must hold on each wake-up."""
+    which a CPU's caches and TLB must hold on each wake-up. A file's pages
+    (the program, the libraries, files among "other") are also marked by
+    other processes' reads of the same file, so on a busy machine they can
+    count pages the process did not touch; its heap and anonymous maps are
+    its own."""
     exe = os.path.realpath(f"/proc/{pid}/exe")
     with open(f"/proc/{pid}/clear_refs", "w") as f:
         f.write("1")
