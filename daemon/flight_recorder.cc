@@ -252,35 +252,93 @@ void FlightRecorder::Reset() {
   const size_t tail = Punch(0, capacity_) ? capacity_ / page_ * page_ : 0;
   std::memset(base_ + tail, 0, capacity_ - tail);
   head_ = 0;
-  lap_ = 0;
-  released_ = releasable_ = 0;
+  cycle_ = 0;
+  cycle_end_ = 0;
+  window_ = 0;
+  pending_ = peak_ = high_ = 0;
   written_.clear();
 }
 
-void FlightRecorder::ReleaseCommitted(uint64_t committed_next) {
-  const uint64_t now = lap_ * capacity_ + head_;
-  // Older positions were overwritten by this lap: their offsets hold newer
-  // records now.
-  const uint64_t oldest = now > capacity_ ? now - capacity_ : 0;
-  while (!written_.empty()) {
-    const Written& w = written_.front();
-    if (w.seq >= committed_next && w.end > oldest) break;
-    if (w.seq < committed_next) releasable_ = std::max(releasable_, w.end);
+void FlightRecorder::Wrap(bool full) {
+  if (full) {
+    // No stale record past the wrap: whole pages are punched, not written
+    // (which would make them resident again).
+    const size_t first = std::min(capacity_, (head_ + page_ - 1) / page_ * page_);
+    std::memset(base_ + head_, 0, first - head_);
+    const size_t tail =
+        Punch(first, capacity_) ? std::max(first, capacity_ / page_ * page_) : first;
+    std::memset(base_ + tail, 0, capacity_ - tail);
+  }
+  // The window for the next cycle; the pages this one used past it hold
+  // memory until the store has caught up. Past a third of the ring the
+  // head goes round the whole of it: a cycle's records then always fit
+  // after the cycle before's (see Place).
+  constexpr size_t kLeast = 64 << 10;
+  const size_t want = std::max(kLeast, (peak_ + peak_ / 2 + page_ - 1) / page_ * page_);
+  window_ = want > capacity_ / 3 ? capacity_ : want;
+  // Records of older cycles than the one that ends are overwritten by now
+  // or about to be (only a full ring wraps with them).
+  while (!written_.empty() && written_.front().cycle < cycle_) {
+    pending_ -= written_.front().end - written_.front().start;
     written_.pop_front();
   }
-  constexpr uint64_t kChunk = 64 << 10;
-  const uint64_t from = std::max(released_, oldest);
-  if (releasable_ < from + kChunk) return;
-  // Lap by lap; Punch keeps to whole pages inside [from, releasable_): the
-  // page the last committed record ends in may hold the next record.
-  for (uint64_t at = from; at < releasable_;) {
-    const uint64_t lap_start = at - at % capacity_;
-    const uint64_t end = std::min<uint64_t>(releasable_, lap_start + capacity_);
-    if (!Punch(static_cast<size_t>(at - lap_start), static_cast<size_t>(end - lap_start))) return;
-    at = end;
+  cycle_end_ = head_;
+  head_ = 0;
+  ++cycle_;
+  peak_ = pending_;
+}
+
+void FlightRecorder::Place(size_t size, uint64_t committed_next) {
+  while (!written_.empty() && written_.front().seq < committed_next) {
+    pending_ -= written_.front().end - written_.front().start;
+    written_.pop_front();
   }
-  const uint64_t lap_start = releasable_ - releasable_ % capacity_;
-  released_ = lap_start + (releasable_ - lap_start) / page_ * page_;
+  if (window_ == 0) window_ = capacity_ / 3 < (64 << 10) ? capacity_ : 64 << 10;
+  // Back to the start once past the window, when every record the store
+  // lacks was written in this cycle after the room the next one needs.
+  if (head_ >= window_ && head_ + size <= capacity_ &&
+      (written_.empty() || (written_.front().cycle == cycle_ && written_.front().start >= size))) {
+    Wrap(false);
+    return;
+  }
+  if (head_ + size > capacity_) Wrap(true);
+  if (!written_.empty() && written_.front().cycle != cycle_ &&
+      head_ + size > written_.front().start && head_ < written_.front().end) {
+    // The head reached a record of the cycle before that is not committed
+    // (the store is late). Undo the wrap: this cycle's records go after
+    // the cycle before's end, and the ring stays in the order it was
+    // written. With no room for that, the ring is full: its oldest records
+    // are overwritten.
+    const size_t moved = head_;
+    if (cycle_end_ + moved + size <= capacity_) {
+      std::memmove(base_ + cycle_end_, base_, moved);
+      for (Written& w : written_) {
+        if (w.cycle != cycle_) continue;
+        w.start += cycle_end_;
+        w.end += cycle_end_;
+        w.cycle = cycle_ - 1;
+      }
+      --cycle_;
+      head_ = cycle_end_ + moved;
+      cycle_end_ = 0;
+    } else {
+      while (!written_.empty() && written_.front().cycle != cycle_ &&
+             written_.front().start < head_ + size) {
+        pending_ -= written_.front().end - written_.front().start;
+        written_.pop_front();
+      }
+    }
+  }
+}
+
+void FlightRecorder::GiveBack() {
+  // Past the window only records the store has committed: the head is
+  // below it, and no record of the cycle before is waiting.
+  constexpr size_t kChunk = 64 << 10;
+  if (high_ < window_ + kChunk || head_ > window_) return;
+  if (!written_.empty() && written_.front().cycle != cycle_) return;
+  const size_t to = std::min(capacity_, (high_ + page_ - 1) / page_ * page_);
+  if (Punch(window_, to)) high_ = head_;
 }
 
 void FlightRecorder::OnFrame(const Inventory& inventory, uint64_t generation, const Frame& frame) {
@@ -310,25 +368,21 @@ void FlightRecorder::OnFrame(const Inventory& inventory, uint64_t generation, co
   const size_t bytes = kHeader + len + kTrailer;
   size_t size = Aligned(bytes);
   if (size > capacity_) return;
-  if (head_ + size > capacity_) {
-    // No stale record past the wrap: whole pages are punched, not written
-    // (which would make them resident again).
-    const size_t first = std::min(capacity_, (head_ + page_ - 1) / page_ * page_);
-    std::memset(base_ + head_, 0, first - head_);
-    const size_t tail =
-        Punch(first, capacity_) ? std::max(first, capacity_ / page_ * page_) : first;
-    std::memset(base_ + tail, 0, capacity_ - tail);
-    // The padding goes with the lap's last record.
-    if (!written_.empty()) written_.back().end = (lap_ + 1) * capacity_;
-    head_ = 0;
-    ++lap_;
+  if (committed_next_) {
+    Place(size, committed_next_());
+  } else if (head_ + size > capacity_) {
+    Wrap(true);
   }
+  const size_t start = head_;
   std::memcpy(base_ + head_, r, bytes);
   std::memset(base_ + head_ + bytes, 0, size - bytes);
   head_ += size;
   if (committed_next_) {
-    written_.push_back({lap_ * capacity_ + head_, frame.seq});
-    ReleaseCommitted(committed_next_());
+    written_.push_back({cycle_, start, head_, frame.seq});
+    pending_ += size;
+    peak_ = std::max(peak_, pending_);
+    high_ = std::max(high_, head_);
+    GiveBack();
   }
 }
 

@@ -32,10 +32,14 @@
 //     and the daemon empties it after a clean stop, when every frame in it
 //     is committed;
 //   - memory is held for the frames the store lacks, not for the whole
-//     ring: given the store's commit point (FollowCommits), the pages
-//     holding only committed records are given back to the file system
-//     (a hole reads as zeros, which no record matches) once 64 KiB of them
-//     gather, and Reset punches the whole ring. A sampled frame's seq is
+//     ring: given the store's commit point (FollowCommits), the head goes
+//     back to the ring's start once what follows it there is committed, so
+//     that the same pages (half as much again as the uncommitted frames,
+//     at least 64 KiB) are written round and round; pages past them, used while the store
+//     was late, are given back to the file system (a hole reads as zeros,
+//     which no record matches) once it has caught up, and Reset punches
+//     the whole ring; records are kept in the order written (a full ring
+//     overwrites its oldest). A sampled frame's seq is
 //     the seq the store gives it (the sampler continues after the store).
 //
 // Thread safety: OnFrame on the sampler thread; Open/Recover/Reset before
@@ -126,18 +130,43 @@ class FlightRecorder final : public FrameSink {
   // Gives [from, to) back to the file system (whole pages only); false
   // where the file system cannot punch holes.
   bool Punch(size_t from, size_t to);
-  void ReleaseCommitted(uint64_t committed_next);
+  // Where the next record of `size` bytes goes (head_ after it), given the
+  // store's commit point.
+  void Place(size_t size, uint64_t committed_next);
+  // Starts the next cycle at offset 0; `full`: the end of the ring, not the
+  // window, ended this one.
+  void Wrap(bool full);
+  // Gives back the pages past the window once none holds a record the
+  // store lacks.
+  void GiveBack();
 
+  // Where records go. With the store's commit point (FollowCommits) the
+  // head returns to 0 as soon as it is past `window_` and every record not
+  // yet committed lies after the room the next one needs: the ring then
+  // goes round the same resident pages (a first touch of a punched page
+  // costs a page fault and a zeroed page each time), and only pages past
+  // the window, used while the store is late, are punched once the store
+  // catches up. The window is half as much again as the most bytes of
+  // uncommitted records seen in the cycle before (at least 64 KiB; beyond a
+  // third of the ring, the whole ring), so a record is committed before
+  // the head comes back to it. Should the head reach a record of
+  // the cycle before that is still not committed, the cycle's records are
+  // moved after the cycle before's end, as if it had not wrapped, so that
+  // the ring stays in the order it was written and a full ring loses its
+  // oldest records first.
   size_t head_ = 0;
-  // Positions counted across laps: lap * capacity_ + offset.
-  uint64_t lap_ = 0;
-  uint64_t released_ = 0;    // everything before it was given back
-  uint64_t releasable_ = 0;  // everything before it is committed
+  uint64_t cycle_ = 0;    // wraps so far
+  size_t cycle_end_ = 0;  // where the cycle before ended
+  size_t window_ = 0;     // where the head may go back to 0 (0: not yet set)
+  size_t pending_ = 0;    // bytes of the records in written_
+  size_t peak_ = 0;       // most pending_ in this cycle
+  size_t high_ = 0;       // pages below it may hold memory
   struct Written {
-    uint64_t end;  // position just past the record
+    uint64_t cycle;
+    size_t start, end;  // where it lies
     uint64_t seq;
   };
-  std::deque<Written> written_;  // records not yet known to be committed
+  std::deque<Written> written_;  // records not yet known to be committed, oldest first
   std::function<uint64_t()> committed_next_;
   bool can_punch_ = true;
   uint64_t generation_ = 0;

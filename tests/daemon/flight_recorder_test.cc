@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <zlib.h>
@@ -13,10 +14,12 @@
 #include <cstring>
 #include <fstream>
 #include <iterator>
+#include <random>
 #include <sstream>
 #include <string>
 #include <vector>
 
+#include "daemon/store/frame_codec.h"
 #include "tests/support/inventory.h"
 #include "tests/support/temp_tree.h"
 
@@ -324,6 +327,130 @@ TEST(FlightRecorder, AStoreThatStopsCommittingKeepsTheWholeRing) {
     committed = seq + 1;
   }
   EXPECT_LE(fr->ResidentBytes(), 160u << 10);
+}
+
+// Minor page faults of this thread so far.
+long ThreadMinorFaults() {
+  struct rusage ru {};
+  ::getrusage(RUSAGE_THREAD, &ru);
+  return ru.ru_minflt;
+}
+
+TEST(FlightRecorder, AStoreThatKeepsUpKeepsTheRingOnTheSamePages) {
+  // A punched page costs a page fault and a zeroed page when the head comes
+  // back to it: with the store committing, the head goes round the same
+  // few pages instead of the whole ring.
+  ShmRing ring;
+  Inventory inv = TwoChannels();
+  uint64_t committed = 1;
+  auto opened = FlightRecorder::Open(ring.path, 1 << 20);
+  ASSERT_TRUE(opened.ok()) << opened.status().ToString();
+  auto fr = std::move(opened).value();
+  fr->Reset();
+  fr->FollowCommits([&] { return committed; });
+  std::vector<Frame> frames;
+  for (uint64_t seq = 1; seq <= 25000; ++seq) frames.push_back(MakeFrame(seq));
+  long before = 0;
+  size_t most = 0;
+  for (uint64_t seq = 1; seq <= 25000; ++seq) {
+    if (seq == 5001) before = ThreadMinorFaults();
+    fr->OnFrame(inv, 1, frames[seq - 1]);
+    if (seq % 100 == 0) committed = seq - 99;  // the batch before this one
+    if (seq > 5000) most = std::max(most, fr->ResidentBytes());
+  }
+  // 20000 records of about 60 bytes: more than a lap of the 1 MiB ring.
+  EXPECT_LT(ThreadMinorFaults() - before, 16);
+  EXPECT_LE(most, 160u << 10);
+  auto kept = fr->Recover(InventoryHash(inv), committed, nullptr);
+  ASSERT_EQ(kept.size(), 25000 - committed + 1);
+  EXPECT_EQ(kept.front().seq, committed);
+  EXPECT_EQ(kept.back().seq, 25000u);
+}
+
+TEST(FlightRecorder, AStoreLateByMoreThanTheWindowLosesNoFrame) {
+  ShmRing ring;
+  Inventory inv = TwoChannels();
+  uint64_t committed = 1;
+  {
+    auto opened = FlightRecorder::Open(ring.path, 1 << 20);
+    ASSERT_TRUE(opened.ok()) << opened.status().ToString();
+    auto fr = std::move(opened).value();
+    fr->Reset();
+    fr->FollowCommits([&] { return committed; });
+    for (uint64_t seq = 1; seq <= 9000; ++seq) {
+      fr->OnFrame(inv, 1, MakeFrame(seq));
+      // Batches of 100 up to 5000, then nothing: 4000 frames (about 240
+      // KiB) wait, several times the pages the head went round.
+      if (seq % 100 == 0 && seq <= 5000) committed = seq - 99;
+    }
+  }  // the process "dies"
+  auto opened = FlightRecorder::Open(ring.path, 1 << 20);
+  ASSERT_TRUE(opened.ok()) << opened.status().ToString();
+  auto frames = opened.value()->Recover(InventoryHash(inv), committed, nullptr);
+  ASSERT_EQ(frames.size(), 9000 - committed + 1);
+  for (size_t i = 0; i < frames.size(); ++i) {
+    Frame want = MakeFrame(committed + i);
+    ASSERT_EQ(frames[i].seq, want.seq);
+    EXPECT_EQ(frames[i].Get(0), want.Get(0));
+    EXPECT_EQ(frames[i].Get(1), want.Get(1));
+  }
+}
+
+TEST(FlightRecorder, RandomCommitLagsKeepEveryFrameThatFitsAndTheNewestInOrder) {
+  // Frames of 1 to 60 channels, a store that commits after random lags and
+  // now and then stops for a long while (the head going round a few pages,
+  // moving a cycle's records when the store is late, overwriting when the
+  // ring is full): at every check the ring holds a run of frames without a
+  // hole that ends with the newest, and every frame not committed whenever
+  // they fit in half the ring.
+  ShmRing ring;
+  Inventory inv;
+  for (int i = 0; i < 60; ++i)
+    testing::AddChannel(inv, Kind::kRail, ("R" + std::to_string(i)).c_str(), Field::kPower);
+  constexpr size_t kRing = 1 << 20;
+  const size_t most_bytes = 48 + store::MaxEncodedFrameBytes(60);
+  std::mt19937_64 rng(20261207);
+  auto frame = [&](uint64_t seq) {
+    Frame f;
+    f.seq = seq;
+    f.boottime_ns = static_cast<int64_t>(seq) * 10'000'000;
+    f.realtime_ns = 1'700'000'000'000'000'000 + f.boottime_ns;
+    f.values.resize(1 + rng() % 60);
+    for (size_t i = 0; i < f.values.size(); ++i) {
+      if (rng() % 4 != 0) f.values[i] = static_cast<int64_t>(rng() % (uint64_t{1} << (rng() % 40)));
+    }
+    return f;
+  };
+  uint64_t committed = 1;
+  auto opened = FlightRecorder::Open(ring.path, kRing);
+  ASSERT_TRUE(opened.ok()) << opened.status().ToString();
+  auto fr = std::move(opened).value();
+  fr->Reset();
+  fr->FollowCommits([&] { return committed; });
+  uint64_t stall_until = 0;
+  int checks = 0;
+  const uint64_t kFrames = 120000;
+  for (uint64_t seq = 1; seq <= kFrames; ++seq) {
+    fr->OnFrame(inv, 1, frame(seq));
+    if (seq > stall_until) {
+      if (rng() % 5000 == 0) stall_until = seq + rng() % 6000;  // the store stops a while
+      // A commit point never goes back.
+      if (rng() % 50 == 0)
+        committed = std::max(committed, seq + 1 - rng() % std::min<uint64_t>(seq, 300));
+    }
+    if (rng() % 400 != 0) continue;
+    ++checks;
+    auto kept = fr->Recover(InventoryHash(inv), committed, nullptr);
+    ASSERT_FALSE(kept.empty());
+    EXPECT_EQ(kept.back().seq, seq);
+    for (size_t i = 1; i < kept.size(); ++i) ASSERT_EQ(kept[i].seq, kept[i - 1].seq + 1) << seq;
+    if ((seq - committed + 1) * most_bytes <= kRing / 2) {
+      EXPECT_EQ(kept.front().seq, committed) << "at " << seq;
+    }
+  }
+  EXPECT_GT(checks, 100);
+  // (Memory is not checked here: Recover reads every page of the ring, and
+  // a read of a punched tmpfs page gives it memory again.)
 }
 
 TEST(FlightRecorder, RingSizeIsBounded) {
