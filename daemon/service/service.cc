@@ -615,6 +615,16 @@ grpc::ServerUnaryReactor* TelemetryService::EndWindow(grpc::CallbackServerContex
     }
     stamped = t;
   }
+  // Each stamp is put on the timeline by itself: one before the newest frame
+  // at that frame's offset to the wall clock, one after it at the offset
+  // read now, and the two differ by the reads' own gaps (a thread preempted
+  // between them) or a slewing clock. Stamps in order on the caller's clock
+  // stay in order: an empty block's start and end microseconds apart must
+  // not come out a hair reversed.
+  if (start_stamped && stamped && req->caller_start_boottime_ns() <= req->caller_boottime_ns() &&
+      *start_stamped > *stamped) {
+    start_stamped = stamped;
+  }
   WindowResult sent;
   if (req->has_items()) {
     if (!std::isfinite(req->items()) || req->items() < 0) {

@@ -297,6 +297,24 @@ TEST_F(StampedWindowServiceTest, AStartStampWithAnUnstampedEnd) {
   EXPECT_EQ(ended.end_ns(), ended.start_ns());
 }
 
+// A work's start and end stamped microseconds apart around a frame stay in
+// order, though each is put on the timeline by itself: the one before the
+// frame at the frame's offset to the wall clock, the one after at the
+// clock's offset now, here 200 us less (the gap between two clock reads of
+// a preempted thread, or a slewing clock).
+TEST_F(StampedWindowServiceTest, AStartAndEndAMomentApartAroundAFrameStayInOrder) {
+  Run(kSec);
+  const int64_t frame = clock_.BoottimeNs();  // the newest frame's boottime
+  v1::Window w, ended;
+  ASSERT_TRUE(Begin(frame - 5 * kMs, &w).ok());
+  clock_.JumpRealtime(-200'000);
+  clock_.Advance(kMs);
+  auto s = End(w.id(), frame + 10'000, &ended, frame - 10'000);
+  ASSERT_TRUE(s.ok()) << s.error_message();
+  EXPECT_EQ(ended.start_ns(), ended.end_ns());
+  EXPECT_GT(ended.start_ns(), w.start_ns());
+}
+
 // A start stamp before the window's recorded start, after its end, ahead of
 // the daemon's clock or from another machine is refused with a message naming
 // it, and changes nothing: the window stays open where it began, and ends
