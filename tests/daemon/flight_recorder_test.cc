@@ -43,6 +43,19 @@ Frame MakeFrame(uint64_t seq) {
   return f;
 }
 
+// `frames` are MakeFrame(first), MakeFrame(first + 1), ... in order: seq,
+// both times and both values (an absent one stays absent).
+void ExpectMadeFramesFrom(const std::vector<Frame>& frames, uint64_t first) {
+  for (size_t i = 0; i < frames.size(); ++i) {
+    Frame want = MakeFrame(first + i);
+    ASSERT_EQ(frames[i].seq, want.seq) << "frame " << i;
+    EXPECT_EQ(frames[i].boottime_ns, want.boottime_ns);
+    EXPECT_EQ(frames[i].realtime_ns, want.realtime_ns);
+    EXPECT_EQ(frames[i].Get(0), want.Get(0));
+    EXPECT_EQ(frames[i].Get(1), want.Get(1));
+  }
+}
+
 TEST(FlightRecorder, ACrashedRunsFramesComeBackInOrderFromTheGivenSeq) {
   testing::TempTree t;
   const std::string path = t.root() + "/api.sock.flight";
@@ -61,14 +74,7 @@ TEST(FlightRecorder, ACrashedRunsFramesComeBackInOrderFromTheGivenSeq) {
   auto frames = fr->Recover(InventoryHash(inv), 41, &other);
   EXPECT_EQ(other, 0u);
   ASSERT_EQ(frames.size(), 10u);
-  for (size_t i = 0; i < frames.size(); ++i) {
-    Frame want = MakeFrame(41 + i);
-    EXPECT_EQ(frames[i].seq, want.seq);
-    EXPECT_EQ(frames[i].boottime_ns, want.boottime_ns);
-    EXPECT_EQ(frames[i].realtime_ns, want.realtime_ns);
-    EXPECT_EQ(frames[i].Get(0), want.Get(0));
-    EXPECT_EQ(frames[i].Get(1), want.Get(1));  // absent stays absent
-  }
+  ExpectMadeFramesFrom(frames, 41);
   // Another inventory's frames are never replayed into this one's channels.
   frames = fr->Recover(InventoryHash(TwoChannels("VDD_CPU")), 0, &other);
   EXPECT_TRUE(frames.empty());
@@ -294,12 +300,7 @@ TEST(FlightRecorder, CommittedRecordsHoldNoMemoryAndUncommittedOnesSurvive) {
   ASSERT_TRUE(opened.ok()) << opened.status().ToString();
   auto frames = opened.value()->Recover(InventoryHash(inv), committed, nullptr);
   ASSERT_EQ(frames.size(), 100u);
-  for (size_t i = 0; i < frames.size(); ++i) {
-    Frame want = MakeFrame(committed + i);
-    EXPECT_EQ(frames[i].seq, want.seq);
-    EXPECT_EQ(frames[i].Get(0), want.Get(0));
-    EXPECT_EQ(frames[i].Get(1), want.Get(1));
-  }
+  ExpectMadeFramesFrom(frames, committed);
 }
 
 TEST(FlightRecorder, AStoreThatStopsCommittingKeepsTheWholeRing) {
@@ -416,12 +417,7 @@ TEST(FlightRecorder, AStoreLateByMoreThanTheWindowLosesNoFrame) {
   ASSERT_TRUE(opened.ok()) << opened.status().ToString();
   auto frames = opened.value()->Recover(InventoryHash(inv), committed, nullptr);
   ASSERT_EQ(frames.size(), 9000 - committed + 1);
-  for (size_t i = 0; i < frames.size(); ++i) {
-    Frame want = MakeFrame(committed + i);
-    ASSERT_EQ(frames[i].seq, want.seq);
-    EXPECT_EQ(frames[i].Get(0), want.Get(0));
-    EXPECT_EQ(frames[i].Get(1), want.Get(1));
-  }
+  ExpectMadeFramesFrom(frames, committed);
 }
 
 TEST(FlightRecorder, RandomCommitLagsKeepEveryFrameThatFitsAndTheNewestInOrder) {
