@@ -259,6 +259,17 @@ void FlightRecorder::Reset() {
   written_.clear();
 }
 
+size_t FlightRecorder::WindowFor(size_t peak) const {
+  constexpr size_t kLeast = 64 << 10;
+  const size_t want = std::max(kLeast, (peak + peak / 2 + page_ - 1) / page_ * page_);
+  return want > capacity_ / 3 ? capacity_ : want;
+}
+
+void FlightRecorder::ForgetOldest() {
+  pending_ -= written_.front().end - written_.front().start;
+  written_.pop_front();
+}
+
 void FlightRecorder::Wrap(bool full) {
   if (full) {
     // No stale record past the wrap: whole pages are punched, not written
@@ -273,14 +284,11 @@ void FlightRecorder::Wrap(bool full) {
   // memory until the store has caught up. Past a third of the ring the
   // head goes round the whole of it: a cycle's records then always fit
   // after the cycle before's (see Place).
-  constexpr size_t kLeast = 64 << 10;
-  const size_t want = std::max(kLeast, (peak_ + peak_ / 2 + page_ - 1) / page_ * page_);
-  window_ = want > capacity_ / 3 ? capacity_ : want;
+  window_ = WindowFor(peak_);
   // Records of older cycles than the one that ends are overwritten by now
   // or about to be (only a full ring wraps with them).
   while (!written_.empty() && written_.front().cycle < cycle_) {
-    pending_ -= written_.front().end - written_.front().start;
-    written_.pop_front();
+    ForgetOldest();
   }
   cycle_end_ = head_;
   head_ = 0;
@@ -290,10 +298,9 @@ void FlightRecorder::Wrap(bool full) {
 
 void FlightRecorder::Place(size_t size, uint64_t committed_next) {
   while (!written_.empty() && written_.front().seq < committed_next) {
-    pending_ -= written_.front().end - written_.front().start;
-    written_.pop_front();
+    ForgetOldest();
   }
-  if (window_ == 0) window_ = capacity_ / 3 < (64 << 10) ? capacity_ : 64 << 10;
+  if (window_ == 0) window_ = WindowFor(0);
   // Back to the start once past the window, when every record the store
   // lacks was written in this cycle after the room the next one needs.
   if (head_ >= window_ && head_ + size <= capacity_ &&
@@ -324,8 +331,7 @@ void FlightRecorder::Place(size_t size, uint64_t committed_next) {
     } else {
       while (!written_.empty() && written_.front().cycle != cycle_ &&
              written_.front().start < head_ + size) {
-        pending_ -= written_.front().end - written_.front().start;
-        written_.pop_front();
+        ForgetOldest();
       }
     }
   }

@@ -139,6 +139,11 @@ class FlightRecorder final : public FrameSink {
   // Gives back the pages past the window once none holds a record the
   // store lacks.
   void GiveBack();
+  // The window for a cycle after one whose uncommitted records came to
+  // `peak` bytes at most.
+  size_t WindowFor(size_t peak) const;
+  // Stops following the oldest record in written_.
+  void ForgetOldest();
 
   // Where records go. With the store's commit point (FollowCommits) the
   // head returns to 0 as soon as it is past `window_` and every record not
