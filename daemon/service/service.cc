@@ -548,6 +548,8 @@ grpc::ServerUnaryReactor* TelemetryService::BeginWindow(grpc::CallbackServerCont
                                                         const v1::BeginWindowRequest* req,
                                                         v1::Window* resp) {
   const int64_t arrived = Now();  // on arrival, not when the worker gets to it
+  const int64_t arrived_boottime = clock_.BoottimeNs();  // before the reply, so before any
+                                                         // stamp taken after it
   const runtime::Principal who = Who(ctx);
   if (req->has_renew_id()) {
     const int64_t id = req->renew_id();
@@ -572,13 +574,15 @@ grpc::ServerUnaryReactor* TelemetryService::BeginWindow(grpc::CallbackServerCont
     lease = int64_t{req->lease_ms()} * kNsPerMs;
   }
   std::string label = req->label();
-  int64_t start = arrived;
+  windows::Stamp start{arrived, arrived_boottime};
   if (req->has_caller_boottime_ns()) {
-    if (Status s = StampedEdge(sampler_, clock_, req->caller_boottime_ns(), &start); !s.ok()) {
+    if (Status s = StampedEdge(sampler_, clock_, req->caller_boottime_ns(), &start.timeline_ns);
+        !s.ok()) {
       return Done(ctx, s);
     }
+    start.boottime_ns = req->caller_boottime_ns();
   }
-  LiveCounters(start, resp->mutable_start_energy_mj());
+  LiveCounters(start.timeline_ns, resp->mutable_start_energy_mj());
   return Defer(
       ctx,
       [this, label, start, lease, resp, who] {
@@ -596,10 +600,13 @@ grpc::ServerUnaryReactor* TelemetryService::EndWindow(grpc::CallbackServerContex
   int64_t id = req->id();
   // The work's start (as old as the work; held to the window's edges below),
   // put on the timeline before the arrival is read, which it never follows.
-  std::optional<int64_t> start_stamped;
+  // Each stamp keeps its CLOCK_BOOTTIME reading beside its place on the
+  // timeline: the book keeps stamps read in order in that order
+  // (windows::Stamp).
+  std::optional<windows::Stamp> start_stamped;
   if (req->has_caller_start_boottime_ns()) {
-    int64_t t = 0;
-    if (Status s = StampedEdge(sampler_, clock_, req->caller_start_boottime_ns(), &t,
+    windows::Stamp t{0, req->caller_start_boottime_ns()};
+    if (Status s = StampedEdge(sampler_, clock_, req->caller_start_boottime_ns(), &t.timeline_ns,
                                "caller_start_boottime_ns", std::numeric_limits<int64_t>::max());
         !s.ok()) {
       return Done(ctx, s);
@@ -607,23 +614,14 @@ grpc::ServerUnaryReactor* TelemetryService::EndWindow(grpc::CallbackServerContex
     start_stamped = t;
   }
   const int64_t arrived = Now();  // on arrival, not when the worker gets to it
-  std::optional<int64_t> stamped;
+  std::optional<windows::Stamp> stamped;
   if (req->has_caller_boottime_ns()) {
-    int64_t t = 0;
-    if (Status s = StampedEdge(sampler_, clock_, req->caller_boottime_ns(), &t); !s.ok()) {
+    windows::Stamp t{0, req->caller_boottime_ns()};
+    if (Status s = StampedEdge(sampler_, clock_, req->caller_boottime_ns(), &t.timeline_ns);
+        !s.ok()) {
       return Done(ctx, s);
     }
     stamped = t;
-  }
-  // Each stamp is put on the timeline by itself: one before the newest frame
-  // at that frame's offset to the wall clock, one after it at the offset
-  // read now, and the two differ by the reads' own gaps (a thread preempted
-  // between them) or a slewing clock. Stamps in order on the caller's clock
-  // stay in order: an empty block's start and end microseconds apart must
-  // not come out a hair reversed.
-  if (start_stamped && stamped && req->caller_start_boottime_ns() <= req->caller_boottime_ns() &&
-      *start_stamped > *stamped) {
-    start_stamped = stamped;
   }
   WindowResult sent;
   if (req->has_items()) {

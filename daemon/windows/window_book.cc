@@ -37,22 +37,23 @@ WindowBook::WindowBook(store::RingStore& store, Clock& clock, std::function<int6
       // A leased window's holder gets a lease from now; an unleased one ages
       // from its start (kUnleasedMaxAgeNs counts across restarts).
       open_[w.id] = Open{w.lease_ns, w.lease_ns ? mono + *w.lease_ns : 0,
-                         w.lease_ns ? std::max(t, w.start_ns) : w.start_ns, w.owner};
+                         w.lease_ns ? std::max(t, w.start_ns) : w.start_ns, w.owner, std::nullopt};
     }
   }
   CountLeased();
 }
 
-Result<store::Window> WindowBook::Begin(const std::string& label, int64_t start,
+Result<store::Window> WindowBook::Begin(const std::string& label, const Stamp& start,
                                         std::optional<int64_t> lease_ns,
                                         const runtime::Principal& who) {
   Sweep();
   if (Status room = MakeRoom(who); !room.ok()) return room;
-  auto id = store_.BeginWindow(label, start, lease_ns, who.key);
+  auto id = store_.BeginWindow(label, start.timeline_ns, lease_ns, who.key);
   if (!id.ok()) return StoreFailure(store_, "begin window: " + id.status().message());
-  open_[*id] = Open{lease_ns, lease_ns ? clock_.MonotonicNs() + *lease_ns : 0, start, who.key};
+  open_[*id] = Open{lease_ns, lease_ns ? clock_.MonotonicNs() + *lease_ns : 0, start.timeline_ns,
+                    who.key, start.boottime_ns};
   if (lease_ns) CountLeased();
-  return store::Window{*id, label, start, std::nullopt, false, lease_ns, who.key, {}};
+  return store::Window{*id, label, start.timeline_ns, std::nullopt, false, lease_ns, who.key, {}};
 }
 
 Result<store::Window> WindowBook::Renew(int64_t id, int64_t arrived,
@@ -75,8 +76,8 @@ Result<store::Window> WindowBook::Renew(int64_t id, int64_t arrived,
 }
 
 Result<store::Window> WindowBook::End(
-    int64_t id, int64_t arrived, std::optional<int64_t> end_stamped,
-    std::optional<int64_t> start_stamped, const runtime::Principal& who,
+    int64_t id, int64_t arrived, std::optional<Stamp> end_stamp, std::optional<Stamp> start_stamp,
+    const runtime::Principal& who,
     const std::function<WindowResult(int64_t start, int64_t end)>& result) {
   Sweep();
   auto w = store_.GetWindow(id);
@@ -90,6 +91,26 @@ Result<store::Window> WindowBook::End(
         Id(id) + " was closed as abandoned: its lease ran out without a renewal");
   }
   if ((*w)->end_ns) return Status::FailedPrecondition(Id(id) + " has already ended");
+  // Stamps read in order on CLOCK_BOOTTIME stay in order on the timeline
+  // (Stamp): one read at or after the begin is not before the recorded
+  // start, and a start read at or before the end is not after it.
+  if (const auto it = open_.find(id); it != open_.end() && it->second.start_boottime_ns) {
+    const int64_t began = *it->second.start_boottime_ns;
+    for (std::optional<Stamp>* s : {&start_stamp, &end_stamp}) {
+      if (*s && (*s)->boottime_ns && *(*s)->boottime_ns >= began &&
+          (*s)->timeline_ns < (*w)->start_ns) {
+        (*s)->timeline_ns = (*w)->start_ns;
+      }
+    }
+  }
+  if (start_stamp && end_stamp && start_stamp->boottime_ns && end_stamp->boottime_ns &&
+      *start_stamp->boottime_ns <= *end_stamp->boottime_ns &&
+      start_stamp->timeline_ns > end_stamp->timeline_ns) {
+    start_stamp->timeline_ns = end_stamp->timeline_ns;
+  }
+  std::optional<int64_t> end_stamped, start_stamped;
+  if (end_stamp) end_stamped = end_stamp->timeline_ns;
+  if (start_stamp) start_stamped = start_stamp->timeline_ns;
   if (end_stamped && *end_stamped < (*w)->start_ns) {
     return Status::InvalidArgument("caller_boottime_ns: the end is " +
                                    SecondsBetween(*end_stamped, (*w)->start_ns) + " s before " +

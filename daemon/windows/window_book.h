@@ -38,6 +38,18 @@
 
 namespace edgemon::windows {
 
+// A caller's stamp of a window's edge: where it lies on the frames'
+// timeline, and the CLOCK_BOOTTIME it was read at, when known. Each stamp
+// is put on the timeline by itself (Sampler::TimelineAtBoottime: one before
+// the newest frame at that frame's offset to the wall clock, one after it at
+// the offset read then), and two conversions differ by the reads' own gaps
+// or a slewing clock; the raw readings keep stamps a moment apart in the
+// order they were read.
+struct Stamp {
+  int64_t timeline_ns = 0;
+  std::optional<int64_t> boottime_ns;
+};
+
 class WindowBook {
  public:
   // The most windows open at once (fewer when the store's table is smaller).
@@ -52,10 +64,11 @@ class WindowBook {
   WindowBook(store::RingStore& store, Clock& clock, std::function<int64_t()> now,
              std::function<void()> on_first_lease = {});
 
-  // Opens a window labelled `label` from `start` (on the timeline) for
-  // `who`, with a lease of lease_ns if given, after the sweep and after
-  // making room (above).
-  Result<store::Window> Begin(const std::string& label, int64_t start,
+  // Opens a window labelled `label` from `start` (on the timeline; its
+  // CLOCK_BOOTTIME too, when known: the caller's stamp, or the daemon's
+  // reading as the call arrived) for `who`, with a lease of lease_ns if
+  // given, after the sweep and after making room (above).
+  Result<store::Window> Begin(const std::string& label, const Stamp& start,
                               std::optional<int64_t> lease_ns, const runtime::Principal& who);
   // Renews `id`'s lease for `who`, who was heard from at `arrived`:
   // NOT_FOUND when it is not open, PERMISSION_DENIED when it is another's,
@@ -64,11 +77,14 @@ class WindowBook {
   // Ends `id` for `who`: at `end_stamped` (a caller's stamp) or else at
   // `arrived`, from `start_stamped` (the work's start, a caller's stamp) or
   // else its recorded start; `result(start, end)` gives what the run
-  // produced, stored with it. NOT_FOUND, PERMISSION_DENIED, FAILED_PRECONDITION
-  // (abandoned, already ended), INVALID_ARGUMENT naming the field of an edge
-  // before the start or a start after the end. Returns the ended window.
-  Result<store::Window> End(int64_t id, int64_t arrived, std::optional<int64_t> end_stamped,
-                            std::optional<int64_t> start_stamped, const runtime::Principal& who,
+  // produced, stored with it. Stamps read in order on CLOCK_BOOTTIME (the
+  // window's begin, the work's start, its end) stay in that order on the
+  // timeline: a later one placed a hair before an earlier one is moved up
+  // to it. NOT_FOUND, PERMISSION_DENIED, FAILED_PRECONDITION (abandoned,
+  // already ended), INVALID_ARGUMENT naming the field of an edge before the
+  // start or a start after the end. Returns the ended window.
+  Result<store::Window> End(int64_t id, int64_t arrived, std::optional<Stamp> end_stamped,
+                            std::optional<Stamp> start_stamped, const runtime::Principal& who,
                             const std::function<WindowResult(int64_t start, int64_t end)>& result);
   // Closes as abandoned the windows whose lease ran out and the unleased
   // ones older than kUnleasedMaxAgeNs; a store failure leaves one open, to
@@ -88,6 +104,9 @@ class WindowBook {
     int64_t expires_mono_ns = 0;  // lease only
     int64_t last_seen_ns = 0;     // timeline time of the start or the last renewal
     std::string owner;            // Principal key
+    // The start's CLOCK_BOOTTIME, for windows begun since this daemon started
+    // (one loaded from the store may be from an earlier boot).
+    std::optional<int64_t> start_boottime_ns;
   };
   using Iter = std::map<int64_t, Open>::iterator;
 

@@ -315,6 +315,26 @@ TEST_F(StampedWindowServiceTest, AStartAndEndAMomentApartAroundAFrameStayInOrder
   EXPECT_GT(ended.start_ns(), w.start_ns());
 }
 
+// The same between BeginWindow and a work's start stamped 20 us after it
+// returned, with a frame between them: BeginWindow is placed at the clock's
+// offset as it arrived, the start at the frame's, here 200 us less. The
+// start is read after the begin, so it is not before the window's start.
+TEST_F(StampedWindowServiceTest, AStartStampedJustAfterBeginWindowIsNotBeforeIt) {
+  Run(kSec);
+  v1::Window w, ended;
+  ASSERT_TRUE(Begin(std::nullopt, &w).ok());
+  clock_.Advance(20'000);
+  const int64_t start = clock_.BoottimeNs();
+  clock_.JumpRealtime(-200'000);
+  clock_.Advance(kMs);
+  sampler_->TickOnce();
+  clock_.Advance(kMs);
+  auto s = End(w.id(), std::nullopt, &ended, start);
+  ASSERT_TRUE(s.ok()) << s.error_message();
+  EXPECT_EQ(ended.start_ns(), w.start_ns());
+  EXPECT_GT(ended.end_ns(), ended.start_ns());
+}
+
 // A start stamp before the window's recorded start, after its end, ahead of
 // the daemon's clock or from another machine is refused with a message naming
 // it, and changes nothing: the window stays open where it began, and ends

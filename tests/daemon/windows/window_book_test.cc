@@ -43,7 +43,7 @@ class WindowBookTest : public ::testing::Test {
   }
 
   store::Window Begin(const runtime::Principal& who, std::optional<int64_t> lease = {}) {
-    auto w = book_->Begin("run", now_, lease, who);
+    auto w = book_->Begin("run", Stamp{now_, std::nullopt}, lease, who);
     EXPECT_TRUE(w.ok()) << w.status().message();
     now_ += kSec / 10;
     return w.ok() ? *w : store::Window{};
@@ -103,16 +103,65 @@ TEST_F(WindowBookTest, BeginRenewAndEndByTheirOwner) {
 
 TEST_F(WindowBookTest, StampedEdgesMustLieInsideTheWindow) {
   const store::Window w = Begin(kAlice);
-  EXPECT_EQ(book_->End(w.id, now_, w.start_ns - 1, {}, kAlice, {}).status().code(),
-            StatusCode::kInvalidArgument);  // an end before the start
-  EXPECT_EQ(book_->End(w.id, now_, {}, w.start_ns - 1, kAlice, {}).status().code(),
-            StatusCode::kInvalidArgument);  // the work began before the window
-  EXPECT_EQ(book_->End(w.id, now_, w.start_ns + 10, w.start_ns + 20, kAlice, {}).status().code(),
+  EXPECT_EQ(
+      book_->End(w.id, now_, Stamp{w.start_ns - 1, std::nullopt}, {}, kAlice, {}).status().code(),
+      StatusCode::kInvalidArgument);  // an end before the start
+  EXPECT_EQ(
+      book_->End(w.id, now_, {}, Stamp{w.start_ns - 1, std::nullopt}, kAlice, {}).status().code(),
+      StatusCode::kInvalidArgument);  // the work began before the window
+  EXPECT_EQ(book_
+                ->End(w.id, now_, Stamp{w.start_ns + 10, std::nullopt},
+                      Stamp{w.start_ns + 20, std::nullopt}, kAlice, {})
+                .status()
+                .code(),
             StatusCode::kInvalidArgument);  // the work began after its end
-  auto done = book_->End(w.id, now_, w.start_ns + 20, w.start_ns + 10, kAlice, {});
+  auto done = book_->End(w.id, now_, Stamp{w.start_ns + 20, std::nullopt},
+                         Stamp{w.start_ns + 10, std::nullopt}, kAlice, {});
   ASSERT_TRUE(done.ok()) << done.status().message();
   EXPECT_EQ(done->start_ns, w.start_ns + 10);
   EXPECT_EQ(*done->end_ns, w.start_ns + 20);
+}
+
+// Each stamp is put on the timeline by itself, so stamps read microseconds
+// apart can be placed a hair reversed; their CLOCK_BOOTTIME readings keep
+// them in order. Readings out of order are still refused.
+TEST_F(WindowBookTest, StampsReadInOrderOnBoottimeStayInOrder) {
+  constexpr int64_t kBegan = 500 * kSec;  // the begin's CLOCK_BOOTTIME
+  auto begin = [&] {
+    auto w = book_->Begin("run", Stamp{now_, kBegan}, {}, kAlice);
+    EXPECT_TRUE(w.ok()) << w.status().message();
+    now_ += kSec / 10;
+    return w.ok() ? *w : store::Window{};
+  };
+  // A start and an end read after the begin, both placed 5 us before it:
+  // the window runs from its recorded start, not refused.
+  store::Window w = begin();
+  auto done = book_->End(w.id, now_, Stamp{w.start_ns - 5'000, kBegan + 30'000},
+                         Stamp{w.start_ns - 5'000, kBegan + 10'000}, kAlice, {});
+  ASSERT_TRUE(done.ok()) << done.status().message();
+  EXPECT_EQ(done->start_ns, w.start_ns);
+  EXPECT_EQ(*done->end_ns, w.start_ns);
+  // A start read before its end but placed 2 us after it: from the end.
+  w = begin();
+  done = book_->End(w.id, now_, Stamp{w.start_ns + 100'000, kBegan + 100'000},
+                    Stamp{w.start_ns + 102'000, kBegan + 99'990}, kAlice, {});
+  ASSERT_TRUE(done.ok()) << done.status().message();
+  EXPECT_EQ(done->start_ns, w.start_ns + 100'000);
+  EXPECT_EQ(*done->end_ns, w.start_ns + 100'000);
+  // Read out of order: refused as before.
+  w = begin();
+  auto refused = [&](std::optional<Stamp> end, std::optional<Stamp> start) {
+    return book_->End(w.id, now_, end, start, kAlice, {}).status().code() ==
+           StatusCode::kInvalidArgument;
+  };
+  EXPECT_TRUE(refused({}, Stamp{w.start_ns - 5'000, kBegan - 1}));  // a start before the begin
+  EXPECT_TRUE(refused(Stamp{w.start_ns - 5'000, kBegan - 1}, {}));  // an end before the begin
+  EXPECT_TRUE(refused(Stamp{w.start_ns + 100, kBegan + 100},
+                      Stamp{w.start_ns + 200, kBegan + 200}));  // the start after the end
+  // A window loaded from the store (begun before a restart, maybe another
+  // boot) has no reading to order by.
+  Reopen();
+  EXPECT_TRUE(refused({}, Stamp{w.start_ns - 5'000, kBegan + 10}));
 }
 
 TEST_F(WindowBookTest, ALeakedMarkNeverLocksItsHolderOut) {
@@ -129,10 +178,11 @@ TEST_F(WindowBookTest, ALeakedMarkNeverLocksItsHolderOut) {
 
 TEST_F(WindowBookTest, OnlyLiveLeasesAreRefused) {
   for (int i = 0; i < 32; ++i) Begin(kAlice, 60 * kSec);
-  auto w = book_->Begin("one more", now_, 60 * kSec, kAlice);
+  auto w = book_->Begin("one more", Stamp{now_, std::nullopt}, 60 * kSec, kAlice);
   EXPECT_EQ(w.status().code(), StatusCode::kResourceExhausted);
   EXPECT_NE(w.status().message().find("32 per user"), std::string::npos) << w.status().message();
-  EXPECT_TRUE(book_->Begin("root's", now_, {}, kRoot).ok());  // root has no quota
+  EXPECT_TRUE(
+      book_->Begin("root's", Stamp{now_, std::nullopt}, {}, kRoot).ok());  // root has no quota
 }
 
 TEST_F(WindowBookTest, AFullTableTakesFromItsBiggestHolder) {
@@ -147,7 +197,7 @@ TEST_F(WindowBookTest, AFullTableTakesFromItsBiggestHolder) {
     }
   }
   EXPECT_EQ(book_->open(), 128u);
-  auto w = book_->Begin("newcomer", now_, 60 * kSec, kBob);
+  auto w = book_->Begin("newcomer", Stamp{now_, std::nullopt}, 60 * kSec, kBob);
   ASSERT_TRUE(w.ok()) << w.status().message();
   // All hold 32: the first of them loses its oldest (closed as abandoned,
   // then trimmed from the full table as its oldest closed row).
