@@ -74,8 +74,8 @@ class WindowBook {
   // NOT_FOUND when it is not open, PERMISSION_DENIED when it is another's,
   // FAILED_PRECONDITION when it has no lease.
   Result<store::Window> Renew(int64_t id, int64_t arrived, const runtime::Principal& who);
-  // Ends `id` for `who`: at `end_stamped` (a caller's stamp) or else at
-  // `arrived`, from `start_stamped` (the work's start, a caller's stamp) or
+  // Ends `id` for `who`: at `end_stamp` (a caller's stamp) or else at
+  // `arrived`, from `start_stamp` (the work's start, a caller's stamp) or
   // else its recorded start; `result(start, end)` gives what the run
   // produced, stored with it. Stamps read in order on CLOCK_BOOTTIME (the
   // window's begin, the work's start, its end) stay in that order on the
@@ -83,8 +83,8 @@ class WindowBook {
   // to it. NOT_FOUND, PERMISSION_DENIED, FAILED_PRECONDITION (abandoned,
   // already ended), INVALID_ARGUMENT naming the field of an edge before the
   // start or a start after the end. Returns the ended window.
-  Result<store::Window> End(int64_t id, int64_t arrived, std::optional<Stamp> end_stamped,
-                            std::optional<Stamp> start_stamped, const runtime::Principal& who,
+  Result<store::Window> End(int64_t id, int64_t arrived, std::optional<Stamp> end_stamp,
+                            std::optional<Stamp> start_stamp, const runtime::Principal& who,
                             const std::function<WindowResult(int64_t start, int64_t end)>& result);
   // Closes as abandoned the windows whose lease ran out and the unleased
   // ones older than kUnleasedMaxAgeNs; a store failure leaves one open, to
