@@ -322,12 +322,15 @@ TEST(RingStore, TheCommitPointFollowsCommitsNotAppends) {
 // Frames a few milliseconds apart, as a 100 Hz sampler sends them, wake the
 // writer once for each IngestFrames() (64) it takes in, and once for the
 // first frame of an idle store: not also for the first frame after each
-// take, while it waits for its commit interval anyway.
+// take, while it waits for its commit interval anyway. A take that finds the
+// writer still busy with the one before needs no wake (it goes on without
+// waiting), so a loaded machine may count fewer wakes than takes: what must
+// hold is that every take is taken in without waiting for the interval.
 TEST(RingStore, FramesWakeTheWriterOnceATake) {
   TempDir dir;
   RingStoreOptions o;
   o.batch_frames = 512;
-  o.commit_interval_ms = 3'600'000;  // commits at Flush only
+  o.commit_interval_ms = 3'600'000;  // commits at batch_frames or Flush only
   auto s = MustOpen(dir.File("wakes.db"), o);
   ASSERT_TRUE(s);
   s->SetInventory(SmallInventory());
@@ -336,24 +339,27 @@ TEST(RingStore, FramesWakeTheWriterOnceATake) {
     ASSERT_NE(s->Append(MakeFrame(kT0 + i * kSec, {i, 1, 2, 3})), 0u);
     std::this_thread::sleep_for(std::chrono::milliseconds(1));  // the writer waits again
   }
-  // The last frame completed a take: wait until the writer has it.
-  uint64_t wakeups = 0;
-  for (int tries = 0; tries < 500; ++tries) {
-    auto st = s->Stats();
-    ASSERT_TRUE(st.ok());
-    wakeups = st->writer_wakeups;
-    if (wakeups >= 10) break;
+  // The eighth take fills batch_frames and commits it: only a writer that
+  // took in each take as it completed gets there within the hour's interval.
+  StoreStats st;
+  for (int tries = 0; tries < 1000; ++tries) {
+    auto r = s->Stats();
+    ASSERT_TRUE(r.ok());
+    st = *r;
+    if (st.commits >= 1) break;
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
-  // One a take, and one for the first frame unless the writer was awake
-  // then; the first frame after each take waking it too (19 more) was the
-  // waste.
-  EXPECT_GE(wakeups, 10u) << "the writer did not wake for each take";
-  EXPECT_LE(wakeups, 14u) << "the writer woke for frames it does not take in yet";
+  EXPECT_EQ(st.commits, 1u) << "the writer did not take in each take as it completed";
+  EXPECT_EQ(st.frames, 512);
+  // One a take at most, and one for the first frame unless the writer was
+  // awake then; the first frame after each take waking it too (19 more) was
+  // the waste.
+  EXPECT_GE(st.writer_wakeups, 1u);
+  EXPECT_LE(st.writer_wakeups, 14u) << "the writer woke for frames it does not take in yet";
   ASSERT_TRUE(s->Flush().ok());
-  auto st = s->Stats();
-  ASSERT_TRUE(st.ok());
-  EXPECT_EQ(st->frames, kFrames);
+  auto after = s->Stats();
+  ASSERT_TRUE(after.ok());
+  EXPECT_EQ(after->frames, kFrames);
 }
 
 // A lone frame on an idle store still starts the commit interval: it is
