@@ -742,16 +742,35 @@ def kept_samples(board):
            f"report.html: {len(drawn)} {inp} points, {len(points)} samples")
 
 
+def announced(board, name, seconds):
+    """A command that touches a file as it starts, then sleeps: the path and
+    the command. Waiting for the file (wait_started) times what follows from
+    the command's start, however long edgemon took to get there."""
+    path = os.path.join(board.tmp, name + ".started")
+    return path, ["sh", "-c", f'touch "$0"; exec sleep {seconds}', path]
+
+
+def wait_started(path, proc=None):
+    deadline = time.time() + 60
+    while not os.path.exists(path) and time.time() < deadline:
+        expect(proc is None or proc.poll() is None,
+               f"exited ({proc and proc.returncode}) before its command started")
+        time.sleep(0.05)
+    expect(os.path.exists(path), f"the command never started ({path})")
+
+
 def concurrent_rates(board):
     """Two records at once, --rate 1000 and --rate 5: each holds its own lease,
     so the first keeps 1000 Hz throughout, and each report states the rates
     that held (the daemon's log), not the one it asked for."""
     fast_out = os.path.join(board.tmp, "rate-fast")
     slow_out = os.path.join(board.tmp, "rate-slow")
+    started, cmd = announced(board, "rate-fast", 2.5)
     fast = subprocess.Popen([ARGS.edgemon, "--connect", board.target, "record", "--rate", "1000",
-                             "--out", fast_out, "--", "sleep", "2.5"],
+                             "--out", fast_out, "--"] + cmd,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    time.sleep(0.5)
+    wait_started(started, fast)  # its lease is held from before its command starts
+    time.sleep(0.2)
     r = board.edgemon("record", "--rate", "5", "--out", slow_out, "--", "sleep", "0.3")
     expect(r.returncode == 0, r.stderr)
     _, err = fast.communicate(timeout=60)
@@ -774,10 +793,12 @@ def concurrent_rates(board):
 def signal_forwarding(board):
     """SIGTERM sent to edgemon reaches the command; edgemon exits 128+15 with a summary."""
     e = dict(os.environ)
+    started, cmd = announced(board, "term", 30)
     p = subprocess.Popen([ARGS.edgemon, "--connect", board.target, "record", "--out",
-                          os.path.join(board.tmp, "term"), "--", "sleep", "30"],
+                          os.path.join(board.tmp, "term"), "--"] + cmd,
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=e)
-    time.sleep(1.0)
+    wait_started(started, p)
+    time.sleep(0.5)
     p.send_signal(signal.SIGTERM)
     _, err = p.communicate(timeout=30)
     expect(p.returncode == 128 + signal.SIGTERM, f"exit {p.returncode}: {err}")
@@ -795,12 +816,14 @@ def terminal_ctrl_c(board):
     # bash reports the exit status itself: tmux 3.3a sometimes marks a pane
     # dead (its pty closed) without recording the status. bash waits out a
     # terminal SIGINT that its foreground child handles, so it keeps going.
-    cmd = (f"bash -c '{ARGS.edgemon} --connect {board.target} record --out {out} -- sleep 30;"
-           " echo EDGEMON_EXIT=$?'")
+    started = os.path.join(board.tmp, "ctrl-c.started")
+    cmd = (f"bash -c '{ARGS.edgemon} --connect {board.target} record --out {out} --"
+           f" sh -c \"touch {started}; exec sleep 30\"; echo EDGEMON_EXIT=$?'")
     subprocess.run(t + ["new-session", "-d", "-s", "rec", "-x", "160", "-y", "60", cmd],
                    check=True)
     try:
         subprocess.run(t + ["set-option", "-t", "rec", "remain-on-exit", "on"], check=True)
+        wait_started(started)
         time.sleep(1.5)
         subprocess.run(t + ["send-keys", "-t", "rec", "C-c"], check=True)
         deadline = time.time() + 30
@@ -834,7 +857,18 @@ def killed_recorder(board):
                          start_new_session=True,
                          env=dict(os.environ, PATH=os.path.dirname(ARGS.edgemon) + ":" +
                                   os.environ.get("PATH", "/usr/bin:/bin")))
-    time.sleep(3.0)  # begun, the mark too, and renewed at least once
+    # Begun, the mark too (its row is there), and renewed at least once (the
+    # first renewal is 2.5 s after the window began).
+    marked = []
+    deadline = time.time() + 60
+    while not marked and time.time() < deadline:
+        expect(p.poll() is None, f"edgemon record exited ({p.returncode})")
+        db = sqlite3.connect(f"file:{board.db}?mode=ro", uri=True, timeout=5)
+        marked = db.execute("SELECT 1 FROM windows WHERE label LIKE '%:inner'").fetchall()
+        db.close()
+        time.sleep(0.05)
+    expect(marked, "the mark inside the recorded command never began")
+    time.sleep(3.0)
     os.killpg(p.pid, signal.SIGKILL)
     p.wait()
     rows = []

@@ -1560,7 +1560,9 @@ TEST_F(ServiceTest, NeverReadingFeedDropsFramesAndHoldsNobodyUp) {
 
 class FeedTimeoutTest : public ServiceTest {
  protected:
-  FeedTimeoutTest() { feed_request_timeout_ms_ = 300; }
+  // Long enough that none of the silent connections times out before the
+  // test has opened the one over the bound, on a slow or loaded machine.
+  FeedTimeoutTest() { feed_request_timeout_ms_ = 3000; }
 };
 
 // A connection that sends no request is ended (DEADLINE_EXCEEDED). Past
