@@ -257,11 +257,11 @@ def test_measure_waits_for_the_closing_frame_without_polling_summaries(nano, mon
 
 def test_a_long_block_keeps_its_leased_window_and_a_dead_holders_closes(nano, monkeypatch):
     from edgemon import _measure
-    monkeypatch.setattr(_measure, "_WINDOW_LEASE_S", 0.4)
+    monkeypatch.setattr(_measure, "_WINDOW_LEASE_S", 1.0)
     c = edgemon.connect(nano.target)
     with c.measure("long") as m:
         with c.mark("inner"):
-            time.sleep(1.5)  # several leases: renewed in the background
+            time.sleep(2.5)  # several leases: renewed in the background
     assert m.end_ns > m.window.start_ns
     ws = {w.id: w for w in c.windows()}
     assert not ws[m.window_id].abandoned
