@@ -522,7 +522,13 @@ class DaemonTest(unittest.TestCase):
             self.config("[daemon]\ninterval_ms = 50\n[store]\ncommit_interval_ms = 50\n")
             d.proc.send_signal(signal.SIGHUP)
             self.assertTrue(notify.wait_for("RELOADING=1", 5))
-            time.sleep(0.3)
+            # READY=1 again once the new interval holds, however long the
+            # reload took on a busy machine.
+            deadline = time.time() + 20
+            while notify.count("READY=1") < 2 and time.time() < deadline:
+                notify.drain(0.05)
+            self.assertEqual(notify.count("READY=1"), 2, notify.messages)
+            time.sleep(0.1)
             n1 = frames(self.db)[0]
             time.sleep(2)
             fast = frames(self.db)[0] - n1
