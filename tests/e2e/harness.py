@@ -1,7 +1,9 @@
 """Pieces shared by the end-to-end test scripts: a check runner that reports
-every failure and goes on, `expect`, a free loopback port, a process's RSS,
-libfaketime's path, and the simulator's start and stop."""
+every failure and goes on, `expect`, a wait for a condition, a free loopback
+port, a process's RSS, libfaketime's path, and the simulator's start and
+stop."""
 import socket
+import time
 import traceback
 import zlib
 
@@ -54,6 +56,21 @@ def run_on(prefix, make, checks, artifacts=None):
 def expect(cond, msg):
     if not cond:
         raise AssertionError(msg)
+
+
+def wait_until(what, cond, seconds=60, every=0.05):
+    """Calls cond() every `every` seconds until it returns something true,
+    and returns that; AssertionError naming `what` after `seconds`. cond may
+    raise (an `expect` that the process waited on is still alive) to end the
+    wait early."""
+    deadline = time.time() + seconds
+    while True:
+        got = cond()
+        if got:
+            return got
+        if time.time() > deadline:
+            raise AssertionError(f"{what}: not within {seconds} s")
+        time.sleep(every)
 
 
 def free_port():

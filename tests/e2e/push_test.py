@@ -45,7 +45,7 @@ import urllib.request
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from harness import (Checks, expect, frame_count, frame_values, free_port, rss_kib,  # noqa: E402
-                     serve_http, start_sim, stop_process, varint)
+                     serve_http, start_sim, stop_process, varint, wait_until)
 
 ARGS = None
 INTERVAL_MS = 100
@@ -324,14 +324,6 @@ def caught_up(daemon, url):
     return n is not None and n <= 3
 
 
-def wait_for(cond, seconds, what):
-    deadline = time.time() + seconds
-    while not cond():
-        if time.time() > deadline:
-            raise AssertionError(f"timed out: {what}")
-        time.sleep(0.25)
-
-
 # ---- scenarios ----
 
 def engines_scenario(tmp, root, results):
@@ -347,7 +339,7 @@ def engines_scenario(tmp, root, results):
         vm = Victoria(tmp, port=vm.port)
         time.sleep(6)
         for url in (prom.url, vm.url):
-            wait_for(lambda u=url: caught_up(d, u), 40, f"{url} drained")
+            wait_until(f"{url} drained", lambda u=url: caught_up(d, u), 40, every=0.25)
         results["vm_retried"] = d.metric("edgemon_push_samples_retried_total", display(vm.url))
         results["prom_retried"] = d.metric("edgemon_push_samples_retried_total", display(prom.url))
         frames, cursors = stored(d.db)
@@ -379,8 +371,8 @@ def scripted_scenario(tmp, root, results):
         {"url": retry.url, "interval": "200ms", "min_backoff": "200ms", "max_backoff": "2s"},
         {"url": refuse.url, "interval": "200ms", "batch_size": 500}])
     try:
-        wait_for(lambda: len(retry.taken()) >= 5 and len(refuse.taken()) >= 3, 40,
-                 "the scripted receivers got their requests")
+        wait_until("the scripted receivers got their requests",
+                   lambda: len(retry.taken()) >= 5 and len(refuse.taken()) >= 3, 40, every=0.25)
         time.sleep(1)
         results["retry"] = retry.taken()
         results["refuse"] = refuse.taken()
@@ -423,7 +415,8 @@ def windows_scenario(tmp, root, results):
                         if labels.get("__name__") == "edgemon_window_energy_joules":
                             got[(int(labels["window_id"]), labels["rail"])] = samples[-1][1]
                 return got
-            wait_for(lambda: {i for i, _ in pushed()} >= set(ids), 20, "the windows pushed")
+            wait_until("the windows pushed", lambda: {i for i, _ in pushed()} >= set(ids), 20,
+                       every=0.25)
             results["push"] = pushed()
             results["api"] = {(i, r.name): r.energy_mj / 1000 for i in ids
                               for r in c.summarize(window_id=i).rails if r.HasField("energy_mj")}
@@ -448,11 +441,13 @@ def kill_scenario(tmp, root, results):
             "batch_size": 1000}  # 7 frames of ~140 channels a batch
     d = Daemon(tmp, "killed", root, [push])
     try:
-        wait_for(lambda: sum(s == 204 for s, _ in rcv.taken()) >= 4, 40, "the drain began")
+        wait_until("the drain began", lambda: sum(s == 204 for s, _ in rcv.taken()) >= 4, 40,
+                   every=0.25)
         d.stop(signal.SIGKILL)
         accepted_before = sum(s == 204 for s, _ in rcv.taken())
         d.start()
-        wait_for(lambda: caught_up(d, rcv.url), 60, "the backlog drained after the restart")
+        wait_until("the backlog drained after the restart", lambda: caught_up(d, rcv.url), 60,
+                   every=0.25)
         time.sleep(0.5)
         frames, cursors = stored(d.db)
         results["frames"], results["cursors"] = frames, cursors
@@ -614,7 +609,8 @@ def hostile_scenario(tmp, root, results):
         results["redirects"] = redir.count
         redir.close()
         prom = Prometheus(tmp, port=redirect_port, name="hostile-prom")
-        wait_for(lambda: caught_up(d, prom_url), 40, "the redirected destination drained")
+        wait_until("the redirected destination drained", lambda: caught_up(d, prom_url), 40,
+                   every=0.25)
         frames, _ = stored(d.db)
         sel = '{__name__="edgemon_rail_power_watts",rail="VDD_GPU_SOC"}'
         span = int(time.time() - t0 + 60)

@@ -45,7 +45,7 @@ import tempfile
 import time
 import traceback
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "e2e"))
-from harness import Checks, analytic_energy_mj, expect, start_sim, stop_process  # noqa: E402 (shared by the e2e scripts)
+from harness import Checks, analytic_energy_mj, expect, start_sim, stop_process, wait_until  # noqa: E402 (shared by the e2e scripts)
 import runs_checks  # noqa: E402 (runs, compare, the MLPerf energy report)
 
 ARGS = None
@@ -751,12 +751,11 @@ def announced(board, name, seconds):
 
 
 def wait_started(path, proc=None):
-    deadline = time.time() + 60
-    while not os.path.exists(path) and time.time() < deadline:
+    def started():
         expect(proc is None or proc.poll() is None,
                f"exited ({proc and proc.returncode}) before its command started")
-        time.sleep(0.05)
-    expect(os.path.exists(path), f"the command never started ({path})")
+        return os.path.exists(path)
+    wait_until(f"the command's start ({path})", started)
 
 
 def concurrent_rates(board):
@@ -859,15 +858,13 @@ def killed_recorder(board):
                                   os.environ.get("PATH", "/usr/bin:/bin")))
     # Begun, the mark too (its row is there), and renewed at least once (the
     # first renewal is 2.5 s after the window began).
-    marked = []
-    deadline = time.time() + 60
-    while not marked and time.time() < deadline:
+    def marked():
         expect(p.poll() is None, f"edgemon record exited ({p.returncode})")
         db = sqlite3.connect(f"file:{board.db}?mode=ro", uri=True, timeout=5)
-        marked = db.execute("SELECT 1 FROM windows WHERE label LIKE '%:inner'").fetchall()
+        rows = db.execute("SELECT 1 FROM windows WHERE label LIKE '%:inner'").fetchall()
         db.close()
-        time.sleep(0.05)
-    expect(marked, "the mark inside the recorded command never began")
+        return rows
+    wait_until("the mark inside the recorded command", marked)
     time.sleep(3.0)
     os.killpg(p.pid, signal.SIGKILL)
     p.wait()

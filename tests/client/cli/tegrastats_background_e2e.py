@@ -23,24 +23,13 @@ import subprocess
 import sys
 import time
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "e2e"))
-from harness import expect, run_on, start_sim, stop_process  # noqa: E402
+from harness import expect, run_on, start_sim, stop_process, wait_until  # noqa: E402
 
 ARGS = None
 DEADLINE_S = 60
 BOARD = "agx-orin"
 RAM_RE = re.compile(r"RAM (\d+)/(\d+)MB \(lfb (\d+)x(\d+)(\w)B\)")
 PID_FILE = "edgemon-tegrastats.pid"
-
-
-def wait_for(what, cond, deadline_s=DEADLINE_S):
-    deadline = time.time() + deadline_s
-    while True:
-        got = cond()
-        if got:
-            return got
-        if time.time() > deadline:
-            raise AssertionError(f"{what}: not within {deadline_s} s")
-        time.sleep(0.05)
 
 
 def proc_stat(pid):
@@ -84,8 +73,8 @@ class Board:
             [ARGS.edgemond, "--root", root, "--db", os.path.join(tmp, "edgemon.db"),
              "--listen", "unix:" + self.sock, "--interval-ms", "200"],
             stdout=subprocess.DEVNULL, stderr=self.log, env=env)
-        wait_for("edgemond's socket", lambda: os.path.exists(self.sock) or
-                 self.daemon.poll() is not None)
+        wait_until("edgemond's socket", lambda: os.path.exists(self.sock) or
+                   self.daemon.poll() is not None)
         expect(self.daemon.poll() is None, "edgemond exited at start")
         # The test's own runtime and state directories.
         self.run_dir = os.path.join(tmp, "run")
@@ -137,7 +126,7 @@ def check_start_stop(b):
     for fd in (0, 1, 2):
         expect(os.readlink(f"/proc/{pid}/fd/{fd}") == "/dev/null",
                f"the background instance's fd {fd} is not /dev/null")
-    lines = wait_for("3 lines in the logfile", lambda: len(lines_of(log)) >= 3 and lines_of(log))
+    lines = wait_until("3 lines in the logfile", lambda: len(lines_of(log)) >= 3 and lines_of(log))
     for line in lines:
         m = RAM_RE.search(line)
         expect(m, f"not a tegrastats line: {line!r}")
@@ -222,7 +211,7 @@ def check_default_logfile_and_count(b):
     # --count, the instance ends by itself and removes its pid file.
     pid, _ = b.start("--count", "3")
     log = os.path.join(b.state_dir, "edgemon", "tegrastats.log")
-    wait_for("the instance ends after --count 3", lambda: ended(pid))
+    wait_until("the instance ends after --count 3", lambda: ended(pid))
     lines = lines_of(log)
     expect(len(lines) == 3, f"--count 3 wrote {len(lines)} lines to {log}")
     expect(all(RAM_RE.search(x) for x in lines), f"not tegrastats lines: {lines}")
@@ -232,10 +221,10 @@ def check_default_logfile_and_count(b):
 def check_sigterm_to_the_instance(b):
     log = os.path.join(b.dir, "term.log")
     pid, _ = b.start("--logfile", log)
-    wait_for("a line in the logfile", lambda: lines_of(log))
+    wait_until("a line in the logfile", lambda: lines_of(log))
     os.kill(pid, signal.SIGTERM)
-    wait_for("the instance ends on SIGTERM", lambda: ended(pid))
-    wait_for("the pid file goes", lambda: not os.path.exists(b.pid_file))
+    wait_until("the instance ends on SIGTERM", lambda: ended(pid))
+    wait_until("the pid file goes", lambda: not os.path.exists(b.pid_file))
 
 
 def main():
